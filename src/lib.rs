@@ -9,6 +9,7 @@ pub mod db;
 pub mod exec;
 pub mod record;
 pub mod report;
+pub mod seed;
 pub mod spec;
 pub mod stats;
 pub mod strategy;
