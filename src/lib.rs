@@ -5,12 +5,48 @@
 //! `report` (Markdown, plots).
 
 pub mod analysis;
+pub mod cli;
+pub mod commands;
 pub mod db;
+pub mod environment;
+pub mod error;
 pub mod exec;
+pub mod plan;
 pub mod record;
 pub mod report;
+pub mod run_info;
 pub mod seed;
 pub mod spec;
 pub mod stats;
 pub mod strategy;
 pub mod workload;
+
+use cli::{Cli, Command};
+pub use error::{Result, RunnerError};
+
+/// Runs one command line. Output for the user goes to stdout; progress and
+/// errors to stderr (printed by `main`).
+pub fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Exec { spec, out, set, resume, quiet } => {
+            let args = exec::ExecArgs { spec, out, set, resume, quiet };
+            let outcome = exec::exec(&args)?;
+            print!("{}", report::terminal_summary(&outcome.dir)?);
+            Ok(())
+        }
+        Command::Check { spec, set } => {
+            print!("{}", commands::check(&spec, &set)?);
+            Ok(())
+        }
+        Command::Report { dir, template, out } => {
+            let path = report::render_folder(&dir, template.as_deref(), out.as_deref())?;
+            println!("{}", path.display());
+            Ok(())
+        }
+        Command::Env => {
+            print!("{}", commands::env());
+            Ok(())
+        }
+        Command::Worker => exec::worker::main().map_err(|e| RunnerError::RunFailed(format!("{e:#}"))),
+    }
+}

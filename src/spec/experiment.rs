@@ -73,6 +73,11 @@ impl StrategyKind {
         matches!(self, StrategyKind::TxRollback)
     }
 
+    /// Whether a run computes the preview (so its results can be compared).
+    pub fn computes_preview(&self) -> bool {
+        matches!(self, StrategyKind::InMemory | StrategyKind::TxRollback)
+    }
+
     /// The spelling used in the experiment file.
     pub fn label(&self) -> &'static str {
         match self {

@@ -1,0 +1,24 @@
+//! Records the compiler version and git commit, which run.json reports so a
+//! result can be traced to the exact binary that produced it.
+use std::process::Command;
+
+fn output(cmd: &str, args: &[&str]) -> Option<String> {
+    let out = Command::new(cmd).args(args).output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+fn main() {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let version = output(&rustc, &["--version"]).unwrap_or_else(|| "unknown".into());
+    println!("cargo:rustc-env=RUNNER_RUSTC_VERSION={version}");
+    let commit = output("git", &["rev-parse", "HEAD"]).unwrap_or_else(|| "unknown".into());
+    let dirty = output("git", &["status", "--porcelain", "--untracked-files=no"])
+        .map(|s| !s.is_empty())
+        .unwrap_or(false);
+    let commit = if dirty { format!("{commit}-dirty") } else { commit };
+    println!("cargo:rustc-env=RUNNER_GIT_COMMIT={commit}");
+    println!("cargo:rerun-if-changed=.git/HEAD");
+    println!("cargo:rerun-if-changed=.git/index");
+}

@@ -1,0 +1,98 @@
+//! The machine a run measured on (design section 5, `run.json`).
+//!
+//! Numbers mean little without the machine: cores, governor, load and the
+//! clock's own cost are what a reader needs to judge a floor or a spread.
+
+use serde::{Deserialize, Serialize};
+use std::time::Instant;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Environment {
+    pub os: String,
+    pub kernel: String,
+    pub hostname: String,
+    pub cpu_model: String,
+    pub logical_cores: usize,
+    pub physical_cores: Option<usize>,
+    pub memory_bytes: u64,
+    pub cpu_frequency_mhz: Option<u64>,
+    /// `scaling_governor` of cpu0, when the kernel exposes it.
+    pub cpu_governor: Option<String>,
+    /// 1, 5 and 15 minute load averages when the run started.
+    pub load_before: [f64; 3],
+    /// The same when it ended (`None` until then).
+    pub load_after: Option<[f64; 3]>,
+    pub rustc: String,
+    pub runner_version: String,
+    pub git_commit: String,
+    pub clock: ClockInfo,
+}
+
+/// What one `Instant::now()` costs and the smallest step it shows.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct ClockInfo {
+    /// Mean cost of one clock read, ns.
+    pub read_cost_ns: f64,
+    /// Smallest non-zero difference between consecutive reads, ns.
+    pub resolution_ns: u64,
+}
+
+/// Measures the clock: 200 000 back-to-back reads.
+pub fn measure_clock() -> ClockInfo {
+    const N: u32 = 200_000;
+    let mut min_step = u64::MAX;
+    let start = Instant::now();
+    let mut prev = start;
+    for _ in 0..N {
+        let now = Instant::now();
+        let step = now.duration_since(prev).as_nanos() as u64;
+        if step > 0 && step < min_step {
+            min_step = step;
+        }
+        prev = now;
+    }
+    let total = prev.duration_since(start).as_nanos() as f64;
+    ClockInfo {
+        read_cost_ns: total / f64::from(N),
+        resolution_ns: if min_step == u64::MAX { 0 } else { min_step },
+    }
+}
+
+pub fn load_average() -> [f64; 3] {
+    let l = sysinfo::System::load_average();
+    [l.one, l.five, l.fifteen]
+}
+
+fn governor() -> Option<String> {
+    std::fs::read_to_string("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+/// Captures everything but `load_after`.
+pub fn capture() -> Environment {
+    use sysinfo::{CpuRefreshKind, MemoryRefreshKind, RefreshKind, System};
+    let sys = System::new_with_specifics(
+        RefreshKind::nothing()
+            .with_cpu(CpuRefreshKind::nothing().with_frequency())
+            .with_memory(MemoryRefreshKind::nothing().with_ram()),
+    );
+    let cpu = sys.cpus().first();
+    Environment {
+        os: System::long_os_version().unwrap_or_else(|| std::env::consts::OS.into()),
+        kernel: System::kernel_version().unwrap_or_default(),
+        hostname: System::host_name().unwrap_or_default(),
+        cpu_model: cpu.map(|c| c.brand().trim().to_string()).unwrap_or_default(),
+        logical_cores: sys.cpus().len(),
+        physical_cores: sys.physical_core_count(),
+        memory_bytes: sys.total_memory(),
+        cpu_frequency_mhz: cpu.map(|c| c.frequency()).filter(|&f| f > 0),
+        cpu_governor: governor(),
+        load_before: load_average(),
+        load_after: None,
+        rustc: env!("RUNNER_RUSTC_VERSION").into(),
+        runner_version: env!("CARGO_PKG_VERSION").into(),
+        git_commit: env!("RUNNER_GIT_COMMIT").into(),
+        clock: measure_clock(),
+    }
+}

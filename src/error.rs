@@ -1,0 +1,39 @@
+//! The two ways a command can fail, and their exit codes (design section 2).
+
+/// Exit code 2: the user's input (spec, flags, template, folder) is wrong.
+/// Exit code 1: the input was fine but the run failed (a fork crashed, the
+/// database went away); finished forks are kept.
+#[derive(Debug, thiserror::Error)]
+pub enum RunnerError {
+    #[error("{0}")]
+    BadInput(String),
+    #[error("{0}")]
+    RunFailed(String),
+}
+
+impl RunnerError {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            RunnerError::BadInput(_) => 2,
+            RunnerError::RunFailed(_) => 1,
+        }
+    }
+}
+
+impl From<crate::spec::SpecError> for RunnerError {
+    fn from(e: crate::spec::SpecError) -> Self {
+        RunnerError::BadInput(e.message)
+    }
+}
+
+/// Shorthand for bad input.
+pub fn bad_input(msg: impl Into<String>) -> RunnerError {
+    RunnerError::BadInput(msg.into())
+}
+
+/// Shorthand for a failed run.
+pub fn run_failed(msg: impl Into<String>) -> RunnerError {
+    RunnerError::RunFailed(msg.into())
+}
+
+pub type Result<T, E = RunnerError> = std::result::Result<T, E>;

@@ -1,0 +1,134 @@
+//! Experiment + master seed -> cells, jobs and their seeds (design section 3).
+//!
+//! Pure: the same experiment and seed always give the same plan, which is what
+//! makes a run's schedule, `first` column and inputs reproducible.
+
+use crate::seed::{self, Domain};
+use crate::spec::{Experiment, Schedule, WorkloadParams};
+use rand::seq::SliceRandom;
+use serde::{Deserialize, Serialize};
+
+/// One combination of grid values.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cell {
+    pub cell: u32,
+    pub delay_ns: u64,
+    pub workload: WorkloadParams,
+    /// The grid values as written (`{"delay_us": 25, "plans": 40}`), for reports.
+    pub params: serde_json::Map<String, serde_json::Value>,
+}
+
+/// One fork of one cell: what a single worker process runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Job {
+    pub cell: u32,
+    pub fork: u32,
+    /// Seeds the job's inputs and coin flips.
+    pub seed: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub cells: Vec<Cell>,
+    /// In execution order.
+    pub jobs: Vec<Job>,
+}
+
+impl Plan {
+    pub fn pairs_per_job(exp: &Experiment) -> u64 {
+        u64::from(exp.design.warmup_pairs) + u64::from(exp.design.pairs.get())
+    }
+}
+
+/// A JSON number that prints as an integer when it is one (5, not 5.0).
+fn number(x: f64) -> serde_json::Value {
+    if x.fract() == 0.0 && x.abs() < 9.0e15 {
+        serde_json::Value::from(x as i64)
+    } else {
+        serde_json::Value::from(x)
+    }
+}
+
+/// Expands the grid into cells: swept workload keys outermost (in key order),
+/// delay innermost, so a report's table reads delay by delay.
+pub fn cells(exp: &Experiment) -> Vec<Cell> {
+    let mut combos: Vec<(WorkloadParams, serde_json::Map<String, serde_json::Value>)> =
+        vec![(exp.workload, serde_json::Map::new())];
+    for (key, values) in &exp.grid.workload {
+        let mut next = Vec::new();
+        for (w, p) in &combos {
+            for &v in values {
+                let mut w = *w;
+                match key.as_str() {
+                    "plans" => w.plans = v,
+                    "months" => w.months = v,
+                    _ => continue,
+                }
+                let mut p = p.clone();
+                p.insert(key.clone(), serde_json::Value::from(v));
+                next.push((w, p));
+            }
+        }
+        combos = next;
+    }
+    let mut out = Vec::new();
+    for (w, p) in combos {
+        for (&ns, &us) in exp.grid.delay_ns.iter().zip(&exp.grid.delay_us) {
+            let mut params = serde_json::Map::new();
+            params.insert("delay_us".into(), number(us));
+            params.extend(p.clone());
+            out.push(Cell {
+                cell: out.len() as u32,
+                delay_ns: ns,
+                workload: w,
+                params,
+            });
+        }
+    }
+    out
+}
+
+/// The full plan for `master_seed`.
+pub fn plan(exp: &Experiment, master_seed: u64) -> Plan {
+    let cells = cells(exp);
+    let mut jobs: Vec<Job> = cells
+        .iter()
+        .flat_map(|c| {
+            (0..exp.design.forks.get()).map(move |fork| Job {
+                cell: c.cell,
+                fork,
+                seed: seed::derive(
+                    master_seed,
+                    Domain::Job,
+                    &[u64::from(c.cell), u64::from(fork)],
+                ),
+            })
+        })
+        .collect();
+    if exp.design.schedule == Schedule::Shuffled {
+        jobs.shuffle(&mut seed::rng(master_seed, Domain::Schedule, &[]));
+    }
+    Plan { cells, jobs }
+}
+
+/// A rough duration of one job in nanoseconds, for `check` and the ETA before
+/// the first fork finishes. The per-run costs are orders of magnitude measured
+/// on the development machine, not promises.
+pub fn estimate_job_ns(exp: &Experiment, cell: &Cell) -> u64 {
+    let run_ns = |name: &str| -> u64 {
+        use crate::spec::StrategyKind::*;
+        let calc = u64::from(cell.workload.months).pow(2) * u64::from(cell.workload.plans) / 2;
+        match exp.strategies.get(name) {
+            Some(InMemory) => calc + 2_000,
+            Some(TxRollback) => calc + 150_000,
+            Some(Spin { duration_ns }) => *duration_ns + 100,
+            Some(Noop) | None => 100,
+        }
+    };
+    let per_pair = run_ns(&exp.design.baseline)
+        + run_ns(&exp.design.treatment)
+        + cell.delay_ns * if exp.design.pad_baseline { 2 } else { 1 };
+    // Process start, strategy set-up and the agreement check.
+    let setup_ns = 30_000_000;
+    setup_ns + per_pair * Plan::pairs_per_job(exp)
+}

@@ -1,0 +1,66 @@
+//! Helpers for integration tests that run the real `runner` binary.
+#![allow(dead_code)]
+
+use assert_cmd::Command;
+use std::path::{Path, PathBuf};
+
+/// The binary, with the developer's database URL removed so a test's result
+/// does not depend on the environment it runs in.
+pub fn runner() -> Command {
+    let mut cmd = Command::cargo_bin("runner").expect("runner binary builds");
+    cmd.env_remove("RUNNER_DATABASE_URL");
+    cmd
+}
+
+/// A small, fast A/A spec on the in-memory preview.
+pub const SMALL_AA: &str = r#"
+name = "small"
+title = "Small A/A"
+description = "A test run."
+seed = 7
+
+[workload]
+plans = 4
+months = 12
+
+[strategies.memory]
+kind = "in-memory"
+
+[design]
+baseline = "memory"
+treatment = "memory"
+forks = 2
+warmup_pairs = 5
+pairs = 40
+
+[grid]
+delay_us = [0, 50]
+
+[analysis]
+resamples = 200
+"#;
+
+pub fn write_spec(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, text).expect("write spec");
+    path
+}
+
+/// The rows of a CSV file as maps from column to value.
+pub fn csv_rows(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut reader = csv::Reader::from_path(path).expect("open csv");
+    let header = reader.headers().unwrap().iter().map(String::from).collect();
+    let rows = reader
+        .records()
+        .map(|r| r.unwrap().iter().map(String::from).collect())
+        .collect();
+    (header, rows)
+}
+
+pub fn col(header: &[String], name: &str) -> usize {
+    header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name}"))
+}
+
+pub fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("read json")).expect("valid json")
+}
