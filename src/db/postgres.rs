@@ -77,9 +77,15 @@ fn message(e: &postgres::Error) -> String {
     if let Some(db) = e.as_db_error() {
         return db.message().to_owned();
     }
-    match std::error::Error::source(e) {
-        Some(cause) => format!("{e}: {cause}"),
+    let text = match std::error::Error::source(e) {
+        Some(cause) => cause.to_string(),
         None => e.to_string(),
+    };
+    // Mid-sentence after "...database \"x\": ", so start in lower case.
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => text,
     }
 }
 
