@@ -10,7 +10,7 @@
 # initdb/pg_ctl is found, runs the cluster as user `postgres` (initdb refuses
 # root) in a fresh temp dir, listens on 127.0.0.1 only. Port: $RUNNER_PG_PORT,
 # default 54329, or the next free one. Sourcing it twice reuses the running
-# cluster.
+# cluster. Note: it sets an EXIT trap (runner_pg_stop), replacing any earlier one.
 
 runner_pg_find_bin() {
     local d
@@ -22,7 +22,9 @@ runner_pg_find_bin() {
     [ -n "${RUNNER_PG_BIN:-}" ]
 }
 
-runner_pg_as_postgres() {
+# Runs from / so a cwd like /root that postgres cannot enter raises no warnings.
+runner_pg_as_postgres() (
+    cd / || exit 1
     if [ "$(id -un)" = postgres ]; then
         "$@"
     elif command -v runuser >/dev/null 2>&1; then
@@ -30,7 +32,7 @@ runner_pg_as_postgres() {
     else
         su postgres -s /bin/bash -c "$(printf '%q ' "$@")"
     fi
-}
+)
 
 runner_pg_port_free() {
     ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
