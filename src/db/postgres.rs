@@ -1,0 +1,318 @@
+//! The server backend: schema lifecycle for a run, and one seeded table per
+//! worker inside that schema.
+//!
+//! Safety rule (design section 4): runner only touches a schema it created.
+//! [`create_run_schema`] refuses an existing `runner_<id>` and marks the new
+//! one with a comment; workers and [`drop_run_schema`] check that marker, so
+//! nothing outside a schema runner made for this run is ever modified.
+//!
+//! Round trips per preview (see [`PgTable`]): 4 — `BEGIN`, one `UPDATE` that
+//! writes every override field at once, one `SELECT` of the whole model,
+//! `ROLLBACK`. One `UPDATE` per field would be 3 + k (7 for the usual 4
+//! fields), so the write costs the same whatever the slider touches.
+
+use super::{check_row_count, hash_rows, schema_name, DbError, DbInfo, ModelTable};
+use crate::workload::{Model, Overrides};
+use postgres::config::Host;
+use postgres::error::SqlState;
+use postgres::{Client, Config, NoTls, Statement};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::time::Duration;
+
+/// Where a URL points, for messages and metadata; never holds the password.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    pub host: String,
+    pub port: u16,
+    pub database: String,
+    /// Unix-domain socket (host is a directory) rather than TCP.
+    pub unix_socket: bool,
+}
+
+impl Endpoint {
+    pub fn parse(url: &str) -> Result<Endpoint, DbError> {
+        parse(url).map(|(_, e)| e)
+    }
+}
+
+impl fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{} database \"{}\"",
+            self.host, self.port, self.database
+        )
+    }
+}
+
+fn parse(url: &str) -> Result<(Config, Endpoint), DbError> {
+    let mut config: Config = url
+        .parse()
+        .map_err(|e: postgres::Error| DbError::BadUrl(message(&e)))?;
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(Duration::from_secs(10));
+    }
+    let (host, unix_socket) = match config.get_hosts().first() {
+        Some(Host::Tcp(h)) => (h.clone(), false),
+        Some(Host::Unix(p)) => (p.display().to_string(), true),
+        None => ("(no host)".to_owned(), false),
+    };
+    let endpoint = Endpoint {
+        host,
+        port: config.get_ports().first().copied().unwrap_or(5432),
+        database: config
+            .get_dbname()
+            .or(config.get_user())
+            .unwrap_or("")
+            .to_owned(),
+        unix_socket,
+    };
+    Ok((config, endpoint))
+}
+
+/// The server's own words when there are some (`password authentication
+/// failed ...`), else the underlying cause (`Connection refused ...`).
+fn message(e: &postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        return db.message().to_owned();
+    }
+    let text = match std::error::Error::source(e) {
+        Some(cause) => cause.to_string(),
+        None => e.to_string(),
+    };
+    // Mid-sentence after "...database \"x\": ", so start in lower case.
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => text,
+    }
+}
+
+fn pg(context: &'static str) -> impl FnOnce(postgres::Error) -> DbError {
+    move |e| DbError::Postgres {
+        context,
+        message: message(&e),
+    }
+}
+
+/// Connects, turning any failure into one sentence naming host, port and database.
+pub fn connect(url: &str) -> Result<(Client, Endpoint), DbError> {
+    let (config, endpoint) = parse(url)?;
+    match config.connect(NoTls) {
+        Ok(client) => Ok((client, endpoint)),
+        Err(e) => Err(DbError::Connect {
+            host: endpoint.host,
+            port: endpoint.port,
+            database: endpoint.database,
+            message: message(&e),
+        }),
+    }
+}
+
+fn marker(schema: &str) -> String {
+    format!("created by runner for its run schema {schema}")
+}
+
+/// The schema's comment, `None` when there is no such schema.
+fn schema_comment(client: &mut Client, schema: &str) -> Result<Option<Option<String>>, DbError> {
+    let row = client
+        .query_opt(
+            "SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = $1",
+            &[&schema],
+        )
+        .map_err(pg("look up schema"))?;
+    row.map(|r| r.try_get(0).map_err(pg("look up schema")))
+        .transpose()
+}
+
+fn check_ours(client: &mut Client, schema: &str) -> Result<bool, DbError> {
+    match schema_comment(client, schema)? {
+        None => Ok(false),
+        Some(Some(c)) if c == marker(schema) => Ok(true),
+        Some(_) => Err(DbError::NotOurSchema(schema.to_owned())),
+    }
+}
+
+/// Creates `runner_<run_id>` for a run; refuses, untouched, one that exists.
+pub fn create_run_schema(url: &str, run_id: &str) -> Result<String, DbError> {
+    let schema = schema_name(run_id)?;
+    let (mut client, _) = connect(url)?;
+    if schema_comment(&mut client, &schema)?.is_some() {
+        return Err(DbError::SchemaExists(schema));
+    }
+    // The name is validated to [a-z0-9_], so formatting it in is safe.
+    let sql = format!(
+        "BEGIN; CREATE SCHEMA {schema}; COMMENT ON SCHEMA {schema} IS '{}'; COMMIT;",
+        marker(&schema)
+    );
+    match client.batch_execute(&sql) {
+        Ok(()) => Ok(schema),
+        Err(e) if e.code() == Some(&SqlState::DUPLICATE_SCHEMA) => {
+            Err(DbError::SchemaExists(schema))
+        }
+        Err(e) => Err(pg("create schema")(e)),
+    }
+}
+
+/// Drops `runner_<run_id>` if runner made it; a missing schema is fine.
+pub fn drop_run_schema(url: &str, run_id: &str) -> Result<(), DbError> {
+    let schema = schema_name(run_id)?;
+    let (mut client, _) = connect(url)?;
+    if check_ours(&mut client, &schema)? {
+        client
+            .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
+            .map_err(pg("drop schema"))?;
+    }
+    Ok(())
+}
+
+/// A seeded `model_field` in the run schema, with its statements prepared.
+///
+/// One preview = [`ModelTable::begin`] (simple query `BEGIN`, 1 round trip),
+/// [`ModelTable::write_overrides`] (prepared `UPDATE ... FROM unnest($1::text[],
+/// $2::float8[])`, 1), [`ModelTable::read_into`] (prepared `SELECT`, 1),
+/// [`ModelTable::rollback`] (`ROLLBACK`, 1): 4 round trips. Prepared
+/// statements use the extended protocol, where Bind/Execute/Sync travel in
+/// one write and come back in one read. Values travel in binary, so f64s
+/// arrive bit-exact.
+pub struct PgTable {
+    client: Client,
+    update: Statement,
+    select: Statement,
+    names: Vec<String>,
+}
+
+impl PgTable {
+    /// Connects, enters the run schema (refusing one runner did not create),
+    /// recreates and seeds `model_field` there (committed: setup, not a
+    /// preview), and prepares the preview statements.
+    ///
+    /// Two distinct tx-rollback instances in one worker share the table;
+    /// that is harmless because neither ever commits.
+    pub fn open(url: &str, schema: &str, model: &Model) -> Result<PgTable, DbError> {
+        let (mut client, _) = connect(url)?;
+        if !check_ours(&mut client, schema)? {
+            return Err(DbError::NotOurSchema(schema.to_owned()));
+        }
+        client
+            .batch_execute(&format!(
+                "SET search_path TO {schema}; \
+                 DROP TABLE IF EXISTS {schema}.model_field; \
+                 CREATE TABLE {schema}.model_field \
+                 (name text PRIMARY KEY, field_value double precision NOT NULL)"
+            ))
+            .map_err(pg("create table model_field"))?;
+        let (names, values): (Vec<String>, Vec<f64>) = model.fields().into_iter().unzip();
+        client
+            .execute(
+                "INSERT INTO model_field (name, field_value) \
+                 SELECT * FROM unnest($1::text[], $2::float8[])",
+                &[&names, &values],
+            )
+            .map_err(pg("seed model_field"))?;
+        let update = client
+            .prepare(
+                "UPDATE model_field AS m SET field_value = v.value \
+                 FROM unnest($1::text[], $2::float8[]) AS v(name, value) \
+                 WHERE m.name = v.name",
+            )
+            .map_err(pg("prepare update"))?;
+        let select = client
+            .prepare("SELECT name, field_value FROM model_field")
+            .map_err(pg("prepare select"))?;
+        Ok(PgTable {
+            client,
+            update,
+            select,
+            names: Overrides::field_names(model.plans() as u32),
+        })
+    }
+}
+
+impl ModelTable for PgTable {
+    fn begin(&mut self) -> Result<(), DbError> {
+        self.client.batch_execute("BEGIN").map_err(pg("begin"))
+    }
+
+    fn write_overrides(&mut self, values: &[f64]) -> Result<(), DbError> {
+        let n = self
+            .client
+            .execute(&self.update, &[&self.names, &values])
+            .map_err(pg("update"))?;
+        if n as usize != self.names.len() {
+            return Err(DbError::Model(format!(
+                "update touched {n} rows, expected {}",
+                self.names.len()
+            )));
+        }
+        Ok(())
+    }
+
+    fn read_into(&mut self, model: &mut Model) -> Result<(), DbError> {
+        let rows = self.client.query(&self.select, &[]).map_err(pg("select"))?;
+        for row in &rows {
+            let name: &str = row.try_get(0).map_err(pg("select"))?;
+            let value: f64 = row.try_get(1).map_err(pg("select"))?;
+            model.set(name, value).map_err(|e| DbError::Model(e.0))?;
+        }
+        check_row_count(model, rows.len())
+    }
+
+    fn rollback(&mut self) -> Result<(), DbError> {
+        self.client
+            .batch_execute("ROLLBACK")
+            .map_err(pg("rollback"))
+    }
+
+    fn content_hash(&mut self) -> Result<String, DbError> {
+        let rows = self.client.query(&self.select, &[]).map_err(pg("select"))?;
+        let rows = rows
+            .iter()
+            .map(|r| Ok((r.try_get::<_, String>(0)?, r.try_get::<_, f64>(1)?)))
+            .collect::<Result<Vec<_>, postgres::Error>>()
+            .map_err(pg("select"))?;
+        Ok(hash_rows(rows))
+    }
+}
+
+/// Server facts that change what a timing means: durability settings,
+/// cache size, and whether the connection crosses TCP or a Unix socket.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PgInfo {
+    pub server_version: String,
+    pub shared_buffers: String,
+    pub synchronous_commit: String,
+    pub fsync: String,
+    pub wal_level: String,
+    /// `tcp` or `unix`.
+    pub transport: String,
+    pub host: String,
+    pub port: u16,
+    pub database: String,
+}
+
+pub(super) fn db_info(url: &str) -> Result<DbInfo, DbError> {
+    let (mut client, endpoint) = connect(url)?;
+    let mut one = |sql: &str| -> Result<String, DbError> {
+        let row = client.query_one(sql, &[]).map_err(pg("read settings"))?;
+        row.try_get(0).map_err(pg("read settings"))
+    };
+    let version = one("SELECT version()")?;
+    let info = PgInfo {
+        server_version: one("SHOW server_version")?,
+        shared_buffers: one("SHOW shared_buffers")?,
+        synchronous_commit: one("SHOW synchronous_commit")?,
+        fsync: one("SHOW fsync")?,
+        wal_level: one("SHOW wal_level")?,
+        transport: if endpoint.unix_socket { "unix" } else { "tcp" }.to_owned(),
+        host: endpoint.host,
+        port: endpoint.port,
+        database: endpoint.database,
+    };
+    Ok(DbInfo {
+        backend: "postgres".into(),
+        version,
+        postgres: Some(info),
+    })
+}

@@ -1,0 +1,58 @@
+//! `tx-rollback`: the studied "rollback preview" — write the slider's
+//! overrides in a transaction, read the model back, calculate, roll back.
+
+use super::{Outcome, Strategy};
+use crate::db::{open_table, DbTarget, ModelTable};
+use crate::spec::WorkloadParams;
+use crate::workload::{Calculator, Model, Overrides};
+use anyhow::Context;
+
+/// Holds its own seeded table (own connection on PostgreSQL) and reusable
+/// buffers; round trips per run are documented on [`crate::db::postgres::PgTable`].
+///
+/// The calculation runs inside the transaction, as in the study, so the
+/// timed region includes the time the transaction stays open.
+pub struct TxRollback {
+    table: Box<dyn ModelTable>,
+    plans: u32,
+    values: Vec<f64>,
+    /// Overwritten completely by every read-back (the row count is checked).
+    model: Model,
+    calculator: Calculator,
+}
+
+impl TxRollback {
+    pub fn new(workload: WorkloadParams, db: &DbTarget) -> anyhow::Result<TxRollback> {
+        let model = Model::new(workload.plans);
+        let table =
+            open_table(db, &model).with_context(|| format!("setting up tx-rollback on {db}"))?;
+        Ok(TxRollback {
+            table,
+            plans: workload.plans,
+            values: vec![0.0; Overrides::field_count(workload.plans)],
+            model,
+            calculator: Calculator::new(workload.months),
+        })
+    }
+}
+
+impl Strategy for TxRollback {
+    fn run(&mut self, input: &Overrides) -> anyhow::Result<Outcome> {
+        input.write_values(self.plans, &mut self.values);
+        self.table.begin()?;
+        let preview = self
+            .table
+            .write_overrides(&self.values)
+            .and_then(|()| self.table.read_into(&mut self.model))
+            .map(|()| self.calculator.calculate(&self.model));
+        // Roll back even after a failed step: the table must never keep a write.
+        let rolled_back = self.table.rollback();
+        let projection = preview?;
+        rolled_back?;
+        Ok(Outcome::Preview(projection))
+    }
+
+    fn content_hash(&mut self) -> anyhow::Result<Option<String>> {
+        Ok(Some(self.table.content_hash()?))
+    }
+}

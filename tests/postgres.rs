@@ -1,0 +1,220 @@
+//! Against a real PostgreSQL server named by RUNNER_DATABASE_URL (start one
+//! with `source .ci/postgres.sh`). Without it these tests print SKIPPED and
+//! pass, unless RUNNER_REQUIRE_POSTGRES=1, where a missing server fails CI.
+
+use runner::db::postgres::{connect, create_run_schema, drop_run_schema};
+use runner::db::{db_info, hash_rows, DbError, DbTarget};
+use runner::spec::{StrategyKind, WorkloadParams};
+use runner::strategy::{build, check_agreement};
+use runner::workload::{Model, Overrides};
+use std::io::Write;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+const W: WorkloadParams = WorkloadParams {
+    plans: 40,
+    months: 60,
+};
+
+fn url() -> Option<String> {
+    match std::env::var("RUNNER_DATABASE_URL") {
+        Ok(u) if !u.trim().is_empty() => Some(u),
+        _ if std::env::var("RUNNER_REQUIRE_POSTGRES").as_deref() == Ok("1") => {
+            panic!("RUNNER_REQUIRE_POSTGRES=1 but RUNNER_DATABASE_URL is not set")
+        }
+        _ => {
+            // Straight to the process's stderr: libtest captures eprintln!.
+            let _ = writeln!(std::io::stderr(), "SKIPPED: RUNNER_DATABASE_URL not set");
+            None
+        }
+    }
+}
+
+/// Unique per test and per process, so tests run in parallel and reruns
+/// never meet a leftover schema of their own.
+fn run_id(tag: &str) -> String {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    format!("t_{tag}_{}_{nanos}_{n}", std::process::id())
+}
+
+fn schema_exists(url: &str, schema: &str) -> bool {
+    let (mut c, _) = connect(url).unwrap();
+    let row = c
+        .query_one(
+            "SELECT count(*) FROM information_schema.schemata WHERE schema_name = $1",
+            &[&schema],
+        )
+        .unwrap();
+    row.get::<_, i64>(0) == 1
+}
+
+fn deltas() -> Vec<Overrides> {
+    [0.0, 0.0007, 0.011, 0.02345, 0.0333, 0.049_999]
+        .into_iter()
+        .map(|delta| Overrides { delta })
+        .collect()
+}
+
+#[test]
+fn tx_rollback_agrees_with_in_memory_bit_for_bit() {
+    let Some(url) = url() else { return };
+    let id = run_id("agree");
+    let schema = create_run_schema(&url, &id).unwrap();
+    let target = DbTarget::Postgres {
+        url: url.clone(),
+        schema,
+    };
+    let mut mem = build(StrategyKind::InMemory, W, None).unwrap();
+    let mut tx = build(StrategyKind::TxRollback, W, Some(&target)).unwrap();
+    let result = check_agreement(tx.as_mut(), mem.as_mut(), &deltas())
+        .and_then(|()| check_agreement(mem.as_mut(), tx.as_mut(), &deltas()));
+    drop(tx);
+    drop_run_schema(&url, &id).unwrap();
+    result.unwrap();
+}
+
+#[test]
+fn previews_leave_the_table_unchanged_and_the_schema_is_dropped() {
+    let Some(url) = url() else { return };
+    let id = run_id("hash");
+    let schema = create_run_schema(&url, &id).unwrap();
+    assert!(schema_exists(&url, &schema));
+    let target = DbTarget::Postgres {
+        url: url.clone(),
+        schema: schema.clone(),
+    };
+    let mut tx = build(StrategyKind::TxRollback, W, Some(&target)).unwrap();
+    let seeded = tx.content_hash().unwrap().unwrap();
+    assert_eq!(seeded, hash_rows(Model::new(W.plans).fields()));
+    for i in 0..200 {
+        tx.run(&Overrides {
+            delta: i as f64 * 0.00025,
+        })
+        .unwrap();
+    }
+    assert_eq!(tx.content_hash().unwrap().unwrap(), seeded);
+    drop(tx);
+    drop_run_schema(&url, &id).unwrap();
+    assert!(!schema_exists(&url, &schema));
+    // Dropping again is a no-op, so a parent can clean up unconditionally.
+    drop_run_schema(&url, &id).unwrap();
+}
+
+#[test]
+fn an_existing_schema_is_refused_and_left_intact() {
+    let Some(url) = url() else { return };
+    let id = run_id("taken");
+    let schema = format!("runner_{id}");
+    let (mut c, _) = connect(&url).unwrap();
+    c.batch_execute(&format!(
+        "CREATE SCHEMA {schema}; CREATE TABLE {schema}.marker (v int); \
+         INSERT INTO {schema}.marker VALUES (42)"
+    ))
+    .unwrap();
+
+    let err = create_run_schema(&url, &id).unwrap_err();
+    assert!(
+        matches!(err, DbError::SchemaExists(ref s) if *s == schema),
+        "{err}"
+    );
+    assert!(err.to_string().contains("already exists"), "{err}");
+    // Neither a worker nor the cleanup may touch it either.
+    let target = DbTarget::Postgres {
+        url: url.clone(),
+        schema: schema.clone(),
+    };
+    let werr = build(StrategyKind::TxRollback, W, Some(&target))
+        .err()
+        .unwrap();
+    assert!(
+        format!("{werr:#}").contains("not created by runner"),
+        "{werr:#}"
+    );
+    let derr = drop_run_schema(&url, &id).unwrap_err();
+    assert!(matches!(derr, DbError::NotOurSchema(_)), "{derr}");
+
+    let v: i32 = c
+        .query_one(&format!("SELECT v FROM {schema}.marker"), &[])
+        .unwrap()
+        .get(0);
+    let tables: i64 = c
+        .query_one(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = $1",
+            &[&schema],
+        )
+        .unwrap()
+        .get(0);
+    c.batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
+        .unwrap();
+    assert_eq!((v, tables), (42, 1));
+}
+
+#[test]
+fn connection_failures_are_one_clear_sentence() {
+    let Some(url) = url() else { return };
+    let ep = runner::db::postgres::Endpoint::parse(&url).unwrap();
+    let cases = [
+        (
+            "postgres://bench:bench@127.0.0.1:1/bench".to_owned(),
+            "cannot connect to PostgreSQL at 127.0.0.1:1 database \"bench\": ".to_owned(),
+            "refused",
+        ),
+        (
+            format!("postgres://bench:bench@{}:{}/no_such_db", ep.host, ep.port),
+            format!(
+                "cannot connect to PostgreSQL at {}:{} database \"no_such_db\": ",
+                ep.host, ep.port
+            ),
+            "does not exist",
+        ),
+        (
+            format!("postgres://bench:wrong_pw_x@{}:{}/bench", ep.host, ep.port),
+            format!(
+                "cannot connect to PostgreSQL at {}:{} database \"bench\": ",
+                ep.host, ep.port
+            ),
+            "password authentication failed",
+        ),
+    ];
+    for (bad, prefix, server_says) in cases {
+        let msg = match connect(&bad) {
+            Ok(_) => panic!("connected to {prefix}"),
+            Err(e) => e.to_string(),
+        };
+        eprintln!("{msg}");
+        assert!(msg.starts_with(&prefix), "{msg}");
+        assert!(msg.to_lowercase().contains(server_says), "{msg}");
+        assert!(!msg.contains("wrong_pw_x") && !msg.contains('\n'), "{msg}");
+    }
+}
+
+#[test]
+fn db_info_reports_version_and_settings() {
+    let Some(url) = url() else { return };
+    let target = DbTarget::Postgres {
+        url: url.clone(),
+        schema: "runner_unused".into(),
+    };
+    let info = db_info(&target).unwrap();
+    assert_eq!(info.backend, "postgres");
+    assert!(info.version.starts_with("PostgreSQL "), "{}", info.version);
+    let pg = info.postgres.clone().unwrap();
+    let ep = runner::db::postgres::Endpoint::parse(&url).unwrap();
+    assert_eq!((pg.host.as_str(), pg.port), (ep.host.as_str(), ep.port));
+    assert_eq!(pg.transport, "tcp");
+    assert!(["on", "off"].contains(&pg.fsync.as_str()), "{pg:?}");
+    for s in [
+        &pg.shared_buffers,
+        &pg.synchronous_commit,
+        &pg.wal_level,
+        &pg.server_version,
+    ] {
+        assert!(!s.is_empty(), "{pg:?}");
+    }
+    let json = serde_json::to_string(&info).unwrap();
+    assert!(!json.contains("bench:bench"), "{json}");
+}
