@@ -21,21 +21,13 @@ use std::time::Instant;
 /// Pairs sent to the parent at a time.
 const STREAM_CHUNK: usize = 50;
 
-/// Busy-waits until `d_ns` have passed since the call; returns the time
-/// actually spent. A spin, not a sleep: a sleep hands the core to the
-/// scheduler and wakes up late by tens of microseconds.
-pub fn spin_for(d_ns: u64) -> u64 {
+/// Busy-waits `d_ns` and returns the time actually spent; d = 0 costs
+/// nothing, so at d = 0 both arms run exactly the same code.
+pub fn spin_ns(d_ns: u64) -> u64 {
     if d_ns == 0 {
         return 0;
     }
-    let start = Instant::now();
-    loop {
-        let spent = start.elapsed().as_nanos() as u64;
-        if spent >= d_ns {
-            return spent;
-        }
-        std::hint::spin_loop();
-    }
+    crate::strategy::spin::spin_for(std::time::Duration::from_nanos(d_ns)).as_nanos() as u64
 }
 
 /// The two arms: one shared instance for an A/A design, else two.
@@ -45,6 +37,15 @@ struct Arms {
 }
 
 impl Arms {
+    /// The stored model's hash, from whichever arm keeps one in a database.
+    fn content_hash(&mut self) -> Result<Option<String>> {
+        let b = self.baseline.content_hash()?;
+        match (&mut self.treatment, b) {
+            (Some(t), None) => t.content_hash(),
+            (_, b) => Ok(b),
+        }
+    }
+
     fn get(&mut self, arm: Arm) -> &mut dyn Strategy {
         match (arm, self.treatment.as_mut()) {
             (Arm::Treatment, Some(t)) => t.as_mut(),
@@ -77,10 +78,10 @@ impl Checksum {
 
 /// One timed run; returns (elapsed ns, spin ns, outcome).
 #[inline(never)]
-fn timed_run(s: &mut dyn Strategy, input: &Overrides, delay_ns: u64) -> Result<(u64, u64, Outcome)> {
+pub fn timed_run(s: &mut dyn Strategy, input: &Overrides, delay_ns: u64) -> Result<(u64, u64, Outcome)> {
     let start = Instant::now();
     let outcome = black_box(s.run(black_box(input))?);
-    let spin = spin_for(delay_ns);
+    let spin = spin_ns(delay_ns);
     let elapsed = start.elapsed().as_nanos() as u64;
     Ok((elapsed, spin, outcome))
 }
@@ -125,20 +126,20 @@ fn build_arms(job: &JobRequest) -> Result<Arms> {
 
 /// The checks of design section 3, before any timing.
 fn check(job: &JobRequest, arms: &mut Arms, rng: &mut Pcg64) -> Result<CheckReport> {
-    let seeded_hash = arms.baseline.content_hash()?;
+    let seeded_hash = arms.content_hash()?;
     let input = Overrides { delta: rng.gen_range(0.0..0.05) };
     let b1 = arms.get(Arm::Baseline).run(&input)?;
     let t1 = arms.get(Arm::Treatment).run(&input)?;
     let b2 = arms.get(Arm::Baseline).run(&input)?;
     let t2 = arms.get(Arm::Treatment).run(&input)?;
-    if b1 != b2 {
+    if !b1.same_bits(&b2) {
         bail!(
             "strategy {} returned different results for the same input (delta = {}): {b1:?} then {b2:?}; it carries state from one run to the next",
             job.baseline.label(),
             input.delta
         );
     }
-    if t1 != t2 {
+    if !t1.same_bits(&t2) {
         bail!(
             "strategy {} returned different results for the same input (delta = {}): {t1:?} then {t2:?}; it carries state from one run to the next",
             job.treatment.label(),
@@ -147,7 +148,7 @@ fn check(job: &JobRequest, arms: &mut Arms, rng: &mut Pcg64) -> Result<CheckRepo
     }
     let arms_agree = match (b1, t1) {
         (Outcome::Preview(_), Outcome::Preview(_)) => {
-            if b1 != t1 {
+            if !b1.same_bits(&t1) {
                 bail!(
                     "baseline {} and treatment {} disagree on the same input (delta = {}): {b1:?} vs {t1:?}",
                     job.baseline.label(),
@@ -183,7 +184,7 @@ fn run_job(job: &JobRequest, out: &mut impl Write) -> Result<()> {
         }
         out.flush()?;
     }
-    let final_hash = timer.arms.baseline.content_hash()?;
+    let final_hash = timer.arms.content_hash()?;
     let summary = ForkSummary {
         cell: job.cell,
         fork: job.fork,
@@ -235,7 +236,7 @@ impl<'a> Timer<'a> {
             Arm::Baseline => {
                 self.sum_b.add(&outcome);
                 if self.job.pad_baseline {
-                    spin_for(self.job.delay_ns);
+                    spin_ns(self.job.delay_ns);
                 }
             }
             Arm::Treatment => self.sum_t.add(&outcome),

@@ -20,6 +20,7 @@ pub fn analysis_input(info: &RunInfo) -> AnalysisInput {
             .iter()
             .map(|c| CellInfo { cell: c.cell, params: c.params.clone(), delay_ns: c.delay_ns })
             .collect(),
+        target_half_width_ns: None,
     }
 }
 

@@ -60,8 +60,29 @@ fn number(v: &Value) -> Result<f64, Error> {
     })
 }
 
-/// Registers `duration`, `interval` (takes `[lo, hi]`) and `percent`.
+/// `{"plans": 40, "months": 60}` -> `plans = 40, months = 60`.
+pub fn params(v: Value) -> Result<String, Error> {
+    let mut parts = Vec::new();
+    if let Ok(keys) = v.try_iter() {
+        for k in keys {
+            let val = v.get_item(&k).unwrap_or_default();
+            parts.push(format!("{k} = {val}"));
+        }
+    }
+    Ok(parts.join(", "))
+}
+
+/// Registers `duration`, `interval` (takes `[lo, hi]`), `percent`,
+/// `sqrt_duration` (a variance in ns² as a standard deviation), `params` and
+/// `pad(width)` (left-aligned, for terminal tables).
 pub fn register(env: &mut Environment<'_>) {
+    env.add_filter("sqrt_duration", |v: Value| -> Result<String, Error> {
+        Ok(duration(number(&v)?.max(0.0).sqrt()))
+    });
+    env.add_filter("params", params);
+    env.add_filter("pad", |v: Value, width: usize| -> String {
+        format!("{:<width$}", v.to_string())
+    });
     env.add_filter("duration", |v: Value| -> Result<String, Error> { Ok(duration(number(&v)?)) });
     env.add_filter("interval", |v: Value| -> Result<String, Error> {
         let lo = v.get_item_by_index(0).unwrap_or_default();

@@ -22,7 +22,7 @@ pub fn analyse_folder(dir: &Path) -> Result<(RunInfo, Analysis)> {
     let pairs = crate::record::read_pairs_csv(&dir.join("pairs.csv"))
         .map_err(|e| bad_input(format!("{e:#}")))?;
     let input = context::analysis_input(&info);
-    let analysis = analysis::analyse(&input, &pairs);
+    let analysis = analysis::analyse(&input, &pairs).map_err(|e| bad_input(format!("{}: {e}", dir.display())))?;
     Ok((info, analysis))
 }
 

@@ -1,0 +1,51 @@
+//! The run's database, from the parent's side: resolved, checked and (on
+//! PostgreSQL) given its own schema before any fork starts; dropped at the end.
+
+use crate::db::{self, DbTarget};
+use crate::error::{bad_input, run_failed, Result};
+use crate::spec::Experiment;
+
+pub struct RunDatabase {
+    pub target: DbTarget,
+    /// `db::DbInfo` as JSON, for run.json and the report.
+    pub info: serde_json::Value,
+    run_id: String,
+}
+
+impl RunDatabase {
+    /// `None` when neither arm needs a database. A server that cannot be
+    /// reached fails here, before any fork, naming host, port and database.
+    pub fn prepare(exp: &Experiment, run_id: &str) -> Result<Option<RunDatabase>> {
+        let needs = [&exp.design.baseline, &exp.design.treatment]
+            .iter()
+            .any(|name| exp.strategies[name.as_str()].needs_database());
+        if !needs {
+            return Ok(None);
+        }
+        let target = db::resolve(&exp.database, run_id)
+            .map_err(|e| bad_input(e.to_string()))?
+            .ok_or_else(|| {
+                bad_input(
+                    "database.backend is \"postgres\" but no URL is set; set database.url or RUNNER_DATABASE_URL",
+                )
+            })?;
+        let info = db::db_info(&target).map_err(|e| run_failed(e.to_string()))?;
+        if let DbTarget::Postgres { url, .. } = &target {
+            db::postgres::create_run_schema(url, run_id).map_err(|e| run_failed(e.to_string()))?;
+        }
+        Ok(Some(RunDatabase {
+            target,
+            info: serde_json::to_value(info).unwrap_or(serde_json::Value::Null),
+            run_id: run_id.to_string(),
+        }))
+    }
+
+    /// Drops the run's schema (PostgreSQL); a schema already gone is fine.
+    pub fn cleanup(&self) {
+        if let DbTarget::Postgres { url, .. } = &self.target {
+            if let Err(e) = db::postgres::drop_run_schema(url, &self.run_id) {
+                eprintln!("warning: could not drop the run's schema: {e}");
+            }
+        }
+    }
+}
