@@ -8,6 +8,7 @@ pub mod experiment;
 mod location;
 mod overrides;
 mod raw;
+mod strategies;
 mod validate;
 mod values;
 
