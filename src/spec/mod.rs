@@ -5,10 +5,24 @@
 //! wrong states unrepresentable.
 
 pub mod experiment;
+mod location;
+mod overrides;
+mod raw;
+mod strategies;
+mod validate;
+mod values;
+
+#[cfg(test)]
+mod tests;
 
 pub use experiment::*;
 
+use location::{line_col, path_at, Locator, Position, Problem};
 use std::path::{Path, PathBuf};
+use toml_edit::{DocumentMut, ImDocument};
+
+/// The environment variable that, when set and non-empty, wins over `database.url`.
+pub const DATABASE_URL_ENV: &str = "RUNNER_DATABASE_URL";
 
 /// A spec as loaded: the validated experiment plus the exact text it came from.
 #[derive(Debug, Clone)]
@@ -27,10 +41,166 @@ pub struct SpecError {
     pub message: String,
 }
 
+impl SpecError {
+    /// Control characters are escaped so the error is always one line, even
+    /// when a flag or a key contains a newline.
+    fn new(message: String) -> Self {
+        let message = message
+            .chars()
+            .flat_map(|c| -> Box<dyn Iterator<Item = char>> {
+                if c.is_control() {
+                    Box::new(c.escape_default())
+                } else {
+                    Box::new(std::iter::once(c))
+                }
+            });
+        SpecError {
+            message: message.collect(),
+        }
+    }
+}
+
+/// The database URL a run would use: RUNNER_DATABASE_URL when set and
+/// non-empty, else `database.url`. One function so that validation and the
+/// code that connects cannot disagree.
+pub fn database_url(config: &DatabaseConfig) -> Option<String> {
+    env_url().or_else(|| config.url.clone())
+}
+
+fn env_url() -> Option<String> {
+    std::env::var(DATABASE_URL_ENV)
+        .ok()
+        .filter(|u| !u.is_empty())
+}
+
 /// Reads, overrides and validates an experiment file.
 pub fn load(path: &Path, overrides: &[String]) -> Result<LoadedSpec, SpecError> {
-    let _ = (path, overrides);
-    Err(SpecError {
-        message: "spec loading is not written yet".into(),
+    let shown = path.display().to_string();
+    if path.is_dir() {
+        return Err(SpecError::new(format!(
+            "{shown}: is a directory; expected an experiment file (TOML)"
+        )));
+    }
+    let bytes = std::fs::read(path)
+        .map_err(|e| SpecError::new(format!("{shown}: cannot read the experiment file: {e}")))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let valid = std::str::from_utf8(&e.as_bytes()[..at]).unwrap_or_default();
+        let (line, col) = line_col(valid, at);
+        SpecError::new(format!(
+            "{shown}:{line}:{col}: the file is not valid UTF-8 (byte 0x{:02x}); save it as UTF-8",
+            e.as_bytes()[at]
+        ))
+    })?;
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let env = env_url();
+    let ctx = validate::Context {
+        stem: &stem,
+        env_url: env.as_deref(),
+    };
+    let (experiment, resolved_toml) = load_text(&shown, text, overrides, &ctx)?;
+    Ok(LoadedSpec {
+        path: path.to_path_buf(),
+        experiment,
+        resolved_toml,
+    })
+}
+
+/// Everything after reading the file; kept free of I/O (except the template
+/// check) so unit tests can feed it text and a fake environment.
+fn load_text(
+    shown: &str,
+    text: String,
+    flags: &[String],
+    ctx: &validate::Context,
+) -> Result<(Experiment, String), SpecError> {
+    let original = ImDocument::parse(text.clone()).map_err(|e| {
+        let (line, col) = e.span().map_or((1, 1), |s| line_col(&text, s.start));
+        // toml_edit puts what it expected on a second line; keep it, on one line.
+        let lines: Vec<&str> = e
+            .message()
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        SpecError::new(format!(
+            "{shown}:{line}:{col}: TOML syntax error: {}",
+            lines.join("; ")
+        ))
+    })?;
+    let mut doc: DocumentMut = original.clone().into_mut();
+    let mut locator = Locator {
+        original: Some(&original),
+        overrides: Vec::new(),
+    };
+    for flag in flags {
+        let o = overrides::parse(flag)
+            .and_then(|o| overrides::apply(&mut doc, &o).map(|_| o))
+            .map_err(|m| SpecError::new(format!("{shown}: {m}")))?;
+        locator.overrides.push((o.path, o.flag));
+    }
+    let resolved = doc.to_string();
+    let raw: raw::RawSpec =
+        toml::from_str(&resolved).map_err(|e| serde_error(shown, &resolved, &e, &locator))?;
+    let experiment = validate::experiment(raw, ctx).map_err(|p| render(shown, &p, &locator))?;
+    Ok((experiment, resolved))
+}
+
+fn render(shown: &str, problem: &Problem, locator: &Locator) -> SpecError {
+    SpecError::new(match locator.position(problem) {
+        Position::At(line, col) => format!("{shown}:{line}:{col}: {}", problem.message),
+        Position::Flag(flag) => format!("{shown}: {flag}: {}", problem.message),
+        Position::Unknown => format!("{shown}: {}", problem.message),
+    })
+}
+
+/// Serde reports unknown keys and non-table values by a span in the resolved
+/// text; turn that span back into a key path so the error names the key and
+/// the position in the file as written.
+fn serde_error(shown: &str, resolved: &str, e: &toml::de::Error, locator: &Locator) -> SpecError {
+    let message = e
+        .message()
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    let found = ImDocument::parse(resolved.to_string())
+        .ok()
+        .and_then(|d| path_at(d.as_table(), e.span().map_or(0, |s| s.start)));
+    let Some((path, _)) = found else {
+        return SpecError::new(format!("{shown}: {message}"));
+    };
+    let problem = if let Some(valid) = unknown_key_expected(&message) {
+        Problem::key(
+            &path,
+            format!("unknown key `{path}`; valid keys here are: {valid}"),
+        )
+    } else {
+        let value = toml::from_str::<toml::Table>(resolved).ok().and_then(|t| {
+            let mut v = toml::Value::Table(t);
+            for seg in &path.segments {
+                v = v.get(seg)?.clone();
+            }
+            Some(values::describe(&v))
+        });
+        let got = value.unwrap_or_else(|| "a value of another type".into());
+        Problem::value(&path, format!("{path} must be a table (e.g. [{path}] with its keys on the lines below), got {got}"))
+    };
+    render(shown, &problem, locator)
+}
+
+/// The valid keys listed by serde's `unknown field` error, without quoting.
+fn unknown_key_expected(message: &str) -> Option<String> {
+    let rest = message.strip_prefix("unknown field `")?;
+    let expected = rest.split_once(", expected ").map_or("", |(_, e)| e);
+    let names: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+    Some(if names.is_empty() {
+        "none".to_string()
+    } else {
+        names.join(", ")
     })
 }

@@ -1,0 +1,153 @@
+//! `--set key.path=value`: edits to the document before it is validated, so an
+//! override is checked by exactly the same rules as the file.
+//!
+//! Edits go through `toml_edit` so the resolved text that is hashed into
+//! run.json keeps the user's comments and layout.
+
+use toml_edit::{DocumentMut, Item, Table, TableLike, Value};
+
+/// One parsed `--set` flag.
+#[derive(Debug, Clone)]
+pub(crate) struct Override {
+    /// The flag as the user would type it (`--set design.forks=2`).
+    pub flag: String,
+    pub path: Vec<String>,
+    pub value: Value,
+}
+
+/// Splits `KEY=VALUE`. The value is read as a TOML value when it is one
+/// (`2`, `0.5`, `true`, `[0, 100]`, `"x"`), else taken as a bare string, so a
+/// shell user can write `--set design.ordering=blocked` without quoting.
+pub(crate) fn parse(arg: &str) -> Result<Override, String> {
+    let flag = format!("--set {arg}");
+    let example = "expected --set KEY=VALUE, e.g. --set design.forks=2";
+    let Some((key, raw)) = arg.split_once('=') else {
+        return Err(format!("{flag}: no `=` in the flag; {example}"));
+    };
+    let key = key.trim();
+    if key.is_empty() {
+        return Err(format!("{flag}: the key is empty; {example}"));
+    }
+    let path: Vec<String> = key.split('.').map(|s| s.trim().to_string()).collect();
+    if path.iter().any(String::is_empty) {
+        return Err(format!(
+            "{flag}: the key `{key}` has an empty segment; {example}"
+        ));
+    }
+    let mut value = raw
+        .parse::<Value>()
+        .unwrap_or_else(|_| Value::from(raw.to_string()));
+    value.decor_mut().clear();
+    Ok(Override { flag, path, value })
+}
+
+/// Sets the value, creating missing tables on the way. Replacing a value
+/// keeps its trailing comment, so `forks = 2  # why` stays documented.
+pub(crate) fn apply(doc: &mut DocumentMut, o: &Override) -> Result<(), String> {
+    let Some((last, parents)) = o.path.split_last() else {
+        return Err(format!("{}: the key is empty", o.flag));
+    };
+    let mut table: &mut dyn TableLike = doc.as_table_mut();
+    for (depth, seg) in parents.iter().enumerate() {
+        if !table.contains_key(seg) {
+            let mut new = Table::new();
+            new.set_implicit(true);
+            table.insert(seg, Item::Table(new));
+        }
+        let item = table.get_mut(seg).expect("inserted above");
+        table = match item.as_table_like_mut() {
+            Some(t) => t,
+            None => {
+                return Err(format!(
+                    "{}: `{}` is a value, not a table, so it has no key `{}`",
+                    o.flag,
+                    o.path[..=depth].join("."),
+                    o.path[depth + 1]
+                ))
+            }
+        };
+    }
+    match table.get_mut(last) {
+        Some(Item::Value(old)) => {
+            let decor = old.decor().clone();
+            *old = o.value.clone();
+            *old.decor_mut() = decor;
+        }
+        Some(item) if !item.is_none() => *item = Item::Value(o.value.clone()),
+        _ => {
+            table.insert(last, Item::Value(o.value.clone()));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(text: &str, flags: &[&str]) -> Result<String, String> {
+        let mut doc: DocumentMut = text.parse().unwrap();
+        for f in flags {
+            apply(&mut doc, &parse(f)?)?;
+        }
+        Ok(doc.to_string())
+    }
+
+    #[test]
+    fn values_parse_as_toml_or_fall_back_to_strings() {
+        let v = |s: &str| parse(&format!("k={s}")).unwrap().value.to_string();
+        assert_eq!(v("2"), "2");
+        assert_eq!(v("0.5"), "0.5");
+        assert_eq!(v("true"), "true");
+        assert_eq!(v("[0,100]"), "[0,100]");
+        assert_eq!(v("\"quoted\""), "\"quoted\"");
+        assert_eq!(v("blocked"), "\"blocked\"");
+        assert_eq!(v("paired-random"), "\"paired-random\"");
+        assert_eq!(v(""), "\"\"");
+        assert_eq!(v("a=b"), "\"a=b\"");
+    }
+
+    #[test]
+    fn malformed_flags_name_the_flag() {
+        assert!(parse("design.forks")
+            .unwrap_err()
+            .starts_with("--set design.forks: no `=`"));
+        assert!(parse("=2").unwrap_err().contains("the key is empty"));
+        assert!(parse("design..forks=2")
+            .unwrap_err()
+            .contains("empty segment"));
+        assert!(parse(".x=2").unwrap_err().contains("empty segment"));
+        assert!(parse("x.=2").unwrap_err().contains("empty segment"));
+        assert_eq!(parse(" design.forks =2").unwrap().path, ["design", "forks"]);
+    }
+
+    #[test]
+    fn replaces_in_place_keeping_comments() {
+        let out = set(
+            "[design]\nforks = 10 # ten\npairs = 3\n",
+            &["design.forks=2"],
+        )
+        .unwrap();
+        assert_eq!(out, "[design]\nforks = 2 # ten\npairs = 3\n");
+    }
+
+    #[test]
+    fn creates_keys_and_tables() {
+        let out = set("seed = 1\n", &["strategies.x.kind=noop", "design.forks=2"]).unwrap();
+        assert!(out.contains("[strategies.x]\nkind = \"noop\""), "{out}");
+        assert!(out.contains("[design]\nforks = 2"), "{out}");
+        let parsed: toml::Value = toml::from_str(&out).unwrap();
+        assert_eq!(parsed["strategies"]["x"]["kind"].as_str(), Some("noop"));
+        let inline = set("design = { forks = 1 }\n", &["design.pairs=5"]).unwrap();
+        assert_eq!(inline, "design = { forks = 1 , pairs = 5 }\n");
+    }
+
+    #[test]
+    fn cannot_descend_into_a_value() {
+        let err = set("[design]\nforks = 10\n", &["design.forks.x=1"]).unwrap_err();
+        assert!(
+            err.contains("`design.forks` is a value, not a table"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,87 @@
+//! The experiment file exactly as TOML gives it, before any rule is applied.
+//!
+//! Tables are typed so serde rejects unknown keys (`deny_unknown_fields`);
+//! leaves stay `toml::Value` so that a wrong type gets the same sentence as a
+//! wrong range ("must be a positive integer, got \"ten\"") instead of serde's
+//! "invalid type: string, expected u32". The field order is the order in which
+//! the error for an unknown key lists the valid ones.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use toml::Value;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawSpec {
+    pub name: Option<Value>,
+    pub title: Option<Value>,
+    pub description: Option<Value>,
+    pub seed: Option<Value>,
+    pub workload: Option<RawWorkload>,
+    pub database: Option<RawDatabase>,
+    pub strategies: Option<BTreeMap<String, RawStrategy>>,
+    pub design: Option<RawDesign>,
+    pub grid: Option<RawGrid>,
+    pub analysis: Option<RawAnalysis>,
+    pub report: Option<RawReport>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawWorkload {
+    pub plans: Option<Value>,
+    pub months: Option<Value>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawDatabase {
+    pub backend: Option<Value>,
+    pub url: Option<Value>,
+}
+
+/// One `[strategies.NAME]` table. `duration_us` only means something for
+/// `spin`; validation rejects it elsewhere rather than serde, because which
+/// keys are valid depends on `kind`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawStrategy {
+    pub kind: Option<Value>,
+    pub duration_us: Option<Value>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawDesign {
+    pub baseline: Option<Value>,
+    pub treatment: Option<Value>,
+    pub forks: Option<Value>,
+    pub warmup_pairs: Option<Value>,
+    pub pairs: Option<Value>,
+    pub ordering: Option<Value>,
+    pub pad_baseline: Option<Value>,
+    pub schedule: Option<Value>,
+    pub fork_timeout_s: Option<Value>,
+}
+
+/// Swept parameters: `delay_us` plus any `[workload]` key.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawGrid {
+    pub delay_us: Option<Value>,
+    pub plans: Option<Value>,
+    pub months: Option<Value>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawAnalysis {
+    pub resamples: Option<Value>,
+    pub confidence: Option<Value>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawReport {
+    pub template: Option<Value>,
+}

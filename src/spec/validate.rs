@@ -1,0 +1,279 @@
+//! The rules of design section 1: raw TOML values -> [`Experiment`].
+//!
+//! Rules run in file order (top level, workload, database, design,
+//! strategies, grid, analysis, report) so that an empty file reports the
+//! first thing a user must write: `design.baseline`.
+
+use super::experiment::*;
+use super::location::{KeyPath, Problem};
+use super::raw::*;
+use super::strategies::{check_database_usable, database, strategies};
+use super::values::{
+    array, boolean, choice, describe, first_duplicate, integer, micros, positive_u32, string,
+};
+use std::collections::BTreeMap;
+use std::num::NonZeroU32;
+use std::path::PathBuf;
+use toml::Value;
+
+/// What validation needs from outside the file; passed in so tests do not
+/// depend on the process environment.
+pub(crate) struct Context<'a> {
+    /// The file stem, the default `name`.
+    pub stem: &'a str,
+    /// RUNNER_DATABASE_URL when set and non-empty.
+    pub env_url: Option<&'a str>,
+}
+
+fn root(key: &str) -> KeyPath {
+    KeyPath::root().child(key)
+}
+
+pub(crate) fn experiment(raw: RawSpec, ctx: &Context) -> Result<Experiment, Problem> {
+    let name = match string(raw.name.as_ref(), &root("name"), "a string")? {
+        Some(n) => check_name(&n, Some(&root("name")))?,
+        None => check_name(ctx.stem, None)?,
+    };
+    let title =
+        string(raw.title.as_ref(), &root("title"), "a string")?.unwrap_or_else(|| name.clone());
+    let description = string(
+        raw.description.as_ref(),
+        &root("description"),
+        "a string (Markdown)",
+    )?
+    .unwrap_or_default();
+    let seed = match &raw.seed {
+        None => None,
+        Some(v) => Some(integer(
+            v,
+            &root("seed"),
+            0,
+            i64::MAX,
+            "a non-negative integer (a u64 master seed)",
+        )? as u64),
+    };
+    let workload = workload(raw.workload.unwrap_or_default())?;
+    let database = database(raw.database.unwrap_or_default())?;
+    let design = design(raw.design.unwrap_or_default())?;
+    let strategies = strategies(raw.strategies.unwrap_or_default())?;
+    for (arm, chosen) in [
+        ("baseline", &design.baseline),
+        ("treatment", &design.treatment),
+    ] {
+        if !strategies.contains_key(chosen) {
+            let defined: Vec<&str> = strategies.keys().map(String::as_str).collect();
+            return Err(Problem::value(
+                &root("design").child(arm),
+                format!("design.{arm} names strategy `{chosen}`, which is not defined; defined strategies are: {}", defined.join(", ")),
+            ));
+        }
+    }
+    check_database_usable(&database, &strategies, ctx)?;
+    Ok(Experiment {
+        name,
+        title,
+        description,
+        seed,
+        workload,
+        database,
+        strategies,
+        design,
+        grid: grid(raw.grid.unwrap_or_default())?,
+        analysis: analysis(raw.analysis.unwrap_or_default())?,
+        report: report(raw.report.unwrap_or_default())?,
+    })
+}
+
+/// The name becomes a folder under `reports/`, so it must not be able to
+/// point anywhere else.
+fn check_name(name: &str, path: Option<&KeyPath>) -> Result<String, Problem> {
+    let bad = name.is_empty()
+        || name == "."
+        || name == ".."
+        || name
+            .chars()
+            .any(|c| c == '/' || c == '\\' || c.is_control());
+    match (bad, path) {
+        (false, _) => Ok(name.to_string()),
+        (true, Some(p)) => Err(Problem::value(p, format!("name must be a folder name (no `/`, `\\`, `..` or control characters), got {name:?}"))),
+        (true, None) => Err(Problem::nowhere(format!("the file name stem {name:?} cannot be an experiment name; set name = \"...\" (a folder name)"))),
+    }
+}
+
+fn workload(raw: RawWorkload) -> Result<WorkloadParams, Problem> {
+    let mut w = WorkloadParams::default();
+    let base = root("workload");
+    if let Some(v) = &raw.plans {
+        w.plans = positive_u32(v, &base.child("plans"), ", default 40")?;
+    }
+    if let Some(v) = &raw.months {
+        w.months = positive_u32(v, &base.child("months"), ", default 60")?;
+    }
+    Ok(w)
+}
+
+fn design(raw: RawDesign) -> Result<Design, Problem> {
+    let base = root("design");
+    let arm = |v: Option<&Value>, key: &str| -> Result<String, Problem> {
+        let path = base.child(key);
+        string(v, &path, "the name of a [strategies.*] table")?.ok_or_else(|| {
+            Problem::value(
+                &path,
+                format!("design.{key} is required; set it to the name of a [strategies.*] table"),
+            )
+        })
+    };
+    let count = |v: Option<&Value>, key: &str, default: u32| -> Result<NonZeroU32, Problem> {
+        let n = match v {
+            Some(v) => positive_u32(v, &base.child(key), &format!(", default {default}"))?,
+            None => default,
+        };
+        Ok(NonZeroU32::new(n).expect("positive by construction"))
+    };
+    let orderings = [
+        ("paired-random", Ordering::PairedRandom),
+        ("blocked", Ordering::Blocked),
+    ];
+    let schedules = [
+        ("shuffled", Schedule::Shuffled),
+        ("sequential", Schedule::Sequential),
+    ];
+    Ok(Design {
+        baseline: arm(raw.baseline.as_ref(), "baseline")?,
+        treatment: arm(raw.treatment.as_ref(), "treatment")?,
+        forks: count(raw.forks.as_ref(), "forks", 10)?,
+        warmup_pairs: match &raw.warmup_pairs {
+            Some(v) => integer(
+                v,
+                &base.child("warmup_pairs"),
+                0,
+                u32::MAX.into(),
+                "a non-negative integer (0 allowed, default 80)",
+            )? as u32,
+            None => 80,
+        },
+        pairs: count(raw.pairs.as_ref(), "pairs", 300)?,
+        ordering: choice(raw.ordering.as_ref(), &base.child("ordering"), &orderings)?
+            .unwrap_or(Ordering::PairedRandom),
+        pad_baseline: boolean(raw.pad_baseline.as_ref(), &base.child("pad_baseline"), true)?,
+        schedule: choice(raw.schedule.as_ref(), &base.child("schedule"), &schedules)?
+            .unwrap_or(Schedule::Shuffled),
+        fork_timeout_s: match &raw.fork_timeout_s {
+            Some(v) => integer(
+                v,
+                &base.child("fork_timeout_s"),
+                1,
+                i64::MAX,
+                "a positive integer number of seconds (default 1800)",
+            )? as u64,
+            None => 1800,
+        },
+    })
+}
+
+fn grid(raw: RawGrid) -> Result<Grid, Problem> {
+    let base = root("grid");
+    let delays_path = base.child("delay_us");
+    let delays = match &raw.delay_us {
+        None => vec![(0.0, 0)],
+        Some(v) => array(
+            v,
+            &delays_path,
+            "non-negative microseconds (e.g. [0, 5, 0.1])",
+            micros,
+        )?,
+    };
+    let ns: Vec<u64> = delays.iter().map(|d| d.1).collect();
+    let written = |i: usize| match &raw.delay_us {
+        Some(Value::Array(a)) => a.get(i).map(describe).unwrap_or_default(),
+        _ => String::new(),
+    };
+    if let Some((i, j)) = first_duplicate(&ns) {
+        return Err(Problem::value(
+            &delays_path.at(j),
+            format!(
+                "{} = {} is the same delay as {} = {} ({} ns); delays must be unique",
+                delays_path.at(j),
+                written(j),
+                delays_path.at(i),
+                written(i),
+                ns[j]
+            ),
+        ));
+    }
+    let mut workload = BTreeMap::new();
+    for (key, v) in [("months", &raw.months), ("plans", &raw.plans)] {
+        let Some(v) = v else { continue };
+        let path = base.child(key);
+        let values = array(v, &path, "positive integers", |e, p| positive_u32(e, p, ""))?;
+        if let Some((i, j)) = first_duplicate(&values) {
+            return Err(Problem::value(
+                &path.at(j),
+                format!(
+                    "{} = {} repeats {}; swept values must be unique",
+                    path.at(j),
+                    values[j],
+                    path.at(i)
+                ),
+            ));
+        }
+        workload.insert(key.to_string(), values);
+    }
+    Ok(Grid {
+        delay_ns: ns,
+        delay_us: delays.iter().map(|d| d.0).collect(),
+        workload,
+    })
+}
+
+fn analysis(raw: RawAnalysis) -> Result<AnalysisConfig, Problem> {
+    let mut a = AnalysisConfig::default();
+    let base = root("analysis");
+    if let Some(v) = &raw.resamples {
+        a.resamples = integer(
+            v,
+            &base.child("resamples"),
+            100,
+            u32::MAX.into(),
+            "an integer of at least 100 (default 2000)",
+        )? as u32;
+    }
+    if let Some(v) = &raw.confidence {
+        let path = base.child("confidence");
+        a.confidence = match v {
+            Value::Float(f) if *f > 0.0 && *f < 1.0 => *f,
+            other => {
+                return Err(Problem::value(
+                    &path,
+                    format!(
+                        "{path} must be a number strictly between 0 and 1 (e.g. 0.95), got {}",
+                        describe(other)
+                    ),
+                ))
+            }
+        };
+    }
+    Ok(a)
+}
+
+fn report(raw: RawReport) -> Result<ReportConfig, Problem> {
+    let path = root("report").child("template");
+    let Some(template) = string(raw.template.as_ref(), &path, "a path to a template file")? else {
+        return Ok(ReportConfig::default());
+    };
+    let file = PathBuf::from(&template);
+    if !file.is_file() {
+        let what = if file.is_dir() {
+            "is a directory"
+        } else {
+            "does not exist"
+        };
+        let cwd = std::env::current_dir()
+            .map(|d| d.display().to_string())
+            .unwrap_or_default();
+        return Err(Problem::value(&path, format!("report.template {template:?} {what}; it must be a template file, relative to the current directory ({cwd}) or absolute")));
+    }
+    Ok(ReportConfig {
+        template: Some(file),
+    })
+}
