@@ -80,8 +80,8 @@ impl PairRecord {
 /// Reads a whole `pairs.csv` (with header) into records.
 pub fn read_pairs_csv(path: &std::path::Path) -> anyhow::Result<Vec<PairRecord>> {
     use anyhow::Context;
-    let mut reader = csv::Reader::from_path(path)
-        .with_context(|| format!("cannot read {}", path.display()))?;
+    let mut reader =
+        csv::Reader::from_path(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut out = Vec::new();
     for (i, row) in reader.deserialize().enumerate() {
         let rec: PairRecord =

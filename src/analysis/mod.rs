@@ -1,1 +1,221 @@
-//! (being written)
+//! Pairs -> every number of the report (design section 6), as `analysis.json`.
+//!
+//! All statistics are per cell, over measured pairs only (warm-up rows are
+//! read for nothing but the run order that carry-over needs). D is
+//! treatment_ns - baseline_ns. Every bootstrap stream is derived from the
+//! master seed (see [`streams`]), so the same pairs and seed give
+//! byte-identical JSON.
+//!
+//! Files: [`model`] the JSON types; `fork` per-fork estimates, spread and
+//! correlation; `pooled` pooled, hierarchical and calibration; `cross_runs`
+//! two separate runs; `order` and `carry_over` the history effects;
+//! `variance` components and sizing; `headline` the answer across cells.
+
+mod carry_over;
+mod cross_runs;
+mod fork;
+mod headline;
+pub mod model;
+mod order;
+mod pooled;
+pub mod streams;
+mod variance;
+
+pub use model::*;
+
+use crate::record::{PairRecord, Phase};
+use crate::spec::Ordering;
+use crate::stats::StatsError;
+use std::collections::BTreeMap;
+
+/// What the analysis needs besides the pairs: seeds, settings, the cells.
+#[derive(Debug, Clone)]
+pub struct AnalysisInput {
+    pub master_seed: u64,
+    pub resamples: u32,
+    pub confidence: f64,
+    pub ordering: Ordering,
+    pub pad_baseline: bool,
+    /// The cells in report order; every pair's cell must be here.
+    pub cells: Vec<CellInfo>,
+    /// CI half-width the sizing recommendation aims at; `None`: 1 % of the
+    /// cell's pooled median baseline, the size of effect a performance
+    /// change is usually argued about.
+    pub target_half_width_ns: Option<f64>,
+}
+
+/// One cell of the grid, as the plan made it.
+#[derive(Debug, Clone)]
+pub struct CellInfo {
+    pub cell: u32,
+    /// The grid values, e.g. `{"delay_us": 25, "plans": 40}`.
+    pub params: serde_json::Map<String, serde_json::Value>,
+    pub delay_ns: u64,
+}
+
+/// Data that cannot be analysed; the message names the cell and fork.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AnalysisError {
+    #[error("confidence {0} is outside (0, 1)")]
+    BadConfidence(f64),
+    #[error("resamples must be at least 1")]
+    NoResamples,
+    #[error("cell {0} is listed twice")]
+    DuplicateCell(u32),
+    #[error("pairs.csv has cell {0}, which the run does not define")]
+    UnknownCell(u32),
+    #[error(
+        "cell {cell} fork {fork}: pair {pair} has delay_ns {found}, the cell's delay is {expected}"
+    )]
+    DelayMismatch {
+        cell: u32,
+        fork: u32,
+        pair: u32,
+        found: u64,
+        expected: u64,
+    },
+    #[error("cell {0} has no measured pairs")]
+    EmptyCell(u32),
+    #[error("cell {cell} fork {fork} has warm-up pairs but no measured pairs")]
+    EmptyFork { cell: u32, fork: u32 },
+    #[error("cell {cell}: {source}")]
+    Stats { cell: u32, source: StatsError },
+}
+
+/// Every statistic of design section 6, for all cells, plus the headline.
+pub fn analyse(input: &AnalysisInput, pairs: &[PairRecord]) -> Result<Analysis, AnalysisError> {
+    if !(input.confidence > 0.0 && input.confidence < 1.0) {
+        return Err(AnalysisError::BadConfidence(input.confidence));
+    }
+    if input.resamples == 0 {
+        return Err(AnalysisError::NoResamples);
+    }
+    let grouped = group(input, pairs)?;
+    let cells = input
+        .cells
+        .iter()
+        .map(|info| {
+            analyse_cell(input, info, &grouped[&info.cell]).map_err(|source| AnalysisError::Stats {
+                cell: info.cell,
+                source,
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let headline = headline::headline(&cells);
+    Ok(Analysis {
+        confidence: input.confidence,
+        resamples: input.resamples,
+        cells,
+        headline,
+    })
+}
+
+fn analyse_cell(
+    input: &AnalysisInput,
+    info: &CellInfo,
+    forks: &[ForkData<'_>],
+) -> Result<CellAnalysis, StatsError> {
+    let fork_results = fork::forks(input, info, forks)?;
+    let pooled = pooled::pooled(input, info, forks)?;
+    let calibration = pooled::calibration(info, forks, &pooled)?;
+    let count = |v: Verdict| fork_results.iter().filter(|f| f.verdict == v).count() as u32;
+    Ok(CellAnalysis {
+        cell: info.cell,
+        params: info.params.clone(),
+        delay_ns: info.delay_ns,
+        n: forks.iter().map(|f| f.measured.len() as u32).sum(),
+        forks_total: forks.len() as u32,
+        forks_seen: count(Verdict::Seen),
+        forks_reversed: count(Verdict::Reversed),
+        hierarchical: pooled::hierarchical(input, info, forks)?,
+        cross_runs: cross_runs::cross_runs(info, &fork_results),
+        correlation: fork::correlation(&fork_results),
+        spread: fork::spread(&fork_results),
+        order: order::order(input, info, forks, &fork_results)?,
+        carry_over: carry_over::carry_over(input, info, forks)?,
+        variance: variance::variance(input, forks, &pooled)?,
+        calibration,
+        pooled,
+        forks: fork_results,
+    })
+}
+
+/// One fork's rows: measured pairs in `pair` order, and every row (warm-up
+/// included) for the run order.
+pub(crate) struct ForkData<'a> {
+    pub fork: u32,
+    pub measured: Vec<&'a PairRecord>,
+    pub all: Vec<&'a PairRecord>,
+}
+
+impl ForkData<'_> {
+    pub fn diffs(&self) -> Vec<i64> {
+        self.measured.iter().map(|p| p.diff_ns()).collect()
+    }
+    pub fn baselines(&self) -> Vec<u64> {
+        self.measured.iter().map(|p| p.baseline_ns).collect()
+    }
+    pub fn treatments(&self) -> Vec<u64> {
+        self.measured.iter().map(|p| p.treatment_ns).collect()
+    }
+}
+
+/// Cell -> its forks in ascending fork order, checked against the cell list.
+fn group<'a>(
+    input: &AnalysisInput,
+    pairs: &'a [PairRecord],
+) -> Result<BTreeMap<u32, Vec<ForkData<'a>>>, AnalysisError> {
+    let mut by_cell: BTreeMap<u32, BTreeMap<u32, ForkData<'a>>> = BTreeMap::new();
+    let mut delays = BTreeMap::new();
+    for info in &input.cells {
+        if delays.insert(info.cell, info.delay_ns).is_some() {
+            return Err(AnalysisError::DuplicateCell(info.cell));
+        }
+        by_cell.insert(info.cell, BTreeMap::new());
+    }
+    for p in pairs {
+        let expected = *delays
+            .get(&p.cell)
+            .ok_or(AnalysisError::UnknownCell(p.cell))?;
+        if p.delay_ns != expected {
+            return Err(AnalysisError::DelayMismatch {
+                cell: p.cell,
+                fork: p.fork,
+                pair: p.pair,
+                found: p.delay_ns,
+                expected,
+            });
+        }
+        let fork = by_cell
+            .get_mut(&p.cell)
+            .expect("every listed cell has an entry")
+            .entry(p.fork)
+            .or_insert_with(|| ForkData {
+                fork: p.fork,
+                measured: Vec::new(),
+                all: Vec::new(),
+            });
+        fork.all.push(p);
+        if p.phase == Phase::Measure {
+            fork.measured.push(p);
+        }
+    }
+    let mut out = BTreeMap::new();
+    for (cell, forks) in by_cell {
+        let mut forks: Vec<ForkData<'a>> = forks.into_values().collect();
+        if forks.is_empty() {
+            return Err(AnalysisError::EmptyCell(cell));
+        }
+        for f in &mut forks {
+            if f.measured.is_empty() {
+                return Err(AnalysisError::EmptyFork { cell, fork: f.fork });
+            }
+            f.measured.sort_by_key(|p| p.pair);
+        }
+        out.insert(cell, forks);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,1 +1,90 @@
-//! (being written)
+//! Statistics as small pure functions: nothing here imports the rest of the crate.
+//!
+//! Every function refuses empty input and NaN with a [`StatsError`] instead of
+//! panicking, because a report built on a silently wrong number is worse than
+//! one that stops. Randomness comes in as an [`rand::RngCore`] so callers
+//! decide (and record) the seed; nothing here reads a clock.
+//!
+//! Methods and where they are implemented:
+//! - [`quantile`]: numpy's default "linear" method (Hyndman & Fan 1996, type 7).
+//! - [`bootstrap`]: percentile bootstrap (Efron & Tibshirani 1993, ch. 13) and a
+//!   two-level hierarchical bootstrap (Davison & Hinkley 1997, sec. 3.8;
+//!   Ren et al. 2010).
+//! - [`variance`]: one-way random-effects variance components and the
+//!   forks x pairs recommendation of Kalibera & Jones 2013.
+
+pub mod bootstrap;
+pub mod correlation;
+pub mod quantile;
+pub mod resample;
+pub mod variance;
+
+pub use bootstrap::{
+    bootstrap_median, bootstrap_median_diff, hierarchical_median, Interval, MedianEstimate,
+};
+pub use correlation::pearson;
+pub use quantile::{median, median_sorted, quantile};
+pub use resample::{hierarchical_indices, resample_indices, two_sample_indices, IndexSampler};
+pub use variance::{
+    normal_quantile, recommend, variance_components, Recommendation, VarianceComponents,
+};
+
+/// Why a statistic could not be computed.
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+pub enum StatsError {
+    #[error("no observations")]
+    Empty,
+    #[error("an observation is NaN")]
+    NotANumber,
+    #[error("probability {0} is outside [0, 1]")]
+    BadProbability(f64),
+    #[error("confidence {0} is outside (0, 1)")]
+    BadConfidence(f64),
+    #[error("resamples must be at least 1")]
+    NoResamples,
+    #[error("a sample has more than u32::MAX observations")]
+    TooLarge,
+    #[error("needs at least {0} groups and more observations than groups")]
+    TooFewGroups(usize),
+}
+
+/// Numbers the statistics accept: integer nanoseconds or floats.
+///
+/// Everything is computed in f64 so that results match numpy, which converts
+/// integer arrays to float64 before averaging the two middle values.
+pub trait Value: Copy {
+    fn to_f64(self) -> f64;
+}
+
+impl Value for f64 {
+    fn to_f64(self) -> f64 {
+        self
+    }
+}
+
+impl Value for i64 {
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+}
+
+impl Value for u64 {
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+}
+
+/// Converts to f64, refusing empty input and NaN.
+pub(crate) fn to_finite_vec<T: Value>(data: &[T]) -> Result<Vec<f64>, StatsError> {
+    if data.is_empty() {
+        return Err(StatsError::Empty);
+    }
+    if data.len() > u32::MAX as usize {
+        return Err(StatsError::TooLarge);
+    }
+    let v: Vec<f64> = data.iter().map(|x| x.to_f64()).collect();
+    if v.iter().any(|x| x.is_nan()) {
+        return Err(StatsError::NotANumber);
+    }
+    Ok(v)
+}

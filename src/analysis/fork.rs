@@ -1,0 +1,60 @@
+//! Per-fork estimates: can one process, on its own, see the delay?
+//!
+//! Each fork's median D gets a percentile bootstrap CI (Efron & Tibshirani
+//! 1993) from its own stream, so adding a fork never changes another's CI.
+
+use super::{streams, AnalysisInput, CellInfo, ForkAnalysis, ForkData, Spread, Verdict};
+use crate::stats::{self, StatsError};
+
+pub(crate) fn forks(
+    input: &AnalysisInput,
+    info: &CellInfo,
+    forks: &[ForkData<'_>],
+) -> Result<Vec<ForkAnalysis>, StatsError> {
+    forks
+        .iter()
+        .map(|f| {
+            let mut rng = streams::fork(input.master_seed, info.cell, f.fork);
+            let e =
+                stats::bootstrap_median(&f.diffs(), input.resamples, input.confidence, &mut rng)?;
+            let ci_ns = [e.ci.lo, e.ci.hi];
+            Ok(ForkAnalysis {
+                fork: f.fork,
+                n: f.measured.len() as u32,
+                median_ns: e.median,
+                ci_ns,
+                verdict: Verdict::of(ci_ns),
+                baseline_median_ns: stats::median(&f.baselines())?,
+                treatment_median_ns: stats::median(&f.treatments())?,
+            })
+        })
+        .collect()
+}
+
+/// Min-max over forks of each arm's median: how far apart whole runs land.
+pub(crate) fn spread(forks: &[ForkAnalysis]) -> Spread {
+    let range = |get: fn(&ForkAnalysis) -> f64| {
+        forks
+            .iter()
+            .map(get)
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
+                (lo.min(x), hi.max(x))
+            })
+    };
+    let (baseline_min_ns, baseline_max_ns) = range(|f| f.baseline_median_ns);
+    let (treatment_min_ns, treatment_max_ns) = range(|f| f.treatment_median_ns);
+    Spread {
+        baseline_min_ns,
+        baseline_max_ns,
+        treatment_min_ns,
+        treatment_max_ns,
+    }
+}
+
+/// Pearson r of (baseline median, treatment median) across forks: high when
+/// the fork-to-fork spread belongs to the process, not to the arm.
+pub(crate) fn correlation(forks: &[ForkAnalysis]) -> Option<f64> {
+    let b: Vec<f64> = forks.iter().map(|f| f.baseline_median_ns).collect();
+    let t: Vec<f64> = forks.iter().map(|f| f.treatment_median_ns).collect();
+    stats::pearson(&b, &t)
+}

@@ -1,0 +1,226 @@
+//! The shape of `analysis.json` (design section 5): the template's context
+//! and what scripts and CI gates read. Keys are part of the contract.
+//!
+//! Every key is always present; a number that cannot be computed (one fork,
+//! an empty group) is `null`, usually beside a `note` saying why, so that
+//! templates can test for it instead of failing on a missing key.
+
+use crate::stats::MedianEstimate;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Analysis {
+    pub confidence: f64,
+    pub resamples: u32,
+    pub cells: Vec<CellAnalysis>,
+    pub headline: Headline,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellAnalysis {
+    pub cell: u32,
+    pub params: serde_json::Map<String, serde_json::Value>,
+    pub delay_ns: u64,
+    /// Measured pairs in the cell.
+    pub n: u32,
+    pub forks: Vec<ForkAnalysis>,
+    pub forks_total: u32,
+    pub forks_seen: u32,
+    pub forks_reversed: u32,
+    pub pooled: Pooled,
+    pub hierarchical: Estimate,
+    pub cross_runs: CrossRuns,
+    /// Pearson r of fork baseline medians vs treatment medians; null with
+    /// fewer than two forks or no spread.
+    pub correlation: Option<f64>,
+    pub spread: Spread,
+    pub order: Order,
+    pub carry_over: CarryOver,
+    pub calibration: Calibration,
+    /// Null with one fork: no between-fork variance to estimate.
+    pub variance: Option<Variance>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Verdict {
+    /// The whole CI of median D is above 0.
+    #[serde(rename = "seen")]
+    Seen,
+    #[serde(rename = "not seen")]
+    NotSeen,
+    /// The whole CI is below 0: the treatment looked faster.
+    #[serde(rename = "reversed")]
+    Reversed,
+}
+
+impl Verdict {
+    pub fn of(ci: [f64; 2]) -> Verdict {
+        if ci[0] > 0.0 {
+            Verdict::Seen
+        } else if ci[1] < 0.0 {
+            Verdict::Reversed
+        } else {
+            Verdict::NotSeen
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ForkAnalysis {
+    pub fork: u32,
+    pub n: u32,
+    /// median(D) of the fork's measured pairs.
+    pub median_ns: f64,
+    pub ci_ns: [f64; 2],
+    pub verdict: Verdict,
+    pub baseline_median_ns: f64,
+    pub treatment_median_ns: f64,
+}
+
+/// A median with its percentile bootstrap CI.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Estimate {
+    pub median_ns: f64,
+    pub ci_ns: [f64; 2],
+}
+
+impl From<MedianEstimate> for Estimate {
+    fn from(e: MedianEstimate) -> Self {
+        Estimate {
+            median_ns: e.median,
+            ci_ns: [e.ci.lo, e.ci.hi],
+        }
+    }
+}
+
+/// All pairs of the cell as one sample, as the original study did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Pooled {
+    pub n: u32,
+    pub median_ns: f64,
+    pub ci_ns: [f64; 2],
+    pub baseline_median_ns: f64,
+    pub treatment_median_ns: f64,
+}
+
+/// Every ordered pair of distinct forks (f, g): median(treatment of g) -
+/// median(baseline of f), i.e. "compare two separate runs".
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CrossRuns {
+    pub comparisons: u32,
+    /// Estimates > 0 when d > 0; null when d = 0, where no sign is right
+    /// (read `slower`: the false "it got slower" calls).
+    pub correct: Option<u32>,
+    /// Estimates > 0, for any d.
+    pub slower: u32,
+    pub min_ns: Option<f64>,
+    pub max_ns: Option<f64>,
+    pub note: Option<String>,
+}
+
+/// Range over forks of the per-fork medians of each arm.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    pub baseline_min_ns: f64,
+    pub baseline_max_ns: f64,
+    pub treatment_min_ns: f64,
+    pub treatment_max_ns: f64,
+}
+
+/// Does running first or second change a run's time? See `order.rs`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Order {
+    PairedRandom {
+        treatment_first_n: u32,
+        treatment_first_median_ns: Option<f64>,
+        treatment_second_n: u32,
+        treatment_second_median_ns: Option<f64>,
+        /// median D (treatment first) - median D (treatment second).
+        difference_ns: Option<f64>,
+        ci_ns: Option<[f64; 2]>,
+        note: Option<String>,
+    },
+    Blocked {
+        forks: u32,
+        /// Forks where the second (treatment) block ran faster than the
+        /// first once d is taken out: `faster_by_ns > 0`.
+        forks_second_faster: u32,
+        /// Per fork: median(baseline) - (median(treatment) - d).
+        faster_by_min_ns: f64,
+        faster_by_median_ns: f64,
+        faster_by_max_ns: f64,
+    },
+}
+
+/// Baseline runs that directly followed a treatment run vs a baseline run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CarryOver {
+    pub after_treatment_n: u32,
+    pub after_treatment_median_ns: Option<f64>,
+    pub after_baseline_n: u32,
+    pub after_baseline_median_ns: Option<f64>,
+    /// after_treatment - after_baseline: the penalty of following a treatment.
+    pub difference_ns: Option<f64>,
+    pub ci_ns: Option<[f64; 2]>,
+    /// Whether each baseline run was followed by an untimed wait of d.
+    pub padded: bool,
+    pub note: Option<String>,
+}
+
+/// How well the harness recovers the delay it injected.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Calibration {
+    /// Pooled median D - d.
+    pub error_ns: f64,
+    /// Whether the pooled CI contains d.
+    pub ci_covers_delay: bool,
+    pub spin_median_ns: f64,
+    /// median(spin_ns) - d: what the busy-wait itself overshoots.
+    pub spin_error_ns: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Variance {
+    pub between_ns2: f64,
+    pub within_ns2: f64,
+    pub target_half_width_ns: f64,
+    /// Null when no design in the search reaches the target.
+    pub recommended: Option<Recommended>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Recommended {
+    pub forks: u32,
+    pub pairs: u32,
+    pub half_width_ns: f64,
+    /// forks x (pairs + the fork overhead counted in pairs).
+    pub cost_pairs: u64,
+}
+
+/// The answer across cells: see `headline.rs` for the grouping rule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Headline {
+    /// The first group's numbers, at top level for templates.
+    #[serde(flatten)]
+    pub first: GroupHeadline,
+    /// One entry per combination of non-delay params, in cell order.
+    pub groups: Vec<GroupHeadline>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GroupHeadline {
+    /// The params shared by the group (every key not starting with `delay`).
+    pub params: serde_json::Map<String, serde_json::Value>,
+    pub cells: Vec<u32>,
+    /// Smallest d > 0 whose cell every fork saw; null if none.
+    pub smallest_delay_seen_by_all_ns: Option<u64>,
+    /// That d as % of its cell's pooled median baseline.
+    pub as_pct_of_baseline: Option<f64>,
+    /// Smallest d > 0 whose cross-run comparisons were all correct (and at
+    /// least one was made).
+    pub smallest_delay_all_cross_runs_correct_ns: Option<u64>,
+    /// Over the d = 0 cells: forks that "saw" a difference (false positives).
+    pub zero_delay_forks_seen: Option<u32>,
+    pub zero_delay_forks_total: Option<u32>,
+}

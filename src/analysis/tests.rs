@@ -1,0 +1,352 @@
+use super::*;
+use crate::record::Arm;
+use serde_json::json;
+
+/// Builds pairs with consistent run times: pair i's runs start at
+/// 1000 i (+500 for the second arm), warm-up first.
+struct Fixture {
+    pairs: Vec<PairRecord>,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        Fixture { pairs: Vec::new() }
+    }
+
+    /// Adds one fork of measured pairs (baseline, treatment, first).
+    fn fork(mut self, cell: u32, fork: u32, d: u64, rows: &[(u64, u64, Arm)]) -> Self {
+        for (i, &(b, t, first)) in rows.iter().enumerate() {
+            self.pairs.push(record(
+                cell,
+                fork,
+                Phase::Measure,
+                i as u32,
+                first,
+                b,
+                t,
+                d,
+                10_000,
+            ));
+        }
+        self
+    }
+
+    fn warmup(mut self, cell: u32, fork: u32, d: u64, b: u64, t: u64) -> Self {
+        self.pairs.push(record(
+            cell,
+            fork,
+            Phase::Warmup,
+            0,
+            Arm::Baseline,
+            b,
+            t,
+            d,
+            0,
+        ));
+        self
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn record(
+    cell: u32,
+    fork: u32,
+    phase: Phase,
+    pair: u32,
+    first: Arm,
+    b: u64,
+    t: u64,
+    d: u64,
+    offset: u64,
+) -> PairRecord {
+    let slot = offset + 1000 * u64::from(pair);
+    let (baseline_at_ns, treatment_at_ns) = match first {
+        Arm::Baseline => (slot, slot + 500),
+        Arm::Treatment => (slot + 500, slot),
+    };
+    PairRecord {
+        cell,
+        fork,
+        phase,
+        pair,
+        first,
+        baseline_ns: b,
+        treatment_ns: t,
+        delay_ns: d,
+        spin_ns: d,
+        baseline_at_ns,
+        treatment_at_ns,
+    }
+}
+
+fn input(cells: &[(u32, u64)]) -> AnalysisInput {
+    AnalysisInput {
+        master_seed: 7,
+        resamples: 200,
+        confidence: 0.95,
+        ordering: Ordering::PairedRandom,
+        pad_baseline: true,
+        cells: cells
+            .iter()
+            .map(|&(cell, delay_ns)| CellInfo {
+                cell,
+                params: json!({"delay_us": delay_ns / 1000, "plans": 40})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+                delay_ns,
+            })
+            .collect(),
+        target_half_width_ns: None,
+    }
+}
+
+use Arm::{Baseline as B, Treatment as T};
+
+#[test]
+fn one_fork_has_no_cross_runs_and_says_why() {
+    let f = Fixture::new().fork(0, 0, 5, &[(100, 105, B), (100, 104, T), (101, 107, B)]);
+    let a = analyse(&input(&[(0, 5)]), &f.pairs).unwrap();
+    let c = &a.cells[0];
+    assert_eq!(c.cross_runs.comparisons, 0);
+    assert_eq!((c.cross_runs.min_ns, c.cross_runs.max_ns), (None, None));
+    assert!(c.cross_runs.note.as_deref().unwrap().contains("two forks"));
+    assert_eq!(c.correlation, None);
+    assert_eq!(c.variance, None);
+    assert_eq!(c.hierarchical.median_ns, 5.0);
+    assert_eq!(c.forks[0].median_ns, 5.0);
+}
+
+#[test]
+fn odd_and_even_forks_use_numpy_medians() {
+    let f = Fixture::new()
+        .fork(
+            0,
+            0,
+            0,
+            &[(10, 11, B), (10, 12, T), (10, 13, B), (10, 14, T)],
+        )
+        .fork(0, 1, 0, &[(10, 11, B), (10, 12, T), (10, 19, B)]);
+    let a = analyse(&input(&[(0, 0)]), &f.pairs).unwrap();
+    let c = &a.cells[0];
+    assert_eq!(c.forks[0].median_ns, 2.5);
+    assert_eq!(c.forks[1].median_ns, 2.0);
+    assert_eq!(c.pooled.median_ns, 2.0); // 1 1 2 2 3 4 9
+    assert_eq!(c.n, 7);
+    assert_eq!(c.cross_runs.comparisons, 2);
+    assert_eq!(c.cross_runs.correct, None); // d = 0: only `slower` means something
+    assert_eq!(c.cross_runs.slower, 2);
+}
+
+#[test]
+fn all_equal_differences_give_degenerate_intervals() {
+    let rows: Vec<_> = (0..9)
+        .map(|i| (100 + i * 7, 107 + i * 7, if i % 2 == 0 { B } else { T }))
+        .collect();
+    let f = Fixture::new().fork(0, 0, 7, &rows).fork(0, 1, 7, &rows);
+    let a = analyse(&input(&[(0, 7)]), &f.pairs).unwrap();
+    let c = &a.cells[0];
+    for fork in &c.forks {
+        assert_eq!(fork.ci_ns, [7.0, 7.0]);
+        assert_eq!(fork.verdict, Verdict::Seen);
+    }
+    assert_eq!(c.pooled.ci_ns, [7.0, 7.0]);
+    assert_eq!(c.hierarchical.ci_ns, [7.0, 7.0]);
+    assert_eq!(c.calibration.error_ns, 0.0);
+    assert!(c.calibration.ci_covers_delay);
+    let v = c.variance.as_ref().unwrap();
+    assert_eq!((v.between_ns2, v.within_ns2), (0.0, 0.0));
+    assert_eq!(v.recommended.as_ref().unwrap().forks, 2);
+}
+
+#[test]
+fn zero_delay_only_has_no_smallest_delay() {
+    let rows = [(100, 101, B), (100, 99, T), (100, 100, B)];
+    let f = Fixture::new().fork(0, 0, 0, &rows).fork(0, 1, 0, &rows);
+    let a = analyse(&input(&[(0, 0)]), &f.pairs).unwrap();
+    let h = &a.headline.first;
+    assert_eq!(h.smallest_delay_seen_by_all_ns, None);
+    assert_eq!(h.smallest_delay_all_cross_runs_correct_ns, None);
+    assert_eq!(
+        (h.zero_delay_forks_seen, h.zero_delay_forks_total),
+        (Some(0), Some(2))
+    );
+    assert_eq!(a.cells[0].forks[0].verdict, Verdict::NotSeen);
+}
+
+#[test]
+fn warmup_rows_are_ignored() {
+    let rows = [(100, 105, B), (100, 105, T), (100, 105, B)];
+    let clean = Fixture::new().fork(0, 0, 5, &rows);
+    let noisy = Fixture::new()
+        .warmup(0, 0, 5, 1, 900_000)
+        .fork(0, 0, 5, &rows);
+    let a = analyse(&input(&[(0, 5)]), &clean.pairs).unwrap();
+    let b = analyse(&input(&[(0, 5)]), &noisy.pairs).unwrap();
+    assert_eq!(a.cells[0].forks, b.cells[0].forks);
+    assert_eq!(a.cells[0].pooled, b.cells[0].pooled);
+}
+
+#[test]
+fn headline_groups_by_other_params() {
+    let seen = [(100, 150, B), (101, 150, T), (99, 150, B), (100, 151, T)];
+    let f = Fixture::new()
+        .fork(0, 0, 0, &[(100, 100, B), (100, 101, T), (100, 99, B)])
+        .fork(0, 1, 0, &[(100, 100, B), (100, 101, T), (100, 99, B)])
+        .fork(1, 0, 50, &seen)
+        .fork(1, 1, 50, &seen)
+        .fork(2, 0, 50, &[(100, 100, B), (100, 101, T), (100, 99, B)])
+        .fork(2, 1, 50, &seen);
+    let mut inp = input(&[(0, 0), (1, 50), (2, 50)]);
+    inp.cells[2].params.insert("plans".into(), json!(80));
+    let f = Fixture {
+        pairs: f
+            .pairs
+            .into_iter()
+            .map(|mut p| {
+                if p.cell == 2 {
+                    p.delay_ns = 50
+                }
+                p
+            })
+            .collect(),
+    };
+    let a = analyse(&inp, &f.pairs).unwrap();
+    assert_eq!(a.headline.groups.len(), 2);
+    assert_eq!(a.headline.first.cells, vec![0, 1]);
+    assert_eq!(a.headline.first.smallest_delay_seen_by_all_ns, Some(50));
+    assert_eq!(a.headline.first.as_pct_of_baseline, Some(50.0));
+    assert_eq!(
+        a.headline.first.smallest_delay_all_cross_runs_correct_ns,
+        Some(50)
+    );
+    assert_eq!(
+        a.headline.groups[1].params,
+        *json!({"plans": 80}).as_object().unwrap()
+    );
+    assert_eq!(a.headline.groups[1].smallest_delay_seen_by_all_ns, None);
+}
+
+#[test]
+fn carry_over_sees_a_penalty_after_treatment() {
+    // Alternating first arms: B T | T B | B T | T B ... the baseline of a
+    // T-first pair follows a treatment; make those baselines 50 ns slower.
+    let rows: Vec<_> = (0..40)
+        .map(|i| {
+            if i % 2 == 0 {
+                (100, 100, B)
+            } else {
+                (150, 100, T)
+            }
+        })
+        .collect();
+    let f = Fixture::new().fork(0, 0, 0, &rows);
+    let mut inp = input(&[(0, 0)]);
+    inp.pad_baseline = false;
+    let c = &analyse(&inp, &f.pairs).unwrap().cells[0];
+    let co = &c.carry_over;
+    // Pair 0's baseline has no predecessor; B-first baselines follow the
+    // previous pair's second run, a baseline.
+    assert_eq!((co.after_treatment_n, co.after_baseline_n), (20, 19));
+    assert_eq!(co.difference_ns, Some(50.0));
+    assert_eq!(co.ci_ns, Some([50.0, 50.0]));
+    assert!(!co.padded);
+    match &c.order {
+        Order::PairedRandom {
+            difference_ns,
+            treatment_first_n,
+            ..
+        } => {
+            assert_eq!(*treatment_first_n, 20);
+            assert_eq!(*difference_ns, Some(-50.0));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn blocked_reports_second_block_speed_up() {
+    let f = Fixture::new()
+        .fork(0, 0, 10, &[(200, 110, B), (200, 110, B), (200, 110, B)])
+        .fork(0, 1, 10, &[(200, 215, B), (200, 215, B), (200, 215, B)]);
+    let mut inp = input(&[(0, 10)]);
+    inp.ordering = Ordering::Blocked;
+    let c = &analyse(&inp, &f.pairs).unwrap().cells[0];
+    assert_eq!(
+        c.order,
+        Order::Blocked {
+            forks: 2,
+            forks_second_faster: 1,
+            faster_by_min_ns: -5.0,
+            faster_by_median_ns: 47.5,
+            faster_by_max_ns: 100.0
+        }
+    );
+}
+
+#[test]
+fn bad_data_is_refused_with_a_reason() {
+    let f = Fixture::new().fork(3, 0, 5, &[(1, 2, B)]);
+    assert_eq!(
+        analyse(&input(&[(0, 5)]), &f.pairs),
+        Err(AnalysisError::UnknownCell(3))
+    );
+    let f = Fixture::new().fork(0, 0, 6, &[(1, 2, B)]);
+    assert!(matches!(
+        analyse(&input(&[(0, 5)]), &f.pairs),
+        Err(AnalysisError::DelayMismatch { found: 6, .. })
+    ));
+    assert_eq!(
+        analyse(&input(&[(0, 5)]), &[]),
+        Err(AnalysisError::EmptyCell(0))
+    );
+    let f = Fixture::new().warmup(0, 2, 5, 1, 2);
+    assert_eq!(
+        analyse(&input(&[(0, 5)]), &f.pairs),
+        Err(AnalysisError::EmptyFork { cell: 0, fork: 2 })
+    );
+    let mut inp = input(&[(0, 5)]);
+    inp.confidence = 1.0;
+    assert_eq!(analyse(&inp, &[]), Err(AnalysisError::BadConfidence(1.0)));
+    let inp = input(&[(0, 5), (0, 5)]);
+    assert_eq!(analyse(&inp, &[]), Err(AnalysisError::DuplicateCell(0)));
+}
+
+#[test]
+fn json_is_byte_identical_and_round_trips() {
+    let rows: Vec<_> = (0..31)
+        .map(|i| {
+            (
+                1000 + (i * 37) % 101,
+                1020 + (i * 53) % 97,
+                if i % 3 == 0 { B } else { T },
+            )
+        })
+        .collect();
+    let f = Fixture::new()
+        .fork(0, 0, 20, &rows)
+        .fork(0, 1, 20, &rows[..30])
+        .fork(0, 2, 20, &rows[3..]);
+    let inp = input(&[(0, 20)]);
+    let a = serde_json::to_string_pretty(&analyse(&inp, &f.pairs).unwrap()).unwrap();
+    let b = serde_json::to_string_pretty(&analyse(&inp, &f.pairs).unwrap()).unwrap();
+    assert_eq!(a, b);
+    let back: Analysis = serde_json::from_str(&a).unwrap();
+    assert_eq!(serde_json::to_string_pretty(&back).unwrap(), a);
+    let v: serde_json::Value = serde_json::from_str(&a).unwrap();
+    for key in [
+        "cell",
+        "params",
+        "delay_ns",
+        "forks",
+        "forks_seen",
+        "pooled",
+        "hierarchical",
+        "cross_runs",
+        "correlation",
+    ] {
+        assert!(v["cells"][0].get(key).is_some(), "missing {key}");
+    }
+    assert!(v["headline"].get("smallest_delay_seen_by_all_ns").is_some());
+    assert!(v["cells"][0]["forks"][0]["verdict"].is_string());
+}

@@ -1,0 +1,57 @@
+//! Variance components of D (forks x pairs) and the design that would reach
+//! a target CI half-width (Kalibera & Jones 2013; formulas in
+//! `stats::variance`).
+//!
+//! The search tries 100, 300, 1000 and 3000 pairs per fork and 2..=1000
+//! forks, costing a fork as its pairs plus [`FORK_OVERHEAD_PAIRS`]. The
+//! formula is for the mean; the median's half-width is somewhat wider
+//! (about sqrt(pi/2) for normal data), so read the result as a lower bound.
+
+use super::{AnalysisInput, ForkData, Pooled, Recommended, Variance};
+use crate::stats::{self, StatsError};
+
+/// Pairs per fork the recommendation chooses from.
+pub const PAIRS_OPTIONS: [u32; 4] = [100, 300, 1000, 3000];
+/// Starting a fresh process and warming it up, in pair-equivalents (the
+/// study's 80 warm-up pairs plus process start): what makes more forks cost.
+pub const FORK_OVERHEAD_PAIRS: u32 = 100;
+pub const MAX_FORKS: u32 = 1000;
+/// Default target: this fraction of the pooled median baseline.
+pub const DEFAULT_TARGET_FRACTION: f64 = 0.01;
+
+pub(crate) fn variance(
+    input: &AnalysisInput,
+    forks: &[ForkData<'_>],
+    pooled: &Pooled,
+) -> Result<Option<Variance>, StatsError> {
+    let diffs: Vec<Vec<i64>> = forks.iter().map(ForkData::diffs).collect();
+    let groups: Vec<&[i64]> = diffs.iter().map(Vec::as_slice).collect();
+    let vc = match stats::variance_components(&groups) {
+        Ok(vc) => vc,
+        Err(StatsError::TooFewGroups(_)) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let target = input
+        .target_half_width_ns
+        .unwrap_or(DEFAULT_TARGET_FRACTION * pooled.baseline_median_ns);
+    let recommended = stats::recommend(
+        vc,
+        input.confidence,
+        target,
+        &PAIRS_OPTIONS,
+        FORK_OVERHEAD_PAIRS,
+        MAX_FORKS,
+    )
+    .map(|r| Recommended {
+        forks: r.forks,
+        pairs: r.pairs,
+        half_width_ns: r.half_width,
+        cost_pairs: r.cost_pairs,
+    });
+    Ok(Some(Variance {
+        between_ns2: vc.between,
+        within_ns2: vc.within,
+        target_half_width_ns: target,
+        recommended,
+    }))
+}

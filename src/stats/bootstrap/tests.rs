@@ -1,0 +1,120 @@
+use super::*;
+use crate::stats::quantile::median;
+use crate::stats::resample::{hierarchical_indices, resample_indices, two_sample_indices};
+use rand::SeedableRng;
+use rand_pcg::Pcg64;
+
+const DATA: [i64; 9] = [12, -4, 7, 7, 30, 1, 9, 15, 3];
+
+fn rng(seed: u64) -> Pcg64 {
+    Pcg64::seed_from_u64(seed)
+}
+
+/// The interval recomputed the slow, obvious way from dumped indices.
+fn interval_from(stats: Vec<f64>, c: f64) -> Interval {
+    percentile_interval(stats, c).unwrap()
+}
+
+#[test]
+fn same_seed_same_interval() {
+    let a = bootstrap_median(&DATA, 500, 0.95, &mut rng(3)).unwrap();
+    let b = bootstrap_median(&DATA, 500, 0.95, &mut rng(3)).unwrap();
+    assert_eq!(a, b);
+    let c = bootstrap_median(&DATA, 500, 0.95, &mut rng(4)).unwrap();
+    assert_eq!(a.median, c.median);
+}
+
+#[test]
+fn all_equal_input_gives_a_degenerate_interval() {
+    let e = bootstrap_median(&[42_i64; 10], 200, 0.95, &mut rng(1)).unwrap();
+    assert_eq!(e.median, 42.0);
+    assert_eq!(e.ci, Interval { lo: 42.0, hi: 42.0 });
+    let h = hierarchical_median(&[&[5_i64; 3][..], &[5; 4]], 200, 0.9, &mut rng(1)).unwrap();
+    assert_eq!(h.ci, Interval { lo: 5.0, hi: 5.0 });
+}
+
+#[test]
+fn interval_contains_the_median() {
+    let e = bootstrap_median(&DATA, 2000, 0.95, &mut rng(11)).unwrap();
+    assert_eq!(e.median, 7.0);
+    assert!(e.ci.contains(7.0), "{e:?}");
+    assert!(e.ci.lo < e.ci.hi);
+}
+
+#[test]
+fn dumped_indices_reproduce_the_plain_bootstrap() {
+    let (b, c) = (300, 0.9);
+    let e = bootstrap_median(&DATA, b, c, &mut rng(5)).unwrap();
+    let medians = resample_indices(&mut rng(5), DATA.len() as u32, b)
+        .iter()
+        .map(|idx| median(&idx.iter().map(|&i| DATA[i as usize]).collect::<Vec<_>>()).unwrap())
+        .collect();
+    assert_eq!(e.ci, interval_from(medians, c));
+}
+
+#[test]
+fn dumped_indices_reproduce_the_two_sample_bootstrap() {
+    let a = [5_i64, 9, 2, 8];
+    let b = [1_i64, 0, 3, 3, 2];
+    let e = bootstrap_median_diff(&a, &b, 300, 0.95, &mut rng(6)).unwrap();
+    assert_eq!(e.median, 6.5 - 2.0);
+    let pick = |x: &[i64], idx: &[u32]| {
+        median(&idx.iter().map(|&i| x[i as usize]).collect::<Vec<_>>()).unwrap()
+    };
+    let diffs = two_sample_indices(&mut rng(6), 4, 5, 300)
+        .iter()
+        .map(|(ia, ib)| pick(&a, ia) - pick(&b, ib))
+        .collect();
+    assert_eq!(e.ci, interval_from(diffs, 0.95));
+}
+
+#[test]
+fn dumped_indices_reproduce_the_hierarchical_bootstrap() {
+    let groups: [&[i64]; 3] = [&[1, 5, 3], &[10, 12], &[4, 4, 6, 100]];
+    let e = hierarchical_median(&groups, 300, 0.95, &mut rng(7)).unwrap();
+    assert_eq!(e.median, 5.0); // pooled sorted: 1 3 4 4 [5] 6 10 12 100
+    let medians = hierarchical_indices(&mut rng(7), &[3, 2, 4], 300)
+        .iter()
+        .map(|slots| {
+            let pooled: Vec<i64> = slots
+                .iter()
+                .flat_map(|(g, idx)| idx.iter().map(move |&i| groups[*g as usize][i as usize]))
+                .collect();
+            median(&pooled).unwrap()
+        })
+        .collect();
+    assert_eq!(e.ci, interval_from(medians, 0.95));
+}
+
+#[test]
+fn refuses_bad_input_without_panicking() {
+    let mut r = rng(0);
+    assert_eq!(
+        bootstrap_median::<i64, _>(&[], 10, 0.95, &mut r),
+        Err(StatsError::Empty)
+    );
+    assert_eq!(
+        bootstrap_median(&[1.0, f64::NAN], 10, 0.95, &mut r),
+        Err(StatsError::NotANumber)
+    );
+    assert_eq!(
+        bootstrap_median(&[1_i64], 0, 0.95, &mut r),
+        Err(StatsError::NoResamples)
+    );
+    assert_eq!(
+        bootstrap_median(&[1_i64], 10, 1.0, &mut r),
+        Err(StatsError::BadConfidence(1.0))
+    );
+    assert_eq!(
+        hierarchical_median::<i64, _>(&[], 10, 0.95, &mut r),
+        Err(StatsError::Empty)
+    );
+    assert_eq!(
+        hierarchical_median::<i64, _>(&[&[1], &[]], 10, 0.95, &mut r),
+        Err(StatsError::Empty)
+    );
+    assert_eq!(
+        bootstrap_median_diff(&[1_i64], &[], 10, 0.95, &mut r),
+        Err(StatsError::Empty)
+    );
+}

@@ -1,0 +1,266 @@
+//! How much of the noise lives between forks and how much inside them, and
+//! what that means for the next experiment's size.
+//!
+//! Variance components of a one-way random-effects layout (forks x pairs) by
+//! the ANOVA method of moments (Searle, Casella & McCulloch 1992, ch. 3):
+//! MSB = sum n_i (mean_i - mean)^2 / (k - 1), MSW = sum (y - mean_i)^2 / (N - k),
+//! n0 = (N - sum n_i^2 / N) / (k - 1) (= pairs per fork when balanced),
+//! within = MSW, between = max(0, (MSB - MSW) / n0). The clamp is the usual
+//! one: a negative estimate means "no detectable between-fork variance".
+//!
+//! The recommendation follows Kalibera & Jones 2013 ("Rigorous benchmarking in
+//! reasonable time", ISMM): with n forks of m pairs,
+//! Var(grand mean) = between / n + within / (n m), and the CI half-width is
+//! z sqrt(Var). Because between-fork variance only shrinks with more forks,
+//! more pairs per fork stop helping once between / n dominates.
+
+use super::{to_finite_vec, StatsError, Value};
+
+/// Between- and within-group variance estimates, in squared input units.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct VarianceComponents {
+    pub between: f64,
+    pub within: f64,
+}
+
+/// ANOVA estimates from groups (forks) of observations (one D per pair).
+/// Needs at least two groups, no empty group, and more observations than groups.
+pub fn variance_components<T: Value>(groups: &[&[T]]) -> Result<VarianceComponents, StatsError> {
+    let k = groups.len();
+    if k < 2 {
+        return Err(StatsError::TooFewGroups(2));
+    }
+    let groups: Vec<Vec<f64>> = groups
+        .iter()
+        .map(|g| to_finite_vec(g))
+        .collect::<Result<_, _>>()?;
+    let big_n: usize = groups.iter().map(Vec::len).sum();
+    if big_n <= k {
+        return Err(StatsError::TooFewGroups(2));
+    }
+    let means: Vec<f64> = groups
+        .iter()
+        .map(|g| g.iter().sum::<f64>() / g.len() as f64)
+        .collect();
+    let grand = groups.iter().flatten().sum::<f64>() / big_n as f64;
+    let ssb: f64 = groups
+        .iter()
+        .zip(&means)
+        .map(|(g, m)| g.len() as f64 * (m - grand).powi(2))
+        .sum();
+    let ssw: f64 = groups
+        .iter()
+        .zip(&means)
+        .map(|(g, m)| g.iter().map(|y| (y - m).powi(2)).sum::<f64>())
+        .sum();
+    let msb = ssb / (k - 1) as f64;
+    let msw = ssw / (big_n - k) as f64;
+    let sum_sq: f64 = groups.iter().map(|g| (g.len() as f64).powi(2)).sum();
+    let n0 = (big_n as f64 - sum_sq / big_n as f64) / (k - 1) as f64;
+    Ok(VarianceComponents {
+        between: ((msb - msw) / n0).max(0.0),
+        within: msw,
+    })
+}
+
+/// A design: forks x pairs, its predicted half-width and its cost.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Recommendation {
+    pub forks: u32,
+    pub pairs: u32,
+    pub half_width: f64,
+    /// forks x (pairs + fork_overhead_pairs): pairs, counting a fork's start-up.
+    pub cost_pairs: u64,
+}
+
+/// The cheapest design reaching `target_half_width`.
+///
+/// Search: for each candidate pairs-per-fork m in `pairs_options`, the
+/// smallest n >= 2 forks (two: a fork-to-fork spread needs two forks to be
+/// seen at all) with z sqrt(between / n + within / (n m)) <= target, up to
+/// `max_forks`; among those the one with the lowest n (m + fork_overhead_pairs),
+/// ties to fewer forks. `None` when no candidate reaches the target.
+pub fn recommend(
+    vc: VarianceComponents,
+    confidence: f64,
+    target_half_width: f64,
+    pairs_options: &[u32],
+    fork_overhead_pairs: u32,
+    max_forks: u32,
+) -> Option<Recommendation> {
+    let usable = target_half_width > 0.0 && confidence > 0.0 && confidence < 1.0;
+    if !usable {
+        return None;
+    }
+    let z = normal_quantile((1.0 + confidence) / 2.0);
+    let half_width = |n: u32, m: u32| {
+        let n = f64::from(n);
+        z * (vc.between / n + vc.within / (n * f64::from(m))).sqrt()
+    };
+    pairs_options
+        .iter()
+        .filter(|&&m| m > 0)
+        .filter_map(|&m| {
+            let per_fork = z * z * (vc.between + vc.within / f64::from(m));
+            let guess = (per_fork / (target_half_width * target_half_width)).ceil();
+            let mut n = if guess.is_finite() && guess < f64::from(max_forks) {
+                (guess as u32).max(2)
+            } else {
+                max_forks
+            };
+            // The closed form can be off by one either way after rounding.
+            while n > 2 && half_width(n - 1, m) <= target_half_width {
+                n -= 1;
+            }
+            while n <= max_forks && half_width(n, m) > target_half_width {
+                n += 1;
+            }
+            (n <= max_forks).then(|| Recommendation {
+                forks: n,
+                pairs: m,
+                half_width: half_width(n, m),
+                cost_pairs: u64::from(n) * u64::from(m + fork_overhead_pairs),
+            })
+        })
+        .min_by_key(|r| (r.cost_pairs, r.forks))
+}
+
+/// The standard normal quantile function (Acklam's rational approximation,
+/// relative error below 1.2e-9: far below what a half-width needs).
+pub fn normal_quantile(p: f64) -> f64 {
+    const A: [f64; 6] = [
+        -3.969683028665376e+01,
+        2.209460984245205e+02,
+        -2.759285104469687e+02,
+        1.38357751867269e+02,
+        -3.066479806614716e+01,
+        2.506628277459239e+00,
+    ];
+    const B: [f64; 5] = [
+        -5.447609879822406e+01,
+        1.615858368580409e+02,
+        -1.556989798598866e+02,
+        6.680131188771972e+01,
+        -1.328068155288572e+01,
+    ];
+    const C: [f64; 6] = [
+        -7.784894002430293e-03,
+        -3.223964580411365e-01,
+        -2.400758277161838e+00,
+        -2.549732539343734e+00,
+        4.374664141464968e+00,
+        2.938163982698783e+00,
+    ];
+    const D: [f64; 4] = [
+        7.784695709041462e-03,
+        3.224671290700398e-01,
+        2.445134137142996e+00,
+        3.754408661907416e+00,
+    ];
+    const P_LOW: f64 = 0.02425;
+    if !(p > 0.0 && p < 1.0) {
+        return if p == 0.0 {
+            f64::NEG_INFINITY
+        } else if p == 1.0 {
+            f64::INFINITY
+        } else {
+            f64::NAN
+        };
+    }
+    let tail = |q: f64| {
+        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
+            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+    };
+    if p < P_LOW {
+        tail((-2.0 * p.ln()).sqrt())
+    } else if p > 1.0 - P_LOW {
+        -tail((-2.0 * (1.0 - p).ln()).sqrt())
+    } else {
+        let q = p - 0.5;
+        let r = q * q;
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
+            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn balanced_layout_by_hand() {
+        // means 2 and 5, grand 3.5: MSB = 3 (1.5^2 + 1.5^2) / 1 = 13.5;
+        // MSW = (1 + 0 + 1 + 1 + 0 + 1) / 4 = 1; n0 = 3 -> between = 12.5 / 3.
+        let vc = variance_components(&[&[1_i64, 2, 3][..], &[4, 5, 6]]).unwrap();
+        assert_eq!(vc.within, 1.0);
+        assert!((vc.between - 12.5 / 3.0).abs() < 1e-12, "{vc:?}");
+    }
+
+    #[test]
+    fn negative_between_is_clamped() {
+        // equal means: MSB = 0, MSW = (1 + 1 + 0 + 0) / 2 = 1 -> between = -1/2 -> 0.
+        let vc = variance_components(&[&[1.0, 3.0][..], &[2.0, 2.0]]).unwrap();
+        assert_eq!(
+            vc,
+            VarianceComponents {
+                between: 0.0,
+                within: 1.0
+            }
+        );
+    }
+
+    #[test]
+    fn unbalanced_layout_by_hand() {
+        // groups [0, 2] and [6]: N = 3, means 1 and 6, grand 8/3.
+        // SSB = 2 (5/3)^2 + (10/3)^2 = 150/9; MSB = 150/9; SSW = 2, MSW = 2;
+        // n0 = (3 - 5/3) / 1 = 4/3; between = (150/9 - 2) * 3/4 = 11.
+        let vc = variance_components(&[&[0_i64, 2][..], &[6]]).unwrap();
+        assert_eq!(vc.within, 2.0);
+        assert!((vc.between - 11.0).abs() < 1e-12, "{vc:?}");
+    }
+
+    #[test]
+    fn too_little_data_is_refused() {
+        assert_eq!(
+            variance_components(&[&[1_i64, 2][..]]),
+            Err(StatsError::TooFewGroups(2))
+        );
+        assert_eq!(
+            variance_components(&[&[1_i64][..], &[2]]),
+            Err(StatsError::TooFewGroups(2))
+        );
+        assert_eq!(
+            variance_components(&[&[1_i64][..], &[]]),
+            Err(StatsError::Empty)
+        );
+    }
+
+    #[test]
+    fn normal_quantiles() {
+        assert!((normal_quantile(0.975) - 1.959963984540054).abs() < 1e-8);
+        assert!((normal_quantile(0.995) - 2.5758293035489).abs() < 1e-8);
+        assert!((normal_quantile(0.01) + 2.3263478740408408).abs() < 1e-8);
+        assert_eq!(normal_quantile(0.5), 0.0);
+    }
+
+    #[test]
+    fn recommendation_reaches_the_target_cheaply() {
+        let vc = VarianceComponents {
+            between: 100.0,
+            within: 10_000.0,
+        };
+        let r = recommend(vc, 0.95, 5.0, &[100, 300, 1000], 100, 10_000).unwrap();
+        // m = 100: n >= z^2 (100 + 100) / 25 = 30.7 -> 31 forks, cost 6200;
+        // m = 300: z^2 (133.3) / 25 = 20.5 -> 21, cost 8400; m = 1000: 17 -> 18800.
+        assert_eq!((r.forks, r.pairs, r.cost_pairs), (31, 100, 6200));
+        assert!(r.half_width <= 5.0);
+        let none = recommend(vc, 0.95, 0.01, &[100], 100, 50);
+        assert_eq!(none, None);
+        let zero = VarianceComponents {
+            between: 0.0,
+            within: 0.0,
+        };
+        let r = recommend(zero, 0.95, 1.0, &[100, 300], 100, 10).unwrap();
+        assert_eq!((r.forks, r.pairs), (2, 100));
+    }
+}
