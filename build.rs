@@ -17,7 +17,11 @@ fn main() {
     let dirty = output("git", &["status", "--porcelain", "--untracked-files=no"])
         .map(|s| !s.is_empty())
         .unwrap_or(false);
-    let commit = if dirty { format!("{commit}-dirty") } else { commit };
+    let commit = if dirty {
+        format!("{commit}-dirty")
+    } else {
+        commit
+    };
     println!("cargo:rustc-env=RUNNER_GIT_COMMIT={commit}");
     println!("cargo:rerun-if-changed=.git/HEAD");
     println!("cargo:rerun-if-changed=.git/index");

@@ -26,7 +26,8 @@ fn median(mut v: Vec<u64>) -> f64 {
 
 fn floor() {
     let clock = runner::environment::measure_clock();
-    let mut noop = runner::strategy::build(StrategyKind::Noop, WorkloadParams::default(), None).unwrap();
+    let mut noop =
+        runner::strategy::build(StrategyKind::Noop, WorkloadParams::default(), None).unwrap();
     let input = Overrides { delta: 0.01 };
     let mut times = Vec::with_capacity(200_000);
     for _ in 0..200_000 {
@@ -70,7 +71,11 @@ fn analysis_time() {
         for fork in 0..forks {
             for pair in 0..pairs {
                 let base = 800_000 + next() % 40_000;
-                let first = if next() % 2 == 0 { Arm::Baseline } else { Arm::Treatment };
+                let first = if next() % 2 == 0 {
+                    Arm::Baseline
+                } else {
+                    Arm::Treatment
+                };
                 records.push(PairRecord {
                     cell: cell as u32,
                     fork,
@@ -98,7 +103,10 @@ fn analysis_time() {
             .enumerate()
             .map(|(i, &d)| CellInfo {
                 cell: i as u32,
-                params: serde_json::Map::from_iter([("delay_us".to_string(), serde_json::json!(d))]),
+                params: serde_json::Map::from_iter([(
+                    "delay_us".to_string(),
+                    serde_json::json!(d),
+                )]),
                 delay_ns: d * 1000,
             })
             .collect(),

@@ -24,15 +24,26 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
     let forks = u64::from(exp.design.forks.get());
     let jobs = cells.len() as u64 * forks;
     let per_job = plan::Plan::pairs_per_job(exp);
-    let estimate: u64 = cells.iter().map(|c| plan::estimate_job_ns(exp, c) * forks).sum();
+    let estimate: u64 = cells
+        .iter()
+        .map(|c| plan::estimate_job_ns(exp, c) * forks)
+        .sum();
     let strategy = |name: &str| format!("{name} ({})", exp.strategies[name].label());
     let mut out = String::new();
-    out.push_str(&format!("experiment  {} ({})\n", exp.name, spec_path.display()));
+    out.push_str(&format!(
+        "experiment  {} ({})\n",
+        exp.name,
+        spec_path.display()
+    ));
     out.push_str(&format!(
         "arms        baseline {} vs treatment {}{}\n",
         strategy(&exp.design.baseline),
         strategy(&exp.design.treatment),
-        if exp.design.is_aa() { " (A/A, one shared instance)" } else { "" }
+        if exp.design.is_aa() {
+            " (A/A, one shared instance)"
+        } else {
+            ""
+        }
     ));
     out.push_str(&format!(
         "design      {} forks x ({} warm-up + {} pairs), {:?} order, pad_baseline {}, {:?} schedule\n",
@@ -45,7 +56,8 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
     ));
     out.push_str(&format!(
         "seed        {}\n",
-        exp.seed.map_or("drawn at exec time".to_string(), |s| s.to_string())
+        exp.seed
+            .map_or("drawn at exec time".to_string(), |s| s.to_string())
     ));
     out.push_str(&format!("cells       {}\n", cells.len()));
     for c in &cells {
@@ -55,9 +67,18 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
             serde_json::Value::Object(c.params.clone())
         ));
     }
-    out.push_str(&format!("jobs        {jobs} (cells x forks), each a fresh process\n"));
-    out.push_str(&format!("pairs       {} in total ({} measured)\n", jobs * per_job, jobs * u64::from(exp.design.pairs.get())));
-    out.push_str(&format!("estimate    about {} (rough, from per-run costs)\n", human_duration(estimate)));
+    out.push_str(&format!(
+        "jobs        {jobs} (cells x forks), each a fresh process\n"
+    ));
+    out.push_str(&format!(
+        "pairs       {} in total ({} measured)\n",
+        jobs * per_job,
+        jobs * u64::from(exp.design.pairs.get())
+    ));
+    out.push_str(&format!(
+        "estimate    about {} (rough, from per-run costs)\n",
+        human_duration(estimate)
+    ));
     Ok(out)
 }
 

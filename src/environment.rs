@@ -82,7 +82,9 @@ pub fn capture() -> Environment {
         os: System::long_os_version().unwrap_or_else(|| std::env::consts::OS.into()),
         kernel: System::kernel_version().unwrap_or_default(),
         hostname: System::host_name().unwrap_or_default(),
-        cpu_model: cpu.map(|c| c.brand().trim().to_string()).unwrap_or_default(),
+        cpu_model: cpu
+            .map(|c| c.brand().trim().to_string())
+            .unwrap_or_default(),
         logical_cores: sys.cpus().len(),
         physical_cores: sys.physical_core_count(),
         memory_bytes: sys.total_memory(),

@@ -28,8 +28,20 @@ pub use error::{Result, RunnerError};
 /// errors to stderr (printed by `main`).
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Exec { spec, out, set, resume, quiet } => {
-            let args = exec::ExecArgs { spec, out, set, resume, quiet };
+        Command::Exec {
+            spec,
+            out,
+            set,
+            resume,
+            quiet,
+        } => {
+            let args = exec::ExecArgs {
+                spec,
+                out,
+                set,
+                resume,
+                quiet,
+            };
             let outcome = exec::exec(&args)?;
             print!("{}", report::terminal_summary(&outcome.dir)?);
             Ok(())
@@ -47,6 +59,8 @@ pub fn run(cli: Cli) -> Result<()> {
             print!("{}", commands::env());
             Ok(())
         }
-        Command::Worker => exec::worker::main().map_err(|e| RunnerError::RunFailed(format!("{e:#}"))),
+        Command::Worker => {
+            exec::worker::main().map_err(|e| RunnerError::RunFailed(format!("{e:#}")))
+        }
     }
 }

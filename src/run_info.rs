@@ -68,7 +68,8 @@ impl RunInfo {
         use anyhow::Context;
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read {}", path.display()))?;
-        serde_json::from_str(&text).with_context(|| format!("{} is not a valid run.json", path.display()))
+        serde_json::from_str(&text)
+            .with_context(|| format!("{} is not a valid run.json", path.display()))
     }
 
     pub fn to_json(&self) -> String {

@@ -6,7 +6,12 @@ use common::*;
 
 const COLUMNS: &str = "cell,fork,phase,pair,first,baseline_ns,treatment_ns,delay_ns,spin_ns,baseline_at_ns,treatment_at_ns";
 
-fn exec(dir: &std::path::Path, spec: &std::path::Path, out: &str, extra: &[&str]) -> std::path::PathBuf {
+fn exec(
+    dir: &std::path::Path,
+    spec: &std::path::Path,
+    out: &str,
+    extra: &[&str],
+) -> std::path::PathBuf {
     let out = dir.join(out);
     runner()
         .current_dir(dir)
@@ -28,24 +33,46 @@ fn small_exec_writes_the_whole_folder() {
     let out = tmp.path().join("out");
     let assert = runner()
         .current_dir(tmp.path())
-        .args(["exec", spec.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"])
-        .args(["--set", "design.forks=2", "--set", "design.pairs=40", "--set", "design.warmup_pairs=5"])
+        .args([
+            "exec",
+            spec.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+        ])
+        .args([
+            "--set",
+            "design.forks=2",
+            "--set",
+            "design.pairs=40",
+            "--set",
+            "design.warmup_pairs=5",
+        ])
         .assert()
         .success();
     let stdout = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
-    assert!(stdout.contains("report.md"), "summary names the report: {stdout}");
+    assert!(
+        stdout.contains("report.md"),
+        "summary names the report: {stdout}"
+    );
 
     for f in ["report.md", "pairs.csv", "run.json", "analysis.json"] {
         assert!(out.join(f).is_file(), "{f} missing");
     }
-    assert!(!tmp.path().join("out.partial").exists(), "partial folder renamed away");
+    assert!(
+        !tmp.path().join("out.partial").exists(),
+        "partial folder renamed away"
+    );
     let text = std::fs::read_to_string(out.join("pairs.csv")).unwrap();
     assert_eq!(text.lines().next().unwrap(), COLUMNS);
     let (header, rows) = csv_rows(&out.join("pairs.csv"));
     // 2 cells x 2 forks x (5 warm-up + 40 pairs)
     assert_eq!(rows.len(), 2 * 2 * 45);
     let phase = col(&header, "phase");
-    assert_eq!(rows.iter().filter(|r| r[phase] == "warmup").count(), 2 * 2 * 5);
+    assert_eq!(
+        rows.iter().filter(|r| r[phase] == "warmup").count(),
+        2 * 2 * 5
+    );
 
     let analysis = read_json(&out.join("analysis.json"));
     let cells = analysis["cells"].as_array().unwrap();
@@ -55,7 +82,12 @@ fn small_exec_writes_the_whole_folder() {
     let run = read_json(&out.join("run.json"));
     assert_eq!(run["seeds"]["master"], 7);
     assert_eq!(run["forks"].as_array().unwrap().len(), 4);
-    assert!(run["environment"]["clock"]["read_cost_ns"].as_f64().unwrap() > 0.0);
+    assert!(
+        run["environment"]["clock"]["read_cost_ns"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
 }
 
 /// The same spec and seed give the same schedule, `first` column and inputs
@@ -70,17 +102,46 @@ fn same_seed_same_schedule_and_inputs() {
     let (ha, ra) = csv_rows(&a.join("pairs.csv"));
     let (_, rb) = csv_rows(&b.join("pairs.csv"));
     let key = |rows: &Vec<Vec<String>>| -> Vec<(String, String, String, String, String)> {
-        let (c, f, p, n, first) =
-            (col(&ha, "cell"), col(&ha, "fork"), col(&ha, "phase"), col(&ha, "pair"), col(&ha, "first"));
-        rows.iter().map(|r| (r[c].clone(), r[f].clone(), r[p].clone(), r[n].clone(), r[first].clone())).collect()
+        let (c, f, p, n, first) = (
+            col(&ha, "cell"),
+            col(&ha, "fork"),
+            col(&ha, "phase"),
+            col(&ha, "pair"),
+            col(&ha, "first"),
+        );
+        rows.iter()
+            .map(|r| {
+                (
+                    r[c].clone(),
+                    r[f].clone(),
+                    r[p].clone(),
+                    r[n].clone(),
+                    r[first].clone(),
+                )
+            })
+            .collect()
     };
     assert_eq!(key(&ra), key(&rb));
-    let firsts: std::collections::HashSet<_> = ra.iter().map(|r| r[col(&ha, "first")].clone()).collect();
+    let firsts: std::collections::HashSet<_> =
+        ra.iter().map(|r| r[col(&ha, "first")].clone()).collect();
     assert_eq!(firsts.len(), 2, "paired-random uses both orders");
-    let (ja, jb) = (read_json(&a.join("run.json")), read_json(&b.join("run.json")));
+    let (ja, jb) = (
+        read_json(&a.join("run.json")),
+        read_json(&b.join("run.json")),
+    );
     assert_eq!(ja["jobs"], jb["jobs"], "same schedule and job seeds");
     let sums = |j: &serde_json::Value| -> Vec<(serde_json::Value, serde_json::Value)> {
-        j["forks"].as_array().unwrap().iter().map(|f| (f["checksum_baseline"].clone(), f["checksum_treatment"].clone())).collect()
+        j["forks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["checksum_baseline"].clone(),
+                    f["checksum_treatment"].clone(),
+                )
+            })
+            .collect()
     };
     assert_eq!(sums(&ja), sums(&jb));
 
@@ -98,9 +159,17 @@ fn report_reproduces_report_md_byte_for_byte() {
     let before = std::fs::read(out.join("report.md")).unwrap();
     let analysis_before = std::fs::read(out.join("analysis.json")).unwrap();
     std::fs::remove_file(out.join("report.md")).unwrap();
-    runner().current_dir(tmp.path()).arg("report").arg(&out).assert().success();
+    runner()
+        .current_dir(tmp.path())
+        .arg("report")
+        .arg(&out)
+        .assert()
+        .success();
     assert_eq!(std::fs::read(out.join("report.md")).unwrap(), before);
-    assert_eq!(std::fs::read(out.join("analysis.json")).unwrap(), analysis_before);
+    assert_eq!(
+        std::fs::read(out.join("analysis.json")).unwrap(),
+        analysis_before
+    );
 }
 
 /// On a noise-free target the harness must see a 200 µs delay in every fork
@@ -137,7 +206,10 @@ resamples = 500
     }
     assert_eq!(cell["forks_seen"], 3);
     let pooled = cell["pooled"]["median_ns"].as_f64().unwrap();
-    assert!((pooled - 200_000.0).abs() < 10_000.0, "pooled {pooled} ns not within 5 % of 200 µs");
+    assert!(
+        (pooled - 200_000.0).abs() < 10_000.0,
+        "pooled {pooled} ns not within 5 % of 200 µs"
+    );
 }
 
 /// Blocked: every measured treatment run starts after all measured baseline
@@ -146,26 +218,51 @@ resamples = 500
 fn blocked_order_runs_all_baselines_first() {
     let tmp = tempfile::tempdir().unwrap();
     let spec = write_spec(tmp.path(), "small", SMALL_AA);
-    let out = exec(tmp.path(), &spec, "blocked", &["--set", "design.ordering=blocked"]);
+    let out = exec(
+        tmp.path(),
+        &spec,
+        "blocked",
+        &["--set", "design.ordering=blocked"],
+    );
     let (h, rows) = csv_rows(&out.join("pairs.csv"));
     let (cell, fork, phase) = (col(&h, "cell"), col(&h, "fork"), col(&h, "phase"));
     let (bat, tat) = (col(&h, "baseline_at_ns"), col(&h, "treatment_at_ns"));
     let mut forks = std::collections::BTreeMap::new();
     for r in rows.iter().filter(|r| r[phase] == "measure") {
-        let e = forks.entry((r[cell].clone(), r[fork].clone())).or_insert((0u64, u64::MAX));
+        let e = forks
+            .entry((r[cell].clone(), r[fork].clone()))
+            .or_insert((0u64, u64::MAX));
         e.0 = e.0.max(r[bat].parse().unwrap());
         e.1 = e.1.min(r[tat].parse().unwrap());
     }
     assert_eq!(forks.len(), 4);
     for (k, (last_baseline, first_treatment)) in forks {
-        assert!(first_treatment > last_baseline, "fork {k:?}: treatment at {first_treatment} before baseline at {last_baseline}");
+        assert!(
+            first_treatment > last_baseline,
+            "fork {k:?}: treatment at {first_treatment} before baseline at {last_baseline}"
+        );
     }
     // And paired-random interleaves them (the same check fails there).
     let out = exec(tmp.path(), &spec, "paired", &[]);
     let (h, rows) = csv_rows(&out.join("pairs.csv"));
-    let m: Vec<_> = rows.iter().filter(|r| r[col(&h, "phase")] == "measure" && r[col(&h, "fork")] == "0" && r[col(&h, "cell")] == "0").collect();
-    let last_b = m.iter().map(|r| r[col(&h, "baseline_at_ns")].parse::<u64>().unwrap()).max().unwrap();
-    let first_t = m.iter().map(|r| r[col(&h, "treatment_at_ns")].parse::<u64>().unwrap()).min().unwrap();
+    let m: Vec<_> = rows
+        .iter()
+        .filter(|r| {
+            r[col(&h, "phase")] == "measure"
+                && r[col(&h, "fork")] == "0"
+                && r[col(&h, "cell")] == "0"
+        })
+        .collect();
+    let last_b = m
+        .iter()
+        .map(|r| r[col(&h, "baseline_at_ns")].parse::<u64>().unwrap())
+        .max()
+        .unwrap();
+    let first_t = m
+        .iter()
+        .map(|r| r[col(&h, "treatment_at_ns")].parse::<u64>().unwrap())
+        .min()
+        .unwrap();
     assert!(first_t < last_b);
 }
 
@@ -175,7 +272,12 @@ fn check_prints_the_plan_and_runs_nothing() {
     let spec = write_spec(tmp.path(), "small", SMALL_AA);
     let assert = runner()
         .current_dir(tmp.path())
-        .args(["check", spec.to_str().unwrap(), "--set", "grid.delay_us=[0,5,10]"])
+        .args([
+            "check",
+            spec.to_str().unwrap(),
+            "--set",
+            "grid.delay_us=[0,5,10]",
+        ])
         .assert()
         .success();
     let out = String::from_utf8(assert.get_output().stdout.clone()).unwrap();

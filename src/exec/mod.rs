@@ -44,7 +44,7 @@ extern "C" fn on_sigint(_: libc::c_int) {
 /// the parent survives to keep every finished fork and say how to resume.
 fn install_sigint_handler() {
     unsafe {
-        libc::signal(libc::SIGINT, on_sigint as libc::sighandler_t);
+        libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t);
     }
 }
 
@@ -71,7 +71,11 @@ fn new_run_info(loaded: &LoadedSpec, spec_path: &Path) -> RunInfo {
         .map(|j| DerivedSeed {
             cell: j.cell,
             fork: j.fork,
-            seed: seed::derive(master, Domain::Bootstrap, &[u64::from(j.cell), u64::from(j.fork)]),
+            seed: seed::derive(
+                master,
+                Domain::Bootstrap,
+                &[u64::from(j.cell), u64::from(j.fork)],
+            ),
         })
         .collect();
     RunInfo {
@@ -83,7 +87,11 @@ fn new_run_info(loaded: &LoadedSpec, spec_path: &Path) -> RunInfo {
             toml: loaded.resolved_toml.clone(),
             experiment: exp.clone(),
         },
-        seeds: Seeds { master, drawn, bootstrap },
+        seeds: Seeds {
+            master,
+            drawn,
+            bootstrap,
+        },
         cells: plan.cells,
         jobs: plan.jobs,
         forks: Vec::new(),
@@ -95,15 +103,29 @@ fn new_run_info(loaded: &LoadedSpec, spec_path: &Path) -> RunInfo {
 }
 
 /// Keys whose values differ between two experiments, as dotted paths.
-fn differing_keys(a: &serde_json::Value, b: &serde_json::Value, prefix: &str, out: &mut Vec<String>) {
+fn differing_keys(
+    a: &serde_json::Value,
+    b: &serde_json::Value,
+    prefix: &str,
+    out: &mut Vec<String>,
+) {
     use serde_json::Value::Object;
     match (a, b) {
         (Object(x), Object(y)) => {
             let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
             for k in keys {
-                let path = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                let path = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
                 let null = serde_json::Value::Null;
-                differing_keys(x.get(k).unwrap_or(&null), y.get(k).unwrap_or(&null), &path, out);
+                differing_keys(
+                    x.get(k).unwrap_or(&null),
+                    y.get(k).unwrap_or(&null),
+                    &path,
+                    out,
+                );
             }
         }
         _ if a != b => out.push(prefix.to_string()),
@@ -140,7 +162,12 @@ fn resume_command(info: &RunInfo, partial: &Path) -> String {
     format!("runner {} --resume {}", args.join(" "), partial.display())
 }
 
-fn job_request(exp: &Experiment, info: &RunInfo, job: &Job, db: Option<&crate::db::DbTarget>) -> JobRequest {
+fn job_request(
+    exp: &Experiment,
+    info: &RunInfo,
+    job: &Job,
+    db: Option<&crate::db::DbTarget>,
+) -> JobRequest {
     let cell = &info.cells[job.cell as usize];
     let d = &exp.design;
     JobRequest {
@@ -172,13 +199,19 @@ pub fn exec(args: &ExecArgs) -> Result<ExecOutcome> {
             let final_dir = match &args.out {
                 Some(o) => o.clone(),
                 None => partial::final_path(p).ok_or_else(|| {
-                    bad_input(format!("{} does not end in .partial; pass --out DIR", p.display()))
+                    bad_input(format!(
+                        "{} does not end in .partial; pass --out DIR",
+                        p.display()
+                    ))
                 })?,
             };
             (partial, final_dir, info)
         }
         None => {
-            let final_dir = args.out.clone().unwrap_or_else(|| Path::new("reports").join(&exp.name));
+            let final_dir = args
+                .out
+                .clone()
+                .unwrap_or_else(|| Path::new("reports").join(&exp.name));
             let partial = Partial::create(&partial::partial_path(&final_dir))?;
             let info = new_run_info(&loaded, &args.spec);
             partial.write_run_info(&info)?;
@@ -191,7 +224,13 @@ pub fn exec(args: &ExecArgs) -> Result<ExecOutcome> {
 
     let db = database::RunDatabase::prepare(exp, &info.run_id)?;
     info.database = db.as_ref().map(|d| d.info.clone());
-    let result = run_jobs(exp, &mut info, &partial, db.as_ref().map(|d| &d.target), args.quiet);
+    let result = run_jobs(
+        exp,
+        &mut info,
+        &partial,
+        db.as_ref().map(|d| &d.target),
+        args.quiet,
+    );
     if let Some(db) = &db {
         db.cleanup();
     }
@@ -213,7 +252,10 @@ pub fn exec(args: &ExecArgs) -> Result<ExecOutcome> {
     crate::report::render_folder(&partial.dir, None, None)?;
     let dir = partial.finish()?;
     partial::promote(&dir, &final_dir)?;
-    Ok(ExecOutcome { dir: final_dir, info })
+    Ok(ExecOutcome {
+        dir: final_dir,
+        info,
+    })
 }
 
 /// Runs every job that has no finished fork yet, one worker at a time.
@@ -229,7 +271,12 @@ fn run_jobs(
         .iter()
         .map(|f| (f.summary.cell, f.summary.fork))
         .collect();
-    let todo: Vec<Job> = info.jobs.iter().filter(|j| !done.contains(&(j.cell, j.fork))).copied().collect();
+    let todo: Vec<Job> = info
+        .jobs
+        .iter()
+        .filter(|j| !done.contains(&(j.cell, j.fork)))
+        .copied()
+        .collect();
     let mut progress = Progress::new(quiet, info.jobs.len() as u64, done.len() as u64);
     install_sigint_handler();
     let timeout = Duration::from_secs(exp.design.fork_timeout_s);

@@ -71,11 +71,15 @@ impl Partial {
             match OpenOptions::new().write(true).create_new(true).open(&lock) {
                 Ok(mut f) => {
                     let _ = writeln!(f, "{}", std::process::id());
-                    return Ok(Partial { dir: dir.to_path_buf(), lock });
+                    return Ok(Partial {
+                        dir: dir.to_path_buf(),
+                        lock,
+                    });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let pid: Option<i32> =
-                        fs::read_to_string(&lock).ok().and_then(|s| s.trim().parse().ok());
+                    let pid: Option<i32> = fs::read_to_string(&lock)
+                        .ok()
+                        .and_then(|s| s.trim().parse().ok());
                     let alive = pid.is_some_and(|p| unsafe { libc::kill(p, 0) } == 0);
                     if alive {
                         return Err(bad_input(format!(
@@ -126,7 +130,10 @@ impl Partial {
     pub fn fork_writer(&self, cell: u32, fork: u32) -> Result<ForkWriter> {
         let tmp = self.fork_stem(cell, fork).with_extension("csv.tmp");
         let file = File::create(&tmp).map_err(|e| io_err("create", &tmp, e))?;
-        Ok(ForkWriter { tmp, out: BufWriter::new(file) })
+        Ok(ForkWriter {
+            tmp,
+            out: BufWriter::new(file),
+        })
     }
 
     /// Makes a fork finished: CSV into place, then its record.
@@ -134,7 +141,9 @@ impl Partial {
         let stem = self.fork_stem(record.summary.cell, record.summary.fork);
         let mut out = writer.out;
         out.flush().map_err(|e| io_err("write", &writer.tmp, e))?;
-        out.get_ref().sync_all().map_err(|e| io_err("sync", &writer.tmp, e))?;
+        out.get_ref()
+            .sync_all()
+            .map_err(|e| io_err("sync", &writer.tmp, e))?;
         let csv = stem.with_extension("csv");
         fs::rename(&writer.tmp, &csv).map_err(|e| io_err("rename", &writer.tmp, e))?;
         let json = serde_json::to_string_pretty(record).expect("fork record serializes");
@@ -146,7 +155,9 @@ impl Partial {
         let mut text = String::from(CSV_HEADER);
         text.push('\n');
         for f in forks {
-            let path = self.fork_stem(f.summary.cell, f.summary.fork).with_extension("csv");
+            let path = self
+                .fork_stem(f.summary.cell, f.summary.fork)
+                .with_extension("csv");
             let part = fs::read_to_string(&path).map_err(|e| io_err("read", &path, e))?;
             text.push_str(&part);
         }

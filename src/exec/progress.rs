@@ -8,8 +8,15 @@ use std::io::IsTerminal;
 pub enum Progress {
     Quiet,
     /// stderr is not a terminal: one line per finished fork.
-    Lines { total: u64, done: u64 },
-    Bars { _multi: MultiProgress, jobs: ProgressBar, pairs: ProgressBar },
+    Lines {
+        total: u64,
+        done: u64,
+    },
+    Bars {
+        _multi: MultiProgress,
+        jobs: ProgressBar,
+        pairs: ProgressBar,
+    },
 }
 
 impl Progress {
@@ -18,13 +25,18 @@ impl Progress {
             return Progress::Quiet;
         }
         if !std::io::stderr().is_terminal() {
-            return Progress::Lines { total: total_jobs, done: already_done };
+            return Progress::Lines {
+                total: total_jobs,
+                done: already_done,
+            };
         }
         let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(4));
         let jobs = multi.add(ProgressBar::new(total_jobs));
         jobs.set_style(
-            ProgressStyle::with_template("forks {bar:30} {pos}/{len}  elapsed {elapsed}  eta {eta}")
-                .expect("valid template"),
+            ProgressStyle::with_template(
+                "forks {bar:30} {pos}/{len}  elapsed {elapsed}  eta {eta}",
+            )
+            .expect("valid template"),
         );
         jobs.set_position(already_done);
         let pairs = multi.add(ProgressBar::new(0));
@@ -32,7 +44,11 @@ impl Progress {
             ProgressStyle::with_template("{msg:24} {bar:30} {pos}/{len} pairs  eta {eta}")
                 .expect("valid template"),
         );
-        Progress::Bars { _multi: multi, jobs, pairs }
+        Progress::Bars {
+            _multi: multi,
+            jobs,
+            pairs,
+        }
     }
 
     pub fn start_fork(&mut self, label: &str, pairs: u64) {

@@ -35,7 +35,9 @@ pub enum WorkerMessage {
     Pair(PairRecord),
     Done(ForkSummary),
     /// The worker hit an error it could describe; it exits 1 after this.
-    Failed { message: String },
+    Failed {
+        message: String,
+    },
 }
 
 /// The agreement checks run before any timing (design section 3).

@@ -36,7 +36,10 @@ pub fn run_worker(
     timeout: Duration,
     mut on_pair: impl FnMut(&PairRecord) -> crate::error::Result<()>,
 ) -> Result<ForkResult, ForkFailure> {
-    let fail = |reason: String| ForkFailure { reason, stderr_tail: Vec::new() };
+    let fail = |reason: String| ForkFailure {
+        reason,
+        stderr_tail: Vec::new(),
+    };
     let exe = std::env::current_exe().map_err(|e| fail(format!("cannot find own binary: {e}")))?;
     let started = Instant::now();
     let mut child = Command::new(exe)
@@ -91,7 +94,10 @@ pub fn run_worker(
     let stderr_tail: Vec<String> = tail.lock().unwrap().iter().cloned().collect();
     let wall_ns = started.elapsed().as_nanos() as u64;
 
-    let failure = |reason: String| ForkFailure { reason, stderr_tail: stderr_tail.clone() };
+    let failure = |reason: String| ForkFailure {
+        reason,
+        stderr_tail: stderr_tail.clone(),
+    };
     if timed_out {
         return Err(failure(format!(
             "the worker was still running after the fork timeout of {} s and was killed",
@@ -104,7 +110,11 @@ pub fn run_worker(
         Ok(s) => return Err(failure(describe_exit(s))),
         Err(e) => return Err(failure(format!("cannot wait for the worker: {e}"))),
     }
-    Ok(ForkResult { checks, summary, wall_ns })
+    Ok(ForkResult {
+        checks,
+        summary,
+        wall_ns,
+    })
 }
 
 fn describe_exit(s: std::process::ExitStatus) -> String {
@@ -126,7 +136,10 @@ fn read_messages(
         let line = line.map_err(|e| format!("cannot read the worker's output: {e}"))?;
         let msg: WorkerMessage = serde_json::from_str(&line).map_err(|e| {
             let shown: String = line.chars().take(120).collect();
-            format!("the worker printed a malformed record on line {}: {e}: {shown:?}", n + 1)
+            format!(
+                "the worker printed a malformed record on line {}: {e}: {shown:?}",
+                n + 1
+            )
         })?;
         match msg {
             WorkerMessage::Checked(c) => checks = Some(c),

@@ -12,8 +12,8 @@ use crate::strategy::{self, Outcome, Strategy};
 use crate::workload::Overrides;
 use anyhow::{bail, Context, Result};
 use rand::Rng;
-use rand_pcg::Pcg64;
 use rand::SeedableRng;
+use rand_pcg::Pcg64;
 use std::hint::black_box;
 use std::io::{BufRead, BufWriter, Write};
 use std::time::Instant;
@@ -78,7 +78,11 @@ impl Checksum {
 
 /// One timed run; returns (elapsed ns, spin ns, outcome).
 #[inline(never)]
-pub fn timed_run(s: &mut dyn Strategy, input: &Overrides, delay_ns: u64) -> Result<(u64, u64, Outcome)> {
+pub fn timed_run(
+    s: &mut dyn Strategy,
+    input: &Overrides,
+    delay_ns: u64,
+) -> Result<(u64, u64, Outcome)> {
     let start = Instant::now();
     let outcome = black_box(s.run(black_box(input))?);
     let spin = spin_ns(delay_ns);
@@ -90,13 +94,21 @@ pub fn timed_run(s: &mut dyn Strategy, input: &Overrides, delay_ns: u64) -> Resu
 pub fn main() -> Result<()> {
     let stdin = std::io::stdin();
     let mut line = String::new();
-    stdin.lock().read_line(&mut line).context("reading the job from stdin")?;
+    stdin
+        .lock()
+        .read_line(&mut line)
+        .context("reading the job from stdin")?;
     let job: JobRequest = serde_json::from_str(&line).context("parsing the job")?;
     let stdout = std::io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let result = run_job(&job, &mut out);
     if let Err(e) = &result {
-        send(&mut out, &WorkerMessage::Failed { message: format!("{e:#}") })?;
+        send(
+            &mut out,
+            &WorkerMessage::Failed {
+                message: format!("{e:#}"),
+            },
+        )?;
     }
     out.flush()?;
     result
@@ -121,13 +133,18 @@ fn build_arms(job: &JobRequest) -> Result<Arms> {
             })?,
         )
     };
-    Ok(Arms { baseline, treatment })
+    Ok(Arms {
+        baseline,
+        treatment,
+    })
 }
 
 /// The checks of design section 3, before any timing.
 fn check(job: &JobRequest, arms: &mut Arms, rng: &mut Pcg64) -> Result<CheckReport> {
     let seeded_hash = arms.content_hash()?;
-    let input = Overrides { delta: rng.gen_range(0.0..0.05) };
+    let input = Overrides {
+        delta: rng.gen_range(0.0..0.05),
+    };
     let b1 = arms.get(Arm::Baseline).run(&input)?;
     let t1 = arms.get(Arm::Treatment).run(&input)?;
     let b2 = arms.get(Arm::Baseline).run(&input)?;
@@ -160,7 +177,11 @@ fn check(job: &JobRequest, arms: &mut Arms, rng: &mut Pcg64) -> Result<CheckRepo
         }
         _ => None,
     };
-    Ok(CheckReport { arms_agree, repeatable: true, seeded_hash })
+    Ok(CheckReport {
+        arms_agree,
+        repeatable: true,
+        seeded_hash,
+    })
 }
 
 fn run_job(job: &JobRequest, out: &mut impl Write) -> Result<()> {
@@ -172,7 +193,10 @@ fn run_job(job: &JobRequest, out: &mut impl Write) -> Result<()> {
     out.flush()?;
 
     let mut timer = Timer::new(job, arms);
-    let phases = [(Phase::Warmup, job.warmup_pairs), (Phase::Measure, job.pairs)];
+    let phases = [
+        (Phase::Warmup, job.warmup_pairs),
+        (Phase::Measure, job.pairs),
+    ];
     for (phase, n) in phases {
         let deltas: Vec<f64> = (0..n).map(|_| rng.gen_range(0.0..0.05)).collect();
         let records = match job.ordering {
@@ -220,7 +244,13 @@ struct Timer<'a> {
 
 impl<'a> Timer<'a> {
     fn new(job: &'a JobRequest, arms: Arms) -> Self {
-        Timer { job, arms, t0: None, sum_b: Checksum::default(), sum_t: Checksum::default() }
+        Timer {
+            job,
+            arms,
+            t0: None,
+            sum_b: Checksum::default(),
+            sum_t: Checksum::default(),
+        }
     }
 
     /// One arm's run: returns (started at, elapsed, spin). The baseline is
@@ -230,7 +260,11 @@ impl<'a> Timer<'a> {
         let t0 = *self.t0.get_or_insert_with(Instant::now);
         let at = t0.elapsed().as_nanos() as u64;
         let input = Overrides { delta };
-        let delay = if arm == Arm::Treatment { self.job.delay_ns } else { 0 };
+        let delay = if arm == Arm::Treatment {
+            self.job.delay_ns
+        } else {
+            0
+        };
         let (elapsed, spin, outcome) = timed_run(self.arms.get(arm), &input, delay)?;
         match arm {
             Arm::Baseline => {
@@ -244,7 +278,14 @@ impl<'a> Timer<'a> {
         Ok((at, elapsed, spin))
     }
 
-    fn record(&self, phase: Phase, pair: usize, first: Arm, b: (u64, u64, u64), t: (u64, u64, u64)) -> PairRecord {
+    fn record(
+        &self,
+        phase: Phase,
+        pair: usize,
+        first: Arm,
+        b: (u64, u64, u64),
+        t: (u64, u64, u64),
+    ) -> PairRecord {
         PairRecord {
             cell: self.job.cell,
             fork: self.job.fork,
@@ -261,10 +302,20 @@ impl<'a> Timer<'a> {
     }
 
     /// Each pair: one input, a seeded coin for which arm goes first.
-    fn paired_random(&mut self, phase: Phase, deltas: &[f64], rng: &mut Pcg64, out: &mut impl Write) -> Result<Vec<PairRecord>> {
+    fn paired_random(
+        &mut self,
+        phase: Phase,
+        deltas: &[f64],
+        rng: &mut Pcg64,
+        out: &mut impl Write,
+    ) -> Result<Vec<PairRecord>> {
         let mut records = Vec::with_capacity(deltas.len());
         for (i, &delta) in deltas.iter().enumerate() {
-            let first = if rng.gen::<bool>() { Arm::Treatment } else { Arm::Baseline };
+            let first = if rng.gen::<bool>() {
+                Arm::Treatment
+            } else {
+                Arm::Baseline
+            };
             let (b, t) = if first == Arm::Baseline {
                 let b = self.run(Arm::Baseline, delta)?;
                 (b, self.run(Arm::Treatment, delta)?)
@@ -287,8 +338,16 @@ impl<'a> Timer<'a> {
 
     /// All baseline runs of the phase, then all treatment runs, matched by index.
     fn blocked(&mut self, phase: Phase, deltas: &[f64]) -> Result<Vec<PairRecord>> {
-        let b: Vec<_> = deltas.iter().map(|&d| self.run(Arm::Baseline, d)).collect::<Result<_>>()?;
-        let t: Vec<_> = deltas.iter().map(|&d| self.run(Arm::Treatment, d)).collect::<Result<_>>()?;
-        Ok((0..deltas.len()).map(|i| self.record(phase, i, Arm::Baseline, b[i], t[i])).collect())
+        let b: Vec<_> = deltas
+            .iter()
+            .map(|&d| self.run(Arm::Baseline, d))
+            .collect::<Result<_>>()?;
+        let t: Vec<_> = deltas
+            .iter()
+            .map(|&d| self.run(Arm::Treatment, d))
+            .collect::<Result<_>>()?;
+        Ok((0..deltas.len())
+            .map(|i| self.record(phase, i, Arm::Baseline, b[i], t[i]))
+            .collect())
     }
 }

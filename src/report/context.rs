@@ -18,7 +18,11 @@ pub fn analysis_input(info: &RunInfo) -> AnalysisInput {
         cells: info
             .cells
             .iter()
-            .map(|c| CellInfo { cell: c.cell, params: c.params.clone(), delay_ns: c.delay_ns })
+            .map(|c| CellInfo {
+                cell: c.cell,
+                params: c.params.clone(),
+                delay_ns: c.delay_ns,
+            })
             .collect(),
         target_half_width_ns: None,
     }
@@ -72,9 +76,18 @@ pub fn build(info: &RunInfo, analysis: &Analysis) -> Value {
         m.insert("is_aa".into(), json!(exp.design.is_aa()));
     }
     ctx.insert("spec".into(), spec);
-    ctx.insert("environment".into(), serde_json::to_value(&info.environment).unwrap_or(Value::Null));
-    ctx.insert("database".into(), info.database.clone().unwrap_or(Value::Null));
-    let arms_agree = info.forks.iter().all(|f| f.checks.arms_agree != Some(false));
+    ctx.insert(
+        "environment".into(),
+        serde_json::to_value(&info.environment).unwrap_or(Value::Null),
+    );
+    ctx.insert(
+        "database".into(),
+        info.database.clone().unwrap_or(Value::Null),
+    );
+    let arms_agree = info
+        .forks
+        .iter()
+        .all(|f| f.checks.arms_agree != Some(false));
     let compared = info.forks.iter().any(|f| f.checks.arms_agree == Some(true));
     ctx.insert(
         "run".into(),

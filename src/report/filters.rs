@@ -22,7 +22,11 @@ fn fmt_in(ns: f64, div: f64) -> String {
     let v = ns / div;
     // Avoid "-0.0" for values that round to zero.
     let s = format!("{v:.1}");
-    if s == "-0.0" { "0.0".into() } else { s }
+    if s == "-0.0" {
+        "0.0".into()
+    } else {
+        s
+    }
 }
 
 /// `1234.0` -> `1.2 µs`.
@@ -56,7 +60,10 @@ fn number(v: &Value) -> Result<f64, Error> {
         return Ok(f64::NAN);
     }
     f64::try_from(v.clone()).map_err(|_| {
-        Error::new(ErrorKind::InvalidOperation, format!("expected a number, got {v}"))
+        Error::new(
+            ErrorKind::InvalidOperation,
+            format!("expected a number, got {v}"),
+        )
     })
 }
 
@@ -83,13 +90,17 @@ pub fn register(env: &mut Environment<'_>) {
     env.add_filter("pad", |v: Value, width: usize| -> String {
         format!("{:<width$}", v.to_string())
     });
-    env.add_filter("duration", |v: Value| -> Result<String, Error> { Ok(duration(number(&v)?)) });
+    env.add_filter("duration", |v: Value| -> Result<String, Error> {
+        Ok(duration(number(&v)?))
+    });
     env.add_filter("interval", |v: Value| -> Result<String, Error> {
         let lo = v.get_item_by_index(0).unwrap_or_default();
         let hi = v.get_item_by_index(1).unwrap_or_default();
         Ok(interval(number(&lo)?, number(&hi)?))
     });
-    env.add_filter("percent", |v: Value| -> Result<String, Error> { Ok(percent(number(&v)?)) });
+    env.add_filter("percent", |v: Value| -> Result<String, Error> {
+        Ok(percent(number(&v)?))
+    });
 }
 
 #[cfg(test)]

@@ -22,7 +22,8 @@ pub fn analyse_folder(dir: &Path) -> Result<(RunInfo, Analysis)> {
     let pairs = crate::record::read_pairs_csv(&dir.join("pairs.csv"))
         .map_err(|e| bad_input(format!("{e:#}")))?;
     let input = context::analysis_input(&info);
-    let analysis = analysis::analyse(&input, &pairs).map_err(|e| bad_input(format!("{}: {e}", dir.display())))?;
+    let analysis = analysis::analyse(&input, &pairs)
+        .map_err(|e| bad_input(format!("{}: {e}", dir.display())))?;
     Ok((info, analysis))
 }
 
@@ -38,7 +39,10 @@ pub fn render(name: &str, template: &str, ctx: &serde_json::Value) -> Result<Str
             Some(l) => format!("{name}:{l}"),
             None => name.to_string(),
         };
-        bad_input(format!("{at}: template error: {}", e.detail().unwrap_or(&e.to_string())))
+        bad_input(format!(
+            "{at}: template error: {}",
+            e.detail().unwrap_or(&e.to_string())
+        ))
     };
     env.add_template(name, template).map_err(fail)?;
     let tmpl = env.get_template(name).map_err(fail)?;
@@ -59,14 +63,19 @@ pub fn render_folder(dir: &Path, template: Option<&Path>, out: Option<&Path>) ->
                 .map_err(|e| bad_input(format!("cannot read template {}: {e}", p.display())))?;
             (p.display().to_string(), text)
         }
-        None => ("templates/report.md.j2".to_string(), DEFAULT_TEMPLATE.to_string()),
+        None => (
+            "templates/report.md.j2".to_string(),
+            DEFAULT_TEMPLATE.to_string(),
+        ),
     };
     let ctx = context::build(&info, &analysis);
     let text = render(&name, &source, &ctx)?;
     let mut json = serde_json::to_string_pretty(&analysis).expect("analysis serializes");
     json.push('\n');
     write_atomic(&dir.join("analysis.json"), json.as_bytes())?;
-    let report = out.map(Path::to_path_buf).unwrap_or_else(|| dir.join("report.md"));
+    let report = out
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| dir.join("report.md"));
     write_atomic(&report, text.as_bytes())?;
     Ok(report)
 }
@@ -78,5 +87,8 @@ pub fn terminal_summary(dir: &Path) -> Result<String> {
     let analysis: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| bad_input(format!("bad analysis.json: {e}")))?;
     let summary = render("summary", include_str!("summary.txt.j2"), &analysis)?;
-    Ok(format!("{summary}report: {}\n", dir.join("report.md").display()))
+    Ok(format!(
+        "{summary}report: {}\n",
+        dir.join("report.md").display()
+    ))
 }

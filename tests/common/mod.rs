@@ -58,7 +58,10 @@ pub fn csv_rows(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
 }
 
 pub fn col(header: &[String], name: &str) -> usize {
-    header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name}"))
+    header
+        .iter()
+        .position(|h| h == name)
+        .unwrap_or_else(|| panic!("no column {name}"))
 }
 
 pub fn read_json(path: &Path) -> serde_json::Value {
