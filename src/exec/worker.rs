@@ -67,7 +67,7 @@ impl Checksum {
                     ^ p.lifetime_revenue.to_bits().rotate_left(31)
                     ^ (p.runway_month as u64).rotate_left(47)
             }
-            Outcome::Nothing => 0x6e6f_7468_696e_67,
+            Outcome::Nothing => 0x006e_6f74_6869_6e67,
         };
         self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x0100_0000_01b3);
     }
