@@ -46,7 +46,7 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
         }
     ));
     out.push_str(&format!(
-        "design      {} forks x ({} warm-up + {} pairs), {:?} order, pad_baseline {}, {:?} schedule\n",
+        "design      {} forks x ({} warm-up + {} pairs), {} order, pad_baseline {}, {} schedule\n",
         forks,
         exp.design.warmup_pairs,
         exp.design.pairs,

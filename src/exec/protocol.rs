@@ -46,6 +46,10 @@ pub struct CheckReport {
     /// Baseline and treatment returned the identical result on one input
     /// (`None` when one side computes no preview, e.g. spin or noop).
     pub arms_agree: Option<bool>,
+    /// Every arm that computes the preview returned the identical result as
+    /// the in-memory calculator on the same input (`None`: no arm computes it).
+    #[serde(default)]
+    pub matches_in_memory: Option<bool>,
     /// Each strategy returned the identical result when run twice.
     pub repeatable: bool,
     /// Content hash of the seeded table, for strategies with a database.

@@ -7,7 +7,7 @@
 
 use super::protocol::{CheckReport, ForkSummary, JobRequest, WorkerMessage};
 use crate::record::{Arm, PairRecord, Phase};
-use crate::spec::Ordering;
+use crate::spec::{Ordering, StrategyKind};
 use crate::strategy::{self, Outcome, Strategy};
 use crate::workload::Overrides;
 use anyhow::{bail, Context, Result};
@@ -177,8 +177,26 @@ fn check(job: &JobRequest, arms: &mut Arms, rng: &mut Pcg64) -> Result<CheckRepo
         }
         _ => None,
     };
+    // Every strategy that computes the preview must agree with the plain
+    // in-memory calculation: a database round trip that loses a bit shows here.
+    let mut reference = strategy::build(StrategyKind::InMemory, job.workload, None)?;
+    let expected = reference.run(&input)?;
+    let mut matches_in_memory = None;
+    for (kind, got) in [(job.baseline, b1), (job.treatment, t1)] {
+        if let Outcome::Preview(_) = got {
+            if !got.same_bits(&expected) {
+                bail!(
+                    "strategy {} disagrees with the in-memory calculation on the same input (delta = {}): {got:?} vs {expected:?}",
+                    kind.label(),
+                    input.delta
+                );
+            }
+            matches_in_memory = Some(true);
+        }
+    }
     Ok(CheckReport {
         arms_agree,
+        matches_in_memory,
         repeatable: true,
         seeded_hash,
     })

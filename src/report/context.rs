@@ -89,6 +89,7 @@ pub fn build(info: &RunInfo, analysis: &Analysis) -> Value {
         .iter()
         .all(|f| f.checks.arms_agree != Some(false));
     let compared = info.forks.iter().any(|f| f.checks.arms_agree == Some(true));
+    let matches_in_memory = info.forks.iter().any(|f| f.checks.matches_in_memory == Some(true));
     ctx.insert(
         "run".into(),
         json!({
@@ -102,6 +103,7 @@ pub fn build(info: &RunInfo, analysis: &Analysis) -> Value {
             "forks_run": info.forks.len(),
             "arms_compared": compared,
             "arms_agree": arms_agree,
+            "matches_in_memory": matches_in_memory,
             "wall_s": info.forks.iter().map(|f| f.wall_ns).sum::<u64>() as f64 / 1e9,
         }),
     );

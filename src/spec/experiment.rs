@@ -98,6 +98,15 @@ pub enum Ordering {
     Blocked,
 }
 
+impl std::fmt::Display for Ordering {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Ordering::PairedRandom => "paired-random",
+            Ordering::Blocked => "blocked",
+        })
+    }
+}
+
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum Schedule {
@@ -119,6 +128,15 @@ pub struct Design {
     pub schedule: Schedule,
     /// A fork still running after this long is killed and reported.
     pub fork_timeout_s: u64,
+}
+
+impl std::fmt::Display for Schedule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Schedule::Shuffled => "shuffled",
+            Schedule::Sequential => "sequential",
+        })
+    }
 }
 
 impl Design {
