@@ -1,5 +1,5 @@
-//! Timing of `analyse` on the study's grid: 8 delays x 10 forks x (80 warm-up
-//! + 300 measured) pairs, 2000 resamples. Run with
+//! Timing of `analyse` on the study's grid: 8 delays x 10 forks x
+//! (80 warm-up and 300 measured) pairs, 2000 resamples. Run with
 //! `cargo test --release --test analysis_perf -- --ignored --nocapture`.
 
 use rand::{Rng, SeedableRng};
