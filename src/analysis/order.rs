@@ -35,12 +35,7 @@ fn paired_random(
     info: &CellInfo,
     forks: &[ForkData<'_>],
 ) -> Result<Order, StatsError> {
-    let (first, second): (Vec<&PairRecord>, Vec<&PairRecord>) = forks
-        .iter()
-        .flat_map(|f| f.measured.iter().copied())
-        .partition(|p| p.first == Arm::Treatment);
-    let first: Vec<i64> = first.iter().map(|p| p.diff_ns()).collect();
-    let second: Vec<i64> = second.iter().map(|p| p.diff_ns()).collect();
+    let (first, second) = position_groups(forks);
     let median = |x: &[i64]| stats::median(x).ok();
     let (difference_ns, ci_ns, note) = if first.is_empty() || second.is_empty() {
         let note = "the treatment always ran in the same position: no order contrast";
@@ -65,6 +60,17 @@ fn paired_random(
         ci_ns,
         note,
     })
+}
+
+/// D of the measured pairs with the treatment first, and with it second,
+/// in fork order, then pair order.
+pub(crate) fn position_groups(forks: &[ForkData<'_>]) -> (Vec<i64>, Vec<i64>) {
+    let (first, second): (Vec<&PairRecord>, Vec<&PairRecord>) = forks
+        .iter()
+        .flat_map(|f| f.measured.iter().copied())
+        .partition(|p| p.first == Arm::Treatment);
+    let d = |v: Vec<&PairRecord>| v.iter().map(|p| p.diff_ns()).collect();
+    (d(first), d(second))
 }
 
 fn blocked(info: &CellInfo, forks: &[ForkAnalysis]) -> Order {
