@@ -26,7 +26,7 @@ pub(crate) fn order(
 ) -> Result<Order, StatsError> {
     match input.ordering {
         Ordering::PairedRandom => paired_random(input, info, forks),
-        Ordering::Blocked => Ok(blocked(info, fork_results)),
+        Ordering::Blocked => blocked(info, fork_results),
     }
 }
 
@@ -73,19 +73,19 @@ pub(crate) fn position_groups(forks: &[ForkData<'_>]) -> (Vec<i64>, Vec<i64>) {
     (d(first), d(second))
 }
 
-fn blocked(info: &CellInfo, forks: &[ForkAnalysis]) -> Order {
+fn blocked(info: &CellInfo, forks: &[ForkAnalysis]) -> Result<Order, StatsError> {
     let d = info.delay_ns as f64;
     let mut faster_by: Vec<f64> = forks
         .iter()
         .map(|f| f.baseline_median_ns - (f.treatment_median_ns - d))
         .collect();
     faster_by.sort_unstable_by(f64::total_cmp);
-    let pick = |v: Result<f64, StatsError>| v.unwrap_or(f64::NAN);
-    Order::Blocked {
+    let faster_by_median_ns = stats::median_sorted(&faster_by)?;
+    Ok(Order::Blocked {
         forks: forks.len() as u32,
         forks_second_faster: faster_by.iter().filter(|&&x| x > 0.0).count() as u32,
         faster_by_min_ns: faster_by[0],
-        faster_by_median_ns: pick(stats::median_sorted(&faster_by)),
+        faster_by_median_ns,
         faster_by_max_ns: faster_by[faster_by.len() - 1],
-    }
+    })
 }
