@@ -28,19 +28,7 @@ pub(crate) fn carry_over(
     info: &CellInfo,
     forks: &[ForkData<'_>],
 ) -> Result<CarryOver, StatsError> {
-    let (mut after_t, mut after_b) = (Vec::new(), Vec::new());
-    for f in forks {
-        let runs = run_order(&f.all);
-        for w in runs.windows(2) {
-            let (prev, (arm, p)) = (w[0].0, w[1]);
-            if arm == Arm::Baseline && p.phase == Phase::Measure {
-                match prev {
-                    Arm::Treatment => after_t.push(p.baseline_ns),
-                    Arm::Baseline => after_b.push(p.baseline_ns),
-                }
-            }
-        }
-    }
+    let (after_t, after_b) = predecessor_groups(forks);
     let (difference_ns, ci_ns, note) = if after_t.is_empty() || after_b.is_empty() {
         let note = "no measured baseline run follows one of the two arms: no contrast";
         (None, None, Some(note.to_string()))
@@ -65,6 +53,25 @@ pub(crate) fn carry_over(
         padded: input.pad_baseline,
         note,
     })
+}
+
+/// baseline_ns of measured baseline runs that followed a treatment run, and
+/// of those that followed a baseline run, in fork order, then run order.
+pub(crate) fn predecessor_groups(forks: &[ForkData<'_>]) -> (Vec<u64>, Vec<u64>) {
+    let (mut after_t, mut after_b) = (Vec::new(), Vec::new());
+    for f in forks {
+        let runs = run_order(&f.all);
+        for w in runs.windows(2) {
+            let (prev, (arm, p)) = (w[0].0, w[1]);
+            if arm == Arm::Baseline && p.phase == Phase::Measure {
+                match prev {
+                    Arm::Treatment => after_t.push(p.baseline_ns),
+                    Arm::Baseline => after_b.push(p.baseline_ns),
+                }
+            }
+        }
+    }
+    (after_t, after_b)
 }
 
 /// Every run of a fork in start order, as (arm, its pair).

@@ -9,7 +9,8 @@
 //! Files: [`model`] the JSON types; `fork` per-fork estimates, spread and
 //! correlation; `pooled` pooled, hierarchical and calibration; `cross_runs`
 //! two separate runs; `order` and `carry_over` the history effects;
-//! `variance` components and sizing; `headline` the answer across cells.
+//! `variance` components and sizing; `headline` the answer across cells;
+//! [`resample_trace`] the indices behind every interval, for independent checks.
 
 mod carry_over;
 mod cross_runs;
@@ -19,9 +20,11 @@ pub mod model;
 mod order;
 mod pooled;
 pub mod streams;
+mod trace;
 mod variance;
 
 pub use model::*;
+pub use trace::{resample_trace, CellTrace, ForkTrace, ResampleTrace};
 
 use crate::record::{PairRecord, Phase};
 use crate::spec::Ordering;

@@ -26,7 +26,7 @@ pub(crate) fn order(
 ) -> Result<Order, StatsError> {
     match input.ordering {
         Ordering::PairedRandom => paired_random(input, info, forks),
-        Ordering::Blocked => Ok(blocked(info, fork_results)),
+        Ordering::Blocked => blocked(info, fork_results),
     }
 }
 
@@ -35,12 +35,7 @@ fn paired_random(
     info: &CellInfo,
     forks: &[ForkData<'_>],
 ) -> Result<Order, StatsError> {
-    let (first, second): (Vec<&PairRecord>, Vec<&PairRecord>) = forks
-        .iter()
-        .flat_map(|f| f.measured.iter().copied())
-        .partition(|p| p.first == Arm::Treatment);
-    let first: Vec<i64> = first.iter().map(|p| p.diff_ns()).collect();
-    let second: Vec<i64> = second.iter().map(|p| p.diff_ns()).collect();
+    let (first, second) = position_groups(forks);
     let median = |x: &[i64]| stats::median(x).ok();
     let (difference_ns, ci_ns, note) = if first.is_empty() || second.is_empty() {
         let note = "the treatment always ran in the same position: no order contrast";
@@ -67,19 +62,30 @@ fn paired_random(
     })
 }
 
-fn blocked(info: &CellInfo, forks: &[ForkAnalysis]) -> Order {
+/// D of the measured pairs with the treatment first, and with it second,
+/// in fork order, then pair order.
+pub(crate) fn position_groups(forks: &[ForkData<'_>]) -> (Vec<i64>, Vec<i64>) {
+    let (first, second): (Vec<&PairRecord>, Vec<&PairRecord>) = forks
+        .iter()
+        .flat_map(|f| f.measured.iter().copied())
+        .partition(|p| p.first == Arm::Treatment);
+    let d = |v: Vec<&PairRecord>| v.iter().map(|p| p.diff_ns()).collect();
+    (d(first), d(second))
+}
+
+fn blocked(info: &CellInfo, forks: &[ForkAnalysis]) -> Result<Order, StatsError> {
     let d = info.delay_ns as f64;
     let mut faster_by: Vec<f64> = forks
         .iter()
         .map(|f| f.baseline_median_ns - (f.treatment_median_ns - d))
         .collect();
     faster_by.sort_unstable_by(f64::total_cmp);
-    let pick = |v: Result<f64, StatsError>| v.unwrap_or(f64::NAN);
-    Order::Blocked {
+    let faster_by_median_ns = stats::median_sorted(&faster_by)?;
+    Ok(Order::Blocked {
         forks: forks.len() as u32,
         forks_second_faster: faster_by.iter().filter(|&&x| x > 0.0).count() as u32,
         faster_by_min_ns: faster_by[0],
-        faster_by_median_ns: pick(stats::median_sorted(&faster_by)),
+        faster_by_median_ns,
         faster_by_max_ns: faster_by[faster_by.len() - 1],
-    }
+    })
 }

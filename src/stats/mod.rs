@@ -6,7 +6,7 @@
 //! decide (and record) the seed; nothing here reads a clock.
 //!
 //! Methods and where they are implemented:
-//! - [`quantile`]: numpy's default "linear" method (Hyndman & Fan 1996, type 7).
+//! - [`mod@quantile`]: numpy's default "linear" method (Hyndman & Fan 1996, type 7).
 //! - [`bootstrap`]: percentile bootstrap (Efron & Tibshirani 1993, ch. 13) and a
 //!   two-level hierarchical bootstrap (Davison & Hinkley 1997, sec. 3.8;
 //!   Ren et al. 2010).

@@ -2,56 +2,122 @@
 //!
 //! The bootstrap functions and the `*_indices` functions below consume the
 //! generator in exactly the same order, so a reader can dump the indices for a
-//! seed and recompute every interval independently (e.g. with numpy).
+//! seed and recompute every interval independently (e.g. with numpy). An
+//! index refers to the sample sorted ascending (for hierarchical data: to the
+//! chosen group sorted ascending); which of several equal values an index
+//! names makes no difference to any statistic.
 //!
-//! A draw below `n` takes 32 random bits and maps them with Lemire's
-//! multiply-and-reject method (Lemire 2019, "Fast random integer generation in
-//! an interval"), which is exactly uniform. Each `next_u64` of the generator
-//! supplies two draws, low half first: the bootstrap is the hot path and the
-//! generator is the larger part of its cost.
+//! A draw below `n` takes 16 random bits (32 when n > 65536) and maps them
+//! with Lemire's multiply-and-reject method (Lemire 2019, "Fast random integer
+//! generation in an interval"), which is exactly uniform. Each `next_u64` of
+//! the generator is cut into four 16-bit chunks, lowest first: the bootstrap
+//! is the hot path and the generator was the larger part of its cost.
 
 use rand::RngCore;
 
-/// Uniform integers below `n` from a generator, two per 64-bit output.
+/// Uniform integers below `n` from a generator, four 16-bit chunks per output.
 pub struct IndexSampler<'a, R: RngCore> {
     rng: &'a mut R,
-    spare: Option<u32>,
+    bits: u64,
+    left: u32,
 }
 
 impl<'a, R: RngCore> IndexSampler<'a, R> {
     pub fn new(rng: &'a mut R) -> Self {
-        IndexSampler { rng, spare: None }
+        IndexSampler {
+            rng,
+            bits: 0,
+            left: 0,
+        }
     }
 
-    fn next_u32(&mut self) -> u32 {
-        match self.spare.take() {
-            Some(x) => x,
-            None => {
-                let v = self.rng.next_u64();
-                self.spare = Some((v >> 32) as u32);
-                v as u32
-            }
+    #[inline]
+    fn chunk16(&mut self) -> u32 {
+        if self.left == 0 {
+            self.bits = self.rng.next_u64();
+            self.left = 4;
         }
+        let x = (self.bits & 0xFFFF) as u32;
+        self.bits >>= 16;
+        self.left -= 1;
+        x
     }
 
     /// A uniform integer in `0..n`; `n` must be positive.
     #[inline]
     pub fn below(&mut self, n: u32) -> u32 {
         debug_assert!(n > 0);
-        let mut m = u64::from(self.next_u32()) * u64::from(n);
-        if (m as u32) < n {
-            // Reject the few low products that would make some results more likely.
-            let threshold = n.wrapping_neg() % n;
-            while (m as u32) < threshold {
-                m = u64::from(self.next_u32()) * u64::from(n);
+        if n <= 1 << 16 {
+            let mut m = self.chunk16() * n;
+            if (m & 0xFFFF) < n {
+                // Reject the few low products that would make some results more likely.
+                let threshold = (1 << 16) % n;
+                while (m & 0xFFFF) < threshold {
+                    m = self.chunk16() * n;
+                }
+            }
+            m >> 16
+        } else {
+            let mut m = u64::from(self.chunk32()) * u64::from(n);
+            if (m as u32) < n {
+                let threshold = n.wrapping_neg() % n;
+                while (m as u32) < threshold {
+                    m = u64::from(self.chunk32()) * u64::from(n);
+                }
+            }
+            (m >> 32) as u32
+        }
+    }
+
+    /// `draws` draws below `n`, each handed to `sink`: the same sequence as
+    /// calling [`Self::below`] `draws` times, unrolled four chunks at a time
+    /// for the common case that none of the four is rejected.
+    #[inline]
+    pub fn for_each_below(&mut self, n: u32, draws: u32, mut sink: impl FnMut(u32)) {
+        debug_assert!(n > 0);
+        let mut remaining = draws;
+        if n > 1 << 16 {
+            (0..remaining).for_each(|_| sink(self.below(n)));
+            return;
+        }
+        // Accepting m iff its low half >= 2^16 mod n is Lemire's test in one step.
+        let threshold = (1 << 16) % n;
+        while remaining > 0 && self.left > 0 {
+            sink(self.below(n));
+            remaining -= 1;
+        }
+        while remaining >= 4 {
+            let v = self.rng.next_u64();
+            let m = [
+                (v & 0xFFFF) as u32 * n,
+                ((v >> 16) & 0xFFFF) as u32 * n,
+                ((v >> 32) & 0xFFFF) as u32 * n,
+                (v >> 48) as u32 * n,
+            ];
+            if m.iter().all(|&x| (x & 0xFFFF) >= threshold) {
+                m.iter().for_each(|&x| sink(x >> 16));
+                remaining -= 4;
+            } else {
+                // Rare: replay these chunks one by one, rejections and all.
+                self.bits = v;
+                self.left = 4;
+                while remaining > 0 && self.left > 0 {
+                    sink(self.below(n));
+                    remaining -= 1;
+                }
             }
         }
-        (m >> 32) as u32
+        (0..remaining).for_each(|_| sink(self.below(n)));
+    }
+
+    fn chunk32(&mut self) -> u32 {
+        let low = self.chunk16();
+        low | (self.chunk16() << 16)
     }
 }
 
 /// The indices of `resamples` plain bootstrap resamples of a sample of size `n`:
-/// resample b is `n` draws below `n`.
+/// resample b is `n` draws below `n`, each an index into the sorted sample.
 pub fn resample_indices<R: RngCore>(rng: &mut R, n: u32, resamples: u32) -> Vec<Vec<u32>> {
     let mut s = IndexSampler::new(rng);
     (0..resamples)
@@ -118,6 +184,30 @@ mod tests {
         assert!(seen.iter().all(|&c| c > 800 && c < 1200), "{seen:?}");
         for _ in 0..100 {
             assert_eq!(s.below(1), 0);
+            assert!(s.below(1 << 16) < 1 << 16);
+            assert!(s.below(100_000) < 100_000);
+            assert!(s.below(u32::MAX) < u32::MAX);
+        }
+    }
+
+    #[test]
+    fn unrolled_draws_equal_one_by_one_draws() {
+        for n in [1, 3, 300, 3000, 40_000, 65_536, 70_000] {
+            for warm in [0, 1, 3] {
+                let (mut r1, mut r2) = (
+                    Pcg64::seed_from_u64(n as u64),
+                    Pcg64::seed_from_u64(n as u64),
+                );
+                let (mut a, mut b) = (IndexSampler::new(&mut r1), IndexSampler::new(&mut r2));
+                for _ in 0..warm {
+                    assert_eq!(a.below(n), b.below(n));
+                }
+                let mut fast = Vec::new();
+                a.for_each_below(n, 1001, |i| fast.push(i));
+                let slow: Vec<u32> = (0..1001).map(|_| b.below(n)).collect();
+                assert_eq!(fast, slow, "n = {n}, warm = {warm}");
+                assert_eq!(a.below(n), b.below(n));
+            }
         }
     }
 

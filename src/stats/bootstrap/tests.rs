@@ -10,6 +10,12 @@ fn rng(seed: u64) -> Pcg64 {
     Pcg64::seed_from_u64(seed)
 }
 
+fn sorted(x: &[i64]) -> Vec<i64> {
+    let mut v = x.to_vec();
+    v.sort_unstable();
+    v
+}
+
 /// The interval recomputed the slow, obvious way from dumped indices.
 fn interval_from(stats: Vec<f64>, c: f64) -> Interval {
     percentile_interval(stats, c).unwrap()
@@ -45,9 +51,10 @@ fn interval_contains_the_median() {
 fn dumped_indices_reproduce_the_plain_bootstrap() {
     let (b, c) = (300, 0.9);
     let e = bootstrap_median(&DATA, b, c, &mut rng(5)).unwrap();
+    let sorted = sorted(&DATA);
     let medians = resample_indices(&mut rng(5), DATA.len() as u32, b)
         .iter()
-        .map(|idx| median(&idx.iter().map(|&i| DATA[i as usize]).collect::<Vec<_>>()).unwrap())
+        .map(|idx| median(&idx.iter().map(|&i| sorted[i as usize]).collect::<Vec<_>>()).unwrap())
         .collect();
     assert_eq!(e.ci, interval_from(medians, c));
 }
@@ -61,6 +68,7 @@ fn dumped_indices_reproduce_the_two_sample_bootstrap() {
     let pick = |x: &[i64], idx: &[u32]| {
         median(&idx.iter().map(|&i| x[i as usize]).collect::<Vec<_>>()).unwrap()
     };
+    let (a, b) = (sorted(&a), sorted(&b));
     let diffs = two_sample_indices(&mut rng(6), 4, 5, 300)
         .iter()
         .map(|(ia, ib)| pick(&a, ia) - pick(&b, ib))
@@ -73,6 +81,8 @@ fn dumped_indices_reproduce_the_hierarchical_bootstrap() {
     let groups: [&[i64]; 3] = [&[1, 5, 3], &[10, 12], &[4, 4, 6, 100]];
     let e = hierarchical_median(&groups, 300, 0.95, &mut rng(7)).unwrap();
     assert_eq!(e.median, 5.0); // pooled sorted: 1 3 4 4 [5] 6 10 12 100
+    let sorted_groups: Vec<Vec<i64>> = groups.iter().map(|g| sorted(g)).collect();
+    let groups = &sorted_groups;
     let medians = hierarchical_indices(&mut rng(7), &[3, 2, 4], 300)
         .iter()
         .map(|slots| {
