@@ -97,6 +97,9 @@ impl From<MedianEstimate> for Estimate {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Pooled {
     pub n: u32,
+    /// Fraction of pairs where the treatment took longer (D > 0); for a
+    /// comparison of two strategies, "how often was B slower".
+    pub share_slower: f64,
     pub median_ns: f64,
     pub ci_ns: [f64; 2],
     pub baseline_median_ns: f64,

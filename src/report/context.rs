@@ -104,6 +104,7 @@ pub fn build(info: &RunInfo, analysis: &Analysis) -> Value {
             "arms_compared": compared,
             "arms_agree": arms_agree,
             "matches_in_memory": matches_in_memory,
+            "has_delays": info.cells.iter().any(|c| c.delay_ns > 0),
             "wall_s": info.forks.iter().map(|f| f.wall_ns).sum::<u64>() as f64 / 1e9,
         }),
     );
