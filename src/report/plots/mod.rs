@@ -121,13 +121,14 @@ fn grid(n: usize) -> (usize, usize) {
     (cols, n.max(1).div_ceil(cols))
 }
 
-/// One legend row: a line sample (dashed or solid), a marker, the label.
+/// The mark drawn on a legend entry's line sample.
 enum Marker {
     Circle,
     Triangle,
     None,
 }
 
+/// One legend entry: a line sample (dashed or solid), a marker, the label.
 struct LegendEntry {
     label: String,
     color: RGBColor,
