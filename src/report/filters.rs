@@ -6,7 +6,7 @@
 
 use minijinja::{Environment, Error, ErrorKind, Value};
 
-fn unit_for(abs_ns: f64) -> (&'static str, f64) {
+pub(crate) fn unit_for(abs_ns: f64) -> (&'static str, f64) {
     if abs_ns < 1e3 {
         ("ns", 1.0)
     } else if abs_ns < 1e6 {

@@ -6,6 +6,7 @@
 
 pub mod context;
 pub mod filters;
+pub mod plots;
 
 use crate::analysis::{self, Analysis};
 use crate::error::{bad_input, Result};
@@ -49,7 +50,8 @@ pub fn render(name: &str, template: &str, ctx: &serde_json::Value) -> Result<Str
     tmpl.render(ctx).map_err(fail)
 }
 
-/// Writes `analysis.json` and the report (to `out`, default `DIR/report.md`).
+/// Writes `analysis.json`, the report (to `out`, default `DIR/report.md`)
+/// and the plots beside the report, where its relative links find them.
 /// A custom template is `template`, else the run's `report.template`, else
 /// the built-in one. Returns the report's path.
 pub fn render_folder(dir: &Path, template: Option<&Path>, out: Option<&Path>) -> Result<PathBuf> {
@@ -76,6 +78,11 @@ pub fn render_folder(dir: &Path, template: Option<&Path>, out: Option<&Path>) ->
     let report = out
         .map(Path::to_path_buf)
         .unwrap_or_else(|| dir.join("report.md"));
+    let beside = match report.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    plots::write_all(&beside, &analysis)?;
     write_atomic(&report, text.as_bytes())?;
     Ok(report)
 }

@@ -1,0 +1,151 @@
+//! A continuous axis in nanoseconds, labelled in the unit that suits its
+//! magnitude (the `duration` filter's rule) with "nice" ticks.
+
+use crate::report::filters::unit_for;
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
+use std::ops::Range;
+
+pub(super) struct Axis {
+    pub lo: f64,
+    pub hi: f64,
+    pub unit: &'static str,
+    div: f64,
+    pub ticks: Vec<f64>,
+    decimals: usize,
+}
+
+impl Axis {
+    /// An axis over the data range `[lo, hi]` (ns), widened by `pad` of its
+    /// span on each side; a range of zero width becomes one of a few ns
+    /// (or 1 % of the value) around it.
+    pub fn new(lo: f64, hi: f64, pad: f64) -> Axis {
+        let (mut lo, mut hi) = if lo.is_finite() && hi.is_finite() {
+            (lo.min(hi), lo.max(hi))
+        } else {
+            (0.0, 1.0)
+        };
+        if hi - lo < 1e-9 {
+            let half = (lo.abs() * 0.01).max(2.0);
+            lo -= half;
+            hi += half;
+        }
+        let span = hi - lo;
+        lo -= span * pad;
+        hi += span * pad;
+        let (unit, div) = unit_for(lo.abs().max(hi.abs()));
+        let step_unit = nice_step((hi - lo) / div / 5.0);
+        let decimals = decimals_for(step_unit);
+        let step = step_unit * div;
+        let first = (lo / step).ceil() as i64;
+        let last = (hi / step).floor() as i64;
+        let ticks = (first..=last).map(|k| k as f64 * step).collect();
+        Axis {
+            lo,
+            hi,
+            unit,
+            div,
+            ticks,
+            decimals,
+        }
+    }
+
+    /// The plotters coordinate for this axis.
+    pub fn coord(&self) -> Ticked {
+        Ticked::new(self.lo..self.hi, self.ticks.clone())
+    }
+
+    /// A tick label: the value in the axis unit, without the unit.
+    pub fn label(&self, ns: f64) -> String {
+        let s = format!("{:.*}", self.decimals, ns / self.div);
+        match s.strip_prefix('-') {
+            Some(rest) if rest.chars().all(|c| c == '0' || c == '.') => rest.to_string(),
+            _ => s,
+        }
+    }
+}
+
+/// A linear f64 range whose tick marks are exactly `ticks`. (plotters'
+/// own `with_key_points` loses the f64 label formatter.)
+pub(super) struct Ticked {
+    range: Range<f64>,
+    ticks: Vec<f64>,
+}
+
+impl Ticked {
+    pub fn new(range: Range<f64>, ticks: Vec<f64>) -> Ticked {
+        Ticked { range, ticks }
+    }
+}
+
+impl Ranged for Ticked {
+    type ValueType = f64;
+    type FormatOption = DefaultFormatting;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        let Range { start, end } = self.range;
+        let share = (value - start) / (end - start);
+        limit.0 + ((f64::from(limit.1 - limit.0)) * share).round() as i32
+    }
+
+    fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            Vec::new()
+        } else {
+            self.ticks.clone()
+        }
+    }
+
+    fn range(&self) -> Range<f64> {
+        self.range.clone()
+    }
+}
+
+/// The smallest of 1, 2, 5 x 10^k at least `raw`.
+fn nice_step(raw: f64) -> f64 {
+    if raw.is_nan() || raw <= 0.0 || raw.is_infinite() {
+        return 1.0;
+    }
+    let mag = 10f64.powf(raw.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw * (1.0 - 1e-9))
+        .unwrap_or(10.0 * mag)
+}
+
+/// Decimals that show every multiple of `step` exactly.
+fn decimals_for(step: f64) -> usize {
+    (0..6)
+        .find(|&d| {
+            let scaled = step * 10f64.powi(d as i32);
+            (scaled - scaled.round()).abs() < 1e-6
+        })
+        .unwrap_or(6)
+}
+
+/// A delay as a tick label in µs: `100` ns -> `0.1`, `25_000` -> `25`.
+pub(super) fn delay_us_label(ns: u64) -> String {
+    format!("{}", ns as f64 / 1000.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_round_in_the_chosen_unit() {
+        let a = Axis::new(0.0, 25_000.0, 0.0);
+        assert_eq!(a.unit, "µs");
+        let labels: Vec<_> = a.ticks.iter().map(|t| a.label(*t)).collect();
+        assert_eq!(labels, ["0", "5", "10", "15", "20", "25"]);
+        let b = Axis::new(70.0, 80.0, 0.0);
+        assert_eq!(b.unit, "ns");
+        assert_eq!(b.label(b.ticks[0]), "70");
+        assert_eq!(b.ticks.len(), 6);
+        let c = Axis::new(0.0, 0.0, 0.0);
+        assert!(c.lo < 0.0 && c.hi > 0.0 && !c.ticks.is_empty());
+        assert_eq!(c.label(-0.01), "0");
+        assert_eq!(delay_us_label(100), "0.1");
+        assert_eq!(delay_us_label(250_000), "250");
+    }
+}

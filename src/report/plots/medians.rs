@@ -1,0 +1,124 @@
+//! `medians.svg`: each fork's baseline median against its treatment median,
+//! one panel per cell, with the line y = x + d where an exact harness would
+//! put every point. Both axes of a panel span the same width in ns, so the
+//! line runs at 45 degrees and the spread along it is the fork effect.
+
+use super::axis::Axis;
+use super::{font, legend, panels, svg, Area, DrawResult, LegendEntry, Marker};
+use super::{BLUE, GRID, ORANGE};
+use crate::analysis::{Analysis, CellAnalysis};
+use crate::error::Result;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+const PANEL_WIDTH: u32 = 400;
+const PANEL_HEIGHT: u32 = 380;
+const HEADER: u32 = 70;
+
+pub(super) fn render(a: &Analysis) -> Result<String> {
+    let panels = panels(a);
+    let (cols, rows) = super::grid(panels.len());
+    let width = PANEL_WIDTH * cols as u32;
+    let height = HEADER + PANEL_HEIGHT * rows as u32;
+    svg("medians.svg", (width, height), |root| {
+        let (header, body) = root.split_vertically(HEADER);
+        header.draw(&Text::new(
+            "Baseline vs treatment median of each fork",
+            (width as i32 / 2, 18),
+            font(22).pos(Pos::new(HPos::Center, VPos::Center)),
+        ))?;
+        let entries = [
+            LegendEntry {
+                label: "one fork".into(),
+                color: BLUE,
+                dashed: false,
+                marker: Marker::Circle,
+            },
+            LegendEntry {
+                label: "y = x + d".into(),
+                color: ORANGE,
+                dashed: true,
+                marker: Marker::None,
+            },
+        ];
+        let refs: Vec<&LegendEntry> = entries.iter().collect();
+        legend(&header, &refs, 16, 50, width as i32 - 8)?;
+        let areas = body.split_evenly((rows, cols));
+        for ((cell, title), area) in panels.iter().zip(areas.iter()) {
+            panel(area, cell, title)?;
+        }
+        Ok(())
+    })
+}
+
+/// Axes of equal span (ns) around the baseline medians and around the
+/// treatment medians together with the line y = x + d over them.
+fn axes(c: &CellAnalysis) -> (Axis, Axis) {
+    let d = c.delay_ns as f64;
+    let range = |vals: &mut dyn Iterator<Item = f64>| {
+        vals.filter(|v| v.is_finite())
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+                (lo.min(v), hi.max(v))
+            })
+    };
+    let (bl, bh) = range(&mut c.forks.iter().map(|f| f.baseline_median_ns));
+    let (tl, th) = range(&mut c.forks.iter().map(|f| f.treatment_median_ns));
+    let (tl, th) = (tl.min(bl + d), th.max(bh + d));
+    let span = (bh - bl).max(th - tl);
+    let around = |lo: f64, hi: f64| {
+        let mid = (lo + hi) / 2.0;
+        Axis::new(mid - span / 2.0, mid + span / 2.0, 0.1)
+    };
+    (around(bl, bh), around(tl, th))
+}
+
+fn panel(area: &Area<'_>, c: &CellAnalysis, title: &str) -> DrawResult {
+    let (x, y) = axes(c);
+    let caption = match c.correlation {
+        Some(r) => format!("{title}, r = {r:.2}"),
+        None => title.to_string(),
+    };
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, font(17))
+        .margin(10)
+        .margin_right(20)
+        .x_label_area_size(44)
+        .y_label_area_size(60)
+        .build_cartesian_2d(x.coord(), y.coord())?;
+    let x_label = |v: &f64| x.label(*v);
+    let y_label = |v: &f64| y.label(*v);
+    chart
+        .configure_mesh()
+        .bold_line_style(GRID)
+        .x_label_formatter(&x_label)
+        .y_label_formatter(&y_label)
+        .x_desc(format!("baseline median ({})", x.unit))
+        .y_desc(format!("treatment median ({})", y.unit))
+        .label_style(font(15))
+        .axis_desc_style(font(16))
+        .draw()?;
+    // y = x + d, clipped to the panel.
+    let d = c.delay_ns as f64;
+    let (from, to) = (x.lo.max(y.lo - d), x.hi.min(y.hi - d));
+    if from < to {
+        chart.draw_series(DashedLineSeries::new(
+            vec![(from, from + d), (to, to + d)],
+            6,
+            4,
+            ORANGE.stroke_width(2),
+        ))?;
+    }
+    chart.draw_series(
+        c.forks
+            .iter()
+            .filter(|f| f.baseline_median_ns.is_finite() && f.treatment_median_ns.is_finite())
+            .map(|f| {
+                Circle::new(
+                    (f.baseline_median_ns, f.treatment_median_ns),
+                    4,
+                    BLUE.mix(0.8).filled(),
+                )
+            }),
+    )?;
+    Ok(())
+}

@@ -1,0 +1,76 @@
+//! `runner report DIR` redraws a folder from its raw data: the report, the
+//! analysis and every plot, byte for byte.
+
+mod common;
+use common::*;
+
+const FILES: [&str; 5] = [
+    "report.md",
+    "analysis.json",
+    "detection.svg",
+    "forest.svg",
+    "medians.svg",
+];
+
+#[test]
+fn report_reproduces_the_report_and_plots_byte_for_byte() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = write_spec(tmp.path(), "small", SMALL_AA);
+    let out = tmp.path().join("r");
+    runner()
+        .current_dir(tmp.path())
+        .args(["exec", spec.to_str().unwrap(), "--quiet", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let before: Vec<Vec<u8>> = FILES
+        .iter()
+        .map(|f| std::fs::read(out.join(f)).unwrap_or_else(|e| panic!("{f}: {e}")))
+        .collect();
+    for f in FILES {
+        std::fs::remove_file(out.join(f)).unwrap();
+    }
+    runner()
+        .current_dir(tmp.path())
+        .arg("report")
+        .arg(&out)
+        .assert()
+        .success();
+    for (f, bytes) in FILES.iter().zip(&before) {
+        assert_eq!(&std::fs::read(out.join(f)).unwrap(), bytes, "{f} differs");
+    }
+    let report = String::from_utf8(before[0].clone()).unwrap();
+    for svg in ["detection.svg", "forest.svg", "medians.svg"] {
+        assert!(report.contains(&format!("]({svg})")), "report links {svg}");
+    }
+}
+
+#[test]
+fn plots_go_beside_a_report_written_elsewhere() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = write_spec(tmp.path(), "small", SMALL_AA);
+    let out = tmp.path().join("r");
+    runner()
+        .current_dir(tmp.path())
+        .args(["exec", spec.to_str().unwrap(), "--quiet", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let elsewhere = tmp.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    runner()
+        .current_dir(tmp.path())
+        .arg("report")
+        .arg(&out)
+        .arg("--out")
+        .arg(elsewhere.join("copy.md"))
+        .assert()
+        .success();
+    for svg in ["detection.svg", "forest.svg", "medians.svg"] {
+        assert_eq!(
+            std::fs::read(elsewhere.join(svg)).unwrap(),
+            std::fs::read(out.join(svg)).unwrap(),
+            "{svg}"
+        );
+    }
+}
