@@ -43,7 +43,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 quiet,
             };
             let outcome = exec::exec(&args)?;
-            print!("{}", report::terminal_summary(&outcome.dir)?);
+            print!("{}", outcome.summary);
             Ok(())
         }
         Command::Check { spec, set } => {
@@ -51,8 +51,8 @@ pub fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Report { dir, template, out } => {
-            let path = report::render_folder(&dir, template.as_deref(), out.as_deref())?;
-            println!("{}", path.display());
+            let rendered = report::render_folder(&dir, template.as_deref(), out.as_deref())?;
+            println!("{}", rendered.report.display());
             Ok(())
         }
         Command::Env => {

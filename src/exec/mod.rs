@@ -32,6 +32,8 @@ pub struct ExecArgs {
 pub struct ExecOutcome {
     pub dir: PathBuf,
     pub info: RunInfo,
+    /// Headline and sensitivity table, for stdout.
+    pub summary: String,
 }
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
@@ -249,12 +251,18 @@ pub fn exec(args: &ExecArgs) -> Result<ExecOutcome> {
     partial.assemble_pairs(&info.forks)?;
     // Render before dropping the per-fork files: a template that fails leaves
     // a folder that --resume can still finish.
-    crate::report::render_folder(&partial.dir, None, None)?;
+    let rendered = crate::report::render_folder(&partial.dir, None, None)?;
     let dir = partial.finish()?;
     partial::promote(&dir, &final_dir)?;
+    let summary = format!(
+        "{}report: {}\n",
+        rendered.summary,
+        final_dir.join("report.md").display()
+    );
     Ok(ExecOutcome {
         dir: final_dir,
         info,
+        summary,
     })
 }
 

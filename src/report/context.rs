@@ -89,7 +89,10 @@ pub fn build(info: &RunInfo, analysis: &Analysis) -> Value {
         .iter()
         .all(|f| f.checks.arms_agree != Some(false));
     let compared = info.forks.iter().any(|f| f.checks.arms_agree == Some(true));
-    let matches_in_memory = info.forks.iter().any(|f| f.checks.matches_in_memory == Some(true));
+    let matches_in_memory = info
+        .forks
+        .iter()
+        .any(|f| f.checks.matches_in_memory == Some(true));
     ctx.insert(
         "run".into(),
         json!({

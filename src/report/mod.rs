@@ -53,8 +53,8 @@ pub fn render(name: &str, template: &str, ctx: &serde_json::Value) -> Result<Str
 /// Writes `analysis.json`, the report (to `out`, default `DIR/report.md`)
 /// and the plots beside the report, where its relative links find them.
 /// A custom template is `template`, else the run's `report.template`, else
-/// the built-in one. Returns the report's path.
-pub fn render_folder(dir: &Path, template: Option<&Path>, out: Option<&Path>) -> Result<PathBuf> {
+/// the built-in one. Returns the report's path and the terminal summary.
+pub fn render_folder(dir: &Path, template: Option<&Path>, out: Option<&Path>) -> Result<Rendered> {
     let (info, analysis) = analyse_folder(dir)?;
     let template_path = template
         .map(Path::to_path_buf)
@@ -84,18 +84,13 @@ pub fn render_folder(dir: &Path, template: Option<&Path>, out: Option<&Path>) ->
     };
     plots::write_all(&beside, &analysis)?;
     write_atomic(&report, text.as_bytes())?;
-    Ok(report)
+    let summary = render("summary", include_str!("summary.txt.j2"), &ctx)?;
+    Ok(Rendered { report, summary })
 }
 
-/// What `exec` prints on stdout when it finishes: headline, sensitivity table, path.
-pub fn terminal_summary(dir: &Path) -> Result<String> {
-    let text = std::fs::read_to_string(dir.join("analysis.json"))
-        .map_err(|e| bad_input(format!("cannot read analysis.json: {e}")))?;
-    let analysis: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| bad_input(format!("bad analysis.json: {e}")))?;
-    let summary = render("summary", include_str!("summary.txt.j2"), &analysis)?;
-    Ok(format!(
-        "{summary}report: {}\n",
-        dir.join("report.md").display()
-    ))
+/// What [`render_folder`] wrote, and what `exec` prints on stdout when it
+/// finishes: the headline and the sensitivity table.
+pub struct Rendered {
+    pub report: PathBuf,
+    pub summary: String,
 }
