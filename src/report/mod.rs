@@ -49,6 +49,23 @@ pub fn render(name: &str, template: &str, ctx: &serde_json::Value) -> Result<Str
     tmpl.render(ctx).map_err(fail)
 }
 
+/// Reads and compiles a template file without rendering it, so a broken
+/// template is refused before a run spends its time.
+pub fn check_template(path: &Path) -> Result<()> {
+    let source = std::fs::read_to_string(path)
+        .map_err(|e| bad_input(format!("cannot read template {}: {e}", path.display())))?;
+    let name = path.display().to_string();
+    let mut env = minijinja::Environment::new();
+    filters::register(&mut env);
+    env.add_template(&name, &source).map_err(|e| {
+        let at = e.line().map_or(name.clone(), |l| format!("{name}:{l}"));
+        bad_input(format!(
+            "{at}: template error: {}",
+            e.detail().unwrap_or(&e.to_string())
+        ))
+    })
+}
+
 /// Writes `analysis.json` and the report (to `out`, default `DIR/report.md`).
 /// A custom template is `template`, else the run's `report.template`, else
 /// the built-in one. Returns the report's path.
