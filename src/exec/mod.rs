@@ -335,7 +335,7 @@ fn run_jobs(
                 progress.finish_fork(&label, seconds);
                 continue;
             }
-            Err(_) if interrupt::interrupted() => format!(
+            Err(f) if f.sigint || interrupt::interrupted() => format!(
                 "interrupted (Ctrl-C or a termination signal) during {label}; the worker was stopped and its unfinished fork discarded"
             ),
             Err(f) => {

@@ -50,6 +50,13 @@ impl Partial {
     /// started at once exactly one gets it.
     pub fn create(dir: &Path) -> Result<Partial> {
         if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+            if parent.exists() && !parent.is_dir() {
+                return Err(bad_input(format!(
+                    "cannot create the output folder {}: {} is a file, not a directory",
+                    dir.display(),
+                    parent.display()
+                )));
+            }
             fs::create_dir_all(parent).map_err(|e| io_err("create", parent, e))?;
         }
         match fs::create_dir(dir) {

@@ -21,6 +21,9 @@ pub struct ForkFailure {
     pub reason: String,
     /// The worker's last stderr lines.
     pub stderr_tail: Vec<String>,
+    /// The worker died of SIGINT: a Ctrl-C, even if the parent's own
+    /// handler has not run yet.
+    pub sigint: bool,
 }
 
 pub struct ForkResult {
@@ -39,6 +42,7 @@ pub fn run_worker(
     let fail = |reason: String| ForkFailure {
         reason,
         stderr_tail: Vec::new(),
+        sigint: false,
     };
     let exe = std::env::current_exe().map_err(|e| fail(format!("cannot find own binary: {e}")))?;
     let started = Instant::now();
@@ -99,9 +103,14 @@ pub fn run_worker(
     let stderr_tail: Vec<String> = tail.lock().unwrap().iter().cloned().collect();
     let wall_ns = started.elapsed().as_nanos() as u64;
 
+    let sigint = {
+        use std::os::unix::process::ExitStatusExt;
+        matches!(&status, Ok(s) if s.signal() == Some(libc::SIGINT))
+    };
     let failure = |reason: String| ForkFailure {
         reason,
         stderr_tail: stderr_tail.clone(),
+        sigint,
     };
     if timed_out {
         return Err(failure(format!(
