@@ -195,9 +195,12 @@ impl PgTable {
         if !check_ours(&mut client, schema)? {
             return Err(DbError::NotOurSchema(schema.to_owned()));
         }
+        // application_name lets an operator (or a test) find a run's worker
+        // in pg_stat_activity.
         client
             .batch_execute(&format!(
-                "SET search_path TO {schema}; \
+                "SET application_name TO 'runner worker {schema}'; \
+                 SET search_path TO {schema}; \
                  DROP TABLE IF EXISTS {schema}.model_field; \
                  CREATE TABLE {schema}.model_field \
                  (name text PRIMARY KEY, field_value double precision NOT NULL)"

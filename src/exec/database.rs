@@ -15,7 +15,10 @@ pub struct RunDatabase {
 impl RunDatabase {
     /// `None` when neither arm needs a database. A server that cannot be
     /// reached fails here, before any fork, naming host, port and database.
-    pub fn prepare(exp: &Experiment, run_id: &str) -> Result<Option<RunDatabase>> {
+    ///
+    /// When `resuming`, a schema of this run that survived a killed parent is
+    /// dropped first (only if runner's marker says it is this run's).
+    pub fn prepare(exp: &Experiment, run_id: &str, resuming: bool) -> Result<Option<RunDatabase>> {
         let needs = [&exp.design.baseline, &exp.design.treatment]
             .iter()
             .any(|name| exp.strategies[name.as_str()].needs_database());
@@ -31,6 +34,10 @@ impl RunDatabase {
             })?;
         let info = db::db_info(&target).map_err(|e| run_failed(e.to_string()))?;
         if let DbTarget::Postgres { url, .. } = &target {
+            if resuming {
+                db::postgres::drop_run_schema(url, run_id)
+                    .map_err(|e| run_failed(e.to_string()))?;
+            }
             db::postgres::create_run_schema(url, run_id).map_err(|e| run_failed(e.to_string()))?;
         }
         Ok(Some(RunDatabase {

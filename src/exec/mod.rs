@@ -1,13 +1,15 @@
 //! The parent side of `runner exec`: folders, forks one at a time, resume.
 
 pub mod database;
+pub mod fault;
+pub mod interrupt;
 pub mod partial;
 pub mod progress;
 pub mod protocol;
 pub mod spawn;
 pub mod worker;
 
-use crate::error::{bad_input, run_failed, Result};
+use crate::error::{bad_input, run_failed, Result, RunnerError};
 use crate::plan::{self, Job};
 use crate::run_info::{DerivedSeed, ForkRecord, RunInfo, Seeds, SpecInfo};
 use crate::seed::{self, Domain};
@@ -17,7 +19,6 @@ use progress::Progress;
 use protocol::JobRequest;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::time::Duration;
 
 pub struct ExecArgs {
@@ -34,20 +35,6 @@ pub struct ExecOutcome {
     pub info: RunInfo,
     /// Headline and sensitivity table, for stdout.
     pub summary: String,
-}
-
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_sigint(_: libc::c_int) {
-    INTERRUPTED.store(true, AtomicOrdering::SeqCst);
-}
-
-/// Ctrl-C reaches the whole foreground process group: the worker dies of it,
-/// the parent survives to keep every finished fork and say how to resume.
-fn install_sigint_handler() {
-    unsafe {
-        libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t);
-    }
 }
 
 fn now_rfc3339() -> String {
@@ -155,13 +142,30 @@ fn check_same_spec(started: &Experiment, now: &Experiment) -> Result<()> {
     }
 }
 
-fn resume_command(info: &RunInfo, partial: &Path) -> String {
+/// The original command line with `--resume DIR.partial`, quoted for a
+/// POSIX shell, so it can be pasted as is (from the same directory).
+pub fn resume_command(info: &RunInfo, partial: &Path) -> String {
     let mut args: Vec<String> = info.command_line.iter().skip(1).cloned().collect();
     if let Some(i) = args.iter().position(|a| a == "--resume") {
         args.drain(i..(i + 2).min(args.len()));
     }
     args.retain(|a| !a.starts_with("--resume="));
-    format!("runner {} --resume {}", args.join(" "), partial.display())
+    args.push("--resume".into());
+    args.push(partial.display().to_string());
+    let quoted: Vec<String> = args.iter().map(|a| shell_quote(a)).collect();
+    format!("runner {}", quoted.join(" "))
+}
+
+fn shell_quote(arg: &str) -> String {
+    let plain = !arg.is_empty()
+        && arg
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@+%".contains(c));
+    if plain {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', "'\\''"))
+    }
 }
 
 fn job_request(
@@ -193,6 +197,12 @@ fn job_request(
 pub fn exec(args: &ExecArgs) -> Result<ExecOutcome> {
     let loaded = spec::load(&args.spec, &args.set)?;
     let exp = &loaded.experiment;
+    // A template that does not even parse fails now, not after the run.
+    if let Some(t) = &exp.report.template {
+        crate::report::check_template(t)?;
+    }
+    interrupt::install();
+    let resuming = args.resume.is_some();
     let (partial, final_dir, mut info) = match &args.resume {
         Some(p) => {
             let partial = Partial::open(p)?;
@@ -224,7 +234,15 @@ pub fn exec(args: &ExecArgs) -> Result<ExecOutcome> {
         eprintln!("seed: drawn {} (recorded in run.json)", info.seeds.master);
     }
 
-    let db = database::RunDatabase::prepare(exp, &info.run_id)?;
+    let db = match database::RunDatabase::prepare(exp, &info.run_id, resuming) {
+        Ok(db) => db,
+        // Nothing ran: a new run leaves nothing behind.
+        Err(e) if !resuming => {
+            partial.remove();
+            return Err(e);
+        }
+        Err(e) => return Err(e),
+    };
     info.database = db.as_ref().map(|d| d.info.clone());
     let result = run_jobs(
         exp,
@@ -237,9 +255,11 @@ pub fn exec(args: &ExecArgs) -> Result<ExecOutcome> {
         db.cleanup();
     }
     if let Err(e) = result {
+        let kept = partial.finished_forks().map(|f| f.len()).unwrap_or(0);
         let resume = resume_command(&info, &partial.dir);
         return Err(run_failed(format!(
-            "{e}\nfinished forks are kept in {}; to finish the run: {resume}",
+            "{e}\n{kept} of {} forks finished and are kept in {}; to run the missing ones with their original seeds: {resume}",
+            info.jobs.len(),
             partial.dir.display()
         )));
     }
@@ -251,7 +271,20 @@ pub fn exec(args: &ExecArgs) -> Result<ExecOutcome> {
     partial.assemble_pairs(&info.forks)?;
     // Render before dropping the per-fork files: a template that fails leaves
     // a folder that --resume can still finish.
-    let rendered = crate::report::render_folder(&partial.dir, None, None)?;
+    let rendered = match crate::report::render_folder(&partial.dir, None, None) {
+        Ok(r) => r,
+        Err(e) => {
+            let resume = resume_command(&info, &partial.dir);
+            let msg = format!(
+                "{e}\nevery fork finished and is kept in {}; fix the problem, then render the report with: {resume}",
+                partial.dir.display()
+            );
+            return Err(match e {
+                RunnerError::BadInput(_) => bad_input(msg),
+                RunnerError::RunFailed(_) => run_failed(msg),
+            });
+        }
+    };
     let dir = partial.finish()?;
     partial::promote(&dir, &final_dir)?;
     let summary = format!(
@@ -286,10 +319,13 @@ fn run_jobs(
         .copied()
         .collect();
     let mut progress = Progress::new(quiet, info.jobs.len() as u64, done.len() as u64);
-    install_sigint_handler();
     let timeout = Duration::from_secs(exp.design.fork_timeout_s);
     let pairs_per_job = plan::Plan::pairs_per_job(exp);
     for job in todo {
+        if interrupt::interrupted() {
+            progress.clear();
+            return Err(run_failed("interrupted (Ctrl-C or a termination signal)"));
+        }
         let label = format!("cell {} fork {}", job.cell, job.fork);
         let request = job_request(exp, info, &job, db);
         let mut writer = partial.fork_writer(job.cell, job.fork)?;
@@ -310,10 +346,9 @@ fn run_jobs(
                 progress.finish_fork(&label, seconds);
                 continue;
             }
-            Err(f) if INTERRUPTED.load(AtomicOrdering::SeqCst) => {
-                let _ = f;
-                "interrupted (Ctrl-C)".to_string()
-            }
+            Err(f) if f.sigint || interrupt::interrupted() => format!(
+                "interrupted (Ctrl-C or a termination signal) during {label}; the worker was stopped and its unfinished fork discarded"
+            ),
             Err(f) => {
                 let mut msg = format!("{label} (job seed {}) failed: {}", job.seed, f.reason);
                 if !f.stderr_tail.is_empty() {
@@ -328,5 +363,8 @@ fn run_jobs(
         return Err(run_failed(failure));
     }
     progress.clear();
+    if interrupt::interrupted() {
+        return Err(run_failed("interrupted (Ctrl-C or a termination signal)"));
+    }
     Ok(())
 }

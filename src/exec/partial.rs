@@ -6,7 +6,7 @@
 //! `.json` exists, and that is written last, after the `.csv` was renamed into
 //! place, so a crash at any moment leaves either a whole fork or none.
 
-use crate::error::{bad_input, Result, RunnerError};
+use crate::error::{bad_input, run_failed, Result, RunnerError};
 use crate::record::{PairRecord, CSV_HEADER};
 use crate::run_info::{ForkRecord, RunInfo};
 use std::fs::{self, File, OpenOptions};
@@ -27,8 +27,15 @@ pub fn final_path(partial: &Path) -> Option<PathBuf> {
     Some(partial.with_file_name(stem))
 }
 
+/// A full disk or a failing device is the run failing (exit 1, resumable
+/// once there is room); anything else (not a directory, read-only, no
+/// permission) means the folder given is wrong (exit 2).
 fn io_err(what: &str, path: &Path, e: std::io::Error) -> RunnerError {
-    bad_input(format!("cannot {what} {}: {e}", path.display()))
+    let msg = format!("cannot {what} {}: {e}", path.display());
+    match e.raw_os_error() {
+        Some(libc::ENOSPC | libc::EDQUOT | libc::EIO | libc::EFBIG) => run_failed(msg),
+        _ => bad_input(msg),
+    }
 }
 
 /// An open, locked partial folder. The lock is released on drop.
@@ -38,17 +45,46 @@ pub struct Partial {
 }
 
 impl Partial {
-    /// Creates `dir` for a new run; refuses if it already exists.
+    /// Creates `dir` for a new run; refuses if it already exists. The
+    /// folder itself is made with create-new semantics, so of two execs
+    /// started at once exactly one gets it.
     pub fn create(dir: &Path) -> Result<Partial> {
-        if dir.exists() {
-            return Err(bad_input(format!(
-                "{} already exists from an earlier run; finish it with --resume {} or delete it",
-                dir.display(),
-                dir.display()
-            )));
+        if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+            if parent.exists() && !parent.is_dir() {
+                return Err(bad_input(format!(
+                    "cannot create the output folder {}: {} is a file, not a directory",
+                    dir.display(),
+                    parent.display()
+                )));
+            }
+            fs::create_dir_all(parent).map_err(|e| io_err("create", parent, e))?;
         }
-        fs::create_dir_all(dir.join("forks")).map_err(|e| io_err("create", dir, e))?;
-        Partial::lock(dir)
+        match fs::create_dir(dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                if let Some(pid) = live_owner(&dir.join("lock")) {
+                    return Err(in_use(dir, pid));
+                }
+                return Err(bad_input(format!(
+                    "{} already exists from an earlier run; finish it with --resume {} or delete it",
+                    dir.display(),
+                    dir.display()
+                )));
+            }
+            Err(e) => return Err(io_err("create", dir, e)),
+        }
+        let created = fs::create_dir(dir.join("forks"))
+            .map_err(|e| io_err("create", dir, e))
+            .and_then(|()| Partial::lock(dir));
+        if created.is_err() {
+            let _ = fs::remove_dir_all(dir);
+        }
+        created
+    }
+
+    /// Deletes the folder of a run that never started a fork.
+    pub fn remove(self) {
+        let _ = fs::remove_dir_all(&self.dir);
     }
 
     /// Opens an existing partial folder to resume it.
@@ -77,16 +113,8 @@ impl Partial {
                     });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let pid: Option<i32> = fs::read_to_string(&lock)
-                        .ok()
-                        .and_then(|s| s.trim().parse().ok());
-                    let alive = pid.is_some_and(|p| unsafe { libc::kill(p, 0) } == 0);
-                    if alive {
-                        return Err(bad_input(format!(
-                            "{} is in use by another runner exec (pid {}); wait for it to finish",
-                            dir.display(),
-                            pid.unwrap_or(0)
-                        )));
+                    if let Some(pid) = live_owner(&lock) {
+                        return Err(in_use(dir, pid));
                     }
                     let _ = fs::remove_file(&lock);
                 }
@@ -139,13 +167,21 @@ impl Partial {
     /// Makes a fork finished: CSV into place, then its record.
     pub fn commit_fork(&self, writer: ForkWriter, record: &ForkRecord) -> Result<()> {
         let stem = self.fork_stem(record.summary.cell, record.summary.fork);
-        let mut out = writer.out;
-        out.flush().map_err(|e| io_err("write", &writer.tmp, e))?;
-        out.get_ref()
-            .sync_all()
-            .map_err(|e| io_err("sync", &writer.tmp, e))?;
+        let ForkWriter { tmp, mut out } = writer;
+        let synced = out
+            .flush()
+            .map_err(|e| io_err("write", &tmp, e))
+            .and_then(|()| {
+                out.get_ref()
+                    .sync_all()
+                    .map_err(|e| io_err("sync", &tmp, e))
+            });
+        if let Err(e) = synced {
+            let _ = fs::remove_file(&tmp);
+            return Err(e);
+        }
         let csv = stem.with_extension("csv");
-        fs::rename(&writer.tmp, &csv).map_err(|e| io_err("rename", &writer.tmp, e))?;
+        fs::rename(&tmp, &csv).map_err(|e| io_err("rename", &tmp, e))?;
         let json = serde_json::to_string_pretty(record).expect("fork record serializes");
         write_atomic(&stem.with_extension("json"), json.as_bytes())
     }
@@ -170,6 +206,20 @@ impl Partial {
         fs::remove_dir_all(&forks).map_err(|e| io_err("remove", &forks, e))?;
         Ok(self.dir.clone())
     }
+}
+
+/// The pid in a lock file, if that process still runs.
+fn live_owner(lock: &Path) -> Option<i32> {
+    let pid: i32 = fs::read_to_string(lock).ok()?.trim().parse().ok()?;
+    (pid > 0 && unsafe { libc::kill(pid, 0) } == 0).then_some(pid)
+}
+
+fn in_use(dir: &Path, pid: i32) -> RunnerError {
+    bad_input(format!(
+        "{} is in use by another runner exec (pid {pid}, see {}/lock); wait for it to finish or stop it",
+        dir.display(),
+        dir.display()
+    ))
 }
 
 impl Drop for Partial {
@@ -197,7 +247,10 @@ impl ForkWriter {
 /// Writes via a temp file and rename, so a reader never sees half a file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let tmp = path.with_extension("tmp-write");
-    fs::write(&tmp, bytes).map_err(|e| io_err("write", &tmp, e))?;
+    if let Err(e) = fs::write(&tmp, bytes) {
+        let _ = fs::remove_file(&tmp);
+        return Err(io_err("write", path, e));
+    }
     fs::rename(&tmp, path).map_err(|e| io_err("rename", &tmp, e))
 }
 

@@ -5,6 +5,7 @@
 //! The timed region of a run holds the strategy call and, for the treatment,
 //! the injected busy-wait; nothing else (no allocation of records, no I/O).
 
+use super::fault::Fault;
 use super::protocol::{CheckReport, ForkSummary, JobRequest, WorkerMessage};
 use crate::record::{Arm, PairRecord, Phase};
 use crate::spec::{Ordering, StrategyKind};
@@ -203,6 +204,10 @@ fn check(job: &JobRequest, arms: &mut Arms, rng: &mut Pcg64) -> Result<CheckRepo
 }
 
 fn run_job(job: &JobRequest, out: &mut impl Write) -> Result<()> {
+    let fault = Fault::from_env(job.cell, job.fork)?;
+    if let Some(f) = &fault {
+        f.at(None, out)?;
+    }
     let mut arms = build_arms(job)?;
     let mut rng = Pcg64::seed_from_u64(job.seed);
     let report = check(job, &mut arms, &mut rng)?;
@@ -210,7 +215,7 @@ fn run_job(job: &JobRequest, out: &mut impl Write) -> Result<()> {
     send(out, &WorkerMessage::Checked(report))?;
     out.flush()?;
 
-    let mut timer = Timer::new(job, arms);
+    let mut timer = Timer::new(job, arms, fault);
     let phases = [
         (Phase::Warmup, job.warmup_pairs),
         (Phase::Measure, job.pairs),
@@ -219,7 +224,7 @@ fn run_job(job: &JobRequest, out: &mut impl Write) -> Result<()> {
         let deltas: Vec<f64> = (0..n).map(|_| rng.gen_range(0.0..0.05)).collect();
         let records = match job.ordering {
             Ordering::PairedRandom => timer.paired_random(phase, &deltas, &mut rng, out)?,
-            Ordering::Blocked => timer.blocked(phase, &deltas)?,
+            Ordering::Blocked => timer.blocked(phase, &deltas, out)?,
         };
         for r in records {
             send(out, &WorkerMessage::Pair(r))?;
@@ -258,16 +263,26 @@ struct Timer<'a> {
     t0: Option<Instant>,
     sum_b: Checksum,
     sum_t: Checksum,
+    /// The `RUNNER_FAULT` test hook, when it targets this job.
+    fault: Option<Fault>,
 }
 
 impl<'a> Timer<'a> {
-    fn new(job: &'a JobRequest, arms: Arms) -> Self {
+    fn new(job: &'a JobRequest, arms: Arms, fault: Option<Fault>) -> Self {
         Timer {
             job,
             arms,
             t0: None,
             sum_b: Checksum::default(),
             sum_t: Checksum::default(),
+            fault,
+        }
+    }
+
+    fn fault_before(&self, phase: Phase, pair: usize, out: &mut impl Write) -> Result<()> {
+        match &self.fault {
+            Some(f) if phase == Phase::Measure => f.at(Some(pair as u32), out),
+            _ => Ok(()),
         }
     }
 
@@ -329,6 +344,7 @@ impl<'a> Timer<'a> {
     ) -> Result<Vec<PairRecord>> {
         let mut records = Vec::with_capacity(deltas.len());
         for (i, &delta) in deltas.iter().enumerate() {
+            self.fault_before(phase, i, out)?;
             let first = if rng.gen::<bool>() {
                 Arm::Treatment
             } else {
@@ -355,11 +371,17 @@ impl<'a> Timer<'a> {
     }
 
     /// All baseline runs of the phase, then all treatment runs, matched by index.
-    fn blocked(&mut self, phase: Phase, deltas: &[f64]) -> Result<Vec<PairRecord>> {
-        let b: Vec<_> = deltas
-            .iter()
-            .map(|&d| self.run(Arm::Baseline, d))
-            .collect::<Result<_>>()?;
+    fn blocked(
+        &mut self,
+        phase: Phase,
+        deltas: &[f64],
+        out: &mut impl Write,
+    ) -> Result<Vec<PairRecord>> {
+        let mut b = Vec::with_capacity(deltas.len());
+        for (i, &d) in deltas.iter().enumerate() {
+            self.fault_before(phase, i, out)?;
+            b.push(self.run(Arm::Baseline, d)?);
+        }
         let t: Vec<_> = deltas
             .iter()
             .map(|&d| self.run(Arm::Treatment, d))

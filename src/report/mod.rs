@@ -9,7 +9,7 @@ pub mod filters;
 pub mod plots;
 
 use crate::analysis::{self, Analysis};
-use crate::error::{bad_input, Result};
+use crate::error::{bad_input, Result, RunnerError};
 use crate::exec::partial::write_atomic;
 use crate::run_info::RunInfo;
 use std::path::{Path, PathBuf};
@@ -28,26 +28,44 @@ pub fn analyse_folder(dir: &Path) -> Result<(RunInfo, Analysis)> {
     Ok((info, analysis))
 }
 
-/// Renders `template` (minijinja) with `ctx`; errors name the template's file:line.
-pub fn render(name: &str, template: &str, ctx: &serde_json::Value) -> Result<String> {
+/// One minijinja environment for every template, so a template that passes
+/// [`check_template`] renders under the same rules.
+fn template_env() -> minijinja::Environment<'static> {
     let mut env = minijinja::Environment::new();
     env.set_trim_blocks(true);
     env.set_lstrip_blocks(true);
     env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
     filters::register(&mut env);
-    let fail = |e: minijinja::Error| {
-        let at = match e.line() {
-            Some(l) => format!("{name}:{l}"),
-            None => name.to_string(),
-        };
-        bad_input(format!(
-            "{at}: template error: {}",
-            e.detail().unwrap_or(&e.to_string())
-        ))
-    };
+    env
+}
+
+/// A template error as one sentence naming the template's file:line.
+fn template_error(name: &str, e: minijinja::Error) -> RunnerError {
+    let at = e.line().map_or(name.to_string(), |l| format!("{name}:{l}"));
+    bad_input(format!(
+        "{at}: template error: {}",
+        e.detail().unwrap_or(&e.to_string())
+    ))
+}
+
+/// Renders `template` (minijinja) with `ctx`; errors name the template's file:line.
+pub fn render(name: &str, template: &str, ctx: &serde_json::Value) -> Result<String> {
+    let mut env = template_env();
+    let fail = |e| template_error(name, e);
     env.add_template(name, template).map_err(fail)?;
     let tmpl = env.get_template(name).map_err(fail)?;
     tmpl.render(ctx).map_err(fail)
+}
+
+/// Reads and compiles a template file without rendering it, so a broken
+/// template is refused before a run spends its time.
+pub fn check_template(path: &Path) -> Result<()> {
+    let source = std::fs::read_to_string(path)
+        .map_err(|e| bad_input(format!("cannot read template {}: {e}", path.display())))?;
+    let name = path.display().to_string();
+    template_env()
+        .add_template_owned(name.clone(), source)
+        .map_err(|e| template_error(&name, e))
 }
 
 /// Writes `analysis.json`, the report (to `out`, default `DIR/report.md`)

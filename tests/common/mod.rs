@@ -67,3 +67,5 @@ pub fn col(header: &[String], name: &str) -> usize {
 pub fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).expect("read json")).expect("valid json")
 }
+
+pub mod faults;

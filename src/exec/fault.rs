@@ -1,0 +1,145 @@
+//! A test hook: `RUNNER_FAULT` makes a worker fail on purpose, so the
+//! integration tests can prove the parent keeps every finished fork and says
+//! how to resume. Only the worker reads it; nothing else in runner does.
+//!
+//! Syntax: `KIND[@SELECTOR,...]`, where KIND is one of
+//!
+//! - `panic`       the worker panics
+//! - `exit=N`      the worker exits with code N
+//! - `sigkill`     the worker sends itself SIGKILL
+//! - `hang`        the worker sleeps forever (until the fork timeout or Ctrl-C)
+//! - `garbage`     the worker prints a line that is not a protocol message
+//! - `pause=MS`    the worker sleeps MS milliseconds, then carries on (gives a
+//!   test time to act on the worker's database connection)
+//!
+//! and the selectors `cell=C`, `fork=F`, `pair=P` (each optional) pick where
+//! it fires: in the job (C, F), just before measured pair P (0-based, the
+//! `pair` column of `phase = measure`), or before the checks when no pair is
+//! given. Example: `RUNNER_FAULT='exit=3@cell=0,fork=1,pair=10'`.
+
+use anyhow::{bail, Context, Result};
+use std::io::Write;
+
+pub const ENV: &str = "RUNNER_FAULT";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Panic,
+    Exit(i32),
+    Sigkill,
+    Hang,
+    Garbage,
+    Pause(u64),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fault {
+    pub kind: Kind,
+    pub cell: Option<u32>,
+    pub fork: Option<u32>,
+    pub pair: Option<u32>,
+}
+
+impl Fault {
+    /// The fault for this worker's job, if `RUNNER_FAULT` names one.
+    pub fn from_env(cell: u32, fork: u32) -> Result<Option<Fault>> {
+        let Ok(text) = std::env::var(ENV) else {
+            return Ok(None);
+        };
+        if text.trim().is_empty() {
+            return Ok(None);
+        }
+        let fault = parse(&text).with_context(|| format!("{ENV}={text:?}"))?;
+        let hit = fault.cell.is_none_or(|c| c == cell) && fault.fork.is_none_or(|f| f == fork);
+        Ok(hit.then_some(fault))
+    }
+
+    /// Fires when `pair` (None: before the checks) is where this fault sits.
+    pub fn at(&self, pair: Option<u32>, out: &mut impl Write) -> Result<()> {
+        if self.pair != pair {
+            return Ok(());
+        }
+        out.flush()?;
+        match self.kind {
+            Kind::Panic => panic!("injected fault ({ENV}): panic"),
+            Kind::Exit(code) => {
+                eprintln!("injected fault ({ENV}): exit {code}");
+                std::process::exit(code)
+            }
+            Kind::Sigkill => {
+                unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+                unreachable!("SIGKILL cannot be caught");
+            }
+            Kind::Hang => loop {
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+            },
+            Kind::Garbage => {
+                writeln!(out, "injected fault: this line is not a protocol message")?;
+                out.flush()?;
+            }
+            Kind::Pause(ms) => std::thread::sleep(std::time::Duration::from_millis(ms)),
+        }
+        Ok(())
+    }
+}
+
+pub fn parse(text: &str) -> Result<Fault> {
+    let (kind, selectors) = text.trim().split_once('@').unwrap_or((text.trim(), ""));
+    let number = |v: &str, what: &str| -> Result<u64> {
+        v.parse()
+            .with_context(|| format!("{what} needs a non-negative integer, got {v:?}"))
+    };
+    let kind = match kind.split_once('=') {
+        None if kind == "panic" => Kind::Panic,
+        None if kind == "sigkill" => Kind::Sigkill,
+        None if kind == "hang" => Kind::Hang,
+        None if kind == "garbage" => Kind::Garbage,
+        Some(("exit", n)) => Kind::Exit(number(n, "exit")? as i32),
+        Some(("pause", ms)) => Kind::Pause(number(ms, "pause")?),
+        _ => bail!("unknown fault {kind:?}; use panic, exit=N, sigkill, hang, garbage or pause=MS"),
+    };
+    let mut fault = Fault {
+        kind,
+        cell: None,
+        fork: None,
+        pair: None,
+    };
+    for sel in selectors.split(',').filter(|s| !s.trim().is_empty()) {
+        let (key, value) = sel
+            .trim()
+            .split_once('=')
+            .with_context(|| format!("selector {sel:?} is not key=value"))?;
+        let v = number(value, key)? as u32;
+        match key {
+            "cell" => fault.cell = Some(v),
+            "fork" => fault.fork = Some(v),
+            "pair" => fault.pair = Some(v),
+            _ => bail!("unknown selector {key:?}; use cell, fork or pair"),
+        }
+    }
+    Ok(fault)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_kinds_and_selectors() {
+        let f = parse("exit=3@cell=0,fork=1,pair=10").unwrap();
+        assert_eq!(
+            f,
+            Fault {
+                kind: Kind::Exit(3),
+                cell: Some(0),
+                fork: Some(1),
+                pair: Some(10)
+            }
+        );
+        assert_eq!(parse("hang").unwrap().kind, Kind::Hang);
+        assert_eq!(parse("pause=250@fork=2").unwrap().kind, Kind::Pause(250));
+        assert!(parse("explode").is_err());
+        assert!(parse("panic@row=1").is_err());
+        assert!(parse("panic@cell=x").is_err());
+    }
+}

@@ -1,0 +1,145 @@
+//! PostgreSQL faults on the real binary: a server that is down before the
+//! run, and a worker whose connection the server kills mid-fork. The
+//! mid-run case needs RUNNER_DATABASE_URL (start a server with
+//! `source .ci/postgres.sh`); without it it prints SKIPPED and passes,
+//! unless RUNNER_REQUIRE_POSTGRES=1.
+
+mod common;
+use common::faults::*;
+use common::*;
+use std::time::Duration;
+
+const PG_SPEC: &str = r#"
+name = "pg"
+title = "PostgreSQL faults"
+seed = 5
+[workload]
+plans = 4
+months = 12
+[database]
+backend = "postgres"
+url = "postgres://bench:bench@127.0.0.1:1/bench"
+[strategies.rb]
+kind = "tx-rollback"
+[design]
+baseline = "rb"
+treatment = "rb"
+forks = 3
+warmup_pairs = 5
+pairs = 40
+schedule = "sequential"
+[analysis]
+resamples = 200
+"#;
+
+/// Nothing listens on port 1: the run fails before creating anything.
+#[test]
+fn a_database_that_is_down_before_the_run_creates_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let spec = write_spec(t, "pg", PG_SPEC);
+    let o = exec(t, &spec, "out", None, &[]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.starts_with("error: cannot connect to PostgreSQL at 127.0.0.1:1 database \"bench\": "),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!t.join("out.partial").exists() && !t.join("out").exists());
+}
+
+fn pg_url() -> Option<String> {
+    use std::io::Write;
+    match std::env::var("RUNNER_DATABASE_URL") {
+        Ok(u) if !u.trim().is_empty() => Some(u),
+        _ if std::env::var("RUNNER_REQUIRE_POSTGRES").as_deref() == Ok("1") => {
+            panic!("RUNNER_REQUIRE_POSTGRES=1 but RUNNER_DATABASE_URL is not set")
+        }
+        _ => {
+            let _ = writeln!(std::io::stderr(), "SKIPPED: RUNNER_DATABASE_URL not set");
+            None
+        }
+    }
+}
+
+/// The server drops the second fork's connection (pg_terminate_backend)
+/// while that worker pauses: the fork fails naming the database error, the
+/// first fork is kept, the run's schema is dropped, and resume finishes.
+#[test]
+fn a_database_connection_killed_mid_run_fails_the_fork_and_resumes() {
+    let Some(url) = pg_url() else { return };
+    use runner::db::postgres::connect;
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let spec = write_spec(t, "pg", PG_SPEC);
+    let child = spawn_exec(
+        t,
+        &spec,
+        "out",
+        "pause=3000@cell=0,fork=1,pair=5",
+        Some(&url),
+    );
+    let partial = t.join("out.partial");
+    wait_for("the first fork", Duration::from_secs(60), || {
+        partial.join("forks").is_dir() && kept_forks(&partial) == [(0, 0)]
+    });
+    let run_id = read_json(&partial.join("run.json"))["run_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let schema = format!("runner_{run_id}");
+    let app = format!("runner worker {schema}");
+    let (mut c, _) = connect(&url).unwrap();
+    // By now the second worker sits in its pause, and the first one's
+    // connection is long closed.
+    std::thread::sleep(Duration::from_millis(700));
+    let mut killed = 0;
+    wait_for("the worker's connection", Duration::from_secs(10), || {
+        std::thread::sleep(Duration::from_millis(200));
+        let row = c
+            .query_one(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1",
+                &[&app],
+            )
+            .unwrap();
+        killed = row.get::<_, i64>(0);
+        killed > 0
+    });
+    let o = wait_output(child, Duration::from_secs(30));
+    let err = stderr(&o);
+    eprintln!("{err}");
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.starts_with("error: cell 0 fork 1 (job seed "), "{err}");
+    assert!(err.contains("PostgreSQL"), "{err}");
+    assert!(err.contains("--resume out.partial"), "{err}");
+    assert_eq!(kept_forks(&partial), [(0, 0)]);
+    let exists: i64 = c
+        .query_one(
+            "SELECT count(*) FROM information_schema.schemata WHERE schema_name = $1",
+            &[&schema],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(exists, 0, "schema {schema} dropped");
+
+    let jobs_before = read_json(&partial.join("run.json"))["jobs"].clone();
+    let o = runner()
+        .current_dir(t)
+        .env("RUNNER_DATABASE_URL", &url)
+        .args(printed_resume(&err))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = read_json(&t.join("out/run.json"));
+    assert_eq!(run["jobs"], jobs_before);
+    assert_eq!(run["forks"].as_array().unwrap().len(), 3);
+    let exists: i64 = c
+        .query_one(
+            "SELECT count(*) FROM information_schema.schemata WHERE schema_name = $1",
+            &[&schema],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(exists, 0, "schema {schema} dropped after the resumed run");
+}
