@@ -51,10 +51,13 @@ pub(super) fn render(a: &Analysis) -> Result<String> {
     })
 }
 
-/// Axes of equal span (ns) around the baseline medians and around the
-/// treatment medians together with the line y = x + d over them.
+/// Axes of equal span (ns), one around the baseline medians and one around
+/// the treatment medians, so y = x + d runs at 45° and passes through the
+/// points when treatment = baseline + d; where it does not (an A/B
+/// comparison, or a harness bias larger than the fork spread) the line is
+/// clipped away rather than stretching the axes off the data. Times are never
+/// negative, so neither axis starts below 0.
 fn axes(c: &CellAnalysis) -> (Axis, Axis) {
-    let d = c.delay_ns as f64;
     let range = |vals: &mut dyn Iterator<Item = f64>| {
         vals.filter(|v| v.is_finite())
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
@@ -63,11 +66,10 @@ fn axes(c: &CellAnalysis) -> (Axis, Axis) {
     };
     let (bl, bh) = range(&mut c.forks.iter().map(|f| f.baseline_median_ns));
     let (tl, th) = range(&mut c.forks.iter().map(|f| f.treatment_median_ns));
-    let (tl, th) = (tl.min(bl + d), th.max(bh + d));
     let span = (bh - bl).max(th - tl);
     let around = |lo: f64, hi: f64| {
-        let mid = (lo + hi) / 2.0;
-        Axis::new(mid - span / 2.0, mid + span / 2.0, 0.1)
+        let start = ((lo + hi) / 2.0 - span / 2.0).max(0.0);
+        Axis::new(start, start + span, 0.1)
     };
     (around(bl, bh), around(tl, th))
 }
