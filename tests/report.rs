@@ -74,3 +74,43 @@ fn plots_go_beside_a_report_written_elsewhere() {
         );
     }
 }
+
+/// Every report folder committed under `reports/` is what `runner report`
+/// renders from its own raw data with this build: a template, filter,
+/// analysis or plot change that forgot to re-render them fails here.
+#[test]
+fn committed_report_folders_are_reproduced_byte_for_byte() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("reports");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&root).unwrap().flatten() {
+        let dir = entry.path();
+        if !dir.join("run.json").is_file() {
+            continue;
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let copy = tmp.path().join("copy");
+        std::fs::create_dir(&copy).unwrap();
+        for f in ["run.json", "pairs.csv"] {
+            std::fs::copy(dir.join(f), copy.join(f)).unwrap();
+        }
+        runner()
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .arg("report")
+            .arg(&copy)
+            .assert()
+            .success();
+        for f in FILES {
+            assert!(
+                std::fs::read(copy.join(f)).unwrap() == std::fs::read(dir.join(f)).unwrap(),
+                "{}/{f} is not what `runner report` renders; re-render it with `cargo run --release -- report {}`",
+                dir.display(),
+                dir.display()
+            );
+        }
+        checked += 1;
+    }
+    assert!(
+        checked >= 4,
+        "expected the study's report folders, found {checked}"
+    );
+}
