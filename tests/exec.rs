@@ -6,26 +6,6 @@ use common::*;
 
 const COLUMNS: &str = "cell,fork,phase,pair,first,baseline_ns,treatment_ns,delay_ns,spin_ns,baseline_at_ns,treatment_at_ns";
 
-fn exec(
-    dir: &std::path::Path,
-    spec: &std::path::Path,
-    out: &str,
-    extra: &[&str],
-) -> std::path::PathBuf {
-    let out = dir.join(out);
-    runner()
-        .current_dir(dir)
-        .arg("exec")
-        .arg(spec)
-        .arg("--out")
-        .arg(&out)
-        .arg("--quiet")
-        .args(extra)
-        .assert()
-        .success();
-    out
-}
-
 #[test]
 fn small_exec_writes_the_whole_folder() {
     let tmp = tempfile::tempdir().unwrap();
@@ -97,8 +77,8 @@ fn small_exec_writes_the_whole_folder() {
 fn same_seed_same_schedule_and_inputs() {
     let tmp = tempfile::tempdir().unwrap();
     let spec = write_spec(tmp.path(), "small", SMALL_AA);
-    let a = exec(tmp.path(), &spec, "a", &[]);
-    let b = exec(tmp.path(), &spec, "b", &[]);
+    let a = exec_ok(tmp.path(), &spec, "a", &[]);
+    let b = exec_ok(tmp.path(), &spec, "b", &[]);
     let (ha, ra) = csv_rows(&a.join("pairs.csv"));
     let (_, rb) = csv_rows(&b.join("pairs.csv"));
     let key = |rows: &Vec<Vec<String>>| -> Vec<(String, String, String, String, String)> {
@@ -146,7 +126,7 @@ fn same_seed_same_schedule_and_inputs() {
     assert_eq!(sums(&ja), sums(&jb));
 
     // A different seed changes the coin flips.
-    let c = exec(tmp.path(), &spec, "c", &["--set", "seed=8"]);
+    let c = exec_ok(tmp.path(), &spec, "c", &["--set", "seed=8"]);
     let (_, rc) = csv_rows(&c.join("pairs.csv"));
     assert_ne!(key(&ra), key(&rc));
 }
@@ -155,7 +135,7 @@ fn same_seed_same_schedule_and_inputs() {
 fn report_reproduces_report_md_byte_for_byte() {
     let tmp = tempfile::tempdir().unwrap();
     let spec = write_spec(tmp.path(), "small", SMALL_AA);
-    let out = exec(tmp.path(), &spec, "r", &[]);
+    let out = exec_ok(tmp.path(), &spec, "r", &[]);
     let before = std::fs::read(out.join("report.md")).unwrap();
     let analysis_before = std::fs::read(out.join("analysis.json")).unwrap();
     std::fs::remove_file(out.join("report.md")).unwrap();
@@ -198,7 +178,7 @@ delay_us = [200]
 resamples = 500
 "#,
     );
-    let out = exec(tmp.path(), &spec, "spin", &[]);
+    let out = exec_ok(tmp.path(), &spec, "spin", &[]);
     let analysis = read_json(&out.join("analysis.json"));
     let cell = &analysis["cells"][0];
     for f in cell["forks"].as_array().unwrap() {
@@ -218,7 +198,7 @@ resamples = 500
 fn blocked_order_runs_all_baselines_first() {
     let tmp = tempfile::tempdir().unwrap();
     let spec = write_spec(tmp.path(), "small", SMALL_AA);
-    let out = exec(
+    let out = exec_ok(
         tmp.path(),
         &spec,
         "blocked",
@@ -243,7 +223,7 @@ fn blocked_order_runs_all_baselines_first() {
         );
     }
     // And paired-random interleaves them (the same check fails there).
-    let out = exec(tmp.path(), &spec, "paired", &[]);
+    let out = exec_ok(tmp.path(), &spec, "paired", &[]);
     let (h, rows) = csv_rows(&out.join("pairs.csv"));
     let m: Vec<_> = rows
         .iter()

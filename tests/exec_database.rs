@@ -4,7 +4,6 @@
 
 mod common;
 use common::*;
-use std::io::Write;
 
 const ROLLBACK_AA: &str = r#"
 seed = 5
@@ -41,32 +40,13 @@ fn assert_clean_forks(run: &serde_json::Value) {
 fn tx_rollback_runs_on_embedded_sqlite_without_any_setup() {
     let tmp = tempfile::tempdir().unwrap();
     let spec = write_spec(tmp.path(), "rb", ROLLBACK_AA);
-    let out = tmp.path().join("out");
-    runner()
-        .current_dir(tmp.path())
-        .args(["exec", spec.to_str().unwrap(), "--quiet", "--out"])
-        .arg(&out)
-        .assert()
-        .success();
+    let out = exec_ok(tmp.path(), &spec, "out", &[]);
     let run = read_json(&out.join("run.json"));
     assert_eq!(run["database"]["backend"], "sqlite");
     assert_clean_forks(&run);
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(report.contains("- Database: sqlite, 3."), "{report}");
     assert!(report.contains("equals the in-memory calculation bit for bit; they agreed"));
-}
-
-fn pg_url() -> Option<String> {
-    match std::env::var("RUNNER_DATABASE_URL") {
-        Ok(u) if !u.trim().is_empty() => Some(u),
-        _ if std::env::var("RUNNER_REQUIRE_POSTGRES").as_deref() == Ok("1") => {
-            panic!("RUNNER_REQUIRE_POSTGRES=1 but RUNNER_DATABASE_URL is not set")
-        }
-        _ => {
-            let _ = writeln!(std::io::stderr(), "SKIPPED: RUNNER_DATABASE_URL not set");
-            None
-        }
-    }
 }
 
 #[test]

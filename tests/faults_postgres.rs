@@ -49,20 +49,6 @@ fn a_database_that_is_down_before_the_run_creates_nothing() {
     assert!(!t.join("out.partial").exists() && !t.join("out").exists());
 }
 
-fn pg_url() -> Option<String> {
-    use std::io::Write;
-    match std::env::var("RUNNER_DATABASE_URL") {
-        Ok(u) if !u.trim().is_empty() => Some(u),
-        _ if std::env::var("RUNNER_REQUIRE_POSTGRES").as_deref() == Ok("1") => {
-            panic!("RUNNER_REQUIRE_POSTGRES=1 but RUNNER_DATABASE_URL is not set")
-        }
-        _ => {
-            let _ = writeln!(std::io::stderr(), "SKIPPED: RUNNER_DATABASE_URL not set");
-            None
-        }
-    }
-}
-
 /// The server drops the second fork's connection (pg_terminate_backend)
 /// while that worker pauses: the fork fails naming the database error, the
 /// first fork is kept, the run's schema is dropped, and resume finishes.

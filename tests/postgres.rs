@@ -2,32 +2,19 @@
 //! with `source .ci/postgres.sh`). Without it these tests print SKIPPED and
 //! pass, unless RUNNER_REQUIRE_POSTGRES=1, where a missing server fails CI.
 
+mod common;
+use common::pg_url;
 use runner::db::postgres::{connect, create_run_schema, drop_run_schema};
 use runner::db::{db_info, hash_rows, DbError, DbTarget};
 use runner::spec::{StrategyKind, WorkloadParams};
 use runner::strategy::{build, check_agreement};
 use runner::workload::{Model, Overrides};
-use std::io::Write;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 const W: WorkloadParams = WorkloadParams {
     plans: 40,
     months: 60,
 };
-
-fn url() -> Option<String> {
-    match std::env::var("RUNNER_DATABASE_URL") {
-        Ok(u) if !u.trim().is_empty() => Some(u),
-        _ if std::env::var("RUNNER_REQUIRE_POSTGRES").as_deref() == Ok("1") => {
-            panic!("RUNNER_REQUIRE_POSTGRES=1 but RUNNER_DATABASE_URL is not set")
-        }
-        _ => {
-            // Straight to the process's stderr: libtest captures eprintln!.
-            let _ = writeln!(std::io::stderr(), "SKIPPED: RUNNER_DATABASE_URL not set");
-            None
-        }
-    }
-}
 
 /// Unique per test and per process, so tests run in parallel and reruns
 /// never meet a leftover schema of their own.
@@ -61,7 +48,7 @@ fn deltas() -> Vec<Overrides> {
 
 #[test]
 fn tx_rollback_agrees_with_in_memory_bit_for_bit() {
-    let Some(url) = url() else { return };
+    let Some(url) = pg_url() else { return };
     let id = run_id("agree");
     let schema = create_run_schema(&url, &id).unwrap();
     let target = DbTarget::Postgres {
@@ -79,7 +66,7 @@ fn tx_rollback_agrees_with_in_memory_bit_for_bit() {
 
 #[test]
 fn previews_leave_the_table_unchanged_and_the_schema_is_dropped() {
-    let Some(url) = url() else { return };
+    let Some(url) = pg_url() else { return };
     let id = run_id("hash");
     let schema = create_run_schema(&url, &id).unwrap();
     assert!(schema_exists(&url, &schema));
@@ -106,7 +93,7 @@ fn previews_leave_the_table_unchanged_and_the_schema_is_dropped() {
 
 #[test]
 fn an_existing_schema_is_refused_and_left_intact() {
-    let Some(url) = url() else { return };
+    let Some(url) = pg_url() else { return };
     let id = run_id("taken");
     let schema = format!("runner_{id}");
     let (mut c, _) = connect(&url).unwrap();
@@ -155,7 +142,7 @@ fn an_existing_schema_is_refused_and_left_intact() {
 
 #[test]
 fn connection_failures_are_one_clear_sentence() {
-    let Some(url) = url() else { return };
+    let Some(url) = pg_url() else { return };
     let ep = runner::db::postgres::Endpoint::parse(&url).unwrap();
     let cases = [
         (
@@ -194,7 +181,7 @@ fn connection_failures_are_one_clear_sentence() {
 
 #[test]
 fn db_info_reports_version_and_settings() {
-    let Some(url) = url() else { return };
+    let Some(url) = pg_url() else { return };
     let target = DbTarget::Postgres {
         url: url.clone(),
         schema: "runner_unused".into(),

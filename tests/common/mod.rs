@@ -69,3 +69,37 @@ pub fn read_json(path: &Path) -> serde_json::Value {
 }
 
 pub mod faults;
+
+/// The PostgreSQL server named by RUNNER_DATABASE_URL. Without one a test
+/// prints SKIPPED and passes, unless RUNNER_REQUIRE_POSTGRES=1 (set by
+/// .ci/run), where a missing server is a failure.
+pub fn pg_url() -> Option<String> {
+    use std::io::Write;
+    match std::env::var("RUNNER_DATABASE_URL") {
+        Ok(u) if !u.trim().is_empty() => Some(u),
+        _ if std::env::var("RUNNER_REQUIRE_POSTGRES").as_deref() == Ok("1") => {
+            panic!("RUNNER_REQUIRE_POSTGRES=1 but RUNNER_DATABASE_URL is not set")
+        }
+        _ => {
+            // Straight to the process's stderr: libtest captures eprintln!.
+            let _ = writeln!(std::io::stderr(), "SKIPPED: RUNNER_DATABASE_URL not set");
+            None
+        }
+    }
+}
+
+/// `runner exec SPEC --quiet --out DIR/OUT EXTRA...` in DIR, which must succeed.
+pub fn exec_ok(dir: &Path, spec: &Path, out: &str, extra: &[&str]) -> PathBuf {
+    let out = dir.join(out);
+    runner()
+        .current_dir(dir)
+        .arg("exec")
+        .arg(spec)
+        .arg("--quiet")
+        .arg("--out")
+        .arg(&out)
+        .args(extra)
+        .assert()
+        .success();
+    out
+}
