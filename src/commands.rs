@@ -24,9 +24,17 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
     let forks = u64::from(exp.design.forks.get());
     let jobs = cells.len() as u64 * forks;
     let per_job = plan::Plan::pairs_per_job(exp);
+    let needs_db = [&exp.design.baseline, &exp.design.treatment]
+        .iter()
+        .any(|n| exp.strategies[n.as_str()].needs_database());
+    let on_postgres = needs_db
+        && matches!(
+            crate::db::resolve(&exp.database, "check"),
+            Ok(Some(crate::db::DbTarget::Postgres { .. }))
+        );
     let estimate: u64 = cells
         .iter()
-        .map(|c| plan::estimate_job_ns(exp, c) * forks)
+        .map(|c| plan::estimate_job_ns(exp, c, on_postgres) * forks)
         .sum();
     let strategy = |name: &str| format!("{name} ({})", exp.strategies[name].label());
     let mut out = String::new();
@@ -54,6 +62,14 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
         exp.design.pad_baseline,
         exp.design.schedule
     ));
+    if needs_db {
+        let backend = if on_postgres {
+            "postgres (RUNNER_DATABASE_URL or database.url)"
+        } else {
+            "sqlite (embedded, in memory)"
+        };
+        out.push_str(&format!("database    {backend}\n"));
+    }
     out.push_str(&format!(
         "seed        {}\n",
         exp.seed

@@ -41,9 +41,13 @@ pub struct Seeds {
     pub master: u64,
     /// The file gave no seed, so this run drew one.
     pub drawn: bool,
-    /// Seeds for the bootstrap of each (cell, fork); pooled statistics use
-    /// further streams derived the same way (see `analysis`).
+    /// Seed of the shuffled order of jobs (each job's own seed is in `jobs`).
+    pub schedule: u64,
+    /// Seeds for the bootstrap of each (cell, fork).
     pub bootstrap: Vec<DerivedSeed>,
+    /// Per cell: the seeds of the pooled, hierarchical, order and
+    /// carry-over bootstrap streams (see `analysis::streams`).
+    pub cells: Vec<crate::analysis::streams::CellSeeds>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

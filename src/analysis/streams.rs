@@ -14,28 +14,77 @@
 //! of `stats::resample`.
 
 use crate::seed::{self, Domain};
+use rand::SeedableRng;
 use rand_pcg::Pcg64;
+use serde::{Deserialize, Serialize};
 
-pub fn fork(master: u64, cell: u32, fork: u32) -> Pcg64 {
-    seed::rng(
+/// The seeds of one cell's pooled streams, as recorded in run.json.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CellSeeds {
+    pub cell: u32,
+    pub pooled: u64,
+    pub hierarchical: u64,
+    pub order: u64,
+    pub carry_over: u64,
+}
+
+/// The seed of the bootstrap of one fork's CI.
+pub fn fork_seed(master: u64, cell: u32, fork: u32) -> u64 {
+    seed::derive(
         master,
         Domain::Bootstrap,
         &[u64::from(cell), u64::from(fork)],
     )
 }
 
+/// The seeds of the cell-wide streams (paths in the table above).
+pub fn cell_seeds(master: u64, cell: u32) -> CellSeeds {
+    let at = |k: u64| seed::derive(master, Domain::Bootstrap, &[u64::from(cell), u64::MAX - k]);
+    CellSeeds {
+        cell,
+        pooled: at(0),
+        hierarchical: at(1),
+        order: at(2),
+        carry_over: at(3),
+    }
+}
+
+pub fn fork(master: u64, cell: u32, fork: u32) -> Pcg64 {
+    Pcg64::seed_from_u64(fork_seed(master, cell, fork))
+}
+
 pub fn pooled(master: u64, cell: u32) -> Pcg64 {
-    seed::rng(master, Domain::Bootstrap, &[u64::from(cell), u64::MAX])
+    Pcg64::seed_from_u64(cell_seeds(master, cell).pooled)
 }
 
 pub fn hierarchical(master: u64, cell: u32) -> Pcg64 {
-    seed::rng(master, Domain::Bootstrap, &[u64::from(cell), u64::MAX - 1])
+    Pcg64::seed_from_u64(cell_seeds(master, cell).hierarchical)
 }
 
 pub fn order(master: u64, cell: u32) -> Pcg64 {
-    seed::rng(master, Domain::Bootstrap, &[u64::from(cell), u64::MAX - 2])
+    Pcg64::seed_from_u64(cell_seeds(master, cell).order)
 }
 
 pub fn carry_over(master: u64, cell: u32) -> Pcg64 {
-    seed::rng(master, Domain::Bootstrap, &[u64::from(cell), u64::MAX - 3])
+    Pcg64::seed_from_u64(cell_seeds(master, cell).carry_over)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::RngCore;
+
+    /// The recorded seeds are the ones the streams use.
+    #[test]
+    fn recorded_seeds_drive_the_streams() {
+        let s = cell_seeds(9, 3);
+        let expect = |seed: u64| Pcg64::seed_from_u64(seed).next_u64();
+        assert_eq!(pooled(9, 3).next_u64(), expect(s.pooled));
+        assert_eq!(hierarchical(9, 3).next_u64(), expect(s.hierarchical));
+        assert_eq!(order(9, 3).next_u64(), expect(s.order));
+        assert_eq!(carry_over(9, 3).next_u64(), expect(s.carry_over));
+        let same = seed::rng(9, Domain::Bootstrap, &[3, u64::MAX]).next_u64();
+        assert_eq!(same, expect(s.pooled));
+        assert_eq!(fork(9, 3, 1).next_u64(), expect(fork_seed(9, 3, 1)));
+    }
 }

@@ -9,6 +9,7 @@ pub mod protocol;
 pub mod spawn;
 pub mod worker;
 
+use crate::analysis::streams;
 use crate::error::{bad_input, run_failed, Result, RunnerError};
 use crate::plan::{self, Job};
 use crate::run_info::{DerivedSeed, ForkRecord, RunInfo, Seeds, SpecInfo};
@@ -60,12 +61,13 @@ fn new_run_info(loaded: &LoadedSpec, spec_path: &Path) -> RunInfo {
         .map(|j| DerivedSeed {
             cell: j.cell,
             fork: j.fork,
-            seed: seed::derive(
-                master,
-                Domain::Bootstrap,
-                &[u64::from(j.cell), u64::from(j.fork)],
-            ),
+            seed: streams::fork_seed(master, j.cell, j.fork),
         })
+        .collect();
+    let cell_seeds = plan
+        .cells
+        .iter()
+        .map(|c| streams::cell_seeds(master, c.cell))
         .collect();
     RunInfo {
         run_id: new_run_id(),
@@ -79,7 +81,9 @@ fn new_run_info(loaded: &LoadedSpec, spec_path: &Path) -> RunInfo {
         seeds: Seeds {
             master,
             drawn,
+            schedule: seed::derive(master, Domain::Schedule, &[]),
             bootstrap,
+            cells: cell_seeds,
         },
         cells: plan.cells,
         jobs: plan.jobs,
