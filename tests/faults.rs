@@ -354,3 +354,41 @@ fn resuming_with_a_changed_spec_is_refused_naming_the_keys() {
     assert!(t.join("out.partial/run.json").is_file());
     assert!(!t.join("out.partial/lock").exists());
 }
+
+/// A strategy that returns a different result stops the run before any
+/// timing, with exit 1, naming the strategies and the input. The test hook
+/// `wrong-result` flips the last bit of the treatment's projection.
+#[test]
+fn a_strategy_that_disagrees_stops_the_run_naming_strategy_and_input() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    // Two instances (different names, same kind): the arms disagree.
+    let ab = SMALL_AA.replace(
+        "[design]\nbaseline = \"memory\"\ntreatment = \"memory\"",
+        "[strategies.other]\nkind = \"in-memory\"\n[design]\nbaseline = \"memory\"\ntreatment = \"other\"",
+    );
+    assert_ne!(ab, SMALL_AA);
+    let spec = write_spec(t, "ab", &ab);
+    let o = exec(t, &spec, "ab", Some("wrong-result"), &[]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(
+            "baseline in-memory and treatment in-memory disagree on the same input (delta = "
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(kept_forks(&t.join("ab.partial")).is_empty());
+
+    // One shared instance (A/A): it agrees with itself, but not with the
+    // in-memory calculation.
+    let spec = write_spec(t, "aa", SMALL_AA);
+    let o = exec(t, &spec, "aa", Some("wrong-result"), &[]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("strategy in-memory disagrees with the in-memory calculation on the same input (delta = "),
+        "{err}"
+    );
+}

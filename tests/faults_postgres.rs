@@ -129,3 +129,68 @@ fn a_database_connection_killed_mid_run_fails_the_fork_and_resumes() {
         .get(0);
     assert_eq!(exists, 0, "schema {schema} dropped after the resumed run");
 }
+
+/// A schema named like the run's but not created by runner (here: made by
+/// hand while the run waited to be resumed) is never touched: the resume
+/// refuses with exit 1, the schema and its table survive, the finished fork
+/// stays kept, and once the schema is gone the resume completes.
+#[test]
+fn a_foreign_schema_with_the_runs_name_is_refused_and_left_intact() {
+    let Some(url) = pg_url() else { return };
+    use runner::db::postgres::connect;
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let spec = write_spec(t, "pg", PG_SPEC);
+    let o = runner()
+        .current_dir(t)
+        .env("RUNNER_DATABASE_URL", &url)
+        .env("RUNNER_FAULT", "exit=3@cell=0,fork=1")
+        .args(["exec", spec.to_str().unwrap(), "--out", "out", "--quiet"])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let partial = t.join("out.partial");
+    assert_eq!(kept_forks(&partial), [(0, 0)]);
+    let run_id = read_json(&partial.join("run.json"))["run_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let schema = format!("runner_{run_id}");
+    let (mut c, _) = connect(&url).unwrap();
+    c.batch_execute(&format!(
+        "CREATE SCHEMA {schema}; CREATE TABLE {schema}.keep_me (v int); INSERT INTO {schema}.keep_me VALUES (42);"
+    ))
+    .unwrap();
+
+    let resume = |with_db: bool| {
+        let mut cmd = runner();
+        cmd.current_dir(t).env_remove("RUNNER_FAULT");
+        if with_db {
+            cmd.env("RUNNER_DATABASE_URL", &url);
+        }
+        cmd.args(printed_resume(&err)).output().unwrap()
+    };
+    let o = resume(true);
+    let refused = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{refused}");
+    assert!(refused.contains(&schema), "{refused}");
+    let v: i32 = c
+        .query_one(&format!("SELECT v FROM {schema}.keep_me"), &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(v, 42, "the foreign schema's table is untouched");
+    assert_eq!(kept_forks(&partial), [(0, 0)]);
+
+    c.batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
+        .unwrap();
+    let o = resume(true);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        read_json(&t.join("out/run.json"))["forks"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+}

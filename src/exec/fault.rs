@@ -11,12 +11,16 @@
 //! - `garbage`     the worker prints a line that is not a protocol message
 //! - `pause=MS`    the worker sleeps MS milliseconds, then carries on (gives a
 //!   test time to act on the worker's database connection)
+//! - `wrong-result` the treatment's previews come back one ulp off (the shared
+//!   instance's, in an A/A design), to prove the agreement checks stop the run
 //!
 //! and the selectors `cell=C`, `fork=F`, `pair=P` (each optional) pick where
 //! it fires: in the job (C, F), just before measured pair P (0-based, the
 //! `pair` column of `phase = measure`), or before the checks when no pair is
 //! given. Example: `RUNNER_FAULT='exit=3@cell=0,fork=1,pair=10'`.
 
+use crate::strategy::{Outcome, Strategy};
+use crate::workload::Overrides;
 use anyhow::{bail, Context, Result};
 use std::io::Write;
 
@@ -30,6 +34,7 @@ pub enum Kind {
     Hang,
     Garbage,
     Pause(u64),
+    WrongResult,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,8 +83,30 @@ impl Fault {
                 out.flush()?;
             }
             Kind::Pause(ms) => std::thread::sleep(std::time::Duration::from_millis(ms)),
+            // Acts through [`OffByOneUlp`], set up with the strategies.
+            Kind::WrongResult => {}
         }
         Ok(())
+    }
+}
+
+/// A strategy whose previews are one ulp off: the smallest wrong answer, as a
+/// stand-in for a strategy that computes something else.
+pub struct OffByOneUlp(pub Box<dyn Strategy>);
+
+impl Strategy for OffByOneUlp {
+    fn run(&mut self, input: &Overrides) -> Result<Outcome> {
+        Ok(match self.0.run(input)? {
+            Outcome::Preview(mut p) => {
+                p.ending_cash = f64::from_bits(p.ending_cash.to_bits() ^ 1);
+                Outcome::Preview(p)
+            }
+            other => other,
+        })
+    }
+
+    fn content_hash(&mut self) -> Result<Option<String>> {
+        self.0.content_hash()
     }
 }
 
@@ -94,9 +121,10 @@ pub fn parse(text: &str) -> Result<Fault> {
         None if kind == "sigkill" => Kind::Sigkill,
         None if kind == "hang" => Kind::Hang,
         None if kind == "garbage" => Kind::Garbage,
+        None if kind == "wrong-result" => Kind::WrongResult,
         Some(("exit", n)) => Kind::Exit(number(n, "exit")? as i32),
         Some(("pause", ms)) => Kind::Pause(number(ms, "pause")?),
-        _ => bail!("unknown fault {kind:?}; use panic, exit=N, sigkill, hang, garbage or pause=MS"),
+        _ => bail!("unknown fault {kind:?}; use panic, exit=N, sigkill, hang, garbage, pause=MS or wrong-result"),
     };
     let mut fault = Fault {
         kind,

@@ -38,6 +38,22 @@ struct Arms {
 }
 
 impl Arms {
+    /// Test hook (`RUNNER_FAULT=wrong-result`): the treatment's previews
+    /// (the shared instance's, in an A/A design) come back one ulp off.
+    fn skewed(self) -> Arms {
+        use super::fault::OffByOneUlp;
+        match self.treatment {
+            Some(t) => Arms {
+                baseline: self.baseline,
+                treatment: Some(Box::new(OffByOneUlp(t))),
+            },
+            None => Arms {
+                baseline: Box::new(OffByOneUlp(self.baseline)),
+                treatment: None,
+            },
+        }
+    }
+
     /// The stored model's hash, from whichever arm keeps one in a database.
     fn content_hash(&mut self) -> Result<Option<String>> {
         let b = self.baseline.content_hash()?;
@@ -209,6 +225,9 @@ fn run_job(job: &JobRequest, out: &mut impl Write) -> Result<()> {
         f.at(None, out)?;
     }
     let mut arms = build_arms(job)?;
+    if fault.is_some_and(|f| f.kind == super::fault::Kind::WrongResult) {
+        arms = arms.skewed();
+    }
     let mut rng = Pcg64::seed_from_u64(job.seed);
     let report = check(job, &mut arms, &mut rng)?;
     let seeded_hash = report.seeded_hash.clone();
