@@ -194,3 +194,41 @@ fn a_foreign_schema_with_the_runs_name_is_refused_and_left_intact() {
         3
     );
 }
+
+/// A run started on the embedded SQLite does not resume on PostgreSQL (or the
+/// other way round): its cells would mix forks of two systems.
+#[test]
+fn a_run_does_not_resume_on_another_database() {
+    let Some(url) = pg_url() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let sqlite_spec = PG_SPEC.replace(
+        "backend = \"postgres\"\nurl = \"postgres://bench:bench@127.0.0.1:1/bench\"",
+        "backend = \"auto\"",
+    );
+    assert_ne!(sqlite_spec, PG_SPEC);
+    let spec = write_spec(t, "lite", &sqlite_spec);
+    let o = exec(t, &spec, "out", Some("exit=3@cell=0,fork=1"), &[]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let o = runner()
+        .current_dir(t)
+        .env("RUNNER_DATABASE_URL", &url)
+        .args(printed_resume(&err))
+        .output()
+        .unwrap();
+    let refused = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{refused}");
+    assert!(
+        refused.contains("this run started on sqlite but would resume on postgres at 127.0.0.1"),
+        "{refused}"
+    );
+    assert_eq!(kept_forks(&t.join("out.partial")), [(0, 0)]);
+    // Resumed as it started, it completes.
+    let o = runner()
+        .current_dir(t)
+        .args(printed_resume(&err))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+}

@@ -146,6 +146,40 @@ fn check_same_spec(started: &Experiment, now: &Experiment) -> Result<()> {
     }
 }
 
+/// A resumed run must measure on the database it started on: the same
+/// backend and, for PostgreSQL, the same host, port and database. (Mixing
+/// would put forks of two systems into one cell.)
+fn check_same_database(
+    started: Option<&serde_json::Value>,
+    now: Option<&serde_json::Value>,
+) -> Result<()> {
+    let describe = |v: Option<&serde_json::Value>| -> String {
+        let Some(v) = v else {
+            return "no database".into();
+        };
+        match v["postgres"].as_object() {
+            Some(pg) => format!(
+                "postgres at {}:{} database {}",
+                pg.get("host").map_or(String::new(), |h| h
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string()),
+                pg.get("port").map_or(String::new(), |p| p.to_string()),
+                pg.get("database").map_or(String::new(), |d| d.to_string()),
+            ),
+            None => v["backend"].as_str().unwrap_or("unknown").to_string(),
+        }
+    };
+    let (a, b) = (describe(started), describe(now));
+    if a == b {
+        Ok(())
+    } else {
+        Err(bad_input(format!(
+            "this run started on {a} but would resume on {b}; set RUNNER_DATABASE_URL (or unset it) as it was when the run started"
+        )))
+    }
+}
+
 /// The original command line with `--resume DIR.partial`, quoted for a
 /// POSIX shell, so it can be pasted as is (from the same directory).
 pub fn resume_command(info: &RunInfo, partial: &Path) -> String {
@@ -247,7 +281,18 @@ pub fn exec(args: &ExecArgs) -> Result<ExecOutcome> {
         }
         Err(e) => return Err(e),
     };
+    if resuming {
+        let now = db.as_ref().map(|d| &d.info);
+        if let Err(e) = check_same_database(info.database.as_ref(), now) {
+            if let Some(db) = &db {
+                db.cleanup();
+            }
+            return Err(e);
+        }
+    }
     info.database = db.as_ref().map(|d| d.info.clone());
+    // Recorded now, so a resume can check it runs on the same database.
+    partial.write_run_info(&info)?;
     let result = run_jobs(
         exp,
         &mut info,
