@@ -16,13 +16,7 @@ const FILES: [&str; 5] = [
 fn report_reproduces_the_report_and_plots_byte_for_byte() {
     let tmp = tempfile::tempdir().unwrap();
     let spec = write_spec(tmp.path(), "small", SMALL_AA);
-    let out = tmp.path().join("r");
-    runner()
-        .current_dir(tmp.path())
-        .args(["exec", spec.to_str().unwrap(), "--quiet", "--out"])
-        .arg(&out)
-        .assert()
-        .success();
+    let out = exec_ok(tmp.path(), &spec, "r", &[]);
     let before: Vec<Vec<u8>> = FILES
         .iter()
         .map(|f| std::fs::read(out.join(f)).unwrap_or_else(|e| panic!("{f}: {e}")))
@@ -49,13 +43,7 @@ fn report_reproduces_the_report_and_plots_byte_for_byte() {
 fn plots_go_beside_a_report_written_elsewhere() {
     let tmp = tempfile::tempdir().unwrap();
     let spec = write_spec(tmp.path(), "small", SMALL_AA);
-    let out = tmp.path().join("r");
-    runner()
-        .current_dir(tmp.path())
-        .args(["exec", spec.to_str().unwrap(), "--quiet", "--out"])
-        .arg(&out)
-        .assert()
-        .success();
+    let out = exec_ok(tmp.path(), &spec, "r", &[]);
     let elsewhere = tmp.path().join("elsewhere");
     std::fs::create_dir(&elsewhere).unwrap();
     runner()
