@@ -136,7 +136,7 @@ fn analyse_cell(
         spread: fork::spread(&fork_results),
         order: order::order(input, info, forks, &fork_results)?,
         carry_over: carry_over::carry_over(input, info, forks)?,
-        variance: variance::variance(input, forks, &pooled)?,
+        variance: variance::variance(input, forks, &fork_results, &pooled)?,
         calibration,
         pooled,
         forks: fork_results,

@@ -185,8 +185,15 @@ pub struct Calibration {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Variance {
+    /// ANOVA components of D (Kalibera & Jones 2013): for the mean.
     pub between_ns2: f64,
     pub within_ns2: f64,
+    /// Robust components for the median: between-fork variance of the fork
+    /// medians (sampling noise removed) and the per-pair variance a median
+    /// carries (a fork median of m pairs varies as median_within_ns2 / m).
+    /// The recommendation is sized from these.
+    pub median_between_ns2: f64,
+    pub median_within_ns2: f64,
     pub target_half_width_ns: f64,
     /// Null when no design in the search reaches the target.
     pub recommended: Option<Recommended>,

@@ -2,12 +2,18 @@
 //! a target CI half-width (Kalibera & Jones 2013; formulas in
 //! `stats::variance`).
 //!
+//! Two pairs of components are reported: the classic ANOVA ones of D (for
+//! the mean, as Kalibera & Jones define them) and robust ones for the
+//! median, from the fork medians and their bootstrap intervals. The
+//! recommendation uses the median ones, because runner's estimates are
+//! medians and real timings have heavy tails that inflate the mean's
+//! variance by orders of magnitude (design notes in `stats::variance`).
+//!
 //! The search tries 100, 300, 1000 and 3000 pairs per fork and 2..=1000
-//! forks, costing a fork as its pairs plus [`FORK_OVERHEAD_PAIRS`]. The
-//! formula is for the mean; the median's half-width is somewhat wider
-//! (about sqrt(pi/2) for normal data), so read the result as a lower bound.
+//! forks, costing a fork as its pairs plus [`FORK_OVERHEAD_PAIRS`]; the
+//! half-width it promises is for the mean of the fork medians.
 
-use super::{AnalysisInput, ForkData, Pooled, Recommended, Variance};
+use super::{AnalysisInput, ForkAnalysis, ForkData, Pooled, Recommended, Variance};
 use crate::stats::{self, StatsError};
 
 /// Pairs per fork the recommendation chooses from.
@@ -22,6 +28,7 @@ pub const DEFAULT_TARGET_FRACTION: f64 = 0.01;
 pub(crate) fn variance(
     input: &AnalysisInput,
     forks: &[ForkData<'_>],
+    fork_results: &[ForkAnalysis],
     pooled: &Pooled,
 ) -> Result<Option<Variance>, StatsError> {
     let diffs: Vec<Vec<i64>> = forks.iter().map(ForkData::diffs).collect();
@@ -31,11 +38,15 @@ pub(crate) fn variance(
         Err(StatsError::TooFewGroups(_)) => return Ok(None),
         Err(e) => return Err(e),
     };
+    let medians: Vec<f64> = fork_results.iter().map(|f| f.median_ns).collect();
+    let intervals: Vec<[f64; 2]> = fork_results.iter().map(|f| f.ci_ns).collect();
+    let pairs: Vec<u32> = fork_results.iter().map(|f| f.n).collect();
+    let robust = stats::median_components(&medians, &intervals, &pairs, input.confidence)?;
     let target = input
         .target_half_width_ns
         .unwrap_or(DEFAULT_TARGET_FRACTION * pooled.baseline_median_ns);
     let recommended = stats::recommend(
-        vc,
+        robust,
         input.confidence,
         target,
         &PAIRS_OPTIONS,
@@ -51,6 +62,8 @@ pub(crate) fn variance(
     Ok(Some(Variance {
         between_ns2: vc.between,
         within_ns2: vc.within,
+        median_between_ns2: robust.between,
+        median_within_ns2: robust.within,
         target_half_width_ns: target,
         recommended,
     }))

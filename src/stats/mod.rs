@@ -26,7 +26,8 @@ pub use correlation::pearson;
 pub use quantile::{median, median_sorted, quantile};
 pub use resample::{hierarchical_indices, resample_indices, two_sample_indices, IndexSampler};
 pub use variance::{
-    normal_quantile, recommend, variance_components, Recommendation, VarianceComponents,
+    median_components, normal_quantile, recommend, variance_components, Recommendation,
+    VarianceComponents,
 };
 
 /// Why a statistic could not be computed.

@@ -73,6 +73,59 @@ pub struct Recommendation {
     pub cost_pairs: u64,
 }
 
+/// The same two components for the *median*, which is what runner reports,
+/// estimated robustly from each fork's median of D, its bootstrap interval
+/// and its number of pairs. The ANOVA components above are for the mean, and
+/// with the heavy right tail of real timings (a few slow runs of several
+/// milliseconds) they overstate the noise a median carries by orders of
+/// magnitude, so a design sized from them is far larger than needed.
+///
+/// The bootstrap interval of fork i gives the sampling variance of its
+/// median, v_i = ((hi - lo) / (2 z))^2 with z the normal quantile of the
+/// confidence; a median of m pairs varies about as 1/m (asymptotic normality
+/// of the sample median), so `within` = mean(v_i n_i) is the per-pair
+/// contribution. The fork medians scatter by their true between-fork spread
+/// plus that sampling noise, so `between` = max(0, s^2 - mean(v_i)) with s^2
+/// the sample variance (n - 1) of the fork medians. Plugged into the formula
+/// of [`recommend`], this sizes a design for the fork-median estimate.
+pub fn median_components(
+    medians: &[f64],
+    intervals: &[[f64; 2]],
+    pairs: &[u32],
+    confidence: f64,
+) -> Result<VarianceComponents, StatsError> {
+    let k = medians.len();
+    if k < 2 || intervals.len() != k || pairs.len() != k {
+        return Err(StatsError::TooFewGroups(2));
+    }
+    if !(confidence > 0.0 && confidence < 1.0) {
+        return Err(StatsError::BadConfidence(confidence));
+    }
+    if medians
+        .iter()
+        .chain(intervals.iter().flatten())
+        .any(|x| !x.is_finite())
+    {
+        return Err(StatsError::NotANumber);
+    }
+    let z = normal_quantile((1.0 + confidence) / 2.0);
+    let v: Vec<f64> = intervals
+        .iter()
+        .map(|[lo, hi]| ((hi - lo) / (2.0 * z)).powi(2))
+        .collect();
+    let kf = k as f64;
+    let within = v
+        .iter()
+        .zip(pairs)
+        .map(|(v, &n)| v * f64::from(n))
+        .sum::<f64>()
+        / kf;
+    let mean = medians.iter().sum::<f64>() / kf;
+    let s2 = medians.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (kf - 1.0);
+    let between = (s2 - v.iter().sum::<f64>() / kf).max(0.0);
+    Ok(VarianceComponents { between, within })
+}
+
 /// The cheapest design reaching `target_half_width`.
 ///
 /// Search: for each candidate pairs-per-fork m in `pairs_options`, the
@@ -262,5 +315,23 @@ mod tests {
         };
         let r = recommend(zero, 0.95, 1.0, &[100, 300], 100, 10).unwrap();
         assert_eq!((r.forks, r.pairs), (2, 100));
+    }
+
+    /// Medians 10, 20, 30 (sample variance 100), each interval 2z wide (a
+    /// median's sampling variance of 1) from 100 pairs: within = 1 x 100,
+    /// between = 100 - 1.
+    #[test]
+    fn median_components_by_hand() {
+        let z = normal_quantile(0.975);
+        let w = [[-z, z], [20.0 - z, 20.0 + z], [30.0 - z, 30.0 + z]];
+        let vc = median_components(&[10.0, 20.0, 30.0], &w, &[100, 100, 100], 0.95).unwrap();
+        assert!((vc.within - 100.0).abs() < 1e-9, "{vc:?}");
+        assert!((vc.between - 99.0).abs() < 1e-9, "{vc:?}");
+        // Fork medians closer together than their own noise: no between part.
+        let vc =
+            median_components(&[5.0, 5.0], &[[0.0, 10.0], [0.0, 10.0]], &[50, 50], 0.95).unwrap();
+        assert_eq!(vc.between, 0.0);
+        assert!(median_components(&[5.0], &[[0.0, 1.0]], &[9], 0.95).is_err());
+        assert!(median_components(&[5.0, f64::NAN], &[[0.0, 1.0]; 2], &[9, 9], 0.95).is_err());
     }
 }
