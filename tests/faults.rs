@@ -18,14 +18,8 @@ fn crashed_hung_or_garbled_workers_keep_finished_forks_and_resume() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
     let spec = write_spec(t, "small", SMALL_AA);
-    let o = exec(t, &spec, "reference", None, &[]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let reference = t.join("reference");
-    let order = job_order(&reference.join("run.json"));
     // The third job fails, so the first two are kept.
-    let (c, f) = order[2];
-    let mut before: Vec<_> = order[..2].to_vec();
-    before.sort();
+    let (reference, (c, f), before) = reference_run(t, &spec);
 
     let cases: [(&str, &[&str], &[&str]); 5] = [
         (
@@ -106,13 +100,7 @@ fn ctrl_c_keeps_finished_forks_and_the_run_resumes() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
     let spec = write_spec(t, "small", SMALL_AA);
-    let o = exec(t, &spec, "reference", None, &[]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let reference = t.join("reference");
-    let order = job_order(&reference.join("run.json"));
-    let (c, f) = order[2];
-    let mut before: Vec<_> = order[..2].to_vec();
-    before.sort();
+    let (reference, (c, f), before) = reference_run(t, &spec);
 
     for (out, to_group) in [("group", true), ("parent", false)] {
         // The worker hangs after 10 measured pairs: a fork in progress.

@@ -198,3 +198,16 @@ pub fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
     v.sort();
     v
 }
+
+/// An uninterrupted run of SMALL_AA into `reference`, the job that runs
+/// third (the one a fault test breaks) and the two jobs before it (sorted),
+/// which a failed run must keep.
+pub fn reference_run(t: &Path, spec: &Path) -> (std::path::PathBuf, (u64, u64), Vec<(u64, u64)>) {
+    let o = exec(t, spec, "reference", None, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let reference = t.join("reference");
+    let order = job_order(&reference.join("run.json"));
+    let mut before: Vec<_> = order[..2].to_vec();
+    before.sort();
+    (reference, order[2], before)
+}
