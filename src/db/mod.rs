@@ -105,8 +105,13 @@ pub enum DbError {
 /// RUNNER_DATABASE_URL (when set and non-empty) or `database.url` and means
 /// PostgreSQL, else SQLite. `None`: `postgres` was asked for without a URL.
 pub fn resolve(config: &DatabaseConfig, run_id: &str) -> Result<Option<DbTarget>, DbError> {
-    let env = std::env::var(URL_ENV).ok();
-    resolve_with(config, env.as_deref(), run_id)
+    resolve_with(config, env_url().as_deref(), run_id)
+}
+
+/// RUNNER_DATABASE_URL when set and not blank. The one place that reads it,
+/// so spec validation and the code that connects cannot disagree.
+pub fn env_url() -> Option<String> {
+    std::env::var(URL_ENV).ok().filter(|u| !u.trim().is_empty())
 }
 
 /// [`resolve`] with the environment passed in, so it can be tested.

@@ -21,9 +21,6 @@ use location::{line_col, path_at, Locator, Position, Problem};
 use std::path::{Path, PathBuf};
 use toml_edit::{DocumentMut, ImDocument};
 
-/// The environment variable that, when set and non-empty, wins over `database.url`.
-pub const DATABASE_URL_ENV: &str = "RUNNER_DATABASE_URL";
-
 /// A spec as loaded: the validated experiment plus the exact text it came from.
 #[derive(Debug, Clone)]
 pub struct LoadedSpec {
@@ -60,19 +57,6 @@ impl SpecError {
     }
 }
 
-/// The database URL a run would use: RUNNER_DATABASE_URL when set and
-/// non-empty, else `database.url`. One function so that validation and the
-/// code that connects cannot disagree.
-pub fn database_url(config: &DatabaseConfig) -> Option<String> {
-    env_url().or_else(|| config.url.clone())
-}
-
-fn env_url() -> Option<String> {
-    std::env::var(DATABASE_URL_ENV)
-        .ok()
-        .filter(|u| !u.is_empty())
-}
-
 /// Reads, overrides and validates an experiment file.
 pub fn load(path: &Path, overrides: &[String]) -> Result<LoadedSpec, SpecError> {
     let shown = path.display().to_string();
@@ -96,7 +80,7 @@ pub fn load(path: &Path, overrides: &[String]) -> Result<LoadedSpec, SpecError> 
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let env = env_url();
+    let env = crate::db::env_url();
     let ctx = validate::Context {
         stem: &stem,
         env_url: env.as_deref(),
