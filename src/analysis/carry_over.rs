@@ -29,20 +29,13 @@ pub(crate) fn carry_over(
     forks: &[ForkData<'_>],
 ) -> Result<CarryOver, StatsError> {
     let (after_t, after_b) = predecessor_groups(forks);
-    let (difference_ns, ci_ns, note) = if after_t.is_empty() || after_b.is_empty() {
-        let note = "no measured baseline run follows one of the two arms: no contrast";
-        (None, None, Some(note.to_string()))
-    } else {
-        let mut rng = streams::carry_over(input.master_seed, info.cell);
-        let e = stats::bootstrap_median_diff(
-            &after_t,
-            &after_b,
-            input.resamples,
-            input.confidence,
-            &mut rng,
-        )?;
-        (Some(e.median), Some([e.ci.lo, e.ci.hi]), None)
-    };
+    let (difference_ns, ci_ns, note) = super::contrast(
+        input,
+        &after_t,
+        &after_b,
+        &mut streams::carry_over(input.master_seed, info.cell),
+        "no measured baseline run follows one of the two arms: no contrast",
+    )?;
     Ok(CarryOver {
         after_treatment_n: after_t.len() as u32,
         after_treatment_median_ns: stats::median(&after_t).ok(),

@@ -113,6 +113,26 @@ pub fn analyse(input: &AnalysisInput, pairs: &[PairRecord]) -> Result<Analysis, 
     })
 }
 
+/// A median difference with its CI, or a note saying why there is none.
+pub(crate) type Contrast = (Option<f64>, Option<[f64; 2]>, Option<String>);
+
+/// The two-sample contrast that order and carry-over both report:
+/// median(a) minus median(b) with its percentile bootstrap CI, or, when
+/// either sample is empty, no numbers and `empty_note` saying why.
+pub(crate) fn contrast<T: crate::stats::Value>(
+    input: &AnalysisInput,
+    a: &[T],
+    b: &[T],
+    rng: &mut rand_pcg::Pcg64,
+    empty_note: &str,
+) -> Result<Contrast, StatsError> {
+    if a.is_empty() || b.is_empty() {
+        return Ok((None, None, Some(empty_note.to_string())));
+    }
+    let e = crate::stats::bootstrap_median_diff(a, b, input.resamples, input.confidence, rng)?;
+    Ok((Some(e.median), Some([e.ci.lo, e.ci.hi]), None))
+}
+
 fn analyse_cell(
     input: &AnalysisInput,
     info: &CellInfo,

@@ -37,20 +37,13 @@ fn paired_random(
 ) -> Result<Order, StatsError> {
     let (first, second) = position_groups(forks);
     let median = |x: &[i64]| stats::median(x).ok();
-    let (difference_ns, ci_ns, note) = if first.is_empty() || second.is_empty() {
-        let note = "the treatment always ran in the same position: no order contrast";
-        (None, None, Some(note.to_string()))
-    } else {
-        let mut rng = streams::order(input.master_seed, info.cell);
-        let e = stats::bootstrap_median_diff(
-            &first,
-            &second,
-            input.resamples,
-            input.confidence,
-            &mut rng,
-        )?;
-        (Some(e.median), Some([e.ci.lo, e.ci.hi]), None)
-    };
+    let (difference_ns, ci_ns, note) = super::contrast(
+        input,
+        &first,
+        &second,
+        &mut streams::order(input.master_seed, info.cell),
+        "the treatment always ran in the same position: no order contrast",
+    )?;
     Ok(Order::PairedRandom {
         treatment_first_n: first.len() as u32,
         treatment_first_median_ns: median(&first),
