@@ -131,27 +131,6 @@ fn same_seed_same_schedule_and_inputs() {
     assert_ne!(key(&ra), key(&rc));
 }
 
-#[test]
-fn report_reproduces_report_md_byte_for_byte() {
-    let tmp = tempfile::tempdir().unwrap();
-    let spec = write_spec(tmp.path(), "small", SMALL_AA);
-    let out = exec_ok(tmp.path(), &spec, "r", &[]);
-    let before = std::fs::read(out.join("report.md")).unwrap();
-    let analysis_before = std::fs::read(out.join("analysis.json")).unwrap();
-    std::fs::remove_file(out.join("report.md")).unwrap();
-    runner()
-        .current_dir(tmp.path())
-        .arg("report")
-        .arg(&out)
-        .assert()
-        .success();
-    assert_eq!(std::fs::read(out.join("report.md")).unwrap(), before);
-    assert_eq!(
-        std::fs::read(out.join("analysis.json")).unwrap(),
-        analysis_before
-    );
-}
-
 /// On a noise-free target the harness must see a 200 µs delay in every fork
 /// and measure it within 5 %. The margin is wide: the spin itself is exact to
 /// well under a microsecond, so only a grossly broken harness fails this.
