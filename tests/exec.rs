@@ -1,5 +1,6 @@
-//! End-to-end runs of the real binary: the output folder, seeds, report
-//! reproduction, orderings and the harness's accuracy on a noise-free target.
+//! End-to-end runs of the real binary: the output folder, seeds, orderings
+//! and the harness's accuracy on a noise-free target (report reproduction is
+//! in tests/report.rs).
 
 mod common;
 use common::*;
