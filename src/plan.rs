@@ -5,7 +5,6 @@
 
 use crate::seed::{self, Domain};
 use crate::spec::{Experiment, Schedule, WorkloadParams};
-use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
 
 /// One combination of grid values.
@@ -107,7 +106,10 @@ pub fn plan(exp: &Experiment, master_seed: u64) -> Plan {
         .collect();
     if exp.design.schedule == Schedule::Shuffled {
         // run.json records this seed as `seeds.schedule`.
-        jobs.shuffle(&mut seed::rng(master_seed, Domain::Schedule, &[]));
+        seed::shuffle(
+            &mut seed::rng(master_seed, Domain::Schedule, &[]),
+            &mut jobs,
+        );
     }
     Plan { cells, jobs }
 }

@@ -5,8 +5,15 @@
 //! recomputed from `run.json` alone and reports reproduce byte for byte.
 //! The mixer is SplitMix64 (Steele, Lea & Flood 2014), applied once per path
 //! element; the streams themselves are `rand_pcg::Pcg64`.
+//!
+//! Draws from a stream go through runner's own sampler ([`below`],
+//! [`shuffle`]) rather than `rand`'s `gen_range` or `SliceRandom::shuffle`,
+//! whose algorithms `rand` may change in any release: an old seed must give
+//! the same schedule after a dependency upgrade. The sampler reads nothing
+//! but `next_u64`, and the PCG-64 (XSL RR 128/64) output for a seed is fixed
+//! by its specification (O'Neill 2014); the tests pin both.
 
-use rand::SeedableRng;
+use rand::{RngCore, SeedableRng};
 use rand_pcg::Pcg64;
 
 /// Domain tags, so that streams for different purposes never coincide.
@@ -42,9 +49,118 @@ pub fn rng(master: u64, domain: Domain, path: &[u64]) -> Pcg64 {
     Pcg64::seed_from_u64(derive(master, domain, path))
 }
 
+/// A uniform integer in `0..n` (`n` > 0) from `next_u64`, exactly unbiased.
+///
+/// Lemire's multiply-and-reject method (Lemire 2019, "Fast random integer
+/// generation in an interval", ACM TOMACS 29(1)): the high 64 bits of
+/// x * n are the draw; products whose low 64 bits fall below 2^64 mod n are
+/// rejected and x drawn again, so every result has the same number of x
+/// mapping to it. The remainder is computed only when a rejection is
+/// possible at all (low bits < n), which is rare for small n.
+pub fn below<R: RngCore>(rng: &mut R, n: u64) -> u64 {
+    assert!(n > 0, "below(0) has no value to return");
+    let mut m = u128::from(rng.next_u64()) * u128::from(n);
+    if (m as u64) < n {
+        let threshold = n.wrapping_neg() % n;
+        while (m as u64) < threshold {
+            m = u128::from(rng.next_u64()) * u128::from(n);
+        }
+    }
+    (m >> 64) as u64
+}
+
+/// Shuffles `items` in place: Fisher-Yates as Durstenfeld wrote it (1964,
+/// CACM 7(7), Algorithm 235): for i from the last index down to 1, swap
+/// item i with item `below(i + 1)`. Every permutation is equally likely.
+pub fn shuffle<T, R: RngCore>(rng: &mut R, items: &mut [T]) {
+    for i in (1..items.len()).rev() {
+        let j = below(rng, i as u64 + 1) as usize;
+        items.swap(i, j);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // The expected values below were computed independently, by a Python
+    // transcription of rand_core's `seed_from_u64`, PCG-64 XSL RR 128/64
+    // and the two algorithms above (integer arithmetic, no libraries).
+
+    /// The generator itself: if rand_pcg or rand_core ever changed the
+    /// stream for a seed, this fails before the schedule tests do.
+    #[test]
+    fn pcg64_stream_is_pinned() {
+        assert_eq!(Pcg64::seed_from_u64(42).next_u64(), 0x39fc_b970_a300_1809);
+    }
+
+    #[test]
+    fn shuffle_is_pinned_on_fixed_seeds() {
+        let mut v: Vec<u32> = (0..10).collect();
+        shuffle(&mut Pcg64::seed_from_u64(42), &mut v);
+        assert_eq!(v, [7, 8, 4, 0, 1, 5, 3, 6, 9, 2]);
+        let mut v: Vec<u32> = (0..20).collect();
+        shuffle(&mut Pcg64::seed_from_u64(20260814), &mut v);
+        let expect = [
+            1, 14, 7, 5, 19, 12, 2, 13, 10, 15, 4, 9, 3, 11, 17, 18, 6, 8, 0, 16,
+        ];
+        assert_eq!(v, expect);
+    }
+
+    #[test]
+    fn below_is_pinned_on_a_fixed_seed() {
+        let mut rng = Pcg64::seed_from_u64(7);
+        let draws: Vec<u64> = (0..10).map(|_| below(&mut rng, 6)).collect();
+        assert_eq!(draws, [0, 1, 5, 5, 2, 3, 0, 1, 3, 3]);
+        let mut rng = Pcg64::seed_from_u64(7);
+        let small: Vec<u64> = (0..5).map(|_| below(&mut rng, 3)).collect();
+        assert_eq!(small, [0, 0, 2, 2, 1]);
+        assert_eq!(below(&mut rng, (1 << 63) + 1), 826_093_296_043_369_143);
+        assert_eq!(below(&mut rng, 1 << 63), 2_987_309_527_623_874_225);
+    }
+
+    /// A generator whose outputs are given, to reach the rejection branch.
+    struct Fixed(Vec<u64>);
+    impl RngCore for Fixed {
+        fn next_u64(&mut self) -> u64 {
+            self.0.remove(0)
+        }
+        fn next_u32(&mut self) -> u32 {
+            self.next_u64() as u32
+        }
+        fn fill_bytes(&mut self, _: &mut [u8]) {
+            unimplemented!()
+        }
+        fn try_fill_bytes(&mut self, _: &mut [u8]) -> Result<(), rand::Error> {
+            unimplemented!()
+        }
+    }
+
+    /// n = 3: 2^64 mod 3 = 1, so exactly the x whose product has low bits 0
+    /// (x = 0) is rejected; x = 0 would otherwise make 0 too likely.
+    #[test]
+    fn below_rejects_the_biased_products() {
+        assert_eq!(below(&mut Fixed(vec![0, u64::MAX]), 3), 2);
+        assert_eq!(below(&mut Fixed(vec![1]), 3), 0);
+        assert_eq!(below(&mut Fixed(vec![u64::MAX / 3 + 1]), 3), 1);
+        assert_eq!(below(&mut Fixed(vec![u64::MAX]), 1), 0);
+    }
+
+    #[test]
+    fn shuffle_of_short_slices_is_a_no_op_or_permutation() {
+        let mut rng = Pcg64::seed_from_u64(1);
+        let mut empty: [u8; 0] = [];
+        shuffle(&mut rng, &mut empty);
+        let mut one = [5];
+        shuffle(&mut rng, &mut one);
+        assert_eq!(one, [5]);
+        let mut v: Vec<u32> = (0..100).collect();
+        shuffle(&mut rng, &mut v);
+        let mut sorted = v.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..100).collect::<Vec<_>>());
+        assert_ne!(v, sorted);
+    }
 
     #[test]
     fn derived_seeds_are_stable_and_distinct() {
