@@ -2,10 +2,17 @@
 //!
 //! Per fork, all runs (warm-up included, since the first measured run
 //! follows the last warm-up run) are put in start order (`*_at_ns`; ties by
-//! pair, then by the pair's `first`). Each *measured baseline* run with a
-//! predecessor goes into "after treatment" or "after baseline" by the arm of
-//! the run just before it; difference = median baseline_ns after treatment -
-//! median baseline_ns after baseline, two-sample percentile bootstrap CI.
+//! pair, then by the pair's `first`). What is compared is like with like:
+//! only *measured baseline runs that ran first in their pair*, split by the
+//! arm of the run just before them, i.e. the arm that ended the previous
+//! pair. A baseline that ran second always follows its own pair's
+//! treatment, and in random order a run that ran second is a different
+//! position (it follows a run of the same input, in a warm cache); counting
+//! those as "after a treatment" made that group mostly second runs and the
+//! other group only first runs, so position was confounded with history.
+//! difference = median baseline_ns after a treatment - median after a
+//! baseline, with a hierarchical percentile bootstrap CI (forks, then each
+//! chosen fork's two groups; see [`super::contrast`]).
 //!
 //! What that compares depends on `pad_baseline` (design section 3):
 //! - false: after a treatment the baseline follows a timed busy-wait of d,
@@ -21,50 +28,69 @@
 
 use super::{streams, AnalysisInput, CarryOver, CellInfo, ForkData};
 use crate::record::{Arm, PairRecord, Phase};
-use crate::stats::{self, StatsError};
+use crate::stats::StatsError;
+
+/// What the two groups are, for the JSON and the report.
+pub const COMPARISON: &str = "measured baseline runs that ran first in their pair, \
+    split by the arm that ended the previous pair (baselines that ran second always \
+    follow their own pair's treatment and are left out, so both groups hold runs in \
+    the same position)";
 
 pub(crate) fn carry_over(
     input: &AnalysisInput,
     info: &CellInfo,
     forks: &[ForkData<'_>],
 ) -> Result<CarryOver, StatsError> {
-    let (after_t, after_b) = predecessor_groups(forks);
-    let (difference_ns, ci_ns, note) = super::contrast(
+    let c = super::contrast(
         input,
-        &after_t,
-        &after_b,
+        &predecessor_groups(forks),
         &mut streams::carry_over(input.master_seed, info.cell),
-        "no measured baseline run follows one of the two arms: no contrast",
     )?;
+    let note = if c.difference_ns.is_none() {
+        Some("no fork has first-in-pair baseline runs after both arms: no contrast".to_string())
+    } else if c.forks_left_out > 0 {
+        Some(format!(
+            "{} of {} forks had first-in-pair baseline runs after only one arm and are left out",
+            c.forks_left_out,
+            forks.len()
+        ))
+    } else {
+        None
+    };
     Ok(CarryOver {
-        after_treatment_n: after_t.len() as u32,
-        after_treatment_median_ns: stats::median(&after_t).ok(),
-        after_baseline_n: after_b.len() as u32,
-        after_baseline_median_ns: stats::median(&after_b).ok(),
-        difference_ns,
-        ci_ns,
+        after_treatment_n: c.n_a,
+        after_treatment_median_ns: c.median_a,
+        after_baseline_n: c.n_b,
+        after_baseline_median_ns: c.median_b,
+        difference_ns: c.difference_ns,
+        ci_ns: c.ci_ns,
         padded: input.pad_baseline,
+        comparison: COMPARISON.to_string(),
+        forks_left_out: c.forks_left_out,
         note,
     })
 }
 
-/// baseline_ns of measured baseline runs that followed a treatment run, and
-/// of those that followed a baseline run, in fork order, then run order.
-pub(crate) fn predecessor_groups(forks: &[ForkData<'_>]) -> (Vec<u64>, Vec<u64>) {
-    let (mut after_t, mut after_b) = (Vec::new(), Vec::new());
-    for f in forks {
-        let runs = run_order(&f.all);
-        for w in runs.windows(2) {
-            let (prev, (arm, p)) = (w[0].0, w[1]);
-            if arm == Arm::Baseline && p.phase == Phase::Measure {
-                match prev {
-                    Arm::Treatment => after_t.push(p.baseline_ns),
-                    Arm::Baseline => after_b.push(p.baseline_ns),
+/// Per fork (in fork order): baseline_ns of its measured baseline runs that
+/// ran first in their pair and followed a treatment run, and of those that
+/// followed a baseline run, each in run order.
+pub(crate) fn predecessor_groups(forks: &[ForkData<'_>]) -> Vec<(Vec<u64>, Vec<u64>)> {
+    forks
+        .iter()
+        .map(|f| {
+            let (mut after_t, mut after_b) = (Vec::new(), Vec::new());
+            for w in run_order(&f.all).windows(2) {
+                let (prev, (arm, p)) = (w[0].0, w[1]);
+                if arm == Arm::Baseline && p.phase == Phase::Measure && p.first == Arm::Baseline {
+                    match prev {
+                        Arm::Treatment => after_t.push(p.baseline_ns),
+                        Arm::Baseline => after_b.push(p.baseline_ns),
+                    }
                 }
             }
-        }
-    }
-    (after_t, after_b)
+            (after_t, after_b)
+        })
+        .collect()
 }
 
 /// Every run of a fork in start order, as (arm, its pair).

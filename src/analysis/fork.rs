@@ -2,6 +2,7 @@
 //!
 //! Each fork's median D gets a percentile bootstrap CI (Efron & Tibshirani
 //! 1993) from its own stream, so adding a fork never changes another's CI.
+//! Each fork also gets its arms' steady-state classes (`steady.rs`).
 
 use super::{streams, AnalysisInput, CellInfo, ForkAnalysis, ForkData, Spread, Verdict};
 use crate::stats::{self, StatsError};
@@ -26,6 +27,7 @@ pub(crate) fn forks(
                 verdict: Verdict::of(ci_ns),
                 baseline_median_ns: stats::median(&f.baselines())?,
                 treatment_median_ns: stats::median(&f.treatments())?,
+                steady_state: super::steady::fork(f)?,
             })
         })
         .collect()

@@ -9,7 +9,8 @@
 //! Files: [`model`] the JSON types; `fork` per-fork estimates, spread and
 //! correlation; `pooled` pooled, hierarchical and calibration; `cross_runs`
 //! two separate runs; `order` and `carry_over` the history effects;
-//! `variance` components and sizing; `headline` the answer across cells;
+//! `variance` components and sizing; `steady` the changepoint classes of
+//! each fork's measured phase; `headline` the answer across cells;
 //! [`resample_trace`] the indices behind every interval, for independent checks.
 
 mod carry_over;
@@ -19,6 +20,7 @@ mod headline;
 pub mod model;
 mod order;
 mod pooled;
+mod steady;
 pub mod streams;
 mod trace;
 mod variance;
@@ -113,24 +115,69 @@ pub fn analyse(input: &AnalysisInput, pairs: &[PairRecord]) -> Result<Analysis, 
     })
 }
 
-/// A median difference with its CI, or a note saying why there is none.
-pub(crate) type Contrast = (Option<f64>, Option<[f64; 2]>, Option<String>);
+/// The two-group contrast that order and carry-over both report, over the
+/// forks that have values in both groups: median(a) - median(b) with a
+/// hierarchical percentile bootstrap CI (forks, then each fork's a and b
+/// values; see `stats::hierarchical_median_diff`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Contrast {
+    /// Values in each group over the forks used; when no fork can be used,
+    /// over all forks, so that a reader sees what there was.
+    pub n_a: u32,
+    pub n_b: u32,
+    pub median_a: Option<f64>,
+    pub median_b: Option<f64>,
+    pub difference_ns: Option<f64>,
+    pub ci_ns: Option<[f64; 2]>,
+    /// Forks with values in only one of the groups (or in neither).
+    pub forks_left_out: u32,
+}
 
-/// The two-sample contrast that order and carry-over both report:
-/// median(a) minus median(b) with its percentile bootstrap CI, or, when
-/// either sample is empty, no numbers and `empty_note` saying why.
+/// One fork's two groups of a contrast.
+pub(crate) type Groups<'a, T> = (&'a [T], &'a [T]);
+
+/// Forks whose two groups are both non-empty (in fork order), and how many
+/// were left out.
+pub(crate) fn usable<T>(per_fork: &[(Vec<T>, Vec<T>)]) -> (Vec<Groups<'_, T>>, u32) {
+    let used: Vec<Groups<'_, T>> = per_fork
+        .iter()
+        .filter(|(a, b)| !a.is_empty() && !b.is_empty())
+        .map(|(a, b)| (a.as_slice(), b.as_slice()))
+        .collect();
+    let left_out = (per_fork.len() - used.len()) as u32;
+    (used, left_out)
+}
+
+/// See [`Contrast`]; `per_fork` is each fork's (a, b), in fork order.
 pub(crate) fn contrast<T: crate::stats::Value>(
     input: &AnalysisInput,
-    a: &[T],
-    b: &[T],
+    per_fork: &[(Vec<T>, Vec<T>)],
     rng: &mut rand_pcg::Pcg64,
-    empty_note: &str,
 ) -> Result<Contrast, StatsError> {
-    if a.is_empty() || b.is_empty() {
-        return Ok((None, None, Some(empty_note.to_string())));
-    }
-    let e = crate::stats::bootstrap_median_diff(a, b, input.resamples, input.confidence, rng)?;
-    Ok((Some(e.median), Some([e.ci.lo, e.ci.hi]), None))
+    let (used, forks_left_out) = usable(per_fork);
+    let all: Vec<Groups<'_, T>> = per_fork
+        .iter()
+        .map(|(a, b)| (a.as_slice(), b.as_slice()))
+        .collect();
+    let shown = if used.is_empty() { &all } else { &used };
+    let a: Vec<T> = shown.iter().flat_map(|f| f.0.iter().copied()).collect();
+    let b: Vec<T> = shown.iter().flat_map(|f| f.1.iter().copied()).collect();
+    let (difference_ns, ci_ns) = if used.is_empty() {
+        (None, None)
+    } else {
+        let e =
+            crate::stats::hierarchical_median_diff(&used, input.resamples, input.confidence, rng)?;
+        (Some(e.median), Some([e.ci.lo, e.ci.hi]))
+    };
+    Ok(Contrast {
+        n_a: a.len() as u32,
+        n_b: b.len() as u32,
+        median_a: crate::stats::median(&a).ok(),
+        median_b: crate::stats::median(&b).ok(),
+        difference_ns,
+        ci_ns,
+        forks_left_out,
+    })
 }
 
 fn analyse_cell(
@@ -157,6 +204,12 @@ fn analyse_cell(
         order: order::order(input, info, forks, &fork_results)?,
         carry_over: carry_over::carry_over(input, info, forks)?,
         variance: variance::variance(input, forks, &fork_results, &pooled)?,
+        steady_state: steady::cell(
+            &fork_results
+                .iter()
+                .map(|f| &f.steady_state)
+                .collect::<Vec<_>>(),
+        ),
         calibration,
         pooled,
         forks: fork_results,

@@ -5,7 +5,7 @@
 //! an empty group) is `null`, usually beside a `note` saying why, so that
 //! templates can test for it instead of failing on a missing key.
 
-use crate::stats::MedianEstimate;
+use crate::stats::{Class, MedianEstimate};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -39,6 +39,7 @@ pub struct CellAnalysis {
     pub calibration: Calibration,
     /// Null with one fork: no between-fork variance to estimate.
     pub variance: Option<Variance>,
+    pub steady_state: CellSteadyState,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -75,6 +76,45 @@ pub struct ForkAnalysis {
     pub verdict: Verdict,
     pub baseline_median_ns: f64,
     pub treatment_median_ns: f64,
+    pub steady_state: ForkSteadyState,
+}
+
+/// Changepoints and class of each arm's measured phase (see `steady.rs`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ForkSteadyState {
+    /// Both arms flat.
+    pub steady: bool,
+    pub baseline: ArmSteadyState,
+    pub treatment: ArmSteadyState,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArmSteadyState {
+    /// "flat", "warm-up", "slowdown" or "no steady state".
+    pub class: Class,
+    /// Measured pair numbers where a new segment starts.
+    pub changepoints: Vec<u32>,
+}
+
+/// The steady-state classes counted over a cell's forks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellSteadyState {
+    pub baseline: ClassCounts,
+    pub treatment: ClassCounts,
+    /// Forks whose two arms were both flat.
+    pub forks_steady: u32,
+    /// Every fork steady: false is the warning that the measured phase had
+    /// not settled (too few warm-up pairs, or a level change mid-run).
+    pub measured_phase_steady: bool,
+}
+
+/// Forks per class, for one arm.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClassCounts {
+    pub flat: u32,
+    pub warm_up: u32,
+    pub slowdown: u32,
+    pub no_steady_state: u32,
 }
 
 /// A median with its percentile bootstrap CI.
@@ -141,7 +181,10 @@ pub enum Order {
         treatment_second_median_ns: Option<f64>,
         /// median D (treatment first) - median D (treatment second).
         difference_ns: Option<f64>,
+        /// Hierarchical bootstrap: forks, then each fork's two groups.
         ci_ns: Option<[f64; 2]>,
+        /// Forks whose pairs all had the treatment in one position.
+        forks_left_out: u32,
         note: Option<String>,
     },
     Blocked {
@@ -156,7 +199,8 @@ pub enum Order {
     },
 }
 
-/// Baseline runs that directly followed a treatment run vs a baseline run.
+/// Baseline runs that ran first in their pair, after a treatment run vs
+/// after a baseline run (see `carry_over.rs`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CarryOver {
     pub after_treatment_n: u32,
@@ -165,9 +209,14 @@ pub struct CarryOver {
     pub after_baseline_median_ns: Option<f64>,
     /// after_treatment - after_baseline: the penalty of following a treatment.
     pub difference_ns: Option<f64>,
+    /// Hierarchical bootstrap: forks, then each fork's two groups.
     pub ci_ns: Option<[f64; 2]>,
     /// Whether each baseline run was followed by an untimed wait of d.
     pub padded: bool,
+    /// Which runs the two groups hold, in words.
+    pub comparison: String,
+    /// Forks with such runs after only one of the arms.
+    pub forks_left_out: u32,
     pub note: Option<String>,
 }
 

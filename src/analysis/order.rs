@@ -1,10 +1,12 @@
 //! Order effects: does running first or second change a run's time?
 //!
-//! paired-random: the measured pairs split by which arm ran first;
+//! paired-random: each fork's measured pairs split by which arm ran first;
 //! difference = median D (treatment first) - median D (treatment second),
-//! with a two-sample percentile bootstrap CI (each group resampled on its
-//! own, pooled over the cell's forks). If position did not matter, it is ~0;
-//! the coin balances it out of D either way, this says how much it was.
+//! with a hierarchical percentile bootstrap CI (forks resampled, then each
+//! chosen fork's two groups of pairs; see [`super::contrast`]), because
+//! pairs of one fork are not independent of each other. If position did not
+//! matter, it is ~0; the coin balances it out of D either way, this says
+//! how much it was.
 //!
 //! blocked: every baseline run precedes every treatment run, so position and
 //! arm are confounded and only the per-fork sizes can be shown. Per fork,
@@ -14,7 +16,7 @@
 //! faster" when faster_by > 0.
 
 use super::{streams, AnalysisInput, CellInfo, ForkAnalysis, ForkData, Order};
-use crate::record::{Arm, PairRecord};
+use crate::record::Arm;
 use crate::spec::Ordering;
 use crate::stats::{self, StatsError};
 
@@ -35,35 +37,46 @@ fn paired_random(
     info: &CellInfo,
     forks: &[ForkData<'_>],
 ) -> Result<Order, StatsError> {
-    let (first, second) = position_groups(forks);
-    let median = |x: &[i64]| stats::median(x).ok();
-    let (difference_ns, ci_ns, note) = super::contrast(
+    let c = super::contrast(
         input,
-        &first,
-        &second,
+        &position_groups(forks),
         &mut streams::order(input.master_seed, info.cell),
-        "the treatment always ran in the same position: no order contrast",
     )?;
+    let note = if c.difference_ns.is_none() {
+        Some("the treatment always ran in the same position: no order contrast".to_string())
+    } else if c.forks_left_out > 0 {
+        Some(format!(
+            "{} of {} forks had the treatment in only one position and are left out",
+            c.forks_left_out,
+            forks.len()
+        ))
+    } else {
+        None
+    };
     Ok(Order::PairedRandom {
-        treatment_first_n: first.len() as u32,
-        treatment_first_median_ns: median(&first),
-        treatment_second_n: second.len() as u32,
-        treatment_second_median_ns: median(&second),
-        difference_ns,
-        ci_ns,
+        treatment_first_n: c.n_a,
+        treatment_first_median_ns: c.median_a,
+        treatment_second_n: c.n_b,
+        treatment_second_median_ns: c.median_b,
+        difference_ns: c.difference_ns,
+        ci_ns: c.ci_ns,
+        forks_left_out: c.forks_left_out,
         note,
     })
 }
 
-/// D of the measured pairs with the treatment first, and with it second,
-/// in fork order, then pair order.
-pub(crate) fn position_groups(forks: &[ForkData<'_>]) -> (Vec<i64>, Vec<i64>) {
-    let (first, second): (Vec<&PairRecord>, Vec<&PairRecord>) = forks
+/// Per fork (in fork order): D of its measured pairs with the treatment
+/// first, and with it second, each in pair order.
+pub(crate) fn position_groups(forks: &[ForkData<'_>]) -> Vec<(Vec<i64>, Vec<i64>)> {
+    forks
         .iter()
-        .flat_map(|f| f.measured.iter().copied())
-        .partition(|p| p.first == Arm::Treatment);
-    let d = |v: Vec<&PairRecord>| v.iter().map(|p| p.diff_ns()).collect();
-    (d(first), d(second))
+        .map(|f| {
+            let (first, second): (Vec<_>, Vec<_>) =
+                f.measured.iter().partition(|p| p.first == Arm::Treatment);
+            let d = |v: Vec<&&crate::record::PairRecord>| v.iter().map(|p| p.diff_ns()).collect();
+            (d(first), d(second))
+        })
+        .collect()
 }
 
 fn blocked(info: &CellInfo, forks: &[ForkAnalysis]) -> Result<Order, StatsError> {

@@ -6,12 +6,13 @@
 //! | fork CI              | `[cell, fork]`        | the fork's measured D by `pair`       |
 //! | pooled CI            | `[cell, u64::MAX]`    | D by fork, then `pair`                |
 //! | hierarchical CI      | `[cell, u64::MAX - 1]`| forks ascending; D by `pair` in each  |
-//! | order CI             | `[cell, u64::MAX - 2]`| a: D with treatment first, b: second  |
-//! | carry-over CI        | `[cell, u64::MAX - 3]`| a: baseline after treatment, b: after baseline |
+//! | order CI             | `[cell, u64::MAX - 2]`| per fork, a: D with treatment first, b: second |
+//! | carry-over CI        | `[cell, u64::MAX - 3]`| per fork, a: first-in-pair baseline after a treatment, b: after a baseline |
 //!
-//! Forks are u32, so the pooled paths can never meet a fork's. Two-sample
-//! samples are in fork order, then run order. Draw order per stream is that
-//! of `stats::resample`.
+//! Forks are u32, so the pooled paths can never meet a fork's. The order and
+//! carry-over streams are hierarchical over the forks that have values in
+//! both groups (ascending fork order; each group in pair, resp. run, order).
+//! Draw order per stream is that of `stats::resample`.
 
 use crate::seed::{self, Domain};
 use rand::SeedableRng;

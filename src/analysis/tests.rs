@@ -228,16 +228,16 @@ fn headline_groups_by_other_params() {
 }
 
 #[test]
-fn carry_over_sees_a_penalty_after_treatment() {
-    // Alternating first arms: B T | T B | B T | T B ... the baseline of a
-    // T-first pair follows a treatment; make those baselines 50 ns slower.
+fn carry_over_compares_first_in_pair_baselines_only() {
+    // First arms B B T T B B T T ...: a B-first pair after a B-first pair
+    // follows that pair's treatment, one after a T-first pair follows its
+    // baseline. Those after a treatment are 50 ns slower; baselines that ran
+    // second (T-first pairs) are 999 ns, and must not count at all.
     let rows: Vec<_> = (0..40)
-        .map(|i| {
-            if i % 2 == 0 {
-                (100, 100, B)
-            } else {
-                (150, 100, T)
-            }
+        .map(|i| match (i / 2 % 2, i % 2) {
+            (0, 1) => (150, 100, B),
+            (0, _) => (100, 100, B),
+            _ => (999, 100, T),
         })
         .collect();
     let f = Fixture::new().fork(0, 0, 0, &rows);
@@ -245,23 +245,132 @@ fn carry_over_sees_a_penalty_after_treatment() {
     inp.pad_baseline = false;
     let c = &analyse(&inp, &f.pairs).unwrap().cells[0];
     let co = &c.carry_over;
-    // Pair 0's baseline has no predecessor; B-first baselines follow the
-    // previous pair's second run, a baseline.
-    assert_eq!((co.after_treatment_n, co.after_baseline_n), (20, 19));
+    // Pair 0's baseline has no predecessor: 10 after a treatment (pairs 1,
+    // 5, 9, ...), 9 after a baseline (pairs 4, 8, ...).
+    assert_eq!((co.after_treatment_n, co.after_baseline_n), (10, 9));
+    assert_eq!(
+        (co.after_treatment_median_ns, co.after_baseline_median_ns),
+        (Some(150.0), Some(100.0))
+    );
     assert_eq!(co.difference_ns, Some(50.0));
     assert_eq!(co.ci_ns, Some([50.0, 50.0]));
+    assert_eq!((co.forks_left_out, co.note.as_deref()), (0, None));
+    assert!(co.comparison.contains("ran first in their pair"));
     assert!(!co.padded);
     match &c.order {
         Order::PairedRandom {
-            difference_ns,
             treatment_first_n,
+            forks_left_out,
+            ..
+        } => assert_eq!((*treatment_first_n, *forks_left_out), (20, 0)),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Strict alternation B T B T: every first-in-pair baseline follows a
+/// baseline, so there is nothing to compare, and the note says so.
+#[test]
+fn carry_over_without_both_predecessors_says_why() {
+    let rows: Vec<_> = (0..10)
+        .map(|i| (100, 100, if i % 2 == 0 { B } else { T }))
+        .collect();
+    let f = Fixture::new().fork(0, 0, 0, &rows).fork(0, 1, 0, &rows);
+    let co = &analyse(&input(&[(0, 0)]), &f.pairs).unwrap().cells[0].carry_over;
+    assert_eq!((co.after_treatment_n, co.after_baseline_n), (0, 8));
+    assert_eq!((co.difference_ns, co.ci_ns), (None, None));
+    assert_eq!(co.forks_left_out, 2);
+    assert!(co.note.as_deref().unwrap().contains("no contrast"));
+}
+
+/// Order: a fork with the treatment always first is left out of the
+/// contrast, and the others' forks, not their pairs, are resampled: two
+/// forks whose order effects are +20 and -20 ns give an interval that
+/// reaches both, where pooling 2 x 20 pairs would have been narrower.
+#[test]
+fn order_contrast_resamples_forks() {
+    let plus: Vec<_> = (0..20)
+        .map(|i| {
+            if i % 2 == 0 {
+                (100, 120, T)
+            } else {
+                (100, 100, B)
+            }
+        })
+        .collect();
+    let minus: Vec<_> = (0..20)
+        .map(|i| {
+            if i % 2 == 0 {
+                (100, 80, T)
+            } else {
+                (100, 100, B)
+            }
+        })
+        .collect();
+    let one_sided: Vec<_> = (0..6).map(|_| (100, 100, T)).collect();
+    let f = Fixture::new()
+        .fork(0, 0, 0, &plus)
+        .fork(0, 1, 0, &minus)
+        .fork(0, 2, 0, &one_sided);
+    let c = &analyse(&input(&[(0, 0)]), &f.pairs).unwrap().cells[0];
+    match &c.order {
+        Order::PairedRandom {
+            treatment_first_n,
+            treatment_second_n,
+            difference_ns,
+            ci_ns,
+            forks_left_out,
+            note,
             ..
         } => {
-            assert_eq!(*treatment_first_n, 20);
-            assert_eq!(*difference_ns, Some(-50.0));
+            assert_eq!((*treatment_first_n, *treatment_second_n), (20, 20));
+            assert_eq!(*forks_left_out, 1);
+            assert!(note.as_deref().unwrap().contains("1 of 3 forks"));
+            assert_eq!(*difference_ns, Some(0.0));
+            // Resamples made of fork 0 twice give +20, of fork 1 twice -20.
+            assert_eq!(*ci_ns, Some([-20.0, 20.0]));
         }
         other => panic!("{other:?}"),
     }
+}
+
+/// A fork whose baseline starts slow (a warm-up the warm-up pairs did not
+/// cover) is not steady; a flat one is; the cell counts both.
+#[test]
+fn steady_state_is_classified_per_fork_and_arm() {
+    let arm = |i: u64| if i.is_multiple_of(2) { B } else { T };
+    let flat: Vec<_> = (0..80)
+        .map(|i| (1000 + i % 2, 1000 + i % 3, arm(i)))
+        .collect();
+    let warming: Vec<_> = (0..80)
+        .map(|i| {
+            (
+                if i < 20 { 2000 } else { 1000 } + i % 2,
+                1000 + i % 3,
+                arm(i),
+            )
+        })
+        .collect();
+    let f = Fixture::new().fork(0, 0, 0, &flat).fork(0, 1, 0, &warming);
+    let c = &analyse(&input(&[(0, 0)]), &f.pairs).unwrap().cells[0];
+    let s0 = &c.forks[0].steady_state;
+    assert!(s0.steady);
+    assert_eq!(s0.baseline.class, crate::stats::Class::Flat);
+    let s1 = &c.forks[1].steady_state;
+    assert!(!s1.steady);
+    assert_eq!(s1.baseline.class, crate::stats::Class::Warmup);
+    assert_eq!(s1.baseline.changepoints, [20]);
+    assert_eq!(s1.treatment.class, crate::stats::Class::Flat);
+    let cs = &c.steady_state;
+    assert_eq!((cs.baseline.flat, cs.baseline.warm_up), (1, 1));
+    assert_eq!((cs.treatment.flat, cs.treatment.warm_up), (2, 0));
+    assert_eq!(cs.forks_steady, 1);
+    assert!(!cs.measured_phase_steady);
+    let v = serde_json::to_value(c).unwrap();
+    assert_eq!(
+        v["forks"][1]["steady_state"]["baseline"]["class"],
+        "warm-up"
+    );
+    assert_eq!(v["steady_state"]["baseline"]["warm_up"], 1);
 }
 
 #[test]

@@ -5,13 +5,18 @@
 //! Each list replays the stream of [`super::streams`] that `analyse` uses,
 //! via the `stats::*_indices` functions. Indices refer to each sample sorted
 //! ascending (see `stats::resample`); a hierarchical slot is `[g, indices]`
-//! with g the position of the fork in ascending fork order. Sample contents
+//! with g the position of the fork in ascending fork order; an order or
+//! carry-over slot is `[g, a indices, b indices]`, g counting only the forks
+//! that have values in both groups. Sample contents
 //! and order are as in the table of [`super::streams`].
 
 use super::{carry_over, group, order, streams, AnalysisError, AnalysisInput, ForkData};
 use crate::record::PairRecord;
 use crate::spec::Ordering;
-use crate::stats::{hierarchical_indices, resample_indices, two_sample_indices};
+use crate::stats::{
+    hierarchical_indices, hierarchical_two_sample_indices, resample_indices, TwoSampleSlot,
+};
+use rand_pcg::Pcg64;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -26,10 +31,12 @@ pub struct CellTrace {
     pub forks: Vec<ForkTrace>,
     pub pooled: Vec<Vec<u32>>,
     pub hierarchical: Vec<Vec<(u32, Vec<u32>)>>,
-    /// Null unless paired-random with both positions present.
-    pub order: Option<Vec<(Vec<u32>, Vec<u32>)>>,
-    /// Null when either predecessor group is empty.
-    pub carry_over: Option<Vec<(Vec<u32>, Vec<u32>)>>,
+    /// Slots `[g, a indices, b indices]`, g the position among the forks
+    /// that have both groups. Null unless paired-random and some fork had
+    /// the treatment in both positions.
+    pub order: Option<Vec<Vec<TwoSampleSlot>>>,
+    /// The same; null when no fork has first-in-pair baselines after both arms.
+    pub carry_over: Option<Vec<Vec<TwoSampleSlot>>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -51,11 +58,18 @@ pub fn resample_trace(
         .map(|info| {
             let forks: &[ForkData<'_>] = &grouped[&info.cell];
             let sizes: Vec<u32> = forks.iter().map(|f| f.measured.len() as u32).collect();
-            let two = |a: usize, c: usize, mut rng| {
-                (a > 0 && c > 0).then(|| two_sample_indices(&mut rng, a as u32, c as u32, b))
-            };
-            let (first, second) = order::position_groups(forks);
-            let (after_t, after_b) = carry_over::predecessor_groups(forks);
+            fn two<T>(
+                per_fork: &[(Vec<T>, Vec<T>)],
+                mut rng: Pcg64,
+                b: u32,
+            ) -> Option<Vec<Vec<TwoSampleSlot>>> {
+                let sizes: Vec<(u32, u32)> = super::usable(per_fork)
+                    .0
+                    .iter()
+                    .map(|(x, y)| (x.len() as u32, y.len() as u32))
+                    .collect();
+                (!sizes.is_empty()).then(|| hierarchical_two_sample_indices(&mut rng, &sizes, b))
+            }
             CellTrace {
                 cell: info.cell,
                 forks: forks
@@ -80,15 +94,17 @@ pub fn resample_trace(
                     b,
                 ),
                 order: match input.ordering {
-                    Ordering::PairedRandom => {
-                        two(first.len(), second.len(), streams::order(seed, info.cell))
-                    }
+                    Ordering::PairedRandom => two(
+                        &order::position_groups(forks),
+                        streams::order(seed, info.cell),
+                        b,
+                    ),
                     Ordering::Blocked => None,
                 },
                 carry_over: two(
-                    after_t.len(),
-                    after_b.len(),
+                    &carry_over::predecessor_groups(forks),
                     streams::carry_over(seed, info.cell),
+                    b,
                 ),
             }
         })

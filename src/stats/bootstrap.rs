@@ -4,8 +4,6 @@
 //! - [`bootstrap_median`]: one sample; resample n values with replacement,
 //!   take the median; repeat; the interval is the (1-c)/2 and (1+c)/2
 //!   quantiles (numpy "linear") of those medians.
-//! - [`bootstrap_median_diff`]: two independent samples, each resampled on its
-//!   own; statistic median(a*) - median(b*).
 //! - [`hierarchical_median`]: two-level data (forks, pairs inside forks).
 //!   Resample k forks with replacement, then, inside each chosen fork, its own
 //!   n_f pairs with replacement; the statistic is the median of the pooled
@@ -13,6 +11,12 @@
 //!   Davison & Hinkley 1997 (sec. 3.8) discuss; both levels is the
 //!   conservative choice, as recommended by Ren et al. 2010 ("Nonparametric
 //!   bootstrapping for hierarchical data", J. Appl. Stat. 37(9)).
+//! - [`hierarchical_median_diff`]: the same two levels for a contrast of two
+//!   groups of values inside each fork (e.g. D with the treatment first vs
+//!   second): a chosen fork brings both its groups, each resampled on its
+//!   own; statistic median(pooled a*) - median(pooled b*). Pooling the
+//!   pairs of all forks instead would treat them as independent, which
+//!   they are not when forks differ.
 //!
 //! Draw order is that of [`super::resample`], so the `*_indices` functions
 //! there reproduce every resample.
@@ -63,29 +67,6 @@ pub fn bootstrap_median<T: Value, R: RngCore>(
     })
 }
 
-/// Percentile bootstrap of median(a) - median(b), the samples resampled
-/// independently (a first, then b, in each resample).
-pub fn bootstrap_median_diff<T: Value, R: RngCore>(
-    a: &[T],
-    b: &[T],
-    resamples: u32,
-    confidence: f64,
-    rng: &mut R,
-) -> Result<MedianEstimate, StatsError> {
-    check(resamples, confidence)?;
-    let ra = Ranked::new(to_finite_vec(a)?);
-    let rb = Ranked::new(to_finite_vec(b)?);
-    let mut s = IndexSampler::new(rng);
-    let (mut ca, mut cb) = (vec![0u32; ra.len()], vec![0u32; rb.len()]);
-    let diffs = (0..resamples)
-        .map(|_| ra.resample_median(&mut s, &mut ca) - rb.resample_median(&mut s, &mut cb))
-        .collect();
-    Ok(MedianEstimate {
-        median: ra.median() - rb.median(),
-        ci: percentile_interval(diffs, confidence)?,
-    })
-}
-
 /// Two-level bootstrap of the median of all groups pooled (see module docs).
 pub fn hierarchical_median<T: Value, R: RngCore>(
     groups: &[&[T]],
@@ -94,39 +75,99 @@ pub fn hierarchical_median<T: Value, R: RngCore>(
     rng: &mut R,
 ) -> Result<MedianEstimate, StatsError> {
     check(resamples, confidence)?;
-    if groups.is_empty() {
-        return Err(StatsError::Empty);
-    }
-    let mut offsets = Vec::with_capacity(groups.len());
-    let mut all = Vec::new();
-    for g in groups {
-        offsets.push(all.len());
-        let mut v = to_finite_vec(g)?;
-        v.sort_unstable_by(f64::total_cmp);
-        all.extend(v);
-    }
-    let ranked = Ranked::new(all);
-    let sizes: Vec<u32> = groups.iter().map(|g| g.len() as u32).collect();
+    let grouped = Grouped::new(groups)?;
     let k = groups.len() as u32;
     let mut s = IndexSampler::new(rng);
-    let mut counts = vec![0u32; ranked.len()];
+    let mut counts = vec![0u32; grouped.ranked.len()];
     let medians = (0..resamples)
         .map(|_| {
             counts.fill(0);
-            let mut total = 0u32;
-            for _ in 0..k {
-                let g = s.below(k) as usize;
-                let (n, rank) = (sizes[g], &ranked.rank[offsets[g]..]);
-                s.for_each_below(n, n, |i| counts[rank[i as usize] as usize] += 1);
-                total += n;
-            }
-            ranked.median_of_counts(&counts, total)
+            let total: u32 = (0..k)
+                .map(|_| grouped.draw(s.below(k) as usize, &mut s, &mut counts))
+                .sum();
+            grouped.ranked.median_of_counts(&counts, total)
         })
         .collect();
     Ok(MedianEstimate {
-        median: ranked.median(),
+        median: grouped.ranked.median(),
         ci: percentile_interval(medians, confidence)?,
     })
+}
+
+/// Two-level bootstrap of median(all a) - median(all b), where fork f holds
+/// `groups[f] = (a_f, b_f)`, both non-empty (see module docs). Per resample
+/// and slot: one draw picks a fork, then its a values are resampled, then
+/// its b values.
+pub fn hierarchical_median_diff<T: Value, R: RngCore>(
+    groups: &[(&[T], &[T])],
+    resamples: u32,
+    confidence: f64,
+    rng: &mut R,
+) -> Result<MedianEstimate, StatsError> {
+    check(resamples, confidence)?;
+    let a = Grouped::new(&groups.iter().map(|g| g.0).collect::<Vec<_>>())?;
+    let b = Grouped::new(&groups.iter().map(|g| g.1).collect::<Vec<_>>())?;
+    let k = groups.len() as u32;
+    let mut s = IndexSampler::new(rng);
+    let (mut ca, mut cb) = (vec![0u32; a.ranked.len()], vec![0u32; b.ranked.len()]);
+    let diffs = (0..resamples)
+        .map(|_| {
+            ca.fill(0);
+            cb.fill(0);
+            let (mut na, mut nb) = (0, 0);
+            for _ in 0..k {
+                let g = s.below(k) as usize;
+                na += a.draw(g, &mut s, &mut ca);
+                nb += b.draw(g, &mut s, &mut cb);
+            }
+            a.ranked.median_of_counts(&ca, na) - b.ranked.median_of_counts(&cb, nb)
+        })
+        .collect();
+    Ok(MedianEstimate {
+        median: a.ranked.median() - b.ranked.median(),
+        ci: percentile_interval(diffs, confidence)?,
+    })
+}
+
+/// Groups of values ranked together: laid out group by group, each group
+/// sorted, so an index into a group's sorted values finds its rank.
+struct Grouped {
+    ranked: Ranked,
+    offsets: Vec<usize>,
+    sizes: Vec<u32>,
+}
+
+impl Grouped {
+    /// Refuses no groups, an empty group and NaN.
+    fn new<T: Value>(groups: &[&[T]]) -> Result<Self, StatsError> {
+        if groups.is_empty() {
+            return Err(StatsError::Empty);
+        }
+        let (mut offsets, mut sizes, mut all) = (Vec::new(), Vec::new(), Vec::new());
+        for g in groups {
+            offsets.push(all.len());
+            sizes.push(g.len() as u32);
+            let mut v = to_finite_vec(g)?;
+            v.sort_unstable_by(f64::total_cmp);
+            all.extend(v);
+        }
+        if all.len() > u32::MAX as usize {
+            return Err(StatsError::TooLarge);
+        }
+        Ok(Grouped {
+            ranked: Ranked::new(all),
+            offsets,
+            sizes,
+        })
+    }
+
+    /// Resamples group `g` into `counts` (its n draws below n); returns n.
+    #[inline]
+    fn draw<R: RngCore>(&self, g: usize, s: &mut IndexSampler<'_, R>, counts: &mut [u32]) -> u32 {
+        let (n, rank) = (self.sizes[g], &self.ranked.rank[self.offsets[g]..]);
+        s.for_each_below(n, n, |i| counts[rank[i as usize] as usize] += 1);
+        n
+    }
 }
 
 fn check(resamples: u32, confidence: f64) -> Result<(), StatsError> {

@@ -10,21 +10,28 @@
 //! - [`bootstrap`]: percentile bootstrap (Efron & Tibshirani 1993, ch. 13) and a
 //!   two-level hierarchical bootstrap (Davison & Hinkley 1997, sec. 3.8;
 //!   Ren et al. 2010).
+//! - [`changepoint`]: PELT (Killick, Fearnhead & Eckley 2012) and the
+//!   steady-state classes of Barrett et al. 2017.
 //! - [`variance`]: one-way random-effects variance components and the
 //!   forks x pairs recommendation of Kalibera & Jones 2013.
 
 pub mod bootstrap;
+pub mod changepoint;
 pub mod correlation;
 pub mod quantile;
 pub mod resample;
 pub mod variance;
 
 pub use bootstrap::{
-    bootstrap_median, bootstrap_median_diff, hierarchical_median, Interval, MedianEstimate,
+    bootstrap_median, hierarchical_median, hierarchical_median_diff, Interval, MedianEstimate,
 };
+pub use changepoint::{steady_state, Class, SteadyState};
 pub use correlation::pearson;
 pub use quantile::{median, median_sorted, quantile};
-pub use resample::{hierarchical_indices, resample_indices, two_sample_indices, IndexSampler};
+pub use resample::{
+    hierarchical_indices, hierarchical_two_sample_indices, resample_indices, IndexSampler,
+    TwoSampleSlot,
+};
 pub use variance::{
     median_components, normal_quantile, recommend, variance_components, Recommendation,
     VarianceComponents,

@@ -125,24 +125,6 @@ pub fn resample_indices<R: RngCore>(rng: &mut R, n: u32, resamples: u32) -> Vec<
         .collect()
 }
 
-/// The indices of a two-sample bootstrap: per resample, `n_a` draws below
-/// `n_a` (into sample a), then `n_b` draws below `n_b` (into sample b).
-pub fn two_sample_indices<R: RngCore>(
-    rng: &mut R,
-    n_a: u32,
-    n_b: u32,
-    resamples: u32,
-) -> Vec<(Vec<u32>, Vec<u32>)> {
-    let mut s = IndexSampler::new(rng);
-    (0..resamples)
-        .map(|_| {
-            let a = (0..n_a).map(|_| s.below(n_a)).collect();
-            let b = (0..n_b).map(|_| s.below(n_b)).collect();
-            (a, b)
-        })
-        .collect()
-}
-
 /// The indices of a hierarchical bootstrap over groups of the given sizes: per
 /// resample, for each of the `k` slots one draw below `k` picks a group, and
 /// then that group's `n_g` draws below `n_g` pick its members (interleaved:
@@ -166,6 +148,37 @@ pub fn hierarchical_indices<R: RngCore>(
         })
         .collect()
 }
+
+/// The indices of a hierarchical two-group bootstrap
+/// (`bootstrap::hierarchical_median_diff`) over forks whose groups have the
+/// given sizes `(n_a, n_b)`: per resample, for each of the `k` slots one
+/// draw below `k` picks a fork, then `n_a` draws below `n_a` (into its a
+/// values), then `n_b` draws below `n_b` (into its b values).
+pub fn hierarchical_two_sample_indices<R: RngCore>(
+    rng: &mut R,
+    sizes: &[(u32, u32)],
+    resamples: u32,
+) -> Vec<Vec<TwoSampleSlot>> {
+    let mut s = IndexSampler::new(rng);
+    let k = sizes.len() as u32;
+    (0..resamples)
+        .map(|_| {
+            (0..k)
+                .map(|_| {
+                    let g = s.below(k);
+                    let (na, nb) = sizes[g as usize];
+                    let a = (0..na).map(|_| s.below(na)).collect();
+                    let b = (0..nb).map(|_| s.below(nb)).collect();
+                    (g, a, b)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// One slot of a hierarchical two-group resample: the fork's position, then
+/// indices into its sorted a values and into its sorted b values.
+pub type TwoSampleSlot = (u32, Vec<u32>, Vec<u32>);
 
 #[cfg(test)]
 mod tests {

@@ -1,6 +1,8 @@
 use super::*;
 use crate::stats::quantile::median;
-use crate::stats::resample::{hierarchical_indices, resample_indices, two_sample_indices};
+use crate::stats::resample::{
+    hierarchical_indices, hierarchical_two_sample_indices, resample_indices,
+};
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
 
@@ -60,20 +62,42 @@ fn dumped_indices_reproduce_the_plain_bootstrap() {
 }
 
 #[test]
-fn dumped_indices_reproduce_the_two_sample_bootstrap() {
-    let a = [5_i64, 9, 2, 8];
-    let b = [1_i64, 0, 3, 3, 2];
-    let e = bootstrap_median_diff(&a, &b, 300, 0.95, &mut rng(6)).unwrap();
-    assert_eq!(e.median, 6.5 - 2.0);
-    let pick = |x: &[i64], idx: &[u32]| {
-        median(&idx.iter().map(|&i| x[i as usize]).collect::<Vec<_>>()).unwrap()
-    };
-    let (a, b) = (sorted(&a), sorted(&b));
-    let diffs = two_sample_indices(&mut rng(6), 4, 5, 300)
+fn dumped_indices_reproduce_the_hierarchical_two_group_bootstrap() {
+    // Fork 0: a = [5, 9, 2], b = [1, 0]; fork 1: a = [8], b = [3, 3, 2].
+    let groups: [(&[i64], &[i64]); 2] = [(&[5, 9, 2], &[1, 0]), (&[8], &[3, 3, 2])];
+    let e = hierarchical_median_diff(&groups, 300, 0.95, &mut rng(6)).unwrap();
+    assert_eq!(e.median, 6.5 - 2.0); // a: 2 5 8 9, b: 0 1 2 3 3
+    let sorted_groups: Vec<(Vec<i64>, Vec<i64>)> =
+        groups.iter().map(|(a, b)| (sorted(a), sorted(b))).collect();
+    let diffs = hierarchical_two_sample_indices(&mut rng(6), &[(3, 2), (1, 3)], 300)
         .iter()
-        .map(|(ia, ib)| pick(&a, ia) - pick(&b, ib))
+        .map(|slots| {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            for (g, ia, ib) in slots {
+                let (ga, gb) = &sorted_groups[*g as usize];
+                a.extend(ia.iter().map(|&i| ga[i as usize]));
+                b.extend(ib.iter().map(|&i| gb[i as usize]));
+            }
+            median(&a).unwrap() - median(&b).unwrap()
+        })
         .collect();
     assert_eq!(e.ci, interval_from(diffs, 0.95));
+}
+
+/// With one fork, the two-level bootstrap of a contrast is the plain
+/// two-sample bootstrap: each slot draws fork 0, then its a and b values.
+#[test]
+fn one_fork_contrast_resamples_only_pairs() {
+    let plan = hierarchical_two_sample_indices(&mut rng(2), &[(4, 5)], 50);
+    for slots in plan {
+        assert_eq!(slots.len(), 1);
+        let (g, a, b) = &slots[0];
+        assert_eq!((*g, a.len(), b.len()), (0, 4, 5));
+        assert!(a.iter().all(|&i| i < 4) && b.iter().all(|&i| i < 5));
+    }
+    let e = hierarchical_median_diff(&[(&[7_i64; 4][..], &[2_i64; 5][..])], 100, 0.9, &mut rng(2))
+        .unwrap();
+    assert_eq!((e.median, e.ci.lo, e.ci.hi), (5.0, 5.0, 5.0));
 }
 
 #[test]
@@ -124,7 +148,11 @@ fn refuses_bad_input_without_panicking() {
         Err(StatsError::Empty)
     );
     assert_eq!(
-        bootstrap_median_diff(&[1_i64], &[], 10, 0.95, &mut r),
+        hierarchical_median_diff::<i64, _>(&[(&[1], &[])], 10, 0.95, &mut r),
+        Err(StatsError::Empty)
+    );
+    assert_eq!(
+        hierarchical_median_diff::<i64, _>(&[], 10, 0.95, &mut r),
         Err(StatsError::Empty)
     );
 }
