@@ -52,8 +52,13 @@ pub enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
-    /// Print the environment metadata a run would record.
-    Env,
+    /// Print the environment metadata a run would record, and the machine
+    /// checks as OK / WARN lines.
+    Env {
+        /// Print the whole record as JSON, as run.json has it.
+        #[arg(long)]
+        json: bool,
+    },
     /// Internal: run one job (read from stdin) and stream its records to stdout.
     #[command(hide = true)]
     Worker,

@@ -55,8 +55,8 @@ pub fn run(cli: Cli) -> Result<()> {
             println!("{}", rendered.report.display());
             Ok(())
         }
-        Command::Env => {
-            print!("{}", commands::env());
+        Command::Env { json } => {
+            print!("{}", commands::env(json));
             Ok(())
         }
         Command::Worker => {

@@ -2,9 +2,24 @@
 //!
 //! Numbers mean little without the machine: cores, governor, load and the
 //! clock's own cost are what a reader needs to judge a floor or a spread.
+//! [`capture`] records them with the machine checks of [`checks`] (OK /
+//! WARN, like `pyperf system show`); [`sentinel`] measures what else the
+//! machine did during one fork. [`procfs`] parses the kernel's text.
+
+pub mod checks;
+pub mod procfs;
+pub mod sentinel;
+
+pub use checks::{BusyProcess, Check, CheckKind, Status};
+pub use sentinel::{ForkSentinel, Snapshot};
 
 use serde::{Deserialize, Serialize};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// How long [`capture`] watches other processes' CPU use: long enough for
+/// a process busy a tenth of the time to show (25 ticks of one CPU at
+/// USER_HZ 100), short enough not to delay a run.
+pub const SAMPLE_WINDOW: Duration = Duration::from_millis(250);
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Environment {
@@ -26,6 +41,13 @@ pub struct Environment {
     pub runner_version: String,
     pub git_commit: String,
     pub clock: ClockInfo,
+    /// The machine checks when the run started; empty in runs recorded
+    /// before runner had them.
+    #[serde(default)]
+    pub checks: Vec<Check>,
+    /// The busiest other processes over [`SAMPLE_WINDOW`] at the start.
+    #[serde(default)]
+    pub busiest_processes: Vec<BusyProcess>,
 }
 
 /// What one `Instant::now()` costs and the smallest step it shows.
@@ -69,15 +91,27 @@ fn governor() -> Option<String> {
         .map(|s| s.trim().to_string())
 }
 
-/// Captures everything but `load_after`.
+/// Captures everything but `load_after`; takes [`SAMPLE_WINDOW`].
 pub fn capture() -> Environment {
     use sysinfo::{CpuRefreshKind, MemoryRefreshKind, RefreshKind, System};
+    let started = Instant::now();
+    let mut sample = checks::ProcessSample {
+        stat_before: procfs::read("/proc/stat"),
+        before: procfs::read_processes(),
+        ..Default::default()
+    };
     let sys = System::new_with_specifics(
         RefreshKind::nothing()
             .with_cpu(CpuRefreshKind::nothing().with_frequency())
             .with_memory(MemoryRefreshKind::nothing().with_ram()),
     );
     let cpu = sys.cpus().first();
+    let clock = measure_clock();
+    std::thread::sleep(SAMPLE_WINDOW.saturating_sub(started.elapsed()));
+    sample.after = procfs::read_processes();
+    sample.stat_after = procfs::read("/proc/stat");
+    let (checks, busiest_processes) =
+        checks::all(&checks::MachineText::read(), &sample, std::process::id());
     Environment {
         os: System::long_os_version().unwrap_or_else(|| std::env::consts::OS.into()),
         kernel: System::kernel_version().unwrap_or_default(),
@@ -95,6 +129,11 @@ pub fn capture() -> Environment {
         rustc: env!("RUNNER_RUSTC_VERSION").into(),
         runner_version: env!("CARGO_PKG_VERSION").into(),
         git_commit: env!("RUNNER_GIT_COMMIT").into(),
-        clock: measure_clock(),
+        clock,
+        checks,
+        busiest_processes,
     }
 }
+
+#[cfg(test)]
+mod tests;
