@@ -3,14 +3,17 @@
 //! Numbers mean little without the machine: cores, governor, load and the
 //! clock's own cost are what a reader needs to judge a floor or a spread.
 //! [`capture`] records them with the machine checks of [`checks`] (OK /
-//! WARN, like `pyperf system show`); [`sentinel`] measures what else the
-//! machine did during one fork. [`procfs`] parses the kernel's text.
+//! WARN, like `pyperf system show`) and the busiest other processes
+//! ([`processes`]); [`sentinel`] measures what else the machine did during
+//! one fork. [`procfs`] parses the kernel's text.
 
 pub mod checks;
+pub mod processes;
 pub mod procfs;
 pub mod sentinel;
 
-pub use checks::{BusyProcess, Check, CheckKind, Status};
+pub use checks::{Check, CheckKind, Status};
+pub use processes::BusyProcess;
 pub use sentinel::{ForkSentinel, Snapshot};
 
 use serde::{Deserialize, Serialize};
@@ -95,7 +98,7 @@ fn governor() -> Option<String> {
 pub fn capture() -> Environment {
     use sysinfo::{CpuRefreshKind, MemoryRefreshKind, RefreshKind, System};
     let started = Instant::now();
-    let mut sample = checks::ProcessSample {
+    let mut sample = processes::ProcessSample {
         stat_before: procfs::read("/proc/stat"),
         before: procfs::read_processes(),
         ..Default::default()

@@ -62,7 +62,7 @@ impl Snapshot {
         processes: &[PidStat],
         roots: &[u32],
     ) -> Option<Snapshot> {
-        let ours = super::checks::descendants(processes, roots);
+        let ours = super::processes::descendants(processes, roots);
         let own_ticks = processes
             .iter()
             .filter(|p| ours.contains(&p.pid))

@@ -3,7 +3,8 @@
 //! present, no swap) and an 8-thread Intel laptop (intel_pstate, powersave,
 //! turbo on, swap in use).
 
-use super::checks::{self, MachineText, ProcessSample};
+use super::checks::{self, MachineText};
+use super::processes::{self, ProcessSample};
 use super::procfs::{self, CpuTimes};
 use super::sentinel::{self, Flag, Snapshot};
 use super::{CheckKind, Status};
@@ -235,11 +236,11 @@ fn busy_processes_leave_out_our_own_tree() {
         ps(101, "runner", 100, [25, 0, 0, 0]),
         ps(200, "rustc", 70, [6, 1, 0, 0]),
     ];
-    let ours = checks::descendants(&after, &[100]);
+    let ours = processes::descendants(&after, &[100]);
     assert_eq!(ours, HashSet::from([100, 101]));
     // 25 ticks of one CPU: postgres 12 ticks (48 %), rustc started in the
     // window, 7 ticks (28 %), systemd 1 (4 %); runner and its child not.
-    let (c, busiest) = checks::busy_processes(&before, &after, 25, &ours, None);
+    let (c, busiest) = processes::busy_processes(&before, &after, 25, &ours, None);
     let names: Vec<(&str, f64)> = busiest
         .iter()
         .map(|b| (b.name.as_str(), b.cpu_share))
@@ -251,13 +252,13 @@ fn busy_processes_leave_out_our_own_tree() {
     assert_eq!(c.status, Status::Warn);
     assert_eq!(c.found, "postgres (pid 50) 48 %, rustc (pid 200) 28 %");
     let quiet = vec![ps(1, "systemd", 0, [500, 201, 0, 0])];
-    let (c, _) = checks::busy_processes(&before[..1], &quiet, 25, &ours, None);
+    let (c, _) = processes::busy_processes(&before[..1], &quiet, 25, &ours, None);
     assert_eq!(c.status, Status::Ok);
     assert_eq!(
         c.found,
         "none above 10 % of a CPU (busiest: systemd (pid 1) 4 %)"
     );
-    let none = checks::busy_processes(&before, &after, 0, &ours, None).0;
+    let none = processes::busy_processes(&before, &after, 0, &ours, None).0;
     assert_eq!(none.status, Status::Unknown);
 }
 
@@ -266,13 +267,13 @@ fn busy_processes_leave_out_our_own_tree() {
 #[test]
 fn busy_machine_with_no_visible_culprit_warns() {
     let quiet = vec![ps(1, "sh", 0, [5, 0, 0, 0])];
-    let (c, busiest) = checks::busy_processes(&quiet, &quiet, 25, &HashSet::new(), Some(0.45));
+    let (c, busiest) = processes::busy_processes(&quiet, &quiet, 25, &HashSet::new(), Some(0.45));
     assert_eq!((c.status, busiest.len()), (Status::Warn, 0));
     assert_eq!(
         c.found,
         "no single process seen here above 10 % of a CPU; all others together 45 % of the CPUs"
     );
-    let (c, _) = checks::busy_processes(&quiet, &quiet, 25, &HashSet::new(), Some(0.04));
+    let (c, _) = processes::busy_processes(&quiet, &quiet, 25, &HashSet::new(), Some(0.04));
     assert_eq!(c.status, Status::Ok);
 }
 
@@ -280,7 +281,7 @@ fn busy_machine_with_no_visible_culprit_warns() {
 fn window_ticks_are_per_cpu() {
     let a = procfs::cpu_times("cpu  100 0 0 100 0 0 0 0\n").unwrap();
     let b = procfs::cpu_times("cpu  130 0 0 120 0 0 0 0\n").unwrap();
-    assert_eq!(checks::window_ticks(&a, &b, 2), 25);
+    assert_eq!(processes::window_ticks(&a, &b, 2), 25);
 }
 
 #[test]
