@@ -283,9 +283,10 @@ fn carry_over_without_both_predecessors_says_why() {
 }
 
 /// Order: a fork with the treatment always first is left out of the
-/// contrast, and the others' forks, not their pairs, are resampled: two
-/// forks whose order effects are +20 and -20 ns give an interval that
-/// reaches both, where pooling 2 x 20 pairs would have been narrower.
+/// contrast (and of the counts), and forks are resampled: two forks whose
+/// order effects are +20 and -20 ns give a point estimate of 0 and an
+/// interval reaching both, from resamples made of one fork twice. (The
+/// exact draws are checked against numpy in tests/analysis_reference.rs.)
 #[test]
 fn order_contrast_resamples_forks() {
     let plus: Vec<_> = (0..20)

@@ -4,10 +4,10 @@
 //! Machine Warmup Blows Hot and Cold", OOPSLA; their warmup_stats code):
 //! 1. Changepoints by PELT (Killick, Fearnhead & Eckley 2012, JASA 107(500))
 //!    on a normal cost with a change in mean and variance, penalty
-//!    15 ln n per changepoint (their choice, stricter than BIC's 2 ln n:
-//!    timing noise is not normal, and a changepoint should be a change one
-//!    can see), segments at least 2 long (the R changepoint package's
-//!    minimum for this cost). See [`pelt`].
+//!    15 ln n per changepoint (their choice, far stricter than BIC's
+//!    2 ln n: timing noise is not normal, and a weaker penalty cuts it into
+//!    many short segments), segments at least 2 long (the R changepoint
+//!    package's minimum for this cost). See [`pelt`].
 //! 2. The segments classified as flat, warm-up, slowdown or no steady state,
 //!    a steady state having to cover the last quarter of the series
 //!    (warmup_stats' default). See [`classify`].
