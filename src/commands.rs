@@ -110,7 +110,7 @@ pub fn env(json: bool) -> String {
     env_text(&env)
 }
 
-/// The human-readable form of [`env`].
+/// The human-readable form of [`env()`].
 pub fn env_text(env: &crate::environment::Environment) -> String {
     let opt = |v: Option<String>| v.unwrap_or_else(|| "n/a".into());
     let mut out = String::new();

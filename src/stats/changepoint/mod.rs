@@ -7,10 +7,10 @@
 //!    15 ln n per changepoint (their choice, far stricter than BIC's
 //!    2 ln n: timing noise is not normal, and a weaker penalty cuts it into
 //!    many short segments), segments at least 2 long (the R changepoint
-//!    package's minimum for this cost). See [`pelt`].
+//!    package's minimum for this cost). See `pelt.rs`.
 //! 2. The segments classified as flat, warm-up, slowdown or no steady state,
 //!    a steady state having to cover the last quarter of the series
-//!    (warmup_stats' default). See [`classify`].
+//!    (warmup_stats' default). See `classify.rs`.
 //!
 //! What runner does not copy: warmup_stats removes outliers (a Tukey rule in
 //! a sliding window) before step 1; here every value stays in, because a
