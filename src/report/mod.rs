@@ -6,6 +6,7 @@
 
 pub mod context;
 pub mod filters;
+pub mod format;
 pub mod plots;
 
 use crate::analysis::{self, Analysis};
@@ -49,7 +50,7 @@ fn template_error(name: &str, e: minijinja::Error) -> RunnerError {
 }
 
 /// Renders `template` (minijinja) with `ctx`; errors name the template's file:line.
-pub fn render(name: &str, template: &str, ctx: &serde_json::Value) -> Result<String> {
+pub fn render<C: serde::Serialize>(name: &str, template: &str, ctx: &C) -> Result<String> {
     let mut env = template_env();
     let fail = |e| template_error(name, e);
     env.add_template(name, template).map_err(fail)?;

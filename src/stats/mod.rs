@@ -12,9 +12,12 @@
 //!   Ren et al. 2010).
 //! - [`variance`]: one-way random-effects variance components and the
 //!   forks x pairs recommendation of Kalibera & Jones 2013.
+//! - [`modes`]: whether fork medians fall into two speeds (optimal two-means
+//!   split, Ashman's D).
 
 pub mod bootstrap;
 pub mod correlation;
+pub mod modes;
 pub mod quantile;
 pub mod resample;
 pub mod variance;
@@ -23,10 +26,11 @@ pub use bootstrap::{
     bootstrap_median, bootstrap_median_diff, hierarchical_median, Interval, MedianEstimate,
 };
 pub use correlation::pearson;
+pub use modes::{two_speeds, TwoSpeeds};
 pub use quantile::{median, median_sorted, quantile};
 pub use resample::{hierarchical_indices, resample_indices, two_sample_indices, IndexSampler};
 pub use variance::{
-    median_components, normal_quantile, recommend, variance_components, Recommendation,
+    median_components, normal_quantile, predicted_half_width, recommend, variance_components, Recommendation,
     VarianceComponents,
 };
 

@@ -7,7 +7,7 @@ use super::{font, legend, panels, svg, Area, DrawResult, LegendEntry, Marker};
 use super::{BLUE, GREY, GRID, ORANGE, VERMILLION};
 use crate::analysis::{Analysis, CellAnalysis, Verdict};
 use crate::error::Result;
-use crate::report::filters::percent;
+use crate::report::format::percent;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 

@@ -95,7 +95,7 @@ fn panels(a: &Analysis) -> Vec<(&CellAnalysis, String)> {
         .iter()
         .filter(|c| !c.forks.is_empty())
         .map(|c| {
-            let mut title = format!("d = {}", super::filters::duration(c.delay_ns as f64));
+            let mut title = format!("d = {}", super::format::delay(c.delay_ns as f64));
             if many {
                 let others = c
                     .params
