@@ -110,7 +110,10 @@ mod tests {
             "26.3 [23.8, 29.0] µs"
         );
         assert_eq!(
-            render("{{ order.difference_ns | estimate(order.ci_ns) }}", ctx.clone()),
+            render(
+                "{{ order.difference_ns | estimate(order.ci_ns) }}",
+                ctx.clone()
+            ),
             "-0.5 [-1.3, 0.2] µs"
         );
         assert_eq!(
@@ -118,7 +121,10 @@ mod tests {
             "n/a"
         );
         let empty = serde_json::json!({});
-        assert_eq!(render("{{ 510000 | range(746000) }}", empty.clone()), "510 to 746 µs");
+        assert_eq!(
+            render("{{ 510000 | range(746000) }}", empty.clone()),
+            "510 to 746 µs"
+        );
         assert_eq!(render("{{ 25000 | delay }}", empty.clone()), "25 µs");
         assert_eq!(render("{{ 0.996 | correlation }}", empty.clone()), "0.996");
         assert_eq!(render("{{ 0.95 | percent }}", empty.clone()), "95 %");

@@ -82,7 +82,10 @@ pub fn delay(ns: f64) -> String {
         return "0".into();
     }
     let (unit, div) = unit_for(ns.abs());
-    format!("{} {unit}", fixed(ns / div, exact_decimals(ns / div, max_decimals(div))))
+    format!(
+        "{} {unit}",
+        fixed(ns / div, exact_decimals(ns / div, max_decimals(div)))
+    )
 }
 
 /// The fewest decimals (up to `max`) that print `v` exactly.
@@ -134,7 +137,11 @@ pub fn interval(lo: f64, hi: f64) -> String {
         return "n/a".into();
     }
     let (unit, div, dec) = interval_style(&[lo, hi], lo, hi);
-    format!("[{}, {}] {unit}", fixed(lo / div, dec), fixed(hi / div, dec))
+    format!(
+        "[{}, {}] {unit}",
+        fixed(lo / div, dec),
+        fixed(hi / div, dec)
+    )
 }
 
 /// A range of values (fork medians, estimates): `510 to 746 µs`.
@@ -150,7 +157,9 @@ pub fn range(lo: f64, hi: f64) -> String {
         .fold(f64::INFINITY, f64::min);
     let width = (hi - lo).abs() / div;
     let dec = [
-        smaller.is_finite().then(|| sig_decimals(smaller / div, 2, max)),
+        smaller
+            .is_finite()
+            .then(|| sig_decimals(smaller / div, 2, max)),
         (width > 0.0).then(|| sig_decimals(width, 2, max)),
     ]
     .into_iter()

@@ -101,7 +101,7 @@ pub fn render_folder(dir: &Path, template: Option<&Path>, out: Option<&Path>) ->
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    plots::write_all(&beside, &analysis)?;
+    plots::write_all(&beside, &analysis, info.spec.experiment.design.is_aa())?;
     write_atomic(&report, text.as_bytes())?;
     let summary = render("summary", include_str!("summary.txt.j2"), &ctx)?;
     Ok(Rendered { report, summary })

@@ -30,8 +30,8 @@ pub use modes::{two_speeds, TwoSpeeds};
 pub use quantile::{median, median_sorted, quantile};
 pub use resample::{hierarchical_indices, resample_indices, two_sample_indices, IndexSampler};
 pub use variance::{
-    median_components, normal_quantile, predicted_half_width, recommend, variance_components, Recommendation,
-    VarianceComponents,
+    median_components, normal_quantile, predicted_half_width, recommend, variance_components,
+    Recommendation, VarianceComponents,
 };
 
 /// Why a statistic could not be computed.

@@ -98,7 +98,9 @@ mod tests {
     #[test]
     fn one_speed_with_spread_is_not_split() {
         // Evenly spread over a factor of 3: a wide but single mode.
-        let v: Vec<f64> = (0..40).map(|i| 500.0 * 3f64.powf(f64::from(i) / 39.0)).collect();
+        let v: Vec<f64> = (0..40)
+            .map(|i| 500.0 * 3f64.powf(f64::from(i) / 39.0))
+            .collect();
         assert_eq!(two_speeds(&v), None);
         // Two tight clusters only 10 % apart: not two speeds.
         let mut close = vec![100.0; 10];

@@ -129,7 +129,12 @@ pub fn median_components(
 /// The half-width z sqrt(between / n + within / (n m)) that `forks` x
 /// `pairs` would reach, e.g. for the design that ran, to set beside a
 /// recommendation. NaN for a confidence outside (0, 1) or zero forks/pairs.
-pub fn predicted_half_width(vc: VarianceComponents, confidence: f64, forks: u32, pairs: u32) -> f64 {
+pub fn predicted_half_width(
+    vc: VarianceComponents,
+    confidence: f64,
+    forks: u32,
+    pairs: u32,
+) -> f64 {
     if !(confidence > 0.0 && confidence < 1.0) || forks == 0 || pairs == 0 {
         return f64::NAN;
     }

@@ -34,7 +34,8 @@ pub struct GroupText {
     pub threshold_at_most_ns: Option<u64>,
     /// Larger delays that not every fork saw.
     pub larger_missed: Option<String>,
-    /// False positives at d = 0 (seen + reversed) against the nominal rate.
+    /// False positives at d = 0 (seen + reversed) against the nominal rate;
+    /// A/A experiments only (an A/B difference at d = 0 is the answer).
     pub false_positives: Option<String>,
     /// The number of false positives the confidence level allows by chance
     /// at d = 0: (1 - confidence) x forks.
@@ -62,10 +63,16 @@ pub(super) fn view<'a>(g: &'a GroupHeadline, a: &Analysis, exp: &Experiment) -> 
         view: GroupText {
             label: format::params(&g.params),
             threshold: threshold(&positive, all_seen),
-            threshold_above_ns: all_seen.and_then(|k| k.checked_sub(1)).map(|k| positive[k].delay_ns),
+            threshold_above_ns: all_seen
+                .and_then(|k| k.checked_sub(1))
+                .map(|k| positive[k].delay_ns),
             threshold_at_most_ns: all_seen.map(|k| positive[k].delay_ns),
             larger_missed: all_seen.and_then(|k| larger_missed(&positive[k + 1..])),
-            false_positives: false_positives(g, a.confidence, expected),
+            false_positives: exp
+                .design
+                .is_aa()
+                .then(|| false_positives(g, a.confidence, expected))
+                .flatten(),
             expected_false_positives: expected,
             separate_runs: separate_runs(&positive, exp),
             two_speeds: two_speeds(&cells),
@@ -90,7 +97,10 @@ fn against_baseline(c: &CellAnalysis) -> String {
     } else {
         format!("{share:.2} times")
     };
-    format!(" ({amount} the {} median baseline run)", format::duration(base))
+    format!(
+        " ({amount} the {} median baseline run)",
+        format::duration(base)
+    )
 }
 
 fn threshold(positive: &[&CellAnalysis], all_seen: Option<usize>) -> Option<String> {

@@ -183,7 +183,10 @@ fn database_view(info: &RunInfo) -> Option<DatabaseView> {
     let db: DbInfo = serde_json::from_value(info.database.clone()?).ok()?;
     let (url, label) = match &db.postgres {
         Some(pg) => {
-            let user = pg.user.as_deref().map_or(String::new(), |u| format!("{u}@"));
+            let user = pg
+                .user
+                .as_deref()
+                .map_or(String::new(), |u| format!("{u}@"));
             let url = format!("postgres://{user}{}:{}/{}", pg.host, pg.port, pg.database);
             let server = pg
                 .server_version

@@ -33,13 +33,23 @@ fn the_context_holds_analysis_json_unchanged_at_the_top_level() {
     let ctx = serde_json::to_value(build(&info, &analysis)).unwrap();
     let json = serde_json::to_value(&analysis).unwrap();
     assert_contains(&ctx, &json, "");
-    for key in ["spec", "environment", "database", "run", "reproduce", "text"] {
+    for key in [
+        "spec",
+        "environment",
+        "database",
+        "run",
+        "reproduce",
+        "text",
+    ] {
         assert!(ctx.get(key).is_some(), "{key}");
     }
     assert!(ctx["cells"][0]["view"]["label"].is_string());
     assert!(ctx["headline"]["groups"][0]["view"]["threshold"].is_string());
     // The first group's view is at the top of `headline` too.
-    assert_eq!(ctx["headline"]["view"], ctx["headline"]["groups"][0]["view"]);
+    assert_eq!(
+        ctx["headline"]["view"],
+        ctx["headline"]["groups"][0]["view"]
+    );
 }
 
 #[test]
@@ -80,7 +90,10 @@ fn the_reproduce_command_pastes_as_the_same_argv() {
     );
     info.seeds.drawn = true;
     let argv = shlex::split(&reproduce_command(&info)).unwrap();
-    assert_eq!(argv[argv.len() - 2..], ["--set".to_string(), format!("seed={}", info.seeds.master)]);
+    assert_eq!(
+        argv[argv.len() - 2..],
+        ["--set".to_string(), format!("seed={}", info.seeds.master)]
+    );
 }
 
 #[test]
@@ -105,7 +118,10 @@ fn a_postgres_run_reproduces_with_its_url_but_never_a_password() {
         r.command
     );
     let db = r.database.as_deref().unwrap();
-    assert!(db.starts_with("PostgreSQL 15.18 at 127.0.0.1:54329, database bench"), "{db}");
+    assert!(
+        db.starts_with("PostgreSQL 15.18 at 127.0.0.1:54329, database bench"),
+        "{db}"
+    );
     assert!(db.contains("no password is recorded"), "{db}");
     assert!(!r.command.contains(":bench@"));
 }
@@ -115,7 +131,10 @@ fn an_embedded_sqlite_run_says_so_and_sets_no_url() {
     let (mut info, analysis) = floor();
     info.database = Some(serde_json::json!({"backend": "sqlite", "version": "3.46.0"}));
     let ctx = build(&info, &analysis);
-    assert!(ctx.reproduce.command.starts_with("cargo run --release -- exec"));
+    assert!(ctx
+        .reproduce
+        .command
+        .starts_with("cargo run --release -- exec"));
     let db = ctx.reproduce.database.unwrap();
     assert!(db.starts_with("embedded SQLite 3.46.0"), "{db}");
     assert!(db.contains("leave RUNNER_DATABASE_URL unset"), "{db}");
@@ -126,6 +145,9 @@ fn a_dirty_build_is_named_and_the_commit_kept_whole() {
     let (mut info, analysis) = floor();
     info.environment.git_commit = "0123456789abcdef0123456789abcdef01234567-dirty".into();
     let ctx = build(&info, &analysis);
-    assert_eq!(ctx.reproduce.commit, "0123456789abcdef0123456789abcdef01234567");
+    assert_eq!(
+        ctx.reproduce.commit,
+        "0123456789abcdef0123456789abcdef01234567"
+    );
     assert!(ctx.reproduce.commit_dirty);
 }

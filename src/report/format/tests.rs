@@ -38,7 +38,10 @@ fn configured_delays_print_exactly() {
 fn an_estimate_and_its_interval_share_one_unit_written_once() {
     // Was "-470.0 ns [-1.3, 0.2] µs".
     assert_eq!(estimate(-470.0, -1_300.0, 200.0), "-0.5 [-1.3, 0.2] µs");
-    assert_eq!(estimate(26_300.0, 23_800.0, 29_000.0), "26.3 [23.8, 29.0] µs");
+    assert_eq!(
+        estimate(26_300.0, 23_800.0, 29_000.0),
+        "26.3 [23.8, 29.0] µs"
+    );
     assert_eq!(interval(-900.0, 3_400.0), "[-0.9, 3.4] µs");
     assert_eq!(interval(10.0, 20.0), "[10, 20] ns");
 }
@@ -50,7 +53,10 @@ fn precision_follows_the_interval_width_so_it_never_collapses() {
         estimate(25_097.0, 25_087.0, 25_109.0),
         "25.097 [25.087, 25.109] µs"
     );
-    assert_eq!(estimate(504_000.0, 498_200.0, 510_400.0), "504 [498, 510] µs");
+    assert_eq!(
+        estimate(504_000.0, 498_200.0, 510_400.0),
+        "504 [498, 510] µs"
+    );
     assert_eq!(estimate(171.0, 170.5, 171.5), "171.0 [170.5, 171.5] ns");
     // A zero-width interval is exact (medians of integer ns): printed so.
     assert_eq!(
