@@ -22,11 +22,7 @@ fn postgres_tests() -> Vec<(String, String, bool)> {
         let text = std::fs::read_to_string(&path).unwrap();
         // Split at each test; a chunk holds its attributes and its body.
         for chunk in text.split("#[test]").skip(1) {
-            let Some(name) = chunk
-                .split("fn ")
-                .nth(1)
-                .and_then(|s| s.split('(').next())
-            else {
+            let Some(name) = chunk.split("fn ").nth(1).and_then(|s| s.split('(').next()) else {
                 continue;
             };
             let body_end = chunk.find("\n}\n").unwrap_or(chunk.len());

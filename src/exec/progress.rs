@@ -112,6 +112,7 @@ impl Progress {
     pub fn finish(&self, jobs_run: usize) {
         self.clear();
         match self {
+            _ if jobs_run == 0 => {}
             Progress::Quiet => {}
             Progress::Lines { started, .. } | Progress::Bars { started, .. } => eprintln!(
                 "{jobs_run} jobs (cell x fork) run in {}",

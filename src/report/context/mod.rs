@@ -87,8 +87,12 @@ pub struct SpecView<'a> {
 /// password and a one-line description.
 #[derive(Debug, Serialize)]
 pub struct DatabaseView {
-    #[serde(flatten)]
-    pub info: DbInfo,
+    /// `sqlite` or `postgres`.
+    pub backend: String,
+    /// `sqlite_version()` or the server's `SELECT version()`.
+    pub version: String,
+    /// Server facts for PostgreSQL; none for SQLite (always present).
+    pub postgres: Option<crate::db::postgres::PgInfo>,
     /// `postgres://USER@HOST:PORT/DB` (no password); none for SQLite.
     pub url: Option<String>,
     /// `PostgreSQL 15.18 (...) at 127.0.0.1:54329, database bench` or
@@ -204,7 +208,9 @@ fn database_view(info: &RunInfo) -> Option<DatabaseView> {
         None => (None, format!("{} {}", db.backend, db.version)),
     };
     Some(DatabaseView {
-        info: db,
+        backend: db.backend,
+        version: db.version,
+        postgres: db.postgres,
         url,
         label,
     })

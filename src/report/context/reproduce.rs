@@ -81,7 +81,7 @@ pub(super) fn build(info: &RunInfo) -> Reproduce {
         Some(url) => format!(
             "{}; URL {url}{}",
             d.label,
-            if d.info.postgres.as_ref().is_some_and(|p| p.user.is_some()) {
+            if d.postgres.as_ref().is_some_and(|p| p.user.is_some()) {
                 " (no password is recorded; add yours if the server asks for one)"
             } else {
                 " (this run recorded no user or password; add yours)"
