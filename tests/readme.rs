@@ -62,7 +62,7 @@ fn report_entry(dir: &Path) -> String {
         .as_ref()
         .map_or("no database".to_string(), |d| d.label.clone());
     let mut out = format!(
-        "**[`reports/{name}`](reports/{name}/report.md)**, {}: {database}; {} jobs in {} on {}, {} logical cores, {load}.\n`{}`\n\n",
+        "**[`reports/{name}`](reports/{name}/report.md)**: {}\nRan on {database}; {} jobs in {} on {}, {} logical cores, {load}.\n`{}`\n\n",
         info.spec.experiment.title,
         ctx.run.jobs,
         wall(&info),
