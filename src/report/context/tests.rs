@@ -151,3 +151,49 @@ fn a_dirty_build_is_named_and_the_commit_kept_whole() {
     );
     assert!(ctx.reproduce.commit_dirty);
 }
+
+/// Every key name of the context, except inside `params` (grid values).
+fn key_names(v: &serde_json::Value, out: &mut std::collections::BTreeSet<String>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, v) in m {
+                out.insert(k.clone());
+                if k != "params" {
+                    key_names(v, out);
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|v| key_names(v, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn templates_readme_documents_every_key_of_the_context() {
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/README.md"),
+    )
+    .unwrap();
+    let (mut info, analysis) = floor();
+    // A PostgreSQL database, so its keys are there too.
+    info.database = Some(serde_json::json!({
+        "backend": "postgres", "version": "v",
+        "postgres": {
+            "server_version": "15", "shared_buffers": "128MB", "synchronous_commit": "on",
+            "fsync": "on", "wal_level": "replica", "transport": "tcp", "host": "h",
+            "port": 1, "database": "d", "user": "u"
+        }
+    }));
+    let ctx = serde_json::to_value(build(&info, &analysis)).unwrap();
+    let mut keys = std::collections::BTreeSet::new();
+    key_names(&ctx, &mut keys);
+    let missing: Vec<&String> = keys
+        .iter()
+        .filter(|k| {
+            !(doc.contains(&format!("`{k}`"))
+                || doc.contains(&format!(".{k}`"))
+                || doc.contains(&format!("`{k}.")))
+        })
+        .collect();
+    assert!(missing.is_empty(), "templates/README.md does not document {missing:?}");
+}
