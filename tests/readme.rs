@@ -119,7 +119,10 @@ fn reports_block() -> String {
 
 /// The number after `key` in `line` (up to the next space or `;`).
 fn after<'a>(line: &'a str, key: &str) -> &'a str {
-    let rest = &line[line.find(key).unwrap_or_else(|| panic!("{key:?} in {line:?}")) + key.len()..];
+    let rest = &line[line
+        .find(key)
+        .unwrap_or_else(|| panic!("{key:?} in {line:?}"))
+        + key.len()..];
     rest.split([' ', ';']).next().unwrap()
 }
 
@@ -138,7 +141,8 @@ fn bench_block() -> String {
     let delays = find("delay ");
     let analysis = find("analysis:");
     let analysis = analysis.first().expect("an analysis: line");
-    let each = |f: &dyn Fn(&str) -> String| delays.iter().map(|l| f(l)).collect::<Vec<_>>().join(" / ");
+    let each =
+        |f: &dyn Fn(&str) -> String| delays.iter().map(|l| f(l)).collect::<Vec<_>>().join(" / ");
     format!(
         "| figure | goal | measured |\n|---|---|---|\n\
          | harness floor: median of a timed `noop` run vs one `Instant::now()` | ratio ≤ 2 | {} ns vs {} ns (ratio {}) |\n\

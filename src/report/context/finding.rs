@@ -155,8 +155,13 @@ fn false_positives(g: &GroupHeadline, confidence: f64, expected: Option<f64>) ->
     } else {
         format!("{expected:.1}")
     };
+    let found = if fp == 0 {
+        format!("none of the {total} forks reported a difference (which would be a false positive)")
+    } else {
+        format!("{fp} of {total} forks reported a difference ({seen} above zero, {reversed} below), each a false positive")
+    };
     Some(format!(
-        "With no delay injected, {fp} of {total} forks reported a difference ({seen} above zero, {reversed} below), each a false positive; at {} confidence about {} of forks ({expected} of {total}) would by chance.",
+        "With no delay injected, {found}; at {} confidence about {} of forks ({expected} of {total}) would by chance.",
         format::percent(confidence),
         format::percent(1.0 - confidence),
     ))

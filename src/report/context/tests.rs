@@ -170,10 +170,9 @@ fn key_names(v: &serde_json::Value, out: &mut std::collections::BTreeSet<String>
 
 #[test]
 fn templates_readme_documents_every_key_of_the_context() {
-    let doc = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/README.md"),
-    )
-    .unwrap();
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/README.md"))
+            .unwrap();
     let (mut info, analysis) = floor();
     // A PostgreSQL database, so its keys are there too.
     info.database = Some(serde_json::json!({
@@ -195,5 +194,8 @@ fn templates_readme_documents_every_key_of_the_context() {
                 || doc.contains(&format!("`{k}.")))
         })
         .collect();
-    assert!(missing.is_empty(), "templates/README.md does not document {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "templates/README.md does not document {missing:?}"
+    );
 }
