@@ -141,6 +141,10 @@ pub struct RunText {
     /// The variance section's note on the search and the design that ran;
     /// none with one fork per cell.
     pub design_search: Option<String>,
+    /// Whether any headline group's forks ran at two speeds.
+    pub two_speeds: bool,
+    /// The machine's memory: `23.5 GiB`.
+    pub memory: String,
 }
 
 /// Builds the context of one run.
@@ -165,6 +169,11 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
             one_run: finding::one_run(info),
             spread: cells::spread_sentence(analysis),
             design_search: cells::design_search_sentence(analysis, exp),
+            two_speeds: headline.groups.iter().any(|g| g.view.two_speeds.is_some()),
+            memory: format!(
+                "{:.1} GiB",
+                info.environment.memory_bytes as f64 / f64::from(1u32 << 30)
+            ),
         },
         cells,
         headline,
