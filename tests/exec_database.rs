@@ -46,7 +46,10 @@ fn tx_rollback_runs_on_embedded_sqlite_without_any_setup() {
     assert_eq!(run["database"]["backend"], "sqlite");
     assert_clean_forks(&run);
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
-    assert!(report.contains("- Database: embedded SQLite 3."), "{report}");
+    assert!(
+        report.contains("- Database: embedded SQLite 3."),
+        "{report}"
+    );
     assert!(report.contains("equals the in-memory calculation bit for bit; they agreed"));
 }
 
