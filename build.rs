@@ -1,5 +1,8 @@
 //! Records the compiler version and git commit, which run.json reports so a
-//! result can be traced to the exact binary that produced it.
+//! result can be traced to the exact binary that produced it; and sets the
+//! cfg `runner_postgres` when RUNNER_DATABASE_URL names a server, so the
+//! PostgreSQL tests are *ignored* without one and `cargo test`'s own
+//! summary counts them ("N ignored") instead of passing them silently.
 use std::process::Command;
 
 fn output(cmd: &str, args: &[&str]) -> Option<String> {
@@ -25,4 +28,11 @@ fn main() {
     println!("cargo:rustc-env=RUNNER_GIT_COMMIT={commit}");
     println!("cargo:rerun-if-changed=.git/HEAD");
     println!("cargo:rerun-if-changed=.git/index");
+
+    println!("cargo:rustc-check-cfg=cfg(runner_postgres)");
+    println!("cargo:rerun-if-env-changed=RUNNER_DATABASE_URL");
+    let url = std::env::var("RUNNER_DATABASE_URL").unwrap_or_default();
+    if !url.trim().is_empty() {
+        println!("cargo:rustc-cfg=runner_postgres");
+    }
 }

@@ -1,7 +1,15 @@
-//! Command line (design section 2), with clap derive.
+//! Command line (design section 2), with clap derive. Every argument has a
+//! help text that says what it takes and what it defaults to.
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
+
+/// Shown under every command's help: where the database comes from.
+const DATABASE_NOTE: &str =
+    "Database: a tx-rollback strategy runs on the PostgreSQL server named by \
+     RUNNER_DATABASE_URL (postgres://USER:PASSWORD@HOST:PORT/DB) or the file's database.url, in a \
+     schema of its own that it creates and drops; with neither, on an embedded SQLite that needs \
+     nothing installed.";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -10,7 +18,8 @@ use std::path::PathBuf;
     about = "Performance experiments you can trust and commit",
     long_about = "Runs an experiment file in fresh worker processes, pairs every measurement \
                   with a partner in randomized order, records seeds and the machine, and \
-                  renders a Markdown report with bootstrap intervals."
+                  renders a Markdown report with bootstrap intervals.",
+    after_help = DATABASE_NOTE
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -19,37 +28,65 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Validate, run every job in fresh forks, analyse and render the report.
+    /// Validate, run every job (cell x fork) in a fresh process, analyse and render the report.
+    #[command(
+        long_about = "Validates the experiment file, runs every job (cell x fork) in a fresh \
+                      worker process, analyses the pairs and renders report.md, analysis.json \
+                      and the plots into the output folder, then prints the finding and the \
+                      sensitivity table. The run is written to DIR.partial/ and replaces DIR \
+                      (a previous report there included) only when it is complete, so a failed \
+                      or interrupted run leaves the previous report intact and prints the \
+                      --resume command that finishes it.",
+        after_help = DATABASE_NOTE
+    )]
     Exec {
-        /// The experiment file (TOML).
+        /// The experiment file (TOML), e.g. experiments/aa.toml.
+        #[arg(value_name = "SPEC")]
         spec: PathBuf,
-        /// Output folder; default reports/<name>/.
-        #[arg(long)]
+        /// Output folder, default reports/<name>/ (name from the file). A finished run replaces
+        /// the folder, and the report in it.
+        #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
-        /// Override a key of the file: --set design.forks=2 (repeatable).
+        /// Override any key of the file, typed like the file: --set design.forks=2,
+        /// --set 'grid.delay_us=[0, 5]' (repeatable; recorded, and repeated in the report's
+        /// Reproduce command).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
-        /// Finish an interrupted run kept in DIR.partial/.
+        /// Finish an interrupted or failed run kept in DIR.partial/: runs only its missing jobs,
+        /// with their original seeds (the error message of the failed run prints this command).
         #[arg(long, value_name = "DIR.partial")]
         resume: Option<PathBuf>,
-        /// No progress output.
+        /// No progress on stderr (the finding still goes to stdout).
         #[arg(long)]
         quiet: bool,
     },
-    /// Validate and print the plan (cells, jobs, pairs, time estimate); runs nothing.
+    /// Validate the experiment file and print the plan (cells, jobs, pairs, a time estimate); runs nothing.
+    #[command(after_help = DATABASE_NOTE)]
     Check {
+        /// The experiment file (TOML), e.g. experiments/aa.toml.
+        #[arg(value_name = "SPEC")]
         spec: PathBuf,
+        /// Override any key of the file, as for exec: --set design.forks=2 (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
     },
-    /// Re-analyse a report folder's raw data and re-render it; no re-run.
+    /// Re-analyse a report folder's pairs.csv and run.json and re-render it; no re-run.
+    #[command(
+        long_about = "Re-analyses a finished report folder from its raw data (pairs.csv and \
+                      run.json) and writes analysis.json, the report and the plots again, byte \
+                      for byte as exec wrote them when nothing else changed. Nothing is \
+                      measured."
+    )]
     Report {
+        /// A finished report folder, e.g. reports/aa (holds pairs.csv and run.json).
+        #[arg(value_name = "DIR")]
         dir: PathBuf,
-        /// A minijinja template to render instead of the run's own.
-        #[arg(long)]
+        /// A minijinja template to render instead of the run's own (templates/README.md lists
+        /// every variable).
+        #[arg(long, value_name = "FILE")]
         template: Option<PathBuf>,
-        /// Where to write the rendering; default DIR/report.md.
-        #[arg(long)]
+        /// Where to write the report, default DIR/report.md; the plots go beside it.
+        #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
     /// Print the environment metadata a run would record, and the machine

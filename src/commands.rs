@@ -27,11 +27,12 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
     let needs_db = [&exp.design.baseline, &exp.design.treatment]
         .iter()
         .any(|n| exp.strategies[n.as_str()].needs_database());
-    let on_postgres = needs_db
-        && matches!(
-            crate::db::resolve(&exp.database, "check"),
-            Ok(Some(crate::db::DbTarget::Postgres { .. }))
-        );
+    let target = if needs_db {
+        crate::db::resolve(&exp.database, "check").ok().flatten()
+    } else {
+        None
+    };
+    let on_postgres = matches!(target, Some(crate::db::DbTarget::Postgres { .. }));
     let estimate: u64 = cells
         .iter()
         .map(|c| plan::estimate_job_ns(exp, c, on_postgres) * forks)
@@ -54,7 +55,7 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
         }
     ));
     out.push_str(&format!(
-        "design      {} forks x ({} warm-up + {} pairs), {} order, pad_baseline {}, {} schedule\n",
+        "design      {} forks per cell x ({} warm-up + {} measured pairs), {} order, pad_baseline {}, {} schedule\n",
         forks,
         exp.design.warmup_pairs,
         exp.design.pairs,
@@ -62,13 +63,22 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
         exp.design.pad_baseline,
         exp.design.schedule
     ));
-    if needs_db {
-        let backend = if on_postgres {
-            "postgres (RUNNER_DATABASE_URL or database.url)"
-        } else {
-            "sqlite (embedded, in memory)"
-        };
-        out.push_str(&format!("database    {backend}\n"));
+    match &target {
+        Some(crate::db::DbTarget::Postgres { url, .. }) => {
+            let source = if crate::db::env_url().is_some() {
+                "RUNNER_DATABASE_URL"
+            } else {
+                "database.url"
+            };
+            let at = crate::db::postgres::Endpoint::parse(url)
+                .map_or("(unparsable URL)".to_string(), |e| e.to_string());
+            out.push_str(&format!("database    postgres at {at} (from {source})\n"));
+        }
+        Some(crate::db::DbTarget::Sqlite) => out.push_str(
+            "database    sqlite (embedded, in memory; set RUNNER_DATABASE_URL to use PostgreSQL)\n",
+        ),
+        None if needs_db => out.push_str("database    none usable\n"),
+        None => {}
     }
     out.push_str(&format!(
         "seed        {}\n",
@@ -80,11 +90,12 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
         out.push_str(&format!(
             "  cell {:<3} {}\n",
             c.cell,
-            serde_json::Value::Object(c.params.clone())
+            crate::report::format::params(&c.params)
         ));
     }
     out.push_str(&format!(
-        "jobs        {jobs} (cells x forks), each a fresh process\n"
+        "jobs        {jobs} ({} cells x {forks} forks), each a fresh process\n",
+        cells.len()
     ));
     out.push_str(&format!(
         "pairs       {} in total ({} measured)\n",
@@ -94,6 +105,10 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
     out.push_str(&format!(
         "estimate    about {} (rough, from per-run costs)\n",
         human_duration(estimate)
+    ));
+    out.push_str(&format!(
+        "output      exec writes reports/{}/ and replaces the report there once the run completes (--out DIR to write elsewhere)\n",
+        exp.name
     ));
     Ok(out)
 }

@@ -1,6 +1,7 @@
 //! tx-rollback through the real binary: on the embedded SQLite that needs
 //! nothing installed, and on a real PostgreSQL when RUNNER_DATABASE_URL is set
-//! (SKIPPED otherwise, a failure under RUNNER_REQUIRE_POSTGRES=1).
+//! (ignored otherwise and counted so by `cargo test`; a failure under
+//! RUNNER_REQUIRE_POSTGRES=1).
 
 mod common;
 use common::*;
@@ -45,11 +46,15 @@ fn tx_rollback_runs_on_embedded_sqlite_without_any_setup() {
     assert_eq!(run["database"]["backend"], "sqlite");
     assert_clean_forks(&run);
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
-    assert!(report.contains("- Database: sqlite, 3."), "{report}");
+    assert!(
+        report.contains("- Database: embedded SQLite 3."),
+        "{report}"
+    );
     assert!(report.contains("equals the in-memory calculation bit for bit; they agreed"));
 }
 
 #[test]
+#[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn tx_rollback_on_postgres_leaves_the_table_unchanged_and_drops_its_schema() {
     let Some(url) = pg_url() else { return };
     let tmp = tempfile::tempdir().unwrap();
@@ -84,8 +89,15 @@ fn tx_rollback_on_postgres_leaves_the_table_unchanged_and_drops_its_schema() {
         .get(0);
     assert_eq!(n, 0, "schema {schema} was left behind");
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("- Database: PostgreSQL "), "{report}");
+    // The Reproduce command names the server (never its password).
+    let ep = runner::db::postgres::Endpoint::parse(&url).unwrap();
+    let user = ep.user.as_deref().unwrap_or("");
     assert!(
-        report.contains("- Database: postgres, PostgreSQL"),
+        report.contains(&format!(
+            "RUNNER_DATABASE_URL=postgres://{user}@{}:{}/{} cargo run --release -- exec",
+            ep.host, ep.port, ep.database
+        )),
         "{report}"
     );
 }

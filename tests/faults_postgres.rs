@@ -1,8 +1,9 @@
 //! PostgreSQL faults on the real binary: a server that is down before the
 //! run, and a worker whose connection the server kills mid-fork. The
 //! mid-run case needs RUNNER_DATABASE_URL (start a server with
-//! `source .ci/postgres.sh`); without it it prints SKIPPED and passes,
-//! unless RUNNER_REQUIRE_POSTGRES=1.
+//! `source .ci/postgres.sh`); without it those tests are ignored and
+//! counted so by `cargo test` (see `common::pg_url`), and under
+//! RUNNER_REQUIRE_POSTGRES=1 a missing server fails.
 
 mod common;
 use common::faults::*;
@@ -53,6 +54,7 @@ fn a_database_that_is_down_before_the_run_creates_nothing() {
 /// while that worker pauses: the fork fails naming the database error, the
 /// first fork is kept, the run's schema is dropped, and resume finishes.
 #[test]
+#[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn a_database_connection_killed_mid_run_fails_the_fork_and_resumes() {
     let Some(url) = pg_url() else { return };
     use runner::db::postgres::connect;
@@ -135,6 +137,7 @@ fn a_database_connection_killed_mid_run_fails_the_fork_and_resumes() {
 /// refuses with exit 1, the schema and its table survive, the finished fork
 /// stays kept, and once the schema is gone the resume completes.
 #[test]
+#[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn a_foreign_schema_with_the_runs_name_is_refused_and_left_intact() {
     let Some(url) = pg_url() else { return };
     use runner::db::postgres::connect;
@@ -198,6 +201,7 @@ fn a_foreign_schema_with_the_runs_name_is_refused_and_left_intact() {
 /// A run started on the embedded SQLite does not resume on PostgreSQL (or the
 /// other way round): its cells would mix forks of two systems.
 #[test]
+#[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn a_run_does_not_resume_on_another_database() {
     let Some(url) = pg_url() else { return };
     let tmp = tempfile::tempdir().unwrap();

@@ -58,6 +58,8 @@ fn group(params: Map<String, Value>, mut cells: Vec<&CellAnalysis>) -> GroupHead
             .map(|c| 100.0 * c.delay_ns as f64 / c.pooled.baseline_median_ns),
         smallest_delay_all_cross_runs_correct_ns: all_correct.map(|c| c.delay_ns),
         zero_delay_forks_seen: zero_sum(|c| c.forks_seen),
+        zero_delay_forks_reversed: zero_sum(|c| c.forks_reversed),
+        zero_delay_false_positives: zero_sum(|c| c.forks_seen + c.forks_reversed),
         zero_delay_forks_total: zero_sum(|c| c.forks_total),
     }
 }

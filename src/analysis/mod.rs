@@ -27,6 +27,8 @@ mod variance;
 
 pub use model::*;
 pub use trace::{resample_trace, CellTrace, ForkTrace, ResampleTrace};
+/// The sizing search's limits, which the report states beside its answer.
+pub use variance::{DEFAULT_TARGET_FRACTION, FORK_OVERHEAD_PAIRS, MAX_FORKS, PAIRS_OPTIONS};
 
 use crate::record::{PairRecord, Phase};
 use crate::spec::Ordering;

@@ -279,7 +279,12 @@ pub struct GroupHeadline {
     /// Smallest d > 0 whose cross-run comparisons were all correct (and at
     /// least one was made).
     pub smallest_delay_all_cross_runs_correct_ns: Option<u64>,
-    /// Over the d = 0 cells: forks that "saw" a difference (false positives).
+    /// Over the d = 0 cells: forks whose CI lay above 0.
     pub zero_delay_forks_seen: Option<u32>,
+    /// Over the d = 0 cells: forks whose CI lay below 0.
+    pub zero_delay_forks_reversed: Option<u32>,
+    /// Seen + reversed at d = 0: in an A/A cell a difference either way is
+    /// a false one (design section 6, "A/A honesty").
+    pub zero_delay_false_positives: Option<u32>,
     pub zero_delay_forks_total: Option<u32>,
 }

@@ -175,6 +175,27 @@ fn zero_delay_only_has_no_smallest_delay() {
 }
 
 #[test]
+fn a_reversed_fork_at_zero_delay_is_a_false_positive_too() {
+    // Fork 0: the treatment is always 5 ns faster (reversed); fork 1: 5 ns
+    // slower (seen). At d = 0 both are false differences.
+    let faster: Vec<_> = (0..9)
+        .map(|i| (100 + i, 95 + i, if i % 2 == 0 { B } else { T }))
+        .collect();
+    let slower: Vec<_> = (0..9)
+        .map(|i| (100 + i, 105 + i, if i % 2 == 0 { B } else { T }))
+        .collect();
+    let f = Fixture::new().fork(0, 0, 0, &faster).fork(0, 1, 0, &slower);
+    let a = analyse(&input(&[(0, 0)]), &f.pairs).unwrap();
+    let h = &a.headline.first;
+    assert_eq!(a.cells[0].forks[0].verdict, Verdict::Reversed);
+    assert_eq!(a.cells[0].forks[1].verdict, Verdict::Seen);
+    assert_eq!(h.zero_delay_forks_seen, Some(1));
+    assert_eq!(h.zero_delay_forks_reversed, Some(1));
+    assert_eq!(h.zero_delay_false_positives, Some(2));
+    assert_eq!(h.zero_delay_forks_total, Some(2));
+}
+
+#[test]
 fn warmup_rows_are_ignored() {
     let rows = [(100, 105, B), (100, 105, T), (100, 105, B)];
     let clean = Fixture::new().fork(0, 0, 5, &rows);

@@ -28,6 +28,8 @@ pub struct Endpoint {
     pub database: String,
     /// Unix-domain socket (host is a directory) rather than TCP.
     pub unix_socket: bool,
+    /// The role the URL logs in as, when it names one.
+    pub user: Option<String>,
 }
 
 impl Endpoint {
@@ -67,6 +69,7 @@ fn parse(url: &str) -> Result<(Config, Endpoint), DbError> {
             .unwrap_or("")
             .to_owned(),
         unix_socket,
+        user: config.get_user().map(str::to_owned),
     };
     Ok((config, endpoint))
 }
@@ -293,6 +296,10 @@ pub struct PgInfo {
     pub host: String,
     pub port: u16,
     pub database: String,
+    /// The role the run logged in as (never the password), so a report can
+    /// give the URL that reproduces it; absent in runs recorded before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
 }
 
 pub(super) fn db_info(url: &str) -> Result<DbInfo, DbError> {
@@ -312,6 +319,7 @@ pub(super) fn db_info(url: &str) -> Result<DbInfo, DbError> {
         host: endpoint.host,
         port: endpoint.port,
         database: endpoint.database,
+        user: endpoint.user,
     };
     Ok(DbInfo {
         backend: "postgres".into(),

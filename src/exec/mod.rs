@@ -367,6 +367,7 @@ fn run_jobs(
         .filter(|j| !done.contains(&(j.cell, j.fork)))
         .copied()
         .collect();
+    let todo_len = todo.len();
     let mut progress = Progress::new(quiet, info.jobs.len() as u64, done.len() as u64);
     let timeout = Duration::from_secs(exp.design.fork_timeout_s);
     let pairs_per_job = plan::Plan::pairs_per_job(exp);
@@ -411,7 +412,7 @@ fn run_jobs(
         progress.clear();
         return Err(run_failed(failure));
     }
-    progress.clear();
+    progress.finish(todo_len);
     if interrupt::interrupted() {
         return Err(run_failed("interrupted (Ctrl-C or a termination signal)"));
     }

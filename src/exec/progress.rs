@@ -4,19 +4,32 @@
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
+use std::time::Instant;
 
 pub enum Progress {
     Quiet,
-    /// stderr is not a terminal: one line per finished fork.
+    /// stderr is not a terminal: one line per finished job.
     Lines {
         total: u64,
         done: u64,
+        started: Instant,
     },
     Bars {
         _multi: MultiProgress,
         jobs: ProgressBar,
         pairs: ProgressBar,
+        started: Instant,
     },
+}
+
+/// `73 s`, `2 min 5 s`, `1 h 3 min`.
+fn elapsed(d: std::time::Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..=59 => format!("{:.1} s", d.as_secs_f64()),
+        60..=3599 => format!("{} min {} s", s / 60, s % 60),
+        _ => format!("{} h {} min", s / 3600, (s % 3600) / 60),
+    }
 }
 
 impl Progress {
@@ -24,17 +37,19 @@ impl Progress {
         if quiet {
             return Progress::Quiet;
         }
+        let started = Instant::now();
         if !std::io::stderr().is_terminal() {
             return Progress::Lines {
                 total: total_jobs,
                 done: already_done,
+                started,
             };
         }
         let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(4));
         let jobs = multi.add(ProgressBar::new(total_jobs));
         jobs.set_style(
             ProgressStyle::with_template(
-                "forks {bar:30} {pos}/{len}  elapsed {elapsed}  eta {eta}",
+                "jobs (cell x fork) {bar:30} {pos}/{len}  elapsed {elapsed}  eta {eta}",
             )
             .expect("valid template"),
         );
@@ -48,6 +63,7 @@ impl Progress {
             _multi: multi,
             jobs,
             pairs,
+            started,
         }
     }
 
@@ -68,7 +84,7 @@ impl Progress {
     pub fn finish_fork(&mut self, label: &str, seconds: f64) {
         match self {
             Progress::Quiet => {}
-            Progress::Lines { total, done } => {
+            Progress::Lines { total, done, .. } => {
                 *done += 1;
                 eprintln!("[{done}/{total}] {label} done in {seconds:.2} s");
             }
@@ -89,6 +105,19 @@ impl Progress {
         if let Progress::Bars { jobs, pairs, .. } = self {
             pairs.finish_and_clear();
             jobs.finish_and_clear();
+        }
+    }
+
+    /// Clears the bars and leaves one line with the total on screen.
+    pub fn finish(&self, jobs_run: usize) {
+        self.clear();
+        match self {
+            _ if jobs_run == 0 => {}
+            Progress::Quiet => {}
+            Progress::Lines { started, .. } | Progress::Bars { started, .. } => eprintln!(
+                "{jobs_run} jobs (cell x fork) run in {}",
+                elapsed(started.elapsed())
+            ),
         }
     }
 }

@@ -6,6 +6,7 @@
 
 pub mod context;
 pub mod filters;
+pub mod format;
 pub mod plots;
 
 use crate::analysis::{self, Analysis};
@@ -49,7 +50,7 @@ fn template_error(name: &str, e: minijinja::Error) -> RunnerError {
 }
 
 /// Renders `template` (minijinja) with `ctx`; errors name the template's file:line.
-pub fn render(name: &str, template: &str, ctx: &serde_json::Value) -> Result<String> {
+pub fn render<C: serde::Serialize>(name: &str, template: &str, ctx: &C) -> Result<String> {
     let mut env = template_env();
     let fail = |e| template_error(name, e);
     env.add_template(name, template).map_err(fail)?;
@@ -100,7 +101,7 @@ pub fn render_folder(dir: &Path, template: Option<&Path>, out: Option<&Path>) ->
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    plots::write_all(&beside, &analysis)?;
+    plots::write_all(&beside, &analysis, info.spec.experiment.design.is_aa())?;
     write_atomic(&report, text.as_bytes())?;
     let summary = render("summary", include_str!("summary.txt.j2"), &ctx)?;
     Ok(Rendered { report, summary })

@@ -14,10 +14,13 @@
 //!   steady-state classes of Barrett et al. 2017.
 //! - [`variance`]: one-way random-effects variance components and the
 //!   forks x pairs recommendation of Kalibera & Jones 2013.
+//! - [`modes`]: whether fork medians fall into two speeds (optimal two-means
+//!   split, Ashman's D).
 
 pub mod bootstrap;
 pub mod changepoint;
 pub mod correlation;
+pub mod modes;
 pub mod quantile;
 pub mod resample;
 pub mod variance;
@@ -27,14 +30,15 @@ pub use bootstrap::{
 };
 pub use changepoint::{steady_state, Class, SteadyState};
 pub use correlation::pearson;
+pub use modes::{two_speeds, TwoSpeeds};
 pub use quantile::{median, median_sorted, quantile};
 pub use resample::{
     hierarchical_indices, hierarchical_two_sample_indices, resample_indices, IndexSampler,
     TwoSampleSlot,
 };
 pub use variance::{
-    median_components, normal_quantile, recommend, variance_components, Recommendation,
-    VarianceComponents,
+    median_components, normal_quantile, predicted_half_width, recommend, variance_components,
+    Recommendation, VarianceComponents,
 };
 
 /// Why a statistic could not be computed.

@@ -126,6 +126,26 @@ pub fn median_components(
     Ok(VarianceComponents { between, within })
 }
 
+/// The half-width z sqrt(between / n + within / (n m)) that `forks` x
+/// `pairs` would reach, e.g. for the design that ran, to set beside a
+/// recommendation. NaN for a confidence outside (0, 1) or zero forks/pairs.
+pub fn predicted_half_width(
+    vc: VarianceComponents,
+    confidence: f64,
+    forks: u32,
+    pairs: u32,
+) -> f64 {
+    if !(confidence > 0.0 && confidence < 1.0) || forks == 0 || pairs == 0 {
+        return f64::NAN;
+    }
+    half_width_with(normal_quantile((1.0 + confidence) / 2.0), vc, forks, pairs)
+}
+
+fn half_width_with(z: f64, vc: VarianceComponents, forks: u32, pairs: u32) -> f64 {
+    let n = f64::from(forks);
+    z * (vc.between / n + vc.within / (n * f64::from(pairs))).sqrt()
+}
+
 /// The cheapest design reaching `target_half_width`.
 ///
 /// Search: for each candidate pairs-per-fork m in `pairs_options`, the
@@ -146,10 +166,7 @@ pub fn recommend(
         return None;
     }
     let z = normal_quantile((1.0 + confidence) / 2.0);
-    let half_width = |n: u32, m: u32| {
-        let n = f64::from(n);
-        z * (vc.between / n + vc.within / (n * f64::from(m))).sqrt()
-    };
+    let half_width = |n: u32, m: u32| half_width_with(z, vc, n, m);
     pairs_options
         .iter()
         .filter(|&&m| m > 0)

@@ -1,7 +1,7 @@
 //! A continuous axis in nanoseconds, labelled in the unit that suits its
 //! magnitude (the `duration` filter's rule) with "nice" ticks.
 
-use crate::report::filters::unit_for;
+use crate::report::format::unit_for;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
 use std::ops::Range;
 
@@ -18,7 +18,9 @@ impl Axis {
     /// An axis over the data range `[lo, hi]` (ns), widened by `pad` of its
     /// span on each side; a range of zero width becomes one of a few ns
     /// (or 1 % of the value) around it.
-    pub fn new(lo: f64, hi: f64, pad: f64) -> Axis {
+    /// Labelled in the unit that suits `magnitude_ns` when given rather than
+    /// the axis's own range, so several panels share one unit.
+    pub fn new(lo: f64, hi: f64, pad: f64, magnitude_ns: Option<f64>) -> Axis {
         let (mut lo, mut hi) = if lo.is_finite() && hi.is_finite() {
             (lo.min(hi), lo.max(hi))
         } else {
@@ -32,7 +34,7 @@ impl Axis {
         let span = hi - lo;
         lo -= span * pad;
         hi += span * pad;
-        let (unit, div) = unit_for(lo.abs().max(hi.abs()));
+        let (unit, div) = unit_for(magnitude_ns.unwrap_or(lo.abs().max(hi.abs())));
         let step_unit = nice_step((hi - lo) / div / 5.0);
         let decimals = decimals_for(step_unit);
         let step = step_unit * div;
@@ -134,18 +136,22 @@ mod tests {
 
     #[test]
     fn ticks_are_round_in_the_chosen_unit() {
-        let a = Axis::new(0.0, 25_000.0, 0.0);
+        let a = Axis::new(0.0, 25_000.0, 0.0, None);
         assert_eq!(a.unit, "µs");
         let labels: Vec<_> = a.ticks.iter().map(|t| a.label(*t)).collect();
         assert_eq!(labels, ["0", "5", "10", "15", "20", "25"]);
-        let b = Axis::new(70.0, 80.0, 0.0);
+        let b = Axis::new(70.0, 80.0, 0.0, None);
         assert_eq!(b.unit, "ns");
         assert_eq!(b.label(b.ticks[0]), "70");
         assert_eq!(b.ticks.len(), 6);
-        let c = Axis::new(0.0, 0.0, 0.0);
+        let c = Axis::new(0.0, 0.0, 0.0, None);
         assert!(c.lo < 0.0 && c.hi > 0.0 && !c.ticks.is_empty());
         assert_eq!(c.label(-0.01), "0");
         assert_eq!(delay_us_label(100), "0.1");
         assert_eq!(delay_us_label(250_000), "250");
+        // A shared unit: a 2..8 ns range labelled in µs.
+        let d = Axis::new(2.0, 8.0, 0.0, Some(5_000.0));
+        assert_eq!(d.unit, "µs");
+        assert_eq!(d.label(d.ticks[0]), "0.002");
     }
 }

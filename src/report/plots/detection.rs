@@ -1,13 +1,25 @@
 //! `detection.svg`: the share of forks whose CI saw the delay, against the
 //! true delay, beside the share of two-separate-runs comparisons that
-//! pointed the right way. One pair of lines per headline group.
+//! pointed the right way. One set of marks per headline group.
+//!
+//! The x axis is categorical (one step per grid value), and in an A/A
+//! experiment d = 0 is a different quantity from every other step: a
+//! false-positive rate, not a detection rate. So d = 0 stands apart: a
+//! hollow marker for the share of forks that reported a difference either
+//! way (seen or reversed), a dotted reference at the rate the confidence
+//! level allows, and no line joining it to the detection rates. The
+//! two-separate-runs line has no point there, since with no delay no
+//! direction is right; the legend says so, and gives n for each share.
 
 use super::axis::{delay_us_label, Ticked};
 use super::{
-    font, legend, legend_rows, params_label, svg, LegendEntry, Marker, GRID, PALETTE, VERMILLION,
+    font, legend, legend_rows, params_label, svg, LegendEntry, Line, Marker, GREY, GRID, PALETTE,
+    VERMILLION,
 };
 use crate::analysis::{Analysis, CellAnalysis};
 use crate::error::Result;
+use crate::report::format::percent;
+use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
 const WIDTH: u32 = 760;
@@ -15,18 +27,31 @@ const CHART_HEIGHT: u32 = 420;
 /// The legend starts under the plotting area.
 const LEGEND_X: i32 = 76;
 
-struct Series {
-    entry: LegendEntry,
-    points: Vec<(f64, f64)>,
+/// What a series draws: a line through its points, or marks alone.
+pub(super) struct Series {
+    pub entry: LegendEntry,
+    pub points: Vec<(f64, f64)>,
 }
 
-pub(super) fn render(a: &Analysis) -> Result<String> {
+pub(super) fn render(a: &Analysis, aa: bool) -> Result<String> {
     let mut delays: Vec<u64> = a.cells.iter().map(|c| c.delay_ns).collect();
     delays.sort_unstable();
     delays.dedup();
     let x_of = |d: u64| delays.binary_search(&d).unwrap_or(0) as f64;
-    let series = series(a, &x_of);
-    let entries: Vec<&LegendEntry> = series.iter().map(|s| &s.entry).collect();
+    let zero_apart = aa && delays.first() == Some(&0) && delays.len() > 1;
+    let series = series(a, &x_of, aa);
+    let reference = (aa && delays.first() == Some(&0)).then(|| LegendEntry {
+        label: format!(
+            "{}: false positives that {} confidence allows",
+            percent(1.0 - a.confidence),
+            percent(a.confidence)
+        ),
+        color: GREY,
+        line: Line::Dotted,
+        marker: Marker::None,
+    });
+    let mut entries: Vec<&LegendEntry> = series.iter().map(|s| &s.entry).collect();
+    entries.extend(reference.as_ref());
     let rows = legend_rows(&entries, LEGEND_X, WIDTH as i32 - 12);
     let height = CHART_HEIGHT + 16 + 20 * rows;
     let n = delays.len().max(1) as f64;
@@ -63,31 +88,73 @@ pub(super) fn render(a: &Analysis) -> Result<String> {
             .label_style(font(15))
             .axis_desc_style(font(16))
             .draw()?;
+        if zero_apart {
+            // d = 0 is another quantity: set it apart from the delays.
+            chart.draw_series(std::iter::once(PathElement::new(
+                vec![(0.5, -0.03), (0.5, 1.03)],
+                GREY.stroke_width(1),
+            )))?;
+        }
+        if let Some(r) = &reference {
+            let y = 1.0 - a.confidence;
+            chart.draw_series(std::iter::once(DashedPathElement::new(
+                vec![(-0.45, y), (0.45, y)],
+                2,
+                3,
+                r.color.stroke_width(2),
+            )))?;
+        }
         for s in &series {
             let style = ShapeStyle::from(&s.entry.color).stroke_width(2);
-            if s.entry.dashed {
-                chart.draw_series(DashedLineSeries::new(s.points.clone(), 6, 4, style))?;
-                chart.draw_series(
-                    s.points
-                        .iter()
-                        .map(|p| TriangleMarker::new(*p, 6, s.entry.color.filled())),
-                )?;
-            } else {
-                chart.draw_series(LineSeries::new(s.points.clone(), style))?;
-                chart.draw_series(
-                    s.points
-                        .iter()
-                        .map(|p| Circle::new(*p, 4, s.entry.color.filled())),
-                )?;
+            match s.entry.line {
+                Line::Dashed => {
+                    chart.draw_series(DashedLineSeries::new(s.points.clone(), 6, 4, style))?;
+                }
+                Line::Solid => {
+                    chart.draw_series(LineSeries::new(s.points.clone(), style))?;
+                }
+                Line::Dotted | Line::None => {}
+            }
+            let c = s.entry.color;
+            match s.entry.marker {
+                Marker::Circle => {
+                    chart.draw_series(s.points.iter().map(|p| Circle::new(*p, 4, c.filled())))?;
+                }
+                Marker::HollowCircle => {
+                    chart.draw_series(
+                        s.points
+                            .iter()
+                            .map(|p| Circle::new(*p, 5, c.stroke_width(2))),
+                    )?;
+                }
+                Marker::Triangle => {
+                    chart.draw_series(
+                        s.points
+                            .iter()
+                            .map(|p| TriangleMarker::new(*p, 6, c.filled())),
+                    )?;
+                }
+                Marker::None => {}
             }
         }
         legend(&bottom, &entries, LEGEND_X, 12, WIDTH as i32 - 12)
     })
 }
 
-/// Per group: the forks series, and the cross-runs series when any cell
-/// with d > 0 made a comparison (one fork per cell makes none).
-fn series(a: &Analysis, x_of: &dyn Fn(u64) -> f64) -> Vec<Series> {
+/// `n = 10`, or `n = 9 to 10` when the cells differ.
+fn n_label(counts: impl Iterator<Item = u32>) -> String {
+    let counts: Vec<u32> = counts.collect();
+    match (counts.iter().min(), counts.iter().max()) {
+        (Some(lo), Some(hi)) if lo == hi => format!("n = {lo}"),
+        (Some(lo), Some(hi)) => format!("n = {lo} to {hi}"),
+        _ => "n = 0".into(),
+    }
+}
+
+/// Per group: the forks series (in an A/A experiment d > 0 only, with
+/// d = 0 as its own false-positive mark), and the cross-runs series when
+/// any cell with d > 0 made a comparison (one fork per cell makes none).
+pub(super) fn series(a: &Analysis, x_of: &dyn Fn(u64) -> f64, aa: bool) -> Vec<Series> {
     let many = a.headline.groups.len() > 1;
     let mut out = Vec::new();
     for (i, g) in a.headline.groups.iter().enumerate() {
@@ -99,49 +166,74 @@ fn series(a: &Analysis, x_of: &dyn Fn(u64) -> f64) -> Vec<Series> {
             .cells
             .iter()
             .filter_map(|id| a.cells.iter().find(|c| c.cell == *id))
+            .filter(|c| c.forks_total > 0)
             .collect();
         let suffix = if many {
-            format!(" ({})", params_label(&g.params))
+            format!(", {}", params_label(&g.params))
         } else {
             String::new()
         };
-        let forks: Vec<(f64, f64)> = cells
-            .iter()
-            .filter(|c| c.forks_total > 0)
-            .map(|c| {
-                let share = f64::from(c.forks_seen) / f64::from(c.forks_total);
-                (x_of(c.delay_ns), share)
-            })
-            .collect();
-        let cross: Vec<(f64, f64)> = cells
-            .iter()
-            .filter(|c| c.delay_ns > 0 && c.cross_runs.comparisons > 0)
-            .filter_map(|c| {
-                let right = f64::from(c.cross_runs.correct?);
-                Some((
-                    x_of(c.delay_ns),
-                    right / f64::from(c.cross_runs.comparisons),
-                ))
-            })
-            .collect();
+        let (zero, detect): (Vec<&CellAnalysis>, Vec<&CellAnalysis>) =
+            cells.iter().partition(|c| aa && c.delay_ns == 0);
+        let share = |k: u32, n: u32| f64::from(k) / f64::from(n);
         out.push(Series {
             entry: LegendEntry {
-                label: format!("forks whose CI was above 0{suffix}"),
+                label: format!(
+                    "forks whose CI was above 0 ({} per delay{suffix})",
+                    n_label(detect.iter().map(|c| c.forks_total))
+                ),
                 color,
-                dashed: false,
+                line: Line::Solid,
                 marker: Marker::Circle,
             },
-            points: forks,
+            points: detect
+                .iter()
+                .map(|c| (x_of(c.delay_ns), share(c.forks_seen, c.forks_total)))
+                .collect(),
         });
-        if !cross.is_empty() {
+        if !zero.is_empty() {
             out.push(Series {
                 entry: LegendEntry {
-                    label: format!("two separate runs pointing the right way{suffix}"),
+                    label: format!(
+                        "d = 0: forks with a false difference, seen or reversed ({}{suffix})",
+                        n_label(zero.iter().map(|c| c.forks_total))
+                    ),
+                    color,
+                    line: Line::None,
+                    marker: Marker::HollowCircle,
+                },
+                points: zero
+                    .iter()
+                    .map(|c| {
+                        let false_ = c.forks_seen + c.forks_reversed;
+                        (x_of(0), share(false_, c.forks_total))
+                    })
+                    .collect(),
+            });
+        }
+        let compared: Vec<&&CellAnalysis> = cells
+            .iter()
+            .filter(|c| c.delay_ns > 0 && c.cross_runs.comparisons > 0)
+            .filter(|c| c.cross_runs.correct.is_some())
+            .collect();
+        if !compared.is_empty() {
+            out.push(Series {
+                entry: LegendEntry {
+                    label: format!(
+                        "two separate runs pointing the right way ({}; none at d = 0: no way is right{suffix})",
+                        n_label(compared.iter().map(|c| c.cross_runs.comparisons))
+                    ),
                     color: cross_color,
-                    dashed: true,
+                    line: Line::Dashed,
                     marker: Marker::Triangle,
                 },
-                points: cross,
+                points: compared
+                    .iter()
+                    .map(|c| {
+                        let right = c.cross_runs.correct.unwrap_or(0);
+                        (x_of(c.delay_ns), share(right, c.cross_runs.comparisons))
+                    })
+                    .collect(),
             });
         }
     }

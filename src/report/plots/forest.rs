@@ -1,25 +1,30 @@
 //! `forest.svg`: every fork's median D with its bootstrap CI, one panel per
 //! cell (so per delay), the true delay dashed and zero solid. Each panel has
-//! its own x scale: a 2 µs interval must stay visible beside a 500 µs delay.
+//! its own x range (a 2 µs interval must stay visible beside a 500 µs
+//! delay) but all share one unit; where zero lies off a panel's range, an
+//! arrow at that edge points to it, so "above zero" stays readable.
 
 use super::axis::{Axis, Ticked};
-use super::{font, legend, panels, svg, Area, DrawResult, LegendEntry, Marker};
-use super::{BLUE, GREY, GRID, ORANGE, VERMILLION};
+use super::{font, legend, panels, svg, Area, DrawResult, LegendEntry, Line, Marker};
+use super::{BLUE, GREEN, GREY, GRID, VERMILLION};
 use crate::analysis::{Analysis, CellAnalysis, Verdict};
 use crate::error::Result;
-use crate::report::filters::percent;
+use crate::report::format::percent;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 const PANEL_WIDTH: u32 = 440;
 const HEADER: u32 = 70;
 const ROW: u32 = 18;
+/// The bottom of a panel's y range: one free row under the last fork,
+/// where the arrow to an off-range zero goes.
+const BOTTOM: f64 = -1.4;
 
 pub(super) fn render(a: &Analysis) -> Result<String> {
     let panels = panels(a);
     let (cols, rows) = super::grid(panels.len());
     let forks = panels.iter().map(|(c, _)| c.forks.len()).max().unwrap_or(1) as u32;
-    let panel_height = 110 + ROW * forks;
+    let panel_height = 110 + ROW * (forks + 1);
     let width = PANEL_WIDTH * cols as u32;
     let height = HEADER + panel_height * rows as u32;
     let ci = percent(a.confidence);
@@ -31,33 +36,57 @@ pub(super) fn render(a: &Analysis) -> Result<String> {
             font(22).pos(Pos::new(HPos::Center, VPos::Center)),
         ))?;
         let entries = [
-            entry("CI above 0: saw the delay", BLUE, false, Marker::Circle),
-            entry("CI covers 0", GREY, false, Marker::Circle),
-            entry("CI below 0: reversed", VERMILLION, false, Marker::Circle),
-            entry("true delay d", ORANGE, true, Marker::None),
+            entry(
+                "CI above 0: saw the delay",
+                BLUE,
+                Line::Solid,
+                Marker::Circle,
+            ),
+            entry("CI covers 0", GREY, Line::Solid, Marker::Circle),
+            entry(
+                "CI below 0: reversed",
+                VERMILLION,
+                Line::Solid,
+                Marker::Circle,
+            ),
+            entry("true delay d", GREEN, Line::Dashed, Marker::None),
+            entry(
+                "zero (an arrow where it is off the range)",
+                BLACK,
+                Line::Solid,
+                Marker::None,
+            ),
         ];
         let refs: Vec<&LegendEntry> = entries.iter().collect();
         legend(&header, &refs, 16, 50, width as i32 - 8)?;
+        let unit_of = panels
+            .iter()
+            .map(|(c, _)| {
+                let x = x_axis(c, None);
+                x.lo.abs().max(x.hi.abs())
+            })
+            .fold(0.0, f64::max);
         let areas = body.split_evenly((rows, cols));
         for ((cell, title), area) in panels.iter().zip(areas.iter()) {
-            panel(area, cell, title, &ci)?;
+            panel(area, cell, title, &ci, unit_of)?;
         }
         Ok(())
     })
 }
 
-fn entry(label: &str, color: RGBColor, dashed: bool, marker: Marker) -> LegendEntry {
+fn entry(label: &str, color: RGBColor, line: Line, marker: Marker) -> LegendEntry {
     LegendEntry {
         label: label.to_string(),
         color,
-        dashed,
+        line,
         marker,
     }
 }
 
 /// The x range: every CI and d; zero too when it is within one data span,
-/// so small delays show whether their CIs clear 0.
-fn x_axis(c: &CellAnalysis) -> Axis {
+/// so small delays show whether their CIs clear 0. Labelled in the unit of
+/// `unit_of` (ns) when given, so every panel shares one.
+fn x_axis(c: &CellAnalysis, unit_of: Option<f64>) -> Axis {
     let d = c.delay_ns as f64;
     let finite = c
         .forks
@@ -72,11 +101,11 @@ fn x_axis(c: &CellAnalysis) -> Axis {
     if hi < 0.0 && -hi <= span {
         hi = 0.0;
     }
-    Axis::new(lo, hi, 0.06)
+    Axis::new(lo, hi, 0.06, unit_of)
 }
 
-fn panel(area: &Area<'_>, c: &CellAnalysis, title: &str, ci: &str) -> DrawResult {
-    let x = x_axis(c);
+fn panel(area: &Area<'_>, c: &CellAnalysis, title: &str, ci: &str, unit_of: f64) -> DrawResult {
+    let x = x_axis(c, Some(unit_of));
     let n = c.forks.len();
     let top = n as f64 - 0.4;
     // Fork 0 on top.
@@ -89,7 +118,7 @@ fn panel(area: &Area<'_>, c: &CellAnalysis, title: &str, ci: &str) -> DrawResult
         .margin_right(20)
         .x_label_area_size(44)
         .y_label_area_size(44)
-        .build_cartesian_2d(x.coord(), Ticked::new(-0.6..top, y_keys))?;
+        .build_cartesian_2d(x.coord(), Ticked::new(BOTTOM..top, y_keys))?;
     let x_label = |v: &f64| x.label(*v);
     let y_label = |v: &f64| {
         let i = v.round();
@@ -111,16 +140,29 @@ fn panel(area: &Area<'_>, c: &CellAnalysis, title: &str, ci: &str) -> DrawResult
         .draw()?;
     if x.lo <= 0.0 && 0.0 <= x.hi {
         chart.draw_series(std::iter::once(PathElement::new(
-            vec![(0.0, -0.6), (0.0, top)],
+            vec![(0.0, BOTTOM), (0.0, top)],
             BLACK.stroke_width(1),
+        )))?;
+    } else {
+        // Zero is off this panel's range: point to it from the near edge,
+        // in the free row under the last fork.
+        let (edge, text, pos) = if x.hi < 0.0 {
+            (x.hi, "zero is off the range →", HPos::Right)
+        } else {
+            (x.lo, "← zero is off the range", HPos::Left)
+        };
+        chart.draw_series(std::iter::once(Text::new(
+            text,
+            (edge, -0.9),
+            font(15).pos(Pos::new(pos, VPos::Center)),
         )))?;
     }
     let d = c.delay_ns as f64;
     chart.draw_series(DashedLineSeries::new(
-        vec![(d, -0.6), (d, top)],
+        vec![(d, BOTTOM), (d, top)],
         6,
         4,
-        ORANGE.stroke_width(2),
+        GREEN.stroke_width(2),
     ))?;
     for (i, f) in c.forks.iter().enumerate() {
         let [lo, hi] = f.ci_ns;

@@ -1,19 +1,26 @@
 //! `medians.svg`: each fork's baseline median against its treatment median,
 //! one panel per cell, with the line y = x + d where an exact harness would
-//! put every point. Both axes of a panel span the same width in ns, so the
-//! line runs at 45 degrees and the spread along it is the fork effect.
+//! put every point. Both axes of a panel span the same width in the same
+//! unit over a square plotting area, so the line runs at 45 degrees and the
+//! spread along it is the fork effect. Each panel's title gives r, the
+//! Pearson correlation of the two medians over its forks (defined under the
+//! figure's title).
 
 use super::axis::Axis;
-use super::{font, legend, panels, svg, Area, DrawResult, LegendEntry, Marker};
-use super::{BLUE, GRID, ORANGE};
+use super::{font, legend, panels, svg, Area, DrawResult, LegendEntry, Line, Marker};
+use super::{BLUE, GREEN, GRID};
 use crate::analysis::{Analysis, CellAnalysis};
 use crate::error::Result;
+use crate::report::format::correlation;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 const PANEL_WIDTH: u32 = 400;
-const PANEL_HEIGHT: u32 = 380;
-const HEADER: u32 = 70;
+/// A panel's title strip, then the chart: margins 10 (right 20) and label
+/// areas 60 (y) and 44 (x) leave a plotting area of 310 x 310 pixels.
+const TITLE: u32 = 30;
+const PANEL_HEIGHT: u32 = TITLE + 10 + 310 + 10 + 44;
+const HEADER: u32 = 92;
 
 pub(super) fn render(a: &Analysis) -> Result<String> {
     let panels = panels(a);
@@ -27,25 +34,39 @@ pub(super) fn render(a: &Analysis) -> Result<String> {
             (width as i32 / 2, 18),
             font(22).pos(Pos::new(HPos::Center, VPos::Center)),
         ))?;
+        header.draw(&Text::new(
+            "r: Pearson correlation of the forks' baseline and treatment medians",
+            (width as i32 / 2, 44),
+            font(15).pos(Pos::new(HPos::Center, VPos::Center)),
+        ))?;
         let entries = [
             LegendEntry {
                 label: "one fork".into(),
                 color: BLUE,
-                dashed: false,
+                line: Line::None,
                 marker: Marker::Circle,
             },
             LegendEntry {
                 label: "y = x + d".into(),
-                color: ORANGE,
-                dashed: true,
+                color: GREEN,
+                line: Line::Dashed,
                 marker: Marker::None,
             },
         ];
         let refs: Vec<&LegendEntry> = entries.iter().collect();
-        legend(&header, &refs, 16, 50, width as i32 - 8)?;
+        legend(&header, &refs, 16, 72, width as i32 - 8)?;
+        let unit_of = panels
+            .iter()
+            .map(|(c, _)| {
+                let (x, y) = axes(c, None);
+                [x.lo, x.hi, y.lo, y.hi]
+                    .into_iter()
+                    .fold(0.0, |m: f64, v| m.max(v.abs()))
+            })
+            .fold(0.0, f64::max);
         let areas = body.split_evenly((rows, cols));
         for ((cell, title), area) in panels.iter().zip(areas.iter()) {
-            panel(area, cell, title)?;
+            panel(area, cell, title, unit_of)?;
         }
         Ok(())
     })
@@ -56,8 +77,9 @@ pub(super) fn render(a: &Analysis) -> Result<String> {
 /// points when treatment = baseline + d; where it does not (an A/B
 /// comparison, or a harness bias larger than the fork spread) the line is
 /// clipped away rather than stretching the axes off the data. Times are never
-/// negative, so neither axis starts below 0.
-fn axes(c: &CellAnalysis) -> (Axis, Axis) {
+/// negative, so neither axis starts below 0. Both are labelled in the unit
+/// of `unit_of` (ns) when given, so all panels share one.
+fn axes(c: &CellAnalysis, unit_of: Option<f64>) -> (Axis, Axis) {
     let range = |vals: &mut dyn Iterator<Item = f64>| {
         vals.filter(|v| v.is_finite())
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
@@ -69,19 +91,28 @@ fn axes(c: &CellAnalysis) -> (Axis, Axis) {
     let span = (bh - bl).max(th - tl);
     let around = |lo: f64, hi: f64| {
         let start = ((lo + hi) / 2.0 - span / 2.0).max(0.0);
-        Axis::new(start, start + span, 0.1)
+        Axis::new(start, start + span, 0.1, unit_of)
     };
     (around(bl, bh), around(tl, th))
 }
 
-fn panel(area: &Area<'_>, c: &CellAnalysis, title: &str) -> DrawResult {
-    let (x, y) = axes(c);
+fn panel(area: &Area<'_>, c: &CellAnalysis, title: &str, unit_of: f64) -> DrawResult {
+    let (x, y) = axes(c, Some(unit_of));
     let caption = match c.correlation {
-        Some(r) => format!("{title}, r = {r:.2}"),
+        // "r = 0.987", or "r > 0.999" when it only rounds to 1.
+        Some(r) => match correlation(r) {
+            s if s.starts_with(['<', '>']) => format!("{title}, r {s}"),
+            s => format!("{title}, r = {s}"),
+        },
         None => title.to_string(),
     };
-    let mut chart = ChartBuilder::on(area)
-        .caption(caption, font(17))
+    let (strip, area) = area.split_vertically(TITLE);
+    strip.draw(&Text::new(
+        caption,
+        (PANEL_WIDTH as i32 / 2, TITLE as i32 / 2 + 4),
+        font(17).pos(Pos::new(HPos::Center, VPos::Center)),
+    ))?;
+    let mut chart = ChartBuilder::on(&area)
         .margin(10)
         .margin_right(20)
         .x_label_area_size(44)
@@ -107,7 +138,7 @@ fn panel(area: &Area<'_>, c: &CellAnalysis, title: &str) -> DrawResult {
             vec![(from, from + d), (to, to + d)],
             6,
             4,
-            ORANGE.stroke_width(2),
+            GREEN.stroke_width(2),
         ))?;
     }
     chart.draw_series(
@@ -118,7 +149,7 @@ fn panel(area: &Area<'_>, c: &CellAnalysis, title: &str) -> DrawResult {
                 Circle::new(
                     (f.baseline_median_ns, f.treatment_median_ns),
                     4,
-                    BLUE.mix(0.8).filled(),
+                    BLUE.filled(),
                 )
             }),
     )?;

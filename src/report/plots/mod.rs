@@ -27,17 +27,18 @@ use std::path::Path;
 pub const FILES: [&str; 3] = ["detection.svg", "forest.svg", "medians.svg"];
 
 /// Draws every plot of `analysis` as `(file name, SVG text)`.
-pub fn render_all(analysis: &Analysis) -> Result<Vec<(&'static str, String)>> {
+/// `aa`: both arms run the same strategy, so d = 0 measures false positives.
+pub fn render_all(analysis: &Analysis, aa: bool) -> Result<Vec<(&'static str, String)>> {
     Ok(vec![
-        (FILES[0], detection::render(analysis)?),
+        (FILES[0], detection::render(analysis, aa)?),
         (FILES[1], forest::render(analysis)?),
         (FILES[2], medians::render(analysis)?),
     ])
 }
 
 /// Writes every plot into `dir`.
-pub fn write_all(dir: &Path, analysis: &Analysis) -> Result<()> {
-    for (name, svg) in render_all(analysis)? {
+pub fn write_all(dir: &Path, analysis: &Analysis, aa: bool) -> Result<()> {
+    for (name, svg) in render_all(analysis, aa)? {
         write_atomic(&dir.join(name), svg.as_bytes())?;
     }
     Ok(())
@@ -65,7 +66,6 @@ const BLUE: RGBColor = RGBColor(0, 114, 178);
 const VERMILLION: RGBColor = RGBColor(213, 94, 0);
 const GREEN: RGBColor = RGBColor(0, 158, 115);
 const PURPLE: RGBColor = RGBColor(204, 121, 167);
-const ORANGE: RGBColor = RGBColor(230, 159, 0);
 const SKY: RGBColor = RGBColor(86, 180, 233);
 const GREY: RGBColor = RGBColor(150, 150, 150);
 const GRID: RGBColor = RGBColor(225, 225, 225);
@@ -75,17 +75,7 @@ fn font(size: u32) -> TextStyle<'static> {
     ("sans-serif", size).into_font().color(&BLACK)
 }
 
-/// `plans = 40, months = 60`, as the `params` filter prints it.
-fn params_label(params: &serde_json::Map<String, serde_json::Value>) -> String {
-    params
-        .iter()
-        .map(|(k, v)| match v {
-            serde_json::Value::String(s) => format!("{k} = {s}"),
-            _ => format!("{k} = {v}"),
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
+use super::format::params as params_label;
 
 /// The cells that have forks, and the title of each one's panel: its delay,
 /// plus its other params when the grid sweeps more than the delay.
@@ -95,7 +85,7 @@ fn panels(a: &Analysis) -> Vec<(&CellAnalysis, String)> {
         .iter()
         .filter(|c| !c.forks.is_empty())
         .map(|c| {
-            let mut title = format!("d = {}", super::filters::duration(c.delay_ns as f64));
+            let mut title = format!("d = {}", super::format::delay(c.delay_ns as f64));
             if many {
                 let others = c
                     .params
@@ -121,18 +111,31 @@ fn grid(n: usize) -> (usize, usize) {
     (cols, n.max(1).div_ceil(cols))
 }
 
-/// The mark drawn on a legend entry's line sample.
+/// The mark drawn on a legend entry's sample.
+#[derive(Clone, Copy)]
 enum Marker {
     Circle,
+    /// An open circle: the d = 0 false-positive point of `detection.svg`.
+    HollowCircle,
     Triangle,
     None,
 }
 
-/// One legend entry: a line sample (dashed or solid), a marker, the label.
+/// The line of a legend entry's sample.
+#[derive(Clone, Copy, PartialEq)]
+enum Line {
+    Solid,
+    Dashed,
+    Dotted,
+    /// The marker alone, as the points it stands for are drawn.
+    None,
+}
+
+/// One legend entry: a line sample, a marker, the label.
 struct LegendEntry {
     label: String,
     color: RGBColor,
-    dashed: bool,
+    line: Line,
     marker: Marker,
 }
 
@@ -165,18 +168,18 @@ fn legend(area: &Area<'_>, entries: &[&LegendEntry], x0: i32, y0: i32, width: i3
     for (e, (x, row)) in entries.iter().zip(legend_layout(entries, x0, width)) {
         let y = y0 + 20 * row;
         let style = ShapeStyle::from(&e.color).stroke_width(2);
-        if e.dashed {
-            area.draw(&DashedPathElement::new(
-                vec![(x, y), (x + 36, y)],
-                5,
-                3,
-                style,
-            ))?;
-        } else {
-            area.draw(&PathElement::new(vec![(x, y), (x + 36, y)], style))?;
+        let sample = vec![(x, y), (x + 36, y)];
+        match e.line {
+            Line::Solid => area.draw(&PathElement::new(sample, style))?,
+            Line::Dashed => area.draw(&DashedPathElement::new(sample, 5, 3, style))?,
+            Line::Dotted => area.draw(&DashedPathElement::new(sample, 2, 3, style))?,
+            Line::None => {}
         }
         match e.marker {
             Marker::Circle => area.draw(&Circle::new((x + 18, y), 4, e.color.filled()))?,
+            Marker::HollowCircle => {
+                area.draw(&Circle::new((x + 18, y), 5, e.color.stroke_width(2)))?
+            }
             Marker::Triangle => {
                 area.draw(&TriangleMarker::new((x + 18, y), 5, e.color.filled()))?
             }

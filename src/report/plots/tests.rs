@@ -60,7 +60,10 @@ fn study(forks: u32) -> Analysis {
 }
 
 fn plots(a: &Analysis) -> std::collections::BTreeMap<&'static str, String> {
-    render_all(a).expect("plots draw").into_iter().collect()
+    render_all(a, true)
+        .expect("plots draw")
+        .into_iter()
+        .collect()
 }
 
 fn count(svg: &str, needle: &str) -> usize {
@@ -79,23 +82,93 @@ fn every_plot_is_an_svg_with_its_labels_and_one_mark_per_fork() {
     let det = &p["detection.svg"];
     assert!(det.contains("true delay d (µs)"));
     assert!(det.contains("share (0 to 1)"));
-    assert!(det.contains("two separate runs"));
     for label in ["0", "5", "25", "500"] {
         assert!(det.contains(&format!("\n{label}\n</text>")), "tick {label}");
     }
-    // One circle per cell on the forks line, plus the legend's.
-    assert_eq!(count(det, "<circle"), DELAYS_NS.len() + 1);
+    // The legend gives n for each share and says why d = 0 has no cross-run point.
+    assert!(det.contains("forks whose CI was above 0 (n = 10 per delay)"));
+    assert!(det.contains(
+        "two separate runs pointing the right way (n = 90; none at d = 0: no way is right)"
+    ));
+    assert!(det.contains("d = 0: forks with a false difference, seen or reversed (n = 10)"));
+    assert!(det.contains("5 %: false positives that 95 % confidence allows"));
+    // A filled circle per delay > 0, a hollow one at d = 0, and one of each in the legend.
+    assert_eq!(count(det, "<circle"), (DELAYS_NS.len() - 1) + 1 + 2);
 
     let forest = &p["forest.svg"];
-    assert!(forest.contains("median D and 95.0 % CI"));
-    assert!(forest.contains("d = 25.0 µs: 10/10 saw it"));
+    assert!(forest.contains("median D and 95 % CI (µs)"));
+    assert!(forest.contains("d = 25 µs: 10/10 saw it"));
     // One circle per fork, plus three in the legend.
     assert_eq!(count(forest, "<circle"), 80 + 3);
+    // Zero is off the range of the large delays' panels, and said so.
+    assert!(count(forest, "← zero is off the range") >= 3);
+    // One unit for every panel: the d = 0 panel is in µs too.
+    assert_eq!(count(forest, "median D and 95 % CI (µs)"), 8);
 
     let medians = &p["medians.svg"];
-    assert!(medians.contains("baseline median (µs)"));
-    assert!(medians.contains("treatment median (µs)"));
+    assert!(medians
+        .contains("r: Pearson correlation of the forks&apos; baseline and treatment medians"));
+    assert_eq!(count(medians, "baseline median (ms)"), 8);
+    assert_eq!(count(medians, "treatment median (ms)"), 8);
     assert_eq!(count(medians, "<circle"), 80 + 1);
+}
+
+/// The pixel steps of every dashed segment of y = x + d (the green
+/// polylines that are not horizontal, i.e. not the legend sample).
+fn diagonal_steps(svg: &str) -> Vec<(i32, i32)> {
+    svg.lines()
+        .filter(|l| {
+            l.contains("<polyline")
+                && l.contains(&format!(
+                    "stroke=\"#{:02X}{:02X}{:02X}\"",
+                    GREEN.0, GREEN.1, GREEN.2
+                ))
+        })
+        .filter_map(|l| {
+            let points = l.split("points=\"").nth(1)?.split('"').next()?;
+            let xy: Vec<(i32, i32)> = points
+                .split_whitespace()
+                .filter_map(|p| {
+                    let (x, y) = p.split_once(',')?;
+                    Some((x.parse().ok()?, y.parse().ok()?))
+                })
+                .collect();
+            let (a, b) = (xy.first()?, xy.last()?);
+            (a.1 != b.1).then_some((b.0 - a.0, b.1 - a.1))
+        })
+        .collect()
+}
+
+#[test]
+fn the_medians_diagonal_runs_at_45_degrees() {
+    let p = plots(&study(10));
+    let steps = diagonal_steps(&p["medians.svg"]);
+    assert!(steps.len() > 50, "{steps:?}");
+    let (dx, dy) = steps.iter().fold((0, 0), |(x, y), s| (x + s.0, y + s.1));
+    // Equal pixels per ns on both axes: every step goes as far right as up
+    // (pixel rounding aside).
+    assert!(dx > 0 && (dx + dy).abs() * 50 <= dx, "dx {dx}, dy {dy}");
+}
+
+#[test]
+fn d0_is_a_false_positive_rate_counting_reversed_forks_and_is_not_joined_to_the_delays() {
+    let mut a = study(10);
+    a.cells[0].forks_seen = 1;
+    a.cells[0].forks_reversed = 2;
+    let x_of = |d: u64| DELAYS_NS.iter().position(|x| *x == d).unwrap() as f64;
+    let series = detection::series(&a, &x_of, true);
+    let solid = &series[0];
+    assert!(
+        solid.points.iter().all(|(x, _)| *x > 0.0),
+        "{:?}",
+        solid.points
+    );
+    let zero = &series[1];
+    assert_eq!(zero.points, [(0.0, 0.3)]);
+    assert!(matches!(zero.entry.line, Line::None));
+    // An A/B experiment has no false positives: d = 0 is an ordinary point.
+    let ab = detection::series(&a, &x_of, false);
+    assert_eq!(ab[0].points[0], (0.0, 0.1));
 }
 
 #[test]

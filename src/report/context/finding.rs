@@ -1,0 +1,227 @@
+//! The finding of each headline group, in sentences that the report and the
+//! terminal summary share: how small a delay every fork saw and where the
+//! true threshold lies between grid steps, the false positives at d = 0
+//! (seen and reversed), what two separate runs would have said, and whether
+//! the forks ran at two speeds.
+
+use crate::analysis::{Analysis, CellAnalysis, GroupHeadline};
+use crate::report::format;
+use crate::run_info::RunInfo;
+use crate::spec::Experiment;
+use serde::Serialize;
+
+/// One headline group of `analysis.json` with its `view`.
+#[derive(Debug, Serialize)]
+pub struct GroupView<'a> {
+    #[serde(flatten)]
+    pub data: &'a GroupHeadline,
+    pub view: GroupText,
+}
+
+/// Plain-text sentences (no Markdown) and the numbers behind them; a
+/// sentence is none when it does not apply (no delays, no d = 0 cell, one
+/// fork per cell, one speed).
+#[derive(Debug, Serialize)]
+pub struct GroupText {
+    /// The group's params (`plans = 40`), empty when only the delay is swept.
+    pub label: String,
+    /// Smallest delay every fork saw, and where the threshold lies.
+    pub threshold: Option<String>,
+    /// The threshold as bounds (ns): it lies above `threshold_above_ns`
+    /// (none: the smallest delay tried was already seen by every fork) and
+    /// at most `threshold_at_most_ns` (none: no delay was seen by all).
+    pub threshold_above_ns: Option<u64>,
+    pub threshold_at_most_ns: Option<u64>,
+    /// Larger delays that not every fork saw.
+    pub larger_missed: Option<String>,
+    /// False positives at d = 0 (seen + reversed) against the nominal rate;
+    /// A/A experiments only (an A/B difference at d = 0 is the answer).
+    pub false_positives: Option<String>,
+    /// The number of false positives the confidence level allows by chance
+    /// at d = 0: (1 - confidence) x forks.
+    pub expected_false_positives: Option<f64>,
+    /// What comparing two separate runs' medians would have said.
+    pub separate_runs: Option<String>,
+    /// Whether the forks' baseline medians fell into two speeds.
+    pub two_speeds: Option<String>,
+}
+
+pub(super) fn view<'a>(g: &'a GroupHeadline, a: &Analysis, exp: &Experiment) -> GroupView<'a> {
+    let mut cells: Vec<&CellAnalysis> = g
+        .cells
+        .iter()
+        .filter_map(|id| a.cells.iter().find(|c| c.cell == *id))
+        .collect();
+    cells.sort_by_key(|c| (c.delay_ns, c.cell));
+    let positive: Vec<&CellAnalysis> = cells.iter().copied().filter(|c| c.delay_ns > 0).collect();
+    let all_seen = positive.iter().position(|c| c.forks_seen == c.forks_total);
+    let expected = g
+        .zero_delay_forks_total
+        .map(|n| (1.0 - a.confidence) * f64::from(n));
+    GroupView {
+        data: g,
+        view: GroupText {
+            label: format::params(&g.params),
+            threshold: threshold(&positive, all_seen),
+            threshold_above_ns: all_seen
+                .and_then(|k| k.checked_sub(1))
+                .map(|k| positive[k].delay_ns),
+            threshold_at_most_ns: all_seen.map(|k| positive[k].delay_ns),
+            larger_missed: all_seen.and_then(|k| larger_missed(&positive[k + 1..])),
+            false_positives: exp
+                .design
+                .is_aa()
+                .then(|| false_positives(g, a.confidence, expected))
+                .flatten(),
+            expected_false_positives: expected,
+            separate_runs: separate_runs(&positive, exp),
+            two_speeds: two_speeds(&cells),
+        },
+    }
+}
+
+fn seen_by(c: &CellAnalysis) -> String {
+    format!("{} of {}", c.forks_seen, c.forks_total)
+}
+
+/// `4.5 % of the 551 µs median baseline run`, or `2.50 times ...` when the
+/// delay is longer than the run itself.
+fn against_baseline(c: &CellAnalysis) -> String {
+    let base = c.pooled.baseline_median_ns;
+    if base <= 0.0 || !base.is_finite() {
+        return String::new();
+    }
+    let share = c.delay_ns as f64 / base;
+    let amount = if share < 1.0 {
+        format!("{} of", format::percent(share))
+    } else {
+        format!("{share:.2} times")
+    };
+    format!(
+        " ({amount} the {} median baseline run)",
+        format::duration(base)
+    )
+}
+
+fn threshold(positive: &[&CellAnalysis], all_seen: Option<usize>) -> Option<String> {
+    let largest = positive.last()?;
+    let Some(k) = all_seen else {
+        return Some(format!(
+            "No injected delay was seen by every fork; the largest tried, {}, was seen by {}.",
+            format::delay(largest.delay_ns as f64),
+            seen_by(largest)
+        ));
+    };
+    let c = positive[k];
+    let d = format::delay(c.delay_ns as f64);
+    Some(match k.checked_sub(1).map(|i| positive[i]) {
+        None => format!(
+            "Every fork saw {d}{}, so this harness's threshold is ≤ {d}, the smallest delay tried.",
+            against_baseline(c)
+        ),
+        Some(below) => {
+            let b = format::delay(below.delay_ns as f64);
+            format!(
+                "The smallest injected delay that every fork saw was {d}{}; the step below, {b}, was seen by {}, so the threshold lies between {b} and {d}.",
+                against_baseline(c),
+                seen_by(below)
+            )
+        }
+    })
+}
+
+fn larger_missed(larger: &[&CellAnalysis]) -> Option<String> {
+    let missed: Vec<String> = larger
+        .iter()
+        .filter(|c| c.forks_seen < c.forks_total)
+        .map(|c| format!("{} ({})", format::delay(c.delay_ns as f64), seen_by(c)))
+        .collect();
+    (!missed.is_empty()).then(|| {
+        format!(
+            "Not every fork saw the larger {}.",
+            format::list(&missed, "and")
+        )
+    })
+}
+
+fn false_positives(g: &GroupHeadline, confidence: f64, expected: Option<f64>) -> Option<String> {
+    let total = g.zero_delay_forks_total?;
+    let seen = g.zero_delay_forks_seen.unwrap_or(0);
+    let reversed = g.zero_delay_forks_reversed.unwrap_or(0);
+    let fp = g.zero_delay_false_positives.unwrap_or(seen + reversed);
+    let expected = expected.unwrap_or(0.0);
+    let expected = if (expected - expected.round()).abs() < 1e-9 {
+        format!("{expected:.0}")
+    } else {
+        format!("{expected:.1}")
+    };
+    let found = if fp == 0 {
+        format!("none of the {total} forks reported a difference (which would be a false positive)")
+    } else {
+        format!("{fp} of {total} forks reported a difference ({seen} above zero, {reversed} below), each a false positive")
+    };
+    Some(format!(
+        "With no delay injected, {found}; at {} confidence about {} of forks ({expected} of {total}) would by chance.",
+        format::percent(confidence),
+        format::percent(1.0 - confidence),
+    ))
+}
+
+fn separate_runs(positive: &[&CellAnalysis], exp: &Experiment) -> Option<String> {
+    if exp.design.forks.get() < 2 {
+        return None;
+    }
+    let compared: Vec<&&CellAnalysis> = positive
+        .iter()
+        .filter(|c| c.cross_runs.comparisons > 0 && c.cross_runs.correct.is_some())
+        .collect();
+    let right = |c: &CellAnalysis| c.cross_runs.correct.unwrap_or(0);
+    if let Some(c) = compared
+        .iter()
+        .find(|c| right(c) == c.cross_runs.comparisons)
+    {
+        return Some(format!(
+            "Comparing two separate runs' medians instead of pairs first got all {} comparisons right at {}.",
+            c.cross_runs.comparisons,
+            format::delay(c.delay_ns as f64)
+        ));
+    }
+    // Best share; the smaller delay on a tie.
+    let best = compared.iter().max_by(|x, y| {
+        let share = |c: &CellAnalysis| f64::from(right(c)) / f64::from(c.cross_runs.comparisons);
+        share(x)
+            .total_cmp(&share(y))
+            .then(y.delay_ns.cmp(&x.delay_ns))
+    })?;
+    Some(format!(
+        "Comparing two separate runs' medians instead of pairs got every comparison right at no delay tried (best: {} of {}, at {}).",
+        right(best),
+        best.cross_runs.comparisons,
+        format::delay(best.delay_ns as f64)
+    ))
+}
+
+fn two_speeds(cells: &[&CellAnalysis]) -> Option<String> {
+    let medians: Vec<f64> = cells
+        .iter()
+        .flat_map(|c| c.forks.iter().map(|f| f.baseline_median_ns))
+        .collect();
+    let s = crate::stats::two_speeds(&medians)?;
+    Some(format!(
+        "The forks ran at two speeds: {} of {} forks had baseline medians of {} and the other {} of {}. Pairing inside a fork cancels such a per-process mode; comparing two separate runs does not.",
+        s.slow_n,
+        medians.len(),
+        format::range(s.slow_min, s.slow_max),
+        s.fast_n,
+        format::range(s.fast_min, s.fast_max),
+    ))
+}
+
+/// Which figures come from one run on one machine.
+pub(super) fn one_run(info: &RunInfo) -> String {
+    let exp = &info.spec.experiment;
+    format!(
+        "These figures come from one run on one machine ({} forks per cell, master seed {}). A repeat with the same seed runs the same schedule, inputs and analysis, but measures new timings, so a count of forks or a threshold can move by a grid step or more.",
+        exp.design.forks, info.seeds.master
+    )
+}

@@ -1,0 +1,249 @@
+//! The template's context (design section 7), built from `Serialize`
+//! view-model structs with every number already computed, so templates only
+//! choose words and call the filters of [`super::filters`]; every key is
+//! documented in `templates/README.md`.
+//!
+//! The object of `analysis.json` sits at the top level unchanged
+//! (`confidence`, `resamples`, `cells`, `headline`); each cell and headline
+//! group carries one extra key, `view`, with what the report derives from it
+//! (labels, sentences, thresholds). Beside them: `spec`, `environment`,
+//! `database`, `run`, `reproduce` and `text` (sentences about the whole run).
+
+mod cells;
+mod finding;
+mod reproduce;
+
+pub use cells::{CellText, CellView};
+pub use finding::{GroupText, GroupView};
+pub use reproduce::{reproduce_command, Reproduce};
+
+use crate::analysis::{Analysis, AnalysisInput, CellInfo, GroupHeadline};
+use crate::db::DbInfo;
+use crate::environment::Environment;
+use crate::run_info::RunInfo;
+use crate::spec::Experiment;
+use serde::Serialize;
+
+/// What the analysis needs from `run.json`.
+pub fn analysis_input(info: &RunInfo) -> AnalysisInput {
+    let exp = &info.spec.experiment;
+    AnalysisInput {
+        master_seed: info.seeds.master,
+        resamples: exp.analysis.resamples,
+        confidence: exp.analysis.confidence,
+        ordering: exp.design.ordering,
+        pad_baseline: exp.design.pad_baseline,
+        cells: info
+            .cells
+            .iter()
+            .map(|c| CellInfo {
+                cell: c.cell,
+                params: c.params.clone(),
+                delay_ns: c.delay_ns,
+            })
+            .collect(),
+        target_half_width_ns: None,
+    }
+}
+
+/// The whole context.
+#[derive(Debug, Serialize)]
+pub struct Context<'a> {
+    pub confidence: f64,
+    pub resamples: u32,
+    pub cells: Vec<CellView<'a>>,
+    pub headline: HeadlineView<'a>,
+    pub spec: SpecView<'a>,
+    pub environment: &'a Environment,
+    pub database: Option<DatabaseView>,
+    pub run: RunView,
+    pub reproduce: Reproduce,
+    pub text: RunText,
+}
+
+/// `analysis.json`'s `headline`: the first group's fields at top level, and
+/// every group, each with its `view`.
+#[derive(Debug, Serialize)]
+pub struct HeadlineView<'a> {
+    #[serde(flatten)]
+    pub first: GroupView<'a>,
+    pub groups: Vec<GroupView<'a>>,
+}
+
+/// The experiment as run, plus what the report says about its arms.
+#[derive(Debug, Serialize)]
+pub struct SpecView<'a> {
+    #[serde(flatten)]
+    pub experiment: &'a Experiment,
+    /// The experiment file as given.
+    pub path: &'a str,
+    pub sha256: &'a str,
+    pub baseline_kind: &'static str,
+    pub treatment_kind: &'static str,
+    pub is_aa: bool,
+}
+
+/// The database the strategies used, as recorded, plus a URL without the
+/// password and a one-line description.
+#[derive(Debug, Serialize)]
+pub struct DatabaseView {
+    /// `sqlite` or `postgres`.
+    pub backend: String,
+    /// `sqlite_version()` or the server's `SELECT version()`.
+    pub version: String,
+    /// Server facts for PostgreSQL; none for SQLite (always present).
+    pub postgres: Option<crate::db::postgres::PgInfo>,
+    /// `postgres://USER@HOST:PORT/DB` (no password); none for SQLite.
+    pub url: Option<String>,
+    /// `PostgreSQL 15.18 (...) at 127.0.0.1:54329, database bench` or
+    /// `embedded SQLite 3.46.0`.
+    pub label: String,
+}
+
+/// This run: ids, seeds, counts and times.
+#[derive(Debug, Serialize)]
+pub struct RunView {
+    pub run_id: String,
+    pub master_seed: u64,
+    pub seed_drawn: bool,
+    /// argv as given, quoted for a POSIX shell.
+    pub command_line: String,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    /// Finished forks over all cells.
+    pub forks_run: usize,
+    /// Jobs planned (cells x forks) and cells.
+    pub jobs: usize,
+    pub cells: usize,
+    pub arms_compared: bool,
+    pub arms_agree: bool,
+    pub matches_in_memory: bool,
+    pub has_delays: bool,
+    /// Sum of the forks' wall times, seconds.
+    pub wall_s: f64,
+}
+
+/// Sentences about the whole run, in plain text (no Markdown), shared by
+/// the report and the terminal summary.
+#[derive(Debug, Serialize)]
+pub struct RunText {
+    /// `95 %`: the confidence level as a label.
+    pub confidence: String,
+    /// `5 %`: the share of forks that may report a difference at d = 0 by
+    /// chance (1 - confidence).
+    pub nominal_false_positives: String,
+    /// Which figures come from one run on one machine, and what a repeat
+    /// with the same seed does and does not reproduce.
+    pub one_run: String,
+    /// The widest spread of baseline fork medians within a cell, against
+    /// the injected delays; none with one fork per cell.
+    pub spread: Option<String>,
+    /// The variance section's note on the search and the design that ran;
+    /// none with one fork per cell.
+    pub design_search: Option<String>,
+    /// Whether any headline group's forks ran at two speeds.
+    pub two_speeds: bool,
+    /// The machine's memory: `23.5 GiB`.
+    pub memory: String,
+}
+
+/// Builds the context of one run.
+pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
+    let exp = &info.spec.experiment;
+    let cells: Vec<CellView<'a>> = analysis
+        .cells
+        .iter()
+        .map(|c| cells::view(c, analysis, exp))
+        .collect();
+    let group = |g: &'a GroupHeadline| finding::view(g, analysis, exp);
+    let headline = HeadlineView {
+        first: group(&analysis.headline.first),
+        groups: analysis.headline.groups.iter().map(group).collect(),
+    };
+    Context {
+        confidence: analysis.confidence,
+        resamples: analysis.resamples,
+        text: RunText {
+            confidence: super::format::percent(analysis.confidence),
+            nominal_false_positives: super::format::percent(1.0 - analysis.confidence),
+            one_run: finding::one_run(info),
+            spread: cells::spread_sentence(analysis),
+            design_search: cells::design_search_sentence(analysis, exp),
+            two_speeds: headline.groups.iter().any(|g| g.view.two_speeds.is_some()),
+            memory: format!(
+                "{:.1} GiB",
+                info.environment.memory_bytes as f64 / f64::from(1u32 << 30)
+            ),
+        },
+        cells,
+        headline,
+        spec: SpecView {
+            experiment: exp,
+            path: &info.spec.path,
+            sha256: &info.spec.sha256,
+            baseline_kind: exp.strategies[&exp.design.baseline].label(),
+            treatment_kind: exp.strategies[&exp.design.treatment].label(),
+            is_aa: exp.design.is_aa(),
+        },
+        environment: &info.environment,
+        database: database_view(info),
+        run: run_view(info),
+        reproduce: reproduce::build(info),
+    }
+}
+
+fn database_view(info: &RunInfo) -> Option<DatabaseView> {
+    let db: DbInfo = serde_json::from_value(info.database.clone()?).ok()?;
+    let (url, label) = match &db.postgres {
+        Some(pg) => {
+            let user = pg
+                .user
+                .as_deref()
+                .map_or(String::new(), |u| format!("{u}@"));
+            let url = format!("postgres://{user}{}:{}/{}", pg.host, pg.port, pg.database);
+            let server = pg
+                .server_version
+                .split_whitespace()
+                .next()
+                .unwrap_or(&pg.server_version);
+            let at = match pg.transport.as_str() {
+                "unix" => format!("a Unix socket in {}", pg.host),
+                _ => format!("{}:{}", pg.host, pg.port),
+            };
+            let label = format!("PostgreSQL {server} at {at}, database {}", pg.database);
+            (Some(url), label)
+        }
+        None if db.backend == "sqlite" => (None, format!("embedded SQLite {}", db.version)),
+        None => (None, format!("{} {}", db.backend, db.version)),
+    };
+    Some(DatabaseView {
+        backend: db.backend,
+        version: db.version,
+        postgres: db.postgres,
+        url,
+        label,
+    })
+}
+
+fn run_view(info: &RunInfo) -> RunView {
+    let checks = || info.forks.iter().map(|f| &f.checks);
+    RunView {
+        run_id: info.run_id.clone(),
+        master_seed: info.seeds.master,
+        seed_drawn: info.seeds.drawn,
+        command_line: crate::shell::join(&info.command_line),
+        started_at: info.started_at.clone(),
+        finished_at: info.finished_at.clone(),
+        forks_run: info.forks.len(),
+        jobs: info.jobs.len(),
+        cells: info.cells.len(),
+        arms_compared: checks().any(|c| c.arms_agree == Some(true)),
+        arms_agree: checks().all(|c| c.arms_agree != Some(false)),
+        matches_in_memory: checks().any(|c| c.matches_in_memory == Some(true)),
+        has_delays: info.cells.iter().any(|c| c.delay_ns > 0),
+        wall_s: info.forks.iter().map(|f| f.wall_ns).sum::<u64>() as f64 / 1e9,
+    }
+}
+
+#[cfg(test)]
+mod tests;

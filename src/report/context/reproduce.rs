@@ -1,0 +1,117 @@
+//! The report's "Reproduce" section: everything needed to run the
+//! experiment again — the command with every `--set` and `--out`, quoted so
+//! it pastes as the same argv; the database; the commit; the placement —
+//! and what a repeat does and does not reproduce.
+
+use crate::run_info::RunInfo;
+use serde::Serialize;
+
+#[derive(Debug, Serialize)]
+pub struct Reproduce {
+    /// The command that reruns this experiment with the same seed and the
+    /// same output folder, prefixed with `RUNNER_DATABASE_URL=...` (without
+    /// the password) when it ran on PostgreSQL.
+    pub command: String,
+    /// The database in words: `PostgreSQL 15.18 at postgres://bench@...`
+    /// or `embedded SQLite 3.46.0`; none when no strategy used one.
+    pub database: Option<String>,
+    /// The git commit the binary was built from.
+    pub commit: String,
+    /// Set when the build had uncommitted changes (`-dirty`).
+    pub commit_dirty: bool,
+    /// The CPU placement of the run, when the experiment has one.
+    pub placement: Option<String>,
+    /// What reproduces byte for byte and what depends on the machine.
+    pub determinism: String,
+}
+
+/// `cargo run --release -- exec SPEC [--out DIR] [--set K=V]...`: the
+/// recorded command line without `--quiet` and `--resume`, with the master
+/// seed pinned when the run drew it, each argument quoted by [`crate::shell`].
+pub fn reproduce_command(info: &RunInfo) -> String {
+    let mut args: Vec<String> = ["cargo", "run", "--release", "--", "exec"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    args.push(info.spec.path.clone());
+    let mut out = None;
+    let mut sets = Vec::new();
+    let mut recorded = info.command_line.iter().skip(2);
+    while let Some(a) = recorded.next() {
+        match a.as_str() {
+            "--set" => sets.extend(recorded.next().cloned()),
+            "--out" => out = recorded.next().cloned(),
+            "--resume" => {
+                recorded.next();
+            }
+            _ => {
+                if let Some(v) = a.strip_prefix("--set=") {
+                    sets.push(v.to_string());
+                } else if let Some(v) = a.strip_prefix("--out=") {
+                    out = Some(v.to_string());
+                }
+            }
+        }
+    }
+    if let Some(out) = out {
+        args.extend(["--out".to_string(), out]);
+    }
+    if info.seeds.drawn {
+        sets.push(format!("seed={}", info.seeds.master));
+    }
+    for s in sets {
+        args.extend(["--set".to_string(), s]);
+    }
+    crate::shell::join(&args)
+}
+
+pub(super) fn build(info: &RunInfo) -> Reproduce {
+    let db = super::database_view(info);
+    let command = match db.as_ref().and_then(|d| d.url.as_ref()) {
+        // Only the value is quoted: a quoted name would not be an assignment.
+        Some(url) => format!(
+            "{}={} {}",
+            crate::db::URL_ENV,
+            crate::shell::join(&[url]),
+            reproduce_command(info)
+        ),
+        None => reproduce_command(info),
+    };
+    let database = db.map(|d| match &d.url {
+        Some(url) => format!(
+            "{}; URL {url}{}",
+            d.label,
+            if d.postgres.as_ref().is_some_and(|p| p.user.is_some()) {
+                " (no password is recorded; add yours if the server asks for one)"
+            } else {
+                " (this run recorded no user or password; add yours)"
+            }
+        ),
+        None => format!(
+            "{}, in the worker's memory: nothing to install (leave {} unset)",
+            d.label,
+            crate::db::URL_ENV
+        ),
+    });
+    let commit = &info.environment.git_commit;
+    let (commit, commit_dirty) = match commit.strip_suffix("-dirty") {
+        Some(c) => (c.to_string(), true),
+        None => (commit.clone(), false),
+    };
+    let placement = serde_json::to_value(&info.spec.experiment.design)
+        .ok()
+        .and_then(|d| d.get("placement").cloned())
+        .filter(|p| !p.is_null())
+        .map(|p| match p {
+            serde_json::Value::String(s) => s,
+            other => other.to_string(),
+        });
+    Reproduce {
+        command,
+        database,
+        commit,
+        commit_dirty,
+        placement,
+        determinism: "Timings depend on the machine and its load, so a repeat measures different times. The schedule, the inputs and the analysis of these data reproduce byte for byte: the same seed gives the same job order, inputs and coin flips, and `runner report DIR` renders this report, `analysis.json` and the plots identically from `pairs.csv` and `run.json`.".into(),
+    }
+}

@@ -1,0 +1,201 @@
+use super::*;
+use std::path::Path;
+
+/// The committed floor report (small: noop arms, no database).
+fn floor() -> (RunInfo, Analysis) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/floor");
+    crate::report::analyse_folder(&dir).expect("the committed floor report analyses")
+}
+
+/// Every path of `sub` is in `whole` with the same value.
+fn assert_contains(whole: &serde_json::Value, sub: &serde_json::Value, at: &str) {
+    match sub {
+        serde_json::Value::Object(m) => {
+            for (k, v) in m {
+                let w = whole
+                    .get(k)
+                    .unwrap_or_else(|| panic!("the context lacks {at}.{k}"));
+                assert_contains(w, v, &format!("{at}.{k}"));
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                assert_contains(&whole[i], v, &format!("{at}[{i}]"));
+            }
+        }
+        _ => assert_eq!(whole, sub, "{at}"),
+    }
+}
+
+#[test]
+fn the_context_holds_analysis_json_unchanged_at_the_top_level() {
+    let (info, analysis) = floor();
+    let ctx = serde_json::to_value(build(&info, &analysis)).unwrap();
+    let json = serde_json::to_value(&analysis).unwrap();
+    assert_contains(&ctx, &json, "");
+    for key in [
+        "spec",
+        "environment",
+        "database",
+        "run",
+        "reproduce",
+        "text",
+    ] {
+        assert!(ctx.get(key).is_some(), "{key}");
+    }
+    assert!(ctx["cells"][0]["view"]["label"].is_string());
+    assert!(ctx["headline"]["groups"][0]["view"]["threshold"].is_string());
+    // The first group's view is at the top of `headline` too.
+    assert_eq!(
+        ctx["headline"]["view"],
+        ctx["headline"]["groups"][0]["view"]
+    );
+}
+
+#[test]
+fn the_reproduce_command_pastes_as_the_same_argv() {
+    let (mut info, _) = floor();
+    info.command_line = [
+        "./target/release/runner",
+        "exec",
+        "experiments/floor.toml",
+        "--quiet",
+        "--set",
+        "grid.delay_us=[0, 5]",
+        "--out",
+        "reports/my floor",
+        "--set=design.forks=2",
+        "--resume",
+        "reports/x.partial",
+    ]
+    .map(String::from)
+    .to_vec();
+    let cmd = reproduce_command(&info);
+    assert_eq!(
+        shlex::split(&cmd).unwrap(),
+        [
+            "cargo",
+            "run",
+            "--release",
+            "--",
+            "exec",
+            "experiments/floor.toml",
+            "--out",
+            "reports/my floor",
+            "--set",
+            "grid.delay_us=[0, 5]",
+            "--set",
+            "design.forks=2",
+        ]
+    );
+    info.seeds.drawn = true;
+    let argv = shlex::split(&reproduce_command(&info)).unwrap();
+    assert_eq!(
+        argv[argv.len() - 2..],
+        ["--set".to_string(), format!("seed={}", info.seeds.master)]
+    );
+}
+
+#[test]
+fn a_postgres_run_reproduces_with_its_url_but_never_a_password() {
+    let (mut info, analysis) = floor();
+    info.database = Some(serde_json::json!({
+        "backend": "postgres",
+        "version": "PostgreSQL 15.18 on x86_64",
+        "postgres": {
+            "server_version": "15.18 (Debian 15.18-0+deb12u1)",
+            "shared_buffers": "128MB", "synchronous_commit": "on", "fsync": "on",
+            "wal_level": "replica", "transport": "tcp", "host": "127.0.0.1",
+            "port": 54329, "database": "bench", "user": "bench"
+        }
+    }));
+    let ctx = build(&info, &analysis);
+    let r = &ctx.reproduce;
+    assert!(
+        r.command
+            .starts_with("RUNNER_DATABASE_URL=postgres://bench@127.0.0.1:54329/bench cargo run"),
+        "{}",
+        r.command
+    );
+    let db = r.database.as_deref().unwrap();
+    assert!(
+        db.starts_with("PostgreSQL 15.18 at 127.0.0.1:54329, database bench"),
+        "{db}"
+    );
+    assert!(db.contains("no password is recorded"), "{db}");
+    assert!(!r.command.contains(":bench@"));
+}
+
+#[test]
+fn an_embedded_sqlite_run_says_so_and_sets_no_url() {
+    let (mut info, analysis) = floor();
+    info.database = Some(serde_json::json!({"backend": "sqlite", "version": "3.46.0"}));
+    let ctx = build(&info, &analysis);
+    assert!(ctx
+        .reproduce
+        .command
+        .starts_with("cargo run --release -- exec"));
+    let db = ctx.reproduce.database.unwrap();
+    assert!(db.starts_with("embedded SQLite 3.46.0"), "{db}");
+    assert!(db.contains("leave RUNNER_DATABASE_URL unset"), "{db}");
+}
+
+#[test]
+fn a_dirty_build_is_named_and_the_commit_kept_whole() {
+    let (mut info, analysis) = floor();
+    info.environment.git_commit = "0123456789abcdef0123456789abcdef01234567-dirty".into();
+    let ctx = build(&info, &analysis);
+    assert_eq!(
+        ctx.reproduce.commit,
+        "0123456789abcdef0123456789abcdef01234567"
+    );
+    assert!(ctx.reproduce.commit_dirty);
+}
+
+/// Every key name of the context, except inside `params` (grid values).
+fn key_names(v: &serde_json::Value, out: &mut std::collections::BTreeSet<String>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, v) in m {
+                out.insert(k.clone());
+                if k != "params" {
+                    key_names(v, out);
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|v| key_names(v, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn templates_readme_documents_every_key_of_the_context() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/README.md"))
+            .unwrap();
+    let (mut info, analysis) = floor();
+    // A PostgreSQL database, so its keys are there too.
+    info.database = Some(serde_json::json!({
+        "backend": "postgres", "version": "v",
+        "postgres": {
+            "server_version": "15", "shared_buffers": "128MB", "synchronous_commit": "on",
+            "fsync": "on", "wal_level": "replica", "transport": "tcp", "host": "h",
+            "port": 1, "database": "d", "user": "u"
+        }
+    }));
+    let ctx = serde_json::to_value(build(&info, &analysis)).unwrap();
+    let mut keys = std::collections::BTreeSet::new();
+    key_names(&ctx, &mut keys);
+    let missing: Vec<&String> = keys
+        .iter()
+        .filter(|k| {
+            !(doc.contains(&format!("`{k}`"))
+                || doc.contains(&format!(".{k}`"))
+                || doc.contains(&format!("`{k}.")))
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "templates/README.md does not document {missing:?}"
+    );
+}

@@ -1,0 +1,250 @@
+//! The README's figures are the committed reports' and bench output's
+//! figures. Two blocks of README.md are generated here: one from every
+//! committed report folder (`run.json` and `analysis.json`, through the same
+//! view-model and sentences as the reports), one from `benches/harness.txt`.
+//! After a re-measurement, `UPDATE_README=1 cargo test --test readme`
+//! rewrites both; without it, a difference fails and prints the expected
+//! block. Outside the blocks and code, the README may state no measured
+//! figure at all.
+
+use runner::analysis::Analysis;
+use runner::report::{context, format};
+use runner::run_info::RunInfo;
+use std::path::{Path, PathBuf};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Committed report folders, by name.
+fn report_dirs() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root().join("reports"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|d| d.join("run.json").is_file())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+fn wall(info: &RunInfo) -> String {
+    let parse = |t: &str| chrono::DateTime::parse_from_rfc3339(t).ok();
+    let (Some(a), Some(b)) = (
+        parse(&info.started_at),
+        info.finished_at.as_deref().and_then(parse),
+    ) else {
+        return "unfinished".into();
+    };
+    let s = (b - a).num_seconds();
+    if s < 60 {
+        format!("{s} s")
+    } else {
+        format!("{} min {} s", s / 60, s % 60)
+    }
+}
+
+/// One report's entry: where it is, what ran where, and its finding in the
+/// report's own sentences.
+fn report_entry(dir: &Path) -> String {
+    let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let info = RunInfo::read(&dir.join("run.json")).unwrap();
+    let json = std::fs::read_to_string(dir.join("analysis.json")).unwrap();
+    let analysis: Analysis = serde_json::from_str(&json).unwrap();
+    let ctx = context::build(&info, &analysis);
+    let env = &info.environment;
+    let load = match env.load_after {
+        Some(after) => format!("load {} to {}", env.load_before[0], after[0]),
+        None => format!("load {}", env.load_before[0]),
+    };
+    let database = ctx
+        .database
+        .as_ref()
+        .map_or("no database".to_string(), |d| d.label.clone());
+    let mut out = format!(
+        "**[`reports/{name}`](reports/{name}/report.md)**: {}\nRan on {database}; {} jobs in {} on {}, {} logical cores, {load}.\n`{}`\n\n",
+        info.spec.experiment.title,
+        ctx.run.jobs,
+        wall(&info),
+        env.cpu_model,
+        env.logical_cores,
+        ctx.reproduce.command,
+    );
+    let exp = &info.spec.experiment;
+    if exp.design.is_aa() || ctx.run.has_delays {
+        for g in &ctx.headline.groups {
+            let v = &g.view;
+            let label = if ctx.headline.groups.len() > 1 {
+                format!("{}: ", v.label)
+            } else {
+                String::new()
+            };
+            for line in [
+                &v.threshold,
+                &v.larger_missed,
+                &v.false_positives,
+                &v.separate_runs,
+                &v.two_speeds,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                out.push_str(&format!("- {label}{line}\n"));
+            }
+        }
+    }
+    if !exp.design.is_aa() {
+        for c in &ctx.cells {
+            let p = &c.data.pooled;
+            out.push_str(&format!(
+                "- {}: `{}` − `{}` = {} per run, slower in {} of pairs.\n",
+                c.view.label,
+                exp.design.treatment,
+                exp.design.baseline,
+                format::estimate(p.median_ns, p.ci_ns[0], p.ci_ns[1]),
+                format::percent(p.share_slower),
+            ));
+        }
+    }
+    out
+}
+
+fn reports_block() -> String {
+    report_dirs()
+        .iter()
+        .map(|d| report_entry(d))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The number after `key` in `line` (up to the next space or `;`).
+fn after<'a>(line: &'a str, key: &str) -> &'a str {
+    let rest = &line[line
+        .find(key)
+        .unwrap_or_else(|| panic!("{key:?} in {line:?}"))
+        + key.len()..];
+    rest.split([' ', ';']).next().unwrap()
+}
+
+fn bench_block() -> String {
+    let text = std::fs::read_to_string(root().join("benches/harness.txt")).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    let find = |prefix: &str| -> Vec<&str> {
+        lines
+            .iter()
+            .copied()
+            .filter(|l| l.starts_with(prefix))
+            .collect()
+    };
+    let floor = find("floor:");
+    let floor = floor.first().expect("a floor: line");
+    let delays = find("delay ");
+    let analysis = find("analysis:");
+    let analysis = analysis.first().expect("an analysis: line");
+    let each =
+        |f: &dyn Fn(&str) -> String| delays.iter().map(|l| f(l)).collect::<Vec<_>>().join(" / ");
+    format!(
+        "| figure | goal | measured |\n|---|---|---|\n\
+         | harness floor: median of a timed `noop` run vs one `Instant::now()` | ratio ≤ 2 | {} ns vs {} ns (ratio {}) |\n\
+         | injected delay accuracy, median(spin_ns) − d at {} µs | ≤ 1 % + 100 ns ({} ns) | {} ns |\n\
+         | analysis of a 10-fork x 8-delay x 300-pair grid, 2000 resamples | < 1 s | {} s (best of 3) |\n",
+        after(floor, "median "),
+        after(floor, "clock read "),
+        after(floor, "ratio "),
+        each(&|l| after(l, "delay ").to_string()),
+        each(&|l| after(l, "goal <= ").to_string()),
+        each(&|l| after(l, "- d = ").to_string()),
+        after(analysis, "resamples: "),
+    )
+}
+
+/// README with the block `name` replaced by `body`; errors when the markers
+/// are missing.
+fn with_block(readme: &str, name: &str, body: &str) -> String {
+    let begin = format!("<!-- BEGIN generated: {name} -->\n");
+    let end = format!("<!-- END generated: {name} -->");
+    let a = readme
+        .find(&begin)
+        .unwrap_or_else(|| panic!("README.md lacks {begin:?}"))
+        + begin.len();
+    let b = readme[a..]
+        .find(&end)
+        .unwrap_or_else(|| panic!("README.md lacks {end:?}"))
+        + a;
+    format!("{}{body}{}", &readme[..a], &readme[b..])
+}
+
+#[test]
+fn the_readme_figures_are_the_committed_reports_and_bench_figures() {
+    let path = root().join("README.md");
+    let readme = std::fs::read_to_string(&path).unwrap();
+    let expected = with_block(
+        &with_block(&readme, "reports", &reports_block()),
+        "bench",
+        &bench_block(),
+    );
+    if std::env::var("UPDATE_README").as_deref() == Ok("1") {
+        std::fs::write(&path, &expected).unwrap();
+        return;
+    }
+    if readme != expected {
+        let first = readme
+            .lines()
+            .zip(expected.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(readme.lines().count().min(expected.lines().count()));
+        panic!(
+            "README.md's generated figures differ from the committed reports and benches/harness.txt from line {} on:\n  README:   {:?}\n  expected: {:?}\nRewrite them with: UPDATE_README=1 cargo test --test readme",
+            first + 1,
+            readme.lines().nth(first).unwrap_or(""),
+            expected.lines().nth(first).unwrap_or(""),
+        );
+    }
+}
+
+/// A measured figure (a duration or a percentage) in README prose must sit
+/// in a generated block; code blocks and these configured values are fine.
+const CONFIGURED: [&str; 2] = ["±1 %", "a 250 ms sample"];
+
+#[test]
+fn no_measured_figure_lives_outside_the_generated_blocks() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let (mut in_code, mut in_block) = (false, false);
+    let mut stray = Vec::new();
+    for (i, line) in readme.lines().enumerate() {
+        if line.starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        if line.starts_with("<!-- BEGIN generated:") {
+            in_block = true;
+        } else if line.starts_with("<!-- END generated:") {
+            in_block = false;
+        }
+        if in_code || in_block {
+            continue;
+        }
+        let mut prose = line.to_string();
+        for c in CONFIGURED {
+            prose = prose.replace(c, "");
+        }
+        // Drop inline code: flags and keys such as `--set grid.delay_us=[0,100]`.
+        let prose: String = prose.split('`').step_by(2).collect();
+        let words: Vec<&str> = prose.split_whitespace().collect();
+        for w in words.windows(2) {
+            let number = w[0].trim_start_matches(['~', '(', '[', '-', '−']);
+            let is_number = !number.is_empty()
+                && number.chars().all(|c| c.is_ascii_digit() || c == '.')
+                && number.chars().next().is_some_and(|c| c.is_ascii_digit());
+            let unit = w[1].trim_end_matches([',', '.', ';', ')', ']', ':']);
+            if is_number && ["ns", "µs", "ms", "s", "%", "min"].contains(&unit) {
+                stray.push(format!("line {}: {line}", i + 1));
+            }
+        }
+    }
+    assert!(
+        stray.is_empty(),
+        "measured figures outside the generated blocks (name the committed report they come from, or move them into a block):\n{}",
+        stray.join("\n")
+    );
+}
