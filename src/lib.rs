@@ -16,6 +16,7 @@ pub mod record;
 pub mod report;
 pub mod run_info;
 pub mod seed;
+pub mod shell;
 pub mod spec;
 pub mod stats;
 pub mod strategy;

@@ -7,8 +7,8 @@ use common::pg_url;
 use runner::db::postgres::{connect, create_run_schema, drop_run_schema};
 use runner::db::{db_info, hash_rows, DbError, DbTarget};
 use runner::spec::{StrategyKind, WorkloadParams};
-use runner::strategy::{build, check_agreement};
-use runner::workload::{Model, Overrides};
+use runner::strategy::{build, check_agreement, Setting};
+use runner::workload::Model;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 const W: WorkloadParams = WorkloadParams {
@@ -39,11 +39,11 @@ fn schema_exists(url: &str, schema: &str) -> bool {
     row.get::<_, i64>(0) == 1
 }
 
-fn deltas() -> Vec<Overrides> {
-    [0.0, 0.0007, 0.011, 0.02345, 0.0333, 0.049_999]
-        .into_iter()
-        .map(|delta| Overrides { delta })
-        .collect()
+/// Pair inputs across the whole range (a draw is below 2^63).
+const INPUTS: [u64; 6] = [0, 1 << 30, 1 << 52, 12_345_678_901_234, 1 << 62, (1 << 63) - 1];
+
+fn at(db: Option<&DbTarget>) -> Setting<'_> {
+    Setting::new(W, db)
 }
 
 #[test]
@@ -55,10 +55,10 @@ fn tx_rollback_agrees_with_in_memory_bit_for_bit() {
         url: url.clone(),
         schema,
     };
-    let mut mem = build(StrategyKind::InMemory, W, None).unwrap();
-    let mut tx = build(StrategyKind::TxRollback, W, Some(&target)).unwrap();
-    let result = check_agreement(tx.as_mut(), mem.as_mut(), &deltas())
-        .and_then(|()| check_agreement(mem.as_mut(), tx.as_mut(), &deltas()));
+    let mut mem = build(&StrategyKind::InMemory, &at(None)).unwrap();
+    let mut tx = build(&StrategyKind::TxRollback, &at(Some(&target))).unwrap();
+    let result = check_agreement(tx.as_mut(), mem.as_mut(), &INPUTS)
+        .and_then(|()| check_agreement(mem.as_mut(), tx.as_mut(), &INPUTS));
     drop(tx);
     drop_run_schema(&url, &id).unwrap();
     result.unwrap();
@@ -74,14 +74,11 @@ fn previews_leave_the_table_unchanged_and_the_schema_is_dropped() {
         url: url.clone(),
         schema: schema.clone(),
     };
-    let mut tx = build(StrategyKind::TxRollback, W, Some(&target)).unwrap();
+    let mut tx = build(&StrategyKind::TxRollback, &at(Some(&target))).unwrap();
     let seeded = tx.content_hash().unwrap().unwrap();
     assert_eq!(seeded, hash_rows(Model::new(W.plans).fields()));
-    for i in 0..200 {
-        tx.run(&Overrides {
-            delta: i as f64 * 0.00025,
-        })
-        .unwrap();
+    for i in 0..200u64 {
+        tx.observe(i << 53).unwrap();
     }
     assert_eq!(tx.content_hash().unwrap().unwrap(), seeded);
     drop(tx);
@@ -114,7 +111,7 @@ fn an_existing_schema_is_refused_and_left_intact() {
         url: url.clone(),
         schema: schema.clone(),
     };
-    let werr = build(StrategyKind::TxRollback, W, Some(&target))
+    let werr = build(&StrategyKind::TxRollback, &at(Some(&target)))
         .err()
         .unwrap();
     assert!(

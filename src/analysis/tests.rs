@@ -76,6 +76,7 @@ fn record(
         spin_ns: d,
         baseline_at_ns,
         treatment_at_ns,
+        usage: Default::default(),
     }
 }
 
