@@ -9,7 +9,8 @@
 //! Files: [`model`] the JSON types; `fork` per-fork estimates, spread and
 //! correlation; `pooled` pooled, hierarchical and calibration; `cross_runs`
 //! two separate runs; `order` and `carry_over` the history effects;
-//! `variance` components and sizing; `headline` the answer across cells;
+//! `variance` components and sizing; `usage` CPU time and peak memory of
+//! command runs; `headline` the answer across cells;
 //! [`resample_trace`] the indices behind every interval, for independent checks.
 
 mod carry_over;
@@ -21,6 +22,7 @@ mod order;
 mod pooled;
 pub mod streams;
 mod trace;
+pub mod usage;
 mod variance;
 
 pub use model::*;
@@ -157,6 +159,7 @@ fn analyse_cell(
         order: order::order(input, info, forks, &fork_results)?,
         carry_over: carry_over::carry_over(input, info, forks)?,
         variance: variance::variance(input, forks, &fork_results, &pooled)?,
+        usage: usage::usage(input, info, forks)?,
         calibration,
         pooled,
         forks: fork_results,

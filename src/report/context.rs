@@ -48,6 +48,31 @@ pub fn reproduce_command(info: &RunInfo) -> String {
     cmd
 }
 
+/// What a `command` or `sql` strategy runs, as the file wrote it, for the
+/// setup section; `None` for the preview kinds.
+fn runs(kind: &crate::spec::StrategyKind) -> Value {
+    use crate::spec::{Program, StrategyKind};
+    match kind {
+        StrategyKind::Command(c) => match &c.program {
+            Program::Argv(a) => json!(format!("`{}`", crate::shell::join(a))),
+            Program::Shell(s) => json!(format!("`{s}` (through /bin/sh)")),
+        },
+        StrategyKind::Sql(s) => match &s.run.file {
+            Some(f) => json!(format!("the SQL in `{f}`")),
+            None => {
+                let text = s.run.text.split_whitespace().collect::<Vec<_>>().join(" ");
+                let text = if text.chars().count() > 160 {
+                    format!("{}...", text.chars().take(157).collect::<String>())
+                } else {
+                    text
+                };
+                json!(format!("`{}`", text.replace('`', "'")))
+            }
+        },
+        _ => Value::Null,
+    }
+}
+
 /// Builds the whole context.
 pub fn build(info: &RunInfo, analysis: &Analysis) -> Value {
     let mut ctx: Map<String, Value> = match serde_json::to_value(analysis) {
@@ -58,7 +83,12 @@ pub fn build(info: &RunInfo, analysis: &Analysis) -> Value {
     let strategies: Map<String, Value> = exp
         .strategies
         .iter()
-        .map(|(name, kind)| (name.clone(), json!({ "kind": kind.label() })))
+        .map(|(name, kind)| {
+            (
+                name.clone(),
+                json!({ "kind": kind.label(), "runs": runs(kind) }),
+            )
+        })
         .collect();
     let mut spec = serde_json::to_value(exp).unwrap_or(Value::Null);
     if let Value::Object(m) = &mut spec {
@@ -74,6 +104,12 @@ pub fn build(info: &RunInfo, analysis: &Analysis) -> Value {
             json!(exp.strategies[&exp.design.treatment].label()),
         );
         m.insert("is_aa".into(), json!(exp.design.is_aa()));
+        m.insert(
+            "reads_workload".into(),
+            json!([&exp.design.baseline, &exp.design.treatment]
+                .iter()
+                .any(|n| exp.strategies[n.as_str()].reads_workload())),
+        );
     }
     ctx.insert("spec".into(), spec);
     ctx.insert(
