@@ -145,6 +145,10 @@ pub struct SweptKey {
     pub values: Vec<super::Field>,
     /// The values as written, for the cells' `params` (unique).
     pub written: Vec<serde_json::Value>,
+    /// Where the sweep is written (`grid."strategies.a.run"` or the nested
+    /// `grid.strategies.a.run`), for error positions; not recorded.
+    #[serde(skip)]
+    pub at: Vec<String>,
 }
 
 impl SweptKey {

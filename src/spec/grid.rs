@@ -174,5 +174,6 @@ fn swept(name: &str, key: &str, v: &Value, path: &KeyPath, strategies: &BTreeMap
         key: key.to_string(),
         values,
         written,
+        at: path.segments.clone(),
     })
 }

@@ -57,7 +57,7 @@ fn sites<'a>(strategies: &'a BTreeMap<String, StrategyKind>, grid: &'a Grid, swe
     // ones whose key is the swept key.
     let mut k = 0;
     for s in &grid.strategy_keys {
-        let gpath = KeyPath::root().child("grid").child(&s.label());
+        let gpath = swept_path(s);
         for i in 0..s.values.len() {
             let kind = &swept[k];
             k += 1;
@@ -73,6 +73,14 @@ fn sites<'a>(strategies: &'a BTreeMap<String, StrategyKind>, grid: &'a Grid, swe
         }
     }
     out
+}
+
+/// Where a sweep was written in the file.
+fn swept_path(s: &super::experiment::SweptKey) -> KeyPath {
+    KeyPath {
+        segments: s.at.clone(),
+        index: None,
+    }
 }
 
 fn sql_file<'a>(kind: &'a StrategyKind, key: &str) -> Option<&'a str> {
@@ -190,7 +198,7 @@ fn readers(strategies: &BTreeMap<String, StrategyKind>, design: &Design, grid: &
     }
     for s in &grid.strategy_keys {
         if !arms.contains(&s.strategy.as_str()) {
-            let path = base.child(&s.label());
+            let path = swept_path(s);
             return Err(Problem::key(&path, format!("{path} sweeps strategy `{}`, which is neither the baseline (`{}`) nor the treatment (`{}`); the sweep would change nothing", s.strategy, design.baseline, design.treatment)));
         }
     }
