@@ -114,7 +114,9 @@ pub fn bind(exp: &Experiment, cell: &Cell, name: &str) -> StrategyKind {
     }
     let fill = |text: &str| -> String {
         placeholder::substitute(text, false, |n| match cell.params.get(n) {
-            Some(v) if !n.starts_with("strategies.") => Fill::With(placeholder::escape(&param_text(v))),
+            Some(v) if !n.starts_with("strategies.") => {
+                Fill::With(placeholder::escape(&param_text(v)))
+            }
             _ => Fill::Keep,
         })
         .text

@@ -120,7 +120,9 @@ impl PairRecord {
         if !self.usage.is_empty() {
             for u in [self.usage.baseline, self.usage.treatment] {
                 match u {
-                    Some(u) => line.push_str(&format!(",{},{},{}", u.user_ns, u.sys_ns, u.max_rss_kib)),
+                    Some(u) => {
+                        line.push_str(&format!(",{},{},{}", u.user_ns, u.sys_ns, u.max_rss_kib))
+                    }
                     None => line.push_str(",,,"),
                 }
             }
@@ -180,8 +182,16 @@ impl From<CsvRow> for PairRecord {
             baseline_at_ns: r.baseline_at_ns,
             treatment_at_ns: r.treatment_at_ns,
             usage: PairUsage {
-                baseline: usage(r.baseline_user_ns, r.baseline_sys_ns, r.baseline_max_rss_kib),
-                treatment: usage(r.treatment_user_ns, r.treatment_sys_ns, r.treatment_max_rss_kib),
+                baseline: usage(
+                    r.baseline_user_ns,
+                    r.baseline_sys_ns,
+                    r.baseline_max_rss_kib,
+                ),
+                treatment: usage(
+                    r.treatment_user_ns,
+                    r.treatment_sys_ns,
+                    r.treatment_max_rss_kib,
+                ),
             },
         }
     }
@@ -194,8 +204,7 @@ pub fn read_pairs_csv(path: &std::path::Path) -> anyhow::Result<Vec<PairRecord>>
         csv::Reader::from_path(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut out = Vec::new();
     for (i, row) in reader.deserialize().enumerate() {
-        let rec: CsvRow =
-            row.with_context(|| format!("{}: bad row {}", path.display(), i + 2))?;
+        let rec: CsvRow = row.with_context(|| format!("{}: bad row {}", path.display(), i + 2))?;
         out.push(rec.into());
     }
     Ok(out)
@@ -251,8 +260,14 @@ mod tests {
             sys_ns: 2000,
             max_rss_kib: 3,
         });
-        assert_eq!(r.to_csv_line(), "0,1,warmup,0,baseline,5,6,0,0,0,9,,,,1000,2000,3");
-        for (rows, header) in [(vec![plain], csv_header(false)), (vec![r], csv_header(true))] {
+        assert_eq!(
+            r.to_csv_line(),
+            "0,1,warmup,0,baseline,5,6,0,0,0,9,,,,1000,2000,3"
+        );
+        for (rows, header) in [
+            (vec![plain], csv_header(false)),
+            (vec![r], csv_header(true)),
+        ] {
             let path = dir.path().join("pairs.csv");
             let mut text = header;
             text.push('\n');

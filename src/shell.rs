@@ -6,5 +6,10 @@
 pub fn join<S: AsRef<str>>(args: &[S]) -> String {
     shlex::try_join(args.iter().map(|a| a.as_ref()))
         // shlex refuses only NUL bytes, which no argv can hold.
-        .unwrap_or_else(|_| args.iter().map(|a| a.as_ref()).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| {
+            args.iter()
+                .map(|a| a.as_ref())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
 }

@@ -64,7 +64,11 @@ pub fn cell_seeds(master: u64, cell: u32) -> CellSeeds {
 
 /// The stream of one usage measure's CI (`k` is one of `USAGE_*`).
 pub fn usage(master: u64, cell: u32, k: u64) -> Pcg64 {
-    Pcg64::seed_from_u64(seed::derive(master, Domain::Bootstrap, &[u64::from(cell), u64::MAX - k]))
+    Pcg64::seed_from_u64(seed::derive(
+        master,
+        Domain::Bootstrap,
+        &[u64::from(cell), u64::MAX - k],
+    ))
 }
 
 pub fn fork(master: u64, cell: u32, fork: u32) -> Pcg64 {

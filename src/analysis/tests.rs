@@ -363,7 +363,12 @@ fn usage_is_paired_and_absent_when_not_recorded() {
     let json = serde_json::to_string(&a).unwrap();
     assert!(!json.contains("usage"), "{json}");
 
-    let mut f = Fixture::new().fork(0, 0, 0, &[(10, 12, B), (10, 13, T), (10, 14, B), (10, 15, T)]);
+    let mut f = Fixture::new().fork(
+        0,
+        0,
+        0,
+        &[(10, 12, B), (10, 13, T), (10, 14, B), (10, 15, T)],
+    );
     // (baseline user, treatment user) per pair; system time and RSS derived.
     let users = [(100, 150), (200, 230), (300, 290), (400, 500)];
     for (p, (bu, tu)) in f.pairs.iter_mut().zip(users) {
@@ -390,9 +395,15 @@ fn usage_is_paired_and_absent_when_not_recorded() {
     // Differences 50, 30, -10, 100: median 40.
     assert_eq!(u.user_ns.difference, Some(40.0));
     let ci = u.user_ns.ci.unwrap();
-    assert!(ci[0] <= 40.0 && 40.0 <= ci[1] && ci[0] >= -10.0 && ci[1] <= 100.0, "{ci:?}");
+    assert!(
+        ci[0] <= 40.0 && 40.0 <= ci[1] && ci[0] >= -10.0 && ci[1] <= 100.0,
+        "{ci:?}"
+    );
     assert_eq!(u.sys_ns.difference, Some(4.0));
     assert_eq!(u.max_rss_kib.treatment_median, Some(1260.0));
     // The same data and seed give the same intervals.
-    assert_eq!(analyse(&input(&[(0, 0)]), &f.pairs).unwrap().cells[0].usage, Some(u));
+    assert_eq!(
+        analyse(&input(&[(0, 0)]), &f.pairs).unwrap().cells[0].usage,
+        Some(u)
+    );
 }

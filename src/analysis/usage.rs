@@ -31,22 +31,36 @@ pub struct UsageStat {
     pub ci: Option<[f64; 2]>,
 }
 
+/// Reads one measure of a run's usage.
+type Measure = fn(&RunUsage) -> u64;
+
 /// The three measures, with the stream each one's CI is drawn from.
-const MEASURES: [(fn(&RunUsage) -> u64, u64); 3] = [
+const MEASURES: [(Measure, u64); 3] = [
     (|u| u.user_ns, streams::USAGE_USER),
     (|u| u.sys_ns, streams::USAGE_SYS),
     (|u| u.max_rss_kib, streams::USAGE_RSS),
 ];
 
-pub(crate) fn usage(input: &AnalysisInput, info: &CellInfo, forks: &[ForkData<'_>]) -> Result<Option<Usage>, StatsError> {
-    let pairs: Vec<&PairRecord> = forks.iter().flat_map(|f| f.measured.iter().copied()).collect();
+pub(crate) fn usage(
+    input: &AnalysisInput,
+    info: &CellInfo,
+    forks: &[ForkData<'_>],
+) -> Result<Option<Usage>, StatsError> {
+    let pairs: Vec<&PairRecord> = forks
+        .iter()
+        .flat_map(|f| f.measured.iter().copied())
+        .collect();
     if pairs.iter().all(|p| p.usage.is_empty()) {
         return Ok(None);
     }
     let mut stats = Vec::with_capacity(3);
     for (get, stream) in MEASURES {
         let median = |arm: fn(&PairRecord) -> Option<RunUsage>| -> Result<Option<f64>, StatsError> {
-            let v: Vec<u64> = pairs.iter().filter_map(|p| arm(p)).map(|u| get(&u)).collect();
+            let v: Vec<u64> = pairs
+                .iter()
+                .filter_map(|p| arm(p))
+                .map(|u| get(&u))
+                .collect();
             if v.is_empty() {
                 Ok(None)
             } else {

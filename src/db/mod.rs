@@ -12,9 +12,9 @@
 mod pg_session;
 pub mod postgres;
 pub mod session;
+pub mod sqlite;
 mod sqlite_session;
 pub mod statements;
-pub mod sqlite;
 
 use crate::spec::{Backend, DatabaseConfig};
 use crate::workload::Model;
@@ -197,7 +197,9 @@ pub trait ModelTable {
 /// Creates, seeds and prepares the table for one strategy instance.
 pub fn open_table(target: &DbTarget, model: &Model) -> Result<Box<dyn ModelTable>, DbError> {
     Ok(match target {
-        DbTarget::Sqlite | DbTarget::SqliteFile { .. } => Box::new(sqlite::SqliteTable::open(model)?),
+        DbTarget::Sqlite | DbTarget::SqliteFile { .. } => {
+            Box::new(sqlite::SqliteTable::open(model)?)
+        }
         DbTarget::Postgres { url, schema } => {
             Box::new(postgres::PgTable::open(url, schema, model)?)
         }

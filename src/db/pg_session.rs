@@ -31,7 +31,13 @@ fn ident(name: &str) -> String {
 }
 
 impl PgSession {
-    pub fn open(url: &str, run_schema: &str, slot: &str, search_path: &[String], setup: Option<&str>) -> Result<PgSession, DbError> {
+    pub fn open(
+        url: &str,
+        run_schema: &str,
+        slot: &str,
+        search_path: &[String],
+        setup: Option<&str>,
+    ) -> Result<PgSession, DbError> {
         if !SLOTS.contains(&slot) {
             return Err(DbError::BadRunId(format!("{run_schema}_{slot}")));
         }
@@ -83,13 +89,20 @@ impl SqlSession for PgSession {
         self.client.batch_execute("BEGIN").map_err(pg("begin"))
     }
 
-    fn run(&mut self, statements: &[String], mut collect: Option<&mut Vec<StatementRows>>) -> Result<u64, DbError> {
+    fn run(
+        &mut self,
+        statements: &[String],
+        mut collect: Option<&mut Vec<StatementRows>>,
+    ) -> Result<u64, DbError> {
         self.joined.clear();
         for s in statements {
             self.joined.push_str(s);
             self.joined.push_str(";\n");
         }
-        let messages = self.client.simple_query(&self.joined).map_err(pg("measured SQL"))?;
+        let messages = self
+            .client
+            .simple_query(&self.joined)
+            .map_err(pg("measured SQL"))?;
         let mut digest = Digest::default();
         let mut kept: StatementRows = Vec::new();
         for m in &messages {

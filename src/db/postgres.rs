@@ -115,7 +115,10 @@ pub(super) fn marker(schema: &str) -> String {
 }
 
 /// The schema's comment, `None` when there is no such schema.
-pub(super) fn schema_comment(client: &mut Client, schema: &str) -> Result<Option<Option<String>>, DbError> {
+pub(super) fn schema_comment(
+    client: &mut Client,
+    schema: &str,
+) -> Result<Option<Option<String>>, DbError> {
     let row = client
         .query_opt(
             "SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = $1",
@@ -162,14 +165,23 @@ pub fn drop_run_schema(url: &str, run_id: &str) -> Result<(), DbError> {
     let schema = schema_name(run_id)?;
     let (mut client, _) = connect(url)?;
     let arms = super::pg_session::SLOTS.map(|slot| format!("{schema}_{slot}"));
+    // Each schema on its own: one that is not runner's is left alone and
+    // reported, and does not keep runner's own from being dropped.
+    let mut first_error = None;
     for s in arms.iter().chain([&schema]) {
-        if check_ours(&mut client, s)? {
-            client
-                .batch_execute(&format!("DROP SCHEMA {s} CASCADE"))
-                .map_err(pg("drop schema"))?;
+        let dropped = check_ours(&mut client, s).and_then(|ours| {
+            if ours {
+                client
+                    .batch_execute(&format!("DROP SCHEMA {s} CASCADE"))
+                    .map_err(pg("drop schema"))?;
+            }
+            Ok(())
+        });
+        if let Err(e) = dropped {
+            first_error.get_or_insert(e);
         }
     }
-    Ok(())
+    first_error.map_or(Ok(()), Err)
 }
 
 /// A seeded `model_field` in the run schema, with its statements prepared.

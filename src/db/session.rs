@@ -20,7 +20,11 @@ pub trait SqlSession {
     fn begin(&mut self) -> Result<(), DbError>;
     /// Executes the statements and reads every row; `collect` also keeps
     /// them as text. Returns the run's fingerprint.
-    fn run(&mut self, statements: &[String], collect: Option<&mut Vec<StatementRows>>) -> Result<u64, DbError>;
+    fn run(
+        &mut self,
+        statements: &[String],
+        collect: Option<&mut Vec<StatementRows>>,
+    ) -> Result<u64, DbError>;
     fn rollback(&mut self) -> Result<(), DbError>;
     /// Drops what set-up created, where the backend keeps it (PostgreSQL).
     fn close(&mut self) -> Result<(), DbError> {

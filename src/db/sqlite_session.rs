@@ -27,7 +27,8 @@ impl SqliteSession {
         let mut conn = Connection::open_in_memory().map_err(err("open in-memory database"))?;
         if let Some(file) = copy_of {
             let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-            let src = Connection::open_with_flags(file, flags).map_err(err("open database.sqlite_file read-only"))?;
+            let src = Connection::open_with_flags(file, flags)
+                .map_err(err("open database.sqlite_file read-only"))?;
             rusqlite::backup::Backup::new(&src, &mut conn)
                 .and_then(|b| b.run_to_completion(1024, std::time::Duration::ZERO, None))
                 .map_err(err("copy database.sqlite_file into memory"))?;
@@ -46,16 +47,27 @@ fn text(v: ValueRef<'_>) -> Option<String> {
         ValueRef::Integer(i) => Some(i.to_string()),
         ValueRef::Real(f) => Some(format!("{f:?}")),
         ValueRef::Text(t) => Some(String::from_utf8_lossy(t).into_owned()),
-        ValueRef::Blob(b) => Some(format!("x'{}'", b.iter().map(|x| format!("{x:02x}")).collect::<String>())),
+        ValueRef::Blob(b) => Some(format!(
+            "x'{}'",
+            b.iter().map(|x| format!("{x:02x}")).collect::<String>()
+        )),
     }
 }
 
 impl SqlSession for SqliteSession {
     fn begin(&mut self) -> Result<(), DbError> {
-        self.conn.prepare_cached("BEGIN").and_then(|mut s| s.execute([])).map(|_| ()).map_err(err("begin"))
+        self.conn
+            .prepare_cached("BEGIN")
+            .and_then(|mut s| s.execute([]))
+            .map(|_| ())
+            .map_err(err("begin"))
     }
 
-    fn run(&mut self, statements: &[String], mut collect: Option<&mut Vec<StatementRows>>) -> Result<u64, DbError> {
+    fn run(
+        &mut self,
+        statements: &[String],
+        mut collect: Option<&mut Vec<StatementRows>>,
+    ) -> Result<u64, DbError> {
         let mut digest = Digest::default();
         for sql in statements {
             let mut stmt = self.conn.prepare_cached(sql).map_err(err("measured SQL"))?;
@@ -95,6 +107,10 @@ impl SqlSession for SqliteSession {
         if self.conn.is_autocommit() {
             return Err(DbError::TransactionEnded);
         }
-        self.conn.prepare_cached("ROLLBACK").and_then(|mut s| s.execute([])).map(|_| ()).map_err(err("rollback"))
+        self.conn
+            .prepare_cached("ROLLBACK")
+            .and_then(|mut s| s.execute([]))
+            .map(|_| ())
+            .map_err(err("rollback"))
     }
 }

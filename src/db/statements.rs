@@ -285,7 +285,11 @@ mod tests {
     const LITE: SqlDialect = SqlDialect::Sqlite;
 
     fn pieces(sql: &str, d: SqlDialect) -> Vec<&str> {
-        split(sql, d).unwrap().into_iter().map(|r| &sql[r]).collect()
+        split(sql, d)
+            .unwrap()
+            .into_iter()
+            .map(|r| &sql[r])
+            .collect()
     }
 
     #[test]
@@ -293,7 +297,11 @@ mod tests {
         let sql = "SELECT ';' AS a; -- c;\n/* x; */ SELECT 2 ;; DO $$ BEGIN PERFORM 1; END $$";
         assert_eq!(
             pieces(sql, PG),
-            ["SELECT ';' AS a", "SELECT 2", "DO $$ BEGIN PERFORM 1; END $$"]
+            [
+                "SELECT ';' AS a",
+                "SELECT 2",
+                "DO $$ BEGIN PERFORM 1; END $$"
+            ]
         );
         assert_eq!(pieces("SELECT 1", LITE), ["SELECT 1"]);
         assert!(pieces("  -- only a comment\n", LITE).is_empty());
@@ -314,7 +322,11 @@ mod tests {
             ("SELECT 1;\n  ROLLBACK", "ROLLBACK", 12),
             ("SAVEPOINT s", "SAVEPOINT", 0),
             ("RELEASE SAVEPOINT s", "RELEASE", 0),
-            ("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE", "SET TRANSACTION", 0),
+            (
+                "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE",
+                "SET TRANSACTION",
+                0,
+            ),
             ("abort", "ROLLBACK", 0),
             ("VACUUM", "VACUUM", 0),
         ] {
@@ -338,7 +350,10 @@ mod tests {
         assert_eq!(check(sql, PG, SqlRole::Run), Ok(3));
         assert_eq!(check(sql, LITE, SqlRole::Run), Ok(3));
         // Not parsed by sqlparser, not transaction control: accepted.
-        assert_eq!(check("SELECT 1 FROM t TABLESAMPLE WEIRD", PG, SqlRole::Run), Ok(1));
+        assert_eq!(
+            check("SELECT 1 FROM t TABLESAMPLE WEIRD", PG, SqlRole::Run),
+            Ok(1)
+        );
     }
 
     #[test]

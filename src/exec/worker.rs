@@ -140,18 +140,29 @@ fn build_arms(job: &JobRequest) -> Result<Arms> {
         slot,
         name,
     };
-    let baseline = strategy::build(&job.baseline, &at("b", &job.baseline_name)).with_context(|| {
-        format!("setting up baseline strategy `{}` ({})", job.baseline_name, job.baseline.label())
-    })?;
+    let baseline =
+        strategy::build(&job.baseline, &at("b", &job.baseline_name)).with_context(|| {
+            format!(
+                "setting up baseline strategy `{}` ({})",
+                job.baseline_name,
+                job.baseline.label()
+            )
+        })?;
     let mut arms = Arms {
         baseline,
         treatment: None,
         done: false,
     };
     if !job.shared_instance {
-        arms.treatment = Some(strategy::build(&job.treatment, &at("t", &job.treatment_name)).with_context(|| {
-            format!("setting up treatment strategy `{}` ({})", job.treatment_name, job.treatment.label())
-        })?);
+        arms.treatment = Some(
+            strategy::build(&job.treatment, &at("t", &job.treatment_name)).with_context(|| {
+                format!(
+                    "setting up treatment strategy `{}` ({})",
+                    job.treatment_name,
+                    job.treatment.label()
+                )
+            })?,
+        );
     }
     Ok(arms)
 }
@@ -181,7 +192,10 @@ fn run_job(job: &JobRequest, out: &mut impl Write) -> Result<()> {
 
     let mut timer = timer::Timer::new(job, arms, fault);
     let mut usage = false;
-    for (phase, n) in [(Phase::Warmup, job.warmup_pairs), (Phase::Measure, job.pairs)] {
+    for (phase, n) in [
+        (Phase::Warmup, job.warmup_pairs),
+        (Phase::Measure, job.pairs),
+    ] {
         let records = match job.ordering {
             Ordering::PairedRandom => timer.paired_random(phase, n, &mut draws, out)?,
             Ordering::Blocked => timer.blocked(phase, n, &mut draws, out)?,

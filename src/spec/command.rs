@@ -36,7 +36,13 @@ pub(crate) fn field(key: &str, v: &Value, path: &KeyPath) -> Result<Field, Probl
         "prepare" => Field::Prepare(words(v, path)?),
         "shell" => match v {
             Value::String(s) if !s.trim().is_empty() => Field::Shell(s.clone()),
-            other => return Err(got(path, "a non-empty shell command line (run with /bin/sh -c)", other)),
+            other => {
+                return Err(got(
+                    path,
+                    "a non-empty shell command line (run with /bin/sh -c)",
+                    other,
+                ))
+            }
         },
         "cwd" => Field::Cwd(existing(v, path, "a directory", Path::is_dir)?),
         "stdin" => Field::Stdin(existing(v, path, "a file", Path::is_file)?),
@@ -44,7 +50,12 @@ pub(crate) fn field(key: &str, v: &Value, path: &KeyPath) -> Result<Field, Probl
         "timeout_s" => Field::TimeoutNs(seconds(v, path)?),
         "allow_failure" => Field::AllowFailure(flag(v, path, false)?),
         "compare_output" => Field::CompareOutput(flag(v, path, true)?),
-        other => return Err(Problem::key(path, format!("{path}: `{other}` is not a command key"))),
+        other => {
+            return Err(Problem::key(
+                path,
+                format!("{path}: `{other}` is not a command key"),
+            ))
+        }
     })
 }
 
@@ -71,7 +82,10 @@ fn words(v: &Value, path: &KeyPath) -> Result<Vec<String>, Problem> {
     }
     let program = &out[0];
     if program.is_empty() {
-        return Err(Problem::value(&path.at(0), format!("{} must name a program, got \"\"", path.at(0))));
+        return Err(Problem::value(
+            &path.at(0),
+            format!("{} must name a program, got \"\"", path.at(0)),
+        ));
     }
     if placeholder::names(program).is_empty() && !program_exists(program) {
         return Err(Problem::value(
@@ -103,7 +117,12 @@ fn program_exists(program: &str) -> bool {
 }
 
 /// A path that must exist now, unless it holds a placeholder.
-fn existing(v: &Value, path: &KeyPath, what: &str, test: fn(&Path) -> bool) -> Result<String, Problem> {
+fn existing(
+    v: &Value,
+    path: &KeyPath,
+    what: &str,
+    test: fn(&Path) -> bool,
+) -> Result<String, Problem> {
     let Value::String(s) = v else {
         return Err(got(path, &format!("a path to {what}"), v));
     };
@@ -113,7 +132,9 @@ fn existing(v: &Value, path: &KeyPath, what: &str, test: fn(&Path) -> bool) -> R
             .unwrap_or_default();
         return Err(Problem::value(
             path,
-            format!("{path} = {s:?} is not {what}; paths are relative to the current directory ({cwd})"),
+            format!(
+                "{path} = {s:?} is not {what}; paths are relative to the current directory ({cwd})"
+            ),
         ));
     }
     Ok(s.clone())
@@ -127,7 +148,12 @@ fn env(v: &Value, path: &KeyPath) -> Result<BTreeMap<String, String>, Problem> {
     for (name, value) in t {
         let here = path.child(name);
         if name.is_empty() || name.contains('=') || name.contains('\0') {
-            return Err(Problem::key(&here, format!("{here}: {name:?} cannot be an environment variable name (no `=`, not empty)")));
+            return Err(Problem::key(
+                &here,
+                format!(
+                    "{here}: {name:?} cannot be an environment variable name (no `=`, not empty)"
+                ),
+            ));
         }
         match value {
             Value::String(s) => out.insert(name.clone(), s.clone()),
@@ -146,7 +172,7 @@ fn seconds(v: &Value, path: &KeyPath) -> Result<u64, Problem> {
         other => return Err(got(path, what, other)),
     };
     let ns = (s * 1e9).round();
-    if ns < 1.0 || ns > 1e18 {
+    if !(1.0..=1e18).contains(&ns) {
         return Err(got(path, what, v));
     }
     Ok(ns as u64)

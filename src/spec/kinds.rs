@@ -60,7 +60,10 @@ impl CommandSpec {
             list.iter_mut().for_each(&mut each);
         }
         self.env.values_mut().for_each(&mut each);
-        self.cwd.iter_mut().chain(self.stdin.iter_mut()).for_each(&mut each);
+        self.cwd
+            .iter_mut()
+            .chain(self.stdin.iter_mut())
+            .for_each(&mut each);
     }
 }
 
@@ -243,7 +246,11 @@ impl StrategyKind {
                 }
             }
             StrategyKind::Sql(s) => {
-                out.push((sql_key("run", &s.run), TextRole::RunSql, s.run.text.as_str()));
+                out.push((
+                    sql_key("run", &s.run),
+                    TextRole::RunSql,
+                    s.run.text.as_str(),
+                ));
                 if let Some(t) = &s.setup {
                     out.push((sql_key("setup", t), TextRole::SetupSql, t.text.as_str()));
                 }
@@ -254,7 +261,12 @@ impl StrategyKind {
     }
 }
 
-fn list<'a>(out: &mut Vec<(String, TextRole, &'a str)>, key: &str, role: TextRole, a: &'a [String]) {
+fn list<'a>(
+    out: &mut Vec<(String, TextRole, &'a str)>,
+    key: &str,
+    role: TextRole,
+    a: &'a [String],
+) {
     for (i, v) in a.iter().enumerate() {
         out.push((format!("{key}[{i}]"), role, v.as_str()));
     }

@@ -21,7 +21,12 @@ pub(crate) fn field(key: &str, v: &Value, path: &KeyPath) -> Result<Field, Probl
         "run_file" => Field::Run(file(v, path)?),
         "setup_file" => Field::SqlSetup(file(v, path)?),
         "search_path" => Field::SearchPath(schemas(v, path)?),
-        other => return Err(Problem::key(path, format!("{path}: `{other}` is not an sql key"))),
+        other => {
+            return Err(Problem::key(
+                path,
+                format!("{path}: `{other}` is not an sql key"),
+            ))
+        }
     })
 }
 
@@ -68,4 +73,3 @@ fn schemas(v: &Value, path: &KeyPath) -> Result<Vec<String>, Problem> {
         })
         .collect()
 }
-

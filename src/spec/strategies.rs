@@ -3,8 +3,8 @@
 //! anything runs (no connection is attempted here).
 
 use super::experiment::*;
-use super::location::{KeyPath, Problem};
 use super::kinds::{CommandSpec, Field, StrategyKind};
+use super::location::{KeyPath, Problem};
 use super::raw::{RawDatabase, RawStrategy};
 use super::validate::Context;
 use super::values::{choice, micros, string};
@@ -38,7 +38,11 @@ pub(crate) fn database(raw: RawDatabase) -> Result<DatabaseConfig, Problem> {
         })?;
     }
     let file_path = base.child("sqlite_file");
-    let sqlite_file = string(raw.sqlite_file.as_ref(), &file_path, "a path to a SQLite database file")?;
+    let sqlite_file = string(
+        raw.sqlite_file.as_ref(),
+        &file_path,
+        "a path to a SQLite database file",
+    )?;
     if let Some(f) = &sqlite_file {
         if backend != Backend::Sqlite {
             return Err(Problem::value(&file_path, format!("database.sqlite_file needs backend = \"sqlite\" (it is only read by SQLite), got backend = \"{}\"", match backend { Backend::Auto => "auto", Backend::Postgres => "postgres", Backend::Sqlite => "sqlite" })));
@@ -47,7 +51,11 @@ pub(crate) fn database(raw: RawDatabase) -> Result<DatabaseConfig, Problem> {
             return Err(Problem::value(&file_path, format!("database.sqlite_file = {f:?} is not a file; paths are relative to the current directory")));
         }
     }
-    Ok(DatabaseConfig { backend, url, sqlite_file })
+    Ok(DatabaseConfig {
+        backend,
+        url,
+        sqlite_file,
+    })
 }
 
 pub(crate) fn check_database_usable(
@@ -86,7 +94,11 @@ const KINDS: [(&str, &[&str]); 6] = [
 ];
 
 /// Keys that exclude each other: a table sets at most one of each pair.
-const EXCLUSIVE: [(&str, &str); 3] = [("argv", "shell"), ("run", "run_file"), ("setup", "setup_file")];
+const EXCLUSIVE: [(&str, &str); 3] = [
+    ("argv", "shell"),
+    ("run", "run_file"),
+    ("setup", "setup_file"),
+];
 
 /// The keys a kind takes besides `kind`.
 pub(crate) fn keys_of(kind: &StrategyKind) -> &'static [&'static str] {
@@ -98,12 +110,20 @@ pub(crate) fn keys_of(kind: &StrategyKind) -> &'static [&'static str] {
 
 /// One key of a strategy of `kind`, validated into a [`Field`]: the rule
 /// for the table and for a `[grid]` sweep of that key.
-pub(crate) fn field(kind: &StrategyKind, key: &str, v: &toml::Value, path: &KeyPath) -> Result<Field, Problem> {
+pub(crate) fn field(
+    kind: &StrategyKind,
+    key: &str,
+    v: &toml::Value,
+    path: &KeyPath,
+) -> Result<Field, Problem> {
     match kind {
         StrategyKind::Spin { .. } => Ok(Field::DurationNs(micros(v, path)?.1)),
         StrategyKind::Command(_) => super::command::field(key, v, path),
         StrategyKind::Sql(_) => super::sql::field(key, v, path),
-        other => Err(Problem::key(path, format!("{path}: kind = \"{}\" takes no key but kind", other.label()))),
+        other => Err(Problem::key(
+            path,
+            format!("{path}: kind = \"{}\" takes no key but kind", other.label()),
+        )),
     }
 }
 
@@ -140,7 +160,13 @@ fn strategy(base: &KeyPath, table: &RawStrategy) -> Result<StrategyKind, Problem
     let labels: Vec<(&str, &str)> = KINDS.iter().map(|(l, _)| (*l, *l)).collect();
     let label = choice(table.get("kind"), &kind_path, &labels)?.ok_or_else(|| {
         let names: Vec<String> = KINDS.iter().map(|(l, _)| format!("\"{l}\"")).collect();
-        Problem::value(&kind_path, format!("{kind_path} is required; set it to one of {}", names.join(", ")))
+        Problem::value(
+            &kind_path,
+            format!(
+                "{kind_path} is required; set it to one of {}",
+                names.join(", ")
+            ),
+        )
     })?;
     let mut kind = empty(label);
     let keys = keys_of(&kind);
@@ -150,13 +176,20 @@ fn strategy(base: &KeyPath, table: &RawStrategy) -> Result<StrategyKind, Problem
             valid.extend(keys);
             return Err(Problem::key(
                 &base.child(key),
-                format!("unknown key `{}`; valid keys here (kind = \"{label}\") are: {}", base.child(key), valid.join(", ")),
+                format!(
+                    "unknown key `{}`; valid keys here (kind = \"{label}\") are: {}",
+                    base.child(key),
+                    valid.join(", ")
+                ),
             ));
         }
     }
     for (a, b) in EXCLUSIVE {
         if table.contains_key(a) && table.contains_key(b) {
-            return Err(Problem::key(&base.child(b), format!("{base} sets both {a} and {b}; set one of them")));
+            return Err(Problem::key(
+                &base.child(b),
+                format!("{base} sets both {a} and {b}; set one of them"),
+            ));
         }
     }
     for (key, value) in table.iter().filter(|(k, _)| *k != "kind") {
@@ -174,7 +207,13 @@ fn strategy(base: &KeyPath, table: &RawStrategy) -> Result<StrategyKind, Problem
             "command" => "argv = [\"program\", \"arg\", ...] (or shell = \"...\")",
             _ => "run = \"SQL\" (or run_file = \"path.sql\")",
         };
-        return Err(Problem::value(&base.child(required[0]), format!("{} is required for kind = \"{label}\"; set {what}", base.child(required[0]))));
+        return Err(Problem::value(
+            &base.child(required[0]),
+            format!(
+                "{} is required for kind = \"{label}\"; set {what}",
+                base.child(required[0])
+            ),
+        ));
     }
     Ok(kind)
 }

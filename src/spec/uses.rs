@@ -44,13 +44,25 @@ fn key_path(base: &KeyPath, key: &str) -> KeyPath {
     }
 }
 
-fn sites<'a>(strategies: &'a BTreeMap<String, StrategyKind>, grid: &'a Grid, swept: &'a [StrategyKind]) -> Vec<Site<'a>> {
+fn sites<'a>(
+    strategies: &'a BTreeMap<String, StrategyKind>,
+    grid: &'a Grid,
+    swept: &'a [StrategyKind],
+) -> Vec<Site<'a>> {
     let mut out = Vec::new();
     for (name, kind) in strategies {
         let base = KeyPath::root().child("strategies").child(name);
         for (key, role, text) in kind.texts() {
             let file = sql_file(kind, &key);
-            out.push(Site { strategy: name, path: key_path(&base, &key), key, file, role, text, exact: true });
+            out.push(Site {
+                strategy: name,
+                path: key_path(&base, &key),
+                key,
+                file,
+                role,
+                text,
+                exact: true,
+            });
         }
     }
     // Each swept value, applied alone to its strategy: its texts are the
@@ -63,11 +75,21 @@ fn sites<'a>(strategies: &'a BTreeMap<String, StrategyKind>, grid: &'a Grid, swe
             k += 1;
             for (key, role, text) in kind.texts() {
                 let root_key = key.split(['[', '.']).next().unwrap_or_default();
-                let same = root_key == s.key || (s.key.ends_with("_file") && root_key == s.key.trim_end_matches("_file")) || (root_key.ends_with("_file") && root_key.trim_end_matches("_file") == s.key);
+                let same = root_key == s.key
+                    || (s.key.ends_with("_file") && root_key == s.key.trim_end_matches("_file"))
+                    || (root_key.ends_with("_file") && root_key.trim_end_matches("_file") == s.key);
                 if same {
                     let file = sql_file(kind, &key);
                     let exact = !key.contains('[') && !key.contains('.');
-                    out.push(Site { strategy: &s.strategy, path: gpath.at(i), key, file, role, text, exact });
+                    out.push(Site {
+                        strategy: &s.strategy,
+                        path: gpath.at(i),
+                        key,
+                        file,
+                        role,
+                        text,
+                        exact,
+                    });
                 }
             }
         }
@@ -86,7 +108,9 @@ fn swept_path(s: &super::experiment::SweptKey) -> KeyPath {
 fn sql_file<'a>(kind: &'a StrategyKind, key: &str) -> Option<&'a str> {
     match kind {
         StrategyKind::Sql(s) if key == "run_file" => s.run.file.as_deref(),
-        StrategyKind::Sql(s) if key == "setup_file" => s.setup.as_ref().and_then(|t| t.file.as_deref()),
+        StrategyKind::Sql(s) if key == "setup_file" => {
+            s.setup.as_ref().and_then(|t| t.file.as_deref())
+        }
         _ => None,
     }
 }
@@ -151,7 +175,10 @@ fn names(site: &Site<'_>, readable: &BTreeSet<&str>) -> Result<(), Problem> {
         let refusal = if name == INPUT && !site.role.allows_input() {
             Some(format!("{} uses {{input}}, which exists only per run; setup, teardown, cwd and stdin run once per fork", site.shown()))
         } else if name == SCRATCH && !site.role.allows_scratch() {
-            Some(format!("{} uses {{scratch}}, which only command strategies have", site.shown()))
+            Some(format!(
+                "{} uses {{scratch}}, which only command strategies have",
+                site.shown()
+            ))
         } else if name != INPUT && name != SCRATCH && !readable.contains(name) {
             let keys: Vec<&str> = readable.iter().copied().collect();
             Some(format!(
@@ -169,14 +196,21 @@ fn names(site: &Site<'_>, readable: &BTreeSet<&str>) -> Result<(), Problem> {
     Ok(())
 }
 
-fn readers(strategies: &BTreeMap<String, StrategyKind>, design: &Design, grid: &Grid, sites: &[Site<'_>]) -> Result<(), Problem> {
+fn readers(
+    strategies: &BTreeMap<String, StrategyKind>,
+    design: &Design,
+    grid: &Grid,
+    sites: &[Site<'_>],
+) -> Result<(), Problem> {
     let arms = [design.baseline.as_str(), design.treatment.as_str()];
     let read: BTreeSet<&str> = sites
         .iter()
         .filter(|s| arms.contains(&s.strategy))
         .flat_map(|s| placeholder::names(s.text).into_iter().map(|(n, _)| n))
         .collect();
-    let preview = arms.iter().any(|a| strategies.get(*a).is_some_and(StrategyKind::reads_workload));
+    let preview = arms
+        .iter()
+        .any(|a| strategies.get(*a).is_some_and(StrategyKind::reads_workload));
     let nobody = |key: &str| {
         format!(
             "grid.{key} is read by nothing: neither baseline `{}` nor treatment `{}`{} uses {{{key}}}; use it in argv, env or SQL, or remove it",
@@ -210,7 +244,10 @@ fn bindings(site: &Site<'_>, grid: &Grid) -> Vec<BTreeMap<String, String>> {
     let mut values: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for (name, _) in placeholder::names(site.text) {
         let list: Vec<String> = if name == "delay_us" {
-            grid.delay_us.iter().map(|d| crate::plan::param_text(&crate::plan::number(*d))).collect()
+            grid.delay_us
+                .iter()
+                .map(|d| crate::plan::param_text(&crate::plan::number(*d)))
+                .collect()
         } else if let Some(v) = grid.workload.get(name) {
             v.iter().map(u32::to_string).collect()
         } else if let Some(v) = grid.params.get(name) {
@@ -256,7 +293,11 @@ fn sql(site: &Site<'_>, role: SqlRole, grid: &Grid, dialect: SqlDialect) -> Resu
                 format!("{}{shown_binding}: {}", site.shown(), r.message)
             } else {
                 let (line, col) = line_col(site.text, at);
-                format!("{}: the statement at line {line}, column {col}{shown_binding}: {}", site.shown(), r.message)
+                format!(
+                    "{}: the statement at line {line}, column {col}{shown_binding}: {}",
+                    site.shown(),
+                    r.message
+                )
             };
             return Err(site.problem(at, message));
         }

@@ -91,14 +91,20 @@ pub(crate) fn experiment(raw: RawSpec, ctx: &Context) -> Result<Experiment, Prob
 /// The grammar the `sql` strategies are read with: the backend this run
 /// would use (resolved as `db::resolve` does).
 fn sql_dialect(db: &DatabaseConfig, ctx: &Context) -> SqlDialect {
-    let url = ctx.env_url.or(db.url.as_deref()).filter(|u| !u.trim().is_empty());
+    let url = ctx
+        .env_url
+        .or(db.url.as_deref())
+        .filter(|u| !u.trim().is_empty());
     match (db.backend, url) {
         (Backend::Sqlite, _) | (Backend::Auto, None) => SqlDialect::Sqlite,
         _ => SqlDialect::Postgres,
     }
 }
 
-fn check_search_path(strategies: &BTreeMap<String, StrategyKind>, dialect: SqlDialect) -> Result<(), Problem> {
+fn check_search_path(
+    strategies: &BTreeMap<String, StrategyKind>,
+    dialect: SqlDialect,
+) -> Result<(), Problem> {
     if dialect == SqlDialect::Postgres {
         return Ok(());
     }

@@ -144,7 +144,9 @@ impl Command {
             p.current_dir(d);
         }
         let stdin = match &self.stdin {
-            Some(f) => Stdio::from(File::open(f).with_context(|| format!("opening stdin file {}", f.display()))?),
+            Some(f) => Stdio::from(
+                File::open(f).with_context(|| format!("opening stdin file {}", f.display()))?,
+            ),
             None => Stdio::null(),
         };
         self.stderr.set_len(0)?;
@@ -163,9 +165,13 @@ impl Command {
     /// Runs `argv` once, untimed (setup, teardown, prepare); it must succeed.
     fn once(&mut self, what: &str, argv: &[Template], input: u64) -> Result<()> {
         let mut p = self.process(argv, input)?;
-        let child = p
-            .spawn()
-            .with_context(|| format!("{what} command `{}` of strategy `{}` could not start", Self::shown(argv, input), self.name))?;
+        let child = p.spawn().with_context(|| {
+            format!(
+                "{what} command `{}` of strategy `{}` could not start",
+                Self::shown(argv, input),
+                self.name
+            )
+        })?;
         let (status, _) = reap(child.id() as i32, self.timeout)?;
         if !succeeded(status) {
             bail!(
@@ -221,16 +227,26 @@ impl Strategy for Command {
     }
 
     fn run(&mut self, _input: u64) -> Result<()> {
-        let mut p = self.ready.take().context("a command ran without its set-up")?;
-        let child = p
-            .spawn()
-            .with_context(|| format!("command `{}` of strategy `{}` could not start", Self::shown(&self.argv, self.input), self.name))?;
+        let mut p = self
+            .ready
+            .take()
+            .context("a command ran without its set-up")?;
+        let child = p.spawn().with_context(|| {
+            format!(
+                "command `{}` of strategy `{}` could not start",
+                Self::shown(&self.argv, self.input),
+                self.name
+            )
+        })?;
         self.finished = Some(reap(child.id() as i32, self.timeout)?);
         Ok(())
     }
 
     fn after(&mut self) -> Result<Outcome> {
-        let (status, usage) = self.finished.take().context("a command's result was read twice")?;
+        let (status, usage) = self
+            .finished
+            .take()
+            .context("a command's result was read twice")?;
         self.check_status(status)?;
         Ok(Outcome {
             fingerprint: status as u64,
@@ -240,13 +256,20 @@ impl Strategy for Command {
 
     fn observe(&mut self, input: u64) -> Result<Observation> {
         self.before(input)?;
-        let mut p = self.ready.take().context("a command ran without its set-up")?;
+        let mut p = self
+            .ready
+            .take()
+            .context("a command ran without its set-up")?;
         if self.compare_output {
             p.stdout(Stdio::piped());
         }
-        let mut child = p
-            .spawn()
-            .with_context(|| format!("command `{}` of strategy `{}` could not start", Self::shown(&self.argv, input), self.name))?;
+        let mut child = p.spawn().with_context(|| {
+            format!(
+                "command `{}` of strategy `{}` could not start",
+                Self::shown(&self.argv, input),
+                self.name
+            )
+        })?;
         let mut stdout = Vec::new();
         if let Some(mut out) = child.stdout.take() {
             out.read_to_end(&mut stdout)?;
@@ -315,7 +338,10 @@ fn reap(pid: i32, timeout: Option<Duration>) -> Result<(i32, RunUsage)> {
             // Not reaped yet, so the pid cannot have been reused.
             unsafe { libc::kill(pid, libc::SIGKILL) };
             wait4(pid)?;
-            bail!("a run was still going after timeout_s = {} s and was killed", t.as_secs_f64());
+            bail!(
+                "a run was still going after timeout_s = {} s and was killed",
+                t.as_secs_f64()
+            );
         }
     }
     wait4(pid)
@@ -325,7 +351,10 @@ fn reap(pid: i32, timeout: Option<Duration>) -> Result<(i32, RunUsage)> {
 fn wait_exit(pid: i32, t: Duration) -> Result<bool> {
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as i32;
     if fd < 0 {
-        bail!("timeout_s needs pidfd_open (Linux 5.3 or later): {}", std::io::Error::last_os_error());
+        bail!(
+            "timeout_s needs pidfd_open (Linux 5.3 or later): {}",
+            std::io::Error::last_os_error()
+        );
     }
     let ms = t.as_millis().clamp(1, i32::MAX as u128) as i32;
     let mut pfd = libc::pollfd {

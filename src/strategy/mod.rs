@@ -138,7 +138,11 @@ pub fn build(kind: &StrategyKind, at: &Setting<'_>) -> anyhow::Result<Box<dyn St
 /// Runs `a` and `b` on each input and, per input, `a` twice: errors unless
 /// all observations agree. The worker's pre-flight check that the two arms
 /// compute the same thing and that a run carries no state into the next.
-pub fn check_agreement(a: &mut dyn Strategy, b: &mut dyn Strategy, inputs: &[u64]) -> anyhow::Result<()> {
+pub fn check_agreement(
+    a: &mut dyn Strategy,
+    b: &mut dyn Strategy,
+    inputs: &[u64],
+) -> anyhow::Result<()> {
     for &input in inputs {
         let first = a.observe(input)?;
         let other = b.observe(input)?;

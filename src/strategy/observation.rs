@@ -54,8 +54,14 @@ impl Observation {
                 (!same).then(|| format!("{a:?} vs {b:?}"))
             }
             (
-                Observation::Command { status: s1, stdout: o1 },
-                Observation::Command { status: s2, stdout: o2 },
+                Observation::Command {
+                    status: s1,
+                    stdout: o1,
+                },
+                Observation::Command {
+                    status: s2,
+                    stdout: o2,
+                },
             ) => {
                 if s1 != s2 {
                     return Some(format!("one {s1}, the other {s2}"));
@@ -97,7 +103,8 @@ fn stdout_difference(a: &[u8], b: &[u8]) -> Option<String> {
     let at = (0..la.len().max(lb.len()))
         .find(|&i| la.get(i) != lb.get(i))
         .unwrap_or(0);
-    let show = |l: Option<&&str>| l.map_or("(no line)".to_string(), |l| format!("{:?}", shorten(l)));
+    let show =
+        |l: Option<&&str>| l.map_or("(no line)".to_string(), |l| format!("{:?}", shorten(l)));
     Some(format!(
         "stdout differs ({} vs {} bytes), first at line {}: {} vs {}",
         a.len(),
@@ -121,7 +128,11 @@ fn show_row(r: &Row) -> String {
 /// Rows as a multiset per statement: what one side has more of than the other.
 fn rows_difference(a: &[Vec<Row>], b: &[Vec<Row>]) -> Option<String> {
     if a.len() != b.len() {
-        return Some(format!("{} statements returned results vs {}", a.len(), b.len()));
+        return Some(format!(
+            "{} statements returned results vs {}",
+            a.len(),
+            b.len()
+        ));
     }
     for (i, (ra, rb)) in a.iter().zip(b).enumerate() {
         let mut count: BTreeMap<&Row, i64> = BTreeMap::new();
@@ -143,7 +154,13 @@ fn rows_difference(a: &[Vec<Row>], b: &[Vec<Row>]) -> Option<String> {
         if first.is_empty() && second.is_empty() {
             continue;
         }
-        let list = |v: Vec<String>| if v.is_empty() { "none".to_string() } else { v.join(", ") };
+        let list = |v: Vec<String>| {
+            if v.is_empty() {
+                "none".to_string()
+            } else {
+                v.join(", ")
+            }
+        };
         return Some(format!(
             "statement {} returned {} rows vs {}; rows only in the first: {}; only in the second: {}",
             i + 1,
@@ -185,7 +202,9 @@ mod tests {
             stdout: Some(out.as_bytes().to_vec()),
         };
         assert!(cmd("exit 0", "a\nb\n").same(&cmd("exit 0", "a\nb\n")));
-        let d = cmd("exit 0", "a\nb\n").difference(&cmd("exit 0", "a\nc\n")).unwrap();
+        let d = cmd("exit 0", "a\nb\n")
+            .difference(&cmd("exit 0", "a\nc\n"))
+            .unwrap();
         assert!(d.contains("first at line 2: \"b\" vs \"c\""), "{d}");
         let d = cmd("exit 0", "").difference(&cmd("exit 1", "")).unwrap();
         assert_eq!(d, "one exit 0, the other exit 1");

@@ -52,7 +52,10 @@ impl Sql {
     }
 
     fn failed(&self) -> String {
-        format!("the SQL of strategy `{}` failed on input {}", self.name, self.input)
+        format!(
+            "the SQL of strategy `{}` failed on input {}",
+            self.name, self.input
+        )
     }
 }
 
@@ -67,14 +70,20 @@ impl Strategy for Sql {
     }
 
     fn run(&mut self, _input: u64) -> Result<()> {
-        let fp = self.session.run(&self.rendered, None).with_context(|| self.failed())?;
+        let fp = self
+            .session
+            .run(&self.rendered, None)
+            .with_context(|| self.failed())?;
         self.fingerprint = Some(fp);
         Ok(())
     }
 
     fn after(&mut self) -> Result<Outcome> {
         self.session.rollback().with_context(|| self.failed())?;
-        let fp = self.fingerprint.take().context("an SQL run's result was read twice")?;
+        let fp = self
+            .fingerprint
+            .take()
+            .context("an SQL run's result was read twice")?;
         Ok(Outcome::of(fp))
     }
 

@@ -61,7 +61,10 @@ fn sqlite_content_hash_survives_100_previews() {
     let seeded = tx.content_hash().unwrap().unwrap();
     assert_eq!(seeded, crate::db::hash_rows(Model::new(W.plans).fields()));
     for i in 0..100u64 {
-        assert!(matches!(tx.observe(i << 52).unwrap(), Observation::Preview(_)));
+        assert!(matches!(
+            tx.observe(i << 52).unwrap(),
+            Observation::Preview(_)
+        ));
     }
     assert_eq!(tx.content_hash().unwrap().unwrap(), seeded);
 }
@@ -72,12 +75,21 @@ fn database_kinds_without_a_database_are_a_clear_error() {
     assert!(err.to_string().contains("needs a database"), "{err}");
     let sql = StrategyKind::Sql(Box::new(sql_spec("SELECT 1", None)));
     let err = build(&sql, &at(None)).err().unwrap();
-    assert!(err.to_string().contains("kind sql needs a database"), "{err}");
+    assert!(
+        err.to_string().contains("kind sql needs a database"),
+        "{err}"
+    );
 }
 
 #[test]
 fn spin_waits_at_least_its_duration() {
-    let mut s = build(&StrategyKind::Spin { duration_ns: 200_000 }, &at(None)).unwrap();
+    let mut s = build(
+        &StrategyKind::Spin {
+            duration_ns: 200_000,
+        },
+        &at(None),
+    )
+    .unwrap();
     for _ in 0..5 {
         let start = Instant::now();
         assert_eq!(one(s.as_mut(), 0).fingerprint, NOTHING);
@@ -144,7 +156,10 @@ fn a_failing_command_names_itself_its_status_and_its_stderr() {
     s.before(9).unwrap();
     s.run(9).unwrap();
     let e = s.after().unwrap_err().to_string();
-    assert!(e.contains("command `sh -c 'echo broken pipe >&2; exit 3'`"), "{e}");
+    assert!(
+        e.contains("command `sh -c 'echo broken pipe >&2; exit 3'`"),
+        "{e}"
+    );
     assert!(e.contains("ended with exit 3 on input 9"), "{e}");
     assert!(e.contains("broken pipe"), "{e}");
     assert!(s.observe(9).is_err());
@@ -152,7 +167,10 @@ fn a_failing_command_names_itself_its_status_and_its_stderr() {
     let mut spec = command(&["sh", "-c", "exit 3"]);
     spec.allow_failure = true;
     let mut s = build_command(spec).unwrap();
-    assert_eq!(one(s.as_mut(), 0).fingerprint, one(s.as_mut(), 1).fingerprint);
+    assert_eq!(
+        one(s.as_mut(), 0).fingerprint,
+        one(s.as_mut(), 1).fingerprint
+    );
     assert_eq!(
         s.observe(0).unwrap(),
         Observation::Command {
@@ -171,7 +189,10 @@ fn a_command_past_its_timeout_is_killed() {
     s.before(0).unwrap();
     let e = s.run(0).unwrap_err().to_string();
     assert!(e.contains("timeout_s = 0.1 s"), "{e}");
-    assert!(start.elapsed() < Duration::from_secs(4), "killed, not waited for");
+    assert!(
+        start.elapsed() < Duration::from_secs(4),
+        "killed, not waited for"
+    );
 }
 
 #[test]
@@ -179,9 +200,21 @@ fn setup_prepare_and_teardown_run_outside_the_runs_in_scratch() {
     let log = tempfile::NamedTempFile::new().unwrap();
     let log = log.path().display().to_string();
     let mut spec = command(&["cat", "{scratch}/data"]);
-    spec.setup = Some(vec!["sh".into(), "-c".into(), format!("echo ready > {{scratch}}/data; echo setup >> {log}")]);
-    spec.prepare = Some(vec!["sh".into(), "-c".into(), format!("echo prepare {{input}} >> {log}")]);
-    spec.teardown = Some(vec!["sh".into(), "-c".into(), format!("echo teardown >> {log}")]);
+    spec.setup = Some(vec![
+        "sh".into(),
+        "-c".into(),
+        format!("echo ready > {{scratch}}/data; echo setup >> {log}"),
+    ]);
+    spec.prepare = Some(vec![
+        "sh".into(),
+        "-c".into(),
+        format!("echo prepare {{input}} >> {log}"),
+    ]);
+    spec.teardown = Some(vec![
+        "sh".into(),
+        "-c".into(),
+        format!("echo teardown >> {log}"),
+    ]);
     let mut s = build_command(spec).unwrap();
     let Observation::Command { stdout, .. } = s.observe(1).unwrap() else {
         panic!("a command observes a command")
@@ -198,9 +231,16 @@ fn setup_prepare_and_teardown_run_outside_the_runs_in_scratch() {
 #[test]
 fn a_failing_setup_stops_the_fork_before_any_run() {
     let mut spec = command(&["true"]);
-    spec.setup = Some(vec!["sh".into(), "-c".into(), "echo no data >&2; false".into()]);
+    spec.setup = Some(vec![
+        "sh".into(),
+        "-c".into(),
+        "echo no data >&2; false".into(),
+    ]);
     let e = build_command(spec).err().unwrap().to_string();
-    assert!(e.contains("setup command `sh -c 'echo no data >&2; false'`"), "{e}");
+    assert!(
+        e.contains("setup command `sh -c 'echo no data >&2; false'`"),
+        "{e}"
+    );
     assert!(e.contains("exit 1") && e.contains("no data"), "{e}");
 }
 
@@ -219,7 +259,11 @@ fn sql_spec(run: &str, setup: Option<&str>) -> SqlSpec {
 }
 
 fn build_sql(db: &DbTarget, run: &str, setup: Option<&str>) -> Box<dyn Strategy> {
-    build(&StrategyKind::Sql(Box::new(sql_spec(run, setup))), &at(Some(db))).unwrap()
+    build(
+        &StrategyKind::Sql(Box::new(sql_spec(run, setup))),
+        &at(Some(db)),
+    )
+    .unwrap()
 }
 
 const TABLE: &str = "CREATE TABLE t (id integer PRIMARY KEY, v integer);
@@ -228,12 +272,22 @@ const TABLE: &str = "CREATE TABLE t (id integer PRIMARY KEY, v integer);
 #[test]
 fn sql_rows_agree_across_formulations_in_any_order() {
     let db = DbTarget::Sqlite;
-    let mut a = build_sql(&db, "SELECT id FROM t WHERE v IN (SELECT v FROM t WHERE id < 3) ORDER BY id", Some(TABLE));
+    let mut a = build_sql(
+        &db,
+        "SELECT id FROM t WHERE v IN (SELECT v FROM t WHERE id < 3) ORDER BY id",
+        Some(TABLE),
+    );
     let mut b = build_sql(&db, "SELECT id FROM t x WHERE EXISTS (SELECT 1 FROM t y WHERE y.id < 3 AND y.v = x.v) ORDER BY id DESC", Some(TABLE));
     check_agreement(a.as_mut(), b.as_mut(), &[0, 1]).unwrap();
     assert_eq!(one(a.as_mut(), 0), one(b.as_mut(), 0));
-    let mut c = build_sql(&db, "SELECT id FROM t WHERE v IN (SELECT v FROM t WHERE id < 4)", Some(TABLE));
-    let e = check_agreement(a.as_mut(), c.as_mut(), &[0]).unwrap_err().to_string();
+    let mut c = build_sql(
+        &db,
+        "SELECT id FROM t WHERE v IN (SELECT v FROM t WHERE id < 4)",
+        Some(TABLE),
+    );
+    let e = check_agreement(a.as_mut(), c.as_mut(), &[0])
+        .unwrap_err()
+        .to_string();
     // v = 3 joins the set: ids 3, 10, 17, ... (listed in text order, at most three).
     assert!(e.contains("returned 15 rows vs 22; rows only in the first: none; only in the second: (10), (17), (24)"), "{e}");
 }
@@ -241,10 +295,16 @@ fn sql_rows_agree_across_formulations_in_any_order() {
 #[test]
 fn sql_writes_are_rolled_back_after_every_run() {
     let db = DbTarget::Sqlite;
-    let mut s = build_sql(&db, "UPDATE t SET v = v + {input}; SELECT sum(v) FROM t", Some(TABLE));
+    let mut s = build_sql(
+        &db,
+        "UPDATE t SET v = v + {input}; SELECT sum(v) FROM t",
+        Some(TABLE),
+    );
     let first = s.observe(5).unwrap();
     assert_eq!(first, s.observe(5).unwrap(), "the UPDATE did not last");
-    let Observation::Rows(rows) = first else { panic!("sql observes rows") };
+    let Observation::Rows(rows) = first else {
+        panic!("sql observes rows")
+    };
     let base: i64 = (1..=50).map(|i| i % 7).sum();
     assert_eq!(rows[1], vec![vec![Some((base + 5 * 50).to_string())]]);
     for i in 0..20 {
@@ -265,15 +325,28 @@ fn sql_on_a_copy_of_a_file_never_writes_the_file() {
     let db = DbTarget::SqliteFile {
         file: file.display().to_string(),
     };
-    let mut s = build_sql(&db, "DELETE FROM orders WHERE id = 1; UPDATE orders SET qty = 0; SELECT count(*) FROM orders", Some("CREATE TABLE mine AS SELECT * FROM orders"));
+    let mut s = build_sql(
+        &db,
+        "DELETE FROM orders WHERE id = 1; UPDATE orders SET qty = 0; SELECT count(*) FROM orders",
+        Some("CREATE TABLE mine AS SELECT * FROM orders"),
+    );
     for i in 0..5 {
         one(s.as_mut(), i);
     }
-    let Observation::Rows(rows) = s.observe(0).unwrap() else { panic!("rows") };
+    let Observation::Rows(rows) = s.observe(0).unwrap() else {
+        panic!("rows")
+    };
     assert_eq!(rows[2], vec![vec![Some("1".to_string())]]);
     s.teardown().unwrap();
     drop(s);
-    assert_eq!(std::fs::read(&file).unwrap(), before, "the user's file is byte-identical");
-    let names: Vec<String> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        before,
+        "the user's file is byte-identical"
+    );
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     assert_eq!(names, ["user.db"], "no journal or copy beside it");
 }

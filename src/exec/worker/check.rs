@@ -15,7 +15,10 @@ use anyhow::{bail, Result};
 /// `input 123`, and for the preview the slider position it maps to.
 pub(super) fn shown_input(job: &JobRequest, input: u64) -> String {
     if job.baseline.computes_preview() || job.treatment.computes_preview() {
-        format!("input {input}, delta = {}", Overrides::from_input(input).delta)
+        format!(
+            "input {input}, delta = {}",
+            Overrides::from_input(input).delta
+        )
     } else {
         format!("input {input}")
     }
