@@ -213,6 +213,10 @@ fn qualified(name: &ObjectName) -> bool {
     name.0.len() > 1
 }
 
+fn everything(what: &str) -> String {
+    format!("{what} without a table name works on every table of the database, the user's included; name the strategy's own tables (e.g. {what} t)")
+}
+
 /// Setup SQL: statements whose writes stay in the strategy's own schema.
 fn check_setup(stmt: &Statement, dialect: SqlDialect) -> Result<(), String> {
     let targets: Vec<&ObjectName> = match stmt {
@@ -233,8 +237,17 @@ fn check_setup(stmt: &Statement, dialect: SqlDialect) -> Result<(), String> {
             return Err("SET search_path in setup would send unqualified writes outside the strategy's own schema".into())
         }
         Statement::Query(_) | Statement::Set(_) | Statement::Pragma { .. } => Vec::new(),
-        Statement::Vacuum(v) if dialect == SqlDialect::Postgres => v.table_name.iter().collect(),
-        Statement::Analyze(a) => a.table_name.iter().collect(),
+        // Without a table, PostgreSQL's ANALYZE and VACUUM reach every table
+        // of the database, the user's included.
+        Statement::Vacuum(v) if dialect == SqlDialect::Postgres => match &v.table_name {
+            Some(t) => vec![t],
+            None => return Err(everything("VACUUM")),
+        },
+        Statement::Analyze(a) => match (&a.table_name, dialect) {
+            (Some(t), _) => vec![t],
+            (None, SqlDialect::Sqlite) => Vec::new(),
+            (None, SqlDialect::Postgres) => return Err(everything("ANALYZE")),
+        },
         Statement::Insert(i) => match &i.table {
             TableObject::TableName(n) => vec![n],
             _ => return Err("INSERT into something other than a table is not accepted in setup".into()),
@@ -372,7 +385,10 @@ mod tests {
             let e = check(bad, PG, SqlRole::Setup).unwrap_err();
             assert!(e.message.contains("qualified"), "{bad}: {}", e.message);
         }
+        assert_eq!(check("ANALYZE", LITE, SqlRole::Setup), Ok(1));
         for bad in [
+            "ANALYZE",
+            "VACUUM",
             "COMMIT",
             "SET search_path TO public",
             "CREATE SCHEMA s",
