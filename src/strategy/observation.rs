@@ -22,13 +22,24 @@ pub enum Observation {
 }
 
 impl Observation {
-    /// Whether two observations can be compared at all: the same sort of
-    /// output (a command against a command, rows against rows).
+    /// Whether two arms' outputs can be compared as results: the same sort
+    /// of output (previews, rows, or two commands' captured stdout). A
+    /// command with `compare_output = false` has no result to compare; its
+    /// exit status is checked on every run anyway.
     pub fn comparable(&self, other: &Observation) -> bool {
         matches!(
             (self, other),
             (Observation::Preview(_), Observation::Preview(_))
-                | (Observation::Command { .. }, Observation::Command { .. })
+                | (
+                    Observation::Command {
+                        stdout: Some(_),
+                        ..
+                    },
+                    Observation::Command {
+                        stdout: Some(_),
+                        ..
+                    }
+                )
                 | (Observation::Rows(_), Observation::Rows(_))
         )
     }
@@ -213,6 +224,8 @@ mod tests {
             stdout: None,
         };
         assert!(blind.same(&cmd("exit 0", "anything")));
+        assert!(!blind.comparable(&cmd("exit 0", "anything")));
+        assert!(cmd("exit 0", "a").comparable(&cmd("exit 0", "b")));
         assert!(!blind.comparable(&Observation::Nothing));
     }
 }
