@@ -179,3 +179,82 @@ pub fn estimate_job_ns(exp: &Experiment, cell: &Cell, on_postgres: bool) -> u64 
     let setup_ns = 30_000_000;
     setup_ns + per_pair * Plan::pairs_per_job(exp)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{CommandSpec, Program, StrategyKind};
+
+    fn experiment(text: &str) -> Experiment {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.toml");
+        std::fs::write(&path, text).unwrap();
+        crate::spec::load(&path, &[]).unwrap().experiment
+    }
+
+    fn argv(kind: &StrategyKind) -> Vec<String> {
+        match kind {
+            StrategyKind::Command(c) => c.program.argv(),
+            other => panic!("not a command: {other:?}"),
+        }
+    }
+
+    /// Cells: swept keys in name order, outermost first, delay innermost;
+    /// `bind` applies the cell's swept key and fills its grid values, keeps
+    /// `{input}` and `{scratch}`, and escapes what it inserts.
+    #[test]
+    fn cells_and_bind_follow_the_grid() {
+        let exp = experiment(
+            r#"
+[strategies.a]
+kind = "command"
+argv = ["echo", "{level}", "{input}", "{scratch}", "{{level}"]
+[strategies.b]
+kind = "command"
+argv = ["echo", "b"]
+[design]
+baseline = "a"
+treatment = "b"
+[grid]
+level = ["x{y}", "z"]
+delay_us = [0, 5]
+"strategies.b.argv" = [["echo", "b"], ["echo", "{level}"]]
+"#,
+        );
+        let cells = cells(&exp);
+        let keys: Vec<String> = cells
+            .iter()
+            .map(|c| serde_json::Value::Object(c.params.clone()).to_string())
+            .collect();
+        assert_eq!(cells.len(), 8);
+        assert_eq!(
+            keys[0],
+            r#"{"delay_us":0,"level":"x{y}","strategies.b.argv":["echo","b"]}"#
+        );
+        assert_eq!(
+            keys[3],
+            r#"{"delay_us":5,"level":"x{y}","strategies.b.argv":["echo","{level}"]}"#
+        );
+        assert_eq!(
+            keys[4],
+            r#"{"delay_us":0,"level":"z","strategies.b.argv":["echo","b"]}"#
+        );
+        let a = bind(&exp, &cells[0], "a");
+        assert_eq!(argv(&a), ["echo", "x{{y}", "{input}", "{scratch}", "{{level}"]);
+        let b = bind(&exp, &cells[3], "b");
+        assert_eq!(argv(&b), ["echo", "x{{y}"]);
+        assert_eq!(argv(&bind(&exp, &cells[4], "b")), ["echo", "b"]);
+        // What the worker finally runs: escapes resolved once.
+        let t = crate::spec::placeholder::Template::compile(&argv(&b)[1]).unwrap();
+        assert_eq!(t.render(9), "x{y}");
+        assert_eq!(
+            exp.strategies["b"],
+            StrategyKind::Command(Box::new(CommandSpec {
+                program: Program::Argv(vec!["echo".into(), "b".into()]),
+                compare_output: true,
+                ..CommandSpec::default()
+            })),
+            "binding leaves the experiment as written"
+        );
+    }
+}
