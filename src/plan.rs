@@ -240,7 +240,10 @@ delay_us = [0, 5]
             r#"{"delay_us":0,"level":"z","strategies.b.argv":["echo","b"]}"#
         );
         let a = bind(&exp, &cells[0], "a");
-        assert_eq!(argv(&a), ["echo", "x{{y}", "{input}", "{scratch}", "{{level}"]);
+        assert_eq!(
+            argv(&a),
+            ["echo", "x{{y}", "{input}", "{scratch}", "{{level}"]
+        );
         let b = bind(&exp, &cells[3], "b");
         assert_eq!(argv(&b), ["echo", "x{{y}"]);
         assert_eq!(argv(&bind(&exp, &cells[4], "b")), ["echo", "b"]);
