@@ -11,7 +11,6 @@ use runner::analysis::{analyse, AnalysisInput, CellInfo};
 use runner::exec::worker::{spin_ns, timed_run};
 use runner::record::{Arm, PairRecord, Phase};
 use runner::spec::{Ordering, StrategyKind, WorkloadParams};
-use runner::workload::Overrides;
 use std::time::Instant;
 
 fn median(mut v: Vec<u64>) -> f64 {
@@ -26,12 +25,11 @@ fn median(mut v: Vec<u64>) -> f64 {
 
 fn floor() {
     let clock = runner::environment::measure_clock();
-    let mut noop =
-        runner::strategy::build(StrategyKind::Noop, WorkloadParams::default(), None).unwrap();
-    let input = Overrides { delta: 0.01 };
+    let at = runner::strategy::Setting::new(WorkloadParams::default(), None);
+    let mut noop = runner::strategy::build(&StrategyKind::Noop, &at).unwrap();
     let mut times = Vec::with_capacity(200_000);
     for _ in 0..200_000 {
-        let (elapsed, _, _) = timed_run(noop.as_mut(), &input, 0).unwrap();
+        let (elapsed, _) = timed_run(noop.as_mut(), 1 << 40, 0).unwrap();
         times.push(elapsed);
     }
     let floor = median(times);
@@ -88,6 +86,7 @@ fn analysis_time() {
                     spin_ns: d_us * 1000 + 40,
                     baseline_at_ns: u64::from(pair) * 2_000_000,
                     treatment_at_ns: u64::from(pair) * 2_000_000 + 1_000_000,
+                    usage: Default::default(),
                 });
             }
         }

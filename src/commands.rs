@@ -77,6 +77,9 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
         Some(crate::db::DbTarget::Sqlite) => out.push_str(
             "database    sqlite (embedded, in memory; set RUNNER_DATABASE_URL to use PostgreSQL)\n",
         ),
+        Some(crate::db::DbTarget::SqliteFile { file }) => out.push_str(&format!(
+            "database    sqlite (embedded, an in-memory copy of {file} per arm)\n"
+        )),
         None if needs_db => out.push_str("database    none usable\n"),
         None => {}
     }

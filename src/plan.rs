@@ -4,7 +4,8 @@
 //! makes a run's schedule, `first` column and inputs reproducible.
 
 use crate::seed::{self, Domain};
-use crate::spec::{Experiment, Schedule, WorkloadParams};
+use crate::spec::placeholder::{self, Fill};
+use crate::spec::{Experiment, Schedule, StrategyKind, WorkloadParams};
 use serde::{Deserialize, Serialize};
 
 /// One combination of grid values.
@@ -40,7 +41,7 @@ impl Plan {
 }
 
 /// A JSON number that prints as an integer when it is one (5, not 5.0).
-fn number(x: f64) -> serde_json::Value {
+pub fn number(x: f64) -> serde_json::Value {
     if x.fract() == 0.0 && x.abs() < 9.0e15 {
         serde_json::Value::from(x as i64)
     } else {
@@ -48,23 +49,34 @@ fn number(x: f64) -> serde_json::Value {
     }
 }
 
-/// Expands the grid into cells: swept workload keys outermost (in key order),
-/// delay innermost, so a report's table reads delay by delay.
+/// The text a `{name}` placeholder becomes for a cell's value: a string as
+/// is, a number as JSON prints it (`1000`, `0.5`), a boolean as `true`/`false`.
+pub fn param_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Expands the grid into cells: swept keys outermost, in key order (the
+/// `[workload]` keys, other bare keys and `strategies.NAME.KEY` sorted by
+/// name), delay innermost, so a report's table reads delay by delay.
 pub fn cells(exp: &Experiment) -> Vec<Cell> {
     let mut combos: Vec<(WorkloadParams, serde_json::Map<String, serde_json::Value>)> =
         vec![(exp.workload, serde_json::Map::new())];
-    for (key, values) in &exp.grid.workload {
+    for (key, values) in exp.grid.swept() {
         let mut next = Vec::new();
         for (w, p) in &combos {
-            for &v in values {
+            for v in &values {
                 let mut w = *w;
+                let n = v.as_u64().unwrap_or_default() as u32;
                 match key.as_str() {
-                    "plans" => w.plans = v,
-                    "months" => w.months = v,
-                    _ => continue,
+                    "plans" => w.plans = n,
+                    "months" => w.months = n,
+                    _ => {}
                 }
                 let mut p = p.clone();
-                p.insert(key.clone(), serde_json::Value::from(v));
+                p.insert(key.clone(), v.clone());
                 next.push((w, p));
             }
         }
@@ -85,6 +97,31 @@ pub fn cells(exp: &Experiment) -> Vec<Cell> {
         }
     }
     out
+}
+
+/// Strategy `name` as it runs in `cell`: the file's strategy with the cell's
+/// swept keys applied and every grid placeholder filled (`{input}` and
+/// `{scratch}` stay for the worker). Pure, so a job can be rebuilt from
+/// run.json alone.
+pub fn bind(exp: &Experiment, cell: &Cell, name: &str) -> StrategyKind {
+    let mut kind = exp.strategies[name].clone();
+    for s in exp.grid.strategy_keys.iter().filter(|s| s.strategy == name) {
+        let chosen = cell.params.get(&s.label());
+        if let Some(i) = s.written.iter().position(|w| Some(w) == chosen) {
+            kind.apply(&s.values[i]);
+        }
+    }
+    let fill = |text: &str| -> String {
+        placeholder::substitute(text, false, |n| match cell.params.get(n) {
+            Some(v) if !n.starts_with("strategies.") => {
+                Fill::With(placeholder::escape(&param_text(v)))
+            }
+            _ => Fill::Keep,
+        })
+        .text
+    };
+    kind.map_texts(fill);
+    kind
 }
 
 /// The full plan for `master_seed`.
@@ -118,7 +155,9 @@ pub fn plan(exp: &Experiment, master_seed: u64) -> Plan {
 /// costs were measured on the development machine (README, "What the study's
 /// experiments show"): the calculator at about 0.8 ns per cohort step, a
 /// tx-rollback preview about 55 µs more on SQLite and 500 µs more on a local
-/// PostgreSQL. They are orders of magnitude, not promises.
+/// PostgreSQL. The user's own code is a guess (a small process, a short
+/// query): runner cannot know what it costs before it runs it. They are
+/// orders of magnitude, not promises.
 pub fn estimate_job_ns(exp: &Experiment, cell: &Cell, on_postgres: bool) -> u64 {
     let run_ns = |name: &str| -> u64 {
         use crate::spec::StrategyKind::*;
@@ -129,6 +168,9 @@ pub fn estimate_job_ns(exp: &Experiment, cell: &Cell, on_postgres: bool) -> u64 
             Some(TxRollback) if on_postgres => calc + 500_000,
             Some(TxRollback) => calc + 55_000,
             Some(Spin { duration_ns }) => *duration_ns + 100,
+            Some(Command(_)) => 1_000_000,
+            Some(Sql(_)) if on_postgres => 300_000,
+            Some(Sql(_)) => 50_000,
             Some(Noop) | None => 100,
         }
     };
@@ -138,4 +180,86 @@ pub fn estimate_job_ns(exp: &Experiment, cell: &Cell, on_postgres: bool) -> u64 
     // Process start, strategy set-up and the agreement check.
     let setup_ns = 30_000_000;
     setup_ns + per_pair * Plan::pairs_per_job(exp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{CommandSpec, Program, StrategyKind};
+
+    fn experiment(text: &str) -> Experiment {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.toml");
+        std::fs::write(&path, text).unwrap();
+        crate::spec::load(&path, &[]).unwrap().experiment
+    }
+
+    fn argv(kind: &StrategyKind) -> Vec<String> {
+        match kind {
+            StrategyKind::Command(c) => c.program.argv(),
+            other => panic!("not a command: {other:?}"),
+        }
+    }
+
+    /// Cells: swept keys in name order, outermost first, delay innermost;
+    /// `bind` applies the cell's swept key and fills its grid values, keeps
+    /// `{input}` and `{scratch}`, and escapes what it inserts.
+    #[test]
+    fn cells_and_bind_follow_the_grid() {
+        let exp = experiment(
+            r#"
+[strategies.a]
+kind = "command"
+argv = ["echo", "{level}", "{input}", "{scratch}", "{{level}"]
+[strategies.b]
+kind = "command"
+argv = ["echo", "b"]
+[design]
+baseline = "a"
+treatment = "b"
+[grid]
+level = ["x{y}", "z"]
+delay_us = [0, 5]
+"strategies.b.argv" = [["echo", "b"], ["echo", "{level}"]]
+"#,
+        );
+        let cells = cells(&exp);
+        let keys: Vec<String> = cells
+            .iter()
+            .map(|c| serde_json::Value::Object(c.params.clone()).to_string())
+            .collect();
+        assert_eq!(cells.len(), 8);
+        assert_eq!(
+            keys[0],
+            r#"{"delay_us":0,"level":"x{y}","strategies.b.argv":["echo","b"]}"#
+        );
+        assert_eq!(
+            keys[3],
+            r#"{"delay_us":5,"level":"x{y}","strategies.b.argv":["echo","{level}"]}"#
+        );
+        assert_eq!(
+            keys[4],
+            r#"{"delay_us":0,"level":"z","strategies.b.argv":["echo","b"]}"#
+        );
+        let a = bind(&exp, &cells[0], "a");
+        assert_eq!(
+            argv(&a),
+            ["echo", "x{{y}", "{input}", "{scratch}", "{{level}"]
+        );
+        let b = bind(&exp, &cells[3], "b");
+        assert_eq!(argv(&b), ["echo", "x{{y}"]);
+        assert_eq!(argv(&bind(&exp, &cells[4], "b")), ["echo", "b"]);
+        // What the worker finally runs: escapes resolved once.
+        let t = crate::spec::placeholder::Template::compile(&argv(&b)[1]).unwrap();
+        assert_eq!(t.render(9), "x{y}");
+        assert_eq!(
+            exp.strategies["b"],
+            StrategyKind::Command(Box::new(CommandSpec {
+                program: Program::Argv(vec!["echo".into(), "b".into()]),
+                compare_output: true,
+                ..CommandSpec::default()
+            })),
+            "binding leaves the experiment as written"
+        );
+    }
 }

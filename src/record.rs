@@ -39,10 +39,52 @@ pub struct PairRecord {
     pub spin_ns: u64,
     pub baseline_at_ns: u64,
     pub treatment_at_ns: u64,
+    /// CPU time and peak memory of each arm's run, for kinds that measure
+    /// them (`command`); empty for the others.
+    #[serde(default, skip_serializing_if = "PairUsage::is_empty")]
+    pub usage: PairUsage,
+}
+
+/// What one run of a child process used, from `wait4`'s rusage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunUsage {
+    /// User CPU time.
+    pub user_ns: u64,
+    /// System CPU time.
+    pub sys_ns: u64,
+    /// Peak resident set size, KiB (Linux's `ru_maxrss`).
+    pub max_rss_kib: u64,
+}
+
+/// The usage of both runs of a pair; an arm whose kind measures none is `None`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct PairUsage {
+    pub baseline: Option<RunUsage>,
+    pub treatment: Option<RunUsage>,
+}
+
+impl PairUsage {
+    pub fn is_empty(&self) -> bool {
+        self.baseline.is_none() && self.treatment.is_none()
+    }
 }
 
 /// The header of `pairs.csv`, in column order (design section 5).
 pub const CSV_HEADER: &str = "cell,fork,phase,pair,first,baseline_ns,treatment_ns,delay_ns,spin_ns,baseline_at_ns,treatment_at_ns";
+
+/// Columns that follow [`CSV_HEADER`] when a run records per-run usage
+/// (a `command` arm): empty fields for an arm that records none. Runs
+/// without usage keep exactly the 11 columns above.
+pub const USAGE_COLUMNS: &str = "baseline_user_ns,baseline_sys_ns,baseline_max_rss_kib,treatment_user_ns,treatment_sys_ns,treatment_max_rss_kib";
+
+/// The header for a `pairs.csv` whose rows do (or do not) carry usage.
+pub fn csv_header(usage: bool) -> String {
+    if usage {
+        format!("{CSV_HEADER},{USAGE_COLUMNS}")
+    } else {
+        CSV_HEADER.to_string()
+    }
+}
 
 impl PairRecord {
     /// D = treatment - baseline, signed.
@@ -50,7 +92,8 @@ impl PairRecord {
         self.treatment_ns as i64 - self.baseline_ns as i64
     }
 
-    /// One CSV line without the trailing newline, columns as in [`CSV_HEADER`].
+    /// One CSV line without the trailing newline, columns as in
+    /// [`CSV_HEADER`], then [`USAGE_COLUMNS`] when the pair has usage.
     pub fn to_csv_line(&self) -> String {
         let phase = match self.phase {
             Phase::Warmup => "warmup",
@@ -60,7 +103,7 @@ impl PairRecord {
             Arm::Baseline => "baseline",
             Arm::Treatment => "treatment",
         };
-        format!(
+        let mut line = format!(
             "{},{},{},{},{},{},{},{},{},{},{}",
             self.cell,
             self.fork,
@@ -73,7 +116,84 @@ impl PairRecord {
             self.spin_ns,
             self.baseline_at_ns,
             self.treatment_at_ns
-        )
+        );
+        if !self.usage.is_empty() {
+            for u in [self.usage.baseline, self.usage.treatment] {
+                match u {
+                    Some(u) => {
+                        line.push_str(&format!(",{},{},{}", u.user_ns, u.sys_ns, u.max_rss_kib))
+                    }
+                    None => line.push_str(",,,"),
+                }
+            }
+        }
+        line
+    }
+}
+
+/// A `pairs.csv` row as read: the usage columns are optional.
+#[derive(Deserialize)]
+struct CsvRow {
+    cell: u32,
+    fork: u32,
+    phase: Phase,
+    pair: u32,
+    first: Arm,
+    baseline_ns: u64,
+    treatment_ns: u64,
+    delay_ns: u64,
+    spin_ns: u64,
+    baseline_at_ns: u64,
+    treatment_at_ns: u64,
+    #[serde(default)]
+    baseline_user_ns: Option<u64>,
+    #[serde(default)]
+    baseline_sys_ns: Option<u64>,
+    #[serde(default)]
+    baseline_max_rss_kib: Option<u64>,
+    #[serde(default)]
+    treatment_user_ns: Option<u64>,
+    #[serde(default)]
+    treatment_sys_ns: Option<u64>,
+    #[serde(default)]
+    treatment_max_rss_kib: Option<u64>,
+}
+
+fn usage(user: Option<u64>, sys: Option<u64>, rss: Option<u64>) -> Option<RunUsage> {
+    Some(RunUsage {
+        user_ns: user?,
+        sys_ns: sys?,
+        max_rss_kib: rss?,
+    })
+}
+
+impl From<CsvRow> for PairRecord {
+    fn from(r: CsvRow) -> PairRecord {
+        PairRecord {
+            cell: r.cell,
+            fork: r.fork,
+            phase: r.phase,
+            pair: r.pair,
+            first: r.first,
+            baseline_ns: r.baseline_ns,
+            treatment_ns: r.treatment_ns,
+            delay_ns: r.delay_ns,
+            spin_ns: r.spin_ns,
+            baseline_at_ns: r.baseline_at_ns,
+            treatment_at_ns: r.treatment_at_ns,
+            usage: PairUsage {
+                baseline: usage(
+                    r.baseline_user_ns,
+                    r.baseline_sys_ns,
+                    r.baseline_max_rss_kib,
+                ),
+                treatment: usage(
+                    r.treatment_user_ns,
+                    r.treatment_sys_ns,
+                    r.treatment_max_rss_kib,
+                ),
+            },
+        }
     }
 }
 
@@ -84,9 +204,8 @@ pub fn read_pairs_csv(path: &std::path::Path) -> anyhow::Result<Vec<PairRecord>>
         csv::Reader::from_path(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut out = Vec::new();
     for (i, row) in reader.deserialize().enumerate() {
-        let rec: PairRecord =
-            row.with_context(|| format!("{}: bad row {}", path.display(), i + 2))?;
-        out.push(rec);
+        let rec: CsvRow = row.with_context(|| format!("{}: bad row {}", path.display(), i + 2))?;
+        out.push(rec.into());
     }
     Ok(out)
 }
@@ -109,9 +228,55 @@ mod tests {
             spin_ns: 0,
             baseline_at_ns: 100,
             treatment_at_ns: 50,
+            usage: PairUsage::default(),
         };
         assert_eq!(r.to_csv_line(), "1,2,measure,3,treatment,10,7,0,0,100,50");
         assert_eq!(r.diff_ns(), -3);
         assert_eq!(CSV_HEADER.split(',').count(), 11);
+    }
+
+    /// Usage columns appear only when recorded, and read back as written,
+    /// an arm without usage as empty fields.
+    #[test]
+    fn usage_columns_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut r = PairRecord {
+            cell: 0,
+            fork: 1,
+            phase: Phase::Warmup,
+            pair: 0,
+            first: Arm::Baseline,
+            baseline_ns: 5,
+            treatment_ns: 6,
+            delay_ns: 0,
+            spin_ns: 0,
+            baseline_at_ns: 0,
+            treatment_at_ns: 9,
+            usage: PairUsage::default(),
+        };
+        let plain = r.clone();
+        r.usage.treatment = Some(RunUsage {
+            user_ns: 1000,
+            sys_ns: 2000,
+            max_rss_kib: 3,
+        });
+        assert_eq!(
+            r.to_csv_line(),
+            "0,1,warmup,0,baseline,5,6,0,0,0,9,,,,1000,2000,3"
+        );
+        for (rows, header) in [
+            (vec![plain], csv_header(false)),
+            (vec![r], csv_header(true)),
+        ] {
+            let path = dir.path().join("pairs.csv");
+            let mut text = header;
+            text.push('\n');
+            for row in &rows {
+                text.push_str(&row.to_csv_line());
+                text.push('\n');
+            }
+            std::fs::write(&path, text).unwrap();
+            assert_eq!(read_pairs_csv(&path).unwrap(), rows);
+        }
     }
 }

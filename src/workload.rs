@@ -33,6 +33,15 @@ fn base_growth(p: usize) -> f64 {
 }
 
 impl Overrides {
+    /// The slider position of a pair's input (design section 4: uniform in
+    /// [0, 0.05)): the input's top 53 bits as a fraction of 2^53, times
+    /// 0.05. Inputs are below 2^63 (see `exec::worker::draws`), so
+    /// `input >> 10` has exactly 53 bits.
+    pub fn from_input(input: u64) -> Overrides {
+        let unit = ((input & (u64::MAX >> 1)) >> 10) as f64 * (1.0 / (1u64 << 53) as f64);
+        Overrides { delta: unit * 0.05 }
+    }
+
     /// The overridden fields as (name, value), in [`Overrides::field_names`] order.
     pub fn fields(&self, plans: u32) -> Vec<(String, f64)> {
         let mut values = vec![0.0; Self::field_count(plans)];

@@ -33,6 +33,7 @@ fn pairs_of(forks: &Forks, d: u64) -> Vec<PairRecord> {
                 spin_ns: d,
                 baseline_at_ns: b_at,
                 treatment_at_ns: t_at,
+                usage: Default::default(),
             });
         }
     }

@@ -345,7 +345,8 @@ fn resuming_with_a_changed_spec_is_refused_naming_the_keys() {
 
 /// A strategy that returns a different result stops the run before any
 /// timing, with exit 1, naming the strategies and the input. The test hook
-/// `wrong-result` flips the last bit of the treatment's projection.
+/// `wrong-result` flips the last bit of the treatment's projection (and
+/// of its fingerprints).
 #[test]
 fn a_strategy_that_disagrees_stops_the_run_naming_strategy_and_input() {
     let tmp = tempfile::tempdir().unwrap();
@@ -362,7 +363,7 @@ fn a_strategy_that_disagrees_stops_the_run_naming_strategy_and_input() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
         err.contains(
-            "baseline in-memory and treatment in-memory disagree on the same input (delta = "
+            "baseline `memory` (in-memory) and treatment `other` (in-memory) disagree on the same input (input "
         ),
         "{err}"
     );
@@ -376,7 +377,7 @@ fn a_strategy_that_disagrees_stops_the_run_naming_strategy_and_input() {
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("strategy in-memory disagrees with the in-memory calculation on the same input (delta = "),
+        err.contains("strategy `memory` (in-memory) disagrees with the in-memory calculation on the same input (input "),
         "{err}"
     );
 }

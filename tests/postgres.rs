@@ -8,8 +8,8 @@ use common::pg_url;
 use runner::db::postgres::{connect, create_run_schema, drop_run_schema};
 use runner::db::{db_info, hash_rows, DbError, DbTarget};
 use runner::spec::{StrategyKind, WorkloadParams};
-use runner::strategy::{build, check_agreement};
-use runner::workload::{Model, Overrides};
+use runner::strategy::{build, check_agreement, Setting};
+use runner::workload::Model;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 const W: WorkloadParams = WorkloadParams {
@@ -40,11 +40,18 @@ fn schema_exists(url: &str, schema: &str) -> bool {
     row.get::<_, i64>(0) == 1
 }
 
-fn deltas() -> Vec<Overrides> {
-    [0.0, 0.0007, 0.011, 0.02345, 0.0333, 0.049_999]
-        .into_iter()
-        .map(|delta| Overrides { delta })
-        .collect()
+/// Pair inputs across the whole range (a draw is below 2^63).
+const INPUTS: [u64; 6] = [
+    0,
+    1 << 30,
+    1 << 52,
+    12_345_678_901_234,
+    1 << 62,
+    (1 << 63) - 1,
+];
+
+fn at(db: Option<&DbTarget>) -> Setting<'_> {
+    Setting::new(W, db)
 }
 
 #[test]
@@ -57,10 +64,10 @@ fn tx_rollback_agrees_with_in_memory_bit_for_bit() {
         url: url.clone(),
         schema,
     };
-    let mut mem = build(StrategyKind::InMemory, W, None).unwrap();
-    let mut tx = build(StrategyKind::TxRollback, W, Some(&target)).unwrap();
-    let result = check_agreement(tx.as_mut(), mem.as_mut(), &deltas())
-        .and_then(|()| check_agreement(mem.as_mut(), tx.as_mut(), &deltas()));
+    let mut mem = build(&StrategyKind::InMemory, &at(None)).unwrap();
+    let mut tx = build(&StrategyKind::TxRollback, &at(Some(&target))).unwrap();
+    let result = check_agreement(tx.as_mut(), mem.as_mut(), &INPUTS)
+        .and_then(|()| check_agreement(mem.as_mut(), tx.as_mut(), &INPUTS));
     drop(tx);
     drop_run_schema(&url, &id).unwrap();
     result.unwrap();
@@ -77,14 +84,11 @@ fn previews_leave_the_table_unchanged_and_the_schema_is_dropped() {
         url: url.clone(),
         schema: schema.clone(),
     };
-    let mut tx = build(StrategyKind::TxRollback, W, Some(&target)).unwrap();
+    let mut tx = build(&StrategyKind::TxRollback, &at(Some(&target))).unwrap();
     let seeded = tx.content_hash().unwrap().unwrap();
     assert_eq!(seeded, hash_rows(Model::new(W.plans).fields()));
-    for i in 0..200 {
-        tx.run(&Overrides {
-            delta: i as f64 * 0.00025,
-        })
-        .unwrap();
+    for i in 0..200u64 {
+        tx.observe(i << 53).unwrap();
     }
     assert_eq!(tx.content_hash().unwrap().unwrap(), seeded);
     drop(tx);
@@ -118,7 +122,7 @@ fn an_existing_schema_is_refused_and_left_intact() {
         url: url.clone(),
         schema: schema.clone(),
     };
-    let werr = build(StrategyKind::TxRollback, W, Some(&target))
+    let werr = build(&StrategyKind::TxRollback, &at(Some(&target)))
         .err()
         .unwrap();
     assert!(
@@ -210,4 +214,81 @@ fn db_info_reports_version_and_settings() {
     }
     let json = serde_json::to_string(&info).unwrap();
     assert!(!json.contains("bench:bench"), "{json}");
+}
+
+/// An `sql` arm's schema `runner_<id>_b` that runner did not make is
+/// refused, untouched; cleanup still drops runner's own run schema and
+/// reports the foreign one.
+#[test]
+fn a_foreign_arm_schema_is_refused_and_left_intact() {
+    let Some(url) = pg_url() else { return };
+    let id = run_id("arm");
+    let schema = create_run_schema(&url, &id).unwrap();
+    let arm = format!("{schema}_b");
+    let (mut c, _) = connect(&url).unwrap();
+    c.batch_execute(&format!(
+        "CREATE SCHEMA {arm}; CREATE TABLE {arm}.keep (v int); INSERT INTO {arm}.keep VALUES (7)"
+    ))
+    .unwrap();
+    let target = DbTarget::Postgres {
+        url: url.clone(),
+        schema: schema.clone(),
+    };
+    let err = runner::db::session::open(&target, "b", &[], None)
+        .err()
+        .unwrap();
+    assert!(
+        matches!(err, DbError::NotOurSchema(ref s) if *s == arm),
+        "{err}"
+    );
+    let derr = drop_run_schema(&url, &id).unwrap_err();
+    assert!(matches!(derr, DbError::NotOurSchema(_)), "{derr}");
+    assert!(
+        !schema_exists(&url, &schema),
+        "runner's own schema is dropped"
+    );
+    let v: i32 = c
+        .query_one(&format!("SELECT v FROM {arm}.keep"), &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(v, 7);
+    c.batch_execute(&format!("DROP SCHEMA {arm} CASCADE"))
+        .unwrap();
+}
+
+/// The safety net behind validation: measured SQL that ended runner's
+/// transaction (validation refuses it, so only a direct call can) makes
+/// the run fail at ROLLBACK instead of passing silently, on both backends.
+#[test]
+fn a_transaction_ended_by_the_measured_sql_is_reported() {
+    let sqlite = DbTarget::Sqlite;
+    let mut s =
+        runner::db::session::open(&sqlite, "b", &[], Some("CREATE TABLE t (a int)")).unwrap();
+    s.begin().unwrap();
+    s.run(&["INSERT INTO t VALUES (1)".into(), "COMMIT".into()], None)
+        .unwrap();
+    assert!(matches!(s.rollback(), Err(DbError::TransactionEnded)));
+    s.begin().unwrap();
+    s.run(&["INSERT INTO t VALUES (1)".into()], None).unwrap();
+    s.rollback().unwrap();
+
+    let Some(url) = pg_url() else { return };
+    let id = run_id("ended");
+    let schema = create_run_schema(&url, &id).unwrap();
+    let target = DbTarget::Postgres {
+        url: url.clone(),
+        schema,
+    };
+    let mut s =
+        runner::db::session::open(&target, "t", &[], Some("CREATE TABLE t (a int)")).unwrap();
+    s.begin().unwrap();
+    s.run(&["SELECT 1".into()], None).unwrap();
+    s.rollback().unwrap();
+    s.begin().unwrap();
+    s.run(&["INSERT INTO t VALUES (1)".into(), "COMMIT".into()], None)
+        .unwrap();
+    let ended = s.rollback();
+    drop(s);
+    drop_run_schema(&url, &id).unwrap();
+    assert!(matches!(ended, Err(DbError::TransactionEnded)), "{ended:?}");
 }

@@ -10,7 +10,8 @@
 //! correlation; `pooled` pooled, hierarchical and calibration; `cross_runs`
 //! two separate runs; `order` and `carry_over` the history effects;
 //! `variance` components and sizing; `steady` the changepoint classes of
-//! each fork's measured phase; `headline` the answer across cells;
+//! each fork's measured phase; `usage` CPU time and peak memory of
+//! command runs; `headline` the answer across cells;
 //! [`resample_trace`] the indices behind every interval, for independent checks.
 
 mod carry_over;
@@ -23,6 +24,7 @@ mod pooled;
 mod steady;
 pub mod streams;
 mod trace;
+pub mod usage;
 mod variance;
 
 pub use model::*;
@@ -212,6 +214,7 @@ fn analyse_cell(
                 .map(|f| &f.steady_state)
                 .collect::<Vec<_>>(),
         ),
+        usage: usage::usage(input, info, forks)?,
         calibration,
         pooled,
         forks: fork_results,

@@ -3,7 +3,9 @@
 //!
 //! Every key is always present; a number that cannot be computed (one fork,
 //! an empty group) is `null`, usually beside a `note` saying why, so that
-//! templates can test for it instead of failing on a missing key.
+//! templates can test for it instead of failing on a missing key. The one
+//! exception is `cells[].usage`, present only for runs that record CPU time
+//! and memory, so that other runs' analysis.json stays as it was.
 
 use crate::stats::{Class, MedianEstimate};
 use serde::{Deserialize, Serialize};
@@ -40,6 +42,10 @@ pub struct CellAnalysis {
     /// Null with one fork: no between-fork variance to estimate.
     pub variance: Option<Variance>,
     pub steady_state: CellSteadyState,
+    /// CPU time and peak memory; the key is absent (not null) for runs that
+    /// record none, so analysis.json of other runs is unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<super::usage::Usage>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -8,6 +8,9 @@
 //! | hierarchical CI      | `[cell, u64::MAX - 1]`| forks ascending; D by `pair` in each  |
 //! | order CI             | `[cell, u64::MAX - 2]`| per fork, a: D with treatment first, b: second |
 //! | carry-over CI        | `[cell, u64::MAX - 3]`| per fork, a: first-in-pair baseline after a treatment, b: after a baseline |
+//! | user CPU CI          | `[cell, u64::MAX - 16]`| treatment − baseline user ns, fork then `pair` |
+//! | system CPU CI        | `[cell, u64::MAX - 17]`| the same for system ns                |
+//! | peak RSS CI          | `[cell, u64::MAX - 18]`| the same for peak RSS KiB             |
 //!
 //! Forks are u32, so the pooled paths can never meet a fork's. The order and
 //! carry-over streams are hierarchical over the forks that have values in
@@ -27,7 +30,16 @@ pub struct CellSeeds {
     pub hierarchical: u64,
     pub order: u64,
     pub carry_over: u64,
+    /// User CPU, system CPU and peak RSS streams (used only by runs that
+    /// record usage; absent from older run.json files).
+    #[serde(default)]
+    pub usage: [u64; 3],
 }
+
+/// The `k` of the usage streams' paths (`[cell, u64::MAX - k]`).
+pub const USAGE_USER: u64 = 16;
+pub const USAGE_SYS: u64 = 17;
+pub const USAGE_RSS: u64 = 18;
 
 /// The seed of the bootstrap of one fork's CI.
 pub fn fork_seed(master: u64, cell: u32, fork: u32) -> u64 {
@@ -47,7 +59,17 @@ pub fn cell_seeds(master: u64, cell: u32) -> CellSeeds {
         hierarchical: at(1),
         order: at(2),
         carry_over: at(3),
+        usage: [at(USAGE_USER), at(USAGE_SYS), at(USAGE_RSS)],
     }
+}
+
+/// The stream of one usage measure's CI (`k` is one of `USAGE_*`).
+pub fn usage(master: u64, cell: u32, k: u64) -> Pcg64 {
+    Pcg64::seed_from_u64(seed::derive(
+        master,
+        Domain::Bootstrap,
+        &[u64::from(cell), u64::MAX - k],
+    ))
 }
 
 pub fn fork(master: u64, cell: u32, fork: u32) -> Pcg64 {

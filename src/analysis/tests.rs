@@ -76,6 +76,7 @@ fn record(
         spin_ns: d,
         baseline_at_ns,
         treatment_at_ns,
+        usage: Default::default(),
     }
 }
 
@@ -480,4 +481,60 @@ fn json_is_byte_identical_and_round_trips() {
     }
     assert!(v["headline"].get("smallest_delay_seen_by_all_ns").is_some());
     assert!(v["cells"][0]["forks"][0]["verdict"].is_string());
+}
+
+/// Usage: per-arm medians over all measured runs, the paired median of
+/// treatment − baseline, and no `usage` key at all without usage.
+#[test]
+fn usage_is_paired_and_absent_when_not_recorded() {
+    use crate::record::RunUsage;
+    let plain = Fixture::new().fork(0, 0, 0, &[(10, 12, B), (10, 13, T), (10, 14, B)]);
+    let a = analyse(&input(&[(0, 0)]), &plain.pairs).unwrap();
+    assert_eq!(a.cells[0].usage, None);
+    let json = serde_json::to_string(&a).unwrap();
+    assert!(!json.contains("usage"), "{json}");
+
+    let mut f = Fixture::new().fork(
+        0,
+        0,
+        0,
+        &[(10, 12, B), (10, 13, T), (10, 14, B), (10, 15, T)],
+    );
+    // (baseline user, treatment user) per pair; system time and RSS derived.
+    let users = [(100, 150), (200, 230), (300, 290), (400, 500)];
+    for (p, (bu, tu)) in f.pairs.iter_mut().zip(users) {
+        let u = |user: u64| RunUsage {
+            user_ns: user,
+            sys_ns: user / 10,
+            max_rss_kib: 1000 + user,
+        };
+        p.usage.baseline = Some(u(bu));
+        p.usage.treatment = Some(u(tu));
+    }
+    // A warm-up pair with absurd usage must not count.
+    let mut f = f.warmup(0, 0, 0, 10, 10);
+    f.pairs.last_mut().unwrap().usage.treatment = Some(RunUsage {
+        user_ns: 1 << 40,
+        sys_ns: 0,
+        max_rss_kib: 0,
+    });
+    let a = analyse(&input(&[(0, 0)]), &f.pairs).unwrap();
+    let u = a.cells[0].usage.clone().unwrap();
+    assert_eq!(u.n_paired, 4);
+    assert_eq!(u.user_ns.baseline_median, Some(250.0));
+    assert_eq!(u.user_ns.treatment_median, Some(260.0));
+    // Differences 50, 30, -10, 100: median 40.
+    assert_eq!(u.user_ns.difference, Some(40.0));
+    let ci = u.user_ns.ci.unwrap();
+    assert!(
+        ci[0] <= 40.0 && 40.0 <= ci[1] && ci[0] >= -10.0 && ci[1] <= 100.0,
+        "{ci:?}"
+    );
+    assert_eq!(u.sys_ns.difference, Some(4.0));
+    assert_eq!(u.max_rss_kib.treatment_median, Some(1260.0));
+    // The same data and seed give the same intervals.
+    assert_eq!(
+        analyse(&input(&[(0, 0)]), &f.pairs).unwrap().cells[0].usage,
+        Some(u)
+    );
 }

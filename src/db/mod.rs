@@ -1,5 +1,6 @@
-//! Databases for the `tx-rollback` strategy: which one a run uses, the table
-//! it works on, and what the report says about it.
+//! Databases for the `tx-rollback` and `sql` strategies: which one a run
+//! uses, the table the preview works on, the sessions the user's SQL runs
+//! in ([`session`]), and what the report says about it.
 //!
 //! Both backends hold one table, `model_field(name text primary key,
 //! field_value double precision)`, seeded from [`Model::fields`]. A fork
@@ -8,8 +9,12 @@
 //! over rows sorted by name bytes, so it is the same function on both
 //! backends and does not depend on a server's collation.
 
+mod pg_session;
 pub mod postgres;
+pub mod session;
 pub mod sqlite;
+mod sqlite_session;
+pub mod statements;
 
 use crate::spec::{Backend, DatabaseConfig};
 use crate::workload::Model;
@@ -30,6 +35,9 @@ pub const URL_ENV: &str = "RUNNER_DATABASE_URL";
 pub enum DbTarget {
     /// A private in-memory SQLite database per strategy instance.
     Sqlite,
+    /// The same, loaded with a copy of this file (`database.sqlite_file`)
+    /// by `sql` strategies; the file itself is opened read-only.
+    SqliteFile { file: String },
     /// A schema `runner_<run id>` on a server, created by the parent with
     /// [`postgres::create_run_schema`] and dropped with [`postgres::drop_run_schema`].
     Postgres { url: String, schema: String },
@@ -38,7 +46,7 @@ pub enum DbTarget {
 impl DbTarget {
     pub fn backend_label(&self) -> &'static str {
         match self {
-            DbTarget::Sqlite => "sqlite",
+            DbTarget::Sqlite | DbTarget::SqliteFile { .. } => "sqlite",
             DbTarget::Postgres { .. } => "postgres",
         }
     }
@@ -48,6 +56,7 @@ impl fmt::Display for DbTarget {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             DbTarget::Sqlite => f.write_str("sqlite (in-memory)"),
+            DbTarget::SqliteFile { file } => write!(f, "sqlite (in-memory copy of {file})"),
             DbTarget::Postgres { url, schema } => match postgres::Endpoint::parse(url) {
                 Ok(e) => write!(f, "postgres {e} schema {schema}"),
                 Err(_) => write!(f, "postgres (unparsable URL) schema {schema}"),
@@ -99,6 +108,8 @@ pub enum DbError {
     },
     #[error("the model read back from table model_field is wrong: {0}")]
     Model(String),
+    #[error("the transaction runner opened for a measured run was no longer open at ROLLBACK: the measured SQL ended it, so its writes may have lasted")]
+    TransactionEnded,
 }
 
 /// Picks the database for a run (design section 4, "Backends"): `auto` takes
@@ -130,7 +141,11 @@ pub fn resolve_with(
         }))
     };
     match (config.backend, url) {
-        (Backend::Sqlite, _) | (Backend::Auto, None) => Ok(Some(DbTarget::Sqlite)),
+        (Backend::Sqlite, _) => Ok(Some(match &config.sqlite_file {
+            Some(file) => DbTarget::SqliteFile { file: file.clone() },
+            None => DbTarget::Sqlite,
+        })),
+        (Backend::Auto, None) => Ok(Some(DbTarget::Sqlite)),
         (Backend::Auto | Backend::Postgres, Some(url)) => postgres(url),
         (Backend::Postgres, None) => Ok(None),
     }
@@ -182,7 +197,9 @@ pub trait ModelTable {
 /// Creates, seeds and prepares the table for one strategy instance.
 pub fn open_table(target: &DbTarget, model: &Model) -> Result<Box<dyn ModelTable>, DbError> {
     Ok(match target {
-        DbTarget::Sqlite => Box::new(sqlite::SqliteTable::open(model)?),
+        DbTarget::Sqlite | DbTarget::SqliteFile { .. } => {
+            Box::new(sqlite::SqliteTable::open(model)?)
+        }
         DbTarget::Postgres { url, schema } => {
             Box::new(postgres::PgTable::open(url, schema, model)?)
         }
@@ -217,7 +234,7 @@ pub struct DbInfo {
 /// Connects (for PostgreSQL) and reads the facts; no table is touched.
 pub fn db_info(target: &DbTarget) -> Result<DbInfo, DbError> {
     match target {
-        DbTarget::Sqlite => sqlite::db_info(),
+        DbTarget::Sqlite | DbTarget::SqliteFile { .. } => sqlite::db_info(),
         DbTarget::Postgres { url, .. } => postgres::db_info(url),
     }
 }

@@ -92,7 +92,7 @@ fn message(e: &postgres::Error) -> String {
     }
 }
 
-fn pg(context: &'static str) -> impl FnOnce(postgres::Error) -> DbError {
+pub(super) fn pg(context: &'static str) -> impl FnOnce(postgres::Error) -> DbError {
     move |e| DbError::Postgres {
         context,
         message: message(&e),
@@ -113,12 +113,15 @@ pub fn connect(url: &str) -> Result<(Client, Endpoint), DbError> {
     }
 }
 
-fn marker(schema: &str) -> String {
+pub(super) fn marker(schema: &str) -> String {
     format!("created by runner for its run schema {schema}")
 }
 
 /// The schema's comment, `None` when there is no such schema.
-fn schema_comment(client: &mut Client, schema: &str) -> Result<Option<Option<String>>, DbError> {
+pub(super) fn schema_comment(
+    client: &mut Client,
+    schema: &str,
+) -> Result<Option<Option<String>>, DbError> {
     let row = client
         .query_opt(
             "SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = $1",
@@ -129,7 +132,7 @@ fn schema_comment(client: &mut Client, schema: &str) -> Result<Option<Option<Str
         .transpose()
 }
 
-fn check_ours(client: &mut Client, schema: &str) -> Result<bool, DbError> {
+pub(super) fn check_ours(client: &mut Client, schema: &str) -> Result<bool, DbError> {
     match schema_comment(client, schema)? {
         None => Ok(false),
         Some(Some(c)) if c == marker(schema) => Ok(true),
@@ -158,16 +161,30 @@ pub fn create_run_schema(url: &str, run_id: &str) -> Result<String, DbError> {
     }
 }
 
-/// Drops `runner_<run_id>` if runner made it; a missing schema is fine.
+/// Drops `runner_<run_id>`, and the per-arm schemas of `sql` strategies
+/// (`runner_<run_id>_b`, `_t`), each only if runner made it; a missing
+/// schema is fine.
 pub fn drop_run_schema(url: &str, run_id: &str) -> Result<(), DbError> {
     let schema = schema_name(run_id)?;
     let (mut client, _) = connect(url)?;
-    if check_ours(&mut client, &schema)? {
-        client
-            .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
-            .map_err(pg("drop schema"))?;
+    let arms = super::pg_session::SLOTS.map(|slot| format!("{schema}_{slot}"));
+    // Each schema on its own: one that is not runner's is left alone and
+    // reported, and does not keep runner's own from being dropped.
+    let mut first_error = None;
+    for s in arms.iter().chain([&schema]) {
+        let dropped = check_ours(&mut client, s).and_then(|ours| {
+            if ours {
+                client
+                    .batch_execute(&format!("DROP SCHEMA {s} CASCADE"))
+                    .map_err(pg("drop schema"))?;
+            }
+            Ok(())
+        });
+        if let Err(e) = dropped {
+            first_error.get_or_insert(e);
+        }
     }
-    Ok(())
+    first_error.map_or(Ok(()), Err)
 }
 
 /// A seeded `model_field` in the run schema, with its statements prepared.

@@ -5,6 +5,7 @@ fn cfg(backend: Backend, url: Option<&str>) -> DatabaseConfig {
     DatabaseConfig {
         backend,
         url: url.map(str::to_owned),
+        sqlite_file: None,
     }
 }
 

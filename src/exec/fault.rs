@@ -11,16 +11,16 @@
 //! - `garbage`     the worker prints a line that is not a protocol message
 //! - `pause=MS`    the worker sleeps MS milliseconds, then carries on (gives a
 //!   test time to act on the worker's database connection)
-//! - `wrong-result` the treatment's previews come back one ulp off (the shared
-//!   instance's, in an A/A design), to prove the agreement checks stop the run
+//! - `wrong-result` the treatment's outputs come back wrong: previews one ulp
+//!   off, every run's fingerprint one bit off (the shared instance's, in an
+//!   A/A design), to prove the agreement checks stop the run
 //!
 //! and the selectors `cell=C`, `fork=F`, `pair=P` (each optional) pick where
 //! it fires: in the job (C, F), just before measured pair P (0-based, the
 //! `pair` column of `phase = measure`), or before the checks when no pair is
 //! given. Example: `RUNNER_FAULT='exit=3@cell=0,fork=1,pair=10'`.
 
-use crate::strategy::{Outcome, Strategy};
-use crate::workload::Overrides;
+use crate::strategy::{Observation, Outcome, Strategy};
 use anyhow::{bail, Context, Result};
 use std::io::Write;
 
@@ -90,16 +90,31 @@ impl Fault {
     }
 }
 
-/// A strategy whose previews are one ulp off: the smallest wrong answer, as a
-/// stand-in for a strategy that computes something else.
+/// A strategy whose previews are one ulp off and whose fingerprints are one
+/// bit off: the smallest wrong answer, as a stand-in for a strategy that
+/// computes something else.
 pub struct OffByOneUlp(pub Box<dyn Strategy>);
 
 impl Strategy for OffByOneUlp {
-    fn run(&mut self, input: &Overrides) -> Result<Outcome> {
-        Ok(match self.0.run(input)? {
-            Outcome::Preview(mut p) => {
+    fn before(&mut self, input: u64) -> Result<()> {
+        self.0.before(input)
+    }
+
+    fn run(&mut self, input: u64) -> Result<()> {
+        self.0.run(input)
+    }
+
+    fn after(&mut self) -> Result<Outcome> {
+        let mut o = self.0.after()?;
+        o.fingerprint ^= 1;
+        Ok(o)
+    }
+
+    fn observe(&mut self, input: u64) -> Result<Observation> {
+        Ok(match self.0.observe(input)? {
+            Observation::Preview(mut p) => {
                 p.ending_cash = f64::from_bits(p.ending_cash.to_bits() ^ 1);
-                Outcome::Preview(p)
+                Observation::Preview(p)
             }
             other => other,
         })
@@ -107,6 +122,10 @@ impl Strategy for OffByOneUlp {
 
     fn content_hash(&mut self) -> Result<Option<String>> {
         self.0.content_hash()
+    }
+
+    fn teardown(&mut self) -> Result<()> {
+        self.0.teardown()
     }
 }
 

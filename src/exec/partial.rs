@@ -7,7 +7,7 @@
 //! place, so a crash at any moment leaves either a whole fork or none.
 
 use crate::error::{bad_input, run_failed, Result, RunnerError};
-use crate::record::{PairRecord, CSV_HEADER};
+use crate::record::PairRecord;
 use crate::run_info::{ForkRecord, RunInfo};
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Write};
@@ -188,7 +188,8 @@ impl Partial {
 
     /// Concatenates the finished forks into `pairs.csv`, in (cell, fork) order.
     pub fn assemble_pairs(&self, forks: &[ForkRecord]) -> Result<()> {
-        let mut text = String::from(CSV_HEADER);
+        let usage = forks.iter().any(|f| f.summary.resource_usage);
+        let mut text = crate::record::csv_header(usage);
         text.push('\n');
         for f in forks {
             let path = self

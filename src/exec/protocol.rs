@@ -15,8 +15,13 @@ pub struct JobRequest {
     pub seed: u64,
     pub delay_ns: u64,
     pub workload: WorkloadParams,
+    /// The arms' strategies as they run in this cell: swept keys applied,
+    /// grid placeholders filled (`plan::bind`).
     pub baseline: StrategyKind,
     pub treatment: StrategyKind,
+    /// Their names in the experiment file, for messages.
+    pub baseline_name: String,
+    pub treatment_name: String,
     /// Baseline and treatment name the same strategy: one instance serves both.
     pub shared_instance: bool,
     pub warmup_pairs: u32,
@@ -69,4 +74,8 @@ pub struct ForkSummary {
     pub final_hash: Option<String>,
     /// From the first timed run to the last.
     pub timed_ns: u64,
+    /// The fork's pairs carry per-run CPU time and peak RSS (a `command`
+    /// arm), so `pairs.csv` gets the usage columns.
+    #[serde(default)]
+    pub resource_usage: bool,
 }

@@ -19,7 +19,7 @@ pub struct Experiment {
     pub workload: WorkloadParams,
     pub database: DatabaseConfig,
     /// Strategy name -> kind, sorted by name.
-    pub strategies: BTreeMap<String, StrategyKind>,
+    pub strategies: BTreeMap<String, super::StrategyKind>,
     pub design: Design,
     pub grid: Grid,
     pub analysis: AnalysisConfig,
@@ -56,37 +56,10 @@ pub enum Backend {
 pub struct DatabaseConfig {
     pub backend: Backend,
     pub url: Option<String>,
-}
-
-/// What a `[strategies.NAME]` table runs.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum StrategyKind {
-    InMemory,
-    TxRollback,
-    Spin { duration_ns: u64 },
-    Noop,
-}
-
-impl StrategyKind {
-    pub fn needs_database(&self) -> bool {
-        matches!(self, StrategyKind::TxRollback)
-    }
-
-    /// Whether a run computes the preview (so its results can be compared).
-    pub fn computes_preview(&self) -> bool {
-        matches!(self, StrategyKind::InMemory | StrategyKind::TxRollback)
-    }
-
-    /// The spelling used in the experiment file.
-    pub fn label(&self) -> &'static str {
-        match self {
-            StrategyKind::InMemory => "in-memory",
-            StrategyKind::TxRollback => "tx-rollback",
-            StrategyKind::Spin { .. } => "spin",
-            StrategyKind::Noop => "noop",
-        }
-    }
+    /// SQLite only: `sql` strategies start from a private in-memory copy of
+    /// this file (opened read-only, never written) instead of an empty database.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sqlite_file: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -155,6 +128,53 @@ pub struct Grid {
     pub delay_us: Vec<f64>,
     /// Swept workload keys (`plans`, `months`) with their values, in key order.
     pub workload: BTreeMap<String, Vec<u32>>,
+    /// Every other bare key, values as written: what `{name}` placeholders read.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub params: BTreeMap<String, Vec<serde_json::Value>>,
+    /// Swept strategy keys (`strategies.NAME.KEY`), in key order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub strategy_keys: Vec<SweptKey>,
+}
+
+/// `strategies.NAME.KEY = [...]` in `[grid]`: one validated [`super::Field`]
+/// per value.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SweptKey {
+    pub strategy: String,
+    pub key: String,
+    pub values: Vec<super::Field>,
+    /// The values as written, for the cells' `params` (unique).
+    pub written: Vec<serde_json::Value>,
+    /// Where the sweep is written (`grid."strategies.a.run"` or the nested
+    /// `grid.strategies.a.run`), for error positions; not recorded.
+    #[serde(skip)]
+    pub at: Vec<String>,
+}
+
+impl SweptKey {
+    /// The cell parameter's name: `strategies.NAME.KEY`.
+    pub fn label(&self) -> String {
+        format!("strategies.{}.{}", self.strategy, self.key)
+    }
+}
+
+impl Grid {
+    /// Every swept key except the delay, with its values as a cell's
+    /// `params` shows them, sorted by key: the order cells are expanded in.
+    pub fn swept(&self) -> Vec<(String, Vec<serde_json::Value>)> {
+        let mut out: Vec<(String, Vec<serde_json::Value>)> = Vec::new();
+        for (k, v) in &self.workload {
+            out.push((k.clone(), v.iter().map(|&x| x.into()).collect()));
+        }
+        for (k, v) in &self.params {
+            out.push((k.clone(), v.clone()));
+        }
+        for s in &self.strategy_keys {
+            out.push((s.label(), s.written.clone()));
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]

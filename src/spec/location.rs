@@ -81,6 +81,9 @@ pub(crate) struct Problem {
     pub anchor: Anchor,
     /// The whole sentence after the position, naming the key.
     pub message: String,
+    /// A byte offset inside the string value at `path` (a statement in
+    /// inline SQL, a placeholder): the position then points there.
+    pub within: Option<usize>,
 }
 
 impl Problem {
@@ -89,7 +92,14 @@ impl Problem {
             path: path.clone(),
             anchor: Anchor::Value,
             message: message.into(),
+            within: None,
         }
+    }
+
+    /// The same problem, placed at byte `offset` of the string value.
+    pub fn inside(mut self, offset: usize) -> Self {
+        self.within = Some(offset);
+        self
     }
 
     pub fn key(path: &KeyPath, message: impl Into<String>) -> Self {
@@ -97,6 +107,7 @@ impl Problem {
             path: path.clone(),
             anchor: Anchor::Key,
             message: message.into(),
+            within: None,
         }
     }
 
@@ -105,6 +116,7 @@ impl Problem {
             path: KeyPath::root(),
             anchor: Anchor::Nowhere,
             message: message.into(),
+            within: None,
         }
     }
 }
@@ -155,7 +167,12 @@ impl Locator<'_> {
         let Some(doc) = self.original else {
             return Position::Unknown;
         };
-        let (depth, span) = find_in_original(doc.as_table(), &problem.path, problem.anchor);
+        let (depth, mut span) = find_in_original(doc.as_table(), &problem.path, problem.anchor);
+        if let (Some(offset), Some(s)) = (problem.within, &span) {
+            if depth == path.len() {
+                span = Some(inside_string(doc.raw(), s.clone(), offset));
+            }
+        }
         // The part of the path the file does not have was created by a flag.
         let created = self
             .overrides
@@ -171,6 +188,41 @@ impl Locator<'_> {
             (None, None) => Position::Unknown,
         }
     }
+}
+
+/// The span of byte `offset` of a string's content, given the span of the
+/// string as written (quotes included). Exact for literal strings and for
+/// basic strings without escapes; with an escape the offsets no longer
+/// match, so the string's start is kept.
+fn inside_string(raw: &str, span: Range<usize>, offset: usize) -> Range<usize> {
+    let Some(written) = raw.get(span.clone()) else {
+        return span;
+    };
+    let (delimiter, escapes) = if written.starts_with("'''") {
+        (3, false)
+    } else if written.starts_with("\"\"\"") {
+        (3, true)
+    } else if written.starts_with('\'') {
+        (1, false)
+    } else if written.starts_with('"') {
+        (1, true)
+    } else {
+        return span;
+    };
+    if escapes && written.contains('\\') {
+        return span;
+    }
+    let mut start = span.start + delimiter;
+    // A newline right after an opening triple quote is not part of the value.
+    if delimiter == 3 {
+        if raw[start..].starts_with("\r\n") {
+            start += 2;
+        } else if raw[start..].starts_with('\n') {
+            start += 1;
+        }
+    }
+    let at = (start + offset).min(span.end);
+    at..at
 }
 
 fn common_prefix(a: &[String], b: &[String]) -> usize {
@@ -329,6 +381,21 @@ mod tests {
         );
         let kind = KeyPath::root().child("strategies").child("x").child("kind");
         assert_eq!(at(&loc, &Problem::value(&kind, "")), "--set s");
+    }
+
+    #[test]
+    fn positions_inside_strings() {
+        let d = doc("a = 'x COMMIT'\nb = '''\nSELECT 1;\n  COMMIT'''\nc = \"x\\ty COMMIT\"\n");
+        let loc = Locator {
+            original: Some(&d),
+            overrides: vec![],
+        };
+        let p = |k: &str, off: usize| Problem::value(&KeyPath::root().child(k), "").inside(off);
+        assert_eq!(at(&loc, &p("a", 2)), "1:8");
+        // Line 2 of the SQL is line 4 of the file.
+        assert_eq!(at(&loc, &p("b", "SELECT 1;\n  ".len())), "4:3");
+        // An escape shifts offsets: fall back to the string's start.
+        assert_eq!(at(&loc, &p("c", 6)), "5:5");
     }
 
     #[test]

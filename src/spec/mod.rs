@@ -4,11 +4,17 @@
 //! out-of-range values with file:line:column, and returns types that make
 //! wrong states unrepresentable.
 
+mod command;
 pub mod experiment;
+mod grid;
+pub mod kinds;
 mod location;
 mod overrides;
+pub mod placeholder;
 mod raw;
+mod sql;
 mod strategies;
+mod uses;
 mod validate;
 mod values;
 
@@ -16,6 +22,7 @@ mod values;
 mod tests;
 
 pub use experiment::*;
+pub use kinds::*;
 
 use location::{line_col, path_at, Locator, Position, Problem};
 use std::path::{Path, PathBuf};

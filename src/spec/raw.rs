@@ -38,17 +38,12 @@ pub(crate) struct RawWorkload {
 pub(crate) struct RawDatabase {
     pub backend: Option<Value>,
     pub url: Option<Value>,
+    pub sqlite_file: Option<Value>,
 }
 
-/// One `[strategies.NAME]` table. `duration_us` only means something for
-/// `spin`; validation rejects it elsewhere rather than serde, because which
-/// keys are valid depends on `kind`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawStrategy {
-    pub kind: Option<Value>,
-    pub duration_us: Option<Value>,
-}
+/// One `[strategies.NAME]` table. Which keys are valid depends on `kind`,
+/// so validation (not serde) rejects unknown ones, listing the kind's keys.
+pub(crate) type RawStrategy = toml::Table;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -64,14 +59,10 @@ pub(crate) struct RawDesign {
     pub fork_timeout_s: Option<Value>,
 }
 
-/// Swept parameters: `delay_us` plus any `[workload]` key.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawGrid {
-    pub delay_us: Option<Value>,
-    pub plans: Option<Value>,
-    pub months: Option<Value>,
-}
+/// Swept parameters: `delay_us`, the `[workload]` keys, any other bare key
+/// (read by `{name}` placeholders) and strategy keys, written either
+/// `"strategies.NAME.KEY" = [...]` or as a nested `strategies.NAME.KEY`.
+pub(crate) type RawGrid = toml::Table;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]

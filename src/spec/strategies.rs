@@ -3,6 +3,7 @@
 //! anything runs (no connection is attempted here).
 
 use super::experiment::*;
+use super::kinds::{CommandSpec, Field, StrategyKind};
 use super::location::{KeyPath, Problem};
 use super::raw::{RawDatabase, RawStrategy};
 use super::validate::Context;
@@ -36,7 +37,25 @@ pub(crate) fn database(raw: RawDatabase) -> Result<DatabaseConfig, Problem> {
             Problem::value(&url_path, format!("database.url is not a valid PostgreSQL connection string ({e}); expected e.g. postgres://user@127.0.0.1:5432/db"))
         })?;
     }
-    Ok(DatabaseConfig { backend, url })
+    let file_path = base.child("sqlite_file");
+    let sqlite_file = string(
+        raw.sqlite_file.as_ref(),
+        &file_path,
+        "a path to a SQLite database file",
+    )?;
+    if let Some(f) = &sqlite_file {
+        if backend != Backend::Sqlite {
+            return Err(Problem::value(&file_path, format!("database.sqlite_file needs backend = \"sqlite\" (it is only read by SQLite), got backend = \"{}\"", match backend { Backend::Auto => "auto", Backend::Postgres => "postgres", Backend::Sqlite => "sqlite" })));
+        }
+        if !std::path::Path::new(f).is_file() {
+            return Err(Problem::value(&file_path, format!("database.sqlite_file = {f:?} is not a file; paths are relative to the current directory")));
+        }
+    }
+    Ok(DatabaseConfig {
+        backend,
+        url,
+        sqlite_file,
+    })
 }
 
 pub(crate) fn check_database_usable(
@@ -64,12 +83,62 @@ pub(crate) fn check_database_usable(
     Ok(())
 }
 
-#[derive(Clone, Copy)]
-enum Kind {
-    InMemory,
-    TxRollback,
-    Spin,
-    Noop,
+/// The kinds a table may name, and the keys each takes besides `kind`.
+const KINDS: [(&str, &[&str]); 6] = [
+    ("in-memory", &[]),
+    ("tx-rollback", &[]),
+    ("spin", &["duration_us"]),
+    ("noop", &[]),
+    ("command", &super::command::KEYS),
+    ("sql", &super::sql::KEYS),
+];
+
+/// Keys that exclude each other: a table sets at most one of each pair.
+const EXCLUSIVE: [(&str, &str); 3] = [
+    ("argv", "shell"),
+    ("run", "run_file"),
+    ("setup", "setup_file"),
+];
+
+/// The keys a kind takes besides `kind`.
+pub(crate) fn keys_of(kind: &StrategyKind) -> &'static [&'static str] {
+    KINDS
+        .iter()
+        .find(|(label, _)| *label == kind.label())
+        .map_or(&[], |(_, keys)| keys)
+}
+
+/// One key of a strategy of `kind`, validated into a [`Field`]: the rule
+/// for the table and for a `[grid]` sweep of that key.
+pub(crate) fn field(
+    kind: &StrategyKind,
+    key: &str,
+    v: &toml::Value,
+    path: &KeyPath,
+) -> Result<Field, Problem> {
+    match kind {
+        StrategyKind::Spin { .. } => Ok(Field::DurationNs(micros(v, path)?.1)),
+        StrategyKind::Command(_) => super::command::field(key, v, path),
+        StrategyKind::Sql(_) => super::sql::field(key, v, path),
+        other => Err(Problem::key(
+            path,
+            format!("{path}: kind = \"{}\" takes no key but kind", other.label()),
+        )),
+    }
+}
+
+fn empty(label: &str) -> StrategyKind {
+    match label {
+        "in-memory" => StrategyKind::InMemory,
+        "tx-rollback" => StrategyKind::TxRollback,
+        "spin" => StrategyKind::Spin { duration_ns: 0 },
+        "command" => StrategyKind::Command(Box::new(CommandSpec {
+            compare_output: true,
+            ..CommandSpec::default()
+        })),
+        "sql" => StrategyKind::Sql(Box::default()),
+        _ => StrategyKind::Noop,
+    }
 }
 
 pub(crate) fn strategies(
@@ -78,36 +147,73 @@ pub(crate) fn strategies(
     if raw.is_empty() {
         return Err(Problem::value(&root("strategies"), "strategies must define at least one strategy, e.g. [strategies.memory] with kind = \"in-memory\""));
     }
-    let kinds = [
-        ("in-memory", Kind::InMemory),
-        ("tx-rollback", Kind::TxRollback),
-        ("spin", Kind::Spin),
-        ("noop", Kind::Noop),
-    ];
     let mut out = BTreeMap::new();
-    for (name, s) in raw {
-        let base = root("strategies").child(&name);
-        let kind_path = base.child("kind");
-        let kind = choice(s.kind.as_ref(), &kind_path, &kinds)?.ok_or_else(|| {
-            Problem::value(&kind_path, format!("{kind_path} is required; set it to one of \"in-memory\", \"tx-rollback\", \"spin\", \"noop\""))
-        })?;
-        let duration_path = base.child("duration_us");
-        let kind = match (kind, &s.duration_us) {
-            (Kind::Spin, Some(v)) => StrategyKind::Spin { duration_ns: micros(v, &duration_path)?.1 },
-            (Kind::Spin, None) => return Err(Problem::value(&duration_path, format!("{duration_path} is required for kind = \"spin\"; set it to a non-negative number of microseconds"))),
-            (other, Some(_)) => {
-                let label = match other {
-                    Kind::InMemory => "in-memory",
-                    Kind::TxRollback => "tx-rollback",
-                    _ => "noop",
-                };
-                return Err(Problem::key(&duration_path, format!("{duration_path} only applies to kind = \"spin\"; kind = \"{label}\" takes no other key than kind")));
-            }
-            (Kind::InMemory, None) => StrategyKind::InMemory,
-            (Kind::TxRollback, None) => StrategyKind::TxRollback,
-            (Kind::Noop, None) => StrategyKind::Noop,
-        };
+    for (name, table) in raw {
+        let kind = strategy(&root("strategies").child(&name), &table)?;
         out.insert(name, kind);
     }
     Ok(out)
+}
+
+fn strategy(base: &KeyPath, table: &RawStrategy) -> Result<StrategyKind, Problem> {
+    let kind_path = base.child("kind");
+    let labels: Vec<(&str, &str)> = KINDS.iter().map(|(l, _)| (*l, *l)).collect();
+    let label = choice(table.get("kind"), &kind_path, &labels)?.ok_or_else(|| {
+        let names: Vec<String> = KINDS.iter().map(|(l, _)| format!("\"{l}\"")).collect();
+        Problem::value(
+            &kind_path,
+            format!(
+                "{kind_path} is required; set it to one of {}",
+                names.join(", ")
+            ),
+        )
+    })?;
+    let mut kind = empty(label);
+    let keys = keys_of(&kind);
+    for key in table.keys().filter(|k| *k != "kind") {
+        if !keys.contains(&key.as_str()) {
+            let mut valid = vec!["kind"];
+            valid.extend(keys);
+            return Err(Problem::key(
+                &base.child(key),
+                format!(
+                    "unknown key `{}`; valid keys here (kind = \"{label}\") are: {}",
+                    base.child(key),
+                    valid.join(", ")
+                ),
+            ));
+        }
+    }
+    for (a, b) in EXCLUSIVE {
+        if table.contains_key(a) && table.contains_key(b) {
+            return Err(Problem::key(
+                &base.child(b),
+                format!("{base} sets both {a} and {b}; set one of them"),
+            ));
+        }
+    }
+    for (key, value) in table.iter().filter(|(k, _)| *k != "kind") {
+        kind.apply(&field(&kind, key, value, &base.child(key))?);
+    }
+    let required: &[&str] = match label {
+        "spin" => &["duration_us"],
+        "command" => &["argv", "shell"],
+        "sql" => &["run", "run_file"],
+        _ => &[],
+    };
+    if !required.is_empty() && !required.iter().any(|k| table.contains_key(*k)) {
+        let what = match label {
+            "spin" => "duration_us = a non-negative number of microseconds",
+            "command" => "argv = [\"program\", \"arg\", ...] (or shell = \"...\")",
+            _ => "run = \"SQL\" (or run_file = \"path.sql\")",
+        };
+        return Err(Problem::value(
+            &base.child(required[0]),
+            format!(
+                "{} is required for kind = \"{label}\"; set {what}",
+                base.child(required[0])
+            ),
+        ));
+    }
+    Ok(kind)
 }

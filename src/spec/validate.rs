@@ -5,12 +5,12 @@
 //! first thing a user must write: `design.baseline`.
 
 use super::experiment::*;
+use super::kinds::StrategyKind;
 use super::location::{KeyPath, Problem};
 use super::raw::*;
 use super::strategies::{check_database_usable, database, strategies};
-use super::values::{
-    array, boolean, choice, describe, first_duplicate, integer, micros, positive_u32, string,
-};
+use super::values::{boolean, choice, describe, integer, positive_u32, string};
+use crate::db::statements::SqlDialect;
 use std::collections::BTreeMap;
 use std::num::NonZeroU32;
 use std::path::PathBuf;
@@ -69,6 +69,10 @@ pub(crate) fn experiment(raw: RawSpec, ctx: &Context) -> Result<Experiment, Prob
         }
     }
     check_database_usable(&database, &strategies, ctx)?;
+    let grid = super::grid::grid(raw.grid.unwrap_or_default(), &strategies)?;
+    let dialect = sql_dialect(&database, ctx);
+    check_search_path(&strategies, dialect)?;
+    super::uses::check(&strategies, &design, &grid, dialect)?;
     Ok(Experiment {
         name,
         title,
@@ -78,10 +82,41 @@ pub(crate) fn experiment(raw: RawSpec, ctx: &Context) -> Result<Experiment, Prob
         database,
         strategies,
         design,
-        grid: grid(raw.grid.unwrap_or_default())?,
+        grid,
         analysis: analysis(raw.analysis.unwrap_or_default())?,
         report: report(raw.report.unwrap_or_default())?,
     })
+}
+
+/// The grammar the `sql` strategies are read with: the backend this run
+/// would use (resolved as `db::resolve` does).
+fn sql_dialect(db: &DatabaseConfig, ctx: &Context) -> SqlDialect {
+    let url = ctx
+        .env_url
+        .or(db.url.as_deref())
+        .filter(|u| !u.trim().is_empty());
+    match (db.backend, url) {
+        (Backend::Sqlite, _) | (Backend::Auto, None) => SqlDialect::Sqlite,
+        _ => SqlDialect::Postgres,
+    }
+}
+
+fn check_search_path(
+    strategies: &BTreeMap<String, StrategyKind>,
+    dialect: SqlDialect,
+) -> Result<(), Problem> {
+    if dialect == SqlDialect::Postgres {
+        return Ok(());
+    }
+    for (name, kind) in strategies {
+        if let StrategyKind::Sql(s) = kind {
+            if !s.search_path.is_empty() {
+                let path = root("strategies").child(name).child("search_path");
+                return Err(Problem::value(&path, format!("{path} only applies to PostgreSQL, and this run would use SQLite (no database URL); set RUNNER_DATABASE_URL or database.url, or remove search_path")));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The name becomes a folder under `reports/`, so it must not be able to
@@ -168,61 +203,6 @@ fn design(raw: RawDesign) -> Result<Design, Problem> {
             )? as u64,
             None => 1800,
         },
-    })
-}
-
-fn grid(raw: RawGrid) -> Result<Grid, Problem> {
-    let base = root("grid");
-    let delays_path = base.child("delay_us");
-    let delays = match &raw.delay_us {
-        None => vec![(0.0, 0)],
-        Some(v) => array(
-            v,
-            &delays_path,
-            "non-negative microseconds (e.g. [0, 5, 0.1])",
-            micros,
-        )?,
-    };
-    let ns: Vec<u64> = delays.iter().map(|d| d.1).collect();
-    let written = |i: usize| match &raw.delay_us {
-        Some(Value::Array(a)) => a.get(i).map(describe).unwrap_or_default(),
-        _ => String::new(),
-    };
-    if let Some((i, j)) = first_duplicate(&ns) {
-        return Err(Problem::value(
-            &delays_path.at(j),
-            format!(
-                "{} = {} is the same delay as {} = {} ({} ns); delays must be unique",
-                delays_path.at(j),
-                written(j),
-                delays_path.at(i),
-                written(i),
-                ns[j]
-            ),
-        ));
-    }
-    let mut workload = BTreeMap::new();
-    for (key, v) in [("months", &raw.months), ("plans", &raw.plans)] {
-        let Some(v) = v else { continue };
-        let path = base.child(key);
-        let values = array(v, &path, "positive integers", |e, p| positive_u32(e, p, ""))?;
-        if let Some((i, j)) = first_duplicate(&values) {
-            return Err(Problem::value(
-                &path.at(j),
-                format!(
-                    "{} = {} repeats {}; swept values must be unique",
-                    path.at(j),
-                    values[j],
-                    path.at(i)
-                ),
-            ));
-        }
-        workload.insert(key.to_string(), values);
-    }
-    Ok(Grid {
-        delay_ns: ns,
-        delay_us: delays.iter().map(|d| d.0).collect(),
-        workload,
     })
 }
 

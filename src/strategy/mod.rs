@@ -1,114 +1,157 @@
 //! Strategies: the things a pair times. One file per kind behind one trait.
 //!
-//! The worker builds each strategy once per fork with [`build`] (all setup,
-//! connections and prepared statements happen there, outside any timed
-//! region), then calls [`Strategy::run`] per input; `run` is kept free of
-//! avoidable allocation so the harness measures the preview, not itself.
+//! A run takes the pair's input (a u64, the same for both arms of a pair;
+//! see `exec::worker::draws`) with the cell's parameters already bound into
+//! the strategy, and leaves behind an output fingerprint that the per-arm
+//! checksums fold. The worker builds each strategy once per fork with
+//! [`build`] (set-up, connections, `setup` commands happen there, outside
+//! any timed region), then per run calls [`Strategy::before`] (untimed),
+//! [`Strategy::run`] (the timed region) and [`Strategy::after`] (untimed).
+//! Before any timing it compares [`Strategy::observe`] of the arms: the
+//! full output, so a disagreement can say what differs.
 
+pub mod command;
 mod in_memory;
 mod noop;
+pub mod observation;
 pub mod spin;
+mod sql;
 mod tx_rollback;
 
 pub use in_memory::InMemory;
 pub use noop::Noop;
+pub use observation::Observation;
 pub use spin::Spin;
 pub use tx_rollback::TxRollback;
 
 use crate::db::DbTarget;
+use crate::record::RunUsage;
 use crate::spec::{StrategyKind, WorkloadParams};
-use crate::workload::{Overrides, Projection};
 
-/// What one run of a strategy returned. Compared bit for bit between arms.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Outcome {
-    /// The strategy computed the preview.
-    Preview(Projection),
-    /// The strategy computes nothing (`spin`, `noop`); nothing to compare.
-    Nothing,
+/// What a run left behind, read after the timed region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outcome {
+    /// Folded into the arm's checksum; equal outputs give equal fingerprints.
+    pub fingerprint: u64,
+    /// CPU time and peak memory of a child process (`command`).
+    pub usage: Option<RunUsage>,
 }
 
 impl Outcome {
-    /// Bit-for-bit equality: `==` on f64 would call 0.0 and -0.0 equal and
-    /// NaN unequal to itself, and a leaked write can be a single ulp.
-    pub fn same_bits(&self, other: &Outcome) -> bool {
-        match (self, other) {
-            (Outcome::Nothing, Outcome::Nothing) => true,
-            (Outcome::Preview(a), Outcome::Preview(b)) => {
-                a.ending_mrr.to_bits() == b.ending_mrr.to_bits()
-                    && a.ending_cash.to_bits() == b.ending_cash.to_bits()
-                    && a.lifetime_revenue.to_bits() == b.lifetime_revenue.to_bits()
-                    && a.runway_month == b.runway_month
-            }
-            _ => false,
+    pub fn of(fingerprint: u64) -> Outcome {
+        Outcome {
+            fingerprint,
+            usage: None,
         }
     }
 }
+
+/// The fingerprint of a run that produces nothing (`spin`, `noop`).
+pub const NOTHING: u64 = 0x006e_6f74_6869_6e67;
 
 /// A thing the harness can time: set up once per fork, then run per input.
 pub trait Strategy {
-    /// Runs one preview for the slider position in `input`.
-    fn run(&mut self, input: &Overrides) -> anyhow::Result<Outcome>;
+    /// Untimed, just before the timed region of each run (a command's
+    /// `prepare`, a SQL `BEGIN`).
+    fn before(&mut self, _input: u64) -> anyhow::Result<()> {
+        Ok(())
+    }
 
-    /// Hash of the strategy's stored model as committed, for strategies that
-    /// keep one in a database (`None` otherwise). The worker compares it
-    /// after seeding and after the fork: a difference means a leaked write.
+    /// The timed region: one run on `input`. Kept free of avoidable
+    /// allocation so the harness measures the strategy, not itself.
+    fn run(&mut self, input: u64) -> anyhow::Result<()>;
+
+    /// Untimed, just after: the run's fingerprint (a SQL `ROLLBACK`, a
+    /// command's exit status check happen here).
+    fn after(&mut self) -> anyhow::Result<Outcome>;
+
+    /// One whole run on `input` with its full output, for the checks before
+    /// timing. The default is a run's fingerprint alone.
+    fn observe(&mut self, input: u64) -> anyhow::Result<Observation> {
+        self.before(input)?;
+        self.run(input)?;
+        self.after()?;
+        Ok(Observation::Nothing)
+    }
+
+    /// Hash of a table the strategy keeps as committed (`None` if none).
+    /// The worker compares it after seeding and after the fork: a
+    /// difference means a leaked write.
     fn content_hash(&mut self) -> anyhow::Result<Option<String>> {
         Ok(None)
     }
+
+    /// Once, after the fork's last run (a command's `teardown`).
+    fn teardown(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
+}
+
+/// What building a strategy needs besides its kind.
+#[derive(Debug, Clone, Copy)]
+pub struct Setting<'a> {
+    pub workload: WorkloadParams,
+    /// The run's resolved database ([`crate::db::resolve`]); read only by
+    /// kinds that need one. For PostgreSQL the run schema must exist,
+    /// created by the parent with [`crate::db::postgres::create_run_schema`].
+    pub db: Option<&'a DbTarget>,
+    /// `b` or `t`: which arm this instance serves (an A/A instance is `b`);
+    /// names its private schema and scratch directory.
+    pub slot: &'a str,
+    /// The strategy's name, for messages.
+    pub name: &'a str,
+}
+
+impl<'a> Setting<'a> {
+    pub fn new(workload: WorkloadParams, db: Option<&'a DbTarget>) -> Setting<'a> {
+        Setting {
+            workload,
+            db,
+            slot: "b",
+            name: "strategy",
+        }
+    }
+}
+
+fn need_db<'a>(kind: &StrategyKind, db: Option<&'a DbTarget>) -> anyhow::Result<&'a DbTarget> {
+    db.ok_or_else(|| {
+        anyhow::anyhow!(
+            "strategy kind {} needs a database, and none is configured \
+             (set database.url or RUNNER_DATABASE_URL, or use backend = \"sqlite\")",
+            kind.label()
+        )
+    })
 }
 
 /// Sets up one strategy of `kind` for a fork.
-///
-/// `db` is the run's resolved database ([`crate::db::resolve`]); it is only
-/// read for kinds that need one, and a `tx-rollback` without it is an error.
-/// For PostgreSQL the target's run schema must already exist, created by the
-/// parent with [`crate::db::postgres::create_run_schema`].
-pub fn build(
-    kind: StrategyKind,
-    workload: WorkloadParams,
-    db: Option<&DbTarget>,
-) -> anyhow::Result<Box<dyn Strategy>> {
+pub fn build(kind: &StrategyKind, at: &Setting<'_>) -> anyhow::Result<Box<dyn Strategy>> {
     Ok(match kind {
-        StrategyKind::InMemory => Box::new(InMemory::new(workload)),
-        StrategyKind::TxRollback => {
-            let db = db.ok_or_else(|| {
-                anyhow::anyhow!(
-                    "strategy kind tx-rollback needs a database, and none is configured \
-                     (set database.url or RUNNER_DATABASE_URL, or use backend = \"sqlite\")"
-                )
-            })?;
-            Box::new(TxRollback::new(workload, db)?)
-        }
-        StrategyKind::Spin { duration_ns } => Box::new(Spin::new(duration_ns)),
+        StrategyKind::InMemory => Box::new(InMemory::new(at.workload)),
+        StrategyKind::TxRollback => Box::new(TxRollback::new(at.workload, need_db(kind, at.db)?)?),
+        StrategyKind::Spin { duration_ns } => Box::new(Spin::new(*duration_ns)),
         StrategyKind::Noop => Box::new(Noop),
+        StrategyKind::Command(spec) => Box::new(command::Command::new(spec, at)?),
+        StrategyKind::Sql(spec) => Box::new(sql::Sql::new(spec, need_db(kind, at.db)?, at)?),
     })
 }
 
 /// Runs `a` and `b` on each input and, per input, `a` twice: errors unless
-/// all results are bit-identical. This is the worker's pre-flight check that
-/// the two arms compute the same thing and that a run carries no state into
-/// the next one.
+/// all observations agree. The worker's pre-flight check that the two arms
+/// compute the same thing and that a run carries no state into the next.
 pub fn check_agreement(
     a: &mut dyn Strategy,
     b: &mut dyn Strategy,
-    inputs: &[Overrides],
+    inputs: &[u64],
 ) -> anyhow::Result<()> {
-    for input in inputs {
-        let first = a.run(input)?;
-        let other = b.run(input)?;
-        let again = a.run(input)?;
-        if !first.same_bits(&other) {
-            anyhow::bail!(
-                "baseline and treatment disagree at delta {}: {first:?} vs {other:?}",
-                input.delta
-            );
+    for &input in inputs {
+        let first = a.observe(input)?;
+        let other = b.observe(input)?;
+        let again = a.observe(input)?;
+        if let Some(d) = first.difference(&other) {
+            anyhow::bail!("baseline and treatment disagree at input {input}: {d}");
         }
-        if !first.same_bits(&again) {
-            anyhow::bail!(
-                "one strategy returned different results twice at delta {}: {first:?} vs {again:?}",
-                input.delta
-            );
+        if let Some(d) = first.difference(&again) {
+            anyhow::bail!("one strategy returned different results twice at input {input}: {d}");
         }
     }
     Ok(())

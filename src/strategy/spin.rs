@@ -1,7 +1,6 @@
 //! `spin`: a noise-free target of known cost, to calibrate the harness.
 
-use super::{Outcome, Strategy};
-use crate::workload::Overrides;
+use super::{Outcome, Strategy, NOTHING};
 use std::time::{Duration, Instant};
 
 /// Busy-waits rather than sleeps: a sleep hands the core to the scheduler
@@ -33,8 +32,12 @@ pub fn spin_for(d: Duration) -> Duration {
 }
 
 impl Strategy for Spin {
-    fn run(&mut self, _input: &Overrides) -> anyhow::Result<Outcome> {
+    fn run(&mut self, _input: u64) -> anyhow::Result<()> {
         spin_for(self.duration);
-        Ok(Outcome::Nothing)
+        Ok(())
+    }
+
+    fn after(&mut self) -> anyhow::Result<Outcome> {
+        Ok(Outcome::of(NOTHING))
     }
 }

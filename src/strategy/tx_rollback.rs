@@ -1,10 +1,11 @@
 //! `tx-rollback`: the studied "rollback preview" — write the slider's
 //! overrides in a transaction, read the model back, calculate, roll back.
 
-use super::{Outcome, Strategy};
+use super::in_memory::{fingerprint, preview};
+use super::{Observation, Outcome, Strategy};
 use crate::db::{open_table, DbTarget, ModelTable};
 use crate::spec::WorkloadParams;
-use crate::workload::{Calculator, Model, Overrides};
+use crate::workload::{Calculator, Model, Overrides, Projection};
 use anyhow::Context;
 
 /// Holds its own seeded table (own connection on PostgreSQL) and reusable
@@ -19,6 +20,7 @@ pub struct TxRollback {
     /// Overwritten completely by every read-back (the row count is checked).
     model: Model,
     calculator: Calculator,
+    last: Option<Projection>,
 }
 
 impl TxRollback {
@@ -32,13 +34,14 @@ impl TxRollback {
             values: vec![0.0; Overrides::field_count(workload.plans)],
             model,
             calculator: Calculator::new(workload.months),
+            last: None,
         })
     }
 }
 
 impl Strategy for TxRollback {
-    fn run(&mut self, input: &Overrides) -> anyhow::Result<Outcome> {
-        input.write_values(self.plans, &mut self.values);
+    fn run(&mut self, input: u64) -> anyhow::Result<()> {
+        Overrides::from_input(input).write_values(self.plans, &mut self.values);
         self.table.begin()?;
         let preview = self
             .table
@@ -49,7 +52,17 @@ impl Strategy for TxRollback {
         let rolled_back = self.table.rollback();
         let projection = preview?;
         rolled_back?;
-        Ok(Outcome::Preview(projection))
+        self.last = Some(projection);
+        Ok(())
+    }
+
+    fn after(&mut self) -> anyhow::Result<Outcome> {
+        Ok(Outcome::of(fingerprint(self.last.take())))
+    }
+
+    fn observe(&mut self, input: u64) -> anyhow::Result<Observation> {
+        self.run(input)?;
+        Ok(preview(self.last.take()))
     }
 
     fn content_hash(&mut self) -> anyhow::Result<Option<String>> {

@@ -81,6 +81,11 @@ pub struct SpecView<'a> {
     pub baseline_kind: &'static str,
     pub treatment_kind: &'static str,
     pub is_aa: bool,
+    /// An arm computes the preview, so `workload` means something.
+    pub reads_workload: bool,
+    /// Strategy name -> what a `command` or `sql` strategy runs, as the
+    /// file wrote it, Markdown-quoted; none for the preview kinds.
+    pub runs: std::collections::BTreeMap<&'a str, Option<String>>,
 }
 
 /// The database the strategies used, as recorded, plus a URL without the
@@ -184,11 +189,44 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
             baseline_kind: exp.strategies[&exp.design.baseline].label(),
             treatment_kind: exp.strategies[&exp.design.treatment].label(),
             is_aa: exp.design.is_aa(),
+            reads_workload: [&exp.design.baseline, &exp.design.treatment]
+                .iter()
+                .any(|n| exp.strategies[n.as_str()].reads_workload()),
+            runs: exp
+                .strategies
+                .iter()
+                .map(|(name, kind)| (name.as_str(), runs(kind)))
+                .collect(),
         },
         environment: &info.environment,
         database: database_view(info),
         run: run_view(info),
         reproduce: reproduce::build(info),
+    }
+}
+
+/// What a `command` or `sql` strategy runs, as the file wrote it, for the
+/// setup section; `None` for the preview kinds.
+fn runs(kind: &crate::spec::StrategyKind) -> Option<String> {
+    use crate::spec::{Program, StrategyKind};
+    match kind {
+        StrategyKind::Command(c) => Some(match &c.program {
+            Program::Argv(a) => format!("`{}`", crate::shell::join(a)),
+            Program::Shell(s) => format!("`{s}` (through /bin/sh)"),
+        }),
+        StrategyKind::Sql(s) => Some(match &s.run.file {
+            Some(f) => format!("the SQL in `{f}`"),
+            None => {
+                let text = s.run.text.split_whitespace().collect::<Vec<_>>().join(" ");
+                let text = if text.chars().count() > 160 {
+                    format!("{}...", text.chars().take(157).collect::<String>())
+                } else {
+                    text
+                };
+                format!("`{}`", text.replace('`', "'"))
+            }
+        }),
+        _ => None,
     }
 }
 

@@ -35,6 +35,7 @@ fn study(forks: u32) -> Analysis {
                     spin_ns: d,
                     baseline_at_ns: slot,
                     treatment_at_ns: slot + 2_000_000,
+                    usage: Default::default(),
                 });
             }
         }

@@ -1,0 +1,99 @@
+//! CPU time and peak memory of the runs that record them (`command` arms,
+//! from `wait4`'s rusage): per arm the median over the cell's measured runs,
+//! and the paired median difference (treatment − baseline) with its
+//! percentile bootstrap CI over the pairs where both arms recorded it.
+//! hyperfine reports user and system time per command; paired, they answer
+//! "did the new build spend less CPU" the way D answers "was it faster".
+
+use super::{streams, AnalysisInput, CellInfo, ForkData};
+use crate::record::{PairRecord, RunUsage};
+use crate::stats::{self, StatsError};
+use serde::{Deserialize, Serialize};
+
+/// `cells[].usage`: present only when the cell's runs recorded usage.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Measured pairs with usage on both arms (the paired differences).
+    pub n_paired: u32,
+    pub user_ns: UsageStat,
+    pub sys_ns: UsageStat,
+    pub max_rss_kib: UsageStat,
+}
+
+/// One measure, in the unit its key names (`user_ns`: ns; `max_rss_kib`: KiB).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UsageStat {
+    /// Median over the arm's measured runs; null if the arm records none.
+    pub baseline_median: Option<f64>,
+    pub treatment_median: Option<f64>,
+    /// Median of treatment − baseline per pair; null without paired values.
+    pub difference: Option<f64>,
+    pub ci: Option<[f64; 2]>,
+}
+
+/// Reads one measure of a run's usage.
+type Measure = fn(&RunUsage) -> u64;
+
+/// The three measures, with the stream each one's CI is drawn from.
+const MEASURES: [(Measure, u64); 3] = [
+    (|u| u.user_ns, streams::USAGE_USER),
+    (|u| u.sys_ns, streams::USAGE_SYS),
+    (|u| u.max_rss_kib, streams::USAGE_RSS),
+];
+
+pub(crate) fn usage(
+    input: &AnalysisInput,
+    info: &CellInfo,
+    forks: &[ForkData<'_>],
+) -> Result<Option<Usage>, StatsError> {
+    let pairs: Vec<&PairRecord> = forks
+        .iter()
+        .flat_map(|f| f.measured.iter().copied())
+        .collect();
+    if pairs.iter().all(|p| p.usage.is_empty()) {
+        return Ok(None);
+    }
+    let mut stats = Vec::with_capacity(3);
+    for (get, stream) in MEASURES {
+        let median = |arm: fn(&PairRecord) -> Option<RunUsage>| -> Result<Option<f64>, StatsError> {
+            let v: Vec<u64> = pairs
+                .iter()
+                .filter_map(|p| arm(p))
+                .map(|u| get(&u))
+                .collect();
+            if v.is_empty() {
+                Ok(None)
+            } else {
+                stats::median(&v).map(Some)
+            }
+        };
+        let diffs: Vec<i64> = pairs
+            .iter()
+            .filter_map(|p| Some(get(&p.usage.treatment?) as i64 - get(&p.usage.baseline?) as i64))
+            .collect();
+        let (difference, ci) = if diffs.is_empty() {
+            (None, None)
+        } else {
+            let mut rng = streams::usage(input.master_seed, info.cell, stream);
+            let e = stats::bootstrap_median(&diffs, input.resamples, input.confidence, &mut rng)?;
+            (Some(e.median), Some([e.ci.lo, e.ci.hi]))
+        };
+        stats.push(UsageStat {
+            baseline_median: median(|p| p.usage.baseline)?,
+            treatment_median: median(|p| p.usage.treatment)?,
+            difference,
+            ci,
+        });
+    }
+    let n_paired = pairs
+        .iter()
+        .filter(|p| p.usage.baseline.is_some() && p.usage.treatment.is_some())
+        .count() as u32;
+    let [user_ns, sys_ns, max_rss_kib]: [UsageStat; 3] = stats.try_into().expect("three measures");
+    Ok(Some(Usage {
+        n_paired,
+        user_ns,
+        sys_ns,
+        max_rss_kib,
+    }))
+}

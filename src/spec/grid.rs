@@ -1,0 +1,248 @@
+//! `[grid]`: every combination of its values is one cell (design sections 1
+//! and 8). Keys are of three sorts:
+//!
+//! - `delay_us`: the injected delay (always read, by the harness);
+//! - bare keys (`plans`, `months`, `rows`, ...): cell parameters, read by the
+//!   preview (`plans`, `months`) and by `{name}` placeholders;
+//! - `strategies.NAME.KEY` (quoted, or as a nested table): that strategy key,
+//!   one validated value per cell.
+//!
+//! Whether each key is read by someone is checked later, in `uses`.
+
+use super::experiment::{Grid, SweptKey};
+use super::kinds::StrategyKind;
+use super::location::{KeyPath, Problem};
+use super::raw::RawGrid;
+use super::strategies::{field, keys_of};
+use super::values::{array, describe, first_duplicate, micros, positive_u32};
+use std::collections::BTreeMap;
+use toml::Value;
+
+/// Names a placeholder can never mean a grid key by.
+pub(crate) const RESERVED: [&str; 2] = [super::placeholder::INPUT, super::placeholder::SCRATCH];
+
+/// A TOML value as JSON, for a cell's `params`.
+pub(crate) fn to_json(v: &Value) -> serde_json::Value {
+    match v {
+        Value::String(s) => s.clone().into(),
+        Value::Integer(i) => (*i).into(),
+        Value::Float(f) => {
+            serde_json::Number::from_f64(*f).map_or(serde_json::Value::Null, Into::into)
+        }
+        Value::Boolean(b) => (*b).into(),
+        Value::Datetime(d) => d.to_string().into(),
+        Value::Array(a) => a.iter().map(to_json).collect::<Vec<_>>().into(),
+        Value::Table(t) => t
+            .iter()
+            .map(|(k, v)| (k.clone(), to_json(v)))
+            .collect::<serde_json::Map<_, _>>()
+            .into(),
+    }
+}
+
+fn unique<T: PartialEq>(
+    path: &KeyPath,
+    values: &[T],
+    shown: impl Fn(usize) -> String,
+) -> Result<(), Problem> {
+    match first_duplicate(values) {
+        Some((i, j)) => Err(Problem::value(
+            &path.at(j),
+            format!(
+                "{} = {} repeats {}; swept values must be unique",
+                path.at(j),
+                shown(j),
+                path.at(i)
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+pub(crate) fn grid(
+    raw: RawGrid,
+    strategies: &BTreeMap<String, StrategyKind>,
+) -> Result<Grid, Problem> {
+    let base = KeyPath::root().child("grid");
+    let (delay_us, delay_ns) = delays(raw.get("delay_us"), &base.child("delay_us"))?;
+    let mut grid = Grid {
+        delay_ns,
+        delay_us,
+        workload: BTreeMap::new(),
+        params: BTreeMap::new(),
+        strategy_keys: Vec::new(),
+    };
+    for (key, v) in &raw {
+        let path = base.child(key);
+        match key.as_str() {
+            "delay_us" => {}
+            "plans" | "months" => {
+                let values = array(v, &path, "positive integers", |e, p| positive_u32(e, p, ""))?;
+                unique(&path, &values, |j| values[j].to_string())?;
+                grid.workload.insert(key.clone(), values);
+            }
+            "strategies" => nested(v, &path, strategies, &mut grid)?,
+            dotted if dotted.starts_with("strategies.") => {
+                let rest = &dotted["strategies.".len()..];
+                let Some((name, k)) = rest.rsplit_once('.') else {
+                    return Err(Problem::key(
+                        &path,
+                        format!("grid key {dotted:?} must be \"strategies.NAME.KEY\""),
+                    ));
+                };
+                grid.strategy_keys
+                    .push(swept(name, k, v, &path, strategies)?);
+            }
+            bare => {
+                grid.params.insert(bare.to_string(), param(bare, v, &path)?);
+            }
+        }
+    }
+    grid.strategy_keys.sort_by_key(SweptKey::label);
+    Ok(grid)
+}
+
+fn delays(v: Option<&Value>, path: &KeyPath) -> Result<(Vec<f64>, Vec<u64>), Problem> {
+    let delays = match v {
+        None => vec![(0.0, 0)],
+        Some(v) => array(
+            v,
+            path,
+            "non-negative microseconds (e.g. [0, 5, 0.1])",
+            micros,
+        )?,
+    };
+    let ns: Vec<u64> = delays.iter().map(|d| d.1).collect();
+    let written = |i: usize| match v {
+        Some(Value::Array(a)) => a.get(i).map(describe).unwrap_or_default(),
+        _ => String::new(),
+    };
+    if let Some((i, j)) = first_duplicate(&ns) {
+        return Err(Problem::value(
+            &path.at(j),
+            format!(
+                "{} = {} is the same delay as {} = {} ({} ns); delays must be unique",
+                path.at(j),
+                written(j),
+                path.at(i),
+                written(i),
+                ns[j]
+            ),
+        ));
+    }
+    Ok((delays.iter().map(|d| d.0).collect(), ns))
+}
+
+/// A bare key: a placeholder's values (numbers, strings or booleans).
+fn param(key: &str, v: &Value, path: &KeyPath) -> Result<Vec<serde_json::Value>, Problem> {
+    let is_name = super::placeholder::names(&format!("{{{key}}}")).len() == 1;
+    if !is_name {
+        return Err(Problem::key(path, format!("grid key {key:?} cannot be read by a placeholder; besides delay_us and strategies.NAME.KEY, grid keys are {{name}} placeholders, so a name is letters, digits and _ (not starting with a digit)")));
+    }
+    if RESERVED.contains(&key) {
+        return Err(Problem::key(
+            path,
+            format!("grid.{key} is reserved: {{{key}}} is filled by runner itself"),
+        ));
+    }
+    let values = array(
+        v,
+        path,
+        "numbers, strings or booleans (one per cell)",
+        |e, p| match e {
+            Value::Integer(_) | Value::Float(_) | Value::String(_) | Value::Boolean(_) => {
+                Ok(to_json(e))
+            }
+            other => Err(Problem::value(
+                p,
+                format!(
+                    "{p} must be a number, a string or a boolean, got {}",
+                    describe(other)
+                ),
+            )),
+        },
+    )?;
+    unique(path, &values, |j| values[j].to_string())?;
+    Ok(values)
+}
+
+/// `[grid.strategies.NAME] KEY = [...]` (or `strategies.NAME.KEY = [...]`
+/// unquoted, which TOML reads the same way).
+fn nested(
+    v: &Value,
+    path: &KeyPath,
+    strategies: &BTreeMap<String, StrategyKind>,
+    grid: &mut Grid,
+) -> Result<(), Problem> {
+    let shape = "grid.strategies must hold strategies.NAME.KEY = [values]";
+    let Value::Table(names) = v else {
+        return Err(Problem::value(path, shape));
+    };
+    for (name, keys) in names {
+        let Value::Table(keys) = keys else {
+            return Err(Problem::value(&path.child(name), shape));
+        };
+        for (key, values) in keys {
+            let here = path.child(name).child(key);
+            grid.strategy_keys
+                .push(swept(name, key, values, &here, strategies)?);
+        }
+    }
+    Ok(())
+}
+
+fn swept(
+    name: &str,
+    key: &str,
+    v: &Value,
+    path: &KeyPath,
+    strategies: &BTreeMap<String, StrategyKind>,
+) -> Result<SweptKey, Problem> {
+    let Some(kind) = strategies.get(name) else {
+        let defined: Vec<&str> = strategies.keys().map(String::as_str).collect();
+        return Err(Problem::key(
+            path,
+            format!(
+                "{path} sweeps strategy `{name}`, which is not defined; defined strategies are: {}",
+                defined.join(", ")
+            ),
+        ));
+    };
+    if key == "kind" {
+        return Err(Problem::key(path, format!("{path}: kind cannot be swept; define one strategy per kind and choose them in [design]")));
+    }
+    let keys = keys_of(kind);
+    if !keys.contains(&key) {
+        let valid = if keys.is_empty() {
+            "none".to_string()
+        } else {
+            keys.join(", ")
+        };
+        return Err(Problem::key(path, format!("{path}: strategy `{name}` (kind = \"{}\") has no key `{key}`; keys that can be swept: {valid}", kind.label())));
+    }
+    let items = match v {
+        Value::Array(a) if !a.is_empty() => a,
+        other => {
+            return Err(Problem::value(
+                path,
+                format!(
+                "{path} must be a non-empty array of values for strategies.{name}.{key}, got {}",
+                describe(other)
+            ),
+            ))
+        }
+    };
+    let mut values = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        values.push(field(kind, key, item, &path.at(i))?);
+    }
+    let written: Vec<serde_json::Value> = items.iter().map(to_json).collect();
+    unique(path, &written, |j| describe(&items[j]))?;
+    Ok(SweptKey {
+        strategy: name.to_string(),
+        key: key.to_string(),
+        values,
+        written,
+        at: path.segments.clone(),
+    })
+}

@@ -1,0 +1,75 @@
+//! The keys of a `kind = "sql"` strategy, and the check of its statements
+//! under every binding of their placeholders (design section 8).
+
+use super::kinds::{Field, SqlText};
+use super::location::{KeyPath, Problem};
+use super::values::describe;
+use toml::Value;
+
+pub(crate) const KEYS: [&str; 5] = ["run", "run_file", "setup", "setup_file", "search_path"];
+
+fn got(path: &KeyPath, what: &str, v: &Value) -> Problem {
+    Problem::value(path, format!("{path} must be {what}, got {}", describe(v)))
+}
+
+/// One key's value, validated; `*_file` keys are read now, so the text
+/// that runs is the text that was checked and recorded.
+pub(crate) fn field(key: &str, v: &Value, path: &KeyPath) -> Result<Field, Problem> {
+    Ok(match key {
+        "run" => Field::Run(inline(v, path)?),
+        "setup" => Field::SqlSetup(inline(v, path)?),
+        "run_file" => Field::Run(file(v, path)?),
+        "setup_file" => Field::SqlSetup(file(v, path)?),
+        "search_path" => Field::SearchPath(schemas(v, path)?),
+        other => {
+            return Err(Problem::key(
+                path,
+                format!("{path}: `{other}` is not an sql key"),
+            ))
+        }
+    })
+}
+
+fn inline(v: &Value, path: &KeyPath) -> Result<SqlText, Problem> {
+    match v {
+        Value::String(s) if !s.trim().is_empty() => Ok(SqlText {
+            text: s.clone(),
+            file: None,
+        }),
+        other => Err(got(path, "SQL text (one or more statements)", other)),
+    }
+}
+
+fn file(v: &Value, path: &KeyPath) -> Result<SqlText, Problem> {
+    let Value::String(name) = v else {
+        return Err(got(path, "the path of a file of SQL statements", v));
+    };
+    let text = std::fs::read_to_string(name).map_err(|e| {
+        let cwd = std::env::current_dir()
+            .map(|d| d.display().to_string())
+            .unwrap_or_default();
+        Problem::value(
+            path,
+            format!("{path} = {name:?} cannot be read ({e}); paths are relative to the current directory ({cwd})"),
+        )
+    })?;
+    Ok(SqlText {
+        text,
+        file: Some(name.clone()),
+    })
+}
+
+fn schemas(v: &Value, path: &KeyPath) -> Result<Vec<String>, Problem> {
+    let what = "an array of schema names (e.g. [\"public\"])";
+    let Value::Array(items) = v else {
+        return Err(got(path, what, v));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| match item {
+            Value::String(s) if !s.is_empty() && !s.contains('\0') => Ok(s.clone()),
+            other => Err(got(&path.at(i), "a schema name", other)),
+        })
+        .collect()
+}

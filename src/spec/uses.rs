@@ -1,0 +1,306 @@
+//! Who reads what (design section 8), once strategies and grid are valid:
+//!
+//! - every `{name}` names a grid key, `{input}` (per run) or `{scratch}`
+//!   (a command's private directory), where that name is available;
+//! - every grid key is read by the baseline or the treatment (a sweep
+//!   nobody reads would run identical cells and call them different);
+//! - every SQL text passes [`crate::db::statements::check`] under every
+//!   binding of its placeholders, since a value can change what it says.
+
+use super::experiment::{Design, Grid};
+use super::kinds::{StrategyKind, TextRole};
+use super::location::{line_col, KeyPath, Problem};
+use super::placeholder::{self, Fill, INPUT, SCRATCH};
+use crate::db::statements::{SqlDialect, SqlRole};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Bindings tried per SQL text at most; beyond that the first ones are checked.
+const MAX_BINDINGS: usize = 256;
+
+/// One text that may hold placeholders, and where it was written.
+struct Site<'a> {
+    strategy: &'a str,
+    /// `strategies.NAME.KEY[i]` in the table, or the grid value that set it.
+    path: KeyPath,
+    /// The key as the user wrote it (`argv[1]`, `run_file`).
+    key: String,
+    /// Set when the text came from a file (`run_file`, `setup_file`).
+    file: Option<&'a str>,
+    role: TextRole,
+    text: &'a str,
+    /// The path points at this very string, so offsets inside it are exact.
+    exact: bool,
+}
+
+/// The path of a key that [`StrategyKind::texts`] names (`argv[2]`, `env.X`).
+fn key_path(base: &KeyPath, key: &str) -> KeyPath {
+    if let Some((k, rest)) = key.split_once('[') {
+        let i = rest.trim_end_matches(']').parse().unwrap_or(0);
+        return base.child(k).at(i);
+    }
+    match key.split_once('.') {
+        Some((k, sub)) => base.child(k).child(sub),
+        None => base.child(key),
+    }
+}
+
+fn sites<'a>(
+    strategies: &'a BTreeMap<String, StrategyKind>,
+    grid: &'a Grid,
+    swept: &'a [StrategyKind],
+) -> Vec<Site<'a>> {
+    let mut out = Vec::new();
+    for (name, kind) in strategies {
+        let base = KeyPath::root().child("strategies").child(name);
+        for (key, role, text) in kind.texts() {
+            let file = sql_file(kind, &key);
+            out.push(Site {
+                strategy: name,
+                path: key_path(&base, &key),
+                key,
+                file,
+                role,
+                text,
+                exact: true,
+            });
+        }
+    }
+    // Each swept value, applied alone to its strategy: its texts are the
+    // ones whose key is the swept key.
+    let mut k = 0;
+    for s in &grid.strategy_keys {
+        let gpath = swept_path(s);
+        for i in 0..s.values.len() {
+            let kind = &swept[k];
+            k += 1;
+            for (key, role, text) in kind.texts() {
+                let root_key = key.split(['[', '.']).next().unwrap_or_default();
+                let same = root_key == s.key
+                    || (s.key.ends_with("_file") && root_key == s.key.trim_end_matches("_file"))
+                    || (root_key.ends_with("_file") && root_key.trim_end_matches("_file") == s.key);
+                if same {
+                    let file = sql_file(kind, &key);
+                    let exact = !key.contains('[') && !key.contains('.');
+                    out.push(Site {
+                        strategy: &s.strategy,
+                        path: gpath.at(i),
+                        key,
+                        file,
+                        role,
+                        text,
+                        exact,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Where a sweep was written in the file.
+fn swept_path(s: &super::experiment::SweptKey) -> KeyPath {
+    KeyPath {
+        segments: s.at.clone(),
+        index: None,
+    }
+}
+
+fn sql_file<'a>(kind: &'a StrategyKind, key: &str) -> Option<&'a str> {
+    match kind {
+        StrategyKind::Sql(s) if key == "run_file" => s.run.file.as_deref(),
+        StrategyKind::Sql(s) if key == "setup_file" => {
+            s.setup.as_ref().and_then(|t| t.file.as_deref())
+        }
+        _ => None,
+    }
+}
+
+impl Site<'_> {
+    /// A problem at byte `offset` of this text, with `message`.
+    fn problem(&self, offset: usize, message: String) -> Problem {
+        match self.file {
+            Some(f) => {
+                let (line, col) = line_col(self.text, offset);
+                Problem::value(&self.path, format!("{f}:{line}:{col}: {message}"))
+            }
+            None if self.exact => Problem::value(&self.path, message).inside(offset),
+            None => Problem::value(&self.path, message),
+        }
+    }
+
+    fn shown(&self) -> String {
+        format!("strategies.{}.{}", self.strategy, self.key)
+    }
+}
+
+/// The checks of this module, in order: names, readers, SQL.
+pub(crate) fn check(
+    strategies: &BTreeMap<String, StrategyKind>,
+    design: &Design,
+    grid: &Grid,
+    dialect: SqlDialect,
+) -> Result<(), Problem> {
+    let swept: Vec<StrategyKind> = grid
+        .strategy_keys
+        .iter()
+        .flat_map(|s| {
+            s.values.iter().map(|f| {
+                let mut k = strategies[&s.strategy].clone();
+                k.apply(f);
+                k
+            })
+        })
+        .collect();
+    let sites = sites(strategies, grid, &swept);
+    let mut readable: BTreeSet<&str> = grid.params.keys().map(String::as_str).collect();
+    readable.insert("delay_us");
+    readable.extend(grid.workload.keys().map(String::as_str));
+    for site in &sites {
+        names(site, &readable)?;
+    }
+    readers(strategies, design, grid, &sites)?;
+    for site in &sites {
+        let role = match site.role {
+            TextRole::RunSql => SqlRole::Run,
+            TextRole::SetupSql => SqlRole::Setup,
+            _ => continue,
+        };
+        sql(site, role, grid, dialect)?;
+    }
+    Ok(())
+}
+
+fn names(site: &Site<'_>, readable: &BTreeSet<&str>) -> Result<(), Problem> {
+    for (name, offset) in placeholder::names(site.text) {
+        let refusal = if name == INPUT && !site.role.allows_input() {
+            Some(format!("{} uses {{input}}, which exists only per run; setup, teardown, cwd and stdin run once per fork", site.shown()))
+        } else if name == SCRATCH && !site.role.allows_scratch() {
+            Some(format!(
+                "{} uses {{scratch}}, which only command strategies have",
+                site.shown()
+            ))
+        } else if name != INPUT && name != SCRATCH && !readable.contains(name) {
+            let keys: Vec<&str> = readable.iter().copied().collect();
+            Some(format!(
+                "{} uses the placeholder {{{name}}}, which names no [grid] key; it can use {} and {{input}} (write {{{{ for a literal brace)",
+                site.shown(),
+                keys.iter().map(|k| format!("{{{k}}}")).collect::<Vec<_>>().join(", ")
+            ))
+        } else {
+            None
+        };
+        if let Some(message) = refusal {
+            return Err(site.problem(offset, message));
+        }
+    }
+    Ok(())
+}
+
+fn readers(
+    strategies: &BTreeMap<String, StrategyKind>,
+    design: &Design,
+    grid: &Grid,
+    sites: &[Site<'_>],
+) -> Result<(), Problem> {
+    let arms = [design.baseline.as_str(), design.treatment.as_str()];
+    let read: BTreeSet<&str> = sites
+        .iter()
+        .filter(|s| arms.contains(&s.strategy))
+        .flat_map(|s| placeholder::names(s.text).into_iter().map(|(n, _)| n))
+        .collect();
+    let preview = arms
+        .iter()
+        .any(|a| strategies.get(*a).is_some_and(StrategyKind::reads_workload));
+    let nobody = |key: &str| {
+        format!(
+            "grid.{key} is read by nothing: neither baseline `{}` nor treatment `{}`{} uses {{{key}}}; use it in argv, env or SQL, or remove it",
+            design.baseline,
+            design.treatment,
+            if grid.workload.contains_key(key) { " computes the preview or" } else { "" }
+        )
+    };
+    let base = KeyPath::root().child("grid");
+    for key in grid.workload.keys() {
+        if !preview && !read.contains(key.as_str()) {
+            return Err(Problem::key(&base.child(key), nobody(key)));
+        }
+    }
+    for key in grid.params.keys() {
+        if !read.contains(key.as_str()) {
+            return Err(Problem::key(&base.child(key), nobody(key)));
+        }
+    }
+    for s in &grid.strategy_keys {
+        if !arms.contains(&s.strategy.as_str()) {
+            let path = swept_path(s);
+            return Err(Problem::key(&path, format!("{path} sweeps strategy `{}`, which is neither the baseline (`{}`) nor the treatment (`{}`); the sweep would change nothing", s.strategy, design.baseline, design.treatment)));
+        }
+    }
+    Ok(())
+}
+
+/// Every binding of the grid keys `site` uses, as placeholder texts.
+fn bindings(site: &Site<'_>, grid: &Grid) -> Vec<BTreeMap<String, String>> {
+    let mut values: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for (name, _) in placeholder::names(site.text) {
+        let list: Vec<String> = if name == "delay_us" {
+            grid.delay_us
+                .iter()
+                .map(|d| crate::plan::param_text(&crate::plan::number(*d)))
+                .collect()
+        } else if let Some(v) = grid.workload.get(name) {
+            v.iter().map(u32::to_string).collect()
+        } else if let Some(v) = grid.params.get(name) {
+            v.iter().map(crate::plan::param_text).collect()
+        } else {
+            continue;
+        };
+        values.insert(name, list);
+    }
+    let mut out = vec![BTreeMap::new()];
+    for (name, list) in values {
+        let mut next = Vec::new();
+        for b in &out {
+            for v in &list {
+                let mut b: BTreeMap<String, String> = b.clone();
+                b.insert(name.to_string(), v.clone());
+                next.push(b);
+                if next.len() >= MAX_BINDINGS {
+                    break;
+                }
+            }
+        }
+        out = next;
+    }
+    out
+}
+
+fn sql(site: &Site<'_>, role: SqlRole, grid: &Grid, dialect: SqlDialect) -> Result<(), Problem> {
+    for binding in bindings(site, grid) {
+        let bound = placeholder::substitute(site.text, true, |name| match binding.get(name) {
+            Some(v) => Fill::With(v.clone()),
+            None => Fill::With("0".into()),
+        });
+        let shown_binding = if binding.is_empty() {
+            String::new()
+        } else {
+            let pairs: Vec<String> = binding.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+            format!(" (with {})", pairs.join(", "))
+        };
+        if let Err(r) = crate::db::statements::check(&bound.text, dialect, role) {
+            let at = bound.source_offset(r.offset);
+            let message = if site.file.is_some() {
+                format!("{}{shown_binding}: {}", site.shown(), r.message)
+            } else {
+                let (line, col) = line_col(site.text, at);
+                format!(
+                    "{}: the statement at line {line}, column {col}{shown_binding}: {}",
+                    site.shown(),
+                    r.message
+                )
+            };
+            return Err(site.problem(at, message));
+        }
+    }
+    Ok(())
+}

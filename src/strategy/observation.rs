@@ -1,0 +1,231 @@
+//! What one run produced, in full, for the agreement checks before timing:
+//! compared between the arms and between two runs of one arm, and, when
+//! they differ, described so the message says what differs.
+
+use crate::workload::Projection;
+use std::collections::BTreeMap;
+
+/// The output of one run, as rich as the kind has it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Observation {
+    /// `spin`, `noop`: nothing to compare.
+    Nothing,
+    Preview(Projection),
+    Command {
+        /// `exit N` or `signal N`.
+        status: String,
+        /// `None` when `compare_output = false`.
+        stdout: Option<Vec<u8>>,
+    },
+    /// Per statement, the rows as text (`None` is SQL NULL).
+    Rows(Vec<Vec<Vec<Option<String>>>>),
+}
+
+impl Observation {
+    /// Whether two arms' outputs can be compared as results: the same sort
+    /// of output (previews, rows, or two commands' captured stdout). A
+    /// command with `compare_output = false` has no result to compare; its
+    /// exit status is checked on every run anyway.
+    pub fn comparable(&self, other: &Observation) -> bool {
+        matches!(
+            (self, other),
+            (Observation::Preview(_), Observation::Preview(_))
+                | (
+                    Observation::Command {
+                        stdout: Some(_),
+                        ..
+                    },
+                    Observation::Command {
+                        stdout: Some(_),
+                        ..
+                    }
+                )
+                | (Observation::Rows(_), Observation::Rows(_))
+        )
+    }
+
+    /// Equality as the checks mean it: previews bit for bit (a leaked write
+    /// can be one ulp; `==` on f64 calls 0.0 and -0.0 equal), stdout when
+    /// both sides captured it, rows as a multiset per statement (row order
+    /// is not compared: two formulations without ORDER BY may return the
+    /// same rows in any order).
+    pub fn same(&self, other: &Observation) -> bool {
+        self.difference(other).is_none()
+    }
+
+    /// What differs, in a sentence; `None` when nothing does.
+    pub fn difference(&self, other: &Observation) -> Option<String> {
+        match (self, other) {
+            (Observation::Nothing, Observation::Nothing) => None,
+            (Observation::Preview(a), Observation::Preview(b)) => {
+                let same = a.ending_mrr.to_bits() == b.ending_mrr.to_bits()
+                    && a.ending_cash.to_bits() == b.ending_cash.to_bits()
+                    && a.lifetime_revenue.to_bits() == b.lifetime_revenue.to_bits()
+                    && a.runway_month == b.runway_month;
+                (!same).then(|| format!("{a:?} vs {b:?}"))
+            }
+            (
+                Observation::Command {
+                    status: s1,
+                    stdout: o1,
+                },
+                Observation::Command {
+                    status: s2,
+                    stdout: o2,
+                },
+            ) => {
+                if s1 != s2 {
+                    return Some(format!("one {s1}, the other {s2}"));
+                }
+                match (o1, o2) {
+                    (Some(a), Some(b)) => stdout_difference(a, b),
+                    _ => None,
+                }
+            }
+            (Observation::Rows(a), Observation::Rows(b)) => rows_difference(a, b),
+            (a, b) => Some(format!("{} vs {}", a.sort(), b.sort())),
+        }
+    }
+
+    fn sort(&self) -> &'static str {
+        match self {
+            Observation::Nothing => "no output",
+            Observation::Preview(_) => "a preview",
+            Observation::Command { .. } => "a command's output",
+            Observation::Rows(_) => "rows",
+        }
+    }
+}
+
+fn shorten(s: &str) -> String {
+    if s.chars().count() > 80 {
+        format!("{}...", s.chars().take(77).collect::<String>())
+    } else {
+        s.to_string()
+    }
+}
+
+fn stdout_difference(a: &[u8], b: &[u8]) -> Option<String> {
+    if a == b {
+        return None;
+    }
+    let (ta, tb) = (String::from_utf8_lossy(a), String::from_utf8_lossy(b));
+    let (la, lb): (Vec<&str>, Vec<&str>) = (ta.lines().collect(), tb.lines().collect());
+    let at = (0..la.len().max(lb.len()))
+        .find(|&i| la.get(i) != lb.get(i))
+        .unwrap_or(0);
+    let show =
+        |l: Option<&&str>| l.map_or("(no line)".to_string(), |l| format!("{:?}", shorten(l)));
+    Some(format!(
+        "stdout differs ({} vs {} bytes), first at line {}: {} vs {}",
+        a.len(),
+        b.len(),
+        at + 1,
+        show(la.get(at)),
+        show(lb.get(at))
+    ))
+}
+
+type Row = Vec<Option<String>>;
+
+fn show_row(r: &Row) -> String {
+    let cells: Vec<String> = r
+        .iter()
+        .map(|v| v.as_deref().map_or("NULL".to_string(), shorten))
+        .collect();
+    format!("({})", cells.join(", "))
+}
+
+/// Rows as a multiset per statement: what one side has more of than the other.
+fn rows_difference(a: &[Vec<Row>], b: &[Vec<Row>]) -> Option<String> {
+    if a.len() != b.len() {
+        return Some(format!(
+            "{} statements returned results vs {}",
+            a.len(),
+            b.len()
+        ));
+    }
+    for (i, (ra, rb)) in a.iter().zip(b).enumerate() {
+        let mut count: BTreeMap<&Row, i64> = BTreeMap::new();
+        for r in ra {
+            *count.entry(r).or_default() += 1;
+        }
+        for r in rb {
+            *count.entry(r).or_default() -= 1;
+        }
+        let only = |sign: i64| -> Vec<String> {
+            count
+                .iter()
+                .filter(|(_, &n)| n * sign > 0)
+                .take(3)
+                .map(|(r, _)| show_row(r))
+                .collect()
+        };
+        let (first, second) = (only(1), only(-1));
+        if first.is_empty() && second.is_empty() {
+            continue;
+        }
+        let list = |v: Vec<String>| {
+            if v.is_empty() {
+                "none".to_string()
+            } else {
+                v.join(", ")
+            }
+        };
+        return Some(format!(
+            "statement {} returned {} rows vs {}; rows only in the first: {}; only in the second: {}",
+            i + 1,
+            ra.len(),
+            rb.len(),
+            list(first),
+            list(second)
+        ));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(v: &[&[&str]]) -> Observation {
+        Observation::Rows(vec![v
+            .iter()
+            .map(|r| r.iter().map(|c| Some(c.to_string())).collect())
+            .collect()])
+    }
+
+    #[test]
+    fn rows_compare_as_a_multiset_and_name_the_odd_ones() {
+        let a = rows(&[&["1", "x"], &["2", "y"]]);
+        assert!(a.same(&rows(&[&["2", "y"], &["1", "x"]])));
+        let d = a.difference(&rows(&[&["1", "x"], &["1", "x"]])).unwrap();
+        assert!(d.contains("only in the first: (2, y)"), "{d}");
+        assert!(d.contains("only in the second: (1, x)"), "{d}");
+        let null = Observation::Rows(vec![vec![vec![None]]]);
+        assert!(!null.same(&rows(&[&["NULL"]])), "NULL is not the text NULL");
+    }
+
+    #[test]
+    fn stdout_and_status_differences_are_described() {
+        let cmd = |status: &str, out: &str| Observation::Command {
+            status: status.into(),
+            stdout: Some(out.as_bytes().to_vec()),
+        };
+        assert!(cmd("exit 0", "a\nb\n").same(&cmd("exit 0", "a\nb\n")));
+        let d = cmd("exit 0", "a\nb\n")
+            .difference(&cmd("exit 0", "a\nc\n"))
+            .unwrap();
+        assert!(d.contains("first at line 2: \"b\" vs \"c\""), "{d}");
+        let d = cmd("exit 0", "").difference(&cmd("exit 1", "")).unwrap();
+        assert_eq!(d, "one exit 0, the other exit 1");
+        let blind = Observation::Command {
+            status: "exit 0".into(),
+            stdout: None,
+        };
+        assert!(blind.same(&cmd("exit 0", "anything")));
+        assert!(!blind.comparable(&cmd("exit 0", "anything")));
+        assert!(cmd("exit 0", "a").comparable(&cmd("exit 0", "b")));
+        assert!(!blind.comparable(&Observation::Nothing));
+    }
+}

@@ -1,0 +1,104 @@
+//! `sql`: the user's statements, each run inside `BEGIN ... ROLLBACK`
+//! (design section 8). The database side lives in [`crate::db::session`].
+//!
+//! Timed region: executing the statements and reading every row they
+//! return (hashed into the fingerprint as it is read). Untimed: filling in
+//! `{input}`, `BEGIN` before, `ROLLBACK` after; setup ran once at set-up.
+
+use super::{Observation, Outcome, Setting, Strategy};
+use crate::db::session::{self, SqlSession};
+use crate::db::statements::{split, SqlDialect};
+use crate::db::DbTarget;
+use crate::spec::placeholder::Template;
+use crate::spec::SqlSpec;
+use anyhow::{Context, Result};
+
+pub struct Sql {
+    name: String,
+    session: Box<dyn SqlSession>,
+    statements: Vec<Template>,
+    rendered: Vec<String>,
+    input: u64,
+    fingerprint: Option<u64>,
+}
+
+impl Sql {
+    pub fn new(spec: &SqlSpec, db: &DbTarget, at: &Setting<'_>) -> Result<Sql> {
+        let dialect = match db {
+            DbTarget::Postgres { .. } => SqlDialect::Postgres,
+            _ => SqlDialect::Sqlite,
+        };
+        let text = &spec.run.text;
+        let statements = split(text, dialect)
+            .map_err(|r| anyhow::anyhow!("{}", r.message))?
+            .into_iter()
+            .map(|r| Template::compile(&text[r]))
+            .collect::<Result<Vec<_>, _>>()?;
+        let setup = spec
+            .setup
+            .as_ref()
+            .map(|s| Template::compile(&s.text).map(|t| t.render(0)))
+            .transpose()?;
+        let session = session::open(db, at.slot, &spec.search_path, setup.as_deref())
+            .with_context(|| format!("setting up sql strategy `{}` on {db}", at.name))?;
+        Ok(Sql {
+            name: at.name.to_string(),
+            session,
+            rendered: vec![String::new(); statements.len()],
+            statements,
+            input: 0,
+            fingerprint: None,
+        })
+    }
+
+    fn failed(&self) -> String {
+        format!(
+            "the SQL of strategy `{}` failed on input {}",
+            self.name, self.input
+        )
+    }
+}
+
+impl Strategy for Sql {
+    fn before(&mut self, input: u64) -> Result<()> {
+        self.input = input;
+        for (t, out) in self.statements.iter().zip(&mut self.rendered) {
+            t.render_into(input, out);
+        }
+        self.session.begin()?;
+        Ok(())
+    }
+
+    fn run(&mut self, _input: u64) -> Result<()> {
+        let fp = self
+            .session
+            .run(&self.rendered, None)
+            .with_context(|| self.failed())?;
+        self.fingerprint = Some(fp);
+        Ok(())
+    }
+
+    fn after(&mut self) -> Result<Outcome> {
+        self.session.rollback().with_context(|| self.failed())?;
+        let fp = self
+            .fingerprint
+            .take()
+            .context("an SQL run's result was read twice")?;
+        Ok(Outcome::of(fp))
+    }
+
+    fn observe(&mut self, input: u64) -> Result<Observation> {
+        self.before(input)?;
+        let mut rows = Vec::new();
+        self.session
+            .run(&self.rendered, Some(&mut rows))
+            .with_context(|| self.failed())?;
+        self.session.rollback().with_context(|| self.failed())?;
+        Ok(Observation::Rows(rows))
+    }
+
+    fn teardown(&mut self) -> Result<()> {
+        self.session.close()?;
+        Ok(())
+    }
+}
