@@ -42,6 +42,38 @@ pub fn rng(master: u64, domain: Domain, path: &[u64]) -> Pcg64 {
     Pcg64::seed_from_u64(derive(master, domain, path))
 }
 
+/// The seeds of one cell's pooled bootstrap streams, as recorded in
+/// run.json (paths in the table of `analysis::streams`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CellSeeds {
+    pub cell: u32,
+    pub pooled: u64,
+    pub hierarchical: u64,
+    pub order: u64,
+    pub carry_over: u64,
+}
+
+/// The seed of the bootstrap of one fork's CI.
+pub fn fork_seed(master: u64, cell: u32, fork: u32) -> u64 {
+    derive(
+        master,
+        Domain::Bootstrap,
+        &[u64::from(cell), u64::from(fork)],
+    )
+}
+
+/// The seeds of a cell's pooled, hierarchical, order and carry-over streams.
+pub fn cell_seeds(master: u64, cell: u32) -> CellSeeds {
+    let at = |k: u64| derive(master, Domain::Bootstrap, &[u64::from(cell), u64::MAX - k]);
+    CellSeeds {
+        cell,
+        pooled: at(0),
+        hierarchical: at(1),
+        order: at(2),
+        carry_over: at(3),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,4 +1,4 @@
-//! The bootstrap streams of one run, all under [`Domain::Bootstrap`] of the
+//! The bootstrap streams of one run, all under [`crate::seed::Domain::Bootstrap`] of the
 //! master seed, so any interval can be recomputed from `run.json` alone.
 //!
 //! | statistic            | path                  | sample order                          |
@@ -13,41 +13,12 @@
 //! samples are in fork order, then run order. Draw order per stream is that
 //! of `stats::resample`.
 
-use crate::seed::{self, Domain};
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
-use serde::{Deserialize, Serialize};
 
-/// The seeds of one cell's pooled streams, as recorded in run.json.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CellSeeds {
-    pub cell: u32,
-    pub pooled: u64,
-    pub hierarchical: u64,
-    pub order: u64,
-    pub carry_over: u64,
-}
-
-/// The seed of the bootstrap of one fork's CI.
-pub fn fork_seed(master: u64, cell: u32, fork: u32) -> u64 {
-    seed::derive(
-        master,
-        Domain::Bootstrap,
-        &[u64::from(cell), u64::from(fork)],
-    )
-}
-
-/// The seeds of the cell-wide streams (paths in the table above).
-pub fn cell_seeds(master: u64, cell: u32) -> CellSeeds {
-    let at = |k: u64| seed::derive(master, Domain::Bootstrap, &[u64::from(cell), u64::MAX - k]);
-    CellSeeds {
-        cell,
-        pooled: at(0),
-        hierarchical: at(1),
-        order: at(2),
-        carry_over: at(3),
-    }
-}
+// The seeds themselves are derived in `crate::seed`, the lowest layer, so
+// that `run_info` records and checks them without importing the analysis.
+pub use crate::seed::{cell_seeds, fork_seed, CellSeeds};
 
 pub fn fork(master: u64, cell: u32, fork: u32) -> Pcg64 {
     Pcg64::seed_from_u64(fork_seed(master, cell, fork))
@@ -83,7 +54,7 @@ mod tests {
         assert_eq!(hierarchical(9, 3).next_u64(), expect(s.hierarchical));
         assert_eq!(order(9, 3).next_u64(), expect(s.order));
         assert_eq!(carry_over(9, 3).next_u64(), expect(s.carry_over));
-        let same = seed::rng(9, Domain::Bootstrap, &[3, u64::MAX]).next_u64();
+        let same = crate::seed::rng(9, crate::seed::Domain::Bootstrap, &[3, u64::MAX]).next_u64();
         assert_eq!(same, expect(s.pooled));
         assert_eq!(fork(9, 3, 1).next_u64(), expect(fork_seed(9, 3, 1)));
     }

@@ -70,7 +70,8 @@ impl Progress {
             Progress::Quiet => {}
             Progress::Lines { total, done } => {
                 *done += 1;
-                eprintln!("[{done}/{total}] {label} done in {seconds:.2} s");
+                // A closed stderr (`2>&1 | head -1`) must not stop the run.
+                crate::console::err(&format!("[{done}/{total}] {label} done in {seconds:.2} s"));
             }
             Progress::Bars { jobs, .. } => jobs.inc(1),
         }
@@ -80,7 +81,7 @@ impl Progress {
     pub fn println(&self, msg: &str) {
         match self {
             Progress::Quiet => {}
-            Progress::Lines { .. } => eprintln!("{msg}"),
+            Progress::Lines { .. } => crate::console::err(msg),
             Progress::Bars { jobs, .. } => jobs.println(msg),
         }
     }

@@ -109,6 +109,8 @@ pub fn build(info: &RunInfo, analysis: &Analysis) -> Value {
             "matches_in_memory": matches_in_memory,
             "has_delays": info.cells.iter().any(|c| c.delay_ns > 0),
             "wall_s": info.forks.iter().map(|f| f.wall_ns).sum::<u64>() as f64 / 1e9,
+            "build_profile": info.build.profile,
+            "fault": info.build.fault,
         }),
     );
     Value::Object(ctx)

@@ -5,6 +5,7 @@
 //! wrong states unrepresentable.
 
 pub mod experiment;
+pub(crate) mod limits;
 mod location;
 mod overrides;
 mod raw;
@@ -65,7 +66,7 @@ pub fn load(path: &Path, overrides: &[String]) -> Result<LoadedSpec, SpecError> 
             "{shown}: is a directory; expected an experiment file (TOML)"
         )));
     }
-    let bytes = std::fs::read(path)
+    let bytes = read_capped(path)
         .map_err(|e| SpecError::new(format!("{shown}: cannot read the experiment file: {e}")))?;
     let text = String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
@@ -84,6 +85,7 @@ pub fn load(path: &Path, overrides: &[String]) -> Result<LoadedSpec, SpecError> 
     let ctx = validate::Context {
         stem: &stem,
         env_url: env.as_deref(),
+        recorded: false,
     };
     let (experiment, resolved_toml) = load_text(&shown, text, overrides, &ctx)?;
     Ok(LoadedSpec {
@@ -91,6 +93,39 @@ pub fn load(path: &Path, overrides: &[String]) -> Result<LoadedSpec, SpecError> 
         experiment,
         resolved_toml,
     })
+}
+
+/// At most [`limits::MAX_SPEC_BYTES`] of `path`; a longer file (or an
+/// endless one, `/dev/zero`) is an error, not a hang.
+fn read_capped(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(limits::MAX_SPEC_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limits::MAX_SPEC_BYTES {
+        return Err(std::io::Error::other(format!(
+            "it is larger than {} KiB, more than any experiment file needs",
+            limits::MAX_SPEC_BYTES / 1024
+        )));
+    }
+    Ok(bytes)
+}
+
+/// The spec recorded in a run.json (`spec.toml`, as resolved when the run
+/// started, and the path it came from), validated again by the same rules,
+/// minus the ones that look at this machine (see `validate::Context`).
+pub fn parse_recorded(path: &str, toml: &str) -> Result<Experiment, SpecError> {
+    let stem = Path::new(path)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let ctx = validate::Context {
+        stem: &stem,
+        env_url: None,
+        recorded: true,
+    };
+    load_text("spec.toml", toml.to_string(), &[], &ctx).map(|(e, _)| e)
 }
 
 /// Everything after reading the file; kept free of I/O (except the template

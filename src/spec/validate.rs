@@ -5,12 +5,11 @@
 //! first thing a user must write: `design.baseline`.
 
 use super::experiment::*;
+use super::limits;
 use super::location::{KeyPath, Problem};
 use super::raw::*;
 use super::strategies::{check_database_usable, database, strategies};
-use super::values::{
-    array, boolean, choice, describe, first_duplicate, integer, micros, positive_u32, string,
-};
+use super::values::{array, boolean, choice, describe, first_duplicate, integer, micros, string};
 use std::collections::BTreeMap;
 use std::num::NonZeroU32;
 use std::path::PathBuf;
@@ -23,6 +22,11 @@ pub(crate) struct Context<'a> {
     pub stem: &'a str,
     /// RUNNER_DATABASE_URL when set and non-empty.
     pub env_url: Option<&'a str>,
+    /// A spec recorded in run.json, validated again when the run is read
+    /// back: the rules that look at this machine (the template file exists,
+    /// a database URL is at hand) held where the run started and are not
+    /// asked again here.
+    pub recorded: bool,
 }
 
 fn root(key: &str) -> KeyPath {
@@ -68,7 +72,11 @@ pub(crate) fn experiment(raw: RawSpec, ctx: &Context) -> Result<Experiment, Prob
             ));
         }
     }
-    check_database_usable(&database, &strategies, ctx)?;
+    if !ctx.recorded {
+        check_database_usable(&database, &strategies, ctx)?;
+    }
+    let grid = grid(raw.grid.unwrap_or_default())?;
+    limits::check_totals(&design, &grid)?;
     Ok(Experiment {
         name,
         title,
@@ -78,9 +86,9 @@ pub(crate) fn experiment(raw: RawSpec, ctx: &Context) -> Result<Experiment, Prob
         database,
         strategies,
         design,
-        grid: grid(raw.grid.unwrap_or_default())?,
+        grid,
         analysis: analysis(raw.analysis.unwrap_or_default())?,
-        report: report(raw.report.unwrap_or_default())?,
+        report: report(raw.report.unwrap_or_default(), ctx)?,
     })
 }
 
@@ -104,10 +112,10 @@ fn workload(raw: RawWorkload) -> Result<WorkloadParams, Problem> {
     let mut w = WorkloadParams::default();
     let base = root("workload");
     if let Some(v) = &raw.plans {
-        w.plans = positive_u32(v, &base.child("plans"), ", default 40")?;
+        w.plans = limits::count(v, &base.child("plans"), &limits::PLANS, ", default 40")?;
     }
     if let Some(v) = &raw.months {
-        w.months = positive_u32(v, &base.child("months"), ", default 60")?;
+        w.months = limits::count(v, &base.child("months"), &limits::MONTHS, ", default 60")?;
     }
     Ok(w)
 }
@@ -123,9 +131,13 @@ fn design(raw: RawDesign) -> Result<Design, Problem> {
             )
         })
     };
-    let count = |v: Option<&Value>, key: &str, default: u32| -> Result<NonZeroU32, Problem> {
+    let count = |v: Option<&Value>,
+                 key: &str,
+                 limit: &limits::Limit,
+                 default: u32|
+     -> Result<NonZeroU32, Problem> {
         let n = match v {
-            Some(v) => positive_u32(v, &base.child(key), &format!(", default {default}"))?,
+            Some(v) => limits::count(v, &base.child(key), limit, &format!(", default {default}"))?,
             None => default,
         };
         Ok(NonZeroU32::new(n).expect("positive by construction"))
@@ -141,18 +153,12 @@ fn design(raw: RawDesign) -> Result<Design, Problem> {
     Ok(Design {
         baseline: arm(raw.baseline.as_ref(), "baseline")?,
         treatment: arm(raw.treatment.as_ref(), "treatment")?,
-        forks: count(raw.forks.as_ref(), "forks", 10)?,
+        forks: count(raw.forks.as_ref(), "forks", &limits::FORKS, 10)?,
         warmup_pairs: match &raw.warmup_pairs {
-            Some(v) => integer(
-                v,
-                &base.child("warmup_pairs"),
-                0,
-                u32::MAX.into(),
-                "a non-negative integer (0 allowed, default 80)",
-            )? as u32,
+            Some(v) => limits::warmup(v, &base.child("warmup_pairs"))?,
             None => 80,
         },
-        pairs: count(raw.pairs.as_ref(), "pairs", 300)?,
+        pairs: count(raw.pairs.as_ref(), "pairs", &limits::PAIRS, 300)?,
         ordering: choice(raw.ordering.as_ref(), &base.child("ordering"), &orderings)?
             .unwrap_or(Ordering::PairedRandom),
         pad_baseline: boolean(raw.pad_baseline.as_ref(), &base.child("pad_baseline"), true)?,
@@ -163,8 +169,11 @@ fn design(raw: RawDesign) -> Result<Design, Problem> {
                 v,
                 &base.child("fork_timeout_s"),
                 1,
-                i64::MAX,
-                "a positive integer number of seconds (default 1800)",
+                limits::FORK_TIMEOUT_S,
+                &format!(
+                    "a positive integer number of seconds, at most {} (a week; default 1800)",
+                    limits::FORK_TIMEOUT_S
+                ),
             )? as u64,
             None => 1800,
         },
@@ -188,6 +197,17 @@ fn grid(raw: RawGrid) -> Result<Grid, Problem> {
         Some(Value::Array(a)) => a.get(i).map(describe).unwrap_or_default(),
         _ => String::new(),
     };
+    if let Some(i) = ns.iter().position(|&d| d > limits::MAX_DELAY_NS) {
+        return Err(Problem::value(
+            &delays_path.at(i),
+            format!(
+                "{} must be at most {} microseconds (one second: the delay is a busy-wait inside every treatment run), got {}",
+                delays_path.at(i),
+                limits::MAX_DELAY_NS / 1000,
+                written(i)
+            ),
+        ));
+    }
     if let Some((i, j)) = first_duplicate(&ns) {
         return Err(Problem::value(
             &delays_path.at(j),
@@ -205,7 +225,14 @@ fn grid(raw: RawGrid) -> Result<Grid, Problem> {
     for (key, v) in [("months", &raw.months), ("plans", &raw.plans)] {
         let Some(v) = v else { continue };
         let path = base.child(key);
-        let values = array(v, &path, "positive integers", |e, p| positive_u32(e, p, ""))?;
+        let limit = if key == "plans" {
+            &limits::PLANS
+        } else {
+            &limits::MONTHS
+        };
+        let values = array(v, &path, "positive integers", |e, p| {
+            limits::count(e, p, limit, "")
+        })?;
         if let Some((i, j)) = first_duplicate(&values) {
             return Err(Problem::value(
                 &path.at(j),
@@ -234,19 +261,26 @@ fn analysis(raw: RawAnalysis) -> Result<AnalysisConfig, Problem> {
             v,
             &base.child("resamples"),
             100,
-            u32::MAX.into(),
-            "an integer of at least 100 (default 2000)",
+            limits::RESAMPLES.max.into(),
+            &format!(
+                "an integer from 100 to {} ({}; default 2000)",
+                limits::RESAMPLES.max,
+                limits::RESAMPLES.why
+            ),
         )? as u32;
     }
     if let Some(v) = &raw.confidence {
         let path = base.child("confidence");
         a.confidence = match v {
-            Value::Float(f) if *f > 0.0 && *f < 1.0 => *f,
+            Value::Float(f) if (limits::CONFIDENCE.0..=limits::CONFIDENCE.1).contains(f) => *f,
             other => {
                 return Err(Problem::value(
                     &path,
                     format!(
-                        "{path} must be a number strictly between 0 and 1 (e.g. 0.95), got {}",
+                        "{path} must be a number from {} to {} (e.g. 0.95: below one half an interval says less than a coin flip, and above {} its ends rest on a handful of resamples), got {}",
+                        limits::CONFIDENCE.0,
+                        limits::CONFIDENCE.1,
+                        limits::CONFIDENCE.1,
                         describe(other)
                     ),
                 ))
@@ -256,13 +290,13 @@ fn analysis(raw: RawAnalysis) -> Result<AnalysisConfig, Problem> {
     Ok(a)
 }
 
-fn report(raw: RawReport) -> Result<ReportConfig, Problem> {
+fn report(raw: RawReport, ctx: &Context) -> Result<ReportConfig, Problem> {
     let path = root("report").child("template");
     let Some(template) = string(raw.template.as_ref(), &path, "a path to a template file")? else {
         return Ok(ReportConfig::default());
     };
     let file = PathBuf::from(&template);
-    if !file.is_file() {
+    if !ctx.recorded && !file.is_file() {
         let what = if file.is_dir() {
             "is a directory"
         } else {

@@ -36,10 +36,11 @@ pub fn printed_resume(err: &str) -> Vec<String> {
     let at = line
         .find("runner exec")
         .expect("command starts with runner exec");
-    line[at..]
-        .split_whitespace()
+    // The command is quoted for a POSIX shell; split it as one would.
+    shlex::split(&line[at..])
+        .expect("a shell-quoted command")
+        .into_iter()
         .skip(1)
-        .map(String::from)
         .collect()
 }
 
