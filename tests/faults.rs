@@ -207,26 +207,9 @@ fn a_disk_that_fills_mid_run_fails_the_run_with_exit_1() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
     let disk = t.join("disk");
-    std::fs::create_dir(&disk).unwrap();
-    let mounted = std::process::Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
-        .arg(&disk)
-        .output();
-    if !matches!(&mounted, Ok(o) if o.status.success()) {
-        use std::io::Write;
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED: cannot mount a small tmpfs here (not root or no CAP_SYS_ADMIN), so the full-disk case is not tested"
-        );
+    let Some(_disk) = small_tmpfs(&disk, "64k") else {
         return;
-    }
-    struct Unmount(PathBuf);
-    impl Drop for Unmount {
-        fn drop(&mut self) {
-            let _ = std::process::Command::new("umount").arg(&self.0).status();
-        }
-    }
-    let _unmount = Unmount(disk.clone());
+    };
     let spec = write_spec(t, "small", SMALL_AA);
     // Each fork writes about 35 KB of records.
     let o = exec(
@@ -250,6 +233,41 @@ fn a_disk_that_fills_mid_run_fails_the_run_with_exit_1() {
     assert!(err.contains("--resume disk/out.partial"), "{err}");
     assert!(!kept_forks(&disk.join("out.partial")).is_empty());
     assert_whole_records(&disk.join("out.partial"), 605);
+}
+
+/// Item 8: the disk fills after the last fork, while pairs.csv and the
+/// report are written: exit 1, the resume command printed, every fork kept;
+/// with room again, the printed command renders the report.
+#[test]
+fn a_disk_that_fills_after_the_forks_prints_the_resume_command() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let disk = t.join("disk");
+    let Some(_disk) = small_tmpfs(&disk, "64k") else {
+        return;
+    };
+    let spec = write_spec(t, "small", SMALL_AA);
+    // One fork of about 35 KB fits; pairs.csv, a second copy, does not.
+    let set = [
+        "--set",
+        "grid.delay_us=[0]",
+        "--set",
+        "design.forks=1",
+        "--set",
+        "design.pairs=600",
+    ];
+    let o = exec(t, &spec, "disk/out", None, &set);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+    assert!(
+        err.contains("every fork finished and is kept in disk/out.partial"),
+        "{err}"
+    );
+    assert_eq!(kept_forks(&disk.join("out.partial")), [(0, 0)]);
+    assert!(remount(&disk, "4m"));
+    run_printed_resume(t, &err);
+    assert!(disk.join("out/report.md").is_file());
 }
 
 #[test]

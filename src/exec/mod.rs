@@ -198,9 +198,9 @@ pub fn exec(args: &ExecArgs) -> Result<ExecOutcome> {
                     ))
                 })?,
             };
+            let (partial, info) = Partial::open(p)?;
             target::check_out(&final_dir, "--out")?;
             check_resume_paths(p, &final_dir)?;
-            let (partial, info) = Partial::open(p)?;
             resume::check_same_spec(
                 &info.spec.experiment,
                 &recorded_spec(&loaded, &args.spec)?.experiment,

@@ -10,19 +10,22 @@ use std::path::Path;
 
 /// Writes `bytes` to `path` atomically.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomic_io(path, bytes).map_err(|e| io_err("write", path, e))
+}
+
+/// [`write_atomic`] with the bare I/O error, for callers that name the
+/// failure themselves.
+pub fn write_atomic_io(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = parent_or_dot(path);
     let mut tmp = tempfile::Builder::new()
         .prefix(".runner-write-")
         // The umask decides, as for any file the user creates (tempfile's
         // own default, 0600, would hide a report from other readers).
         .permissions(std::fs::Permissions::from_mode(0o666))
-        .tempfile_in(dir)
-        .map_err(|e| io_err("write", path, e))?;
-    tmp.write_all(bytes)
-        .and_then(|()| tmp.as_file().sync_all())
-        .map_err(|e| io_err("write", path, e))?;
-    tmp.persist(path)
-        .map_err(|e| io_err("write", path, e.error))?;
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
     sync_dir(dir);
     Ok(())
 }

@@ -37,10 +37,18 @@ pub const DATA_FILES: [&str; 4] = ["report.md", "pairs.csv", "run.json", "analys
 /// once there is room); anything else (not a directory, read-only, no
 /// permission) means the folder given is wrong (exit 2).
 pub fn io_err(what: &str, path: &Path, e: std::io::Error) -> RunnerError {
-    let msg = format!("cannot {what} {}: {e}", path.display());
-    match e.raw_os_error() {
-        Some(libc::ENOSPC | libc::EDQUOT | libc::EIO | libc::EFBIG) => run_failed(msg),
-        _ => bad_input(msg),
+    use std::io::ErrorKind::{FileTooLarge, QuotaExceeded, StorageFull};
+    // tempfile adds ` at path "<its temporary file>"`; the path that matters
+    // is the one runner meant, named here.
+    let text = e.to_string();
+    let cause = text.split(" at path \"").next().unwrap_or_default();
+    let msg = format!("cannot {what} {}: {cause}", path.display());
+    let full = matches!(e.kind(), StorageFull | QuotaExceeded | FileTooLarge)
+        || e.raw_os_error() == Some(libc::EIO);
+    if full {
+        run_failed(msg)
+    } else {
+        bad_input(msg)
     }
 }
 

@@ -80,7 +80,8 @@ impl Partial {
         fs::create_dir(tmp.path().join("forks"))
             .map_err(|e| io_err("create the output folder", dir, e))?;
         let mut lock = FolderLock::acquire(tmp.path())?;
-        write_atomic(&tmp.path().join("run.json"), info.to_json().as_bytes())?;
+        super::atomic::write_atomic_io(&tmp.path().join("run.json"), info.to_json().as_bytes())
+            .map_err(|e| io_err("create the output folder", dir, e))?;
         match rename_noreplace(tmp.path(), dir) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {

@@ -69,9 +69,7 @@ pub fn existing(path: &Path) -> Existing {
         let to = fs::read_link(path)
             .map(|t| t.display().to_string())
             .unwrap_or_default();
-        return Existing::Foreign(format!(
-            "is a symbolic link (to {to}); runner does not replace a link or what it points to"
-        ));
+        return Existing::Foreign(format!("is a symbolic link (to {to})"));
     }
     if !meta.is_dir() {
         return Existing::Foreign("is a file, not a folder".into());
@@ -181,7 +179,7 @@ pub fn check_out(out: &Path, what: &str) -> Result<()> {
             ))),
         },
         Existing::Foreign(why) => Err(bad_input(format!(
-            "{what} {shown} {why}, so runner will not replace it; choose another {what} or move it away (runner only replaces a report folder it wrote)"
+            "{what} {shown} {why}; runner only replaces a report folder it wrote (never a file, a link or what it points to), so choose another {what} or move it away"
         ))),
     }
 }

@@ -218,6 +218,8 @@ pub fn write(dir: &Path, out: Option<&Path>, r: &Rendering) -> Result<PathBuf> {
     files.push((report.clone(), r.report.as_bytes()));
     if !inside {
         target::check_new_files(&files)?;
+        std::fs::create_dir_all(&beside)
+            .map_err(|e| output::io_err("create the folder of", &report, e))?;
     }
     write_atomic(&dir.join("analysis.json"), r.analysis_json.as_bytes())?;
     for (path, bytes) in &files {

@@ -212,3 +212,40 @@ pub fn reference_run(t: &Path, spec: &Path) -> (std::path::PathBuf, (u64, u64), 
     before.sort();
     (reference, order[2], before)
 }
+
+/// Unmounts on drop.
+pub struct Tmpfs(pub std::path::PathBuf);
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// A tmpfs of `size` (e.g. "64k") at `dir`, or None (and SKIPPED on stderr)
+/// where this process may not mount one.
+pub fn small_tmpfs(dir: &Path, size: &str) -> Option<Tmpfs> {
+    std::fs::create_dir_all(dir).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+        .arg(dir)
+        .output();
+    if !matches!(&mounted, Ok(o) if o.status.success()) {
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED: cannot mount a small tmpfs here (not root or no CAP_SYS_ADMIN), so the full-disk case is not tested"
+        );
+        return None;
+    }
+    Some(Tmpfs(dir.to_path_buf()))
+}
+
+/// Gives a mounted tmpfs a new size.
+pub fn remount(dir: &Path, size: &str) -> bool {
+    std::process::Command::new("mount")
+        .args(["-o", &format!("remount,size={size}")])
+        .arg(dir)
+        .status()
+        .is_ok_and(|s| s.success())
+}
