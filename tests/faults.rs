@@ -7,7 +7,6 @@
 mod common;
 use common::faults::*;
 use common::*;
-use std::path::PathBuf;
 use std::time::Duration;
 
 /// 2 cells x 2 forks of 5 + 40 pairs.
