@@ -48,7 +48,7 @@ pub fn check_fork(
     let (cell, fork) = (rec.summary.cell, rec.summary.fork);
     if crate::run_info::sha256_bytes(bytes) != rec.sha256 {
         return Err(format!(
-            "{name} does not match the SHA-256 recorded when cell {cell} fork {fork} finished: the rows were changed afterwards"
+            "{name}: the SHA-256 differs from the one recorded when cell {cell} fork {fork} finished, so the rows were changed afterwards"
         ));
     }
     let warmup = u64::from(exp.design.warmup_pairs);

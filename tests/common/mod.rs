@@ -156,3 +156,32 @@ pub fn assert_refused(o: &std::process::Output, fragments: &[&str]) {
         assert!(err.contains(f), "expected {f:?} in: {err}");
     }
 }
+
+/// Copies a folder tree (files and folders only).
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+/// Edits a JSON file in place.
+pub fn edit_json(path: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
+    let mut v = read_json(path);
+    edit(&mut v);
+    std::fs::write(path, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+}
+
+/// Hex SHA-256 of a text, as run.json records them.
+pub fn sha256_hex(text: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
