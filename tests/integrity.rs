@@ -8,6 +8,9 @@ use common::faults::printed_resume;
 use common::*;
 use std::path::{Path, PathBuf};
 
+/// An edit of run.json.
+type Edit = Box<dyn Fn(&mut serde_json::Value)>;
+
 /// A finished run of SMALL_AA in `t/fin`.
 fn finished(t: &Path) -> PathBuf {
     let spec = write_spec(t, "small", SMALL_AA);
@@ -89,9 +92,11 @@ fn report_refuses_rows_that_are_not_the_runs() {
         &report,
         |c| {
             let mut lines = pairs_lines(&c.join("fin"));
-            lines[100] = lines[100]
-                .replacen(",measure,", ",measure,", 1)
-                .replace("\n", "1\n");
+            lines[100] = lines[100].replace(
+                "
+", "1
+",
+            );
             write_lines(&c.join("fin/pairs.csv"), &lines);
         },
         &["the SHA-256 differs from the one recorded"],
@@ -139,7 +144,7 @@ fn report_refuses_an_edited_run_json_naming_the_key() {
     let t = tmp.path();
     finished(t);
     let run = |c: &Path| c.join("fin/run.json");
-    let cases: Vec<(Box<dyn Fn(&mut serde_json::Value)>, &str)> = vec![
+    let cases: Vec<(Edit, &str)> = vec![
         (
             Box::new(|v| v["spec"]["experiment"]["design"]["baseline"] = "nothing".into()),
             "spec.experiment.design.baseline differs from what the recorded spec.toml gives",
@@ -262,8 +267,7 @@ fn resume_refuses_forks_or_a_run_json_that_are_not_the_runs() {
     // range (before: a panic, index out of bounds).
     for (edit, says) in [
         (
-            Box::new(|v: &mut serde_json::Value| v["cells"][1]["delay_ns"] = 1.into())
-                as Box<dyn Fn(&mut serde_json::Value)>,
+            Box::new(|v: &mut serde_json::Value| v["cells"][1]["delay_ns"] = 1.into()) as Edit,
             "cells[1].delay_ns differs",
         ),
         (
