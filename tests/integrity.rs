@@ -92,11 +92,7 @@ fn report_refuses_rows_that_are_not_the_runs() {
         &report,
         |c| {
             let mut lines = pairs_lines(&c.join("fin"));
-            lines[100] = lines[100].replace(
-                "
-", "1
-",
-            );
+            lines[100] = lines[100].replace('\n', "1\n");
             write_lines(&c.join("fin/pairs.csv"), &lines);
         },
         &["the SHA-256 differs from the one recorded"],
