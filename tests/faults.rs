@@ -400,3 +400,42 @@ fn a_strategy_that_disagrees_stops_the_run_naming_strategy_and_input() {
         "{err}"
     );
 }
+
+/// Item 11: the fault hook exists only in debug builds (which `cargo test`
+/// runs); a debug build records its profile, and the hook when set, in
+/// run.json, and the report says the run is not a measurement to compare.
+#[test]
+fn a_debug_build_and_an_active_fault_hook_are_recorded_and_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let spec = write_spec(t, "small", SMALL_AA);
+    let fault = "pause=1@cell=0,fork=0,pair=3";
+    for (out, hook) in [("plain", None), ("hooked", Some(fault))] {
+        let o = exec(t, &spec, out, hook, &[]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let run = read_json(&t.join(out).join("run.json"));
+        assert_eq!(run["build"]["profile"], "debug");
+        assert_eq!(
+            run["build"]["fault"],
+            hook.map_or(serde_json::Value::Null, Into::into)
+        );
+        let report = std::fs::read_to_string(t.join(out).join("report.md")).unwrap();
+        assert!(
+            report
+                .contains("- **Not a measurement to compare:** made with a debug build of runner"),
+            "{report}"
+        );
+        assert_eq!(
+            report.contains(&format!("the test hook `RUNNER_FAULT={fault}` was active")),
+            hook.is_some()
+        );
+    }
+    // The committed reports were made by release builds, with no hook.
+    let aa = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/aa");
+    assert_eq!(
+        read_json(&aa.join("run.json"))["build"]["profile"],
+        "release"
+    );
+    let report = std::fs::read_to_string(aa.join("report.md")).unwrap();
+    assert!(!report.contains("Not a measurement to compare"));
+}
