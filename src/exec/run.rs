@@ -139,10 +139,14 @@ impl Run<'_> {
 /// server's lock_timeout bounds it otherwise).
 fn cleanup(db: Option<&RunDatabase>) {
     let Some(db) = db else { return };
+    let schema = match &db.target {
+        crate::db::DbTarget::Postgres { schema, .. } => schema.clone(),
+        crate::db::DbTarget::Sqlite => return,
+    };
     let db = db.clone();
     if interrupt::run(interrupt::count(), move || db.cleanup()).is_err() {
-        crate::console::warn(
-            "stopped dropping the run's schema; drop it yourself with DROP SCHEMA runner_<run id> CASCADE (the run id is in run.json)",
-        );
+        crate::console::warn(&format!(
+            "stopped dropping the run's schema; drop it yourself with DROP SCHEMA {schema} CASCADE (or let --resume do it)"
+        ));
     }
 }
