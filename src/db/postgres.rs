@@ -357,3 +357,25 @@ pub(super) fn db_info(url: &str) -> Result<DbInfo, DbError> {
         postgres: Some(info),
     })
 }
+
+#[cfg(test)]
+mod bounds_tests {
+    use super::*;
+
+    #[test]
+    fn every_connection_is_bounded_and_the_url_can_say_otherwise() {
+        let (c, _) = parse("postgres://u@h/db").unwrap();
+        assert_eq!(c.get_connect_timeout(), Some(&CONNECT_TIMEOUT));
+        assert_eq!(
+            c.get_options(),
+            Some("-c statement_timeout=60000 -c lock_timeout=10000")
+        );
+        let (c, _) =
+            parse("postgres://u@h/db?connect_timeout=3&options=-c%20lock_timeout%3D500").unwrap();
+        assert_eq!(c.get_connect_timeout(), Some(&Duration::from_secs(3)));
+        assert_eq!(
+            c.get_options(),
+            Some("-c lock_timeout=500 -c statement_timeout=60000")
+        );
+    }
+}
