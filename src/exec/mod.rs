@@ -198,7 +198,8 @@ pub fn exec(args: &ExecArgs) -> Result<ExecOutcome> {
                     ))
                 })?,
             };
-            let (partial, info) = Partial::open(p)?;
+            let (partial, mut info) = Partial::open(p)?;
+            info.build.add(BuildInfo::current());
             target::check_out(&final_dir, "--out")?;
             check_resume_paths(p, &final_dir)?;
             resume::check_same_spec(

@@ -146,7 +146,7 @@ fn cleanup(db: Option<&RunDatabase>) {
     let db = db.clone();
     if interrupt::run(interrupt::count(), move || db.cleanup()).is_err() {
         crate::console::warn(&format!(
-            "stopped dropping the run's schema; drop it yourself with DROP SCHEMA {schema} CASCADE (or let --resume do it)"
+            "stopped dropping the run's schema; drop it yourself with DROP SCHEMA {schema} CASCADE, or resume the run, which drops it first"
         ));
     }
 }

@@ -101,6 +101,19 @@ impl BuildInfo {
     }
 }
 
+impl BuildInfo {
+    /// A resumed run was made by both builds: debug if either was, and the
+    /// fault hook if either attempt had one.
+    pub fn add(&mut self, other: BuildInfo) {
+        if other.profile != "release" {
+            self.profile = other.profile;
+        }
+        if self.fault.is_none() {
+            self.fault = other.fault;
+        }
+    }
+}
+
 impl RunInfo {
     /// Reads and parses `path`; errors name the file and, from serde, the
     /// key and its line. Use [`check::checked`] for the semantic checks.
@@ -131,4 +144,22 @@ pub fn sha256_bytes(bytes: &[u8]) -> String {
 
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_resumed_run_is_debug_if_either_build_was_and_keeps_a_fault() {
+        let build = |profile: &str, fault: Option<&str>| BuildInfo {
+            profile: profile.into(),
+            fault: fault.map(String::from),
+        };
+        let mut b = build("release", None);
+        b.add(build("debug", Some("hang")));
+        assert_eq!(b, build("debug", Some("hang")));
+        b.add(build("release", None));
+        assert_eq!(b, build("debug", Some("hang")));
+    }
 }

@@ -31,7 +31,7 @@ pub fn exec(tmp: &Path, spec: &Path, out: &str, fault: Option<&str>, extra: &[&s
 pub fn printed_resume(err: &str) -> Vec<String> {
     let line = err
         .lines()
-        .find(|l| l.contains("--resume"))
+        .find(|l| l.contains("runner exec") && l.contains("--resume"))
         .unwrap_or_else(|| panic!("no resume command in: {err}"));
     let at = line
         .find("runner exec")
