@@ -25,6 +25,16 @@ fn kill(pid: u32, sig: i32) {
     assert_eq!(unsafe { libc::kill(pid as i32, sig) }, 0);
 }
 
+/// Whether process `pid` catches signal `sig` (its handler is installed).
+fn catches(pid: u32, sig: i32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigCgt:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .is_some_and(|mask| mask & (1 << (sig - 1)) != 0)
+}
+
 fn spawn_runner(t: &Path, args: &[&str], fault: Option<&str>) -> std::process::Child {
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("runner"));
     cmd.current_dir(t)
@@ -88,7 +98,12 @@ fn a_signal_during_report_leaves_the_folder_as_it_was() {
     std::fs::remove_file(out.join("report.md")).unwrap();
     let before = tree(&out);
     let child = spawn_runner(t, &["report", "fin"], None);
-    std::thread::sleep(Duration::from_millis(400));
+    // Once runner catches SIGTERM it is reading or analysing, which takes
+    // seconds in a debug build.
+    wait_for("the signal handler", Duration::from_secs(30), || {
+        catches(child.id(), libc::SIGTERM)
+    });
+    std::thread::sleep(Duration::from_millis(100));
     kill(child.id(), libc::SIGTERM);
     let o = wait_output(child, Duration::from_secs(60));
     let err = stderr(&o);
@@ -288,7 +303,10 @@ fn a_server_that_never_answers_times_out_and_a_signal_ends_the_wait() {
 
     // Ten minutes of patience, cut short by Ctrl-C.
     let child = spawn_exec(t, &spec, "out", "", Some(&url(600)));
-    std::thread::sleep(Duration::from_millis(800));
+    wait_for("the signal handler", Duration::from_secs(30), || {
+        catches(child.id(), libc::SIGINT)
+    });
+    std::thread::sleep(Duration::from_millis(300));
     kill(child.id(), libc::SIGINT);
     let o = wait_output(child, Duration::from_secs(30));
     let err = stderr(&o);

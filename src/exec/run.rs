@@ -74,10 +74,9 @@ impl Run<'_> {
     /// signal stops the wait (a server that never answers, a lock).
     fn prepare_database(&self, info: &RunInfo) -> Result<Option<RunDatabase>> {
         let (exp, run_id, resuming) = (self.exp.clone(), info.run_id.clone(), self.resuming);
-        interrupt::run(interrupt::count(), move || {
-            RunDatabase::prepare(&exp, &run_id, resuming)
-        })
-        .map_err(|i| run_failed(format!("{i} while preparing the database")))?
+        // Any signal so far (0): a Ctrl-C during start-up stops here too.
+        interrupt::run(0, move || RunDatabase::prepare(&exp, &run_id, resuming))
+            .map_err(|i| run_failed(format!("{i} while preparing the database")))?
     }
 
     /// Every fork finished: pairs.csv, analysis, report, the final run.json,
@@ -99,12 +98,11 @@ impl Run<'_> {
         let bytes = partial.assemble_pairs(&info.forks).map_err(kept)?;
         info.pairs_sha256 = Some(crate::run_info::sha256_bytes(&bytes));
         info.finished_at = Some(now_rfc3339());
-        let since = interrupt::count();
         let for_thread = info.clone();
-        let rendering = interrupt::run(since, move || {
+        let rendering = interrupt::run(0, move || {
             let pairs = check_pairs(&bytes, &for_thread).map_err(crate::error::bad_input)?;
             let template = report::template_for(&for_thread, None)?;
-            report::render(&for_thread, &pairs, template)
+            report::render_run(&for_thread, &pairs, template)
         })
         .map_err(|i| kept(run_failed(format!("{i} during the analysis"))))?
         .map_err(kept)?;

@@ -26,13 +26,17 @@ pub struct FolderLock {
     path: PathBuf,
 }
 
-/// Who holds a lock, as its file says (it may be mid-write: then empty).
+/// Who holds a lock, as its file says. An owner that has just taken it
+/// writes its line a moment later, so an empty file is read again briefly.
 fn holder(path: &Path) -> String {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    match text.trim() {
-        "" => "another process".to_string(),
-        t => t.to_string(),
+    for _ in 0..20 {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        if !text.trim().is_empty() {
+            return text.trim().to_string();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
     }
+    "another process".to_string()
 }
 
 fn same_inode(file: &File, path: &Path) -> bool {

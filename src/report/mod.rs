@@ -3,7 +3,7 @@
 //! `exec` and `runner report` both come through here: [`read_folder`] reads
 //! `run.json` and `pairs.csv` and checks them against each other (digests,
 //! rows, pair indices, the spec: `output::digest`, `run_info::check`);
-//! [`render`] computes everything in memory; [`write`] puts it on disk.
+//! [`render_run`] computes everything in memory; [`write`] puts it on disk.
 //! Reading nothing else is what makes `runner report` reproduce `report.md`
 //! byte for byte, and checking first is what keeps it from printing numbers
 //! computed from data that is not the run's.
@@ -99,7 +99,7 @@ impl std::io::Write for Capped {
 
 /// Renders `template` (minijinja) with `ctx`; errors name the template's
 /// file:line. Bounded in work and in output size.
-pub fn render_template(name: &str, template: &str, ctx: &serde_json::Value) -> Result<String> {
+pub fn render(name: &str, template: &str, ctx: &serde_json::Value) -> Result<String> {
     let mut env = template_env();
     let fail = |e| template_error(name, e);
     env.add_template(name, template).map_err(fail)?;
@@ -177,7 +177,7 @@ pub struct Rendering {
 /// Analyses `pairs` and renders the report, the plots and the summary;
 /// no I/O. Pure and long-running: callers run it through
 /// `interrupt::run`, so a signal is answered during it.
-pub fn render(
+pub fn render_run(
     info: &RunInfo,
     pairs: &[PairRecord],
     template: (String, String),
@@ -185,11 +185,11 @@ pub fn render(
     let analysis = analyse(info, pairs)?;
     let ctx = context::build(info, &analysis);
     let (name, source) = template;
-    let report = render_template(&name, &source, &ctx)?;
+    let report = render(&name, &source, &ctx)?;
     let mut analysis_json = serde_json::to_string_pretty(&analysis).expect("analysis serializes");
     analysis_json.push('\n');
     let plots = plots::render_all(&analysis)?;
-    let summary = render_template("summary", include_str!("summary.txt.j2"), &ctx)?;
+    let summary = render("summary", include_str!("summary.txt.j2"), &ctx)?;
     Ok(Rendering {
         analysis_json,
         report,
@@ -240,12 +240,13 @@ pub fn render_folder(dir: &Path, template: Option<&Path>, out: Option<&Path>) ->
     if let Some(o) = out {
         target::check_report_out(dir, o)?;
     }
-    let since = crate::interrupt::count();
+    // Any signal since runner started (0): nothing is worth finishing.
+    let since = 0;
     let (folder, tpl) = (dir.to_path_buf(), template.map(Path::to_path_buf));
     let rendering = crate::interrupt::run(since, move || -> Result<Rendering> {
         let (info, pairs) = read_folder(&folder)?;
         let template = template_for(&info, tpl.as_deref())?;
-        render(&info, &pairs, template)
+        render_run(&info, &pairs, template)
     })
     .map_err(|i| {
         crate::error::run_failed(format!(
