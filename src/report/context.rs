@@ -29,23 +29,26 @@ pub fn analysis_input(info: &RunInfo) -> AnalysisInput {
 }
 
 /// The command that reproduces this run: the spec as recorded, with the
-/// master seed pinned when the run drew it.
+/// master seed pinned when the run drew it; quoted for a POSIX shell.
 pub fn reproduce_command(info: &RunInfo) -> String {
-    let mut cmd = format!("cargo run --release -- exec {}", info.spec.path);
+    let mut argv: Vec<String> = ["cargo", "run", "--release", "--", "exec"]
+        .map(String::from)
+        .to_vec();
+    argv.push(info.spec.path.clone());
     let mut args = info.command_line.iter().skip(2);
     while let Some(a) = args.next() {
         if a == "--set" {
             if let Some(v) = args.next() {
-                cmd.push_str(&format!(" --set {v}"));
+                argv.extend(["--set".to_string(), v.clone()]);
             }
         } else if let Some(v) = a.strip_prefix("--set=") {
-            cmd.push_str(&format!(" --set {v}"));
+            argv.extend(["--set".to_string(), v.to_string()]);
         }
     }
     if info.seeds.drawn {
-        cmd.push_str(&format!(" --set seed={}", info.seeds.master));
+        argv.extend(["--set".to_string(), format!("seed={}", info.seeds.master)]);
     }
-    cmd
+    crate::shell::join(&argv)
 }
 
 /// Builds the whole context.
