@@ -34,7 +34,7 @@ impl Run<'_> {
                 partial.remove();
                 return Err(e);
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(with_hint(e, &self.kept(&partial, &info))),
         };
         if self.resuming {
             let now = db.as_ref().map(|d| &d.info);
@@ -56,18 +56,20 @@ impl Run<'_> {
         });
         cleanup(db.as_ref());
         if let Err(e) = result {
-            let kept = partial.finished_forks(&info).map(|f| f.len()).unwrap_or(0);
-            return Err(with_hint(
-                e,
-                &format!(
-                    "{kept} of {} forks finished and are kept in {}; to run the missing ones with their original seeds: {}",
-                    info.jobs.len(),
-                    partial.dir.display(),
-                    self.resume(&partial)
-                ),
-            ));
+            return Err(with_hint(e, &self.kept(&partial, &info)));
         }
         self.finish(partial, info)
+    }
+
+    /// What a failed run keeps, and the command that goes on from there.
+    fn kept(&self, partial: &Partial, info: &RunInfo) -> String {
+        let kept = partial.finished_forks(info).map(|f| f.len()).unwrap_or(0);
+        format!(
+            "{kept} of {} forks finished and are kept in {}; to run the missing ones with their original seeds: {}",
+            info.jobs.len(),
+            partial.dir.display(),
+            self.resume(partial)
+        )
     }
 
     /// The run's database, connected and (PostgreSQL) given its schema; a
@@ -87,7 +89,7 @@ impl Run<'_> {
             with_hint(
                 e,
                 &format!(
-                    "every fork finished and is kept in {}; fix the problem, then analyse and render the report with: {}",
+                    "every fork finished and is kept in {}; to analyse and render the report (once what stopped it is fixed): {}",
                     partial.dir.display(),
                     self.resume(&partial)
                 ),
