@@ -7,13 +7,27 @@ use std::path::Path;
 
 fn human_duration(ns: u64) -> String {
     let s = ns as f64 / 1e9;
-    if s < 60.0 {
+    if s < 1.0 {
+        "under 1 s".to_string()
+    } else if s < 60.0 {
         format!("{s:.0} s")
     } else if s < 3600.0 {
         format!("{:.1} min", s / 60.0)
     } else {
         format!("{:.1} h", s / 3600.0)
     }
+}
+
+/// A rough duration of the analysis, in nanoseconds. Per cell the bootstrap
+/// draws `resamples` indices per measured pair about five times over (fork
+/// intervals, pooled, hierarchical, order, carry-over); one draw and its
+/// share of the median cost about 3 ns on the development machine (README,
+/// "Performance of the harness": 2.4e8 draws in 0.65 s). An order of
+/// magnitude, so a user sees `resamples = 100000` coming.
+pub fn estimate_analysis_ns(exp: &crate::spec::Experiment, cells: u64) -> u64 {
+    const NS_PER_DRAW: u64 = 3;
+    let measured = cells * u64::from(exp.design.forks.get()) * u64::from(exp.design.pairs.get());
+    5 * u64::from(exp.analysis.resamples) * measured * NS_PER_DRAW
 }
 
 /// `runner check`: the plan, and nothing run.
@@ -108,6 +122,12 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
     out.push_str(&format!(
         "estimate    about {} (rough, from per-run costs)\n",
         human_duration(estimate)
+    ));
+    out.push_str(&format!(
+        "analysis    about {} ({} resamples x {} measured pairs, after the forks)\n",
+        human_duration(estimate_analysis_ns(exp, cells.len() as u64)),
+        exp.analysis.resamples,
+        jobs * u64::from(exp.design.pairs.get())
     ));
     out.push_str(&format!(
         "output      exec writes reports/{}/ and replaces the report there once the run completes (--out DIR to write elsewhere)\n",

@@ -7,12 +7,16 @@
 pub mod analysis;
 pub mod cli;
 pub mod commands;
+pub mod console;
 pub mod db;
 pub mod environment;
 pub mod error;
 pub mod exec;
+pub mod interrupt;
+pub mod output;
 pub mod plan;
 pub mod record;
+pub mod redact;
 pub mod report;
 pub mod run_info;
 pub mod seed;
@@ -26,7 +30,8 @@ use cli::{Cli, Command};
 pub use error::{Result, RunnerError};
 
 /// Runs one command line. Output for the user goes to stdout; progress and
-/// errors to stderr (printed by `main`).
+/// errors to stderr (printed by `main`); a closed stream is not an error
+/// (see `console`).
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Exec {
@@ -44,20 +49,21 @@ pub fn run(cli: Cli) -> Result<()> {
                 quiet,
             };
             let outcome = exec::exec(&args)?;
-            print!("{}", outcome.summary);
+            console::out(&outcome.summary);
             Ok(())
         }
         Command::Check { spec, set } => {
-            print!("{}", commands::check(&spec, &set)?);
+            console::out(&commands::check(&spec, &set)?);
             Ok(())
         }
         Command::Report { dir, template, out } => {
+            interrupt::install();
             let rendered = report::render_folder(&dir, template.as_deref(), out.as_deref())?;
-            println!("{}", rendered.report.display());
+            console::out(&format!("{}\n", rendered.report.display()));
             Ok(())
         }
         Command::Env { json } => {
-            print!("{}", commands::env(json));
+            console::out(&commands::env(json));
             Ok(())
         }
         Command::Worker => {

@@ -197,6 +197,18 @@ impl From<CsvRow> for PairRecord {
     }
 }
 
+/// Parses header-less rows (a fork's file, or the body of `pairs.csv`)
+/// whose columns are [`csv_header`]`(usage)`; errors count rows from 1.
+pub fn parse_rows(bytes: &[u8], usage: bool) -> Vec<Result<PairRecord, csv::Error>> {
+    let mut text = csv_header(usage).into_bytes();
+    text.push(b'\n');
+    text.extend_from_slice(bytes);
+    csv::Reader::from_reader(text.as_slice())
+        .deserialize::<CsvRow>()
+        .map(|r| r.map(PairRecord::from))
+        .collect()
+}
+
 /// Reads a whole `pairs.csv` (with header) into records.
 pub fn read_pairs_csv(path: &std::path::Path) -> anyhow::Result<Vec<PairRecord>> {
     use anyhow::Context;

@@ -79,6 +79,48 @@ pub fn shuffle<T, R: RngCore>(rng: &mut R, items: &mut [T]) {
     }
 }
 
+/// The seeds of one cell's pooled bootstrap streams, as recorded in
+/// run.json (paths in the table of `analysis::streams`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CellSeeds {
+    pub cell: u32,
+    pub pooled: u64,
+    pub hierarchical: u64,
+    pub order: u64,
+    pub carry_over: u64,
+    /// User CPU, system CPU and peak RSS streams (used only by runs that
+    /// record usage; absent from run.json files older than them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<[u64; 3]>,
+}
+
+/// The `k` of the usage streams' paths (`[cell, u64::MAX - k]`).
+pub const USAGE_USER: u64 = 16;
+pub const USAGE_SYS: u64 = 17;
+pub const USAGE_RSS: u64 = 18;
+
+/// The seed of the bootstrap of one fork's CI.
+pub fn fork_seed(master: u64, cell: u32, fork: u32) -> u64 {
+    derive(
+        master,
+        Domain::Bootstrap,
+        &[u64::from(cell), u64::from(fork)],
+    )
+}
+
+/// The seeds of a cell's pooled, hierarchical, order, carry-over and usage streams.
+pub fn cell_seeds(master: u64, cell: u32) -> CellSeeds {
+    let at = |k: u64| derive(master, Domain::Bootstrap, &[u64::from(cell), u64::MAX - k]);
+    CellSeeds {
+        cell,
+        pooled: at(0),
+        hierarchical: at(1),
+        order: at(2),
+        carry_over: at(3),
+        usage: Some([at(USAGE_USER), at(USAGE_SYS), at(USAGE_RSS)]),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,7 +7,6 @@
 mod common;
 use common::faults::*;
 use common::*;
-use std::path::PathBuf;
 use std::time::Duration;
 
 /// 2 cells x 2 forks of 5 + 40 pairs.
@@ -188,7 +187,10 @@ fn an_output_folder_under_a_file_is_bad_input() {
     let o = exec(t, &spec, "file/out", None, &[]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("file/out.partial"), "{err}");
+    assert!(
+        err.contains("cannot create the output folder file/out"),
+        "{err}"
+    );
     assert!(err.to_lowercase().contains("not a directory"), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
     assert_eq!(
@@ -204,26 +206,9 @@ fn a_disk_that_fills_mid_run_fails_the_run_with_exit_1() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
     let disk = t.join("disk");
-    std::fs::create_dir(&disk).unwrap();
-    let mounted = std::process::Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
-        .arg(&disk)
-        .output();
-    if !matches!(&mounted, Ok(o) if o.status.success()) {
-        use std::io::Write;
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED: cannot mount a small tmpfs here (not root or no CAP_SYS_ADMIN), so the full-disk case is not tested"
-        );
+    let Some(_disk) = small_tmpfs(&disk, "64k") else {
         return;
-    }
-    struct Unmount(PathBuf);
-    impl Drop for Unmount {
-        fn drop(&mut self) {
-            let _ = std::process::Command::new("umount").arg(&self.0).status();
-        }
-    }
-    let _unmount = Unmount(disk.clone());
+    };
     let spec = write_spec(t, "small", SMALL_AA);
     // Each fork writes about 35 KB of records.
     let o = exec(
@@ -247,6 +232,41 @@ fn a_disk_that_fills_mid_run_fails_the_run_with_exit_1() {
     assert!(err.contains("--resume disk/out.partial"), "{err}");
     assert!(!kept_forks(&disk.join("out.partial")).is_empty());
     assert_whole_records(&disk.join("out.partial"), 605);
+}
+
+/// Item 8: the disk fills after the last fork, while pairs.csv and the
+/// report are written: exit 1, the resume command printed, every fork kept;
+/// with room again, the printed command renders the report.
+#[test]
+fn a_disk_that_fills_after_the_forks_prints_the_resume_command() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let disk = t.join("disk");
+    let Some(_disk) = small_tmpfs(&disk, "64k") else {
+        return;
+    };
+    let spec = write_spec(t, "small", SMALL_AA);
+    // One fork of about 35 KB fits; pairs.csv, a second copy, does not.
+    let set = [
+        "--set",
+        "grid.delay_us=[0]",
+        "--set",
+        "design.forks=1",
+        "--set",
+        "design.pairs=600",
+    ];
+    let o = exec(t, &spec, "disk/out", None, &set);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+    assert!(
+        err.contains("every fork finished and is kept in disk/out.partial"),
+        "{err}"
+    );
+    assert_eq!(kept_forks(&disk.join("out.partial")), [(0, 0)]);
+    assert!(remount(&disk, "4m"));
+    run_printed_resume(t, &err);
+    assert!(disk.join("out/report.md").is_file());
 }
 
 #[test]
@@ -380,4 +400,43 @@ fn a_strategy_that_disagrees_stops_the_run_naming_strategy_and_input() {
         err.contains("strategy `memory` (in-memory) disagrees with the in-memory calculation on the same input (input "),
         "{err}"
     );
+}
+
+/// Item 11: the fault hook exists only in debug builds (which `cargo test`
+/// runs); a debug build records its profile, and the hook when set, in
+/// run.json, and the report says the run is not a measurement to compare.
+#[test]
+fn a_debug_build_and_an_active_fault_hook_are_recorded_and_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let spec = write_spec(t, "small", SMALL_AA);
+    let fault = "pause=1@cell=0,fork=0,pair=3";
+    for (out, hook) in [("plain", None), ("hooked", Some(fault))] {
+        let o = exec(t, &spec, out, hook, &[]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let run = read_json(&t.join(out).join("run.json"));
+        assert_eq!(run["build"]["profile"], "debug");
+        assert_eq!(
+            run["build"]["fault"],
+            hook.map_or(serde_json::Value::Null, Into::into)
+        );
+        let report = std::fs::read_to_string(t.join(out).join("report.md")).unwrap();
+        assert!(
+            report
+                .contains("- **Not a measurement to compare:** made with a debug build of runner"),
+            "{report}"
+        );
+        assert_eq!(
+            report.contains(&format!("the test hook `RUNNER_FAULT={fault}` was active")),
+            hook.is_some()
+        );
+    }
+    // The committed reports were made by release builds, with no hook.
+    let aa = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/aa");
+    assert_eq!(
+        read_json(&aa.join("run.json"))["build"]["profile"],
+        "release"
+    );
+    let report = std::fs::read_to_string(aa.join("report.md")).unwrap();
+    assert!(!report.contains("Not a measurement to compare"));
 }

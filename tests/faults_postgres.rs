@@ -236,3 +236,124 @@ fn a_run_does_not_resume_on_another_database() {
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// Item 12: another session holds a lock on the run's table. Before, the
+/// worker waited for as long as the lock was held and runner ignored
+/// Ctrl-C. Now the worker is stopped at once, a second Ctrl-C cuts the
+/// schema's clean-up short (lock_timeout bounds it otherwise), and once the
+/// lock is gone the run resumes.
+#[test]
+#[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
+fn a_lock_held_on_the_runs_table_does_not_make_runner_ignore_ctrl_c() {
+    let Some(url) = pg_url() else { return };
+    use runner::db::postgres::connect;
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let spec = write_spec(t, "pg", PG_SPEC);
+    let child = spawn_exec(
+        t,
+        &spec,
+        "out",
+        "pause=1500@cell=0,fork=0,pair=5",
+        Some(&url),
+    );
+    let partial = t.join("out.partial");
+    wait_for("the run's folder", Duration::from_secs(30), || {
+        partial.join("run.json").exists()
+    });
+    let run_id = read_json(&partial.join("run.json"))["run_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let schema = format!("runner_{run_id}");
+    let (mut c, _) = connect(&url).unwrap();
+    // Lock the table while the worker pauses between two previews.
+    wait_for("the worker's table", Duration::from_secs(30), || {
+        c.query_one(
+            "SELECT to_regclass($1)::text",
+            &[&format!("{schema}.model_field")],
+        )
+        .unwrap()
+        .get::<_, Option<String>>(0)
+        .is_some()
+    });
+    let mut tx = c.transaction().unwrap();
+    tx.batch_execute(&format!(
+        "LOCK TABLE {schema}.model_field IN ACCESS EXCLUSIVE MODE"
+    ))
+    .unwrap();
+    let (mut watcher, _) = connect(&url).unwrap();
+    wait_for(
+        "the worker to wait for the lock",
+        Duration::from_secs(30),
+        || {
+            let waiting: i64 = watcher
+                .query_one("SELECT count(*) FROM pg_locks WHERE NOT granted", &[])
+                .unwrap()
+                .get(0);
+            waiting > 0
+        },
+    );
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    std::thread::sleep(Duration::from_millis(1000));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = wait_output(child, Duration::from_secs(30));
+    let err = stderr(&o);
+    eprintln!("{err}");
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("interrupted (Ctrl-C or a termination signal) during cell 0 fork 0"),
+        "{err}"
+    );
+    assert!(
+        err.contains("drop it yourself") || err.contains("could not drop the run's schema"),
+        "{err}"
+    );
+    tx.rollback().unwrap();
+    // The resume drops what was left of the schema and finishes.
+    let o = runner()
+        .current_dir(t)
+        .env("RUNNER_DATABASE_URL", &url)
+        .args(printed_resume(&err))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// Item 14 on a real server: the URL's password (`bench:bench@` in PG_SPEC
+/// and in RUNNER_DATABASE_URL) is in no file of the run.
+#[test]
+#[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
+fn the_servers_password_is_in_no_file() {
+    let Some(url) = pg_url() else { return };
+    let password = url
+        .split("://")
+        .nth(1)
+        .and_then(|rest| rest.split('@').next())
+        .and_then(|user_info| user_info.split_once(':'))
+        .map(|(user, pw)| format!("{user}:{pw}@"))
+        .expect("RUNNER_DATABASE_URL has a password");
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let spec = write_spec(
+        t,
+        "pg",
+        &PG_SPEC.replace("postgres://bench:bench@127.0.0.1:1/bench", &url),
+    );
+    let o = runner()
+        .current_dir(t)
+        .env("RUNNER_DATABASE_URL", &url)
+        .args(["exec", spec.to_str().unwrap(), "--out", "out", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    for (path, bytes) in tree(&t.join("out")) {
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(&password),
+            "{password} in {}",
+            path.display()
+        );
+    }
+    let run = std::fs::read_to_string(t.join("out/run.json")).unwrap();
+    assert!(run.contains(":***@"), "the URL is recorded, redacted");
+}

@@ -231,6 +231,7 @@ mod postgres {
     /// `search_path`; after the run the table is as it was, and every
     /// schema runner made is gone.
     #[test]
+    #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
     fn writes_to_a_users_table_never_last_and_runner_leaves_no_schema() {
         let Some(url) = pg_url() else { return };
         let user = format!("it_user_{}", std::process::id());
@@ -286,6 +287,7 @@ pairs = 10
     /// index) is seen against the index lookup, and the table is built by
     /// setup SQL from a grid value.
     #[test]
+    #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
     fn a_slower_query_is_seen_on_postgres() {
         let Some(url) = pg_url() else { return };
         let tmp = tempfile::tempdir().unwrap();

@@ -220,6 +220,7 @@ fn db_info_reports_version_and_settings() {
 /// refused, untouched; cleanup still drops runner's own run schema and
 /// reports the foreign one.
 #[test]
+#[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn a_foreign_arm_schema_is_refused_and_left_intact() {
     let Some(url) = pg_url() else { return };
     let id = run_id("arm");
@@ -260,6 +261,7 @@ fn a_foreign_arm_schema_is_refused_and_left_intact() {
 /// transaction (validation refuses it, so only a direct call can) makes
 /// the run fail at ROLLBACK instead of passing silently, on both backends.
 #[test]
+#[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn a_transaction_ended_by_the_measured_sql_is_reported() {
     let sqlite = DbTarget::Sqlite;
     let mut s =

@@ -204,7 +204,14 @@ fn the_readme_figures_are_the_committed_reports_and_bench_figures() {
 
 /// A measured figure (a duration or a percentage) in README prose must sit
 /// in a generated block; code blocks and these configured values are fine.
-const CONFIGURED: [&str; 2] = ["±1 %", "a 250 ms sample"];
+const CONFIGURED: [&str; 6] = [
+    "±1 %",
+    "a 250 ms sample",
+    "delays ≤ 1 s",
+    "`connect_timeout` 10 s",
+    "`statement_timeout` 60 s",
+    "`lock_timeout` 10 s",
+];
 
 #[test]
 fn no_measured_figure_lives_outside_the_generated_blocks() {

@@ -97,6 +97,27 @@ fn write_pairs(path: &Path, pairs: &[Pair]) {
     std::fs::write(path, out).unwrap();
 }
 
+/// Records in `run` the digests of the pairs written in place of the
+/// measured ones (`report` refuses rows that are not the run's otherwise).
+fn bind_digests(run: &mut serde_json::Value, csv: &[u8]) {
+    let mut per: std::collections::BTreeMap<(u64, u64), Vec<u8>> = Default::default();
+    let body = &csv[csv.iter().position(|&b| b == b'\n').unwrap() + 1..];
+    for line in body.split_inclusive(|&b| b == b'\n') {
+        let text = std::str::from_utf8(line).unwrap();
+        let mut cols = text.split(',');
+        let cell: u64 = cols.next().unwrap().parse().unwrap();
+        let fork: u64 = cols.next().unwrap().parse().unwrap();
+        per.entry((cell, fork)).or_default().extend_from_slice(line);
+    }
+    for f in run["forks"].as_array_mut().unwrap() {
+        let key = (f["cell"].as_u64().unwrap(), f["fork"].as_u64().unwrap());
+        let rows = &per[&key];
+        f["rows"] = rows.split_inclusive(|&b| b == b'\n').count().into();
+        f["sha256"] = runner::run_info::sha256_bytes(rows).into();
+    }
+    run["pairs_sha256"] = runner::run_info::sha256_bytes(csv).into();
+}
+
 /// Runs `spec` for a real run.json, pins it, writes `pairs` and renders.
 /// Returns (report.md, terminal summary).
 fn render_case(spec: &str, command: &[&str], pairs: &[Pair]) -> (String, String) {
@@ -106,8 +127,11 @@ fn render_case(spec: &str, command: &[&str], pairs: &[Pair]) -> (String, String)
     let run_json = out.join("run.json");
     let mut run = read_json(&run_json);
     pin_machine(&mut run, command);
-    std::fs::write(&run_json, serde_json::to_string_pretty(&run).unwrap()).unwrap();
+    // The snapshot is of the wording, not of the build that ran the tests.
+    run["build"] = serde_json::json!({"profile": "release", "fault": null});
     write_pairs(&out.join("pairs.csv"), pairs);
+    bind_digests(&mut run, &std::fs::read(out.join("pairs.csv")).unwrap());
+    std::fs::write(&run_json, serde_json::to_string_pretty(&run).unwrap()).unwrap();
     let rendered = runner::report::render_folder(&out, None, None).expect("renders");
     (
         std::fs::read_to_string(out.join("report.md")).unwrap(),

@@ -1,4 +1,4 @@
-//! The bootstrap streams of one run, all under [`Domain::Bootstrap`] of the
+//! The bootstrap streams of one run, all under [`crate::seed::Domain::Bootstrap`] of the
 //! master seed, so any interval can be recomputed from `run.json` alone.
 //!
 //! | statistic            | path                  | sample order                          |
@@ -17,57 +17,18 @@
 //! both groups (ascending fork order; each group in pair, resp. run, order).
 //! Draw order per stream is that of `stats::resample`.
 
-use crate::seed::{self, Domain};
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
-use serde::{Deserialize, Serialize};
 
-/// The seeds of one cell's pooled streams, as recorded in run.json.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CellSeeds {
-    pub cell: u32,
-    pub pooled: u64,
-    pub hierarchical: u64,
-    pub order: u64,
-    pub carry_over: u64,
-    /// User CPU, system CPU and peak RSS streams (used only by runs that
-    /// record usage; absent from older run.json files).
-    #[serde(default)]
-    pub usage: [u64; 3],
-}
-
-/// The `k` of the usage streams' paths (`[cell, u64::MAX - k]`).
-pub const USAGE_USER: u64 = 16;
-pub const USAGE_SYS: u64 = 17;
-pub const USAGE_RSS: u64 = 18;
-
-/// The seed of the bootstrap of one fork's CI.
-pub fn fork_seed(master: u64, cell: u32, fork: u32) -> u64 {
-    seed::derive(
-        master,
-        Domain::Bootstrap,
-        &[u64::from(cell), u64::from(fork)],
-    )
-}
-
-/// The seeds of the cell-wide streams (paths in the table above).
-pub fn cell_seeds(master: u64, cell: u32) -> CellSeeds {
-    let at = |k: u64| seed::derive(master, Domain::Bootstrap, &[u64::from(cell), u64::MAX - k]);
-    CellSeeds {
-        cell,
-        pooled: at(0),
-        hierarchical: at(1),
-        order: at(2),
-        carry_over: at(3),
-        usage: [at(USAGE_USER), at(USAGE_SYS), at(USAGE_RSS)],
-    }
-}
+// The seeds themselves are derived in `crate::seed`, the lowest layer, so
+// that `run_info` records and checks them without importing the analysis.
+pub use crate::seed::{cell_seeds, fork_seed, CellSeeds, USAGE_RSS, USAGE_SYS, USAGE_USER};
 
 /// The stream of one usage measure's CI (`k` is one of `USAGE_*`).
 pub fn usage(master: u64, cell: u32, k: u64) -> Pcg64 {
-    Pcg64::seed_from_u64(seed::derive(
+    Pcg64::seed_from_u64(crate::seed::derive(
         master,
-        Domain::Bootstrap,
+        crate::seed::Domain::Bootstrap,
         &[u64::from(cell), u64::MAX - k],
     ))
 }
@@ -106,7 +67,7 @@ mod tests {
         assert_eq!(hierarchical(9, 3).next_u64(), expect(s.hierarchical));
         assert_eq!(order(9, 3).next_u64(), expect(s.order));
         assert_eq!(carry_over(9, 3).next_u64(), expect(s.carry_over));
-        let same = seed::rng(9, Domain::Bootstrap, &[3, u64::MAX]).next_u64();
+        let same = crate::seed::rng(9, crate::seed::Domain::Bootstrap, &[3, u64::MAX]).next_u64();
         assert_eq!(same, expect(s.pooled));
         assert_eq!(fork(9, 3, 1).next_u64(), expect(fork_seed(9, 3, 1)));
     }

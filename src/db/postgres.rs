@@ -48,13 +48,32 @@ impl fmt::Display for Endpoint {
     }
 }
 
+/// Bounds on every connection runner opens, so that no wait is endless: a
+/// server that accepts TCP and never answers, a statement that never ends,
+/// a lock another session holds on the run's table. Each is a default the
+/// URL can override: `connect_timeout=S` (which also bounds the handshake),
+/// and `options=-c statement_timeout=MS` / `-c lock_timeout=MS`.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+pub const STATEMENT_TIMEOUT_MS: u64 = 60_000;
+pub const LOCK_TIMEOUT_MS: u64 = 10_000;
+
 fn parse(url: &str) -> Result<(Config, Endpoint), DbError> {
     let mut config: Config = url
         .parse()
         .map_err(|e: postgres::Error| DbError::BadUrl(message(&e)))?;
     if config.get_connect_timeout().is_none() {
-        config.connect_timeout(Duration::from_secs(10));
+        config.connect_timeout(CONNECT_TIMEOUT);
     }
+    let mut options = config.get_options().unwrap_or_default().to_owned();
+    for (setting, ms) in [
+        ("statement_timeout", STATEMENT_TIMEOUT_MS),
+        ("lock_timeout", LOCK_TIMEOUT_MS),
+    ] {
+        if !options.contains(setting) {
+            options = format!("{options} -c {setting}={ms}").trim().to_owned();
+        }
+    }
+    config.options(&options);
     let (host, unix_socket) = match config.get_hosts().first() {
         Some(Host::Tcp(h)) => (h.clone(), false),
         Some(Host::Unix(p)) => (p.display().to_string(), true),
@@ -99,17 +118,36 @@ pub(super) fn pg(context: &'static str) -> impl FnOnce(postgres::Error) -> DbErr
     }
 }
 
-/// Connects, turning any failure into one sentence naming host, port and database.
+/// Connects, turning any failure into one sentence naming host, port and
+/// database. The postgres crate bounds only the TCP connect by
+/// `connect_timeout`; the whole handshake is bounded here too (a server
+/// that accepts and never answers would otherwise hang runner for good), by
+/// running it on a thread that is abandoned at the deadline.
 pub fn connect(url: &str) -> Result<(Client, Endpoint), DbError> {
     let (config, endpoint) = parse(url)?;
-    match config.connect(NoTls) {
-        Ok(client) => Ok((client, endpoint)),
-        Err(e) => Err(DbError::Connect {
-            host: endpoint.host,
-            port: endpoint.port,
-            database: endpoint.database,
-            message: message(&e),
-        }),
+    let limit = config
+        .get_connect_timeout()
+        .copied()
+        .unwrap_or(CONNECT_TIMEOUT)
+        * config.get_hosts().len().max(1) as u32;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let attempt = config.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(attempt.connect(NoTls));
+    });
+    let fail = |message: String| DbError::Connect {
+        host: endpoint.host.clone(),
+        port: endpoint.port,
+        database: endpoint.database.clone(),
+        message,
+    };
+    match rx.recv_timeout(limit + Duration::from_millis(500)) {
+        Ok(Ok(client)) => Ok((client, endpoint)),
+        Ok(Err(e)) => Err(fail(message(&e))),
+        Err(_) => Err(fail(format!(
+            "the server did not complete the connection within {} s (connect_timeout in the URL raises this)",
+            limit.as_secs()
+        ))),
     }
 }
 
@@ -343,4 +381,26 @@ pub(super) fn db_info(url: &str) -> Result<DbInfo, DbError> {
         version,
         postgres: Some(info),
     })
+}
+
+#[cfg(test)]
+mod bounds_tests {
+    use super::*;
+
+    #[test]
+    fn every_connection_is_bounded_and_the_url_can_say_otherwise() {
+        let (c, _) = parse("postgres://u@h/db").unwrap();
+        assert_eq!(c.get_connect_timeout(), Some(&CONNECT_TIMEOUT));
+        assert_eq!(
+            c.get_options(),
+            Some("-c statement_timeout=60000 -c lock_timeout=10000")
+        );
+        let (c, _) =
+            parse("postgres://u@h/db?connect_timeout=3&options=-c%20lock_timeout%3D500").unwrap();
+        assert_eq!(c.get_connect_timeout(), Some(&Duration::from_secs(3)));
+        assert_eq!(
+            c.get_options(),
+            Some("-c lock_timeout=500 -c statement_timeout=60000")
+        );
+    }
 }

@@ -5,6 +5,7 @@ use crate::db::{self, DbTarget};
 use crate::error::{bad_input, run_failed, Result};
 use crate::spec::Experiment;
 
+#[derive(Clone)]
 pub struct RunDatabase {
     pub target: DbTarget,
     /// `db::DbInfo` as JSON, for run.json and the report.
@@ -51,7 +52,7 @@ impl RunDatabase {
     pub fn cleanup(&self) {
         if let DbTarget::Postgres { url, .. } = &self.target {
             if let Err(e) = db::postgres::drop_run_schema(url, &self.run_id) {
-                eprintln!("warning: could not drop the run's schema: {e}");
+                crate::console::warn(&format!("could not drop the run's schema: {e}"));
             }
         }
     }

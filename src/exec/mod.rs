@@ -1,26 +1,32 @@
-//! The parent side of `runner exec`: folders, forks one at a time, resume.
+//! The parent side of `runner exec`: the run's folder, forks one at a time,
+//! resume, and the end of a run (analysis, report, promotion).
+//!
+//! Everything that can be refused is refused before the first fork: the
+//! spec, the template, the output folder (`output::target`), the folder to
+//! resume (locked, its run.json and every kept fork checked), the database.
+//! From then on, every failure (a fork, a signal, a full disk, the analysis)
+//! keeps what finished and prints the command that resumes.
 
 pub mod database;
 pub mod fault;
-pub mod interrupt;
-pub mod partial;
+mod jobs;
 pub mod progress;
 pub mod protocol;
+pub mod resume;
+mod run;
 pub mod spawn;
 pub mod worker;
 
-use crate::analysis::streams;
 use crate::error::{bad_input, run_failed, Result, RunnerError};
+use crate::interrupt;
+use crate::output::partial::{final_path, partial_path, Partial};
+use crate::output::target;
 use crate::plan::{self, Job};
-use crate::run_info::{DerivedSeed, ForkRecord, RunInfo, Seeds, SpecInfo};
+use crate::run_info::{BuildInfo, DerivedSeed, RunInfo, Seeds, SpecInfo};
 use crate::seed::{self, Domain};
 use crate::spec::{self, Experiment, LoadedSpec};
-use partial::Partial;
-use progress::Progress;
 use protocol::JobRequest;
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 pub struct ExecArgs {
     pub spec: PathBuf,
@@ -48,7 +54,27 @@ fn new_run_id() -> String {
     format!("{t}_{:06x}", rand::random::<u32>() & 0xff_ffff)
 }
 
-fn new_run_info(loaded: &LoadedSpec, spec_path: &Path) -> RunInfo {
+/// The spec as run.json records it: passwords redacted, validated again
+/// from that text (so a reader that re-validates it gets the same).
+fn recorded_spec(loaded: &LoadedSpec, spec_path: &Path) -> Result<SpecInfo> {
+    let path = spec_path.display().to_string();
+    let toml = crate::redact::secrets(&loaded.resolved_toml);
+    // The SQL texts and grammar the live validation used.
+    let postgres = matches!(
+        crate::db::resolve(&loaded.experiment.database, "recorded"),
+        Ok(Some(crate::db::DbTarget::Postgres { .. }))
+    );
+    let recorded = spec::Recorded::of(&loaded.experiment, postgres);
+    let experiment = spec::parse_recorded(&path, &toml, &recorded)?;
+    Ok(SpecInfo {
+        path,
+        sha256: crate::run_info::sha256_hex(&toml),
+        toml,
+        experiment,
+    })
+}
+
+fn new_run_info(loaded: &LoadedSpec, spec_path: &Path) -> Result<RunInfo> {
     let exp = &loaded.experiment;
     let (master, drawn) = match exp.seed {
         Some(s) => (s, false),
@@ -61,23 +87,21 @@ fn new_run_info(loaded: &LoadedSpec, spec_path: &Path) -> RunInfo {
         .map(|j| DerivedSeed {
             cell: j.cell,
             fork: j.fork,
-            seed: streams::fork_seed(master, j.cell, j.fork),
+            seed: seed::fork_seed(master, j.cell, j.fork),
         })
         .collect();
     let cell_seeds = plan
         .cells
         .iter()
-        .map(|c| streams::cell_seeds(master, c.cell))
+        .map(|c| seed::cell_seeds(master, c.cell))
         .collect();
-    RunInfo {
+    Ok(RunInfo {
         run_id: new_run_id(),
-        command_line: std::env::args().collect(),
-        spec: SpecInfo {
-            path: spec_path.display().to_string(),
-            sha256: crate::run_info::sha256_hex(&loaded.resolved_toml),
-            toml: loaded.resolved_toml.clone(),
-            experiment: exp.clone(),
-        },
+        command_line: std::env::args()
+            .map(|a| crate::redact::secrets(&a))
+            .collect(),
+        build: BuildInfo::current(),
+        spec: recorded_spec(loaded, spec_path)?,
         seeds: Seeds {
             master,
             drawn,
@@ -88,122 +112,12 @@ fn new_run_info(loaded: &LoadedSpec, spec_path: &Path) -> RunInfo {
         cells: plan.cells,
         jobs: plan.jobs,
         forks: Vec::new(),
+        pairs_sha256: None,
         database: None,
         environment: crate::environment::capture(),
         started_at: now_rfc3339(),
         finished_at: None,
-    }
-}
-
-/// Keys whose values differ between two experiments, as dotted paths.
-fn differing_keys(
-    a: &serde_json::Value,
-    b: &serde_json::Value,
-    prefix: &str,
-    out: &mut Vec<String>,
-) {
-    use serde_json::Value::Object;
-    match (a, b) {
-        (Object(x), Object(y)) => {
-            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
-            for k in keys {
-                let path = if prefix.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{prefix}.{k}")
-                };
-                let null = serde_json::Value::Null;
-                differing_keys(
-                    x.get(k).unwrap_or(&null),
-                    y.get(k).unwrap_or(&null),
-                    &path,
-                    out,
-                );
-            }
-        }
-        _ if a != b => out.push(prefix.to_string()),
-        _ => {}
-    }
-}
-
-/// A resumed run must run the spec it was started with.
-fn check_same_spec(started: &Experiment, now: &Experiment) -> Result<()> {
-    let mut now = now.clone();
-    if now.seed.is_none() {
-        now.seed = started.seed;
-    }
-    let a = serde_json::to_value(started).expect("experiment serializes");
-    let b = serde_json::to_value(&now).expect("experiment serializes");
-    let mut keys = Vec::new();
-    differing_keys(&a, &b, "", &mut keys);
-    if keys.is_empty() {
-        Ok(())
-    } else {
-        Err(bad_input(format!(
-            "the spec changed since this run was started ({} differ); resume with the original spec and --set flags, or start a new run",
-            keys.join(", ")
-        )))
-    }
-}
-
-/// A resumed run must measure on the database it started on: the same
-/// backend and, for PostgreSQL, the same host, port and database. (Mixing
-/// would put forks of two systems into one cell.)
-fn check_same_database(
-    started: Option<&serde_json::Value>,
-    now: Option<&serde_json::Value>,
-) -> Result<()> {
-    let describe = |v: Option<&serde_json::Value>| -> String {
-        let Some(v) = v else {
-            return "no database".into();
-        };
-        match v["postgres"].as_object() {
-            Some(pg) => format!(
-                "postgres at {}:{} database {}",
-                pg.get("host").map_or(String::new(), |h| h
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string()),
-                pg.get("port").map_or(String::new(), |p| p.to_string()),
-                pg.get("database").map_or(String::new(), |d| d.to_string()),
-            ),
-            None => v["backend"].as_str().unwrap_or("unknown").to_string(),
-        }
-    };
-    let (a, b) = (describe(started), describe(now));
-    if a == b {
-        Ok(())
-    } else {
-        Err(bad_input(format!(
-            "this run started on {a} but would resume on {b}; set RUNNER_DATABASE_URL (or unset it) as it was when the run started"
-        )))
-    }
-}
-
-/// The original command line with `--resume DIR.partial`, quoted for a
-/// POSIX shell, so it can be pasted as is (from the same directory).
-pub fn resume_command(info: &RunInfo, partial: &Path) -> String {
-    let mut args: Vec<String> = info.command_line.iter().skip(1).cloned().collect();
-    if let Some(i) = args.iter().position(|a| a == "--resume") {
-        args.drain(i..(i + 2).min(args.len()));
-    }
-    args.retain(|a| !a.starts_with("--resume="));
-    args.push("--resume".into());
-    args.push(partial.display().to_string());
-    let quoted: Vec<String> = args.iter().map(|a| shell_quote(a)).collect();
-    format!("runner {}", quoted.join(" "))
-}
-
-fn shell_quote(arg: &str) -> String {
-    let plain = !arg.is_empty()
-        && arg
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@+%".contains(c));
-    if plain {
-        arg.to_string()
-    } else {
-        format!("'{}'", arg.replace('\'', "'\\''"))
-    }
+    })
 }
 
 fn job_request(
@@ -233,190 +147,99 @@ fn job_request(
     }
 }
 
+/// `--resume P --out O`: the finished folder is renamed from P to O, so
+/// they must be on one file system, and neither inside the other.
+fn check_resume_paths(partial: &Path, final_dir: &Path) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let (Ok(p), Ok(o)) = (target::absolute(partial), target::absolute(final_dir)) else {
+        return Ok(());
+    };
+    if p.starts_with(&o) || o.starts_with(&p) {
+        return Err(bad_input(format!(
+            "--out {} and --resume {} are inside one another; the finished run is renamed from one to the other",
+            final_dir.display(),
+            partial.display()
+        )));
+    }
+    let dev = |path: &Path| std::fs::metadata(path).map(|m| m.dev()).ok();
+    let out_parent = o.parent().map(Path::to_path_buf).unwrap_or_default();
+    if let (Some(a), Some(b)) = (dev(&p), dev(&out_parent)) {
+        if a != b {
+            return Err(bad_input(format!(
+                "--out {} is on another file system than --resume {}; the finished run is renamed into place, so put them side by side (e.g. --out {})",
+                final_dir.display(),
+                partial.display(),
+                final_path(partial).unwrap_or_else(|| PathBuf::from("DIR")).display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Adds what to do next to an error of a run whose folder is kept, keeping
+/// its exit code.
+fn with_hint(e: RunnerError, hint: &str) -> RunnerError {
+    match e {
+        RunnerError::BadInput(m) => bad_input(format!("{m}\n{hint}")),
+        RunnerError::RunFailed(m) => run_failed(format!("{m}\n{hint}")),
+    }
+}
+
 /// `runner exec`.
 pub fn exec(args: &ExecArgs) -> Result<ExecOutcome> {
+    interrupt::install();
     let loaded = spec::load(&args.spec, &args.set)?;
     let exp = &loaded.experiment;
     // A template that does not even parse fails now, not after the run.
     if let Some(t) = &exp.report.template {
         crate::report::check_template(t)?;
     }
-    interrupt::install();
     let resuming = args.resume.is_some();
-    let (partial, final_dir, mut info) = match &args.resume {
+    let (partial, final_dir, info) = match &args.resume {
         Some(p) => {
-            let partial = Partial::open(p)?;
-            let info = partial.read_run_info()?;
-            check_same_spec(&info.spec.experiment, exp)?;
             let final_dir = match &args.out {
                 Some(o) => o.clone(),
-                None => partial::final_path(p).ok_or_else(|| {
+                None => final_path(p).ok_or_else(|| {
                     bad_input(format!(
                         "{} does not end in .partial; pass --out DIR",
                         p.display()
                     ))
                 })?,
             };
+            let (partial, mut info) = Partial::open(p)?;
+            info.build.add(BuildInfo::current());
+            target::check_out(&final_dir, "--out")?;
+            check_resume_paths(p, &final_dir)?;
+            resume::check_same_spec(
+                &info.spec.experiment,
+                &recorded_spec(&loaded, &args.spec)?.experiment,
+            )?;
+            // Every kept fork is checked now, before anything runs.
+            partial.finished_forks(&info)?;
             (partial, final_dir, info)
         }
         None => {
-            let final_dir = args
-                .out
-                .clone()
-                .unwrap_or_else(|| Path::new("reports").join(&exp.name));
-            let partial = Partial::create(&partial::partial_path(&final_dir))?;
-            let info = new_run_info(&loaded, &args.spec);
-            partial.write_run_info(&info)?;
+            let (final_dir, what) = match &args.out {
+                Some(o) => (o.clone(), "--out"),
+                None => (Path::new("reports").join(&exp.name), "the output folder"),
+            };
+            target::check_out(&final_dir, what)?;
+            let info = new_run_info(&loaded, &args.spec)?;
+            let partial = Partial::create(&partial_path(&final_dir), &info)?;
             (partial, final_dir, info)
         }
     };
     if info.seeds.drawn && !args.quiet {
-        eprintln!("seed: drawn {} (recorded in run.json)", info.seeds.master);
+        crate::console::err(&format!(
+            "seed: drawn {} (recorded in run.json)",
+            info.seeds.master
+        ));
     }
-
-    let db = match database::RunDatabase::prepare(exp, &info.run_id, resuming) {
-        Ok(db) => db,
-        // Nothing ran: a new run leaves nothing behind.
-        Err(e) if !resuming => {
-            partial.remove();
-            return Err(e);
-        }
-        Err(e) => return Err(e),
-    };
-    if resuming {
-        let now = db.as_ref().map(|d| &d.info);
-        if let Err(e) = check_same_database(info.database.as_ref(), now) {
-            if let Some(db) = &db {
-                db.cleanup();
-            }
-            return Err(e);
-        }
-    }
-    info.database = db.as_ref().map(|d| d.info.clone());
-    // Recorded now, so a resume can check it runs on the same database.
-    partial.write_run_info(&info)?;
-    let result = run_jobs(
+    let run = run::Run {
+        args,
         exp,
-        &mut info,
-        &partial,
-        db.as_ref().map(|d| &d.target),
-        args.quiet,
-    );
-    if let Some(db) = &db {
-        db.cleanup();
-    }
-    if let Err(e) = result {
-        let kept = partial.finished_forks().map(|f| f.len()).unwrap_or(0);
-        let resume = resume_command(&info, &partial.dir);
-        return Err(run_failed(format!(
-            "{e}\n{kept} of {} forks finished and are kept in {}; to run the missing ones with their original seeds: {resume}",
-            info.jobs.len(),
-            partial.dir.display()
-        )));
-    }
-
-    info.forks = partial.finished_forks()?;
-    info.environment.load_after = Some(crate::environment::load_average());
-    info.finished_at = Some(now_rfc3339());
-    partial.write_run_info(&info)?;
-    partial.assemble_pairs(&info.forks)?;
-    // Render before dropping the per-fork files: a template that fails leaves
-    // a folder that --resume can still finish.
-    let rendered = match crate::report::render_folder(&partial.dir, None, None) {
-        Ok(r) => r,
-        Err(e) => {
-            let resume = resume_command(&info, &partial.dir);
-            let msg = format!(
-                "{e}\nevery fork finished and is kept in {}; fix the problem, then render the report with: {resume}",
-                partial.dir.display()
-            );
-            return Err(match e {
-                RunnerError::BadInput(_) => bad_input(msg),
-                RunnerError::RunFailed(_) => run_failed(msg),
-            });
-        }
+        final_dir,
+        resuming,
     };
-    let dir = partial.finish()?;
-    partial::promote(&dir, &final_dir)?;
-    let summary = format!(
-        "{}report: {}\n",
-        rendered.summary,
-        final_dir.join("report.md").display()
-    );
-    Ok(ExecOutcome {
-        dir: final_dir,
-        info,
-        summary,
-    })
-}
-
-/// Runs every job that has no finished fork yet, one worker at a time.
-fn run_jobs(
-    exp: &Experiment,
-    info: &mut RunInfo,
-    partial: &Partial,
-    db: Option<&crate::db::DbTarget>,
-    quiet: bool,
-) -> Result<()> {
-    let done: HashSet<(u32, u32)> = partial
-        .finished_forks()?
-        .iter()
-        .map(|f| (f.summary.cell, f.summary.fork))
-        .collect();
-    let todo: Vec<Job> = info
-        .jobs
-        .iter()
-        .filter(|j| !done.contains(&(j.cell, j.fork)))
-        .copied()
-        .collect();
-    let todo_len = todo.len();
-    let mut progress = Progress::new(quiet, info.jobs.len() as u64, done.len() as u64);
-    let timeout = Duration::from_secs(exp.design.fork_timeout_s);
-    let pairs_per_job = plan::Plan::pairs_per_job(exp);
-    for job in todo {
-        if interrupt::interrupted() {
-            progress.clear();
-            return Err(run_failed("interrupted (Ctrl-C or a termination signal)"));
-        }
-        let label = format!("cell {} fork {}", job.cell, job.fork);
-        let request = job_request(exp, info, &job, db);
-        let mut writer = partial.fork_writer(job.cell, job.fork)?;
-        progress.start_fork(&label, pairs_per_job);
-        let outcome = spawn::run_worker(&request, timeout, |p| {
-            progress.pair();
-            writer.push(p)
-        });
-        let failure = match outcome {
-            Ok(r) if r.summary.seeded_hash != r.summary.final_hash => format!(
-                "{label}: the table's content changed during the fork (hash {:?} after seeding, {:?} after the last preview): a preview leaked a write",
-                r.summary.seeded_hash, r.summary.final_hash
-            ),
-            Ok(r) => {
-                let seconds = r.wall_ns as f64 / 1e9;
-                let record = ForkRecord { summary: r.summary, checks: r.checks, wall_ns: r.wall_ns };
-                partial.commit_fork(writer, &record)?;
-                progress.finish_fork(&label, seconds);
-                continue;
-            }
-            Err(f) if f.sigint || interrupt::interrupted() => format!(
-                "interrupted (Ctrl-C or a termination signal) during {label}; the worker was stopped and its unfinished fork discarded"
-            ),
-            Err(f) => {
-                let mut msg = format!("{label} (job seed {}) failed: {}", job.seed, f.reason);
-                if !f.stderr_tail.is_empty() {
-                    msg.push_str("\nworker stderr (last lines):\n  ");
-                    msg.push_str(&f.stderr_tail.join("\n  "));
-                }
-                msg
-            }
-        };
-        writer.discard();
-        progress.clear();
-        return Err(run_failed(failure));
-    }
-    progress.finish(todo_len);
-    if interrupt::interrupted() {
-        return Err(run_failed("interrupted (Ctrl-C or a termination signal)"));
-    }
-    Ok(())
+    run.go(partial, info)
 }

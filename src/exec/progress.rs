@@ -86,7 +86,8 @@ impl Progress {
             Progress::Quiet => {}
             Progress::Lines { total, done, .. } => {
                 *done += 1;
-                eprintln!("[{done}/{total}] {label} done in {seconds:.2} s");
+                // A closed stderr (`2>&1 | head -1`) must not stop the run.
+                crate::console::err(&format!("[{done}/{total}] {label} done in {seconds:.2} s"));
             }
             Progress::Bars { jobs, .. } => jobs.inc(1),
         }
@@ -96,7 +97,7 @@ impl Progress {
     pub fn println(&self, msg: &str) {
         match self {
             Progress::Quiet => {}
-            Progress::Lines { .. } => eprintln!("{msg}"),
+            Progress::Lines { .. } => crate::console::err(msg),
             Progress::Bars { jobs, .. } => jobs.println(msg),
         }
     }
@@ -114,10 +115,12 @@ impl Progress {
         match self {
             _ if jobs_run == 0 => {}
             Progress::Quiet => {}
-            Progress::Lines { started, .. } | Progress::Bars { started, .. } => eprintln!(
-                "{jobs_run} jobs (cell x fork) run in {}",
-                elapsed(started.elapsed())
-            ),
+            Progress::Lines { started, .. } | Progress::Bars { started, .. } => {
+                crate::console::err(&format!(
+                    "{jobs_run} jobs (cell x fork) run in {}",
+                    elapsed(started.elapsed())
+                ))
+            }
         }
     }
 }

@@ -45,37 +45,6 @@ pub enum WorkerMessage {
     },
 }
 
-/// The agreement checks run before any timing (design section 3).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct CheckReport {
-    /// Baseline and treatment returned the identical result on one input
-    /// (`None` when one side computes no preview, e.g. spin or noop).
-    pub arms_agree: Option<bool>,
-    /// Every arm that computes the preview returned the identical result as
-    /// the in-memory calculator on the same input (`None`: no arm computes it).
-    #[serde(default)]
-    pub matches_in_memory: Option<bool>,
-    /// Each strategy returned the identical result when run twice.
-    pub repeatable: bool,
-    /// Content hash of the seeded table, for strategies with a database.
-    pub seeded_hash: Option<String>,
-}
-
-/// A finished fork.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct ForkSummary {
-    pub cell: u32,
-    pub fork: u32,
-    /// Fold of every measured and warm-up result, per arm, in pair order.
-    pub checksum_baseline: String,
-    pub checksum_treatment: String,
-    pub seeded_hash: Option<String>,
-    /// Content hash after the last preview; must equal `seeded_hash`.
-    pub final_hash: Option<String>,
-    /// From the first timed run to the last.
-    pub timed_ns: u64,
-    /// The fork's pairs carry per-run CPU time and peak RSS (a `command`
-    /// arm), so `pairs.csv` gets the usage columns.
-    #[serde(default)]
-    pub resource_usage: bool,
-}
+// The checks and the summary are recorded in run.json, so they are defined
+// beside it (`run_info` must not import `exec`); both sides use them here.
+pub use crate::run_info::{CheckReport, ForkSummary};

@@ -1,19 +1,30 @@
 //! Runs one job in a fresh worker process and streams its records.
 //!
-//! The parent blocks on the worker's stdout while it measures: no polling,
-//! no work of its own beyond appending the lines that arrive.
+//! The worker's stdout is read on a thread of its own and handed over a
+//! channel; this thread stores each record as it arrives and, between
+//! messages, looks at the clock (the fork timeout) and at the signal count
+//! (Ctrl-C). It is the only thread that kills or reaps the worker, and it
+//! kills only before reaping, so a pid that the system has reused is never
+//! signalled. The worker dies with the parent (PR_SET_PDEATHSIG), so a
+//! `kill -9` of runner leaves no worker measuring on alone.
 
 use super::protocol::{CheckReport, ForkSummary, JobRequest, WorkerMessage};
+use crate::interrupt;
 use crate::record::PairRecord;
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Command, Stdio};
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use wait_timeout::ChildExt;
 
 /// Lines of the worker's stderr kept for an error message.
 const STDERR_TAIL: usize = 12;
+/// How long to wait, once the worker has exited, for its last stderr lines
+/// (a process it started may still hold the pipe open).
+const STDERR_GRACE: Duration = Duration::from_secs(2);
 
 /// How a fork ended, when it did not finish.
 #[derive(Debug)]
@@ -21,9 +32,9 @@ pub struct ForkFailure {
     pub reason: String,
     /// The worker's last stderr lines.
     pub stderr_tail: Vec<String>,
-    /// The worker died of SIGINT: a Ctrl-C, even if the parent's own
-    /// handler has not run yet.
-    pub sigint: bool,
+    /// Stopped by Ctrl-C or a termination signal (the parent's, or the
+    /// worker's own SIGINT from a terminal).
+    pub interrupted: bool,
 }
 
 pub struct ForkResult {
@@ -32,8 +43,53 @@ pub struct ForkResult {
     pub wall_ns: u64,
 }
 
+/// What the stdout thread hands over.
+enum Event {
+    Message(WorkerMessage),
+    /// A line that is not a protocol message, or a read error.
+    Bad(String),
+    End,
+}
+
+/// Why the stream of messages stopped short.
+enum Ended {
+    /// End of output without a `Done`.
+    Early,
+    TimedOut,
+    Interrupted,
+    Because(String),
+}
+
+fn spawn(exe: &std::path::Path) -> std::io::Result<Child> {
+    let parent = std::process::id() as libc::pid_t;
+    let mut cmd = Command::new(exe);
+    cmd.arg("worker")
+        // A worker's panic should show its message and place in the few
+        // stderr lines the parent quotes, not a backtrace.
+        .env("RUST_BACKTRACE", "0")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: runs in the forked child before exec; prctl and getppid are
+    // async-signal-safe and nothing here allocates. The death signal is tied
+    // to the thread that spawns, which is the main thread for the whole run.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent died before the prctl: nobody would reap this fork.
+            if libc::getppid() != parent {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+    cmd.spawn()
+}
+
 /// Runs `job`; `on_pair` sees every record as it arrives (to store it and
-/// move the progress bar). Kills the worker after `timeout`.
+/// move the progress bar). Kills the worker after `timeout` or on a signal.
 pub fn run_worker(
     job: &JobRequest,
     timeout: Duration,
@@ -42,113 +98,180 @@ pub fn run_worker(
     let fail = |reason: String| ForkFailure {
         reason,
         stderr_tail: Vec::new(),
-        sigint: false,
+        interrupted: false,
     };
     let exe = std::env::current_exe().map_err(|e| fail(format!("cannot find own binary: {e}")))?;
     let started = Instant::now();
-    let mut child = Command::new(exe)
-        .arg("worker")
-        // A worker's panic should show its message and place in the few
-        // stderr lines the parent quotes, not a backtrace.
-        .env("RUST_BACKTRACE", "0")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| fail(format!("cannot start a worker process: {e}")))?;
-    let pid = child.id() as i32;
-    super::interrupt::set_child(pid);
+    let deadline = started + timeout;
+    let mut child = spawn(&exe).map_err(|e| fail(format!("cannot start a worker process: {e}")))?;
 
-    // Collect the tail of stderr on a thread, so a chatty worker never blocks.
+    // The tail of stderr, collected line by line so that what came is there
+    // even if the pipe never closes.
     let tail = Arc::new(Mutex::new(VecDeque::new()));
-    let mut stderr = child.stderr.take().expect("stderr is piped");
+    let stderr = child.stderr.take().expect("stderr is piped");
     let tail_writer = Arc::clone(&tail);
-    let stderr_thread = std::thread::spawn(move || {
-        let mut buf = String::new();
-        let _ = stderr.read_to_string(&mut buf);
-        let mut t = tail_writer.lock().unwrap();
-        for line in buf.lines() {
+    let (stderr_done, stderr_closed) = mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            let mut t = tail_writer.lock().unwrap_or_else(|p| p.into_inner());
             if t.len() == STDERR_TAIL {
                 t.pop_front();
             }
-            t.push_back(line.to_string());
+            t.push_back(line);
         }
+        let _ = stderr_done.send(());
     });
 
-    // The watchdog kills a worker that outlives its timeout.
-    let (done_tx, done_rx) = mpsc::channel::<()>();
-    let watchdog = std::thread::spawn(move || {
-        if done_rx.recv_timeout(timeout) == Err(mpsc::RecvTimeoutError::Timeout) {
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            return true;
-        }
-        false
-    });
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || read_messages(BufReader::new(stdout), tx));
 
     let mut stdin = child.stdin.take().expect("stdin is piped");
     let request = serde_json::to_string(job).expect("job serializes");
+    // A worker that died at once shows in its exit status, not here.
     let _ = writeln!(stdin, "{request}");
     drop(stdin);
 
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let outcome = read_messages(BufReader::new(stdout), &mut on_pair);
-    if outcome.is_err() {
-        let _ = child.kill();
-    }
-    let status = child.wait();
-    super::interrupt::clear_child();
-    let _ = done_tx.send(());
-    let timed_out = watchdog.join().unwrap_or(false);
-    let _ = stderr_thread.join();
-    let stderr_tail: Vec<String> = tail.lock().unwrap().iter().cloned().collect();
+    let outcome = receive(&rx, &mut on_pair, deadline);
+    let (status, outcome) = reap(&mut child, outcome, deadline);
+    let _ = stderr_closed.recv_timeout(STDERR_GRACE);
+    let stderr_tail: Vec<String> = tail
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .cloned()
+        .collect();
     let wall_ns = started.elapsed().as_nanos() as u64;
 
-    let sigint = {
+    let worker_sigint = {
         use std::os::unix::process::ExitStatusExt;
-        matches!(&status, Ok(s) if s.signal() == Some(libc::SIGINT))
+        matches!(&status, Some(s) if s.signal() == Some(libc::SIGINT))
     };
-    let failure = |reason: String| ForkFailure {
+    let failure = |reason: String, interrupted: bool| ForkFailure {
         reason,
         stderr_tail: stderr_tail.clone(),
-        sigint,
+        interrupted: interrupted || worker_sigint || interrupt::interrupted(),
     };
-    if timed_out {
-        return Err(failure(format!(
-            "the worker was still running after the fork timeout of {} s (design.fork_timeout_s) and was killed",
-            timeout.as_secs()
-        )));
-    }
-    let status = status.map_err(|e| failure(format!("cannot wait for the worker: {e}")))?;
     let (checks, summary) = match outcome {
         Ok(done) => done,
-        // A worker that died mid-stream: how it died says more than the
-        // missing lines do.
-        Err(Ended::Early) if !status.success() => return Err(failure(describe_exit(status))),
-        Err(Ended::Early) => {
+        Err(Ended::Interrupted) => return Err(failure("interrupted".into(), true)),
+        Err(Ended::TimedOut) => {
             return Err(failure(
-                "the worker's output ended before the fork finished".into(),
+                format!(
+                    "the worker was still running after the fork timeout of {} s (design.fork_timeout_s) and was killed",
+                    timeout.as_secs()
+                ),
+                false,
             ))
         }
-        Err(Ended::Because(reason)) => return Err(failure(reason)),
+        // A worker that died mid-stream: how it died says more than the
+        // missing lines do.
+        Err(Ended::Early) => {
+            let reason = match status {
+                Some(s) if !s.success() => describe_exit(s),
+                _ => "the worker's output ended before the fork finished".into(),
+            };
+            return Err(failure(reason, false));
+        }
+        Err(Ended::Because(reason)) => return Err(failure(reason, false)),
     };
-    if !status.success() {
-        return Err(failure(describe_exit(status)));
+    match status {
+        Some(s) if s.success() => Ok(ForkResult {
+            checks,
+            summary,
+            wall_ns,
+        }),
+        Some(s) => Err(failure(describe_exit(s), false)),
+        None => Err(failure("cannot wait for the worker".into(), false)),
     }
-    Ok(ForkResult {
-        checks,
-        summary,
-        wall_ns,
-    })
 }
 
-/// Why the stream of messages stopped short.
-enum Ended {
-    /// End of output without a `Done`.
-    Early,
-    Because(String),
+/// Messages until `Done`, a failure, the deadline or a signal.
+fn receive(
+    rx: &mpsc::Receiver<Event>,
+    on_pair: &mut impl FnMut(&PairRecord) -> crate::error::Result<()>,
+    deadline: Instant,
+) -> Result<(CheckReport, ForkSummary), Ended> {
+    let mut checks = None;
+    loop {
+        if interrupt::interrupted() {
+            return Err(Ended::Interrupted);
+        }
+        if Instant::now() >= deadline {
+            return Err(Ended::TimedOut);
+        }
+        let event = match rx.recv_timeout(interrupt::POLL) {
+            Ok(e) => e,
+            Err(mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(mpsc::RecvTimeoutError::Disconnected) => Event::End,
+        };
+        match event {
+            Event::Message(WorkerMessage::Checked(c)) => checks = Some(c),
+            Event::Message(WorkerMessage::Pair(p)) => {
+                on_pair(&p).map_err(|e| Ended::Because(e.to_string()))?
+            }
+            Event::Message(WorkerMessage::Done(s)) => {
+                return match checks.take() {
+                    Some(c) => Ok((c, s)),
+                    None => Err(Ended::Because(
+                        "the worker finished without reporting its checks".into(),
+                    )),
+                }
+            }
+            Event::Message(WorkerMessage::Failed { message }) => {
+                return Err(Ended::Because(message))
+            }
+            Event::Bad(reason) => return Err(Ended::Because(reason)),
+            Event::End => return Err(Ended::Early),
+        }
+    }
 }
 
-fn describe_exit(s: std::process::ExitStatus) -> String {
+/// Waits for the worker to exit, killing it first when the fork did not
+/// finish cleanly, and still answering the deadline and signals (a worker
+/// may hang on its way out). Returns its exit status (`None`: could not be
+/// waited for) and the outcome, turned into a timeout or an interruption
+/// when that is why it had to be killed.
+fn reap(
+    child: &mut Child,
+    outcome: Result<(CheckReport, ForkSummary), Ended>,
+    deadline: Instant,
+) -> (
+    Option<ExitStatus>,
+    Result<(CheckReport, ForkSummary), Ended>,
+) {
+    let mut outcome = outcome;
+    // Anything but a clean `Done` or a worker's own `Failed`: stop it now.
+    if matches!(
+        outcome,
+        Err(Ended::TimedOut | Ended::Interrupted) | Err(Ended::Because(_))
+    ) {
+        let _ = child.kill();
+    }
+    loop {
+        match child.wait_timeout(interrupt::POLL) {
+            Ok(Some(status)) => return (Some(status), outcome),
+            Ok(None) => {}
+            Err(_) => {
+                let _ = child.kill();
+                return (child.wait().ok(), outcome);
+            }
+        }
+        // Still running: only a deadline or a signal makes this wait end.
+        if interrupt::interrupted() {
+            let _ = child.kill();
+            if outcome.is_ok() {
+                outcome = Err(Ended::Interrupted);
+            }
+        } else if Instant::now() >= deadline {
+            let _ = child.kill();
+            outcome = Err(Ended::TimedOut);
+        }
+    }
+}
+
+fn describe_exit(s: ExitStatus) -> String {
     use std::os::unix::process::ExitStatusExt;
     match (s.code(), s.signal()) {
         (Some(c), _) => format!("the worker exited with code {c}"),
@@ -174,33 +297,26 @@ fn signal_name(sig: i32) -> &'static str {
     }
 }
 
-/// Reads messages until `Done`.
-fn read_messages(
-    reader: impl BufRead,
-    on_pair: &mut impl FnMut(&PairRecord) -> crate::error::Result<()>,
-) -> Result<(CheckReport, ForkSummary), Ended> {
-    let because = Ended::Because;
-    let mut checks = None;
+/// The stdout thread: one event per line, then `End`.
+fn read_messages(reader: impl BufRead, tx: mpsc::Sender<Event>) {
     for (n, line) in reader.lines().enumerate() {
-        let line = line.map_err(|e| because(format!("cannot read the worker's output: {e}")))?;
-        let msg: WorkerMessage = serde_json::from_str(&line).map_err(|e| {
-            let shown: String = line.chars().take(120).collect();
-            because(format!(
-                "the worker printed a malformed record on line {}: {e}: {shown:?}",
-                n + 1
-            ))
-        })?;
-        match msg {
-            WorkerMessage::Checked(c) => checks = Some(c),
-            WorkerMessage::Pair(p) => on_pair(&p).map_err(|e| because(e.to_string()))?,
-            WorkerMessage::Done(s) => {
-                let c = checks.ok_or_else(|| {
-                    because("the worker finished without reporting its checks".into())
-                })?;
-                return Ok((c, s));
-            }
-            WorkerMessage::Failed { message } => return Err(because(message)),
+        let event = match line {
+            Err(e) => Event::Bad(format!("cannot read the worker's output: {e}")),
+            Ok(line) => match serde_json::from_str::<WorkerMessage>(&line) {
+                Ok(m) => Event::Message(m),
+                Err(e) => {
+                    let shown: String = line.chars().take(120).collect();
+                    Event::Bad(format!(
+                        "the worker printed a malformed record on line {}: {e}: {shown:?}",
+                        n + 1
+                    ))
+                }
+            },
+        };
+        let stop = matches!(event, Event::Bad(_));
+        if tx.send(event).is_err() || stop {
+            return;
         }
     }
-    Err(Ended::Early)
+    let _ = tx.send(Event::End);
 }

@@ -1,8 +1,12 @@
 //! Rendering a report folder from its raw data (design section 7).
 //!
-//! `exec` and `runner report` both come through [`render_folder`], which reads
-//! only `pairs.csv` and `run.json`; that is what makes `runner report`
-//! reproduce `report.md` byte for byte.
+//! `exec` and `runner report` both come through here: [`read_folder`] reads
+//! `run.json` and `pairs.csv` and checks them against each other (digests,
+//! rows, pair indices, the spec: `output::digest`, `run_info::check`);
+//! [`render_run`] computes everything in memory; [`write`] puts it on disk.
+//! Reading nothing else is what makes `runner report` reproduce `report.md`
+//! byte for byte, and checking first is what keeps it from printing numbers
+//! computed from data that is not the run's.
 
 pub mod context;
 pub mod filters;
@@ -11,22 +15,43 @@ pub mod plots;
 
 use crate::analysis::{self, Analysis};
 use crate::error::{bad_input, Result, RunnerError};
-use crate::exec::partial::write_atomic;
-use crate::run_info::RunInfo;
+use crate::output::{self, target, write_atomic};
+use crate::record::PairRecord;
+use crate::run_info::{self, RunInfo};
 use std::path::{Path, PathBuf};
 
 /// The default template, compiled in; `templates/report.md.j2` is its copy.
 pub const DEFAULT_TEMPLATE: &str = include_str!("../../templates/report.md.j2");
 
-/// Reads a folder's raw data and recomputes every statistic.
-pub fn analyse_folder(dir: &Path) -> Result<(RunInfo, Analysis)> {
-    let info = RunInfo::read(&dir.join("run.json")).map_err(|e| bad_input(format!("{e:#}")))?;
-    let pairs = crate::record::read_pairs_csv(&dir.join("pairs.csv"))
-        .map_err(|e| bad_input(format!("{e:#}")))?;
-    let input = context::analysis_input(&info);
-    let analysis = analysis::analyse(&input, &pairs)
-        .map_err(|e| bad_input(format!("{}: {e}", dir.display())))?;
-    Ok((info, analysis))
+/// Work a template may do (minijinja's fuel: roughly one unit per
+/// instruction). The default report uses well under a million; a template
+/// that loops far beyond that is stopped with an error instead of running
+/// for hours.
+const TEMPLATE_FUEL: u64 = 50_000_000;
+/// The most a rendering may write: far above any report, far below a disk.
+const MAX_OUTPUT_BYTES: usize = 16 << 20;
+/// A template file is read whole.
+const MAX_TEMPLATE_BYTES: u64 = 1 << 20;
+
+/// Reads a finished folder's run.json and pairs.csv, each checked (exit 2
+/// naming the file, the key or the fork when anything does not match).
+pub fn read_folder(dir: &Path) -> Result<(RunInfo, Vec<PairRecord>)> {
+    let info = run_info::check::checked(&dir.join("run.json"))?;
+    if info.finished_at.is_none() {
+        return Err(bad_input(format!(
+            "{} holds a run in progress (run.json has no finish time); finish it with `runner exec SPEC --resume {}`",
+            dir.display(),
+            dir.display()
+        )));
+    }
+    let pairs = output::digest::read_pairs(dir, &info)?;
+    Ok((info, pairs))
+}
+
+/// Every statistic of a run's checked data.
+pub fn analyse(info: &RunInfo, pairs: &[PairRecord]) -> Result<Analysis> {
+    let input = context::analysis_input(info);
+    analysis::analyse(&input, pairs).map_err(|e| bad_input(e.to_string()))
 }
 
 /// One minijinja environment for every template, so a template that passes
@@ -36,6 +61,7 @@ fn template_env() -> minijinja::Environment<'static> {
     env.set_trim_blocks(true);
     env.set_lstrip_blocks(true);
     env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+    env.set_fuel(Some(TEMPLATE_FUEL));
     filters::register(&mut env);
     env
 }
@@ -43,73 +69,195 @@ fn template_env() -> minijinja::Environment<'static> {
 /// A template error as one sentence naming the template's file:line.
 fn template_error(name: &str, e: minijinja::Error) -> RunnerError {
     let at = e.line().map_or(name.to_string(), |l| format!("{name}:{l}"));
-    bad_input(format!(
-        "{at}: template error: {}",
-        e.detail().unwrap_or(&e.to_string())
-    ))
+    let detail = match e.kind() {
+        minijinja::ErrorKind::OutOfFuel => format!(
+            "the template did more work than any report needs ({TEMPLATE_FUEL} steps) and was stopped; look for a loop that runs far too often"
+        ),
+        _ => e.detail().unwrap_or(&e.to_string()).to_string(),
+    };
+    bad_input(format!("{at}: template error: {detail}"))
 }
 
-/// Renders `template` (minijinja) with `ctx`; errors name the template's file:line.
+/// Output that stops a rendering past [`MAX_OUTPUT_BYTES`].
+struct Capped {
+    text: Vec<u8>,
+    over: bool,
+}
+
+impl std::io::Write for Capped {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.text.len() + buf.len() > MAX_OUTPUT_BYTES {
+            self.over = true;
+            return Err(std::io::Error::other("output too large"));
+        }
+        self.text.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Renders `template` (minijinja) with `ctx`; errors name the template's
+/// file:line. Bounded in work and in output size.
 pub fn render<C: serde::Serialize>(name: &str, template: &str, ctx: &C) -> Result<String> {
     let mut env = template_env();
     let fail = |e| template_error(name, e);
     env.add_template(name, template).map_err(fail)?;
     let tmpl = env.get_template(name).map_err(fail)?;
-    tmpl.render(ctx).map_err(fail)
+    let mut out = Capped {
+        text: Vec::new(),
+        over: false,
+    };
+    match tmpl.render_captured_to(ctx, &mut out) {
+        Ok(_) => {}
+        Err(_) if out.over => {
+            return Err(bad_input(format!(
+                "{name}: template error: the rendering passed {} MiB, more than any report needs, and was stopped",
+                MAX_OUTPUT_BYTES >> 20
+            )))
+        }
+        Err(e) => return Err(fail(e)),
+    }
+    String::from_utf8(out.text).map_err(|e| bad_input(format!("{name}: template error: {e}")))
+}
+
+/// Reads a template file (at most [`MAX_TEMPLATE_BYTES`]).
+fn read_template(path: &Path) -> Result<String> {
+    use std::io::Read;
+    let fail = |e: String| bad_input(format!("cannot read template {}: {e}", path.display()));
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .map_err(|e| fail(e.to_string()))?
+        .take(MAX_TEMPLATE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| fail(e.to_string()))?;
+    if text.len() as u64 > MAX_TEMPLATE_BYTES {
+        return Err(fail(format!(
+            "it is larger than {} KiB",
+            MAX_TEMPLATE_BYTES >> 10
+        )));
+    }
+    Ok(text)
 }
 
 /// Reads and compiles a template file without rendering it, so a broken
 /// template is refused before a run spends its time.
 pub fn check_template(path: &Path) -> Result<()> {
-    let source = std::fs::read_to_string(path)
-        .map_err(|e| bad_input(format!("cannot read template {}: {e}", path.display())))?;
+    let source = read_template(path)?;
     let name = path.display().to_string();
     template_env()
         .add_template_owned(name.clone(), source)
         .map_err(|e| template_error(&name, e))
 }
 
-/// Writes `analysis.json`, the report (to `out`, default `DIR/report.md`)
-/// and the plots beside the report, where its relative links find them.
-/// A custom template is `template`, else the run's `report.template`, else
-/// the built-in one. Returns the report's path and the terminal summary.
-pub fn render_folder(dir: &Path, template: Option<&Path>, out: Option<&Path>) -> Result<Rendered> {
-    let (info, analysis) = analyse_folder(dir)?;
-    let template_path = template
+/// The template a folder renders with: `template`, else the run's
+/// `report.template`, else the built-in one; as (name, source).
+pub fn template_for(info: &RunInfo, template: Option<&Path>) -> Result<(String, String)> {
+    let path = template
         .map(Path::to_path_buf)
         .or_else(|| info.spec.experiment.report.template.clone());
-    let (name, source) = match &template_path {
-        Some(p) => {
-            let text = std::fs::read_to_string(p)
-                .map_err(|e| bad_input(format!("cannot read template {}: {e}", p.display())))?;
-            (p.display().to_string(), text)
-        }
+    Ok(match path {
+        Some(p) => (p.display().to_string(), read_template(&p)?),
         None => (
             "templates/report.md.j2".to_string(),
             DEFAULT_TEMPLATE.to_string(),
         ),
-    };
-    let ctx = context::build(&info, &analysis);
-    let text = render(&name, &source, &ctx)?;
-    let mut json = serde_json::to_string_pretty(&analysis).expect("analysis serializes");
-    json.push('\n');
-    write_atomic(&dir.join("analysis.json"), json.as_bytes())?;
-    let report = out
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| dir.join("report.md"));
-    let beside = match report.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    plots::write_all(&beside, &analysis, info.spec.experiment.design.is_aa())?;
-    write_atomic(&report, text.as_bytes())?;
-    let summary = render("summary", include_str!("summary.txt.j2"), &ctx)?;
-    Ok(Rendered { report, summary })
+    })
 }
 
-/// What [`render_folder`] wrote, and what `exec` prints on stdout when it
-/// finishes: the headline and the sensitivity table.
+/// Everything a folder's report consists of, computed in memory.
+pub struct Rendering {
+    pub analysis_json: String,
+    pub report: String,
+    pub plots: Vec<(&'static str, String)>,
+    /// The headline and the sensitivity table, for the terminal.
+    pub summary: String,
+}
+
+/// Analyses `pairs` and renders the report, the plots and the summary;
+/// no I/O. Pure and long-running: callers run it through
+/// `interrupt::run`, so a signal is answered during it.
+pub fn render_run(
+    info: &RunInfo,
+    pairs: &[PairRecord],
+    template: (String, String),
+) -> Result<Rendering> {
+    let analysis = analyse(info, pairs)?;
+    let ctx = context::build(info, &analysis);
+    let (name, source) = template;
+    let report = render(&name, &source, &ctx)?;
+    let mut analysis_json = serde_json::to_string_pretty(&analysis).expect("analysis serializes");
+    analysis_json.push('\n');
+    let plots = plots::render_all(&analysis, info.spec.experiment.design.is_aa())?;
+    let summary = render("summary", include_str!("summary.txt.j2"), &ctx)?;
+    Ok(Rendering {
+        analysis_json,
+        report,
+        plots,
+        summary,
+    })
+}
+
+/// Writes `analysis.json` into `dir`, the report to `out` (default
+/// `DIR/report.md`) and the plots beside the report, where its relative
+/// links find them. Outside `dir` nothing existing is overwritten with other
+/// content (`target::check_new_files`); every file is written atomically.
+pub fn write(dir: &Path, out: Option<&Path>, r: &Rendering) -> Result<PathBuf> {
+    let default = dir.join("report.md");
+    let report = out.map(Path::to_path_buf).unwrap_or(default.clone());
+    let beside = output::parent_or_dot(&report).to_path_buf();
+    let inside = match (target::absolute(&report), target::absolute(&default)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => out.is_none(),
+    };
+    let mut files: Vec<(PathBuf, &[u8])> = r
+        .plots
+        .iter()
+        .map(|(name, svg)| (beside.join(name), svg.as_bytes()))
+        .collect();
+    files.push((report.clone(), r.report.as_bytes()));
+    if !inside {
+        target::check_new_files(&files)?;
+        std::fs::create_dir_all(&beside)
+            .map_err(|e| output::io_err("create the folder of", &report, e))?;
+    }
+    write_atomic(&dir.join("analysis.json"), r.analysis_json.as_bytes())?;
+    for (path, bytes) in &files {
+        write_atomic(path, bytes)?;
+    }
+    Ok(report)
+}
+
+/// What `runner report` wrote.
 pub struct Rendered {
     pub report: PathBuf,
     pub summary: String,
+}
+
+/// `runner report DIR [--template FILE] [--out FILE]`: check, analyse and
+/// render (answering a signal throughout), then write.
+pub fn render_folder(dir: &Path, template: Option<&Path>, out: Option<&Path>) -> Result<Rendered> {
+    if let Some(o) = out {
+        target::check_report_out(dir, o)?;
+    }
+    // Any signal since runner started (0): nothing is worth finishing.
+    let since = 0;
+    let (folder, tpl) = (dir.to_path_buf(), template.map(Path::to_path_buf));
+    let rendering = crate::interrupt::run(since, move || -> Result<Rendering> {
+        let (info, pairs) = read_folder(&folder)?;
+        let template = template_for(&info, tpl.as_deref())?;
+        render_run(&info, &pairs, template)
+    })
+    .map_err(|i| {
+        crate::error::run_failed(format!(
+            "{i} while reading and analysing {}; nothing was written, the folder is as it was",
+            dir.display()
+        ))
+    })??;
+    let report = write(dir, out, &rendering)?;
+    Ok(Rendered {
+        report,
+        summary: rendering.summary,
+    })
 }

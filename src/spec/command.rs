@@ -4,6 +4,7 @@
 use super::kinds::Field;
 use super::location::{KeyPath, Problem};
 use super::placeholder;
+use super::validate::Files;
 use super::values::describe;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -28,12 +29,12 @@ fn got(path: &KeyPath, what: &str, v: &Value) -> Problem {
 }
 
 /// One key's value, validated.
-pub(crate) fn field(key: &str, v: &Value, path: &KeyPath) -> Result<Field, Problem> {
+pub(crate) fn field(key: &str, v: &Value, path: &KeyPath, files: Files) -> Result<Field, Problem> {
     Ok(match key {
-        "argv" => Field::Argv(words(v, path)?),
-        "setup" => Field::Setup(words(v, path)?),
-        "teardown" => Field::Teardown(words(v, path)?),
-        "prepare" => Field::Prepare(words(v, path)?),
+        "argv" => Field::Argv(words(v, path, files)?),
+        "setup" => Field::Setup(words(v, path, files)?),
+        "teardown" => Field::Teardown(words(v, path, files)?),
+        "prepare" => Field::Prepare(words(v, path, files)?),
         "shell" => match v {
             Value::String(s) if !s.trim().is_empty() => Field::Shell(s.clone()),
             other => {
@@ -44,8 +45,8 @@ pub(crate) fn field(key: &str, v: &Value, path: &KeyPath) -> Result<Field, Probl
                 ))
             }
         },
-        "cwd" => Field::Cwd(existing(v, path, "a directory", Path::is_dir)?),
-        "stdin" => Field::Stdin(existing(v, path, "a file", Path::is_file)?),
+        "cwd" => Field::Cwd(existing(v, path, "a directory", Path::is_dir, files)?),
+        "stdin" => Field::Stdin(existing(v, path, "a file", Path::is_file, files)?),
         "env" => Field::Env(env(v, path)?),
         "timeout_s" => Field::TimeoutNs(seconds(v, path)?),
         "allow_failure" => Field::AllowFailure(flag(v, path, false)?),
@@ -65,7 +66,7 @@ fn flag(v: &Value, path: &KeyPath, default: bool) -> Result<bool, Problem> {
 
 /// An argv: a non-empty array of strings whose program is found now when
 /// it can be (no placeholder in it): a typo fails before the run, not in it.
-fn words(v: &Value, path: &KeyPath) -> Result<Vec<String>, Problem> {
+fn words(v: &Value, path: &KeyPath, files: Files) -> Result<Vec<String>, Problem> {
     let what = "a non-empty array of strings, the program first (e.g. [\"gzip\", \"-1\"])";
     let Value::Array(items) = v else {
         return Err(got(path, what, v));
@@ -87,7 +88,7 @@ fn words(v: &Value, path: &KeyPath) -> Result<Vec<String>, Problem> {
             format!("{} must name a program, got \"\"", path.at(0)),
         ));
     }
-    if placeholder::names(program).is_empty() && !program_exists(program) {
+    if !files.recorded() && placeholder::names(program).is_empty() && !program_exists(program) {
         return Err(Problem::value(
             &path.at(0),
             format!(
@@ -122,11 +123,12 @@ fn existing(
     path: &KeyPath,
     what: &str,
     test: fn(&Path) -> bool,
+    files: Files,
 ) -> Result<String, Problem> {
     let Value::String(s) = v else {
         return Err(got(path, &format!("a path to {what}"), v));
     };
-    if placeholder::names(s).is_empty() && !test(Path::new(s)) {
+    if !files.recorded() && placeholder::names(s).is_empty() && !test(Path::new(s)) {
         let cwd = std::env::current_dir()
             .map(|d| d.display().to_string())
             .unwrap_or_default();

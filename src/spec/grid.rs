@@ -14,7 +14,8 @@ use super::kinds::StrategyKind;
 use super::location::{KeyPath, Problem};
 use super::raw::RawGrid;
 use super::strategies::{field, keys_of};
-use super::values::{array, describe, first_duplicate, micros, positive_u32};
+use super::validate::Files;
+use super::values::{array, describe, first_duplicate, micros};
 use std::collections::BTreeMap;
 use toml::Value;
 
@@ -62,6 +63,7 @@ fn unique<T: PartialEq>(
 pub(crate) fn grid(
     raw: RawGrid,
     strategies: &BTreeMap<String, StrategyKind>,
+    files: Files,
 ) -> Result<Grid, Problem> {
     let base = KeyPath::root().child("grid");
     let (delay_us, delay_ns) = delays(raw.get("delay_us"), &base.child("delay_us"))?;
@@ -77,11 +79,18 @@ pub(crate) fn grid(
         match key.as_str() {
             "delay_us" => {}
             "plans" | "months" => {
-                let values = array(v, &path, "positive integers", |e, p| positive_u32(e, p, ""))?;
+                let limit = if key == "plans" {
+                    &super::limits::PLANS
+                } else {
+                    &super::limits::MONTHS
+                };
+                let values = array(v, &path, "positive integers", |e, p| {
+                    super::limits::count(e, p, limit, "")
+                })?;
                 unique(&path, &values, |j| values[j].to_string())?;
                 grid.workload.insert(key.clone(), values);
             }
-            "strategies" => nested(v, &path, strategies, &mut grid)?,
+            "strategies" => nested(v, &path, strategies, &mut grid, files)?,
             dotted if dotted.starts_with("strategies.") => {
                 let rest = &dotted["strategies.".len()..];
                 let Some((name, k)) = rest.rsplit_once('.') else {
@@ -91,7 +100,7 @@ pub(crate) fn grid(
                     ));
                 };
                 grid.strategy_keys
-                    .push(swept(name, k, v, &path, strategies)?);
+                    .push(swept(name, k, v, &path, strategies, files)?);
             }
             bare => {
                 grid.params.insert(bare.to_string(), param(bare, v, &path)?);
@@ -117,6 +126,17 @@ fn delays(v: Option<&Value>, path: &KeyPath) -> Result<(Vec<f64>, Vec<u64>), Pro
         Some(Value::Array(a)) => a.get(i).map(describe).unwrap_or_default(),
         _ => String::new(),
     };
+    if let Some(i) = ns.iter().position(|&d| d > super::limits::MAX_DELAY_NS) {
+        return Err(Problem::value(
+            &path.at(i),
+            format!(
+                "{} must be at most {} microseconds (one second: the delay is a busy-wait inside every treatment run), got {}",
+                path.at(i),
+                super::limits::MAX_DELAY_NS / 1000,
+                written(i)
+            ),
+        ));
+    }
     if let Some((i, j)) = first_duplicate(&ns) {
         return Err(Problem::value(
             &path.at(j),
@@ -173,6 +193,7 @@ fn nested(
     path: &KeyPath,
     strategies: &BTreeMap<String, StrategyKind>,
     grid: &mut Grid,
+    files: Files,
 ) -> Result<(), Problem> {
     let shape = "grid.strategies must hold strategies.NAME.KEY = [values]";
     let Value::Table(names) = v else {
@@ -185,7 +206,7 @@ fn nested(
         for (key, values) in keys {
             let here = path.child(name).child(key);
             grid.strategy_keys
-                .push(swept(name, key, values, &here, strategies)?);
+                .push(swept(name, key, values, &here, strategies, files)?);
         }
     }
     Ok(())
@@ -197,6 +218,7 @@ fn swept(
     v: &Value,
     path: &KeyPath,
     strategies: &BTreeMap<String, StrategyKind>,
+    files: Files,
 ) -> Result<SweptKey, Problem> {
     let Some(kind) = strategies.get(name) else {
         let defined: Vec<&str> = strategies.keys().map(String::as_str).collect();
@@ -234,7 +256,7 @@ fn swept(
     };
     let mut values = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
-        values.push(field(kind, key, item, &path.at(i))?);
+        values.push(field(kind, key, item, &path.at(i), files)?);
     }
     let written: Vec<serde_json::Value> = items.iter().map(to_json).collect();
     unique(path, &written, |j| describe(&items[j]))?;

@@ -8,6 +8,7 @@ mod command;
 pub mod experiment;
 mod grid;
 pub mod kinds;
+pub(crate) mod limits;
 mod location;
 mod overrides;
 pub mod placeholder;
@@ -72,7 +73,7 @@ pub fn load(path: &Path, overrides: &[String]) -> Result<LoadedSpec, SpecError> 
             "{shown}: is a directory; expected an experiment file (TOML)"
         )));
     }
-    let bytes = std::fs::read(path)
+    let bytes = read_capped(path)
         .map_err(|e| SpecError::new(format!("{shown}: cannot read the experiment file: {e}")))?;
     let text = String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
@@ -91,6 +92,7 @@ pub fn load(path: &Path, overrides: &[String]) -> Result<LoadedSpec, SpecError> 
     let ctx = validate::Context {
         stem: &stem,
         env_url: env.as_deref(),
+        files: validate::Files::Here,
     };
     let (experiment, resolved_toml) = load_text(&shown, text, overrides, &ctx)?;
     Ok(LoadedSpec {
@@ -98,6 +100,85 @@ pub fn load(path: &Path, overrides: &[String]) -> Result<LoadedSpec, SpecError> 
         experiment,
         resolved_toml,
     })
+}
+
+/// At most [`limits::MAX_SPEC_BYTES`] of `path`; a longer file (or an
+/// endless one, `/dev/zero`) is an error, not a hang.
+fn read_capped(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(limits::MAX_SPEC_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limits::MAX_SPEC_BYTES {
+        return Err(std::io::Error::other(format!(
+            "it is larger than {} KiB, more than any experiment file needs",
+            limits::MAX_SPEC_BYTES / 1024
+        )));
+    }
+    Ok(bytes)
+}
+
+/// What a recorded spec is validated again with instead of this machine:
+/// the texts of the SQL files the run read, and the backend it used (which
+/// decides the SQL grammar).
+#[derive(Debug, Clone, Default)]
+pub struct Recorded {
+    /// `run_file` / `setup_file` path -> the text the run read from it.
+    pub sql_files: std::collections::BTreeMap<String, String>,
+    /// The run used PostgreSQL (else SQLite, or no database).
+    pub postgres: bool,
+}
+
+impl Recorded {
+    /// From an experiment as validated (its SQL texts) and the backend used.
+    pub fn of(experiment: &Experiment, postgres: bool) -> Recorded {
+        let mut sql_files = std::collections::BTreeMap::new();
+        collect_sql_files(
+            &serde_json::to_value(experiment).unwrap_or_default(),
+            &mut sql_files,
+        );
+        Recorded {
+            sql_files,
+            postgres,
+        }
+    }
+}
+
+/// Every `{text, file}` object (an SQL text read from a file) in `v`.
+fn collect_sql_files(v: &serde_json::Value, out: &mut std::collections::BTreeMap<String, String>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            if let (Some(serde_json::Value::String(text)), Some(serde_json::Value::String(file))) =
+                (m.get("text"), m.get("file"))
+            {
+                out.insert(file.clone(), text.clone());
+            }
+            m.values().for_each(|x| collect_sql_files(x, out));
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|x| collect_sql_files(x, out)),
+        _ => {}
+    }
+}
+
+/// The spec recorded in a run.json (`spec.toml`, as resolved when the run
+/// started, and the path it came from), validated again by the same rules,
+/// minus the ones that look at this machine (see `validate::Context`).
+pub fn parse_recorded(
+    path: &str,
+    toml: &str,
+    recorded: &Recorded,
+) -> Result<Experiment, SpecError> {
+    let stem = Path::new(path)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let ctx = validate::Context {
+        stem: &stem,
+        env_url: None,
+        files: validate::Files::Recorded(recorded),
+    };
+    load_text("spec.toml", toml.to_string(), &[], &ctx).map(|(e, _)| e)
 }
 
 /// Everything after reading the file; kept free of I/O (except the template

@@ -3,6 +3,7 @@
 
 use super::kinds::{Field, SqlText};
 use super::location::{KeyPath, Problem};
+use super::validate::Files;
 use super::values::describe;
 use toml::Value;
 
@@ -14,12 +15,12 @@ fn got(path: &KeyPath, what: &str, v: &Value) -> Problem {
 
 /// One key's value, validated; `*_file` keys are read now, so the text
 /// that runs is the text that was checked and recorded.
-pub(crate) fn field(key: &str, v: &Value, path: &KeyPath) -> Result<Field, Problem> {
+pub(crate) fn field(key: &str, v: &Value, path: &KeyPath, files: Files) -> Result<Field, Problem> {
     Ok(match key {
         "run" => Field::Run(inline(v, path)?),
         "setup" => Field::SqlSetup(inline(v, path)?),
-        "run_file" => Field::Run(file(v, path)?),
-        "setup_file" => Field::SqlSetup(file(v, path)?),
+        "run_file" => Field::Run(file(v, path, files)?),
+        "setup_file" => Field::SqlSetup(file(v, path, files)?),
         "search_path" => Field::SearchPath(schemas(v, path)?),
         other => {
             return Err(Problem::key(
@@ -40,10 +41,22 @@ fn inline(v: &Value, path: &KeyPath) -> Result<SqlText, Problem> {
     }
 }
 
-fn file(v: &Value, path: &KeyPath) -> Result<SqlText, Problem> {
+fn file(v: &Value, path: &KeyPath, files: Files) -> Result<SqlText, Problem> {
     let Value::String(name) = v else {
         return Err(got(path, "the path of a file of SQL statements", v));
     };
+    if let Files::Recorded(r) = files {
+        let text = r.sql_files.get(name).ok_or_else(|| {
+            Problem::value(
+                path,
+                format!("{path} = {name:?}, but the run recorded no text for that file"),
+            )
+        })?;
+        return Ok(SqlText {
+            text: text.clone(),
+            file: Some(name.clone()),
+        });
+    }
     let text = std::fs::read_to_string(name).map_err(|e| {
         let cwd = std::env::current_dir()
             .map(|d| d.display().to_string())

@@ -7,6 +7,7 @@ use super::kinds::{CommandSpec, Field, StrategyKind};
 use super::location::{KeyPath, Problem};
 use super::raw::{RawDatabase, RawStrategy};
 use super::validate::Context;
+use super::validate::Files;
 use super::values::{choice, micros, string};
 use std::collections::BTreeMap;
 use std::str::FromStr;
@@ -21,7 +22,7 @@ const BACKENDS: [(&str, Backend); 3] = [
     ("postgres", Backend::Postgres),
 ];
 
-pub(crate) fn database(raw: RawDatabase) -> Result<DatabaseConfig, Problem> {
+pub(crate) fn database(raw: RawDatabase, files: Files) -> Result<DatabaseConfig, Problem> {
     let base = root("database");
     let backend =
         choice(raw.backend.as_ref(), &base.child("backend"), &BACKENDS)?.unwrap_or_default();
@@ -47,7 +48,7 @@ pub(crate) fn database(raw: RawDatabase) -> Result<DatabaseConfig, Problem> {
         if backend != Backend::Sqlite {
             return Err(Problem::value(&file_path, format!("database.sqlite_file needs backend = \"sqlite\" (it is only read by SQLite), got backend = \"{}\"", match backend { Backend::Auto => "auto", Backend::Postgres => "postgres", Backend::Sqlite => "sqlite" })));
         }
-        if !std::path::Path::new(f).is_file() {
+        if !files.recorded() && !std::path::Path::new(f).is_file() {
             return Err(Problem::value(&file_path, format!("database.sqlite_file = {f:?} is not a file; paths are relative to the current directory")));
         }
     }
@@ -115,11 +116,12 @@ pub(crate) fn field(
     key: &str,
     v: &toml::Value,
     path: &KeyPath,
+    files: Files,
 ) -> Result<Field, Problem> {
     match kind {
         StrategyKind::Spin { .. } => Ok(Field::DurationNs(micros(v, path)?.1)),
-        StrategyKind::Command(_) => super::command::field(key, v, path),
-        StrategyKind::Sql(_) => super::sql::field(key, v, path),
+        StrategyKind::Command(_) => super::command::field(key, v, path, files),
+        StrategyKind::Sql(_) => super::sql::field(key, v, path, files),
         other => Err(Problem::key(
             path,
             format!("{path}: kind = \"{}\" takes no key but kind", other.label()),
@@ -143,19 +145,20 @@ fn empty(label: &str) -> StrategyKind {
 
 pub(crate) fn strategies(
     raw: BTreeMap<String, RawStrategy>,
+    files: Files,
 ) -> Result<BTreeMap<String, StrategyKind>, Problem> {
     if raw.is_empty() {
         return Err(Problem::value(&root("strategies"), "strategies must define at least one strategy, e.g. [strategies.memory] with kind = \"in-memory\""));
     }
     let mut out = BTreeMap::new();
     for (name, table) in raw {
-        let kind = strategy(&root("strategies").child(&name), &table)?;
+        let kind = strategy(&root("strategies").child(&name), &table, files)?;
         out.insert(name, kind);
     }
     Ok(out)
 }
 
-fn strategy(base: &KeyPath, table: &RawStrategy) -> Result<StrategyKind, Problem> {
+fn strategy(base: &KeyPath, table: &RawStrategy, files: Files) -> Result<StrategyKind, Problem> {
     let kind_path = base.child("kind");
     let labels: Vec<(&str, &str)> = KINDS.iter().map(|(l, _)| (*l, *l)).collect();
     let label = choice(table.get("kind"), &kind_path, &labels)?.ok_or_else(|| {
@@ -193,7 +196,7 @@ fn strategy(base: &KeyPath, table: &RawStrategy) -> Result<StrategyKind, Problem
         }
     }
     for (key, value) in table.iter().filter(|(k, _)| *k != "kind") {
-        kind.apply(&field(&kind, key, value, &base.child(key))?);
+        kind.apply(&field(&kind, key, value, &base.child(key), files)?);
     }
     let required: &[&str] = match label {
         "spin" => &["duration_us"],

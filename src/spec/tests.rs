@@ -12,6 +12,7 @@ fn run(text: &str, flags: &[&str], env: Option<&str>) -> Result<(Experiment, Str
     let ctx = Context {
         stem: "stem",
         env_url: env,
+        files: super::validate::Files::Here,
     };
     load_text("x.toml", text.to_string(), &flags, &ctx).map_err(|e| e.message)
 }
@@ -103,10 +104,10 @@ fn counts_must_be_positive() {
     assert!(err(&format!("{MIN}forks = 0\n"))
         .starts_with("x.toml:7:9: design.forks must be a positive integer"));
     assert!(err(&format!("{MIN}pairs = -3\n")).contains(
-        "design.pairs must be a positive integer (1 to 4294967295, default 300), got -3"
+        "design.pairs must be a positive integer up to 1000000 (a fork's pairs are held in memory by the analysis, default 300), got -3"
     ));
     assert!(err(&format!("{MIN}fork_timeout_s = 0\n")).contains(
-        "design.fork_timeout_s must be a positive integer number of seconds (default 1800), got 0"
+        "design.fork_timeout_s must be a positive integer number of seconds, at most 604800 (a week; default 1800), got 0"
     ));
     assert!(err(&format!("{MIN}warmup_pairs = -1\n"))
         .contains("design.warmup_pairs must be a non-negative integer"));
@@ -189,10 +190,9 @@ fn workload_keys_can_be_swept() {
 #[test]
 fn analysis_ranges() {
     assert!(err(&format!("{MIN}[analysis]\nresamples = 99\n"))
-        .contains("analysis.resamples must be an integer of at least 100 (default 2000), got 99"));
-    assert!(
-        err(&format!("{MIN}[analysis]\nconfidence = 1.0\n")).contains("strictly between 0 and 1")
-    );
+        .contains("analysis.resamples must be an integer from 100 to 100000 (the analysis costs resamples x pairs per interval, and more resamples do not change the digits a report prints; default 2000), got 99"));
+    assert!(err(&format!("{MIN}[analysis]\nconfidence = 1.0\n"))
+        .contains("must be a number from 0.5 to 0.999"));
     assert!(err(&format!("{MIN}[analysis]\nconfidence = 0\n")).contains("got 0"));
     assert_eq!(
         ok(&format!(
@@ -264,7 +264,7 @@ fn overrides_apply_and_are_named_in_errors() {
         (2, vec![0, 100_000], Ordering::Blocked)
     );
     assert!(text.contains("forks = 2 # keep"), "{text}");
-    assert_eq!(run(MIN, &["design.forks=0"], None).unwrap_err(), "x.toml: --set design.forks=0: design.forks must be a positive integer (1 to 4294967295, default 10), got 0");
+    assert_eq!(run(MIN, &["design.forks=0"], None).unwrap_err(), "x.toml: --set design.forks=0: design.forks must be a positive integer up to 10000 (each fork is a fresh process and a record in run.json, default 10), got 0");
     assert!(run(MIN, &["design.forks"], None)
         .unwrap_err()
         .starts_with("x.toml: --set design.forks: no `=`"));

@@ -6,10 +6,11 @@
 
 use super::experiment::*;
 use super::kinds::StrategyKind;
+use super::limits;
 use super::location::{KeyPath, Problem};
 use super::raw::*;
 use super::strategies::{check_database_usable, database, strategies};
-use super::values::{boolean, choice, describe, integer, positive_u32, string};
+use super::values::{boolean, choice, describe, integer, string};
 use crate::db::statements::SqlDialect;
 use std::collections::BTreeMap;
 use std::num::NonZeroU32;
@@ -23,6 +24,33 @@ pub(crate) struct Context<'a> {
     pub stem: &'a str,
     /// RUNNER_DATABASE_URL when set and non-empty.
     pub env_url: Option<&'a str>,
+    /// What validation may look at on this machine (see [`Files`]).
+    pub files: Files<'a>,
+}
+
+/// How validation treats the files and programs a spec names.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Files<'a> {
+    /// A spec about to run: paths, programs and a database URL are checked
+    /// on this machine, and SQL files are read.
+    Here,
+    /// A spec recorded in run.json, validated again when the run is read
+    /// back: the rules that look at this machine (a file or program exists,
+    /// a database URL is at hand) held where the run started and are not
+    /// asked again here; SQL files come from the texts the run recorded.
+    Recorded(&'a super::Recorded),
+}
+
+impl Files<'_> {
+    pub fn recorded(&self) -> bool {
+        matches!(self, Files::Recorded(_))
+    }
+}
+
+impl Context<'_> {
+    pub fn recorded(&self) -> bool {
+        self.files.recorded()
+    }
 }
 
 fn root(key: &str) -> KeyPath {
@@ -53,9 +81,9 @@ pub(crate) fn experiment(raw: RawSpec, ctx: &Context) -> Result<Experiment, Prob
         )? as u64),
     };
     let workload = workload(raw.workload.unwrap_or_default())?;
-    let database = database(raw.database.unwrap_or_default())?;
+    let database = database(raw.database.unwrap_or_default(), ctx.files)?;
     let design = design(raw.design.unwrap_or_default())?;
-    let strategies = strategies(raw.strategies.unwrap_or_default())?;
+    let strategies = strategies(raw.strategies.unwrap_or_default(), ctx.files)?;
     for (arm, chosen) in [
         ("baseline", &design.baseline),
         ("treatment", &design.treatment),
@@ -68,11 +96,14 @@ pub(crate) fn experiment(raw: RawSpec, ctx: &Context) -> Result<Experiment, Prob
             ));
         }
     }
-    check_database_usable(&database, &strategies, ctx)?;
-    let grid = super::grid::grid(raw.grid.unwrap_or_default(), &strategies)?;
+    if !ctx.recorded() {
+        check_database_usable(&database, &strategies, ctx)?;
+    }
+    let grid = super::grid::grid(raw.grid.unwrap_or_default(), &strategies, ctx.files)?;
     let dialect = sql_dialect(&database, ctx);
     check_search_path(&strategies, dialect)?;
     super::uses::check(&strategies, &design, &grid, dialect)?;
+    limits::check_totals(&design, &grid)?;
     Ok(Experiment {
         name,
         title,
@@ -84,13 +115,20 @@ pub(crate) fn experiment(raw: RawSpec, ctx: &Context) -> Result<Experiment, Prob
         design,
         grid,
         analysis: analysis(raw.analysis.unwrap_or_default())?,
-        report: report(raw.report.unwrap_or_default())?,
+        report: report(raw.report.unwrap_or_default(), ctx)?,
     })
 }
 
 /// The grammar the `sql` strategies are read with: the backend this run
 /// would use (resolved as `db::resolve` does).
 fn sql_dialect(db: &DatabaseConfig, ctx: &Context) -> SqlDialect {
+    if let Files::Recorded(r) = ctx.files {
+        return if r.postgres {
+            SqlDialect::Postgres
+        } else {
+            SqlDialect::Sqlite
+        };
+    }
     let url = ctx
         .env_url
         .or(db.url.as_deref())
@@ -139,10 +177,10 @@ fn workload(raw: RawWorkload) -> Result<WorkloadParams, Problem> {
     let mut w = WorkloadParams::default();
     let base = root("workload");
     if let Some(v) = &raw.plans {
-        w.plans = positive_u32(v, &base.child("plans"), ", default 40")?;
+        w.plans = limits::count(v, &base.child("plans"), &limits::PLANS, ", default 40")?;
     }
     if let Some(v) = &raw.months {
-        w.months = positive_u32(v, &base.child("months"), ", default 60")?;
+        w.months = limits::count(v, &base.child("months"), &limits::MONTHS, ", default 60")?;
     }
     Ok(w)
 }
@@ -158,9 +196,13 @@ fn design(raw: RawDesign) -> Result<Design, Problem> {
             )
         })
     };
-    let count = |v: Option<&Value>, key: &str, default: u32| -> Result<NonZeroU32, Problem> {
+    let count = |v: Option<&Value>,
+                 key: &str,
+                 limit: &limits::Limit,
+                 default: u32|
+     -> Result<NonZeroU32, Problem> {
         let n = match v {
-            Some(v) => positive_u32(v, &base.child(key), &format!(", default {default}"))?,
+            Some(v) => limits::count(v, &base.child(key), limit, &format!(", default {default}"))?,
             None => default,
         };
         Ok(NonZeroU32::new(n).expect("positive by construction"))
@@ -176,18 +218,12 @@ fn design(raw: RawDesign) -> Result<Design, Problem> {
     Ok(Design {
         baseline: arm(raw.baseline.as_ref(), "baseline")?,
         treatment: arm(raw.treatment.as_ref(), "treatment")?,
-        forks: count(raw.forks.as_ref(), "forks", 10)?,
+        forks: count(raw.forks.as_ref(), "forks", &limits::FORKS, 10)?,
         warmup_pairs: match &raw.warmup_pairs {
-            Some(v) => integer(
-                v,
-                &base.child("warmup_pairs"),
-                0,
-                u32::MAX.into(),
-                "a non-negative integer (0 allowed, default 80)",
-            )? as u32,
+            Some(v) => limits::warmup(v, &base.child("warmup_pairs"))?,
             None => 80,
         },
-        pairs: count(raw.pairs.as_ref(), "pairs", 300)?,
+        pairs: count(raw.pairs.as_ref(), "pairs", &limits::PAIRS, 300)?,
         ordering: choice(raw.ordering.as_ref(), &base.child("ordering"), &orderings)?
             .unwrap_or(Ordering::PairedRandom),
         pad_baseline: boolean(raw.pad_baseline.as_ref(), &base.child("pad_baseline"), true)?,
@@ -198,8 +234,11 @@ fn design(raw: RawDesign) -> Result<Design, Problem> {
                 v,
                 &base.child("fork_timeout_s"),
                 1,
-                i64::MAX,
-                "a positive integer number of seconds (default 1800)",
+                limits::FORK_TIMEOUT_S,
+                &format!(
+                    "a positive integer number of seconds, at most {} (a week; default 1800)",
+                    limits::FORK_TIMEOUT_S
+                ),
             )? as u64,
             None => 1800,
         },
@@ -214,19 +253,26 @@ fn analysis(raw: RawAnalysis) -> Result<AnalysisConfig, Problem> {
             v,
             &base.child("resamples"),
             100,
-            u32::MAX.into(),
-            "an integer of at least 100 (default 2000)",
+            limits::RESAMPLES.max.into(),
+            &format!(
+                "an integer from 100 to {} ({}; default 2000)",
+                limits::RESAMPLES.max,
+                limits::RESAMPLES.why
+            ),
         )? as u32;
     }
     if let Some(v) = &raw.confidence {
         let path = base.child("confidence");
         a.confidence = match v {
-            Value::Float(f) if *f > 0.0 && *f < 1.0 => *f,
+            Value::Float(f) if (limits::CONFIDENCE.0..=limits::CONFIDENCE.1).contains(f) => *f,
             other => {
                 return Err(Problem::value(
                     &path,
                     format!(
-                        "{path} must be a number strictly between 0 and 1 (e.g. 0.95), got {}",
+                        "{path} must be a number from {} to {} (e.g. 0.95: below one half an interval says less than a coin flip, and above {} its ends rest on a handful of resamples), got {}",
+                        limits::CONFIDENCE.0,
+                        limits::CONFIDENCE.1,
+                        limits::CONFIDENCE.1,
                         describe(other)
                     ),
                 ))
@@ -236,13 +282,13 @@ fn analysis(raw: RawAnalysis) -> Result<AnalysisConfig, Problem> {
     Ok(a)
 }
 
-fn report(raw: RawReport) -> Result<ReportConfig, Problem> {
+fn report(raw: RawReport, ctx: &Context) -> Result<ReportConfig, Problem> {
     let path = root("report").child("template");
     let Some(template) = string(raw.template.as_ref(), &path, "a path to a template file")? else {
         return Ok(ReportConfig::default());
     };
     let file = PathBuf::from(&template);
-    if !file.is_file() {
+    if !ctx.recorded() && !file.is_file() {
         let what = if file.is_dir() {
             "is a directory"
         } else {

@@ -69,12 +69,6 @@ pub(crate) fn integer(
     }
 }
 
-/// A positive integer that fits in a u32 (counts, model sizes).
-pub(crate) fn positive_u32(v: &Value, path: &KeyPath, default: &str) -> Result<u32, Problem> {
-    let what = format!("a positive integer (1 to {}{default})", u32::MAX);
-    integer(v, path, 1, u32::MAX.into(), &what).map(|i| i as u32)
-}
-
 /// One of a fixed set of spellings, mapped to its enum value.
 pub(crate) fn choice<T: Copy>(
     v: Option<&Value>,

@@ -31,15 +31,16 @@ pub fn exec(tmp: &Path, spec: &Path, out: &str, fault: Option<&str>, extra: &[&s
 pub fn printed_resume(err: &str) -> Vec<String> {
     let line = err
         .lines()
-        .find(|l| l.contains("--resume"))
+        .find(|l| l.contains("runner exec") && l.contains("--resume"))
         .unwrap_or_else(|| panic!("no resume command in: {err}"));
     let at = line
         .find("runner exec")
         .expect("command starts with runner exec");
-    line[at..]
-        .split_whitespace()
+    // The command is quoted for a POSIX shell; split it as one would.
+    shlex::split(&line[at..])
+        .expect("a shell-quoted command")
+        .into_iter()
         .skip(1)
-        .map(String::from)
         .collect()
 }
 
@@ -210,4 +211,41 @@ pub fn reference_run(t: &Path, spec: &Path) -> (std::path::PathBuf, (u64, u64), 
     let mut before: Vec<_> = order[..2].to_vec();
     before.sort();
     (reference, order[2], before)
+}
+
+/// Unmounts on drop.
+pub struct Tmpfs(pub std::path::PathBuf);
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// A tmpfs of `size` (e.g. "64k") at `dir`, or None (and SKIPPED on stderr)
+/// where this process may not mount one.
+pub fn small_tmpfs(dir: &Path, size: &str) -> Option<Tmpfs> {
+    std::fs::create_dir_all(dir).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+        .arg(dir)
+        .output();
+    if !matches!(&mounted, Ok(o) if o.status.success()) {
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED: cannot mount a small tmpfs here (not root or no CAP_SYS_ADMIN), so the full-disk case is not tested"
+        );
+        return None;
+    }
+    Some(Tmpfs(dir.to_path_buf()))
+}
+
+/// Gives a mounted tmpfs a new size.
+pub fn remount(dir: &Path, size: &str) -> bool {
+    std::process::Command::new("mount")
+        .args(["-o", &format!("remount,size={size}")])
+        .arg(dir)
+        .status()
+        .is_ok_and(|s| s.success())
 }

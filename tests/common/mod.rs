@@ -110,3 +110,85 @@ pub fn exec_ok(dir: &Path, spec: &Path, out: &str, extra: &[&str]) -> PathBuf {
         .success();
     out
 }
+
+/// Every file under `dir` (recursively) with its bytes, and every symbolic
+/// link with its target: what "nothing the user had was changed" compares.
+pub fn tree(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    fn walk(root: &Path, at: &Path, out: &mut std::collections::BTreeMap<PathBuf, Vec<u8>>) {
+        let Ok(entries) = std::fs::read_dir(at) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let path = e.path();
+            let rel = path.strip_prefix(root).unwrap().to_path_buf();
+            let ft = e.file_type().unwrap();
+            if ft.is_symlink() {
+                let to = std::fs::read_link(&path).unwrap();
+                out.insert(rel, format!("-> {}", to.display()).into_bytes());
+            } else if ft.is_dir() {
+                out.insert(rel.join(""), b"<dir>".to_vec());
+                walk(root, &path, out);
+            } else {
+                out.insert(rel, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// `runner ARGS...` in `dir`, with RUNNER_FAULT removed unless given.
+pub fn run_in(dir: &Path, args: &[&str]) -> std::process::Output {
+    runner()
+        .current_dir(dir)
+        .env_remove("RUNNER_FAULT")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// stderr as text.
+pub fn err_of(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Asserts exit 2 with one `error:` line containing every fragment, and no panic.
+pub fn assert_refused(o: &std::process::Output, fragments: &[&str]) {
+    let err = err_of(o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.starts_with("error: "), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    for f in fragments {
+        assert!(err.contains(f), "expected {f:?} in: {err}");
+    }
+}
+
+/// Copies a folder tree (files and folders only).
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+/// Edits a JSON file in place.
+pub fn edit_json(path: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
+    let mut v = read_json(path);
+    edit(&mut v);
+    std::fs::write(path, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+}
+
+/// Hex SHA-256 of a text, as run.json records them.
+pub fn sha256_hex(text: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}

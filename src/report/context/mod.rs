@@ -126,6 +126,10 @@ pub struct RunView {
     pub has_delays: bool,
     /// Sum of the forks' wall times, seconds.
     pub wall_s: f64,
+    /// `release` or `debug`: the build of runner that measured.
+    pub build_profile: String,
+    /// `RUNNER_FAULT` as the workers saw it (debug builds only), else none.
+    pub fault: Option<String>,
 }
 
 /// Sentences about the whole run, in plain text (no Markdown), shared by
@@ -280,6 +284,8 @@ fn run_view(info: &RunInfo) -> RunView {
         matches_in_memory: checks().any(|c| c.matches_in_memory == Some(true)),
         has_delays: info.cells.iter().any(|c| c.delay_ns > 0),
         wall_s: info.forks.iter().map(|f| f.wall_ns).sum::<u64>() as f64 / 1e9,
+        build_profile: info.build.profile.clone(),
+        fault: info.build.fault.clone(),
     }
 }
 

@@ -16,7 +16,7 @@ mod medians;
 
 use crate::analysis::{Analysis, CellAnalysis};
 use crate::error::{run_failed, Result};
-use crate::exec::partial::write_atomic;
+use crate::output::write_atomic;
 use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;

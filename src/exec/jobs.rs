@@ -1,0 +1,82 @@
+//! Runs every job that has no finished fork yet, one worker at a time.
+
+use super::progress::Progress;
+use super::spawn;
+use crate::error::{run_failed, Result};
+use crate::interrupt;
+use crate::output::partial::Partial;
+use crate::plan::{self, Job};
+use crate::run_info::RunInfo;
+use crate::spec::Experiment;
+use std::collections::HashSet;
+use std::time::Duration;
+
+pub(super) fn run_jobs(
+    exp: &Experiment,
+    info: &RunInfo,
+    partial: &Partial,
+    db: Option<&crate::db::DbTarget>,
+    quiet: bool,
+) -> Result<()> {
+    let done: HashSet<(u32, u32)> = partial
+        .finished_forks(info)?
+        .iter()
+        .map(|f| (f.summary.cell, f.summary.fork))
+        .collect();
+    let todo: Vec<Job> = info
+        .jobs
+        .iter()
+        .filter(|j| !done.contains(&(j.cell, j.fork)))
+        .copied()
+        .collect();
+    let todo_len = todo.len();
+    let mut progress = Progress::new(quiet, info.jobs.len() as u64, done.len() as u64);
+    let timeout = Duration::from_secs(exp.design.fork_timeout_s);
+    let pairs_per_job = plan::Plan::pairs_per_job(exp);
+    for job in todo {
+        if interrupt::interrupted() {
+            progress.clear();
+            return Err(run_failed(interrupt::Interrupted.to_string()));
+        }
+        let label = format!("cell {} fork {}", job.cell, job.fork);
+        let request = super::job_request(exp, info, &job, db);
+        let mut writer = partial.fork_writer(job.cell, job.fork)?;
+        progress.start_fork(&label, pairs_per_job);
+        let outcome = spawn::run_worker(&request, timeout, |p| {
+            progress.pair();
+            writer.push(p)
+        });
+        let failure = match outcome {
+            Ok(r) if r.summary.seeded_hash != r.summary.final_hash => format!(
+                "{label}: the table's content changed during the fork (hash {:?} after seeding, {:?} after the last preview): a preview leaked a write",
+                r.summary.seeded_hash, r.summary.final_hash
+            ),
+            Ok(r) => {
+                let seconds = r.wall_ns as f64 / 1e9;
+                partial.commit_fork(writer, r.summary, r.checks, r.wall_ns)?;
+                progress.finish_fork(&label, seconds);
+                continue;
+            }
+            Err(f) if f.interrupted => format!(
+                "{} during {label}; the worker was stopped and its unfinished fork discarded",
+                interrupt::Interrupted
+            ),
+            Err(f) => {
+                let mut msg = format!("{label} (job seed {}) failed: {}", job.seed, f.reason);
+                if !f.stderr_tail.is_empty() {
+                    msg.push_str("\nworker stderr (last lines):\n  ");
+                    msg.push_str(&f.stderr_tail.join("\n  "));
+                }
+                msg
+            }
+        };
+        writer.discard();
+        progress.clear();
+        return Err(run_failed(failure));
+    }
+    progress.finish(todo_len);
+    if interrupt::interrupted() {
+        return Err(run_failed(interrupt::Interrupted.to_string()));
+    }
+    Ok(())
+}

@@ -1,0 +1,152 @@
+//! A run once its folder is open: the database, the forks, then analysis,
+//! report and promotion. Every failure after the folder exists ends in one
+//! message that says what is kept and prints the command that resumes.
+
+use super::database::RunDatabase;
+use super::resume::{check_same_database, resume_command};
+use super::{jobs, now_rfc3339, with_hint, ExecArgs, ExecOutcome};
+use crate::error::{run_failed, Result};
+use crate::interrupt;
+use crate::output::digest::check_pairs;
+use crate::output::partial::Partial;
+use crate::report;
+use crate::run_info::RunInfo;
+use crate::spec::Experiment;
+use std::path::PathBuf;
+
+pub(super) struct Run<'a> {
+    pub args: &'a ExecArgs,
+    pub exp: &'a Experiment,
+    pub final_dir: PathBuf,
+    pub resuming: bool,
+}
+
+impl Run<'_> {
+    fn resume(&self, partial: &Partial) -> String {
+        resume_command(self.args, &self.final_dir, &partial.dir)
+    }
+
+    pub fn go(self, partial: Partial, mut info: RunInfo) -> Result<ExecOutcome> {
+        let db = match self.prepare_database(&info) {
+            Ok(db) => db,
+            // Nothing ran: a new run leaves nothing behind.
+            Err(e) if !self.resuming => {
+                partial.remove();
+                return Err(e);
+            }
+            Err(e) => return Err(with_hint(e, &self.kept(&partial, &info))),
+        };
+        if self.resuming {
+            let now = db.as_ref().map(|d| &d.info);
+            if let Err(e) = check_same_database(info.database.as_ref(), now) {
+                cleanup(db.as_ref());
+                return Err(e);
+            }
+        }
+        info.database = db.as_ref().map(|d| d.info.clone());
+        // Recorded now, so a resume can check it runs on the same database.
+        let result = partial.write_run_info(&info).and_then(|()| {
+            jobs::run_jobs(
+                self.exp,
+                &info,
+                &partial,
+                db.as_ref().map(|d| &d.target),
+                self.args.quiet,
+            )
+        });
+        cleanup(db.as_ref());
+        if let Err(e) = result {
+            return Err(with_hint(e, &self.kept(&partial, &info)));
+        }
+        self.finish(partial, info)
+    }
+
+    /// What a failed run keeps, and the command that goes on from there.
+    fn kept(&self, partial: &Partial, info: &RunInfo) -> String {
+        let kept = partial.finished_forks(info).map(|f| f.len()).unwrap_or(0);
+        format!(
+            "{kept} of {} forks finished and are kept in {}; to run the missing ones with their original seeds: {}",
+            info.jobs.len(),
+            partial.dir.display(),
+            self.resume(partial)
+        )
+    }
+
+    /// The run's database, connected and (PostgreSQL) given its schema; a
+    /// signal stops the wait (a server that never answers, a lock).
+    fn prepare_database(&self, info: &RunInfo) -> Result<Option<RunDatabase>> {
+        let (exp, run_id, resuming) = (self.exp.clone(), info.run_id.clone(), self.resuming);
+        // Any signal so far (0): a Ctrl-C during start-up stops here too.
+        interrupt::run(0, move || RunDatabase::prepare(&exp, &run_id, resuming))
+            .map_err(|i| run_failed(format!("{i} while preparing the database")))?
+    }
+
+    /// Every fork finished: pairs.csv, analysis, report, the final run.json,
+    /// then the folder into place. Until the final run.json is written the
+    /// folder resumes (it only renders); after it, it is a finished report.
+    fn finish(self, partial: Partial, mut info: RunInfo) -> Result<ExecOutcome> {
+        let kept = |e| {
+            with_hint(
+                e,
+                &format!(
+                    "every fork finished and is kept in {}; to analyse and render the report (once what stopped it is fixed): {}",
+                    partial.dir.display(),
+                    self.resume(&partial)
+                ),
+            )
+        };
+        info.forks = partial.finished_forks(&info).map_err(kept)?;
+        info.environment.load_after = Some(crate::environment::load_average());
+        let bytes = partial.assemble_pairs(&info.forks).map_err(kept)?;
+        info.pairs_sha256 = Some(crate::run_info::sha256_bytes(&bytes));
+        info.finished_at = Some(now_rfc3339());
+        let for_thread = info.clone();
+        let rendering = interrupt::run(0, move || {
+            let pairs = check_pairs(&bytes, &for_thread).map_err(crate::error::bad_input)?;
+            let template = report::template_for(&for_thread, None)?;
+            report::render_run(&for_thread, &pairs, template)
+        })
+        .map_err(|i| kept(run_failed(format!("{i} during the analysis"))))?
+        .map_err(kept)?;
+        report::write(&partial.dir, None, &rendering).map_err(kept)?;
+        partial.write_run_info(&info).map_err(kept)?;
+        let complete = |e| {
+            with_hint(
+                e,
+                &format!(
+                    "the run finished and is complete in {}; rename it to {} yourself",
+                    partial.dir.display(),
+                    self.final_dir.display()
+                ),
+            )
+        };
+        partial.drop_fork_files().map_err(complete)?;
+        partial.promote(&self.final_dir)?;
+        let summary = format!(
+            "{}report: {}\n",
+            rendering.summary,
+            self.final_dir.join("report.md").display()
+        );
+        Ok(ExecOutcome {
+            dir: self.final_dir,
+            info,
+            summary,
+        })
+    }
+}
+
+/// Drops the run's schema; after a signal a second one cuts it short (the
+/// server's lock_timeout bounds it otherwise).
+fn cleanup(db: Option<&RunDatabase>) {
+    let Some(db) = db else { return };
+    let schema = match &db.target {
+        crate::db::DbTarget::Postgres { schema, .. } => schema.clone(),
+        crate::db::DbTarget::Sqlite | crate::db::DbTarget::SqliteFile { .. } => return,
+    };
+    let db = db.clone();
+    if interrupt::run(interrupt::count(), move || db.cleanup()).is_err() {
+        crate::console::warn(&format!(
+            "stopped dropping the run's schema; drop it yourself with DROP SCHEMA {schema} CASCADE, or resume the run, which drops it first"
+        ));
+    }
+}

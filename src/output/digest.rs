@@ -1,0 +1,194 @@
+//! Binding the raw data to its run. Each fork's rows get a SHA-256 as they
+//! are written (recorded with the fork and then in `run.json`), and
+//! `pairs.csv` gets one when it is assembled. Every reader (`report`,
+//! `--resume`, the end of `exec`) checks, per fork: the digest, the number
+//! of rows (warm-up + pairs), the pair indices (warm-up 0.., then measured
+//! 0.., each once, in order) and that every row belongs to that fork; then
+//! the digest of the whole file. Data that fails any of these is refused
+//! (exit 2) naming the fork, and no number is computed from it.
+
+use super::io_err;
+use crate::error::{bad_input, Result};
+use crate::record::{csv_header, PairRecord, Phase};
+use crate::run_info::{file_stem, hex, ForkRecord, RunInfo};
+use crate::spec::Experiment;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// A running digest of rows as they are written.
+#[derive(Default)]
+pub struct RowDigest {
+    hasher: Sha256,
+    rows: u64,
+}
+
+impl RowDigest {
+    /// One row: its CSV line including the final `\n`.
+    pub fn push(&mut self, line: &[u8]) {
+        self.hasher.update(line);
+        self.rows += 1;
+    }
+
+    /// (rows, hex SHA-256).
+    pub fn finish(self) -> (u64, String) {
+        (self.rows, hex(&self.hasher.finalize()))
+    }
+}
+
+/// Checks one fork's rows (`bytes`: its CSV lines, no header) against its
+/// record and the spec, and parses them. `name` says where the rows are,
+/// for the error.
+pub fn check_fork(
+    bytes: &[u8],
+    rec: &ForkRecord,
+    exp: &Experiment,
+    name: &str,
+) -> std::result::Result<Vec<PairRecord>, String> {
+    let (cell, fork) = (rec.summary.cell, rec.summary.fork);
+    if crate::run_info::sha256_bytes(bytes) != rec.sha256 {
+        return Err(format!(
+            "{name}: the SHA-256 differs from the one recorded when cell {cell} fork {fork} finished, so the rows were changed afterwards"
+        ));
+    }
+    let warmup = u64::from(exp.design.warmup_pairs);
+    let pairs = u64::from(exp.design.pairs.get());
+    if rec.rows != warmup + pairs {
+        return Err(format!(
+            "cell {cell} fork {fork} is recorded with {} rows, but the spec gives every fork {warmup} warm-up + {pairs} pairs",
+            rec.rows
+        ));
+    }
+    let mut out = Vec::with_capacity(rec.rows as usize);
+    let rows = crate::record::parse_rows(bytes, rec.summary.resource_usage);
+    for (i, row) in rows.into_iter().enumerate() {
+        let r = row.map_err(|e| format!("{name}, row {}: {e}", i + 1))?;
+        let (phase, index) = if (i as u64) < warmup {
+            (Phase::Warmup, i as u64)
+        } else {
+            (Phase::Measure, i as u64 - warmup)
+        };
+        if r.cell != cell || r.fork != fork || r.phase != phase || u64::from(r.pair) != index {
+            return Err(format!(
+                "{name}, row {}: expected cell {cell} fork {fork} {} pair {index}, found cell {} fork {} {} pair {}",
+                i + 1,
+                phase_name(phase),
+                r.cell,
+                r.fork,
+                phase_name(r.phase),
+                r.pair
+            ));
+        }
+        out.push(r);
+    }
+    if out.len() as u64 != rec.rows {
+        return Err(format!(
+            "{name} has {} rows, but cell {cell} fork {fork} finished with {}",
+            out.len(),
+            rec.rows
+        ));
+    }
+    Ok(out)
+}
+
+fn phase_name(p: Phase) -> &'static str {
+    match p {
+        Phase::Warmup => "warmup",
+        Phase::Measure => "measure",
+    }
+}
+
+/// Reads `DIR/pairs.csv` and checks it against `info` (see the module doc).
+pub fn read_pairs(dir: &Path, info: &RunInfo) -> Result<Vec<PairRecord>> {
+    let path = dir.join("pairs.csv");
+    let bytes = std::fs::read(&path).map_err(|e| io_err("read", &path, e))?;
+    check_pairs(&bytes, info).map_err(|e| bad_input(format!("{}: {e}", path.display())))
+}
+
+/// [`read_pairs`] on bytes already in memory.
+pub fn check_pairs(bytes: &[u8], info: &RunInfo) -> std::result::Result<Vec<PairRecord>, String> {
+    let exp = &info.spec.experiment;
+    let usage = info.forks.iter().any(|f| f.summary.resource_usage);
+    let header = format!("{}\n", csv_header(usage));
+    let Some(body) = bytes.strip_prefix(header.as_bytes()) else {
+        return Err(format!(
+            "the first line is not the header `{}`",
+            header.trim_end()
+        ));
+    };
+    // Contiguous runs of lines by their (cell, fork) prefix.
+    let mut groups: BTreeMap<(u32, u32), (usize, usize)> = BTreeMap::new();
+    let mut at = 0;
+    let mut current: Option<((u32, u32), usize)> = None;
+    let mut close =
+        |key: (u32, u32), start: usize, end: usize| -> std::result::Result<(), String> {
+            if groups.insert(key, (start, end)).is_some() {
+                return Err(format!(
+                    "the rows of cell {} fork {} are not in one block",
+                    key.0, key.1
+                ));
+            }
+            Ok(())
+        };
+    while at < body.len() {
+        let end = body[at..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(body.len(), |n| at + n + 1);
+        let key = line_key(&body[at..end]).ok_or_else(|| {
+            let shown = String::from_utf8_lossy(&body[at..end.min(at + 80)]);
+            format!(
+                "a row does not start with a cell and a fork: {:?}",
+                shown.trim_end()
+            )
+        })?;
+        match current {
+            Some((k, _)) if k == key => {}
+            Some((k, start)) => {
+                close(k, start, at)?;
+                current = Some((key, at));
+            }
+            None => current = Some((key, at)),
+        }
+        at = end;
+    }
+    if let Some((k, start)) = current {
+        close(k, start, body.len())?;
+    }
+    let mut out = Vec::new();
+    for rec in &info.forks {
+        let key = (rec.summary.cell, rec.summary.fork);
+        let name = format!(
+            "the rows of cell {} fork {} (fork file {}.csv)",
+            key.0,
+            key.1,
+            file_stem(key.0, key.1)
+        );
+        let (start, end) = groups.remove(&key).ok_or_else(|| {
+            format!(
+                "there are no rows of cell {} fork {}, which run.json lists as finished",
+                key.0, key.1
+            )
+        })?;
+        out.extend(check_fork(&body[start..end], rec, exp, &name)?);
+    }
+    if let Some((c, f)) = groups.keys().next() {
+        return Err(format!(
+            "there are rows of cell {c} fork {f}, which is not a finished fork of this run"
+        ));
+    }
+    match &info.pairs_sha256 {
+        Some(d) if *d == crate::run_info::sha256_bytes(bytes) => Ok(out),
+        Some(_) => Err("the file does not match pairs_sha256 in run.json (its rows are the run's, so the header or the order of forks was changed)".into()),
+        None => Err("run.json records no pairs_sha256, so nothing binds this file to the run".into()),
+    }
+}
+
+/// `(cell, fork)` from the first two fields of a row.
+fn line_key(line: &[u8]) -> Option<(u32, u32)> {
+    let text = std::str::from_utf8(line).ok()?;
+    let mut fields = text.splitn(3, ',');
+    let cell = fields.next()?.parse().ok()?;
+    let fork = fields.next()?.parse().ok()?;
+    Some((cell, fork))
+}

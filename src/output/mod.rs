@@ -1,0 +1,69 @@
+//! The output folder: the one module that creates, locks, fills, checks and
+//! puts in place what runner writes to disk (design section 5). `exec` and
+//! `report` both go through it; nothing else writes into a report folder.
+//!
+//! - [`atomic`]: every file is written whole or not at all (temp file, fsync,
+//!   rename, fsync of the folder).
+//! - [`lock`]: one exec per run folder, by `flock(2)` on `DIR/lock`, which the
+//!   kernel releases when its owner dies, so a killed run never leaves a lock
+//!   that blocks the next one.
+//! - [`target`]: what may be written where, checked before anything runs: an
+//!   `--out` that is not runner's is refused, never replaced.
+//! - [`partial`]: `DIR.partial/` while a run is in progress, one file pair
+//!   per finished fork.
+//! - [`digest`]: SHA-256 of each fork's rows and of `pairs.csv`, recorded in
+//!   `run.json` and checked, with the row counts and pair indices, by every
+//!   reader, so data that is not the run's is refused rather than analysed.
+//! - [`promote`]: the finished folder takes the place of `DIR` only once whole.
+
+pub mod atomic;
+pub mod digest;
+pub mod lock;
+pub mod partial;
+pub mod promote;
+pub mod target;
+
+pub use atomic::write_atomic;
+
+use crate::error::{bad_input, run_failed, RunnerError};
+use std::path::Path;
+
+/// The files runner writes into a finished report folder (besides the
+/// plots, which `report::plots::FILES` names). A folder holding anything
+/// else is not replaced or deleted by runner.
+pub const DATA_FILES: [&str; 4] = ["report.md", "pairs.csv", "run.json", "analysis.json"];
+
+/// A full disk or a failing device is the run failing (exit 1, resumable
+/// once there is room); anything else (not a directory, read-only, no
+/// permission) means the folder given is wrong (exit 2).
+pub fn io_err(what: &str, path: &Path, e: std::io::Error) -> RunnerError {
+    use std::io::ErrorKind::{FileTooLarge, QuotaExceeded, StorageFull};
+    // tempfile adds ` at path "<its temporary file>"`; the path that matters
+    // is the one runner meant, named here.
+    let text = e.to_string();
+    let cause = text.split(" at path \"").next().unwrap_or_default();
+    let msg = format!("cannot {what} {}: {cause}", path.display());
+    let full = matches!(e.kind(), StorageFull | QuotaExceeded | FileTooLarge)
+        || e.raw_os_error() == Some(libc::EIO);
+    if full {
+        run_failed(msg)
+    } else {
+        bad_input(msg)
+    }
+}
+
+/// The folder that holds `path`, `.` for a bare file name.
+pub fn parent_or_dot(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// fsync of a folder, so a rename in it survives a power cut. Best effort:
+/// some file systems refuse to sync a directory, and the rename has happened.
+pub fn sync_dir(dir: &Path) {
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+}

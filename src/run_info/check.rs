@@ -1,0 +1,225 @@
+//! `run.json` read back is checked like a spec before anything trusts it
+//! (a damaged or edited file must be an error naming the key, never a panic
+//! or a report of numbers that are not the run's):
+//!
+//! - `spec.toml` hashes to `spec.sha256`, validates again as a spec, and
+//!   gives exactly `spec.experiment`;
+//! - the master seed is the spec's when the spec has one;
+//! - cells, the set of jobs (cell, fork, seed) and every recorded bootstrap
+//!   seed are what the spec and master seed derive (the *set* of jobs: their
+//!   order is the schedule's business);
+//! - every fork record names a job, once; a finished run has one per job and
+//!   a digest of `pairs.csv`.
+//!
+//! The rows themselves are checked against the fork digests by
+//! `output::digest`.
+
+use super::{sha256_hex, RunInfo};
+use crate::plan;
+use crate::seed;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Reads `path` and checks it; every failure is bad input (exit 2) naming
+/// the file and the key.
+pub fn checked(path: &Path) -> crate::error::Result<RunInfo> {
+    let info = RunInfo::read(path).map_err(crate::error::bad_input)?;
+    check(&info).map_err(|e| crate::error::bad_input(format!("{}: {e}", path.display())))?;
+    Ok(info)
+}
+
+/// Paths (`design.forks`, `cells[2].delay_ns`) where two JSON values differ.
+pub fn differing_keys(a: &Value, b: &Value, prefix: &str, out: &mut Vec<String>) {
+    let join = |k: &str| {
+        if prefix.is_empty() {
+            k.to_string()
+        } else {
+            format!("{prefix}.{k}")
+        }
+    };
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            for k in keys {
+                let null = Value::Null;
+                differing_keys(
+                    x.get(k).unwrap_or(&null),
+                    y.get(k).unwrap_or(&null),
+                    &join(k),
+                    out,
+                );
+            }
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            for (i, (p, q)) in x.iter().zip(y).enumerate() {
+                differing_keys(p, q, &format!("{prefix}[{i}]"), out);
+            }
+        }
+        _ if a != b => out.push(prefix.to_string()),
+        _ => {}
+    }
+}
+
+fn first_difference(a: &Value, b: &Value, prefix: &str) -> Option<String> {
+    let mut keys = Vec::new();
+    differing_keys(a, b, prefix, &mut keys);
+    match keys.len() {
+        0 => None,
+        1..=3 => Some(keys.join(", ")),
+        n => Some(format!("{} and {} more", keys[..3].join(", "), n - 3)),
+    }
+}
+
+fn value<T: serde::Serialize>(t: &T) -> Value {
+    serde_json::to_value(t).expect("run info serializes")
+}
+
+/// Every check of the module doc; the error is one sentence without the
+/// file name (the caller adds it).
+pub fn check(info: &RunInfo) -> Result<(), String> {
+    let spec = &info.spec;
+    if sha256_hex(&spec.toml) != spec.sha256 {
+        return Err(
+            "spec.sha256 is not the SHA-256 of spec.toml: the recorded spec was edited".into(),
+        );
+    }
+    let postgres = info
+        .database
+        .as_ref()
+        .is_some_and(|d| d["backend"] == "postgres");
+    let recorded = crate::spec::Recorded::of(&spec.experiment, postgres);
+    let reparsed = crate::spec::parse_recorded(&spec.path, &spec.toml, &recorded)
+        .map_err(|e| format!("the recorded spec.toml is not a valid spec: {e}"))?;
+    let exp = &spec.experiment;
+    if let Some(keys) = first_difference(&value(exp), &value(&reparsed), "spec.experiment") {
+        return Err(format!(
+            "{keys} differs from what the recorded spec.toml gives: the file was edited"
+        ));
+    }
+    let seeds = &info.seeds;
+    match exp.seed {
+        Some(s) if s != seeds.master || seeds.drawn => {
+            return Err(format!(
+                "seeds.master is {} (drawn: {}), but the spec's seed is {s}",
+                seeds.master, seeds.drawn
+            ))
+        }
+        None if !seeds.drawn => return Err("seeds.drawn is false, but the spec has no seed".into()),
+        _ => {}
+    }
+    let master = seeds.master;
+    let plan = plan::plan(exp, master);
+    if let Some(keys) = first_difference(&value(&info.cells), &value(&plan.cells), "cells") {
+        return Err(format!(
+            "{keys} differs from the cells the spec gives ({} cells)",
+            plan.cells.len()
+        ));
+    }
+    check_jobs(info, &plan.jobs)?;
+    let bootstrap: BTreeSet<_> = plan
+        .jobs
+        .iter()
+        .map(|j| super::DerivedSeed {
+            cell: j.cell,
+            fork: j.fork,
+            seed: seed::fork_seed(master, j.cell, j.fork),
+        })
+        .collect();
+    let recorded: BTreeSet<_> = seeds.bootstrap.iter().copied().collect();
+    if recorded != bootstrap || seeds.bootstrap.len() != bootstrap.len() {
+        return Err("seeds.bootstrap is not what the master seed derives".into());
+    }
+    // Runs older than the usage streams recorded none (and used none).
+    let recorded_usage = seeds.cells.iter().any(|c| c.usage.is_some());
+    let cells: Vec<_> = plan
+        .cells
+        .iter()
+        .map(|c| seed::CellSeeds {
+            usage: seed::cell_seeds(master, c.cell)
+                .usage
+                .filter(|_| recorded_usage),
+            ..seed::cell_seeds(master, c.cell)
+        })
+        .collect();
+    if seeds.cells != cells {
+        return Err("seeds.cells is not what the master seed derives".into());
+    }
+    check_forks(info)
+}
+
+/// The recorded jobs are the spec's (cell, fork, seed) set, each once.
+fn check_jobs(info: &RunInfo, derived: &[plan::Job]) -> Result<(), String> {
+    let want: BTreeMap<(u32, u32), u64> =
+        derived.iter().map(|j| ((j.cell, j.fork), j.seed)).collect();
+    let mut seen = BTreeSet::new();
+    for (i, j) in info.jobs.iter().enumerate() {
+        if !seen.insert((j.cell, j.fork)) {
+            return Err(format!("jobs[{i}] repeats cell {} fork {}", j.cell, j.fork));
+        }
+        match want.get(&(j.cell, j.fork)) {
+            None => {
+                return Err(format!(
+                    "jobs[{i}] is cell {} fork {}, which the spec does not define",
+                    j.cell, j.fork
+                ))
+            }
+            Some(&s) if s != j.seed => {
+                return Err(format!(
+                    "jobs[{i}].seed is {}, but the master seed gives cell {} fork {} the seed {s}",
+                    j.seed, j.cell, j.fork
+                ))
+            }
+            Some(_) => {}
+        }
+    }
+    if let Some((c, f)) = want.keys().find(|k| !seen.contains(k)) {
+        return Err(format!("jobs lacks cell {c} fork {f}"));
+    }
+    Ok(())
+}
+
+fn check_forks(info: &RunInfo) -> Result<(), String> {
+    let jobs: BTreeSet<(u32, u32)> = info.jobs.iter().map(|j| (j.cell, j.fork)).collect();
+    let mut seen = BTreeSet::new();
+    for (i, f) in info.forks.iter().enumerate() {
+        let key = (f.summary.cell, f.summary.fork);
+        if !jobs.contains(&key) {
+            return Err(format!(
+                "forks[{i}] is cell {} fork {}, which is not one of the run's jobs",
+                key.0, key.1
+            ));
+        }
+        if !seen.insert(key) {
+            return Err(format!("forks[{i}] repeats cell {} fork {}", key.0, key.1));
+        }
+    }
+    if info.finished_at.is_some() {
+        if let Some((c, f)) = jobs.iter().find(|k| !seen.contains(k)) {
+            return Err(format!(
+                "the run is marked finished but has no record of cell {c} fork {f}"
+            ));
+        }
+        if info.pairs_sha256.is_none() {
+            return Err(
+                "pairs_sha256 is missing: nothing binds pairs.csv to this run (a folder written before runner recorded digests needs them added, see docs/troubleshooting.md)".into(),
+            );
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn differing_keys_name_objects_and_array_elements() {
+        let a = json!({"design": {"forks": 2, "pairs": 3}, "cells": [{"d": 1}, {"d": 2}]});
+        let b = json!({"design": {"forks": 2, "pairs": 4}, "cells": [{"d": 1}, {"d": 5}]});
+        let mut out = Vec::new();
+        differing_keys(&a, &b, "", &mut out);
+        assert_eq!(out, ["cells[1].d", "design.pairs"]);
+    }
+}

@@ -1,0 +1,68 @@
+//! What one finished fork leaves in `run.json`: the worker's own summary and
+//! checks (sent over the protocol, defined here so `run_info` sits below
+//! `exec`), and what the parent adds: wall time and the digest of its rows.
+
+use serde::{Deserialize, Serialize};
+
+/// The agreement checks run before any timing (design section 3).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CheckReport {
+    /// Baseline and treatment returned the identical result on one input
+    /// (`None` when one side computes no preview, e.g. spin or noop).
+    pub arms_agree: Option<bool>,
+    /// Every arm that computes the preview returned the identical result as
+    /// the in-memory calculator on the same input (`None`: no arm computes it).
+    #[serde(default)]
+    pub matches_in_memory: Option<bool>,
+    /// Each strategy returned the identical result when run twice.
+    pub repeatable: bool,
+    /// Content hash of the seeded table, for strategies with a database.
+    pub seeded_hash: Option<String>,
+}
+
+/// A finished fork, as the worker reports it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ForkSummary {
+    pub cell: u32,
+    pub fork: u32,
+    /// Fold of every measured and warm-up result, per arm, in pair order.
+    pub checksum_baseline: String,
+    pub checksum_treatment: String,
+    pub seeded_hash: Option<String>,
+    /// Content hash after the last preview; must equal `seeded_hash`.
+    pub final_hash: Option<String>,
+    /// From the first timed run to the last.
+    pub timed_ns: u64,
+    /// The fork's pairs carry per-run CPU time and peak RSS (a `command`
+    /// arm), so `pairs.csv` gets the usage columns.
+    #[serde(default)]
+    pub resource_usage: bool,
+}
+
+/// A finished fork: the worker's summary plus what the parent saw.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ForkRecord {
+    #[serde(flatten)]
+    pub summary: ForkSummary,
+    pub checks: CheckReport,
+    /// Process start to exit, as the parent saw it.
+    pub wall_ns: u64,
+    /// Rows the fork wrote (warm-up + measured pairs).
+    pub rows: u64,
+    /// SHA-256 of the fork's rows exactly as written (CSV lines, each ending
+    /// in `\n`, no header): in `forks/c<cell>-f<fork>.csv` while the run is
+    /// in progress, then as a contiguous run of lines in `pairs.csv`.
+    pub sha256: String,
+}
+
+impl ForkRecord {
+    /// `forks/c<cell>-f<fork>`: how errors name a fork's data.
+    pub fn file_stem(&self) -> String {
+        file_stem(self.summary.cell, self.summary.fork)
+    }
+}
+
+/// `c<cell>-f<fork>`, the stem of a fork's files in `DIR.partial/forks/`.
+pub fn file_stem(cell: u32, fork: u32) -> String {
+    format!("c{cell}-f{fork}")
+}

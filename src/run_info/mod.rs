@@ -1,0 +1,165 @@
+//! `run.json`: everything needed to re-analyse a run and to reproduce it.
+//!
+//! Read back, it is checked like a spec ([`check`]): the recorded spec is
+//! validated again, cells, jobs and seeds are derived from it and compared,
+//! and every fork's rows are bound to it by a SHA-256 (`output::digest`).
+//! Nothing a reader computes comes from a copy it has not checked.
+
+pub mod check;
+mod fork;
+
+pub use fork::{file_stem, CheckReport, ForkRecord, ForkSummary};
+
+use crate::environment::Environment;
+use crate::plan::{Cell, Job};
+use crate::seed::CellSeeds;
+use crate::spec::Experiment;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunInfo {
+    pub run_id: String,
+    /// How the run was started, to reproduce it (argv, as given, with any
+    /// password in a database URL replaced by `***`).
+    pub command_line: Vec<String>,
+    /// The binary that ran it: a debug build, or a test fault, says so.
+    pub build: BuildInfo,
+    pub spec: SpecInfo,
+    pub seeds: Seeds,
+    pub cells: Vec<Cell>,
+    /// Jobs in the order they ran.
+    pub jobs: Vec<Job>,
+    /// One entry per finished fork, sorted by (cell, fork); filled when the
+    /// run finishes (until then the forks live in `DIR.partial/forks/`).
+    pub forks: Vec<ForkRecord>,
+    /// SHA-256 of `pairs.csv`, set when the run finished.
+    pub pairs_sha256: Option<String>,
+    /// The database the strategies used, when any did.
+    pub database: Option<serde_json::Value>,
+    pub environment: Environment,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SpecInfo {
+    pub path: String,
+    /// SHA-256 of `toml`.
+    pub sha256: String,
+    /// The file after `--set` overrides (passwords redacted).
+    pub toml: String,
+    pub experiment: Experiment,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Seeds {
+    pub master: u64,
+    /// The file gave no seed, so this run drew one.
+    pub drawn: bool,
+    /// Seed of the shuffled order of jobs (each job's own seed is in `jobs`).
+    pub schedule: u64,
+    /// Seeds for the bootstrap of each (cell, fork).
+    pub bootstrap: Vec<DerivedSeed>,
+    /// Per cell: the seeds of the pooled, hierarchical, order and
+    /// carry-over bootstrap streams (see `analysis::streams`).
+    pub cells: Vec<CellSeeds>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+pub struct DerivedSeed {
+    pub cell: u32,
+    pub fork: u32,
+    pub seed: u64,
+}
+
+/// Which build of runner measured: timings from a debug build are not
+/// comparable with a release build's, and a debug build reads the
+/// `RUNNER_FAULT` test hook (the release build has none).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct BuildInfo {
+    /// `release` or `debug`.
+    pub profile: String,
+    /// `RUNNER_FAULT` as the workers saw it, when a debug build ran with it set.
+    pub fault: Option<String>,
+}
+
+impl BuildInfo {
+    /// This binary, and the fault hook its workers will read.
+    pub fn current() -> BuildInfo {
+        let debug = cfg!(debug_assertions);
+        BuildInfo {
+            profile: if debug { "debug" } else { "release" }.into(),
+            fault: if debug {
+                std::env::var("RUNNER_FAULT")
+                    .ok()
+                    .filter(|f| !f.trim().is_empty())
+            } else {
+                None
+            },
+        }
+    }
+}
+
+impl BuildInfo {
+    /// A resumed run was made by both builds: debug if either was, and the
+    /// fault hook if either attempt had one.
+    pub fn add(&mut self, other: BuildInfo) {
+        if other.profile != "release" {
+            self.profile = other.profile;
+        }
+        if self.fault.is_none() {
+            self.fault = other.fault;
+        }
+    }
+}
+
+impl RunInfo {
+    /// Reads and parses `path`; errors name the file and, from serde, the
+    /// key and its line. Use [`check::checked`] for the semantic checks.
+    pub fn read(path: &Path) -> Result<RunInfo, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        serde_json::from_str(&text)
+            .map_err(|e| format!("{} is not a valid run.json: {e}", path.display()))
+    }
+
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("run info serializes");
+        s.push('\n');
+        s
+    }
+}
+
+/// Hex SHA-256 of a text.
+pub fn sha256_hex(text: &str) -> String {
+    sha256_bytes(text.as_bytes())
+}
+
+/// Hex SHA-256 of bytes.
+pub fn sha256_bytes(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    hex(&Sha256::digest(bytes))
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_resumed_run_is_debug_if_either_build_was_and_keeps_a_fault() {
+        let build = |profile: &str, fault: Option<&str>| BuildInfo {
+            profile: profile.into(),
+            fault: fault.map(String::from),
+        };
+        let mut b = build("release", None);
+        b.add(build("debug", Some("hang")));
+        assert_eq!(b, build("debug", Some("hang")));
+        b.add(build("release", None));
+        assert_eq!(b, build("debug", Some("hang")));
+    }
+}
