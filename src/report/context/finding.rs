@@ -194,7 +194,7 @@ fn separate_runs(positive: &[&CellAnalysis], exp: &Experiment) -> Option<String>
             .then(y.delay_ns.cmp(&x.delay_ns))
     })?;
     Some(format!(
-        "Comparing two separate runs' medians instead of pairs got every comparison right at no delay tried (best: {} of {}, at {}).",
+        "Comparing two separate runs' medians instead of pairs did not get every comparison right at any delay tried (best: {} of {}, at {}).",
         right(best),
         best.cross_runs.comparisons,
         format::delay(best.delay_ns as f64)
