@@ -37,6 +37,11 @@ pub struct RunInfo {
     pub pairs_sha256: Option<String>,
     /// The database the strategies used, when any did.
     pub database: Option<serde_json::Value>,
+    /// A gate with a percentage threshold: its 2x self-check cells as sized
+    /// from the first phase of the run (absent until then, and for every
+    /// other run). The cells and jobs above are derived with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate_sizing: Option<crate::gate::GateSizing>,
     pub environment: Environment,
     pub started_at: String,
     pub finished_at: Option<String>,

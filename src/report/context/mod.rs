@@ -11,12 +11,15 @@
 
 mod cells;
 mod finding;
+mod gate;
 mod reproduce;
 
 pub use cells::{CellText, CellView};
 pub use finding::{GroupText, GroupView};
+pub use gate::{GateRow, GateText, GateView};
 pub use reproduce::{reproduce_command, Reproduce};
 
+use crate::analysis::gate::{GateCellInfo, GateInput};
 use crate::analysis::{Analysis, AnalysisInput, CellInfo, GroupHeadline};
 use crate::db::DbInfo;
 use crate::environment::Environment;
@@ -36,6 +39,7 @@ pub fn analysis_input(info: &RunInfo) -> AnalysisInput {
         cells: info
             .cells
             .iter()
+            .filter(|c| c.role.is_experiment())
             .map(|c| CellInfo {
                 cell: c.cell,
                 params: c.params.clone(),
@@ -46,6 +50,26 @@ pub fn analysis_input(info: &RunInfo) -> AnalysisInput {
     }
 }
 
+/// What the analysis needs to know about the run's gate: its settings, the
+/// recorded sizing and the self-check cells; none without a gate.
+pub fn gate_input(info: &RunInfo) -> Option<GateInput> {
+    Some(GateInput {
+        gate: info.spec.experiment.gate?,
+        sizing: info.gate_sizing.clone(),
+        cells: info
+            .cells
+            .iter()
+            .filter(|c| !c.role.is_experiment())
+            .map(|c| GateCellInfo {
+                cell: c.cell,
+                role: c.role,
+                params: c.params.clone(),
+                delay_ns: c.delay_ns,
+            })
+            .collect(),
+    })
+}
+
 /// The whole context.
 #[derive(Debug, Serialize)]
 pub struct Context<'a> {
@@ -53,6 +77,8 @@ pub struct Context<'a> {
     pub resamples: u32,
     pub cells: Vec<CellView<'a>>,
     pub headline: HeadlineView<'a>,
+    /// The regression gate's verdict and self-check; none without `[gate]`.
+    pub gate: Option<GateView<'a>>,
     pub spec: SpecView<'a>,
     pub environment: &'a Environment,
     pub database: Option<DatabaseView>,
@@ -186,6 +212,10 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
         },
         cells,
         headline,
+        gate: analysis
+            .gate
+            .as_ref()
+            .map(|g| gate::view(g, exp, analysis.confidence)),
         spec: SpecView {
             experiment: exp,
             path: &info.spec.path,
