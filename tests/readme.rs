@@ -71,6 +71,12 @@ fn report_entry(dir: &Path) -> String {
         ctx.reproduce.command,
     );
     let exp = &info.spec.experiment;
+    if let Some(g) = &ctx.gate {
+        out.push_str(&format!(
+            "- Gate (`{}`): {}. {}\n- {}\n",
+            g.data.max_slowdown, g.view.label, g.view.verdict, g.view.self_check
+        ));
+    }
     if exp.design.is_aa() || ctx.run.has_delays {
         for g in &ctx.headline.groups {
             let v = &g.view;
