@@ -139,7 +139,8 @@ pub struct SelfCheck {
     pub delay_ns: u64,
     #[serde(flatten)]
     pub share: Share,
-    pub forks: Vec<SelfCheckFork>,
+    /// Each fork's interval and whether the rule flagged it.
+    pub per_fork: Vec<SelfCheckFork>,
 }
 
 /// Forks the rule flagged as a regression, of how many.
@@ -195,7 +196,7 @@ fn self_check(
     forks: &[ForkData<'_>],
     threshold_ns: f64,
 ) -> Result<SelfCheck, StatsError> {
-    let forks = forks
+    let per_fork = forks
         .iter()
         .map(|f| {
             let mut rng = streams::fork(input.master_seed, info.cell, f.fork);
@@ -210,7 +211,7 @@ fn self_check(
             })
         })
         .collect::<Result<Vec<_>, StatsError>>()?;
-    let (n_flagged, n) = flagged(forks.iter().map(|f| {
+    let (n_flagged, n) = flagged(per_fork.iter().map(|f| {
         if f.flagged {
             Decision::Regression
         } else {
@@ -221,7 +222,7 @@ fn self_check(
         cell: info.cell,
         delay_ns: info.delay_ns,
         share: Share::of(n_flagged, n, input.confidence),
-        forks,
+        per_fork,
     })
 }
 

@@ -29,7 +29,9 @@ fn gated_floor() -> (RunInfo, Analysis) {
     };
     info.spec.experiment.gate = Some(gate);
     let mut input = analysis_input(&info);
-    input.cells.retain(|c| c.delay_ns != 0 && c.delay_ns != 1000);
+    input
+        .cells
+        .retain(|c| c.delay_ns != 0 && c.delay_ns != 1000);
     let g = GateInput {
         gate,
         sizing: None,
@@ -56,7 +58,7 @@ fn a_gated_context_has_the_verdict_and_both_self_checks() {
     assert_eq!(g.groups.len(), 1);
     assert_eq!(g.groups[0].cells.len(), 3, "0.1, 0.5 and 5 µs");
     let power = g.groups[0].power.as_ref().unwrap();
-    assert_eq!((power.delay_ns, power.forks.len()), (1000, 10));
+    assert_eq!((power.delay_ns, power.per_fork.len()), (1000, 10));
     // 5 µs is ten times the threshold: a regression decides.
     assert_eq!(g.verdict, crate::analysis::gate::Verdict::Regression);
     assert_eq!(g.exit_code, 3);
