@@ -89,6 +89,26 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
+    /// Compare two finished runs of one experiment: what changed, and what separate runs can resolve.
+    #[command(
+        long_about = "Reads two finished report folders of the same experiment (e.g. yesterday's \
+                      and today's run) and prints, per cell and arm, how far the median run moved \
+                      from A to B with a hierarchical bootstrap interval over each run's forks, and \
+                      what two separate runs can and cannot resolve given their own fork spread. \
+                      Runs of different specs are refused (exit 2, naming the keys); different \
+                      machines are named. Output: Markdown on stdout, or in --out FILE."
+    )]
+    Compare {
+        /// The earlier run's folder, e.g. reports/aa-monday.
+        #[arg(value_name = "DIR_A")]
+        a: PathBuf,
+        /// The later run's folder; changes are B − A.
+        #[arg(value_name = "DIR_B")]
+        b: PathBuf,
+        /// Write the Markdown to FILE (outside both folders) instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
     /// Print the environment metadata a run would record, and the machine
     /// checks as OK / WARN lines.
     Env {

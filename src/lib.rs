@@ -7,6 +7,7 @@
 pub mod analysis;
 pub mod cli;
 pub mod commands;
+pub mod compare;
 pub mod console;
 pub mod db;
 pub mod environment;
@@ -62,6 +63,15 @@ pub fn run(cli: Cli) -> Result<i32> {
             interrupt::install();
             let rendered = report::render_folder(&dir, template.as_deref(), out.as_deref())?;
             console::out(&format!("{}\n", rendered.report.display()));
+            Ok(0)
+        }
+        Command::Compare { a, b, out } => {
+            interrupt::install();
+            let (text, written) = compare::compare(&a, &b, out.as_deref())?;
+            match written {
+                Some(path) => console::out(&format!("{}\n", path.display())),
+                None => console::out(&text),
+            }
             Ok(0)
         }
         Command::Env { json } => {

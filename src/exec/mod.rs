@@ -137,6 +137,7 @@ fn new_run_info(loaded: &LoadedSpec, spec_path: &Path) -> Result<RunInfo> {
         pairs_sha256: None,
         database: None,
         gate_sizing: None,
+        imported: None,
         environment: crate::environment::capture(),
         started_at: now_rfc3339(),
         finished_at: None,
