@@ -14,6 +14,7 @@ pub mod environment;
 pub mod error;
 pub mod exec;
 pub mod gate;
+pub mod import;
 pub mod interrupt;
 pub mod output;
 pub mod plan;
@@ -72,6 +73,30 @@ pub fn run(cli: Cli) -> Result<i32> {
                 Some(path) => console::out(&format!("{}\n", path.display())),
                 None => console::out(&text),
             }
+            Ok(0)
+        }
+        Command::Analyze {
+            csv,
+            out,
+            seed,
+            baseline,
+            treatment,
+            title,
+            resamples,
+            confidence,
+        } => {
+            let args = import::AnalyzeArgs {
+                csv,
+                out,
+                seed,
+                baseline,
+                treatment,
+                title,
+                resamples,
+                confidence,
+            };
+            let (_, summary) = import::analyze(&args)?;
+            console::out(&summary);
             Ok(0)
         }
         Command::Env { json } => {

@@ -233,7 +233,7 @@ pub fn estimate_job_ns(exp: &Experiment, cell: &Cell, on_postgres: bool) -> u64 
             Some(Command(_)) => 1_000_000,
             Some(Sql(_)) if on_postgres => 300_000,
             Some(Sql(_)) => 50_000,
-            Some(Noop) | None => 100,
+            Some(Noop) | Some(Imported) | None => 100,
         }
     };
     let (baseline, treatment) = cell.arms(&exp.design);

@@ -4,6 +4,8 @@
 //!
 //! - `spec.toml` hashes to `spec.sha256`, validates again as a spec, and
 //!   gives exactly `spec.experiment`;
+//! - imported arms (`runner analyze`) come with an `imported` record, and
+//!   only they do;
 //! - the master seed is the spec's when the spec has one;
 //! - a gate's recorded sizing agrees with the spec (`gate::sizing::check`;
 //!   the analysis checks it against the rows);
@@ -98,6 +100,15 @@ pub fn check(info: &RunInfo) -> Result<(), String> {
         return Err(format!(
             "{keys} differs from what the recorded spec.toml gives: the file was edited"
         ));
+    }
+    let imported_arms = exp
+        .strategies
+        .values()
+        .any(|k| *k == crate::spec::StrategyKind::Imported);
+    match (imported_arms, info.imported.is_some()) {
+        (true, false) => return Err("the spec's arms are imported (kind = \"imported\"), but run.json has no `imported` record of where the pairs came from".into()),
+        (false, true) => return Err("`imported` is recorded, but the spec's arms are ones runner runs".into()),
+        _ => {}
     }
     let seeds = &info.seeds;
     match exp.seed {

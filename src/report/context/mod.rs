@@ -156,6 +156,9 @@ pub struct RunView {
     pub build_profile: String,
     /// `RUNNER_FAULT` as the workers saw it (debug builds only), else none.
     pub fault: Option<String>,
+    /// Pairs imported by `runner analyze`: the file and how it was read
+    /// (run.json's `imported`); none for runs runner measured.
+    pub imported: Option<crate::run_info::Imported>,
 }
 
 /// Sentences about the whole run, in plain text (no Markdown), shared by
@@ -316,6 +319,7 @@ fn run_view(info: &RunInfo) -> RunView {
         wall_s: info.forks.iter().map(|f| f.wall_ns).sum::<u64>() as f64 / 1e9,
         build_profile: info.build.profile.clone(),
         fault: info.build.fault.clone(),
+        imported: info.imported.clone(),
     }
 }
 
