@@ -24,7 +24,7 @@ fn key(s: &str) -> String {
 
 /// A delay in µs as TOML: `5`, `0.1`.
 fn micros(ns: u64) -> String {
-    if ns % 1000 == 0 {
+    if ns.is_multiple_of(1000) {
         (ns / 1000).to_string()
     } else {
         format!("{:?}", ns as f64 / 1000.0)
