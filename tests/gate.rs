@@ -300,3 +300,35 @@ fn bad_gate_keys_are_refused_naming_the_key() {
         assert!(stderr(&o).contains(says), "{set}: {}", stderr(&o));
     }
 }
+
+/// The experiment file of docs/ci.md validates (its programs replaced by
+/// `true`, since they are the reader's), and its gate is what the text says.
+#[test]
+fn the_ci_doc_experiment_is_a_valid_gate() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/ci.md")).unwrap();
+    let toml = doc
+        .split("```toml\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("docs/ci.md has a toml block");
+    let workflow = doc.split("```yaml\n").nth(1).expect("a yaml block");
+    assert!(workflow.contains("runner exec pr/perf/gate.toml --out perf-gate"));
+    assert!(workflow.contains("path: perf-gate"));
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = write_spec(tmp.path(), "gate", toml);
+    let o = runner()
+        .current_dir(tmp.path())
+        .args(["check", spec.to_str().unwrap()])
+        .args(["--set", "strategies.base.argv=[\"true\"]"])
+        .args(["--set", "strategies.pr.argv=[\"true\"]"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("gate        max_slowdown 2%"), "{text}");
+    assert!(
+        text.contains("(gate self-check: `base` against itself)"),
+        "{text}"
+    );
+}
