@@ -243,8 +243,22 @@ fn templates_readme_documents_every_key_of_the_context() {
     let doc =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/README.md"))
             .unwrap();
-    // A gate, so its keys are there too.
+    // A gate, so its keys are there too, and an import record.
     let (mut info, analysis) = gated_floor();
+    info.imported = Some(crate::run_info::Imported {
+        file: "x.csv".into(),
+        sha256: "ab".into(),
+        rows: 1,
+        columns: vec!["fork".into()],
+        cells_by: "cell".into(),
+        forks: vec![crate::run_info::ImportedFork {
+            cell: 0,
+            fork: 0,
+            source: "1".into(),
+        }],
+        has_spin: false,
+        has_start_times: false,
+    });
     // A PostgreSQL database, so its keys are there too.
     info.database = Some(serde_json::json!({
         "backend": "postgres", "version": "v",
