@@ -36,7 +36,9 @@ pub enum Command {
                       sensitivity table. The run is written to DIR.partial/ and replaces DIR \
                       (a previous report there included) only when it is complete, so a failed \
                       or interrupted run leaves the previous report intact and prints the \
-                      --resume command that finishes it.",
+                      --resume command that finishes it. With [gate] in the file, exec is a CI \
+                      regression gate: exit 0 pass, 3 regression, 4 inconclusive, and gate.json \
+                      in the folder.",
         after_help = DATABASE_NOTE
     )]
     Exec {
