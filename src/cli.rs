@@ -36,7 +36,9 @@ pub enum Command {
                       sensitivity table. The run is written to DIR.partial/ and replaces DIR \
                       (a previous report there included) only when it is complete, so a failed \
                       or interrupted run leaves the previous report intact and prints the \
-                      --resume command that finishes it.",
+                      --resume command that finishes it. With [gate] in the file, exec is a CI \
+                      regression gate: exit 0 pass, 3 regression, 4 inconclusive, and gate.json \
+                      in the folder.",
         after_help = DATABASE_NOTE
     )]
     Exec {
@@ -88,6 +90,63 @@ pub enum Command {
         /// Where to write the report, default DIR/report.md; the plots go beside it.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+    },
+    /// Compare two finished runs of one experiment: what changed, and what separate runs can resolve.
+    #[command(
+        long_about = "Reads two finished report folders of the same experiment (e.g. yesterday's \
+                      and today's run) and prints, per cell and arm, how far the median run moved \
+                      from A to B with a hierarchical bootstrap interval over each run's forks, and \
+                      what two separate runs can and cannot resolve given their own fork spread. \
+                      Runs of different specs are refused (exit 2, naming the keys); different \
+                      machines are named. Output: Markdown on stdout, or in --out FILE."
+    )]
+    Compare {
+        /// The earlier run's folder, e.g. reports/aa-monday.
+        #[arg(value_name = "DIR_A")]
+        a: PathBuf,
+        /// The later run's folder; changes are B − A.
+        #[arg(value_name = "DIR_B")]
+        b: PathBuf,
+        /// Write the Markdown to FILE (outside both folders) instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Analyse pairs another harness measured (a CSV), into a report folder like exec's.
+    #[command(
+        long_about = "Reads a CSV of pairs measured by another harness (JMH, pyperf, a script) \
+                      and writes runner's analysis and report for them into a folder like exec's \
+                      (pairs.csv, run.json, analysis.json, report.md, plots). Columns, by name: \
+                      fork, pair, first (baseline|treatment), baseline_ns, treatment_ns, and cell \
+                      (any label) or delay_ns / delay_us, or both; optional: phase \
+                      (warmup|measure), spin_ns, baseline_at_ns, treatment_at_ns. Other columns \
+                      are ignored. The report says the data was imported and states nothing about \
+                      how it was measured."
+    )]
+    Analyze {
+        /// The CSV of pairs, one row per pair, with a header.
+        #[arg(value_name = "PAIRS.csv")]
+        csv: PathBuf,
+        /// Output folder, default reports/<file stem>/; replaced only if runner wrote it.
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Master seed of the bootstrap (default: drawn, printed in the report and run.json).
+        #[arg(long, value_name = "N")]
+        seed: Option<u64>,
+        /// The baseline arm's name in the report.
+        #[arg(long, value_name = "NAME", default_value = "baseline")]
+        baseline: String,
+        /// The treatment arm's name; the same as --baseline makes it an A/A.
+        #[arg(long, value_name = "NAME", default_value = "treatment")]
+        treatment: String,
+        /// The report's title, default "<file stem> (imported)".
+        #[arg(long, value_name = "TEXT")]
+        title: Option<String>,
+        /// Bootstrap resamples per interval (100 to 100000).
+        #[arg(long, value_name = "N", default_value_t = 2000)]
+        resamples: u32,
+        /// Confidence of every interval (0.5 to 0.999).
+        #[arg(long, value_name = "C", default_value_t = 0.95)]
+        confidence: f64,
     },
     /// Print the environment metadata a run would record, and the machine
     /// checks as OK / WARN lines.

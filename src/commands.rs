@@ -34,9 +34,17 @@ pub fn estimate_analysis_ns(exp: &crate::spec::Experiment, cells: u64) -> u64 {
 pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
     let loaded = spec::load(spec_path, set)?;
     let exp = &loaded.experiment;
-    let cells = plan::cells(exp);
+    let cells = plan::all_cells(exp, None);
     let forks = u64::from(exp.design.forks.get());
-    let jobs = cells.len() as u64 * forks;
+    // A percentage gate's 2x cells are sized by the run itself.
+    let to_size = crate::gate::cells::needs_sizing(exp, None);
+    let cells_total = cells.len() as u64
+        + if to_size {
+            cells.len() as u64 - plan::cells(exp).len() as u64
+        } else {
+            0
+        };
+    let jobs = cells_total * forks;
     let per_job = plan::Plan::pairs_per_job(exp);
     let needs_db = [&exp.design.baseline, &exp.design.treatment]
         .iter()
@@ -102,17 +110,38 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
         exp.seed
             .map_or("drawn at exec time".to_string(), |s| s.to_string())
     ));
-    out.push_str(&format!("cells       {}\n", cells.len()));
+    out.push_str(&format!("cells       {cells_total}\n"));
     for c in &cells {
+        let role = match c.role {
+            plan::Role::Experiment => String::new(),
+            _ => {
+                let (b, _) = c.arms(&exp.design);
+                format!(" (gate self-check: `{b}` against itself)")
+            }
+        };
         out.push_str(&format!(
-            "  cell {:<3} {}\n",
+            "  cell {:<3} {}{role}\n",
             c.cell,
             crate::report::format::params(&c.params)
         ));
     }
+    if to_size {
+        out.push_str(&format!(
+            "  and one gate self-check cell per group at twice the threshold, sized once the cells above have run (`{}` against itself)\n",
+            exp.design.baseline
+        ));
+    }
+    if let Some(g) = &exp.gate {
+        out.push_str(&format!(
+            "gate        max_slowdown {}, {} interval decides, self-check {}, min_power {}; exit 0 pass, 3 regression, 4 inconclusive\n",
+            g.max_slowdown,
+            g.statistic,
+            if g.self_check { "on" } else { "off" },
+            g.min_power
+        ));
+    }
     out.push_str(&format!(
-        "jobs        {jobs} ({} cells x {forks} forks), each a fresh process\n",
-        cells.len()
+        "jobs        {jobs} ({cells_total} cells x {forks} forks), each a fresh process\n"
     ));
     out.push_str(&format!(
         "pairs       {} in total ({} measured)\n",
@@ -125,7 +154,7 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
     ));
     out.push_str(&format!(
         "analysis    about {} ({} resamples x {} measured pairs, after the forks)\n",
-        human_duration(estimate_analysis_ns(exp, cells.len() as u64)),
+        human_duration(estimate_analysis_ns(exp, cells_total)),
         exp.analysis.resamples,
         jobs * u64::from(exp.design.pairs.get())
     ));

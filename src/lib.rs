@@ -7,11 +7,14 @@
 pub mod analysis;
 pub mod cli;
 pub mod commands;
+pub mod compare;
 pub mod console;
 pub mod db;
 pub mod environment;
 pub mod error;
 pub mod exec;
+pub mod gate;
+pub mod import;
 pub mod interrupt;
 pub mod output;
 pub mod plan;
@@ -29,10 +32,11 @@ pub mod workload;
 use cli::{Cli, Command};
 pub use error::{Result, RunnerError};
 
-/// Runs one command line. Output for the user goes to stdout; progress and
-/// errors to stderr (printed by `main`); a closed stream is not an error
-/// (see `console`).
-pub fn run(cli: Cli) -> Result<()> {
+/// Runs one command line and returns its exit code when it did not fail:
+/// 0, or a gate's 3 (regression) or 4 (inconclusive). Output for the user
+/// goes to stdout; progress and errors to stderr (printed by `main`); a
+/// closed stream is not an error (see `console`).
+pub fn run(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Exec {
             spec,
@@ -50,24 +54,57 @@ pub fn run(cli: Cli) -> Result<()> {
             };
             let outcome = exec::exec(&args)?;
             console::out(&outcome.summary);
-            Ok(())
+            Ok(outcome.exit_code)
         }
         Command::Check { spec, set } => {
             console::out(&commands::check(&spec, &set)?);
-            Ok(())
+            Ok(0)
         }
         Command::Report { dir, template, out } => {
             interrupt::install();
             let rendered = report::render_folder(&dir, template.as_deref(), out.as_deref())?;
             console::out(&format!("{}\n", rendered.report.display()));
-            Ok(())
+            Ok(0)
+        }
+        Command::Compare { a, b, out } => {
+            interrupt::install();
+            let (text, written) = compare::compare(&a, &b, out.as_deref())?;
+            match written {
+                Some(path) => console::out(&format!("{}\n", path.display())),
+                None => console::out(&text),
+            }
+            Ok(0)
+        }
+        Command::Analyze {
+            csv,
+            out,
+            seed,
+            baseline,
+            treatment,
+            title,
+            resamples,
+            confidence,
+        } => {
+            let args = import::AnalyzeArgs {
+                csv,
+                out,
+                seed,
+                baseline,
+                treatment,
+                title,
+                resamples,
+                confidence,
+            };
+            let (_, summary) = import::analyze(&args)?;
+            console::out(&summary);
+            Ok(0)
         }
         Command::Env { json } => {
             console::out(&commands::env(json));
-            Ok(())
+            Ok(0)
         }
-        Command::Worker => {
-            exec::worker::main().map_err(|e| RunnerError::RunFailed(format!("{e:#}")))
-        }
+        Command::Worker => exec::worker::main()
+            .map(|()| 0)
+            .map_err(|e| RunnerError::RunFailed(format!("{e:#}"))),
     }
 }

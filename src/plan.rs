@@ -3,12 +3,13 @@
 //! Pure: the same experiment and seed always give the same plan, which is what
 //! makes a run's schedule, `first` column and inputs reproducible.
 
+use crate::gate::GateSizing;
 use crate::seed::{self, Domain};
 use crate::spec::placeholder::{self, Fill};
-use crate::spec::{Experiment, Schedule, StrategyKind, WorkloadParams};
+use crate::spec::{Design, Experiment, Schedule, StrategyKind, WorkloadParams};
 use serde::{Deserialize, Serialize};
 
-/// One combination of grid values.
+/// One combination of grid values, or one of a gate's self-check cells.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cell {
     pub cell: u32,
@@ -16,6 +17,43 @@ pub struct Cell {
     pub workload: WorkloadParams,
     /// The grid values as written (`{"delay_us": 25, "plans": 40}`), for reports.
     pub params: serde_json::Map<String, serde_json::Value>,
+    /// What the cell is for, and so which strategies its arms run. Absent
+    /// (an experiment cell) from the run.json of runs without a gate.
+    #[serde(default, skip_serializing_if = "Role::is_experiment")]
+    pub role: Role,
+}
+
+/// What a cell is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    /// A combination of the grid: the design's baseline vs its treatment.
+    #[default]
+    Experiment,
+    /// The gate's self-check at d = 0: the baseline against itself, so any
+    /// slowdown the gate's rule reports there is a false alarm.
+    GateNull,
+    /// The gate's self-check at twice its threshold: the baseline against
+    /// itself plus a known delay, so the share the rule flags is its power.
+    GatePower,
+}
+
+impl Role {
+    pub fn is_experiment(&self) -> bool {
+        *self == Role::Experiment
+    }
+}
+
+impl Cell {
+    /// The strategies the cell's two arms run (names in `[strategies]`):
+    /// the design's for an experiment cell, the baseline on both sides for
+    /// the gate's self-check (an A/A of what the gate protects).
+    pub fn arms<'a>(&self, design: &'a Design) -> (&'a str, &'a str) {
+        match self.role {
+            Role::Experiment => (&design.baseline, &design.treatment),
+            Role::GateNull | Role::GatePower => (&design.baseline, &design.baseline),
+        }
+    }
 }
 
 /// One fork of one cell: what a single worker process runs.
@@ -58,9 +96,11 @@ pub fn param_text(v: &serde_json::Value) -> String {
     }
 }
 
-/// Expands the grid into cells: swept keys outermost, in key order (the
-/// `[workload]` keys, other bare keys and `strategies.NAME.KEY` sorted by
-/// name), delay innermost, so a report's table reads delay by delay.
+/// Expands the grid into the experiment's cells: swept keys outermost, in
+/// key order (the `[workload]` keys, other bare keys and
+/// `strategies.NAME.KEY` sorted by name), delay innermost, so a report's
+/// table reads delay by delay. A gate's self-check cells follow them
+/// (see [`all_cells`]).
 pub fn cells(exp: &Experiment) -> Vec<Cell> {
     let mut combos: Vec<(WorkloadParams, serde_json::Map<String, serde_json::Value>)> =
         vec![(exp.workload, serde_json::Map::new())];
@@ -93,6 +133,7 @@ pub fn cells(exp: &Experiment) -> Vec<Cell> {
                 delay_ns: ns,
                 workload: w,
                 params,
+                role: Role::Experiment,
             });
         }
     }
@@ -124,30 +165,51 @@ pub fn bind(exp: &Experiment, cell: &Cell, name: &str) -> StrategyKind {
     kind
 }
 
-/// The full plan for `master_seed`.
-pub fn plan(exp: &Experiment, master_seed: u64) -> Plan {
-    let cells = cells(exp);
-    let mut jobs: Vec<Job> = cells
-        .iter()
-        .flat_map(|c| {
-            (0..exp.design.forks.get()).map(move |fork| Job {
-                cell: c.cell,
-                fork,
-                seed: seed::derive(
-                    master_seed,
-                    Domain::Job,
-                    &[u64::from(c.cell), u64::from(fork)],
-                ),
+/// The experiment's cells, then a gate's self-check cells: every cell a run
+/// measures. The 2x cells of a percentage threshold appear only once
+/// `sizing` (measured from the experiment cells) gives their delay.
+pub fn all_cells(exp: &Experiment, sizing: Option<&GateSizing>) -> Vec<Cell> {
+    let mut out = cells(exp);
+    let extra = crate::gate::cells::self_check(exp, &out, sizing);
+    out.extend(extra);
+    out
+}
+
+/// The full plan for `master_seed` (and, for a gate with a percentage
+/// threshold, its recorded sizing). Jobs of cells that run in the second
+/// phase (the 2x cells sized from the first) come after all the others,
+/// each phase in its own seeded order.
+pub fn plan(exp: &Experiment, master_seed: u64, sizing: Option<&GateSizing>) -> Plan {
+    let cells = all_cells(exp, sizing);
+    let jobs_of = |phase: u32| -> Vec<Job> {
+        let mut jobs: Vec<Job> = cells
+            .iter()
+            .filter(|c| crate::gate::cells::phase(exp, c) == phase)
+            .flat_map(|c| {
+                (0..exp.design.forks.get()).map(move |fork| Job {
+                    cell: c.cell,
+                    fork,
+                    seed: seed::derive(
+                        master_seed,
+                        Domain::Job,
+                        &[u64::from(c.cell), u64::from(fork)],
+                    ),
+                })
             })
-        })
-        .collect();
-    if exp.design.schedule == Schedule::Shuffled {
-        // run.json records this seed as `seeds.schedule`.
-        seed::shuffle(
-            &mut seed::rng(master_seed, Domain::Schedule, &[]),
-            &mut jobs,
-        );
-    }
+            .collect();
+        if exp.design.schedule == Schedule::Shuffled {
+            // run.json records the first phase's seed as `seeds.schedule`;
+            // the second phase's is the same path with the phase appended.
+            let path: &[u64] = if phase == 0 { &[] } else { &[u64::from(phase)] };
+            seed::shuffle(
+                &mut seed::rng(master_seed, Domain::Schedule, path),
+                &mut jobs,
+            );
+        }
+        jobs
+    };
+    let mut jobs = jobs_of(0);
+    jobs.extend(jobs_of(1));
     Plan { cells, jobs }
 }
 
@@ -171,11 +233,12 @@ pub fn estimate_job_ns(exp: &Experiment, cell: &Cell, on_postgres: bool) -> u64 
             Some(Command(_)) => 1_000_000,
             Some(Sql(_)) if on_postgres => 300_000,
             Some(Sql(_)) => 50_000,
-            Some(Noop) | None => 100,
+            Some(Noop) | Some(Imported) | None => 100,
         }
     };
-    let per_pair = run_ns(&exp.design.baseline)
-        + run_ns(&exp.design.treatment)
+    let (baseline, treatment) = cell.arms(&exp.design);
+    let per_pair = run_ns(baseline)
+        + run_ns(treatment)
         + cell.delay_ns * if exp.design.pad_baseline { 2 } else { 1 };
     // Process start, strategy set-up and the agreement check.
     let setup_ns = 30_000_000;

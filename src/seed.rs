@@ -26,6 +26,8 @@ pub enum Domain {
     Job = 2,
     /// Bootstrap resampling for one (cell, fork) or a cell's pooled statistics.
     Bootstrap = 3,
+    /// `runner compare`: the bootstrap of one cell and arm of two runs.
+    Compare = 4,
 }
 
 fn splitmix64(mut z: u64) -> u64 {

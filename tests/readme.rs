@@ -71,6 +71,12 @@ fn report_entry(dir: &Path) -> String {
         ctx.reproduce.command,
     );
     let exp = &info.spec.experiment;
+    if let Some(g) = &ctx.gate {
+        out.push_str(&format!(
+            "- Gate (`{}`): {}. {}\n- {}\n",
+            g.data.max_slowdown, g.view.label, g.view.verdict, g.view.self_check
+        ));
+    }
     if exp.design.is_aa() || ctx.run.has_delays {
         for g in &ctx.headline.groups {
             let v = &g.view;
@@ -254,4 +260,32 @@ fn no_measured_figure_lives_outside_the_generated_blocks() {
         "measured figures outside the generated blocks (name the committed report they come from, or move them into a block):\n{}",
         stray.join("\n")
     );
+}
+
+/// A gated report (such as `reports/gate-aa` once measured) gets its
+/// verdict and self-check in the block, in the report's own sentences.
+#[test]
+fn a_gated_report_shows_its_verdict_and_false_alarms_in_the_block() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = tmp.path().join("g.toml");
+    std::fs::write(
+        &spec,
+        "seed = 1\n[strategies.n]\nkind = \"noop\"\n[design]\nbaseline = \"n\"\ntreatment = \"n\"\nforks = 2\nwarmup_pairs = 2\npairs = 30\n[analysis]\nresamples = 100\n[gate]\nmax_slowdown = \"2us\"\n",
+    )
+    .unwrap();
+    let out = tmp.path().join("gate-aa");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_runner"))
+        .args(["exec", spec.to_str().unwrap(), "--quiet", "--out"])
+        .arg(&out)
+        .env_remove("RUNNER_DATABASE_URL")
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    let entry = report_entry(&out);
+    assert!(entry.contains("- Gate (`2us`): PASS. "), "{entry}");
+    assert!(
+        entry.contains("- Self-check: with nothing changed"),
+        "{entry}"
+    );
+    assert!(entry.contains("of 2 forks as a regression"), "{entry}");
 }

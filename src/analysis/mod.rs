@@ -9,6 +9,7 @@
 //! Files: [`model`] the JSON types; `fork` per-fork estimates, spread and
 //! correlation; `pooled` pooled, hierarchical and calibration; `cross_runs`
 //! two separate runs; `order` and `carry_over` the history effects;
+//! [`gate`] a regression gate's verdict and self-check;
 //! `variance` components and sizing; `steady` the changepoint classes of
 //! each fork's measured phase; `usage` CPU time and peak memory of
 //! command runs; `headline` the answer across cells;
@@ -17,6 +18,7 @@
 mod carry_over;
 mod cross_runs;
 mod fork;
+pub mod gate;
 mod headline;
 pub mod model;
 mod order;
@@ -89,17 +91,35 @@ pub enum AnalysisError {
     EmptyFork { cell: u32, fork: u32 },
     #[error("cell {cell}: {source}")]
     Stats { cell: u32, source: StatsError },
+    #[error("{0}")]
+    GateSizing(String),
 }
 
 /// Every statistic of design section 6, for all cells, plus the headline.
 pub fn analyse(input: &AnalysisInput, pairs: &[PairRecord]) -> Result<Analysis, AnalysisError> {
+    analyse_gated(input, None, pairs)
+}
+
+/// [`analyse`] for a run with a gate: `input.cells` are the experiment's
+/// cells (the report's tables and headline), `gate.cells` the self-check
+/// cells, whose rows `pairs` also holds; the gate's verdict goes into
+/// `gate` (see [`gate`]).
+pub fn analyse_gated(
+    input: &AnalysisInput,
+    gate: Option<&gate::GateInput>,
+    pairs: &[PairRecord],
+) -> Result<Analysis, AnalysisError> {
     if !(input.confidence > 0.0 && input.confidence < 1.0) {
         return Err(AnalysisError::BadConfidence(input.confidence));
     }
     if input.resamples == 0 {
         return Err(AnalysisError::NoResamples);
     }
-    let grouped = group(input, pairs)?;
+    let checks: std::collections::BTreeSet<u32> = gate
+        .iter()
+        .flat_map(|g| g.cells.iter().map(|c| c.cell))
+        .collect();
+    let grouped = group(input, pairs.iter().filter(|p| !checks.contains(&p.cell)))?;
     let cells = input
         .cells
         .iter()
@@ -111,11 +131,35 @@ pub fn analyse(input: &AnalysisInput, pairs: &[PairRecord]) -> Result<Analysis, 
         })
         .collect::<Result<Vec<_>, _>>()?;
     let headline = headline::headline(&cells);
+    let gate = match gate {
+        None => None,
+        Some(g) => {
+            let checks_input = AnalysisInput {
+                cells: g
+                    .cells
+                    .iter()
+                    .map(|c| CellInfo {
+                        cell: c.cell,
+                        params: c.params.clone(),
+                        delay_ns: c.delay_ns,
+                    })
+                    .collect(),
+                ..input.clone()
+            };
+            let of_checks = group(
+                &checks_input,
+                pairs.iter().filter(|p| checks.contains(&p.cell)),
+            )?;
+            let forks = |cell: u32| -> &[ForkData<'_>] { &of_checks[&cell] };
+            Some(gate::gate(input, g, &cells, forks, pairs)?)
+        }
+    };
     Ok(Analysis {
         confidence: input.confidence,
         resamples: input.resamples,
         cells,
         headline,
+        gate,
     })
 }
 
@@ -244,7 +288,7 @@ impl ForkData<'_> {
 /// Cell -> its forks in ascending fork order, checked against the cell list.
 fn group<'a>(
     input: &AnalysisInput,
-    pairs: &'a [PairRecord],
+    pairs: impl IntoIterator<Item = &'a PairRecord>,
 ) -> Result<BTreeMap<u32, Vec<ForkData<'a>>>, AnalysisError> {
     let mut by_cell: BTreeMap<u32, BTreeMap<u32, ForkData<'a>>> = BTreeMap::new();
     let mut delays = BTreeMap::new();

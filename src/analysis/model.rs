@@ -16,6 +16,10 @@ pub struct Analysis {
     pub resamples: u32,
     pub cells: Vec<CellAnalysis>,
     pub headline: Headline,
+    /// A regression gate's verdict and self-check; absent for runs without
+    /// a gate, so their analysis.json stays as it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<super::gate::GateAnalysis>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

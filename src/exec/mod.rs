@@ -40,8 +40,10 @@ pub struct ExecArgs {
 pub struct ExecOutcome {
     pub dir: PathBuf,
     pub info: RunInfo,
-    /// Headline and sensitivity table, for stdout.
+    /// Headline and sensitivity table, for stdout (led by a gate's verdict).
     pub summary: String,
+    /// 0, or a gate's 3 (regression) or 4 (inconclusive).
+    pub exit_code: i32,
 }
 
 fn now_rfc3339() -> String {
@@ -74,13 +76,8 @@ fn recorded_spec(loaded: &LoadedSpec, spec_path: &Path) -> Result<SpecInfo> {
     })
 }
 
-fn new_run_info(loaded: &LoadedSpec, spec_path: &Path) -> Result<RunInfo> {
-    let exp = &loaded.experiment;
-    let (master, drawn) = match exp.seed {
-        Some(s) => (s, false),
-        None => (rand::random::<u64>() >> 11, true),
-    };
-    let plan = plan::plan(exp, master);
+/// The bootstrap seeds of every fork and every cell of `plan`.
+fn derived_seeds(plan: &plan::Plan, master: u64) -> (Vec<DerivedSeed>, Vec<seed::CellSeeds>) {
     let bootstrap = plan
         .jobs
         .iter()
@@ -90,11 +87,36 @@ fn new_run_info(loaded: &LoadedSpec, spec_path: &Path) -> Result<RunInfo> {
             seed: seed::fork_seed(master, j.cell, j.fork),
         })
         .collect();
-    let cell_seeds = plan
+    let cells = plan
         .cells
         .iter()
         .map(|c| seed::cell_seeds(master, c.cell))
         .collect();
+    (bootstrap, cells)
+}
+
+/// Puts the plan that `info`'s spec, master seed and gate sizing give into
+/// it: cells, jobs and their seeds. Jobs already listed keep their place
+/// (each phase of the plan is ordered on its own, so sizing a gate only
+/// appends).
+pub(crate) fn replan(info: &mut RunInfo) {
+    let master = info.seeds.master;
+    let plan = plan::plan(&info.spec.experiment, master, info.gate_sizing.as_ref());
+    let (bootstrap, cells) = derived_seeds(&plan, master);
+    info.seeds.bootstrap = bootstrap;
+    info.seeds.cells = cells;
+    info.cells = plan.cells;
+    info.jobs = plan.jobs;
+}
+
+fn new_run_info(loaded: &LoadedSpec, spec_path: &Path) -> Result<RunInfo> {
+    let exp = &loaded.experiment;
+    let (master, drawn) = match exp.seed {
+        Some(s) => (s, false),
+        None => (rand::random::<u64>() >> 11, true),
+    };
+    let plan = plan::plan(exp, master, None);
+    let (bootstrap, cell_seeds) = derived_seeds(&plan, master);
     Ok(RunInfo {
         run_id: new_run_id(),
         command_line: std::env::args()
@@ -114,6 +136,8 @@ fn new_run_info(loaded: &LoadedSpec, spec_path: &Path) -> Result<RunInfo> {
         forks: Vec::new(),
         pairs_sha256: None,
         database: None,
+        gate_sizing: None,
+        imported: None,
         environment: crate::environment::capture(),
         started_at: now_rfc3339(),
         finished_at: None,
@@ -128,17 +152,20 @@ fn job_request(
 ) -> JobRequest {
     let cell = &info.cells[job.cell as usize];
     let d = &exp.design;
+    // The cell's role says which strategies its arms run (the gate's
+    // self-check cells run the baseline on both sides).
+    let (baseline, treatment) = cell.arms(d);
     JobRequest {
         cell: job.cell,
         fork: job.fork,
         seed: job.seed,
         delay_ns: cell.delay_ns,
         workload: cell.workload,
-        baseline: plan::bind(exp, cell, &d.baseline),
-        treatment: plan::bind(exp, cell, &d.treatment),
-        baseline_name: d.baseline.clone(),
-        treatment_name: d.treatment.clone(),
-        shared_instance: d.is_aa(),
+        baseline: plan::bind(exp, cell, baseline),
+        treatment: plan::bind(exp, cell, treatment),
+        baseline_name: baseline.to_string(),
+        treatment_name: treatment.to_string(),
+        shared_instance: baseline == treatment,
         warmup_pairs: d.warmup_pairs,
         pairs: d.pairs.get(),
         ordering: d.ordering,

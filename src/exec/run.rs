@@ -45,20 +45,47 @@ impl Run<'_> {
         }
         info.database = db.as_ref().map(|d| d.info.clone());
         // Recorded now, so a resume can check it runs on the same database.
-        let result = partial.write_run_info(&info).and_then(|()| {
-            jobs::run_jobs(
-                self.exp,
-                &info,
-                &partial,
-                db.as_ref().map(|d| &d.target),
-                self.args.quiet,
-            )
-        });
+        let result = partial
+            .write_run_info(&info)
+            .and_then(|()| self.run_all(&mut info, &partial, db.as_ref().map(|d| &d.target)));
         cleanup(db.as_ref());
         if let Err(e) = result {
             return Err(with_hint(e, &self.kept(&partial, &info)));
         }
         self.finish(partial, info)
+    }
+
+    /// Every job; for a gate with a percentage threshold, in two phases:
+    /// the first phase's forks size the 2x self-check cells (recorded in
+    /// run.json, so a resume picks up from either phase), then those run.
+    fn run_all(
+        &self,
+        info: &mut RunInfo,
+        partial: &Partial,
+        db: Option<&crate::db::DbTarget>,
+    ) -> Result<()> {
+        let quiet = self.args.quiet;
+        jobs::run_jobs(self.exp, info, partial, db, quiet)?;
+        if !crate::gate::cells::needs_sizing(self.exp, info.gate_sizing.as_ref()) {
+            return Ok(());
+        }
+        let cells: Vec<u32> = info
+            .cells
+            .iter()
+            .filter(|c| c.role.is_experiment())
+            .map(|c| c.cell)
+            .collect();
+        let rows = partial.rows_of(info, &cells)?;
+        let sizing = crate::gate::sizing::size(self.exp, &info.cells, &rows).map_err(run_failed)?;
+        if !quiet {
+            for line in crate::gate::output::sizing_lines(self.exp, &sizing) {
+                crate::console::err(&line);
+            }
+        }
+        info.gate_sizing = Some(sizing);
+        super::replan(info);
+        partial.write_run_info(info)?;
+        jobs::run_jobs(self.exp, info, partial, db, quiet)
     }
 
     /// What a failed run keeps, and the command that goes on from there.
@@ -127,10 +154,18 @@ impl Run<'_> {
             rendering.summary,
             self.final_dir.join("report.md").display()
         );
+        let exit_code = match &rendering.gate {
+            Some(g) => {
+                crate::gate::output::append_step_summary(&g.step_summary, &self.final_dir);
+                g.exit_code
+            }
+            None => 0,
+        };
         Ok(ExecOutcome {
             dir: self.final_dir,
             info,
             summary,
+            exit_code,
         })
     }
 }

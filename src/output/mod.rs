@@ -29,9 +29,16 @@ use crate::error::{bad_input, run_failed, RunnerError};
 use std::path::Path;
 
 /// The files runner writes into a finished report folder (besides the
-/// plots, which `report::plots::FILES` names). A folder holding anything
-/// else is not replaced or deleted by runner.
-pub const DATA_FILES: [&str; 4] = ["report.md", "pairs.csv", "run.json", "analysis.json"];
+/// plots, which `report::plots::FILES` names; `gate.json` only for a run
+/// with a gate). A folder holding anything else is not replaced or deleted
+/// by runner.
+pub const DATA_FILES: [&str; 5] = [
+    "report.md",
+    "pairs.csv",
+    "run.json",
+    "analysis.json",
+    "gate.json",
+];
 
 /// A full disk or a failing device is the run failing (exit 1, resumable
 /// once there is room); anything else (not a directory, read-only, no

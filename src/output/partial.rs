@@ -208,6 +208,29 @@ impl Partial {
         Ok(out)
     }
 
+    /// The rows of the finished forks of `cells` (in (cell, fork) order),
+    /// each fork checked as [`Self::finished_forks`] checks it.
+    pub fn rows_of(&self, info: &RunInfo, cells: &[u32]) -> Result<Vec<PairRecord>> {
+        let mut out = Vec::new();
+        for rec in self.finished_forks(info)? {
+            let (cell, fork) = (rec.summary.cell, rec.summary.fork);
+            if !cells.contains(&cell) {
+                continue;
+            }
+            let csv = self.fork_path(cell, fork, "csv");
+            let bytes = fs::read(&csv).map_err(|e| io_err("read", &csv, e))?;
+            let rows = check_fork(
+                &bytes,
+                &rec,
+                &info.spec.experiment,
+                &csv.display().to_string(),
+            )
+            .map_err(bad_input)?;
+            out.extend(rows);
+        }
+        Ok(out)
+    }
+
     /// Starts the rows of a fork in progress (a temp file until committed).
     pub fn fork_writer(&self, cell: u32, fork: u32) -> Result<ForkWriter> {
         let tmp = self.fork_path(cell, fork, "csv.tmp");

@@ -51,7 +51,8 @@ pub fn read_folder(dir: &Path) -> Result<(RunInfo, Vec<PairRecord>)> {
 /// Every statistic of a run's checked data.
 pub fn analyse(info: &RunInfo, pairs: &[PairRecord]) -> Result<Analysis> {
     let input = context::analysis_input(info);
-    analysis::analyse(&input, pairs).map_err(|e| bad_input(e.to_string()))
+    let gate = context::gate_input(info);
+    analysis::analyse_gated(&input, gate.as_ref(), pairs).map_err(|e| bad_input(e.to_string()))
 }
 
 /// One minijinja environment for every template, so a template that passes
@@ -171,8 +172,12 @@ pub struct Rendering {
     pub analysis_json: String,
     pub report: String,
     pub plots: Vec<(&'static str, String)>,
-    /// The headline and the sensitivity table, for the terminal.
+    /// The headline and the sensitivity table, for the terminal (led by the
+    /// gate's verdict when there is a gate).
     pub summary: String,
+    /// A gate's `gate.json`, its Markdown verdict for
+    /// `$GITHUB_STEP_SUMMARY`, and its exit code.
+    pub gate: Option<crate::gate::output::GateFiles>,
 }
 
 /// Analyses `pairs` and renders the report, the plots and the summary;
@@ -191,11 +196,16 @@ pub fn render_run(
     analysis_json.push('\n');
     let plots = plots::render_all(&analysis, info.spec.experiment.design.is_aa())?;
     let summary = render("summary", include_str!("summary.txt.j2"), &ctx)?;
+    let gate = ctx
+        .gate
+        .as_ref()
+        .map(|g| crate::gate::output::files(info, &analysis, g));
     Ok(Rendering {
         analysis_json,
         report,
         plots,
         summary,
+        gate,
     })
 }
 
@@ -223,6 +233,9 @@ pub fn write(dir: &Path, out: Option<&Path>, r: &Rendering) -> Result<PathBuf> {
             .map_err(|e| output::io_err("create the folder of", &report, e))?;
     }
     write_atomic(&dir.join("analysis.json"), r.analysis_json.as_bytes())?;
+    if let Some(g) = &r.gate {
+        write_atomic(&dir.join(crate::gate::output::GATE_JSON), g.json.as_bytes())?;
+    }
     for (path, bytes) in &files {
         write_atomic(path, bytes)?;
     }

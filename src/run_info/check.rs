@@ -4,9 +4,13 @@
 //!
 //! - `spec.toml` hashes to `spec.sha256`, validates again as a spec, and
 //!   gives exactly `spec.experiment`;
+//! - imported arms (`runner analyze`) come with an `imported` record, and
+//!   only they do;
 //! - the master seed is the spec's when the spec has one;
+//! - a gate's recorded sizing agrees with the spec (`gate::sizing::check`;
+//!   the analysis checks it against the rows);
 //! - cells, the set of jobs (cell, fork, seed) and every recorded bootstrap
-//!   seed are what the spec and master seed derive (the *set* of jobs: their
+//!   seed are what the spec, master seed and gate sizing derive (the *set* of jobs: their
 //!   order is the schedule's business);
 //! - every fork record names a job, once; a finished run has one per job and
 //!   a digest of `pairs.csv`.
@@ -97,6 +101,15 @@ pub fn check(info: &RunInfo) -> Result<(), String> {
             "{keys} differs from what the recorded spec.toml gives: the file was edited"
         ));
     }
+    let imported_arms = exp
+        .strategies
+        .values()
+        .any(|k| *k == crate::spec::StrategyKind::Imported);
+    match (imported_arms, info.imported.is_some()) {
+        (true, false) => return Err("the spec's arms are imported (kind = \"imported\"), but run.json has no `imported` record of where the pairs came from".into()),
+        (false, true) => return Err("`imported` is recorded, but the spec's arms are ones runner runs".into()),
+        _ => {}
+    }
     let seeds = &info.seeds;
     match exp.seed {
         Some(s) if s != seeds.master || seeds.drawn => {
@@ -109,7 +122,12 @@ pub fn check(info: &RunInfo) -> Result<(), String> {
         _ => {}
     }
     let master = seeds.master;
-    let plan = plan::plan(exp, master);
+    let sizing = info.gate_sizing.as_ref();
+    crate::gate::sizing::check(exp, &plan::cells(exp), sizing)?;
+    if info.finished_at.is_some() && crate::gate::cells::needs_sizing(exp, sizing) {
+        return Err("the run is marked finished, but its gate's 2x self-check cells were never sized (gate_sizing is missing)".into());
+    }
+    let plan = plan::plan(exp, master, sizing);
     if let Some(keys) = first_difference(&value(&info.cells), &value(&plan.cells), "cells") {
         return Err(format!(
             "{keys} differs from the cells the spec gives ({} cells)",

@@ -7,8 +7,10 @@
 
 pub mod check;
 mod fork;
+mod imported;
 
 pub use fork::{file_stem, CheckReport, ForkRecord, ForkSummary};
+pub use imported::{Imported, ImportedFork};
 
 use crate::environment::Environment;
 use crate::plan::{Cell, Job};
@@ -37,6 +39,17 @@ pub struct RunInfo {
     pub pairs_sha256: Option<String>,
     /// The database the strategies used, when any did.
     pub database: Option<serde_json::Value>,
+    /// A gate with a percentage threshold: its 2x self-check cells as sized
+    /// from the first phase of the run (absent until then, and for every
+    /// other run). The cells and jobs above are derived with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate_sizing: Option<crate::gate::GateSizing>,
+    /// Pairs measured by another harness and imported by `runner analyze`:
+    /// where they came from. Absent for runs runner measured. For an
+    /// imported run, `environment` is where `analyze` ran, not where the
+    /// pairs were measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imported: Option<Imported>,
     pub environment: Environment,
     pub started_at: String,
     pub finished_at: Option<String>,

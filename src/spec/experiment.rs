@@ -24,6 +24,10 @@ pub struct Experiment {
     pub grid: Grid,
     pub analysis: AnalysisConfig,
     pub report: ReportConfig,
+    /// `[gate]`: exec is a CI regression gate. Absent from the run.json of
+    /// runs without one, so theirs stays as it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<super::Gate>,
 }
 
 /// Size of the preview model (design section 4).

@@ -15,10 +15,15 @@ use std::collections::BTreeMap;
 pub enum StrategyKind {
     InMemory,
     TxRollback,
-    Spin { duration_ns: u64 },
+    Spin {
+        duration_ns: u64,
+    },
     Noop,
     Command(Box<CommandSpec>),
     Sql(Box<SqlSpec>),
+    /// An arm whose pairs another harness measured and `runner analyze`
+    /// imported. Valid only in a recorded spec (run.json): nothing can run it.
+    Imported,
 }
 
 /// `kind = "command"`: a program run without a shell (or with one).
@@ -168,6 +173,7 @@ impl StrategyKind {
             StrategyKind::Noop => "noop",
             StrategyKind::Command(_) => "command",
             StrategyKind::Sql(_) => "sql",
+            StrategyKind::Imported => "imported",
         }
     }
 

@@ -79,13 +79,16 @@ pub(crate) fn warmup(v: &Value, path: &KeyPath) -> Result<u32, Problem> {
 }
 
 /// Bounds on products of counts, which no single key shows.
-pub(crate) fn check_totals(design: &Design, grid: &Grid) -> Result<(), Problem> {
-    let cells = grid.delay_ns.len() as u64
-        * grid
-            .workload
-            .values()
-            .map(|v| v.len() as u64)
-            .product::<u64>()
+pub(crate) fn check_totals(
+    design: &Design,
+    grid: &Grid,
+    gate: Option<&super::Gate>,
+) -> Result<(), Problem> {
+    let groups = grid
+        .workload
+        .values()
+        .map(|v| v.len() as u64)
+        .product::<u64>()
         * grid
             .params
             .values()
@@ -96,6 +99,9 @@ pub(crate) fn check_totals(design: &Design, grid: &Grid) -> Result<(), Problem> 
             .iter()
             .map(|k| k.values.len() as u64)
             .product::<u64>();
+    // A gate's self-check adds two cells per combination of the non-delay keys.
+    let self_check = gate.is_some_and(|g| g.self_check);
+    let cells = groups * grid.delay_ns.len() as u64 + if self_check { 2 * groups } else { 0 };
     let grid_path = KeyPath::root().child("grid");
     if cells > MAX_CELLS {
         return Err(Problem::value(

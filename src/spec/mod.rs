@@ -6,6 +6,7 @@
 
 mod command;
 pub mod experiment;
+mod gate;
 mod grid;
 pub mod kinds;
 pub(crate) mod limits;
@@ -23,6 +24,7 @@ mod values;
 mod tests;
 
 pub use experiment::*;
+pub use gate::{Gate, GateStatistic, MaxSlowdown};
 pub use kinds::*;
 
 use location::{line_col, path_at, Locator, Position, Problem};

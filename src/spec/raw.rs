@@ -24,6 +24,7 @@ pub(crate) struct RawSpec {
     pub grid: Option<RawGrid>,
     pub analysis: Option<RawAnalysis>,
     pub report: Option<RawReport>,
+    pub gate: Option<RawGate>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -75,4 +76,13 @@ pub(crate) struct RawAnalysis {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawReport {
     pub template: Option<Value>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawGate {
+    pub max_slowdown: Option<Value>,
+    pub statistic: Option<Value>,
+    pub min_power: Option<Value>,
+    pub self_check: Option<Value>,
 }

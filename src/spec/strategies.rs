@@ -129,6 +129,29 @@ pub(crate) fn field(
     }
 }
 
+/// `kind = "imported"`: what `runner analyze` writes for arms another
+/// harness measured. Read back from run.json it is valid (with no other
+/// key); in an experiment file it is refused, since nothing can run it.
+fn imported(base: &KeyPath, table: &RawStrategy, files: Files) -> Result<StrategyKind, Problem> {
+    if !files.recorded() {
+        let names: Vec<String> = KINDS.iter().map(|(l, _)| format!("\"{l}\"")).collect();
+        return Err(Problem::value(
+            &base.child("kind"),
+            format!("{}: kind = \"imported\" marks pairs another harness measured (`runner analyze` writes it); nothing can run it, so use one of {}", base.child("kind"), names.join(", ")),
+        ));
+    }
+    match table.keys().find(|k| *k != "kind") {
+        Some(k) => Err(Problem::key(
+            &base.child(k),
+            format!(
+                "{}: kind = \"imported\" takes no key but kind",
+                base.child(k)
+            ),
+        )),
+        None => Ok(StrategyKind::Imported),
+    }
+}
+
 fn empty(label: &str) -> StrategyKind {
     match label {
         "in-memory" => StrategyKind::InMemory,
@@ -160,6 +183,9 @@ pub(crate) fn strategies(
 
 fn strategy(base: &KeyPath, table: &RawStrategy, files: Files) -> Result<StrategyKind, Problem> {
     let kind_path = base.child("kind");
+    if table.get("kind").and_then(|k| k.as_str()) == Some("imported") {
+        return imported(base, table, files);
+    }
     let labels: Vec<(&str, &str)> = KINDS.iter().map(|(l, _)| (*l, *l)).collect();
     let label = choice(table.get("kind"), &kind_path, &labels)?.ok_or_else(|| {
         let names: Vec<String> = KINDS.iter().map(|(l, _)| format!("\"{l}\"")).collect();

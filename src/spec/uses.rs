@@ -3,7 +3,8 @@
 //! - every `{name}` names a grid key, `{input}` (per run) or `{scratch}`
 //!   (a command's private directory), where that name is available;
 //! - every grid key is read by the baseline or the treatment (a sweep
-//!   nobody reads would run identical cells and call them different);
+//!   nobody reads would run identical cells and call them different),
+//!   unless an arm is imported (it ran elsewhere, in the cells its data names);
 //! - every SQL text passes [`crate::db::statements::check`] under every
 //!   binding of its placeholders, since a value can change what it says.
 
@@ -203,6 +204,13 @@ fn readers(
     sites: &[Site<'_>],
 ) -> Result<(), Problem> {
     let arms = [design.baseline.as_str(), design.treatment.as_str()];
+    // Imported arms ran elsewhere, in whatever cells their data names.
+    if arms
+        .iter()
+        .any(|a| strategies.get(*a) == Some(&StrategyKind::Imported))
+    {
+        return Ok(());
+    }
     let read: BTreeSet<&str> = sites
         .iter()
         .filter(|s| arms.contains(&s.strategy))

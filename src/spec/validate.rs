@@ -103,7 +103,8 @@ pub(crate) fn experiment(raw: RawSpec, ctx: &Context) -> Result<Experiment, Prob
     let dialect = sql_dialect(&database, ctx);
     check_search_path(&strategies, dialect)?;
     super::uses::check(&strategies, &design, &grid, dialect)?;
-    limits::check_totals(&design, &grid)?;
+    let gate = raw.gate.map(super::gate::gate).transpose()?;
+    limits::check_totals(&design, &grid, gate.as_ref())?;
     Ok(Experiment {
         name,
         title,
@@ -116,6 +117,7 @@ pub(crate) fn experiment(raw: RawSpec, ctx: &Context) -> Result<Experiment, Prob
         grid,
         analysis: analysis(raw.analysis.unwrap_or_default())?,
         report: report(raw.report.unwrap_or_default(), ctx)?,
+        gate,
     })
 }
 

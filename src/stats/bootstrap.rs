@@ -279,5 +279,8 @@ impl Ranked {
     }
 }
 
+mod runs;
+pub use runs::hierarchical_median_shift;
+
 #[cfg(test)]
 mod tests;

@@ -9,24 +9,28 @@
 //! - [`mod@quantile`]: numpy's default "linear" method (Hyndman & Fan 1996, type 7).
 //! - [`bootstrap`]: percentile bootstrap (Efron & Tibshirani 1993, ch. 13) and a
 //!   two-level hierarchical bootstrap (Davison & Hinkley 1997, sec. 3.8;
-//!   Ren et al. 2010).
+//!   Ren et al. 2010), also for the shift between two separate runs.
 //! - [`changepoint`]: PELT (Killick, Fearnhead & Eckley 2012) and the
 //!   steady-state classes of Barrett et al. 2017.
 //! - [`variance`]: one-way random-effects variance components and the
 //!   forks x pairs recommendation of Kalibera & Jones 2013.
+//! - [`gate`]: the regression gate's rule (pass / regression / inconclusive),
+//!   its false-alarm and power shares, and Clopper & Pearson 1934 bounds.
 //! - [`modes`]: whether fork medians fall into two speeds (optimal two-means
 //!   split, Ashman's D).
 
 pub mod bootstrap;
 pub mod changepoint;
 pub mod correlation;
+pub mod gate;
 pub mod modes;
 pub mod quantile;
 pub mod resample;
 pub mod variance;
 
 pub use bootstrap::{
-    bootstrap_median, hierarchical_median, hierarchical_median_diff, Interval, MedianEstimate,
+    bootstrap_median, hierarchical_median, hierarchical_median_diff, hierarchical_median_shift,
+    Interval, MedianEstimate,
 };
 pub use changepoint::{steady_state, Class, SteadyState};
 pub use correlation::pearson;

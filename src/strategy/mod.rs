@@ -132,6 +132,9 @@ pub fn build(kind: &StrategyKind, at: &Setting<'_>) -> anyhow::Result<Box<dyn St
         StrategyKind::Noop => Box::new(Noop),
         StrategyKind::Command(spec) => Box::new(command::Command::new(spec, at)?),
         StrategyKind::Sql(spec) => Box::new(sql::Sql::new(spec, need_db(kind, at.db)?, at)?),
+        StrategyKind::Imported => {
+            anyhow::bail!("an imported arm was measured by another harness; runner cannot run it")
+        }
     })
 }
 

@@ -220,6 +220,12 @@ fn two_speeds(cells: &[&CellAnalysis]) -> Option<String> {
 /// Which figures come from one run on one machine.
 pub(super) fn one_run(info: &RunInfo) -> String {
     let exp = &info.spec.experiment;
+    if let Some(i) = &info.imported {
+        return format!(
+            "These figures come from one data set imported from {} ({} forks per cell), which another harness measured; runner cannot say on what machine or how. The analysis, with master seed {}, reproduces byte for byte from the same file.",
+            i.file, exp.design.forks, info.seeds.master
+        );
+    }
     format!(
         "These figures come from one run on one machine ({} forks per cell, master seed {}). A repeat with the same seed runs the same schedule, inputs and analysis, but measures new timings, so a count of forks or a threshold can move by a grid step or more.",
         exp.design.forks, info.seeds.master

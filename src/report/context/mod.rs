@@ -11,12 +11,15 @@
 
 mod cells;
 mod finding;
+mod gate;
 mod reproduce;
 
 pub use cells::{CellText, CellView};
 pub use finding::{GroupText, GroupView};
+pub use gate::{GateRow, GateText, GateView};
 pub use reproduce::{reproduce_command, Reproduce};
 
+use crate::analysis::gate::{GateCellInfo, GateInput};
 use crate::analysis::{Analysis, AnalysisInput, CellInfo, GroupHeadline};
 use crate::db::DbInfo;
 use crate::environment::Environment;
@@ -36,6 +39,7 @@ pub fn analysis_input(info: &RunInfo) -> AnalysisInput {
         cells: info
             .cells
             .iter()
+            .filter(|c| c.role.is_experiment())
             .map(|c| CellInfo {
                 cell: c.cell,
                 params: c.params.clone(),
@@ -46,6 +50,26 @@ pub fn analysis_input(info: &RunInfo) -> AnalysisInput {
     }
 }
 
+/// What the analysis needs to know about the run's gate: its settings, the
+/// recorded sizing and the self-check cells; none without a gate.
+pub fn gate_input(info: &RunInfo) -> Option<GateInput> {
+    Some(GateInput {
+        gate: info.spec.experiment.gate?,
+        sizing: info.gate_sizing.clone(),
+        cells: info
+            .cells
+            .iter()
+            .filter(|c| !c.role.is_experiment())
+            .map(|c| GateCellInfo {
+                cell: c.cell,
+                role: c.role,
+                params: c.params.clone(),
+                delay_ns: c.delay_ns,
+            })
+            .collect(),
+    })
+}
+
 /// The whole context.
 #[derive(Debug, Serialize)]
 pub struct Context<'a> {
@@ -53,6 +77,8 @@ pub struct Context<'a> {
     pub resamples: u32,
     pub cells: Vec<CellView<'a>>,
     pub headline: HeadlineView<'a>,
+    /// The regression gate's verdict and self-check; none without `[gate]`.
+    pub gate: Option<GateView<'a>>,
     pub spec: SpecView<'a>,
     pub environment: &'a Environment,
     pub database: Option<DatabaseView>,
@@ -130,6 +156,9 @@ pub struct RunView {
     pub build_profile: String,
     /// `RUNNER_FAULT` as the workers saw it (debug builds only), else none.
     pub fault: Option<String>,
+    /// Pairs imported by `runner analyze`: the file and how it was read
+    /// (run.json's `imported`); none for runs runner measured.
+    pub imported: Option<crate::run_info::Imported>,
 }
 
 /// Sentences about the whole run, in plain text (no Markdown), shared by
@@ -186,6 +215,10 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
         },
         cells,
         headline,
+        gate: analysis
+            .gate
+            .as_ref()
+            .map(|g| gate::view(g, exp, analysis.confidence)),
         spec: SpecView {
             experiment: exp,
             path: &info.spec.path,
@@ -286,6 +319,7 @@ fn run_view(info: &RunInfo) -> RunView {
         wall_s: info.forks.iter().map(|f| f.wall_ns).sum::<u64>() as f64 / 1e9,
         build_profile: info.build.profile.clone(),
         fault: info.build.fault.clone(),
+        imported: info.imported.clone(),
     }
 }
 

@@ -65,7 +65,41 @@ pub fn reproduce_command(info: &RunInfo) -> String {
     crate::shell::join(&args)
 }
 
+/// `cargo run --release -- analyze FILE [flags] --seed S`: the recorded
+/// `runner analyze` command with the master seed pinned.
+fn analyze_command(info: &RunInfo) -> String {
+    let mut args: Vec<String> = ["cargo", "run", "--release", "--"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let mut recorded = info.command_line.iter().skip(1);
+    while let Some(a) = recorded.next() {
+        if a == "--seed" {
+            recorded.next();
+        } else if !a.starts_with("--seed=") {
+            args.push(a.clone());
+        }
+    }
+    args.extend(["--seed".to_string(), info.seeds.master.to_string()]);
+    crate::shell::join(&args)
+}
+
 pub(super) fn build(info: &RunInfo) -> Reproduce {
+    if info.imported.is_some() {
+        let commit = &info.environment.git_commit;
+        let (commit, commit_dirty) = match commit.strip_suffix("-dirty") {
+            Some(c) => (c.to_string(), true),
+            None => (commit.clone(), false),
+        };
+        return Reproduce {
+            command: analyze_command(info),
+            database: None,
+            commit,
+            commit_dirty,
+            placement: None,
+            determinism: "The data were imported, so only the analysis can be repeated: the same file and seed give this report, `analysis.json` and the plots byte for byte, and `runner report DIR` renders them identically from `pairs.csv` and `run.json`.".into(),
+        };
+    }
     let db = super::database_view(info);
     let command = match db.as_ref().and_then(|d| d.url.as_ref()) {
         // Only the value is quoted: a quoted name would not be an assignment.

@@ -9,6 +9,74 @@ fn floor() -> (RunInfo, Analysis) {
     (info, analysis)
 }
 
+/// The floor report analysed as if it had a gate of 500 ns whose
+/// self-check were its d = 0 cell (an A/A) and its 1 µs cell (2x).
+fn gated_floor() -> (RunInfo, Analysis) {
+    use crate::analysis::gate::{GateCellInfo, GateInput};
+    use crate::plan::Role;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/floor");
+    let (mut info, pairs) = crate::report::read_folder(&dir).unwrap();
+    let role = |c: &crate::plan::Cell| match c.delay_ns {
+        0 => Role::GateNull,
+        1000 => Role::GatePower,
+        _ => Role::Experiment,
+    };
+    let gate = crate::spec::Gate {
+        max_slowdown: crate::spec::MaxSlowdown::Ns(500),
+        statistic: crate::spec::GateStatistic::Hierarchical,
+        min_power: 0.8,
+        self_check: true,
+    };
+    info.spec.experiment.gate = Some(gate);
+    let mut input = analysis_input(&info);
+    input
+        .cells
+        .retain(|c| c.delay_ns != 0 && c.delay_ns != 1000);
+    let g = GateInput {
+        gate,
+        sizing: None,
+        cells: info
+            .cells
+            .iter()
+            .filter(|c| role(c) != Role::Experiment)
+            .map(|c| GateCellInfo {
+                cell: c.cell,
+                role: role(c),
+                params: c.params.clone(),
+                delay_ns: c.delay_ns,
+            })
+            .collect(),
+    };
+    let analysis = crate::analysis::analyse_gated(&input, Some(&g), &pairs).unwrap();
+    (info, analysis)
+}
+
+#[test]
+fn a_gated_context_has_the_verdict_and_both_self_checks() {
+    let (info, analysis) = gated_floor();
+    let g = analysis.gate.as_ref().unwrap();
+    assert_eq!(g.groups.len(), 1);
+    assert_eq!(g.groups[0].cells.len(), 3, "0.1, 0.5 and 5 µs");
+    let power = g.groups[0].power.as_ref().unwrap();
+    assert_eq!((power.delay_ns, power.per_fork.len()), (1000, 10));
+    // 5 µs is ten times the threshold: a regression decides.
+    assert_eq!(g.verdict, crate::analysis::gate::Verdict::Regression);
+    assert_eq!(g.exit_code, 3);
+    let ctx = serde_json::to_value(build(&info, &analysis)).unwrap();
+    assert_eq!(ctx["gate"]["view"]["label"], "REGRESSION");
+    // The first regression decides.
+    let first = g.groups[0]
+        .cells
+        .iter()
+        .find(|c| c.decision == crate::analysis::gate::Verdict::Regression)
+        .unwrap();
+    assert_eq!(ctx["gate"]["view"]["deciding_cell"], first.cell);
+    assert!(ctx["gate"]["view"]["self_check"]
+        .as_str()
+        .unwrap()
+        .contains("against itself"));
+}
+
 /// Every path of `sub` is in `whole` with the same value.
 fn assert_contains(whole: &serde_json::Value, sub: &serde_json::Value, at: &str) {
     match sub {
@@ -175,7 +243,22 @@ fn templates_readme_documents_every_key_of_the_context() {
     let doc =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/README.md"))
             .unwrap();
-    let (mut info, analysis) = floor();
+    // A gate, so its keys are there too, and an import record.
+    let (mut info, analysis) = gated_floor();
+    info.imported = Some(crate::run_info::Imported {
+        file: "x.csv".into(),
+        sha256: "ab".into(),
+        rows: 1,
+        columns: vec!["fork".into()],
+        cells_by: "cell".into(),
+        forks: vec![crate::run_info::ImportedFork {
+            cell: 0,
+            fork: 0,
+            source: "1".into(),
+        }],
+        has_spin: false,
+        has_start_times: false,
+    });
     // A PostgreSQL database, so its keys are there too.
     info.database = Some(serde_json::json!({
         "backend": "postgres", "version": "v",

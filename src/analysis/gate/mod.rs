@@ -1,0 +1,226 @@
+//! The gate's verdict from the analysed cells (design section 2): the rule
+//! of `stats::gate` applied to each experiment cell's deciding interval,
+//! and to each fork of the self-check cells, whose shares are the rule's
+//! measured false-alarm rate (A/A at d = 0) and power (A/A at twice the
+//! threshold).
+//!
+//! Per group of experiment cells (the cells that differ only in their
+//! delay): the threshold (a duration, or a share of the pooled median of the
+//! group's measured baseline runs), each cell's decision, the self-check.
+//! The verdict over everything: any regression is a regression; else any
+//! inconclusive cell is inconclusive; else, when the self-check ran and a
+//! group's power is below `min_power`, inconclusive too (a pass that could
+//! not have failed is not a pass); else a pass.
+//!
+//! The self-check forks' intervals come from the same per-fork streams as
+//! every fork's (`streams::fork`), so their seeds are in run.json.
+
+mod model;
+#[cfg(test)]
+mod tests;
+
+pub use model::*;
+
+use super::{streams, AnalysisError, AnalysisInput, CellAnalysis, ForkData};
+use crate::gate::GateSizing;
+use crate::plan::Role;
+use crate::record::{PairRecord, Phase};
+use crate::spec::{Gate, GateStatistic};
+use crate::stats::gate::{decide, flagged, nominal_false_alarm, Decision};
+use crate::stats::{self, StatsError};
+use serde_json::{Map, Value};
+use std::collections::BTreeSet;
+
+/// What the analysis needs to know about a run's gate.
+#[derive(Debug, Clone)]
+pub struct GateInput {
+    pub gate: Gate,
+    /// The recorded sizing of a percentage gate's 2x cells.
+    pub sizing: Option<GateSizing>,
+    /// The self-check cells.
+    pub cells: Vec<GateCellInfo>,
+}
+
+#[derive(Debug, Clone)]
+pub struct GateCellInfo {
+    pub cell: u32,
+    pub role: Role,
+    pub params: Map<String, Value>,
+    pub delay_ns: u64,
+}
+
+/// The pooled median of the measured baseline runs of `cells` in `rows`;
+/// `None` when there are none. What a percentage threshold is a share of.
+pub fn baseline_median(rows: &[PairRecord], cells: &[u32]) -> Option<f64> {
+    let wanted: BTreeSet<u32> = cells.iter().copied().collect();
+    let runs: Vec<u64> = rows
+        .iter()
+        .filter(|r| r.phase == Phase::Measure && wanted.contains(&r.cell))
+        .map(|r| r.baseline_ns)
+        .collect();
+    stats::median(&runs).ok()
+}
+
+/// The rule applied to each fork of a self-check cell.
+fn self_check(
+    input: &AnalysisInput,
+    info: &GateCellInfo,
+    forks: &[ForkData<'_>],
+    threshold_ns: f64,
+) -> Result<SelfCheck, StatsError> {
+    let per_fork = forks
+        .iter()
+        .map(|f| {
+            let mut rng = streams::fork(input.master_seed, info.cell, f.fork);
+            let e =
+                stats::bootstrap_median(&f.diffs(), input.resamples, input.confidence, &mut rng)?;
+            let ci_ns = [e.ci.lo, e.ci.hi];
+            Ok(SelfCheckFork {
+                fork: f.fork,
+                median_ns: e.median,
+                ci_ns,
+                flagged: decide(e.median, ci_ns, threshold_ns) == Decision::Regression,
+            })
+        })
+        .collect::<Result<Vec<_>, StatsError>>()?;
+    let (n_flagged, n) = flagged(per_fork.iter().map(|f| {
+        if f.flagged {
+            Decision::Regression
+        } else {
+            Decision::Pass
+        }
+    }));
+    Ok(SelfCheck {
+        cell: info.cell,
+        delay_ns: info.delay_ns,
+        share: Share::of(n_flagged, n, input.confidence),
+        per_fork,
+    })
+}
+
+/// See the module doc. `cells` are the analysed experiment cells; `forks`
+/// gives a self-check cell's rows; `rows` are every pair of the run.
+pub(crate) fn gate<'a>(
+    input: &AnalysisInput,
+    g: &GateInput,
+    cells: &[CellAnalysis],
+    forks: impl Fn(u32) -> &'a [ForkData<'a>],
+    rows: &[PairRecord],
+) -> Result<GateAnalysis, AnalysisError> {
+    let gate = &g.gate;
+    let mut groups: Vec<(Map<String, Value>, Vec<&CellAnalysis>)> = Vec::new();
+    for c in cells {
+        let key = crate::gate::cells::group_params(&c.params);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, m)) => m.push(c),
+            None => groups.push((key, vec![c])),
+        }
+    }
+    let mut out = Vec::new();
+    for (i, (params, members)) in groups.into_iter().enumerate() {
+        let ids: Vec<u32> = members.iter().map(|c| c.cell).collect();
+        let median = baseline_median(rows, &ids).ok_or(AnalysisError::EmptyCell(ids[0]))?;
+        if let Some(s) = g.sizing.as_ref().and_then(|s| s.groups.get(i)) {
+            if s.baseline_median_ns != median {
+                return Err(AnalysisError::GateSizing(format!(
+                    "run.json's gate_sizing.groups[{i}].baseline_median_ns is {}, but the measured baseline runs of cells {ids:?} have the median {median}",
+                    s.baseline_median_ns
+                )));
+            }
+        }
+        let threshold_ns = gate.max_slowdown.threshold_ns(median);
+        let decided: Vec<GateCell> = members
+            .iter()
+            .map(|c| {
+                let (estimate_ns, ci_ns) = match gate.statistic {
+                    GateStatistic::Hierarchical => (c.hierarchical.median_ns, c.hierarchical.ci_ns),
+                    GateStatistic::Pooled => (c.pooled.median_ns, c.pooled.ci_ns),
+                };
+                GateCell {
+                    cell: c.cell,
+                    params: c.params.clone(),
+                    delay_ns: c.delay_ns,
+                    estimate_ns,
+                    ci_ns,
+                    decision: Verdict::of(decide(estimate_ns, ci_ns, threshold_ns)),
+                }
+            })
+            .collect();
+        let check =
+            |role: Role| -> Result<Option<SelfCheck>, AnalysisError> {
+                let Some(info) = g.cells.iter().find(|c| {
+                    c.role == role && crate::gate::cells::group_params(&c.params) == params
+                }) else {
+                    return Ok(None);
+                };
+                self_check(input, info, forks(info.cell), threshold_ns)
+                    .map(Some)
+                    .map_err(|source| AnalysisError::Stats {
+                        cell: info.cell,
+                        source,
+                    })
+            };
+        let false_alarms = check(Role::GateNull)?;
+        let power = check(Role::GatePower)?;
+        let worst = decided
+            .iter()
+            .map(|c| c.decision)
+            .max()
+            .unwrap_or(Verdict::Pass);
+        let weak = power
+            .as_ref()
+            .is_some_and(|p| p.share.share < gate.min_power);
+        out.push(GateGroup {
+            params,
+            baseline_median_ns: median,
+            threshold_ns,
+            verdict: if worst == Verdict::Pass && weak {
+                Verdict::Inconclusive
+            } else {
+                worst
+            },
+            cells: decided,
+            false_alarms,
+            power,
+        });
+    }
+    let decided = out.iter().flat_map(|g| &g.cells).map(|c| c.decision).max();
+    let verdict = out
+        .iter()
+        .map(|g| g.verdict)
+        .max()
+        .unwrap_or(Verdict::Inconclusive);
+    let reason = match (verdict, decided) {
+        (Verdict::Regression, _) => Reason::Regression,
+        (Verdict::Inconclusive, Some(Verdict::Pass)) => Reason::LowPower,
+        (Verdict::Inconclusive, _) => Reason::IntervalReachesThreshold,
+        (Verdict::Pass, _) => Reason::IntervalBelowThreshold,
+    };
+    let total = |pick: fn(&GateGroup) -> Option<&SelfCheck>| {
+        let checks: Vec<&SelfCheck> = out.iter().filter_map(pick).collect();
+        (!checks.is_empty()).then(|| {
+            let (f, n) = checks
+                .iter()
+                .fold((0, 0), |(f, n), c| (f + c.share.flagged, n + c.share.forks));
+            Share::of(f, n, input.confidence)
+        })
+    };
+    let power = out
+        .iter()
+        .filter_map(|g| g.power.as_ref())
+        .map(|p| p.share)
+        .min_by(|a, b| a.share.total_cmp(&b.share));
+    Ok(GateAnalysis {
+        max_slowdown: gate.max_slowdown.to_string(),
+        statistic: gate.statistic,
+        min_power: gate.min_power,
+        self_check: gate.self_check,
+        nominal_false_alarm: nominal_false_alarm(input.confidence),
+        verdict,
+        reason,
+        exit_code: verdict.exit_code(),
+        false_alarms: total(|g| g.false_alarms.as_ref()),
+        power,
+        groups: out,
+    })
+}

@@ -1,0 +1,193 @@
+//! The Markdown `runner compare` prints: the two runs, whether the machines
+//! match, one row per cell and arm, and the warning about separate runs.
+
+use super::{Arm, Row, Run};
+use crate::report::format;
+use crate::run_info::RunInfo;
+
+fn machine(info: &RunInfo) -> String {
+    if info.imported.is_some() {
+        return "unknown (imported data)".into();
+    }
+    let e = &info.environment;
+    format!(
+        "`{}` ({}, {} logical cores, {} kernel {})",
+        e.hostname, e.cpu_model, e.logical_cores, e.os, e.kernel
+    )
+}
+
+/// A sentence when the machines (or their setup) differ, else that they match.
+fn machines(a: &RunInfo, b: &RunInfo) -> String {
+    let (ea, eb) = (&a.environment, &b.environment);
+    if a.imported.is_some() || b.imported.is_some() {
+        return "Machines: at least one run was imported from another harness, so runner cannot say where it ran; a change may be the machine's as much as the code's.".into();
+    }
+    let same_host = ea.hostname == eb.hostname
+        && ea.cpu_model == eb.cpu_model
+        && ea.logical_cores == eb.logical_cores
+        && ea.memory_bytes == eb.memory_bytes;
+    if !same_host {
+        return format!(
+            "**Machines differ**: A ran on {}, B on {}. A change below may be the machine's, not the code's.",
+            machine(a),
+            machine(b)
+        );
+    }
+    let mut other = Vec::new();
+    if ea.kernel != eb.kernel {
+        other.push(format!("the kernel ({} vs {})", ea.kernel, eb.kernel));
+    }
+    let db = |i: &RunInfo| {
+        i.database.as_ref().map(|d| {
+            format!(
+                "{} {}",
+                d["backend"].as_str().unwrap_or(""),
+                d["version"].as_str().unwrap_or("")
+            )
+        })
+    };
+    if db(a) != db(b) {
+        other.push("the database server".into());
+    }
+    if ea.git_commit != eb.git_commit {
+        other.push(format!(
+            "runner's build ({} vs {})",
+            &ea.git_commit[..ea.git_commit.len().min(12)],
+            &eb.git_commit[..eb.git_commit.len().min(12)]
+        ));
+    }
+    if other.is_empty() {
+        format!("Machines: both ran on {}.", machine(a))
+    } else {
+        format!(
+            "Machines: both ran on {}, but {} differ{}.",
+            machine(a),
+            format::list(&other, "and"),
+            if other.len() == 1 { "s" } else { "" }
+        )
+    }
+}
+
+fn run_line(label: &str, r: &Run) -> String {
+    let i = &r.info;
+    let forks = i
+        .cells
+        .iter()
+        .filter(|c| c.role.is_experiment())
+        .map(|c| i.forks.iter().filter(|f| f.summary.cell == c.cell).count())
+        .max()
+        .unwrap_or(0);
+    format!(
+        "- {label}: `{}`, run `{}`, {} to {}, {forks} forks per cell, master seed {}\n",
+        r.dir.display(),
+        i.run_id,
+        i.started_at,
+        i.finished_at.as_deref().unwrap_or("unfinished"),
+        i.seeds.master
+    )
+}
+
+fn verdict(r: &Row) -> &'static str {
+    if r.change.ci.lo > 0.0 {
+        "slower in B"
+    } else if r.change.ci.hi < 0.0 {
+        "faster in B"
+    } else {
+        "no change resolved"
+    }
+}
+
+fn half_width(r: &Row) -> f64 {
+    (r.change.median - r.change.ci.lo).max(r.change.ci.hi - r.change.median)
+}
+
+/// What separate runs can and cannot resolve, from the runs' own spread.
+fn separate_runs(rows: &[Row], confidence: f64) -> String {
+    let spread = |r: &Row| (r.forks_a.1 - r.forks_a.0).max(r.forks_b.1 - r.forks_b.0);
+    let widest = rows.iter().max_by(|x, y| spread(x).total_cmp(&spread(y)));
+    let loosest = rows
+        .iter()
+        .max_by(|x, y| half_width(x).total_cmp(&half_width(y)));
+    let (Some(w), Some(h)) = (widest, loosest) else {
+        return String::new();
+    };
+    let single = rows.iter().any(|r| r.n_forks.0 < 2 || r.n_forks.1 < 2);
+    if single {
+        return format!(
+            "**What separate runs can resolve.** At least one run has a single fork per cell, so there is no fork-to-fork spread to measure: its interval only reflects the pairs inside one process and understates how far two separate runs differ with nothing changed. Run more forks (`design.forks`) before reading a change from two runs, or measure both versions in one paired run. The widest half-interval here is {} ({} confidence).",
+            format::duration(half_width(h)),
+            format::percent(confidence)
+        );
+    }
+    let arm = |r: &Row| match r.arm {
+        Arm::Baseline => "baseline",
+        Arm::Treatment => "treatment",
+    };
+    format!(
+        "**What separate runs can resolve.** Two runs share no process, so only the spread between forks tells a change from chance. Within one run, the {} fork medians at {} already spread over {} (A: {}; B: {}): one process of each run could differ by that much with nothing changed. Over all their forks these two runs resolve a change larger than about {} (the widest half-interval above, {} at {}, at {} confidence); a smaller change cannot be told from chance, so \"no change resolved\" does not mean \"no change\". To see smaller ones, measure both versions as the two arms of one paired run (as `[gate]` does), which cancels the spread between processes.",
+        arm(w),
+        format::params(&w.params),
+        format::duration((w.forks_a.1 - w.forks_a.0).max(w.forks_b.1 - w.forks_b.0)),
+        format::range(w.forks_a.0, w.forks_a.1),
+        format::range(w.forks_b.0, w.forks_b.1),
+        format::duration(half_width(h)),
+        arm(h),
+        format::params(&h.params),
+        format::percent(confidence)
+    )
+}
+
+pub(super) fn render(a: &Run, b: &Run, rows: &[Row]) -> String {
+    let exp = &a.info.spec.experiment;
+    let confidence = exp.analysis.confidence;
+    let mut out = format!("# Compare: {}\n\n", exp.title.replace('\n', " "));
+    out.push_str(&run_line("A", a));
+    out.push_str(&run_line("B", b));
+    out.push_str(&format!(
+        "- Spec: the same experiment (`{}`; `{}` as baseline, `{}` as treatment).\n- {}\n\n",
+        a.info.spec.path,
+        exp.design.baseline,
+        exp.design.treatment,
+        machines(&a.info, &b.info)
+    ));
+    out.push_str(&format!(
+        "Change = median run in B − median run in A, per arm, with its {} interval from a hierarchical bootstrap over each run's forks (forks, then runs inside each).\n\n",
+        format::percent(confidence)
+    ));
+    out.push_str(&format!(
+        "| cell | arm | A median | B median | change [{} CI] | relative | fork medians A | fork medians B | |\n|---|---|---:|---:|---:|---:|---:|---:|---|\n",
+        format::percent(confidence)
+    ));
+    for r in rows {
+        let arm = match r.arm {
+            Arm::Baseline => format!("`{}` (baseline)", exp.design.baseline),
+            Arm::Treatment => format!("`{}` (treatment)", exp.design.treatment),
+        };
+        out.push_str(&format!(
+            "| {} | {arm} | {} | {} | {} | {} | {} | {} | {} |\n",
+            format::params(&r.params),
+            format::duration(r.median_a),
+            format::duration(r.median_b),
+            format::estimate(r.change.median, r.change.ci.lo, r.change.ci.hi),
+            if r.median_a > 0.0 {
+                format::percent(r.change.median / r.median_a)
+            } else {
+                "n/a".into()
+            },
+            format::range(r.forks_a.0, r.forks_a.1),
+            format::range(r.forks_b.0, r.forks_b.1),
+            verdict(r)
+        ));
+    }
+    out.push('\n');
+    out.push_str(&separate_runs(rows, confidence));
+    out.push_str(&format!(
+        "\n\nBootstrap: {} resamples per interval; the seed of cell c and arm a (0 baseline, 1 treatment) is derived from both master seeds (`seed::derive(A, compare, [B, c, a])`), so the same two folders give the same intervals: {}.\n",
+        exp.analysis.resamples,
+        rows.iter()
+            .map(|r| format!("cell {} arm {}: {}", r.cell, r.arm.index(), r.seed))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    out
+}

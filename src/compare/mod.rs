@@ -1,0 +1,217 @@
+//! `runner compare DIR_A DIR_B`: two finished runs of one experiment (e.g.
+//! yesterday's and today's). Per experiment cell and arm: how far the
+//! median run moved from A to B, with a hierarchical bootstrap interval
+//! over each run's forks (`stats::hierarchical_median_shift`), and what two
+//! separate runs can and cannot resolve, from the runs' own fork spread.
+//!
+//! Both folders are read and checked like `runner report` reads one. Runs
+//! of different specs are refused (exit 2) naming the keys that differ;
+//! only what names or describes a run may differ (`name`, `title`,
+//! `description`, `seed`, `report`). Different machines are said, not
+//! refused. The output is Markdown, on stdout or in `--out FILE`.
+//!
+//! Seeds: the stream of cell c and arm a (0 baseline, 1 treatment) is
+//! `seed::derive(master_A, Compare, [master_B, c, a])`, printed with the
+//! output, so the same two folders always give the same intervals.
+
+mod markdown;
+
+use crate::error::{bad_input, Result};
+use crate::record::{PairRecord, Phase};
+use crate::report::read_folder;
+use crate::run_info::check::differing_keys;
+use crate::run_info::RunInfo;
+use crate::seed::{self, Domain};
+use crate::stats;
+use rand::SeedableRng;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Spec keys that may differ between two runs of one experiment: they
+/// name or describe the run, and change nothing that is measured.
+const DESCRIPTIVE: [&str; 5] = ["name", "title", "description", "seed", "report"];
+
+/// One run as compare reads it.
+pub(crate) struct Run {
+    pub dir: PathBuf,
+    pub info: RunInfo,
+    pub pairs: Vec<PairRecord>,
+}
+
+/// Which arm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Arm {
+    Baseline,
+    Treatment,
+}
+
+impl Arm {
+    fn index(self) -> u64 {
+        match self {
+            Arm::Baseline => 0,
+            Arm::Treatment => 1,
+        }
+    }
+}
+
+/// One cell and arm of the comparison.
+#[derive(Debug, Clone)]
+pub(crate) struct Row {
+    pub cell: u32,
+    pub params: serde_json::Map<String, serde_json::Value>,
+    pub arm: Arm,
+    pub median_a: f64,
+    pub median_b: f64,
+    pub change: stats::MedianEstimate,
+    /// Range of the fork medians in each run.
+    pub forks_a: (f64, f64),
+    pub forks_b: (f64, f64),
+    pub n_forks: (usize, usize),
+    pub seed: u64,
+}
+
+/// The seed of cell `cell`, arm `arm`'s bootstrap (see the module doc).
+pub fn stream_seed(master_a: u64, master_b: u64, cell: u32, arm: u64) -> u64 {
+    seed::derive(master_a, Domain::Compare, &[master_b, u64::from(cell), arm])
+}
+
+/// The keys in which two runs' specs differ, besides the descriptive ones.
+fn spec_differences(a: &RunInfo, b: &RunInfo) -> Vec<String> {
+    let strip = |info: &RunInfo| {
+        let mut v = serde_json::to_value(&info.spec.experiment).expect("experiment serializes");
+        if let Some(m) = v.as_object_mut() {
+            for k in DESCRIPTIVE {
+                m.remove(k);
+            }
+        }
+        v
+    };
+    let mut keys = Vec::new();
+    differing_keys(&strip(a), &strip(b), "", &mut keys);
+    keys
+}
+
+/// Each fork's measured values of one arm in one cell, in fork order.
+fn arm_values(pairs: &[PairRecord], cell: u32, arm: Arm) -> Vec<Vec<u64>> {
+    let mut forks: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
+    for p in pairs
+        .iter()
+        .filter(|p| p.cell == cell && p.phase == Phase::Measure)
+    {
+        forks.entry(p.fork).or_default().push(match arm {
+            Arm::Baseline => p.baseline_ns,
+            Arm::Treatment => p.treatment_ns,
+        });
+    }
+    forks.into_values().collect()
+}
+
+fn fork_range(forks: &[Vec<u64>]) -> Result<(f64, f64), stats::StatsError> {
+    let medians = forks
+        .iter()
+        .map(|f| stats::median(f))
+        .collect::<Result<Vec<f64>, _>>()?;
+    Ok(medians
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &m| {
+            (lo.min(m), hi.max(m))
+        }))
+}
+
+fn rows(a: &Run, b: &Run) -> Result<Vec<Row>> {
+    let exp = &a.info.spec.experiment;
+    let (resamples, confidence) = (exp.analysis.resamples, exp.analysis.confidence);
+    let (ma, mb) = (a.info.seeds.master, b.info.seeds.master);
+    let mut out = Vec::new();
+    for cell in a.info.cells.iter().filter(|c| c.role.is_experiment()) {
+        for arm in [Arm::Baseline, Arm::Treatment] {
+            let (va, vb) = (
+                arm_values(&a.pairs, cell.cell, arm),
+                arm_values(&b.pairs, cell.cell, arm),
+            );
+            let fail = |e: stats::StatsError| {
+                bad_input(format!("cell {}: cannot compare: {e}", cell.cell))
+            };
+            let ga: Vec<&[u64]> = va.iter().map(Vec::as_slice).collect();
+            let gb: Vec<&[u64]> = vb.iter().map(Vec::as_slice).collect();
+            let seed = stream_seed(ma, mb, cell.cell, arm.index());
+            let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+            let change =
+                stats::hierarchical_median_shift(&ga, &gb, resamples, confidence, &mut rng)
+                    .map_err(fail)?;
+            let all = |v: &[Vec<u64>]| v.iter().flatten().copied().collect::<Vec<u64>>();
+            out.push(Row {
+                cell: cell.cell,
+                params: cell.params.clone(),
+                arm,
+                median_a: stats::median(&all(&va)).map_err(fail)?,
+                median_b: stats::median(&all(&vb)).map_err(fail)?,
+                change,
+                forks_a: fork_range(&va).map_err(fail)?,
+                forks_b: fork_range(&vb).map_err(fail)?,
+                n_forks: (va.len(), vb.len()),
+                seed,
+            });
+        }
+    }
+    Ok(out)
+}
+
+fn read(dir: &Path) -> Result<Run> {
+    let (info, pairs) = read_folder(dir)?;
+    Ok(Run {
+        dir: dir.to_path_buf(),
+        info,
+        pairs,
+    })
+}
+
+/// `runner compare DIR_A DIR_B [--out FILE]`: the Markdown, and where it
+/// went (`None`: the caller prints it).
+pub fn compare(
+    dir_a: &Path,
+    dir_b: &Path,
+    out: Option<&Path>,
+) -> Result<(String, Option<PathBuf>)> {
+    if let Some(o) = out {
+        for d in [dir_a, dir_b] {
+            if let (Ok(d), Ok(f)) = (
+                crate::output::target::absolute(d),
+                crate::output::target::absolute(o),
+            ) {
+                if f.starts_with(&d) {
+                    return Err(bad_input(format!(
+                        "--out {} is inside the report folder {}; runner writes nothing into a finished run's folder but its own files, so choose a path outside it",
+                        o.display(),
+                        d.display()
+                    )));
+                }
+            }
+        }
+    }
+    let a = read(dir_a)?;
+    let b = read(dir_b)?;
+    let keys = spec_differences(&a.info, &b.info);
+    if !keys.is_empty() {
+        let shown = if keys.len() > 8 {
+            format!("{} and {} more", keys[..8].join(", "), keys.len() - 8)
+        } else {
+            keys.join(", ")
+        };
+        return Err(bad_input(format!(
+            "{} and {} are runs of different specs ({shown} differ); compare reads two runs of one experiment, which may differ only in {}",
+            dir_a.display(),
+            dir_b.display(),
+            DESCRIPTIVE.join(", ")
+        )));
+    }
+    let rows = rows(&a, &b)?;
+    let text = markdown::render(&a, &b, &rows);
+    match out {
+        None => Ok((text, None)),
+        Some(o) => {
+            crate::output::write_atomic(o, text.as_bytes())?;
+            Ok((text, Some(o.to_path_buf())))
+        }
+    }
+}

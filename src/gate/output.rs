@@ -1,0 +1,273 @@
+//! What a gate leaves for CI: `gate.json` in the output folder (written by
+//! `report::write`, so `runner report` rewrites it byte for byte), a short
+//! Markdown verdict appended to `$GITHUB_STEP_SUMMARY` when that is set,
+//! and the exit code of `runner exec` (0 pass, 3 regression, 4
+//! inconclusive). The sentences come from the report's view-model
+//! (`report::context::gate`), so every place says the same.
+
+use super::GateSizing;
+use crate::analysis::gate::{Share, Verdict};
+use crate::analysis::Analysis;
+use crate::report::context::GateView;
+use crate::report::format;
+use crate::run_info::RunInfo;
+use crate::spec::{Experiment, GateStatistic};
+use serde::Serialize;
+use std::path::Path;
+
+/// The file a gated run writes beside `analysis.json`.
+pub const GATE_JSON: &str = "gate.json";
+
+/// The environment variable GitHub Actions sets to a file whose Markdown
+/// it shows on the run's summary page.
+pub const STEP_SUMMARY_ENV: &str = "GITHUB_STEP_SUMMARY";
+
+/// A gate's outputs, computed with the report.
+#[derive(Debug, Clone)]
+pub struct GateFiles {
+    pub json: String,
+    /// Markdown for `$GITHUB_STEP_SUMMARY`, without the folder's path
+    /// (exec adds it once the folder is in place).
+    pub step_summary: String,
+    pub exit_code: i32,
+}
+
+/// `gate.json`: every key is always present; a number the run could not
+/// give (no self-check) is null.
+#[derive(Debug, Serialize)]
+struct GateJson<'a> {
+    verdict: Verdict,
+    exit_code: i32,
+    reason: crate::analysis::gate::Reason,
+    summary: &'a str,
+    self_check_summary: &'a str,
+    max_slowdown: &'a str,
+    statistic: GateStatistic,
+    confidence: f64,
+    cell: Option<u32>,
+    estimate_ns: Option<f64>,
+    ci_ns: Option<[f64; 2]>,
+    threshold_ns: Option<f64>,
+    baseline_median_ns: Option<f64>,
+    self_check: bool,
+    false_positive_share: Option<f64>,
+    false_positive_forks: Option<[u32; 2]>,
+    false_positive_upper_bound: Option<f64>,
+    nominal_false_positive_share: f64,
+    power: Option<f64>,
+    power_forks: Option<[u32; 2]>,
+    min_power: f64,
+    cells: Vec<JsonCell>,
+    seeds: JsonSeeds,
+    run_id: &'a str,
+    report: &'a str,
+}
+
+#[derive(Debug, Serialize)]
+struct JsonCell {
+    cell: u32,
+    params: serde_json::Map<String, serde_json::Value>,
+    threshold_ns: f64,
+    estimate_ns: f64,
+    ci_ns: [f64; 2],
+    decision: Verdict,
+}
+
+/// The seeds behind every number of gate.json (run.json has them all).
+#[derive(Debug, Serialize)]
+struct JsonSeeds {
+    master: u64,
+    schedule: u64,
+    /// Per experiment cell: the seed of the bootstrap stream of the
+    /// deciding interval (`hierarchical` or `pooled`).
+    deciding: Vec<CellSeed>,
+    /// Per self-check fork: the seed of its interval's stream.
+    self_check: Vec<ForkSeed>,
+}
+
+#[derive(Debug, Serialize)]
+struct CellSeed {
+    cell: u32,
+    seed: u64,
+}
+
+#[derive(Debug, Serialize)]
+struct ForkSeed {
+    cell: u32,
+    fork: u32,
+    seed: u64,
+}
+
+fn pair(s: Option<&Share>) -> Option<[u32; 2]> {
+    s.map(|s| [s.flagged, s.forks])
+}
+
+/// gate.json, the step summary and the exit code of a gated run.
+pub fn files(info: &RunInfo, analysis: &Analysis, view: &GateView<'_>) -> GateFiles {
+    let g = view.data;
+    let deciding = view.view.deciding_cell.and_then(|id| {
+        g.groups
+            .iter()
+            .flat_map(|gr| gr.cells.iter().map(move |c| (gr, c)))
+            .find(|(_, c)| c.cell == id)
+    });
+    let stream = |cell: u32| {
+        let s = info.seeds.cells.iter().find(|s| s.cell == cell);
+        match g.statistic {
+            GateStatistic::Hierarchical => s.map(|s| s.hierarchical),
+            GateStatistic::Pooled => s.map(|s| s.pooled),
+        }
+    };
+    let checks: Vec<u32> = g
+        .groups
+        .iter()
+        .flat_map(|gr| [&gr.false_alarms, &gr.power])
+        .filter_map(|c| c.as_ref().map(|c| c.cell))
+        .collect();
+    let json = GateJson {
+        verdict: g.verdict,
+        exit_code: g.exit_code,
+        reason: g.reason,
+        summary: &view.view.verdict,
+        self_check_summary: &view.view.self_check,
+        max_slowdown: &g.max_slowdown,
+        statistic: g.statistic,
+        confidence: analysis.confidence,
+        cell: deciding.map(|(_, c)| c.cell),
+        estimate_ns: deciding.map(|(_, c)| c.estimate_ns),
+        ci_ns: deciding.map(|(_, c)| c.ci_ns),
+        threshold_ns: deciding.map(|(gr, _)| gr.threshold_ns),
+        baseline_median_ns: deciding.map(|(gr, _)| gr.baseline_median_ns),
+        self_check: g.self_check,
+        false_positive_share: g.false_alarms.map(|s| s.share),
+        false_positive_forks: pair(g.false_alarms.as_ref()),
+        false_positive_upper_bound: g.false_alarms.map(|s| s.upper_bound),
+        nominal_false_positive_share: g.nominal_false_alarm,
+        power: g.power.map(|s| s.share),
+        power_forks: pair(g.power.as_ref()),
+        min_power: g.min_power,
+        cells: g
+            .groups
+            .iter()
+            .flat_map(|gr| {
+                gr.cells.iter().map(move |c| JsonCell {
+                    cell: c.cell,
+                    params: c.params.clone(),
+                    threshold_ns: gr.threshold_ns,
+                    estimate_ns: c.estimate_ns,
+                    ci_ns: c.ci_ns,
+                    decision: c.decision,
+                })
+            })
+            .collect(),
+        seeds: JsonSeeds {
+            master: info.seeds.master,
+            schedule: info.seeds.schedule,
+            deciding: g
+                .groups
+                .iter()
+                .flat_map(|gr| &gr.cells)
+                .filter_map(|c| stream(c.cell).map(|seed| CellSeed { cell: c.cell, seed }))
+                .collect(),
+            self_check: info
+                .seeds
+                .bootstrap
+                .iter()
+                .filter(|s| checks.contains(&s.cell))
+                .map(|s| ForkSeed {
+                    cell: s.cell,
+                    fork: s.fork,
+                    seed: s.seed,
+                })
+                .collect(),
+        },
+        run_id: &info.run_id,
+        report: "report.md",
+    };
+    let mut text = serde_json::to_string_pretty(&json).expect("gate.json serializes");
+    text.push('\n');
+    GateFiles {
+        json: text,
+        step_summary: step_summary(&info.spec.experiment, view),
+        exit_code: g.exit_code,
+    }
+}
+
+/// The Markdown verdict for `$GITHUB_STEP_SUMMARY`.
+fn step_summary(exp: &Experiment, view: &GateView<'_>) -> String {
+    let v = &view.view;
+    let mut out = format!(
+        "### runner gate: {} ({})\n\n{}\n\n{}\n",
+        v.label,
+        exp.title.replace('\n', " "),
+        v.verdict,
+        v.self_check
+    );
+    if v.rows.len() > 1 {
+        out.push_str(&format!(
+            "\n| cell | threshold | `{}` − `{}` | decision |\n|---|---|---:|---|\n",
+            exp.design.treatment, exp.design.baseline
+        ));
+        for r in &v.rows {
+            out.push_str(&format!(
+                "| {} | {} | {} | {} |\n",
+                r.label,
+                r.threshold,
+                r.estimate,
+                serde_json::to_value(r.decision)
+                    .ok()
+                    .and_then(|d| d.as_str().map(String::from))
+                    .unwrap_or_default()
+            ));
+        }
+    }
+    out
+}
+
+/// Appends `markdown` (and where the report is) to `$GITHUB_STEP_SUMMARY`
+/// when it is set; does nothing otherwise. A file that cannot be written is
+/// a warning, not a failed run: the verdict and gate.json stand.
+pub fn append_step_summary(markdown: &str, dir: &Path) {
+    let Some(path) = std::env::var_os(STEP_SUMMARY_ENV).filter(|p| !p.is_empty()) else {
+        return;
+    };
+    let text = format!(
+        "{markdown}\nReport: `{}`; verdict for scripts: `{}`.\n\n",
+        dir.join("report.md").display(),
+        dir.join(GATE_JSON).display()
+    );
+    use std::io::Write;
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(text.as_bytes()));
+    if let Err(e) = written {
+        crate::console::warn(&format!(
+            "cannot append the gate's verdict to {STEP_SUMMARY_ENV} ({}): {e}",
+            Path::new(&path).display()
+        ));
+    }
+}
+
+/// What exec says when it has sized a percentage gate's 2x cells.
+pub fn sizing_lines(exp: &Experiment, sizing: &GateSizing) -> Vec<String> {
+    let max = exp
+        .gate
+        .map(|g| g.max_slowdown.to_string())
+        .unwrap_or_default();
+    sizing
+        .groups
+        .iter()
+        .map(|s| {
+            format!(
+                "gate: {max} of the {} baseline median (of cells {}) is {}; the self-check now runs `{}` against itself with twice that, {}, injected",
+                format::duration(s.baseline_median_ns),
+                format::list(&s.cells.iter().map(u32::to_string).collect::<Vec<_>>(), "and"),
+                format::duration(s.threshold_ns),
+                exp.design.baseline,
+                format::delay(s.delay_ns as f64),
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,294 @@
+//! `runner analyze PAIRS.csv`: runner's analysis and report for pairs
+//! another harness measured (JMH, pyperf, a script), from a minimal set of
+//! columns ([`table`]).
+//!
+//! The result is an ordinary output folder (`pairs.csv` in runner's
+//! columns, `run.json`, `analysis.json`, `report.md`, the plots), written
+//! through `output` like a run's: `--out` checked first, built in
+//! `DIR.partial/`, put in place whole. What cannot be derived from a spec
+//! is adapted, explicitly:
+//!
+//! - the spec is written from the data ([`spec`]), with arms of
+//!   `kind = "imported"`, which only a recorded spec may hold; run.json's
+//!   checks then hold unchanged (cells, jobs and seeds derived from it, the
+//!   digest of every fork's rows and of pairs.csv), and `runner report`
+//!   re-renders the folder byte for byte;
+//! - run.json's `imported` names the file, its SHA-256, its columns and
+//!   which of its forks became which of runner's; `environment` is where
+//!   `analyze` ran, and the report says the machine is not known;
+//! - runner's design is uniform: every cell must have the same number of
+//!   forks, and every fork the same number of (warm-up and measured) pairs;
+//! - what the file does not give is written as 0 in pairs.csv (`spin_ns`,
+//!   `*_at_ns`; `delay_ns` without a delay column), and the report leaves
+//!   out what would rest on it (the spin column of the calibration); with
+//!   no start times, run order within a fork is pair order, then `first`.
+
+mod layout;
+mod spec;
+mod table;
+
+use crate::error::{bad_input, run_failed, Result};
+use crate::output::partial::{partial_path, Partial};
+use crate::output::{target, write_atomic};
+use crate::plan;
+use crate::record::{PairRecord, Phase};
+use crate::run_info::{
+    BuildInfo, CheckReport, DerivedSeed, ForkRecord, ForkSummary, Imported, ImportedFork, RunInfo,
+    Seeds, SpecInfo,
+};
+use crate::seed;
+use layout::{cell_ids, cells_of, forks};
+use std::path::{Path, PathBuf};
+
+pub struct AnalyzeArgs {
+    pub csv: PathBuf,
+    pub out: Option<PathBuf>,
+    pub seed: Option<u64>,
+    pub baseline: String,
+    pub treatment: String,
+    pub title: Option<String>,
+    pub resamples: u32,
+    pub confidence: f64,
+}
+
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// The run: spec, cells, jobs, seeds, forks and the bytes of pairs.csv.
+fn build(args: &AnalyzeArgs, t: &table::Table) -> Result<(RunInfo, Vec<u8>)> {
+    let shown = args.csv.display().to_string();
+    let stem = args
+        .csv
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "imported".into());
+    let cells = cells_of(t, &shown)?;
+    let by_label = !cells.labels.is_empty();
+    let (master, drawn) = match args.seed {
+        Some(s) => (s, false),
+        None => (rand::random::<u64>() >> 11, true),
+    };
+    let title = args
+        .title
+        .clone()
+        .unwrap_or_else(|| format!("{stem} (imported)"));
+    // A first spec gives the cells; the forks' shape completes it.
+    let settings = |forks: u32, warmup: u32, pairs: u32| spec::Settings {
+        name: &stem,
+        title: &title,
+        file: &shown,
+        sha256: &t.sha256,
+        seed: master,
+        baseline: &args.baseline,
+        treatment: &args.treatment,
+        forks,
+        warmup_pairs: warmup,
+        pairs,
+        delays_ns: &cells.delays,
+        labels: &cells.labels,
+        resamples: args.resamples,
+        confidence: args.confidence,
+    };
+    let parse = |toml: &str| {
+        crate::spec::parse_recorded(&shown, toml, &Default::default()).map_err(|e| {
+            bad_input(format!(
+                "{shown}: the data cannot be described as runner's design: {e}"
+            ))
+        })
+    };
+    let first = parse(&spec::toml(&settings(1, 0, 1)))?;
+    let ids = cell_ids(&plan::cells(&first), by_label);
+    let (forks, n_forks, warmup, pairs) = forks(t, &ids, by_label, &shown)?;
+    let toml = spec::toml(&settings(n_forks, warmup, pairs));
+    let exp = parse(&toml)?;
+    let plan = plan::plan(&exp, master, None);
+    let mut bytes = format!("{}\n", crate::record::csv_header(false)).into_bytes();
+    let mut records = Vec::new();
+    let mut sources = Vec::new();
+    for (&(cell, fork), (source, warm, meas)) in &forks {
+        let delay_ns = plan.cells[cell as usize].delay_ns;
+        let mut part = Vec::new();
+        for (phase, list) in [(Phase::Warmup, warm), (Phase::Measure, meas)] {
+            for (i, r) in list.iter().enumerate() {
+                let rec = PairRecord {
+                    cell,
+                    fork,
+                    phase,
+                    pair: i as u32,
+                    first: r.first,
+                    baseline_ns: r.baseline_ns,
+                    treatment_ns: r.treatment_ns,
+                    delay_ns,
+                    spin_ns: r.spin_ns.unwrap_or(0),
+                    baseline_at_ns: r.baseline_at_ns.unwrap_or(0),
+                    treatment_at_ns: r.treatment_at_ns.unwrap_or(0),
+                    usage: Default::default(),
+                };
+                part.extend_from_slice(rec.to_csv_line().as_bytes());
+                part.push(b'\n');
+            }
+        }
+        records.push(ForkRecord {
+            summary: ForkSummary {
+                cell,
+                fork,
+                checksum_baseline: String::new(),
+                checksum_treatment: String::new(),
+                seeded_hash: None,
+                final_hash: None,
+                timed_ns: 0,
+                resource_usage: false,
+            },
+            checks: CheckReport {
+                arms_agree: None,
+                matches_in_memory: None,
+                repeatable: false,
+                seeded_hash: None,
+            },
+            wall_ns: 0,
+            rows: (warm.len() + meas.len()) as u64,
+            sha256: crate::run_info::sha256_bytes(&part),
+        });
+        sources.push(ImportedFork {
+            cell,
+            fork,
+            source: source.clone(),
+        });
+        bytes.extend_from_slice(&part);
+    }
+    let at = now();
+    let info = RunInfo {
+        run_id: format!(
+            "{}_{:06x}",
+            chrono::Utc::now().format("%Y%m%d_%H%M%S"),
+            rand::random::<u32>() & 0xff_ffff
+        ),
+        command_line: std::env::args()
+            .map(|a| crate::redact::secrets(&a))
+            .collect(),
+        build: BuildInfo::current(),
+        spec: SpecInfo {
+            path: shown.clone(),
+            sha256: crate::run_info::sha256_hex(&toml),
+            toml,
+            experiment: exp,
+        },
+        seeds: Seeds {
+            master,
+            drawn,
+            schedule: seed::derive(master, seed::Domain::Schedule, &[]),
+            bootstrap: plan
+                .jobs
+                .iter()
+                .map(|j| DerivedSeed {
+                    cell: j.cell,
+                    fork: j.fork,
+                    seed: seed::fork_seed(master, j.cell, j.fork),
+                })
+                .collect(),
+            cells: plan
+                .cells
+                .iter()
+                .map(|c| seed::cell_seeds(master, c.cell))
+                .collect(),
+        },
+        cells: plan.cells,
+        jobs: plan.jobs,
+        forks: records,
+        pairs_sha256: Some(crate::run_info::sha256_bytes(&bytes)),
+        database: None,
+        gate_sizing: None,
+        imported: Some(Imported {
+            file: shown,
+            sha256: t.sha256.clone(),
+            rows: t.rows.len() as u64,
+            columns: t.columns.clone(),
+            cells_by: cells.by.into(),
+            forks: sources,
+            has_spin: t.has_spin,
+            has_start_times: t.has_start_times,
+        }),
+        environment: crate::environment::capture(),
+        started_at: at.clone(),
+        finished_at: Some(at),
+    };
+    Ok((info, bytes))
+}
+
+fn check_args(args: &AnalyzeArgs) -> Result<()> {
+    if !(100..=100_000).contains(&args.resamples) {
+        return Err(bad_input(format!(
+            "--resamples must be from 100 to 100000 (default 2000), got {}",
+            args.resamples
+        )));
+    }
+    if !(0.5..=0.999).contains(&args.confidence) {
+        return Err(bad_input(format!(
+            "--confidence must be from 0.5 to 0.999 (default 0.95), got {}",
+            args.confidence
+        )));
+    }
+    for (flag, name) in [
+        ("--baseline", &args.baseline),
+        ("--treatment", &args.treatment),
+    ] {
+        if name.trim().is_empty() || name.chars().any(char::is_control) {
+            return Err(bad_input(format!(
+                "{flag} must name the arm (any text without control characters), got {name:?}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `runner analyze`: reads, checks and analyses the file, writes the
+/// folder; returns the report's path and the terminal summary.
+pub fn analyze(args: &AnalyzeArgs) -> Result<(PathBuf, String)> {
+    crate::interrupt::install();
+    check_args(args)?;
+    let stem = args
+        .csv
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let (out, what) = match &args.out {
+        Some(o) => (o.clone(), "--out"),
+        None => (Path::new("reports").join(&stem), "the output folder"),
+    };
+    target::check_out(&out, what)?;
+    let t = table::read(&args.csv)?;
+    let (info, bytes) = build(args, &t)?;
+    // What every reader checks, checked before anything is written.
+    crate::run_info::check::check(&info).map_err(|e| {
+        run_failed(format!(
+            "the imported run does not check out ({e}); this is a bug"
+        ))
+    })?;
+    let partial = Partial::create(&partial_path(&out), &info)?;
+    let (for_thread, data) = (info.clone(), bytes.clone());
+    let rendered = crate::interrupt::run(0, move || {
+        let pairs = crate::output::digest::check_pairs(&data, &for_thread).map_err(bad_input)?;
+        let template = crate::report::template_for(&for_thread, None)?;
+        crate::report::render_run(&for_thread, &pairs, template)
+    })
+    .map_err(|i| run_failed(format!("{i} during the analysis; nothing was written")));
+    let written = rendered.and_then(|r| r).and_then(|rendering| {
+        write_atomic(&partial.dir.join("pairs.csv"), &bytes)?;
+        crate::report::write(&partial.dir, None, &rendering)?;
+        partial.write_run_info(&info)?;
+        partial.drop_fork_files()?;
+        Ok(rendering)
+    });
+    let rendering = match written {
+        Ok(r) => r,
+        Err(e) => {
+            partial.remove();
+            return Err(e);
+        }
+    };
+    partial.promote(&out)?;
+    let report = out.join("report.md");
+    let summary = format!("{}report: {}\n", rendering.summary, report.display());
+    Ok((report, summary))
+}

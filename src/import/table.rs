@@ -1,0 +1,215 @@
+//! Reading another harness's pairs: a CSV with a header, one row per pair.
+//!
+//! Columns (by name, in any order; others are ignored and listed in
+//! run.json): `fork`, `pair`, `first` (`baseline` | `treatment`),
+//! `baseline_ns`, `treatment_ns`, and `cell` (any label) or a delay
+//! (`delay_ns`, or `delay_us`), or both. Optional: `phase` (`warmup` |
+//! `measure`, default measure), `spin_ns`, `baseline_at_ns`,
+//! `treatment_at_ns`. Times are nanoseconds; a fraction is rounded to the
+//! nearest one (runner's own data is whole nanoseconds). Every error names
+//! the file, the line and the column.
+
+use crate::error::{bad_input, Result};
+use crate::record::{Arm, Phase};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Rows past this are refused, as `pairs.csv` rows are (the analysis reads
+/// them all into memory).
+const MAX_ROWS: u64 = 20_000_000;
+
+/// One row as read.
+#[derive(Debug, Clone)]
+pub(crate) struct Row {
+    pub line: u64,
+    pub cell: Option<String>,
+    pub delay_ns: Option<u64>,
+    pub fork: String,
+    pub phase: Phase,
+    pub pair: u64,
+    pub first: Arm,
+    pub baseline_ns: u64,
+    pub treatment_ns: u64,
+    pub spin_ns: Option<u64>,
+    pub baseline_at_ns: Option<u64>,
+    pub treatment_at_ns: Option<u64>,
+}
+
+/// The file as read.
+pub(crate) struct Table {
+    pub columns: Vec<String>,
+    pub rows: Vec<Row>,
+    pub sha256: String,
+    pub has_cell: bool,
+    pub has_delay: bool,
+    pub has_spin: bool,
+    pub has_start_times: bool,
+}
+
+const REQUIRED: [&str; 5] = ["fork", "pair", "first", "baseline_ns", "treatment_ns"];
+
+/// A non-negative number of nanoseconds, rounded to a whole one.
+fn nanos(text: &str, scale: f64) -> Option<u64> {
+    let v: f64 = text.trim().parse().ok()?;
+    let ns = (v * scale).round();
+    (v.is_finite() && v >= 0.0 && ns < 9.0e18).then_some(ns as u64)
+}
+
+pub(crate) fn read(path: &Path) -> Result<Table> {
+    let shown = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| bad_input(format!("cannot read {shown}: {e}")))?;
+    let sha256 = crate::run_info::sha256_bytes(&bytes);
+    let mut reader = csv::ReaderBuilder::new()
+        .trim(csv::Trim::All)
+        .from_reader(bytes.as_slice());
+    let header = reader
+        .headers()
+        .map_err(|e| bad_input(format!("{shown}: cannot read the header line: {e}")))?
+        .clone();
+    let columns: Vec<String> = header.iter().map(String::from).collect();
+    let at = |name: &str| columns.iter().position(|c| c == name);
+    let missing: Vec<&str> = REQUIRED
+        .iter()
+        .copied()
+        .filter(|c| at(c).is_none())
+        .collect();
+    if !missing.is_empty() {
+        return Err(bad_input(format!(
+            "{shown}:1: the header lacks {}; runner analyze needs the columns {} and `cell` or `delay_ns` (or `delay_us`); found: {}",
+            missing.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", "),
+            REQUIRED.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", "),
+            columns.join(", ")
+        )));
+    }
+    let (cell, delay_ns, delay_us) = (at("cell"), at("delay_ns"), at("delay_us"));
+    if cell.is_none() && delay_ns.is_none() && delay_us.is_none() {
+        return Err(bad_input(format!(
+            "{shown}:1: the header has neither `cell` nor `delay_ns` (or `delay_us`); one of them tells runner's cells apart"
+        )));
+    }
+    let col = |name: &str| at(name).expect("required columns are present");
+    let (fork, pair, first, base, treat) = (
+        col("fork"),
+        col("pair"),
+        col("first"),
+        col("baseline_ns"),
+        col("treatment_ns"),
+    );
+    let (phase, spin, b_at, t_at) = (
+        at("phase"),
+        at("spin_ns"),
+        at("baseline_at_ns"),
+        at("treatment_at_ns"),
+    );
+    let mut rows = Vec::new();
+    for record in reader.records() {
+        let record = record.map_err(|e| bad_input(format!("{shown}: {e}")))?;
+        let line = record.position().map_or(0, |p| p.line());
+        if rows.len() as u64 >= MAX_ROWS {
+            return Err(bad_input(format!(
+                "{shown}:{line}: more than {MAX_ROWS} rows; runner analyses at most that many pairs"
+            )));
+        }
+        let get = |i: usize| record.get(i).unwrap_or_default();
+        let bad = |c: &str, what: &str, got: &str| {
+            bad_input(format!(
+                "{shown}:{line}: column `{c}` must be {what}, got {got:?}"
+            ))
+        };
+        let ns = |i: usize, c: &str| {
+            nanos(get(i), 1.0).ok_or_else(|| bad(c, "a non-negative number of nanoseconds", get(i)))
+        };
+        let opt_ns = |i: Option<usize>, c: &str| i.map(|i| ns(i, c)).transpose();
+        let delay =
+            match (delay_ns, delay_us) {
+                (Some(i), _) => Some(ns(i, "delay_ns")?),
+                (None, Some(i)) => Some(nanos(get(i), 1e3).ok_or_else(|| {
+                    bad("delay_us", "a non-negative number of microseconds", get(i))
+                })?),
+                (None, None) => None,
+            };
+        rows.push(Row {
+            line,
+            cell: cell.map(|i| get(i).to_string()),
+            delay_ns: delay,
+            fork: get(fork).to_string(),
+            phase: match phase.map(get) {
+                None | Some("measure") => Phase::Measure,
+                Some("warmup") => Phase::Warmup,
+                Some(other) => return Err(bad("phase", "`warmup` or `measure`", other)),
+            },
+            pair: get(pair)
+                .parse()
+                .map_err(|_| bad("pair", "a non-negative integer", get(pair)))?,
+            first: match get(first) {
+                "baseline" => Arm::Baseline,
+                "treatment" => Arm::Treatment,
+                other => return Err(bad("first", "`baseline` or `treatment`", other)),
+            },
+            baseline_ns: ns(base, "baseline_ns")?,
+            treatment_ns: ns(treat, "treatment_ns")?,
+            spin_ns: opt_ns(spin, "spin_ns")?,
+            baseline_at_ns: opt_ns(b_at, "baseline_at_ns")?,
+            treatment_at_ns: opt_ns(t_at, "treatment_at_ns")?,
+        });
+        if get(fork).is_empty() {
+            return Err(bad("fork", "a fork id (any text)", ""));
+        }
+    }
+    if rows.is_empty() {
+        return Err(bad_input(format!(
+            "{shown}: there are no rows after the header"
+        )));
+    }
+    Ok(Table {
+        has_cell: cell.is_some(),
+        has_delay: delay_ns.is_some() || delay_us.is_some(),
+        has_spin: spin.is_some(),
+        has_start_times: b_at.is_some() && t_at.is_some(),
+        columns,
+        rows,
+        sha256,
+    })
+}
+
+/// Fork ids in runner's order: by number when every id is a whole number,
+/// else in order of first appearance.
+pub(crate) fn fork_order(ids: &[&str]) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for id in ids {
+        if !seen.iter().any(|s| s == id) {
+            seen.push(id.to_string());
+        }
+    }
+    let numbers: Option<Vec<u64>> = seen.iter().map(|s| s.parse().ok()).collect();
+    if let Some(n) = numbers {
+        let mut by: BTreeMap<u64, String> = BTreeMap::new();
+        for (k, s) in n.into_iter().zip(seen) {
+            by.insert(k, s);
+        }
+        return by.into_values().collect();
+    }
+    seen
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nanoseconds_round_and_refuse_negatives() {
+        assert_eq!(nanos("12", 1.0), Some(12));
+        assert_eq!(nanos(" 12.6 ", 1.0), Some(13));
+        assert_eq!(nanos("0.5", 1e3), Some(500));
+        assert_eq!(nanos("-1", 1.0), None);
+        assert_eq!(nanos("NaN", 1.0), None);
+        assert_eq!(nanos("ten", 1.0), None);
+    }
+
+    #[test]
+    fn forks_by_number_or_by_appearance() {
+        assert_eq!(fork_order(&["10", "2", "10", "1"]), ["1", "2", "10"]);
+        assert_eq!(fork_order(&["b", "a", "b"]), ["b", "a"]);
+        assert_eq!(fork_order(&["1", "x"]), ["1", "x"]);
+    }
+}

@@ -1,0 +1,334 @@
+//! The regression gate on the real binary: verdicts and exit codes, the
+//! self-check's shares, gate.json, `$GITHUB_STEP_SUMMARY`, a percentage
+//! threshold sized in a second phase (and resumed there).
+//!
+//! Margins: the thresholds are far from what the arms do (a 2 µs gate on
+//! `noop`, whose pairs differ by tens of ns; 4 µs injected against it; a
+//! 1 ns gate on `sleep`, whose wake-ups jitter by microseconds), so a loaded
+//! machine cannot move a verdict.
+
+mod common;
+use common::faults::{exec, printed_resume, stderr};
+use common::*;
+use std::path::Path;
+
+const NOOP_GATE: &str = r#"
+name = "gate"
+seed = 11
+[strategies.noop]
+kind = "noop"
+[design]
+baseline = "noop"
+treatment = "noop"
+forks = 3
+warmup_pairs = 5
+pairs = 60
+[analysis]
+resamples = 200
+[gate]
+max_slowdown = "2us"
+"#;
+
+fn code(o: &std::process::Output) -> i32 {
+    o.status.code().expect("exited")
+}
+
+#[test]
+fn an_aa_gate_passes_states_its_false_alarms_and_appends_the_step_summary() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = write_spec(tmp.path(), "gate", NOOP_GATE);
+    let summary = tmp.path().join("summary.md");
+    std::fs::write(&summary, "earlier step\n").unwrap();
+    let o = runner()
+        .current_dir(tmp.path())
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .args(["exec", spec.to_str().unwrap(), "--out", "out", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let stdout = String::from_utf8(o.stdout).unwrap();
+    assert!(stdout.starts_with("gate: PASS (exit 0)."), "{stdout}");
+    let g = read_json(&tmp.path().join("out/gate.json"));
+    assert_eq!(g["verdict"], "pass");
+    assert_eq!(g["exit_code"], 0);
+    assert_eq!(g["false_positive_forks"][1], 3);
+    assert!(g["false_positive_share"].as_f64().unwrap() <= 1.0 / 3.0 + 1e-9);
+    assert_eq!(g["power_forks"], serde_json::json!([3, 3]));
+    assert_eq!(g["threshold_ns"], 2000.0);
+    // The self-check cells ran: 3 cells x 3 forks.
+    let run = read_json(&tmp.path().join("out/run.json"));
+    let roles: Vec<&str> = run["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["role"].as_str().unwrap_or("experiment"))
+        .collect();
+    assert_eq!(roles, ["experiment", "gate-null", "gate-power"]);
+    assert_eq!(run["cells"][2]["delay_ns"], 4000);
+    assert_eq!(run["jobs"].as_array().unwrap().len(), 9);
+    // analysis.json keeps the self-check out of `cells`.
+    let a = read_json(&tmp.path().join("out/analysis.json"));
+    assert_eq!(a["cells"].as_array().unwrap().len(), 1);
+    assert_eq!(a["gate"]["groups"][0]["false_alarms"]["cell"], 1);
+    let text = std::fs::read_to_string(&summary).unwrap();
+    assert!(
+        text.starts_with("earlier step\n### runner gate: PASS"),
+        "{text}"
+    );
+    assert!(text.contains("gate.json"), "{text}");
+    let report = std::fs::read_to_string(tmp.path().join("out/report.md")).unwrap();
+    assert!(report.contains("## Gate: PASS"), "{report}");
+    // `runner report` rewrites gate.json byte for byte.
+    let before = std::fs::read(tmp.path().join("out/gate.json")).unwrap();
+    std::fs::remove_file(tmp.path().join("out/gate.json")).unwrap();
+    runner()
+        .current_dir(tmp.path())
+        .args(["report", "out"])
+        .assert()
+        .success();
+    assert_eq!(
+        std::fs::read(tmp.path().join("out/gate.json")).unwrap(),
+        before
+    );
+}
+
+#[test]
+fn an_injected_slowdown_of_twice_the_threshold_is_exit_3() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = write_spec(tmp.path(), "gate", NOOP_GATE);
+    let o = exec(
+        tmp.path(),
+        &spec,
+        "out",
+        None,
+        &[
+            "--set",
+            "grid.delay_us=[4]",
+            "--set",
+            "gate.self_check=false",
+        ],
+    );
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    let stdout = String::from_utf8(o.stdout).unwrap();
+    assert!(stdout.starts_with("gate: REGRESSION (exit 3)."), "{stdout}");
+    let g = read_json(&tmp.path().join("out/gate.json"));
+    assert_eq!(g["verdict"], "regression");
+    assert_eq!(g["self_check"], false);
+    assert!(g["false_positive_share"].is_null() && g["power"].is_null());
+    let est = g["estimate_ns"].as_f64().unwrap();
+    assert!(est > 2000.0 && g["ci_ns"][0].as_f64().unwrap() > 0.0, "{g}");
+    // The run is complete: the folder is in place, not left partial.
+    assert!(tmp.path().join("out/report.md").is_file());
+    assert!(!tmp.path().join("out.partial").exists());
+}
+
+/// A 1 ns gate on `sleep` against `true`: the treatment is faster, so the
+/// interval lies below the threshold, but with 2 ns injected into `sleep`
+/// against itself no fork can tell: the power is measured, low, and the
+/// pass becomes inconclusive.
+#[test]
+fn a_threshold_far_below_resolution_is_exit_4_with_the_measured_power() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = write_spec(
+        tmp.path(),
+        "fine",
+        r#"
+seed = 3
+[strategies.slow]
+kind = "command"
+argv = ["sleep", "0.003"]
+[strategies.fast]
+kind = "command"
+argv = ["true"]
+[design]
+baseline = "slow"
+treatment = "fast"
+forks = 3
+warmup_pairs = 2
+pairs = 20
+[analysis]
+resamples = 200
+[gate]
+max_slowdown = "1ns"
+"#,
+    );
+    let o = exec(tmp.path(), &spec, "out", None, &[]);
+    assert_eq!(code(&o), 4, "{}", stderr(&o));
+    let g = read_json(&tmp.path().join("out/gate.json"));
+    assert_eq!(g["verdict"], "inconclusive");
+    assert_eq!(g["reason"], "low-power");
+    assert!(g["ci_ns"][1].as_f64().unwrap() < 0.0, "the faster arm: {g}");
+    assert_eq!(g["power_forks"][1], 3);
+    assert!(g["power"].as_f64().unwrap() < 0.8, "{g}");
+    let stdout = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        stdout.starts_with("gate: INCONCLUSIVE (exit 4)."),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("a pass that could not have failed"),
+        "{stdout}"
+    );
+}
+
+/// The keys of README.md's `gate.json` table.
+fn documented_keys() -> Vec<String> {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let section = readme
+        .split("### `gate.json`")
+        .nth(1)
+        .expect("README.md has a gate.json section");
+    let mut keys = Vec::new();
+    for line in section.lines().skip_while(|l| !l.starts_with('|')) {
+        if !line.starts_with('|') {
+            break;
+        }
+        let first = line.split('|').nth(1).unwrap_or_default();
+        keys.extend(first.split('`').skip(1).step_by(2).map(String::from));
+    }
+    keys
+}
+
+#[test]
+fn gate_json_has_every_documented_key_and_no_other() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = write_spec(tmp.path(), "gate", NOOP_GATE);
+    let o = exec(tmp.path(), &spec, "out", None, &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let g = read_json(&tmp.path().join("out/gate.json"));
+    let mut have: Vec<String> = g.as_object().unwrap().keys().cloned().collect();
+    let mut documented = documented_keys();
+    have.sort();
+    documented.sort();
+    assert_eq!(have, documented);
+    for k in ["master", "schedule", "deciding", "self_check"] {
+        assert!(g["seeds"].get(k).is_some(), "seeds.{k}");
+    }
+    // 3 self-check forks at d = 0 and 3 at 2x, each with its stream's seed.
+    assert_eq!(g["seeds"]["self_check"].as_array().unwrap().len(), 6);
+}
+
+/// A percentage: the 2x cell is sized from the first phase and runs last;
+/// a fork of it that fails leaves a partial folder whose run.json has the
+/// sizing, and the printed resume finishes it.
+#[test]
+fn a_percentage_gate_sizes_its_second_phase_and_resumes_there() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = write_spec(
+        tmp.path(),
+        "pct",
+        &NOOP_GATE
+            .replace("kind = \"noop\"", "kind = \"spin\"\nduration_us = 20")
+            .replace("\"2us\"", "\"10%\""),
+    );
+    // Cells: 0 experiment, 1 the d = 0 check, 2 the 2x check.
+    let o = exec(tmp.path(), &spec, "out", Some("exit=9@cell=2,fork=1"), &[]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let err = stderr(&o);
+    let run = read_json(&tmp.path().join("out.partial/run.json"));
+    let sizing = &run["gate_sizing"]["groups"][0];
+    let median = sizing["baseline_median_ns"].as_f64().unwrap();
+    assert!(median >= 20_000.0, "a 20 µs spin: {median}");
+    assert_eq!(sizing["threshold_ns"].as_f64().unwrap(), median / 10.0);
+    let delay = sizing["delay_ns"].as_u64().unwrap();
+    assert_eq!(delay, (median / 5.0).round() as u64);
+    assert_eq!(run["cells"][2]["delay_ns"].as_u64().unwrap(), delay);
+    // The 2x jobs come after every first-phase job.
+    let cells: Vec<u64> = run["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["cell"].as_u64().unwrap())
+        .collect();
+    assert_eq!(cells[6..], [2, 2, 2], "{cells:?}");
+    assert!(printed_resume(&err).iter().any(|a| a == "--resume"));
+    let o = runner()
+        .current_dir(tmp.path())
+        .env_remove("RUNNER_FAULT")
+        .args(printed_resume(&err))
+        .output()
+        .unwrap();
+    assert!([0, 3, 4].contains(&code(&o)), "{}", stderr(&o));
+    let g = read_json(&tmp.path().join("out/gate.json"));
+    assert_eq!(g["max_slowdown"], "10%");
+    assert_eq!(g["baseline_median_ns"].as_f64().unwrap(), median);
+    assert_eq!(g["power_forks"][1], 3);
+    // An edited sizing is refused on read, naming the key.
+    let path = tmp.path().join("out/run.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let edited = text.replacen(
+        &format!("\"delay_ns\": {delay}\n"),
+        &format!("\"delay_ns\": {}\n", delay + 1),
+        1,
+    );
+    assert_ne!(text, edited);
+    std::fs::write(&path, edited).unwrap();
+    let o = runner()
+        .current_dir(tmp.path())
+        .args(["report", "out"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("gate_sizing"), "{}", stderr(&o));
+}
+
+#[test]
+fn bad_gate_keys_are_refused_naming_the_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = write_spec(tmp.path(), "gate", NOOP_GATE);
+    for (set, says) in [
+        (
+            "gate.max_slowdown=2",
+            "gate.max_slowdown must be a slowdown",
+        ),
+        ("gate.max_slowdown=\"2\"", "gate.max_slowdown needs a unit"),
+        (
+            "gate.max_slowdown=\"5 minutes\"",
+            "has the unit \"minutes\"",
+        ),
+        ("gate.min_power=1.5", "gate.min_power must be a share"),
+        ("gate.statistic=\"mean\"", "gate.statistic must be one of"),
+        ("gate.threshold=\"2%\"", "unknown key `gate.threshold`"),
+    ] {
+        let o = runner()
+            .current_dir(tmp.path())
+            .args(["check", spec.to_str().unwrap(), "--set", set])
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 2, "{set}");
+        assert!(stderr(&o).contains(says), "{set}: {}", stderr(&o));
+    }
+}
+
+/// The experiment file of docs/ci.md validates (its programs replaced by
+/// `true`, since they are the reader's), and its gate is what the text says.
+#[test]
+fn the_ci_doc_experiment_is_a_valid_gate() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/ci.md")).unwrap();
+    let toml = doc
+        .split("```toml\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("docs/ci.md has a toml block");
+    let workflow = doc.split("```yaml\n").nth(1).expect("a yaml block");
+    assert!(workflow.contains("runner exec pr/perf/gate.toml --out perf-gate"));
+    assert!(workflow.contains("path: perf-gate"));
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = write_spec(tmp.path(), "gate", toml);
+    let o = runner()
+        .current_dir(tmp.path())
+        .args(["check", spec.to_str().unwrap()])
+        .args(["--set", "strategies.base.argv=[\"true\"]"])
+        .args(["--set", "strategies.pr.argv=[\"true\"]"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("gate        max_slowdown 2%"), "{text}");
+    assert!(
+        text.contains("(gate self-check: `base` against itself)"),
+        "{text}"
+    );
+}
