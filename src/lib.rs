@@ -13,6 +13,7 @@ pub mod environment;
 pub mod error;
 pub mod exec;
 pub mod interrupt;
+pub mod merge;
 pub mod output;
 pub mod plan;
 pub mod record;
@@ -20,6 +21,7 @@ pub mod redact;
 pub mod report;
 pub mod run_info;
 pub mod seed;
+pub mod shard;
 pub mod shell;
 pub mod spec;
 pub mod stats;
@@ -40,6 +42,8 @@ pub fn run(cli: Cli) -> Result<()> {
             set,
             resume,
             quiet,
+            shard,
+            shards,
         } => {
             let args = exec::ExecArgs {
                 spec,
@@ -47,9 +51,25 @@ pub fn run(cli: Cli) -> Result<()> {
                 set,
                 resume,
                 quiet,
+                shard,
+                shards,
             };
             let outcome = exec::exec(&args)?;
             console::out(&outcome.summary);
+            Ok(())
+        }
+        Command::Merge {
+            out,
+            shards,
+            allow_missing,
+        } => {
+            interrupt::install();
+            let args = merge::MergeArgs {
+                out,
+                shards,
+                allow_missing,
+            };
+            console::out(&merge::merge(&args)?.summary);
             Ok(())
         }
         Command::Check { spec, set } => {

@@ -24,6 +24,7 @@ use crate::output::target;
 use crate::plan::{self, Job};
 use crate::run_info::{BuildInfo, DerivedSeed, RunInfo, Seeds, SpecInfo};
 use crate::seed::{self, Domain};
+use crate::shard;
 use crate::spec::{self, Experiment, LoadedSpec};
 use protocol::JobRequest;
 use std::path::{Path, PathBuf};
@@ -34,6 +35,10 @@ pub struct ExecArgs {
     pub set: Vec<String>,
     pub resume: Option<PathBuf>,
     pub quiet: bool,
+    /// `--shard I/N`, 1-based.
+    pub shard: Option<(u32, u32)>,
+    /// `--shards N`, for JOB_COMPLETION_INDEX.
+    pub shards: Option<u32>,
 }
 
 /// What a finished exec leaves behind.
@@ -44,12 +49,12 @@ pub struct ExecOutcome {
     pub summary: String,
 }
 
-fn now_rfc3339() -> String {
+pub(crate) fn now_rfc3339() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
 /// A run id that is also a valid SQL identifier suffix: `20261202_171800_3fa9c1`.
-fn new_run_id() -> String {
+pub(crate) fn new_run_id() -> String {
     let t = chrono::Utc::now().format("%Y%m%d_%H%M%S");
     format!("{t}_{:06x}", rand::random::<u32>() & 0xff_ffff)
 }
@@ -74,13 +79,20 @@ fn recorded_spec(loaded: &LoadedSpec, spec_path: &Path) -> Result<SpecInfo> {
     })
 }
 
-fn new_run_info(loaded: &LoadedSpec, spec_path: &Path) -> Result<RunInfo> {
+fn new_run_info(
+    loaded: &LoadedSpec,
+    spec_path: &Path,
+    selection: Option<shard::Selection>,
+) -> Result<RunInfo> {
     let exp = &loaded.experiment;
     let (master, drawn) = match exp.seed {
         Some(s) => (s, false),
         None => (rand::random::<u64>() >> 11, true),
     };
-    let plan = plan::plan(exp, master);
+    let mut plan = plan::plan(exp, master);
+    if let Some(s) = selection {
+        plan.jobs = shard_jobs(exp, &plan.jobs, s)?;
+    }
     let bootstrap = plan
         .jobs
         .iter()
@@ -114,10 +126,55 @@ fn new_run_info(loaded: &LoadedSpec, spec_path: &Path) -> Result<RunInfo> {
         forks: Vec::new(),
         pairs_sha256: None,
         database: None,
+        shard: selection.map(shard::info),
+        merged: None,
         environment: crate::environment::capture(),
         started_at: now_rfc3339(),
         finished_at: None,
     })
+}
+
+/// The share of `jobs` (the whole plan) that shard `s` runs; refuses more
+/// shards than jobs, and a spec without a seed (every shard would draw its
+/// own, and the shards could never be merged).
+fn shard_jobs(exp: &Experiment, jobs: &[Job], s: shard::Selection) -> Result<Vec<Job>> {
+    if exp.seed.is_none() {
+        return Err(bad_input(format!(
+            "shard {}/{} of a spec without a seed: every shard would draw its own seed, and shards of different seeds cannot be merged; set `seed = N` in the file or pass --set seed=N to every shard",
+            s.index, s.count
+        )));
+    }
+    if s.count as usize > jobs.len() {
+        return Err(bad_input(format!(
+            "shard {}/{}: the plan has only {} jobs (cells x forks), so it can be cut into at most {} shards",
+            s.index,
+            s.count,
+            jobs.len(),
+            jobs.len()
+        )));
+    }
+    Ok(shard::share(jobs, exp.design.forks.get(), s.index, s.count))
+}
+
+/// A resumed shard stays the shard it was: a `--shard` (or scheduler
+/// variable) that names another is refused; none resumes the recorded one.
+fn check_same_shard(info: &RunInfo, now: Option<shard::Selection>) -> Result<()> {
+    let Some(now) = now else { return Ok(()) };
+    match &info.shard {
+        Some(s) if (s.index, s.count) == (now.index, now.count) => Ok(()),
+        Some(s) => Err(bad_input(format!(
+            "this folder holds shard {}/{}, but this exec is shard {}/{} (from {}); resume it as the shard it is",
+            s.index,
+            s.count,
+            now.index,
+            now.count,
+            serde_json::to_value(now.source).expect("source serializes").as_str().unwrap_or_default()
+        ))),
+        None => Err(bad_input(format!(
+            "this folder holds a whole run, not a shard, but this exec is shard {}/{}; resume it without --shard (outside the scheduler's array)",
+            now.index, now.count
+        ))),
+    }
 }
 
 fn job_request(
@@ -195,6 +252,8 @@ pub fn exec(args: &ExecArgs) -> Result<ExecOutcome> {
         crate::report::check_template(t)?;
     }
     let resuming = args.resume.is_some();
+    let selection =
+        shard::select(args.shard, args.shards, &|k| std::env::var(k).ok()).map_err(bad_input)?;
     let (partial, final_dir, info) = match &args.resume {
         Some(p) => {
             let final_dir = match &args.out {
@@ -207,6 +266,7 @@ pub fn exec(args: &ExecArgs) -> Result<ExecOutcome> {
                 })?,
             };
             let (partial, mut info) = Partial::open(p)?;
+            check_same_shard(&info, selection)?;
             info.build.add(BuildInfo::current());
             target::check_out(&final_dir, "--out")?;
             check_resume_paths(p, &final_dir)?;
@@ -219,12 +279,16 @@ pub fn exec(args: &ExecArgs) -> Result<ExecOutcome> {
             (partial, final_dir, info)
         }
         None => {
-            let (final_dir, what) = match &args.out {
-                Some(o) => (o.clone(), "--out"),
-                None => (Path::new("reports").join(&exp.name), "the output folder"),
+            let (final_dir, what) = match (&args.out, selection) {
+                (Some(o), _) => (o.clone(), "--out"),
+                (None, Some(s)) => (
+                    shard::default_out(&exp.name, s.index, s.count),
+                    "the shard's output folder",
+                ),
+                (None, None) => (Path::new("reports").join(&exp.name), "the output folder"),
             };
             target::check_out(&final_dir, what)?;
-            let info = new_run_info(&loaded, &args.spec)?;
+            let info = new_run_info(&loaded, &args.spec, selection)?;
             let partial = Partial::create(&partial_path(&final_dir), &info)?;
             (partial, final_dir, info)
         }

@@ -37,6 +37,14 @@ pub struct RunInfo {
     pub pairs_sha256: Option<String>,
     /// The database the strategies used, when any did.
     pub database: Option<serde_json::Value>,
+    /// Set in a shard's folder (`exec --shard I/N`): which share of the
+    /// plan `jobs` is, and where it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::shard::ShardInfo>,
+    /// Set in a folder `runner merge` wrote: the shards, the machines and
+    /// the jobs a partial merge lacks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged: Option<crate::shard::MergedInfo>,
     pub environment: Environment,
     pub started_at: String,
     pub finished_at: Option<String>,
