@@ -11,13 +11,15 @@
 //! two separate runs; `order` and `carry_over` the history effects;
 //! `variance` components and sizing; `steady` the changepoint classes of
 //! each fork's measured phase; `usage` CPU time and peak memory of
-//! command runs; `headline` the answer across cells;
+//! command runs; `headline` the answer across cells; [`machines`] the
+//! machines level of a run over several hosts (added by [`machines::add`]);
 //! [`resample_trace`] the indices behind every interval, for independent checks.
 
 mod carry_over;
 mod cross_runs;
 mod fork;
 mod headline;
+pub mod machines;
 pub mod model;
 mod order;
 mod pooled;
@@ -116,6 +118,7 @@ pub fn analyse(input: &AnalysisInput, pairs: &[PairRecord]) -> Result<Analysis, 
         resamples: input.resamples,
         cells,
         headline,
+        machines: None,
     })
 }
 
@@ -215,6 +218,7 @@ fn analyse_cell(
                 .collect::<Vec<_>>(),
         ),
         usage: usage::usage(input, info, forks)?,
+        machines: None,
         calibration,
         pooled,
         forks: fork_results,
