@@ -116,7 +116,8 @@ pub(super) fn no_job_twice(shards: &[Shard]) -> Result<()> {
                 owner.insert(key, i);
             }
         }
-        if let Some((o, jobs)) = twice.into_iter().next() {
+        if let Some((o, mut jobs)) = twice.into_iter().next() {
+            jobs.sort_unstable();
             let (a, b) = (&shards[o], s);
             let same = shard(&a.info) == shard(&b.info);
             return Err(bad_input(format!(

@@ -248,14 +248,17 @@ fn lever(analysis: &Analysis, cells: &[CellView<'_>]) -> Option<String> {
         .map(|(label, _)| label.to_string())
         .collect();
     let n = decided.len();
+    let all = match n {
+        1 => "the one cell that could tell".to_string(),
+        2 => "both cells that could tell".to_string(),
+        _ => format!("all {n} cells that could tell"),
+    };
     Some(match by_machines.len() {
         0 => format!(
-            "In {} the spread between forks and pairs outweighs the spread between machines: more forks on these machines narrow the interval about as much as more machines would.",
-            if n == 1 { "the one cell that could tell".to_string() } else { format!("all {n} cells that could tell") }
+            "In {all} the spread between forks and pairs outweighs the spread between machines: more forks on these machines narrow the interval about as much as more machines would."
         ),
         k if k == n => format!(
-            "In {} the spread between machines is the larger part of the variance: more machines narrow the interval most, and more forks on these machines cannot bring it below the machines' term.",
-            if n == 1 { "the one cell that could tell".to_string() } else { format!("all {n} cells that could tell") }
+            "In {all} the spread between machines is the larger part of the variance: more machines narrow the interval most, and more forks on these machines cannot bring it below the machines' term."
         ),
         _ => format!(
             "The spread between machines is the larger part of the variance at {} (more machines narrow those intervals most); in the other {} of {n} cells more forks do about as well.",
