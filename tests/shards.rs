@@ -470,3 +470,62 @@ resamples = 200
     assert!(o.status.success(), "{}", err_of(&o));
     assert_eq!(std::fs::read(m.join("analysis.json")).unwrap(), before);
 }
+
+/// A shard that fails keeps its finished forks and prints the command that
+/// resumes it as the same shard; resuming it as another shard is refused.
+#[test]
+fn a_failed_shard_resumes_as_the_same_shard() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let spec = small(dir);
+    // Shard 2/2 holds cell 0 fork 1 and cell 1 fork 1.
+    let o = runner()
+        .current_dir(dir)
+        .env("RUNNER_FAULT", "exit=3@cell=1,fork=1")
+        .args([
+            "exec",
+            spec.to_str().unwrap(),
+            "--quiet",
+            "--shard",
+            "2/2",
+            "--out",
+            "s2",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", err_of(&o));
+    let err = err_of(&o);
+    let cmd = err
+        .lines()
+        .find_map(|l| l.split("original seeds: ").nth(1))
+        .unwrap_or_else(|| panic!("no resume command in: {err}"));
+    let argv = shlex::split(cmd).unwrap();
+    assert!(cmd.contains("--shard 2/2 --resume"), "{cmd}");
+
+    let partial = dir.join("s2.partial");
+    let o = run_in(
+        dir,
+        &[
+            "exec",
+            spec.to_str().unwrap(),
+            "--shard",
+            "1/2",
+            "--resume",
+            partial.to_str().unwrap(),
+        ],
+    );
+    assert_refused(&o, &["holds shard 2/2", "this exec is shard 1/2"]);
+
+    let o = runner().current_dir(dir).args(&argv[1..]).output().unwrap();
+    assert!(o.status.success(), "{}", err_of(&o));
+    let s1 = shard(dir, &spec, "1/2", "s1", &[], &[]);
+    let o = merge(dir, "m", &[&s1, &dir.join("s2")], &[]);
+    assert!(o.status.success(), "{}", err_of(&o));
+    assert_eq!(
+        read_json(&dir.join("m/run.json"))["forks"]
+            .as_array()
+            .unwrap()
+            .len(),
+        4
+    );
+}

@@ -118,7 +118,7 @@ pub fn add(
     Ok(())
 }
 
-fn host_of<'h>(hosts: &'h BTreeMap<(u32, u32), String>, cell: u32, fork: u32) -> &'h str {
+fn host_of(hosts: &BTreeMap<(u32, u32), String>, cell: u32, fork: u32) -> &str {
     hosts.get(&(cell, fork)).map_or("", String::as_str)
 }
 

@@ -56,7 +56,7 @@ fn a_negative_machines_estimate_is_clamped() {
 fn too_little_data_is_refused() {
     let one: Vec<&[i64]> = vec![&[1, 2], &[3, 4]];
     assert_eq!(
-        nested_components(&[one.clone()]),
+        nested_components(std::slice::from_ref(&one)),
         Err(StatsError::TooFewGroups(2))
     );
     // Every machine one fork: machines and forks cannot be told apart.
