@@ -83,7 +83,7 @@ pub enum Command {
         /// The merged report folder (replaced like exec's --out: only if it is runner's).
         #[arg(value_name = "OUT")]
         out: PathBuf,
-        /// The shard folders, e.g. shards/aa/* (each a finished `exec --shard` folder).
+        /// The shard folders, e.g. shards/1 shards/2 (each a finished `exec --shard` folder).
         #[arg(value_name = "SHARD_DIR", required = true, num_args = 1..)]
         shards: Vec<PathBuf>,
         /// Merge even when shards are missing; the report then names every missing job.

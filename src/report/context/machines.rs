@@ -140,7 +140,8 @@ pub(super) fn merge(info: &RunInfo) -> Option<MergeView> {
         let names: Vec<String> = shards.iter().map(|s| format!("{s}/{count}")).collect();
         let keys: Vec<(u32, u32)> = m.missing.iter().map(|j| (j.cell, j.fork)).collect();
         format!(
-            "this run was merged without shard {} (`--allow-missing`), so {} of its {} jobs are missing: {}. Every number below counts only the forks present.",
+            "this run was merged without shard{} {} (`--allow-missing`), so {} of its {} jobs are missing: {}. Every number below counts only the forks present.",
+            if names.len() == 1 { "" } else { "s" },
             format::list(&names, "and"),
             m.missing.len(),
             info.jobs.len() + m.missing.len(),

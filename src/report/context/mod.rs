@@ -296,7 +296,9 @@ fn run_view(info: &RunInfo) -> RunView {
         started_at: info.started_at.clone(),
         finished_at: info.finished_at.clone(),
         forks_run: info.forks.len(),
-        jobs: info.jobs.len(),
+        // The plan's, also in a shard or a partial merge (which say what
+        // share of it they hold).
+        jobs: info.cells.len() * info.spec.experiment.design.forks.get() as usize,
         cells: info.cells.len(),
         arms_compared: checks().any(|c| c.arms_agree == Some(true)),
         arms_agree: checks().all(|c| c.arms_agree != Some(false)),
