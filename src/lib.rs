@@ -2,7 +2,8 @@
 //!
 //! Flow: `spec` (TOML -> Experiment) -> `plan` (cells, jobs, seeds) -> `exec`
 //! (fresh worker processes measure pairs) -> `analysis` (every statistic) ->
-//! `report` (Markdown, plots).
+//! `report` (Markdown, plots). Over many machines, `shard` cuts the plan
+//! (`exec --shard I/N`) and `merge` joins the shards into one run again.
 
 pub mod analysis;
 pub mod cli;

@@ -1,46 +1,13 @@
-//! Shards and merge, with real processes: `exec --shard I/N` runs its share
-//! of the one seeded plan, `runner merge` joins the shards into the folder a
-//! single process would have written (same jobs, seeds, pairs; new timings),
-//! and refuses, exit 2 with one sentence, whatever does not fit together.
+//! Shards, with real processes: `exec --shard I/N` (or a scheduler's
+//! variables) runs its share of the one seeded plan, and `runner merge`
+//! joins the shards into the folder a single process would have written
+//! (same jobs, seeds, pairs; new timings). Refusals: tests/merge.rs; the
+//! machines level: tests/machines.rs.
 
 mod common;
+use common::shards::*;
 use common::*;
 use std::path::{Path, PathBuf};
-
-/// `runner exec SPEC --shard I/N --out DIR EXTRA...` in `dir`, with `env`.
-fn shard(
-    dir: &Path,
-    spec: &Path,
-    shard: &str,
-    out: &str,
-    env: &[(&str, &str)],
-    extra: &[&str],
-) -> PathBuf {
-    let out = dir.join(out);
-    let mut cmd = runner();
-    cmd.current_dir(dir)
-        .arg("exec")
-        .arg(spec)
-        .args(["--quiet", "--shard", shard, "--out"])
-        .arg(&out)
-        .args(extra);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    cmd.assert().success();
-    out
-}
-
-fn merge(dir: &Path, out: &str, shards: &[&Path], extra: &[&str]) -> std::process::Output {
-    runner()
-        .current_dir(dir)
-        .arg("merge")
-        .arg(dir.join(out))
-        .args(shards)
-        .args(extra)
-        .output()
-        .unwrap()
-}
 
 /// (cell, fork, phase, pair, first, delay_ns) of every row, in file order.
 fn keys(path: &Path) -> Vec<[String; 6]> {
@@ -176,107 +143,6 @@ fn a_merged_two_shard_run_of_aa_has_the_rows_of_one_process() {
     );
 }
 
-fn small(dir: &Path) -> PathBuf {
-    write_spec(dir, "small", SMALL_AA)
-}
-
-/// Merges that cannot be right are refused, exit 2, naming what differs.
-#[test]
-fn merge_refuses_another_spec_seed_count_a_job_twice_and_a_missing_shard() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
-    let spec = small(dir);
-    let s1 = shard(dir, &spec, "1/2", "s1", &[], &[]);
-    let s2 = shard(dir, &spec, "2/2", "s2", &[], &[]);
-    let again = shard(dir, &spec, "1/2", "s1-again", &[], &[]);
-    let seed = shard(dir, &spec, "2/2", "seed8", &[], &["--set", "seed=8"]);
-    let titled = shard(dir, &spec, "2/2", "titled", &[], &["--set", "title=Other"]);
-    let thirds = shard(dir, &spec, "2/3", "thirds", &[], &[]);
-
-    let o = merge(dir, "m", &[&s1, &seed], &[]);
-    assert_refused(&o, &["seed8 has master seed 8", "s1 has 7"]);
-    let o = merge(dir, "m", &[&s1, &titled], &[]);
-    assert_refused(
-        &o,
-        &["titled ran another spec than", "(SHA-256 ", "title differ"],
-    );
-    let o = merge(dir, "m", &[&s1, &thirds], &[]);
-    assert_refused(&o, &["thirds is shard 2/3", "shard 1/2"]);
-    let o = merge(dir, "m", &[&s1, &s2, &again], &[]);
-    assert_refused(
-        &o,
-        &[
-            "cell 0 fork 0, cell 1 fork 0 are held by both",
-            "s1-again",
-            "both shard 1/2",
-        ],
-    );
-    let o = merge(dir, "m", &[&s1], &[]);
-    assert_refused(
-        &o,
-        &[
-            "shard 2/2 is missing (its 2 jobs: cell 0 fork 1, cell 1 fork 1)",
-            "runner exec",
-            "--shard 2/2 --out",
-            "--allow-missing",
-        ],
-    );
-    let whole = exec_ok(dir, &spec, "whole", &[]);
-    let o = merge(dir, "m", &[&s1, &whole], &[]);
-    assert_refused(&o, &["whole is not a shard"]);
-    let o = merge(dir, "s1", &[&s1, &s2], &[]);
-    assert_refused(&o, &["one inside the other"]);
-    assert!(!dir.join("m").exists() && !dir.join("m.partial").exists());
-
-    // The --shard command a refusal prints runs the missing shard.
-    let o = merge(dir, "m", &[&s1], &[]);
-    let err = err_of(&o);
-    let cmd = err.split('`').nth(1).unwrap();
-    let argv = shlex::split(cmd).unwrap();
-    assert_eq!(argv[0], "runner");
-    let o = runner()
-        .current_dir(dir)
-        .args(&argv[1..])
-        .arg("--quiet")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", err_of(&o));
-    let filled = PathBuf::from(&argv[argv.iter().position(|a| a == "--out").unwrap() + 1]);
-    let o = merge(dir, "m", &[&s1, &filled], &[]);
-    assert!(o.status.success(), "{}", err_of(&o));
-}
-
-/// `--allow-missing` merges what there is; run.json and the report name
-/// every missing job, and the folder reads back like any other.
-#[test]
-fn a_partial_merge_names_the_missing_jobs() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
-    let spec = small(dir);
-    let s1 = shard(dir, &spec, "1/3", "s1", &[], &[]);
-    let s3 = shard(dir, &spec, "3/3", "s3", &[], &[]);
-    let o = merge(dir, "m", &[&s1, &s3], &["--allow-missing"]);
-    assert!(o.status.success(), "{}", err_of(&o));
-    let m = dir.join("m");
-    let run = read_json(&m.join("run.json"));
-    // 2 cells x 2 forks dealt over 3 shards: jobs 0..4 mod 3, so shard 2
-    // holds cell 0 fork 1 only.
-    assert_eq!(
-        run["merged"]["missing"],
-        serde_json::json!([{"cell": 0, "fork": 1, "shard": 2}])
-    );
-    assert_eq!(run["jobs"].as_array().unwrap().len(), 3);
-    let report = std::fs::read_to_string(m.join("report.md")).unwrap();
-    assert!(
-        report.contains("**Incomplete:** this run was merged without shard 2/3 (`--allow-missing`), so 1 of its 4 jobs are missing: cell 0 fork 1."),
-        "{report}"
-    );
-    let before = std::fs::read(m.join("report.md")).unwrap();
-    let o = run_in(dir, &["report", m.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", err_of(&o));
-    assert_eq!(std::fs::read(m.join("report.md")).unwrap(), before);
-}
-
 /// Which shard a process is: the flag, Slurm's array variables, or
 /// Kubernetes' index with --shards; and what exec refuses.
 #[test]
@@ -358,117 +224,6 @@ fn a_shard_run_json_holds_exactly_its_share() {
     edit_json(&s1.join("run.json"), |v| v["shard"]["index"] = 2.into());
     let o = run_in(dir, &["report", s1.to_str().unwrap()]);
     assert_refused(&o, &["run.json", "is not a job of shard 2/2"]);
-}
-
-/// Several machines simulated on one: the shards run as separate
-/// processes with different recorded host names (RUNNER_HOSTNAME), and the
-/// "slow" one really is slower: the command's work is read from WORK in its
-/// environment, as a slower machine would take longer for the same work.
-/// The treatment does twice the baseline's work, so D itself differs by
-/// machine, and the machines level must say so.
-#[test]
-fn the_machines_level_finds_the_slower_machine() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
-    let spec = write_spec(
-        dir,
-        "machines",
-        r#"
-name = "machines"
-seed = 3
-[strategies.base]
-kind = "command"
-shell = "i=0; while [ $i -lt ${WORK:-10} ]; do i=$((i+1)); done"
-[strategies.double]
-kind = "command"
-shell = "i=0; n=$((2 * ${WORK:-10})); while [ $i -lt $n ]; do i=$((i+1)); done"
-[design]
-baseline = "base"
-treatment = "double"
-forks = 4
-warmup_pairs = 2
-pairs = 15
-[analysis]
-resamples = 200
-"#,
-    );
-    let fast = shard(
-        dir,
-        &spec,
-        "1/2",
-        "fast",
-        &[("RUNNER_HOSTNAME", "fast"), ("WORK", "10")],
-        &[],
-    );
-    let slow = shard(
-        dir,
-        &spec,
-        "2/2",
-        "slow",
-        &[("RUNNER_HOSTNAME", "slow"), ("WORK", "3000")],
-        &[],
-    );
-    let o = merge(dir, "m", &[&fast, &slow], &[]);
-    assert!(o.status.success(), "{}", err_of(&o));
-    let m = dir.join("m");
-    let a = read_json(&m.join("analysis.json"));
-    let hosts = a["machines"]["hosts"].as_array().unwrap();
-    assert_eq!(hosts.len(), 2);
-    assert_eq!(
-        (hosts[0]["host"].as_str(), hosts[0]["forks"].as_u64()),
-        (Some("fast"), Some(2))
-    );
-    assert_eq!(
-        (hosts[1]["host"].as_str(), hosts[1]["forks"].as_u64()),
-        (Some("slow"), Some(2))
-    );
-    let f = |v: &serde_json::Value| v.as_f64().unwrap();
-    assert!(
-        f(&hosts[1]["baseline_min_ns"]) > f(&hosts[0]["baseline_max_ns"]),
-        "the slow host's baseline medians lie above the fast one's: {hosts:?}"
-    );
-    let cell = &a["cells"][0]["machines"];
-    let per_host = cell["hosts"].as_array().unwrap();
-    assert!(
-        f(&per_host[1]["median_ns"]) > f(&per_host[0]["median_ns"]),
-        "{cell}"
-    );
-    let v = &cell["variance"];
-    assert!(
-        f(&v["median_between_machines_ns2"]) > f(&v["median_between_forks_ns2"]),
-        "{v}"
-    );
-    assert_eq!(v["narrows_most"], "machines", "{v}");
-    assert!(
-        f(&v["twice_machines_half_width_ns"]) < f(&v["twice_forks_half_width_ns"]),
-        "{v}"
-    );
-    let ci = cell["hierarchical"]["ci_ns"].as_array().unwrap();
-    assert!(
-        f(&ci[0]) <= f(&per_host[1]["median_ns"]) && f(&ci[1]) >= f(&per_host[0]["median_ns"]),
-        "{cell}"
-    );
-
-    let run = read_json(&m.join("run.json"));
-    assert!(run["seeds"]["cells"][0]["machines"].is_u64());
-    let machines = run["merged"]["machines"].as_array().unwrap();
-    assert!(machines.iter().all(|x| x["host_override"] == true));
-    let report = std::fs::read_to_string(m.join("report.md")).unwrap();
-    for needle in [
-        "## Machines",
-        "| `fast` (RUNNER_HOSTNAME) |",
-        "| `slow` (RUNNER_HOSTNAME) |",
-        "more machines |",
-        "one run over 2 machines",
-        "the spread between machines is the larger part of the variance: more machines narrow the interval most",
-    ] {
-        assert!(report.contains(needle), "{needle:?} not in:\n{report}");
-    }
-    // The machines level reproduces byte for byte from the folder.
-    let before = std::fs::read(m.join("analysis.json")).unwrap();
-    let o = run_in(dir, &["report", m.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", err_of(&o));
-    assert_eq!(std::fs::read(m.join("analysis.json")).unwrap(), before);
 }
 
 /// A shard that fails keeps its finished forks and prints the command that

@@ -91,7 +91,7 @@ fn new_run_info(
     };
     let mut plan = plan::plan(exp, master);
     if let Some(s) = selection {
-        plan.jobs = shard_jobs(exp, &plan.jobs, s)?;
+        plan.jobs = shard::plan_share(exp, &plan.jobs, s).map_err(bad_input)?;
     }
     let bootstrap = plan
         .jobs
@@ -132,49 +132,6 @@ fn new_run_info(
         started_at: now_rfc3339(),
         finished_at: None,
     })
-}
-
-/// The share of `jobs` (the whole plan) that shard `s` runs; refuses more
-/// shards than jobs, and a spec without a seed (every shard would draw its
-/// own, and the shards could never be merged).
-fn shard_jobs(exp: &Experiment, jobs: &[Job], s: shard::Selection) -> Result<Vec<Job>> {
-    if exp.seed.is_none() {
-        return Err(bad_input(format!(
-            "shard {}/{} of a spec without a seed: every shard would draw its own seed, and shards of different seeds cannot be merged; set `seed = N` in the file or pass --set seed=N to every shard",
-            s.index, s.count
-        )));
-    }
-    if s.count as usize > jobs.len() {
-        return Err(bad_input(format!(
-            "shard {}/{}: the plan has only {} jobs (cells x forks), so it can be cut into at most {} shards",
-            s.index,
-            s.count,
-            jobs.len(),
-            jobs.len()
-        )));
-    }
-    Ok(shard::share(jobs, exp.design.forks.get(), s.index, s.count))
-}
-
-/// A resumed shard stays the shard it was: a `--shard` (or scheduler
-/// variable) that names another is refused; none resumes the recorded one.
-fn check_same_shard(info: &RunInfo, now: Option<shard::Selection>) -> Result<()> {
-    let Some(now) = now else { return Ok(()) };
-    match &info.shard {
-        Some(s) if (s.index, s.count) == (now.index, now.count) => Ok(()),
-        Some(s) => Err(bad_input(format!(
-            "this folder holds shard {}/{}, but this exec is shard {}/{} (from {}); resume it as the shard it is",
-            s.index,
-            s.count,
-            now.index,
-            now.count,
-            serde_json::to_value(now.source).expect("source serializes").as_str().unwrap_or_default()
-        ))),
-        None => Err(bad_input(format!(
-            "this folder holds a whole run, not a shard, but this exec is shard {}/{}; resume it without --shard (outside the scheduler's array)",
-            now.index, now.count
-        ))),
-    }
 }
 
 fn job_request(
@@ -266,7 +223,7 @@ pub fn exec(args: &ExecArgs) -> Result<ExecOutcome> {
                 })?,
             };
             let (partial, mut info) = Partial::open(p)?;
-            check_same_shard(&info, selection)?;
+            shard::check_resume(info.shard.as_ref(), selection).map_err(bad_input)?;
             info.build.add(BuildInfo::current());
             target::check_out(&final_dir, "--out")?;
             check_resume_paths(p, &final_dir)?;

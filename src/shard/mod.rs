@@ -106,6 +106,54 @@ pub fn info(selection: Selection) -> ShardInfo {
     }
 }
 
+/// The share of `jobs` (the whole plan, in schedule order) that shard `s`
+/// runs. Refuses a spec without a seed (every shard would draw its own, and
+/// shards of different seeds can never be merged) and more shards than jobs.
+pub fn plan_share(
+    exp: &crate::spec::Experiment,
+    jobs: &[crate::plan::Job],
+    s: Selection,
+) -> Result<Vec<crate::plan::Job>, String> {
+    if exp.seed.is_none() {
+        return Err(format!(
+            "shard {}/{} of a spec without a seed: every shard would draw its own seed, and shards of different seeds cannot be merged; set `seed = N` in the file or pass --set seed=N to every shard",
+            s.index, s.count
+        ));
+    }
+    if s.count as usize > jobs.len() {
+        return Err(format!(
+            "shard {}/{}: the plan has only {} jobs (cells x forks), so it can be cut into at most {} shards",
+            s.index,
+            s.count,
+            jobs.len(),
+            jobs.len()
+        ));
+    }
+    Ok(share(jobs, exp.design.forks.get(), s.index, s.count))
+}
+
+/// A resumed folder stays what it was: a shard resumes as the same shard
+/// (a `--shard` or scheduler variable naming another is refused; none
+/// resumes the recorded one), and a whole run is not resumed as a shard.
+pub fn check_resume(recorded: Option<&ShardInfo>, now: Option<Selection>) -> Result<(), String> {
+    let Some(now) = now else { return Ok(()) };
+    let source = serde_json::to_value(now.source)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default();
+    match recorded {
+        Some(s) if (s.index, s.count) == (now.index, now.count) => Ok(()),
+        Some(s) => Err(format!(
+            "this folder holds shard {}/{}, but this exec is shard {}/{} (from {source}); resume it as the shard it is",
+            s.index, s.count, now.index, now.count
+        )),
+        None => Err(format!(
+            "this folder holds a whole run, not a shard, but this exec is shard {}/{} (from {source}); resume it without --shard, outside a scheduler's array",
+            now.index, now.count
+        )),
+    }
+}
+
 /// `reports/<name>-shard-<I>-of-<N>`: a shard's folder when `--out` is not
 /// given, so shards never share one.
 pub fn default_out(name: &str, index: u32, count: u32) -> std::path::PathBuf {

@@ -77,6 +77,7 @@ pub fn read_json(path: &Path) -> serde_json::Value {
 }
 
 pub mod faults;
+pub mod shards;
 
 /// The PostgreSQL server named by RUNNER_DATABASE_URL.
 ///
