@@ -102,4 +102,14 @@ fn a_partial_merge_names_the_missing_jobs() {
     let o = run_in(dir, &["report", m.to_str().unwrap()]);
     assert!(o.status.success(), "{}", err_of(&o));
     assert_eq!(std::fs::read(m.join("report.md")).unwrap(), before);
+
+    // run.json may not claim another job is the missing one.
+    edit_json(&m.join("run.json"), |v| {
+        v["merged"]["missing"][0]["fork"] = 0.into()
+    });
+    let o = run_in(dir, &["report", m.to_str().unwrap()]);
+    assert_refused(
+        &o,
+        &["merged.missing names cell 0 fork 0 of shard 2, which is not a job of that shard"],
+    );
 }
