@@ -61,6 +61,36 @@ pub enum Command {
         /// No progress on stderr (the finding still goes to stdout).
         #[arg(long)]
         quiet: bool,
+        /// Run only shard I of N (1 <= I <= N) of the same seeded job list, into a shard folder
+        /// (default reports/<name>-shard-I-of-N/) that `runner merge` joins with the others.
+        /// Without it, a Slurm array task (SLURM_ARRAY_TASK_ID) or a Kubernetes Indexed Job
+        /// (JOB_COMPLETION_INDEX, with --shards) is a shard; --shard 1/1 runs everything.
+        #[arg(long, value_name = "I/N", value_parser = crate::shard::parse_flag)]
+        shard: Option<(u32, u32)>,
+        /// The number of shards when the index comes from JOB_COMPLETION_INDEX (a Kubernetes
+        /// Indexed Job's completions).
+        #[arg(long, value_name = "N")]
+        shards: Option<u32>,
+    },
+    /// Join the shard folders of one spec and seed into one ordinary report folder.
+    #[command(
+        long_about = "Joins the folders of `runner exec SPEC --shard I/N` (one per shard, from \
+                      one spec and master seed) into one ordinary report folder OUT: pairs.csv, \
+                      run.json listing the shards and machines, analysis.json and the report, \
+                      with a machines level when the forks ran on more than one host. Refuses \
+                      shards of another spec or seed, a job present twice and a missing shard \
+                      (naming the --shard command that runs it), unless --allow-missing."
+    )]
+    Merge {
+        /// The merged report folder (replaced like exec's --out: only if it is runner's).
+        #[arg(value_name = "OUT")]
+        out: PathBuf,
+        /// The shard folders, e.g. shards/1 shards/2 (each a finished `exec --shard` folder).
+        #[arg(value_name = "SHARD_DIR", required = true, num_args = 1..)]
+        shards: Vec<PathBuf>,
+        /// Merge even when shards are missing; the report then names every missing job.
+        #[arg(long)]
+        allow_missing: bool,
     },
     /// Validate the experiment file and print the plan (cells, jobs, pairs, a time estimate); runs nothing.
     #[command(after_help = DATABASE_NOTE)]

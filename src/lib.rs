@@ -2,7 +2,8 @@
 //!
 //! Flow: `spec` (TOML -> Experiment) -> `plan` (cells, jobs, seeds) -> `exec`
 //! (fresh worker processes measure pairs) -> `analysis` (every statistic) ->
-//! `report` (Markdown, plots).
+//! `report` (Markdown, plots). Over many machines, `shard` cuts the plan
+//! (`exec --shard I/N`) and `merge` joins the shards into one run again.
 
 pub mod analysis;
 pub mod cli;
@@ -16,6 +17,7 @@ pub mod exec;
 pub mod gate;
 pub mod import;
 pub mod interrupt;
+pub mod merge;
 pub mod output;
 pub mod plan;
 pub mod record;
@@ -23,6 +25,7 @@ pub mod redact;
 pub mod report;
 pub mod run_info;
 pub mod seed;
+pub mod shard;
 pub mod shell;
 pub mod spec;
 pub mod stats;
@@ -44,6 +47,8 @@ pub fn run(cli: Cli) -> Result<i32> {
             set,
             resume,
             quiet,
+            shard,
+            shards,
         } => {
             let args = exec::ExecArgs {
                 spec,
@@ -51,10 +56,26 @@ pub fn run(cli: Cli) -> Result<i32> {
                 set,
                 resume,
                 quiet,
+                shard,
+                shards,
             };
             let outcome = exec::exec(&args)?;
             console::out(&outcome.summary);
             Ok(outcome.exit_code)
+        }
+        Command::Merge {
+            out,
+            shards,
+            allow_missing,
+        } => {
+            interrupt::install();
+            let args = merge::MergeArgs {
+                out,
+                shards,
+                allow_missing,
+            };
+            console::out(&merge::merge(&args)?.summary);
+            Ok(0)
         }
         Command::Check { spec, set } => {
             console::out(&commands::check(&spec, &set)?);

@@ -94,12 +94,27 @@ pub struct CellSeeds {
     /// record usage; absent from run.json files older than them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<[u64; 3]>,
+    /// The machines level's stream (machines, forks, pairs), recorded only
+    /// by merged runs whose forks ran on more than one host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machines: Option<u64>,
 }
 
 /// The `k` of the usage streams' paths (`[cell, u64::MAX - k]`).
 pub const USAGE_USER: u64 = 16;
 pub const USAGE_SYS: u64 = 17;
 pub const USAGE_RSS: u64 = 18;
+/// The `k` of the machines level's stream.
+pub const MACHINES: u64 = 32;
+
+/// The seed of a cell's machines -> forks -> pairs bootstrap.
+pub fn machines_seed(master: u64, cell: u32) -> u64 {
+    derive(
+        master,
+        Domain::Bootstrap,
+        &[u64::from(cell), u64::MAX - MACHINES],
+    )
+}
 
 /// The seed of the bootstrap of one fork's CI.
 pub fn fork_seed(master: u64, cell: u32, fork: u32) -> u64 {
@@ -120,6 +135,7 @@ pub fn cell_seeds(master: u64, cell: u32) -> CellSeeds {
         order: at(2),
         carry_over: at(3),
         usage: Some([at(USAGE_USER), at(USAGE_SYS), at(USAGE_RSS)]),
+        machines: None,
     }
 }
 

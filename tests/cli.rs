@@ -94,3 +94,27 @@ fn progress_counts_jobs_and_ends_with_the_total_time() {
     assert!(last.starts_with("4 jobs (cell x fork) run in "), "{err}");
     assert!(last.ends_with(" s"), "{err}");
 }
+
+#[test]
+fn shards_and_merge_are_described() {
+    let exec = help(&["exec", "--help"]);
+    for needle in [
+        "--shard <I/N>\n          Run only shard I of N",
+        "SLURM_ARRAY_TASK_ID",
+        "--shards <N>\n          The number of shards when the index comes from JOB_COMPLETION_INDEX",
+    ] {
+        assert!(exec.contains(needle), "exec --help lacks {needle:?}:\n{exec}");
+    }
+    let merge = help(&["merge", "--help"]);
+    for needle in [
+        "<OUT>\n          The merged report folder",
+        "<SHARD_DIR>...\n          The shard folders",
+        "--allow-missing\n          Merge even when shards are missing",
+        "naming the --shard command that runs it",
+    ] {
+        assert!(
+            merge.contains(needle),
+            "merge --help lacks {needle:?}:\n{merge}"
+        );
+    }
+}

@@ -12,7 +12,8 @@
 //! [`gate`] a regression gate's verdict and self-check;
 //! `variance` components and sizing; `steady` the changepoint classes of
 //! each fork's measured phase; `usage` CPU time and peak memory of
-//! command runs; `headline` the answer across cells;
+//! command runs; `headline` the answer across cells; [`machines`] the
+//! machines level of a run over several hosts (added by [`machines::add`]);
 //! [`resample_trace`] the indices behind every interval, for independent checks.
 
 mod carry_over;
@@ -20,6 +21,7 @@ mod cross_runs;
 mod fork;
 pub mod gate;
 mod headline;
+pub mod machines;
 pub mod model;
 mod order;
 mod pooled;
@@ -160,6 +162,7 @@ pub fn analyse_gated(
         cells,
         headline,
         gate,
+        machines: None,
     })
 }
 
@@ -259,6 +262,7 @@ fn analyse_cell(
                 .collect::<Vec<_>>(),
         ),
         usage: usage::usage(input, info, forks)?,
+        machines: None,
         calibration,
         pooled,
         forks: fork_results,

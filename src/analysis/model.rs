@@ -4,8 +4,10 @@
 //! Every key is always present; a number that cannot be computed (one fork,
 //! an empty group) is `null`, usually beside a `note` saying why, so that
 //! templates can test for it instead of failing on a missing key. The one
-//! exception is `cells[].usage`, present only for runs that record CPU time
-//! and memory, so that other runs' analysis.json stays as it was.
+//! exceptions are `cells[].usage`, present only for runs that record CPU
+//! time and memory, and `machines` / `cells[].machines`, present only for
+//! runs over several hosts, so that other runs' analysis.json stays as it
+//! was.
 
 use crate::stats::{Class, MedianEstimate};
 use serde::{Deserialize, Serialize};
@@ -20,6 +22,10 @@ pub struct Analysis {
     /// a gate, so their analysis.json stays as it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate: Option<super::gate::GateAnalysis>,
+    /// Every host of a run over several (see `machines.rs`); the key is
+    /// absent for a run on one host, so its analysis.json is unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machines: Option<super::machines::Machines>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -50,6 +56,10 @@ pub struct CellAnalysis {
     /// record none, so analysis.json of other runs is unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<super::usage::Usage>,
+    /// The machines level; absent (not null) unless the cell's forks ran
+    /// on more than one host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machines: Option<super::machines::CellMachines>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -11,6 +11,7 @@
 //! | user CPU CI          | `[cell, u64::MAX - 16]`| treatment − baseline user ns, fork then `pair` |
 //! | system CPU CI        | `[cell, u64::MAX - 17]`| the same for system ns                |
 //! | peak RSS CI          | `[cell, u64::MAX - 18]`| the same for peak RSS KiB             |
+//! | machines CI          | `[cell, u64::MAX - 32]`| hosts by name; each host's forks ascending; D by `pair` |
 //!
 //! Forks are u32, so the pooled paths can never meet a fork's. The order and
 //! carry-over streams are hierarchical over the forks that have values in
@@ -31,6 +32,11 @@ pub fn usage(master: u64, cell: u32, k: u64) -> Pcg64 {
         crate::seed::Domain::Bootstrap,
         &[u64::from(cell), u64::MAX - k],
     ))
+}
+
+/// The machines -> forks -> pairs stream of a run over several hosts.
+pub fn machines(master: u64, cell: u32) -> Pcg64 {
+    Pcg64::seed_from_u64(crate::seed::machines_seed(master, cell))
 }
 
 pub fn fork(master: u64, cell: u32, fork: u32) -> Pcg64 {

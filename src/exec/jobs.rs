@@ -33,6 +33,8 @@ pub(super) fn run_jobs(
     let mut progress = Progress::new(quiet, info.jobs.len() as u64, done.len() as u64);
     let timeout = Duration::from_secs(exp.design.fork_timeout_s);
     let pairs_per_job = plan::Plan::pairs_per_job(exp);
+    // A shard records the machine of every fork (a resume may run elsewhere).
+    let host = info.shard.as_ref().map(|_| crate::shard::current_host().0);
     for job in todo {
         if interrupt::interrupted() {
             progress.clear();
@@ -53,7 +55,7 @@ pub(super) fn run_jobs(
             ),
             Ok(r) => {
                 let seconds = r.wall_ns as f64 / 1e9;
-                partial.commit_fork(writer, r.summary, r.checks, r.wall_ns)?;
+                partial.commit_fork(writer, r.summary, r.checks, r.wall_ns, host.clone())?;
                 progress.finish_fork(&label, seconds);
                 continue;
             }

@@ -24,6 +24,7 @@ use crate::output::target;
 use crate::plan::{self, Job};
 use crate::run_info::{BuildInfo, DerivedSeed, RunInfo, Seeds, SpecInfo};
 use crate::seed::{self, Domain};
+use crate::shard;
 use crate::spec::{self, Experiment, LoadedSpec};
 use protocol::JobRequest;
 use std::path::{Path, PathBuf};
@@ -34,6 +35,10 @@ pub struct ExecArgs {
     pub set: Vec<String>,
     pub resume: Option<PathBuf>,
     pub quiet: bool,
+    /// `--shard I/N`, 1-based.
+    pub shard: Option<(u32, u32)>,
+    /// `--shards N`, for JOB_COMPLETION_INDEX.
+    pub shards: Option<u32>,
 }
 
 /// What a finished exec leaves behind.
@@ -46,12 +51,12 @@ pub struct ExecOutcome {
     pub exit_code: i32,
 }
 
-fn now_rfc3339() -> String {
+pub(crate) fn now_rfc3339() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
 /// A run id that is also a valid SQL identifier suffix: `20261202_171800_3fa9c1`.
-fn new_run_id() -> String {
+pub(crate) fn new_run_id() -> String {
     let t = chrono::Utc::now().format("%Y%m%d_%H%M%S");
     format!("{t}_{:06x}", rand::random::<u32>() & 0xff_ffff)
 }
@@ -109,13 +114,20 @@ pub(crate) fn replan(info: &mut RunInfo) {
     info.jobs = plan.jobs;
 }
 
-fn new_run_info(loaded: &LoadedSpec, spec_path: &Path) -> Result<RunInfo> {
+fn new_run_info(
+    loaded: &LoadedSpec,
+    spec_path: &Path,
+    selection: Option<shard::Selection>,
+) -> Result<RunInfo> {
     let exp = &loaded.experiment;
     let (master, drawn) = match exp.seed {
         Some(s) => (s, false),
         None => (rand::random::<u64>() >> 11, true),
     };
-    let plan = plan::plan(exp, master, None);
+    let mut plan = plan::plan(exp, master, None);
+    if let Some(s) = selection {
+        plan.jobs = shard::plan_share(exp, &plan.jobs, s).map_err(bad_input)?;
+    }
     let (bootstrap, cell_seeds) = derived_seeds(&plan, master);
     Ok(RunInfo {
         run_id: new_run_id(),
@@ -138,6 +150,8 @@ fn new_run_info(loaded: &LoadedSpec, spec_path: &Path) -> Result<RunInfo> {
         database: None,
         gate_sizing: None,
         imported: None,
+        shard: selection.map(shard::info),
+        merged: None,
         environment: crate::environment::capture(),
         started_at: now_rfc3339(),
         finished_at: None,
@@ -222,6 +236,8 @@ pub fn exec(args: &ExecArgs) -> Result<ExecOutcome> {
         crate::report::check_template(t)?;
     }
     let resuming = args.resume.is_some();
+    let selection =
+        shard::select(args.shard, args.shards, &|k| std::env::var(k).ok()).map_err(bad_input)?;
     let (partial, final_dir, info) = match &args.resume {
         Some(p) => {
             let final_dir = match &args.out {
@@ -234,6 +250,7 @@ pub fn exec(args: &ExecArgs) -> Result<ExecOutcome> {
                 })?,
             };
             let (partial, mut info) = Partial::open(p)?;
+            shard::check_resume(info.shard.as_ref(), selection).map_err(bad_input)?;
             info.build.add(BuildInfo::current());
             target::check_out(&final_dir, "--out")?;
             check_resume_paths(p, &final_dir)?;
@@ -246,12 +263,16 @@ pub fn exec(args: &ExecArgs) -> Result<ExecOutcome> {
             (partial, final_dir, info)
         }
         None => {
-            let (final_dir, what) = match &args.out {
-                Some(o) => (o.clone(), "--out"),
-                None => (Path::new("reports").join(&exp.name), "the output folder"),
+            let (final_dir, what) = match (&args.out, selection) {
+                (Some(o), _) => (o.clone(), "--out"),
+                (None, Some(s)) => (
+                    shard::default_out(&exp.name, s.index, s.count),
+                    "the shard's output folder",
+                ),
+                (None, None) => (Path::new("reports").join(&exp.name), "the output folder"),
             };
             target::check_out(&final_dir, what)?;
-            let info = new_run_info(&loaded, &args.spec)?;
+            let info = new_run_info(&loaded, &args.spec, selection)?;
             let partial = Partial::create(&partial_path(&final_dir), &info)?;
             (partial, final_dir, info)
         }

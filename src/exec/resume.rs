@@ -78,6 +78,10 @@ pub fn resume_command(args: &ExecArgs, final_dir: &Path, partial: &Path) -> Stri
     if args.quiet {
         argv.push("--quiet".into());
     }
+    if let Some((i, n)) = args.shard {
+        argv.push("--shard".into());
+        argv.push(format!("{i}/{n}"));
+    }
     argv.push("--resume".into());
     argv.push(partial.display().to_string());
     let line = crate::shell::join(&argv);
@@ -104,6 +108,8 @@ mod tests {
             set: set.iter().map(|s| s.to_string()).collect(),
             resume: None,
             quiet,
+            shard: None,
+            shards: None,
         }
     }
 

@@ -149,6 +149,7 @@ fn build(args: &AnalyzeArgs, t: &table::Table) -> Result<(RunInfo, Vec<u8>)> {
             wall_ns: 0,
             rows: (warm.len() + meas.len()) as u64,
             sha256: crate::run_info::sha256_bytes(&part),
+            host: None,
         });
         sources.push(ImportedFork {
             cell,
@@ -198,6 +199,8 @@ fn build(args: &AnalyzeArgs, t: &table::Table) -> Result<(RunInfo, Vec<u8>)> {
         forks: records,
         pairs_sha256: Some(crate::run_info::sha256_bytes(&bytes)),
         database: None,
+        shard: None,
+        merged: None,
         gate_sizing: None,
         imported: Some(Imported {
             file: shown,

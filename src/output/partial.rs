@@ -249,6 +249,7 @@ impl Partial {
         summary: ForkSummary,
         checks: CheckReport,
         wall_ns: u64,
+        host: Option<String>,
     ) -> Result<ForkRecord> {
         let (cell, fork) = (summary.cell, summary.fork);
         let ForkWriter {
@@ -275,6 +276,7 @@ impl Partial {
             wall_ns,
             rows,
             sha256,
+            host,
         };
         let csv = self.fork_path(cell, fork, "csv");
         fs::rename(&tmp, &csv).map_err(|e| io_err("rename", &tmp, e))?;

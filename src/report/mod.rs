@@ -48,11 +48,21 @@ pub fn read_folder(dir: &Path) -> Result<(RunInfo, Vec<PairRecord>)> {
     Ok((info, pairs))
 }
 
-/// Every statistic of a run's checked data.
+/// Every statistic of a run's checked data; with the machines level when
+/// its forks record more than one host (a merged run, see `analysis::machines`).
 pub fn analyse(info: &RunInfo, pairs: &[PairRecord]) -> Result<Analysis> {
     let input = context::analysis_input(info);
     let gate = context::gate_input(info);
-    analysis::analyse_gated(&input, gate.as_ref(), pairs).map_err(|e| bad_input(e.to_string()))
+    let mut analysis = analysis::analyse_gated(&input, gate.as_ref(), pairs)
+        .map_err(|e| bad_input(e.to_string()))?;
+    let hosts: std::collections::BTreeMap<(u32, u32), String> = info
+        .forks
+        .iter()
+        .filter_map(|f| Some(((f.summary.cell, f.summary.fork), f.host.clone()?)))
+        .collect();
+    analysis::machines::add(&mut analysis, &input, pairs, &hosts)
+        .map_err(|e| bad_input(e.to_string()))?;
+    Ok(analysis)
 }
 
 /// One minijinja environment for every template, so a template that passes

@@ -11,7 +11,9 @@
 //!   the analysis checks it against the rows);
 //! - cells, the set of jobs (cell, fork, seed) and every recorded bootstrap
 //!   seed are what the spec, master seed and gate sizing derive (the *set* of jobs: their
-//!   order is the schedule's business);
+//!   order is the schedule's business): the whole plan, or for a shard
+//!   exactly its share (`shard::deal`), or for a partial merge the plan less
+//!   the jobs `merged.missing` names;
 //! - every fork record names a job, once; a finished run has one per job and
 //!   a digest of `pairs.csv`.
 //!
@@ -134,9 +136,9 @@ pub fn check(info: &RunInfo) -> Result<(), String> {
             plan.cells.len()
         ));
     }
-    check_jobs(info, &plan.jobs)?;
-    let bootstrap: BTreeSet<_> = plan
-        .jobs
+    let (expected, whose) = expected_jobs(info, &plan.jobs)?;
+    check_jobs(info, &expected, &whose)?;
+    let bootstrap: BTreeSet<_> = expected
         .iter()
         .map(|j| super::DerivedSeed {
             cell: j.cell,
@@ -160,14 +162,76 @@ pub fn check(info: &RunInfo) -> Result<(), String> {
             ..seed::cell_seeds(master, c.cell)
         })
         .collect();
+    // Merged runs over several machines record the machines level's stream.
+    let cells: Vec<_> = cells
+        .into_iter()
+        .zip(&seeds.cells)
+        .map(|(c, r)| seed::CellSeeds {
+            machines: r.machines.map(|_| seed::machines_seed(master, c.cell)),
+            ..c
+        })
+        .collect();
     if seeds.cells != cells {
         return Err("seeds.cells is not what the master seed derives".into());
     }
     check_forks(info)
 }
 
-/// The recorded jobs are the spec's (cell, fork, seed) set, each once.
-fn check_jobs(info: &RunInfo, derived: &[plan::Job]) -> Result<(), String> {
+/// The jobs the folder must hold, and how errors name that set: the whole
+/// plan; a shard's share of it; the plan less a partial merge's missing jobs.
+fn expected_jobs(info: &RunInfo, jobs: &[plan::Job]) -> Result<(Vec<plan::Job>, String), String> {
+    let forks = info.spec.experiment.design.forks.get();
+    match (&info.shard, &info.merged) {
+        (Some(_), Some(_)) => {
+            Err("run.json records both a shard and a merge; a folder is one or the other".into())
+        }
+        (Some(s), None) => {
+            if s.index == 0 || s.index > s.count || s.count as usize > jobs.len() {
+                return Err(format!(
+                    "shard is {}/{}, which is not a shard of this plan of {} jobs",
+                    s.index,
+                    s.count,
+                    jobs.len()
+                ));
+            }
+            let share = crate::shard::share(jobs, forks, s.index, s.count);
+            Ok((share, format!("shard {}/{}", s.index, s.count)))
+        }
+        (None, Some(m)) => {
+            let all: BTreeSet<(u32, u32)> = jobs.iter().map(|j| (j.cell, j.fork)).collect();
+            let count = m.shards.first().map(|s| s.shard.count);
+            if let Some(s) = m.shards.iter().find(|s| Some(s.shard.count) != count) {
+                return Err(format!(
+                    "merged.shards has shard {}/{} beside shards of {}",
+                    s.shard.index,
+                    s.shard.count,
+                    count.unwrap_or_default()
+                ));
+            }
+            let mut missing = BTreeSet::new();
+            for j in &m.missing {
+                let dealt = count.map(|n| crate::shard::shard_of(j.cell, j.fork, forks, n) + 1);
+                if !all.contains(&(j.cell, j.fork)) || dealt.is_some_and(|d| d != j.shard) {
+                    return Err(format!(
+                        "merged.missing names cell {} fork {} of shard {}, which is not a job of that shard of the spec",
+                        j.cell, j.fork, j.shard
+                    ));
+                }
+                missing.insert((j.cell, j.fork));
+            }
+            let present = jobs
+                .iter()
+                .filter(|j| !missing.contains(&(j.cell, j.fork)))
+                .copied()
+                .collect();
+            Ok((present, "the merge (the spec less merged.missing)".into()))
+        }
+        (None, None) => Ok((jobs.to_vec(), "the spec".into())),
+    }
+}
+
+/// The recorded jobs are the expected (cell, fork, seed) set, each once.
+fn check_jobs(info: &RunInfo, derived: &[plan::Job], whose: &str) -> Result<(), String> {
     let want: BTreeMap<(u32, u32), u64> =
         derived.iter().map(|j| ((j.cell, j.fork), j.seed)).collect();
     let mut seen = BTreeSet::new();
@@ -178,7 +242,7 @@ fn check_jobs(info: &RunInfo, derived: &[plan::Job]) -> Result<(), String> {
         match want.get(&(j.cell, j.fork)) {
             None => {
                 return Err(format!(
-                    "jobs[{i}] is cell {} fork {}, which the spec does not define",
+                    "jobs[{i}] is cell {} fork {}, which is not a job of {whose}",
                     j.cell, j.fork
                 ))
             }
@@ -192,7 +256,7 @@ fn check_jobs(info: &RunInfo, derived: &[plan::Job]) -> Result<(), String> {
         }
     }
     if let Some((c, f)) = want.keys().find(|k| !seen.contains(k)) {
-        return Err(format!("jobs lacks cell {c} fork {f}"));
+        return Err(format!("jobs lacks cell {c} fork {f}, a job of {whose}"));
     }
     Ok(())
 }

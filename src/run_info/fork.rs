@@ -53,6 +53,11 @@ pub struct ForkRecord {
     /// in `\n`, no header): in `forks/c<cell>-f<fork>.csv` while the run is
     /// in progress, then as a contiguous run of lines in `pairs.csv`.
     pub sha256: String,
+    /// The machine that ran the fork, recorded by shards (`--shard`) and
+    /// kept by `runner merge`: the machines level of the analysis groups
+    /// forks by it. Absent in runs that were not sharded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 impl ForkRecord {

@@ -50,6 +50,14 @@ pub struct RunInfo {
     /// pairs were measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub imported: Option<Imported>,
+    /// Set in a shard's folder (`exec --shard I/N`): which share of the
+    /// plan `jobs` is, and where it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::shard::ShardInfo>,
+    /// Set in a folder `runner merge` wrote: the shards, the machines and
+    /// the jobs a partial merge lacks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged: Option<crate::shard::MergedInfo>,
     pub environment: Environment,
     pub started_at: String,
     pub finished_at: Option<String>,

@@ -131,15 +131,15 @@ pub fn hierarchical_median_diff<T: Value, R: RngCore>(
 
 /// Groups of values ranked together: laid out group by group, each group
 /// sorted, so an index into a group's sorted values finds its rank.
-struct Grouped {
-    ranked: Ranked,
+pub(super) struct Grouped {
+    pub(super) ranked: Ranked,
     offsets: Vec<usize>,
     sizes: Vec<u32>,
 }
 
 impl Grouped {
     /// Refuses no groups, an empty group and NaN.
-    fn new<T: Value>(groups: &[&[T]]) -> Result<Self, StatsError> {
+    pub(super) fn new<T: Value>(groups: &[&[T]]) -> Result<Self, StatsError> {
         if groups.is_empty() {
             return Err(StatsError::Empty);
         }
@@ -163,14 +163,19 @@ impl Grouped {
 
     /// Resamples group `g` into `counts` (its n draws below n); returns n.
     #[inline]
-    fn draw<R: RngCore>(&self, g: usize, s: &mut IndexSampler<'_, R>, counts: &mut [u32]) -> u32 {
+    pub(super) fn draw<R: RngCore>(
+        &self,
+        g: usize,
+        s: &mut IndexSampler<'_, R>,
+        counts: &mut [u32],
+    ) -> u32 {
         let (n, rank) = (self.sizes[g], &self.ranked.rank[self.offsets[g]..]);
         s.for_each_below(n, n, |i| counts[rank[i as usize] as usize] += 1);
         n
     }
 }
 
-fn check(resamples: u32, confidence: f64) -> Result<(), StatsError> {
+pub(super) fn check(resamples: u32, confidence: f64) -> Result<(), StatsError> {
     if resamples == 0 {
         return Err(StatsError::NoResamples);
     }
@@ -181,7 +186,10 @@ fn check(resamples: u32, confidence: f64) -> Result<(), StatsError> {
 }
 
 /// The (1-c)/2 and (1+c)/2 quantiles of the bootstrap distribution.
-fn percentile_interval(mut stats: Vec<f64>, confidence: f64) -> Result<Interval, StatsError> {
+pub(super) fn percentile_interval(
+    mut stats: Vec<f64>,
+    confidence: f64,
+) -> Result<Interval, StatsError> {
     stats.sort_unstable_by(f64::total_cmp);
     Ok(Interval {
         lo: quantile(&stats, (1.0 - confidence) / 2.0)?,
@@ -191,7 +199,7 @@ fn percentile_interval(mut stats: Vec<f64>, confidence: f64) -> Result<Interval,
 
 /// A sample ranked once: `sorted` ascending, `rank[i]` = where value i went
 /// (hierarchical data is laid out group by group, each group sorted).
-struct Ranked {
+pub(super) struct Ranked {
     sorted: Vec<f64>,
     rank: Vec<u32>,
 }
@@ -212,11 +220,11 @@ impl Ranked {
         Ranked { sorted, rank }
     }
 
-    fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.sorted.len()
     }
 
-    fn median(&self) -> f64 {
+    pub(super) fn median(&self) -> f64 {
         let n = self.len();
         if n % 2 == 1 {
             self.sorted[n / 2]
@@ -247,7 +255,7 @@ impl Ranked {
     }
 
     /// The median of a resample given as draw counts per rank (`total` draws).
-    fn median_of_counts(&self, counts: &[u32], total: u32) -> f64 {
+    pub(super) fn median_of_counts(&self, counts: &[u32], total: u32) -> f64 {
         let (k_lo, k_hi) = ((total - 1) / 2, total / 2);
         // Skip whole blocks below the middle first: summing 16 counts is
         // cheaper than 16 tests, and the middle is about n / 2 ranks in.

@@ -16,6 +16,9 @@
 //!   forks x pairs recommendation of Kalibera & Jones 2013.
 //! - [`gate`]: the regression gate's rule (pass / regression / inconclusive),
 //!   its false-alarm and power shares, and Clopper & Pearson 1934 bounds.
+//! - [`nested`]: machines -> forks -> pairs: nested variance components
+//!   (Searle, Casella & McCulloch 1992), a three-level bootstrap, and which
+//!   of more machines or more forks narrows an interval most.
 //! - [`modes`]: whether fork medians fall into two speeds (optimal two-means
 //!   split, Ashman's D).
 
@@ -24,6 +27,7 @@ pub mod changepoint;
 pub mod correlation;
 pub mod gate;
 pub mod modes;
+pub mod nested;
 pub mod quantile;
 pub mod resample;
 pub mod variance;
@@ -35,6 +39,10 @@ pub use bootstrap::{
 pub use changepoint::{steady_state, Class, SteadyState};
 pub use correlation::pearson;
 pub use modes::{two_speeds, TwoSpeeds};
+pub use nested::{
+    lever, nested_components, nested_half_width, nested_median, nested_median_components,
+    ForkMedian, Lever, NestedComponents,
+};
 pub use quantile::{median, median_sorted, quantile};
 pub use resample::{
     hierarchical_indices, hierarchical_two_sample_indices, resample_indices, IndexSampler,

@@ -4,11 +4,19 @@
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};
 
-/// The binary, with the developer's database URL removed so a test's result
-/// does not depend on the environment it runs in.
+/// The binary, with the developer's database URL, a scheduler's shard
+/// variables and the host name override removed so a test's result does
+/// not depend on the environment it runs in (e.g. inside a Slurm job).
 pub fn runner() -> Command {
     let mut cmd = Command::cargo_bin("runner").expect("runner binary builds");
-    cmd.env_remove("RUNNER_DATABASE_URL");
+    for var in [
+        "RUNNER_DATABASE_URL",
+        "SLURM_ARRAY_TASK_ID",
+        "JOB_COMPLETION_INDEX",
+        "RUNNER_HOSTNAME",
+    ] {
+        cmd.env_remove(var);
+    }
     cmd
 }
 
@@ -69,6 +77,7 @@ pub fn read_json(path: &Path) -> serde_json::Value {
 }
 
 pub mod faults;
+pub mod shards;
 
 /// The PostgreSQL server named by RUNNER_DATABASE_URL.
 ///
@@ -191,4 +200,54 @@ pub fn sha256_hex(text: &str) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+/// A Slurm cluster named by SLURM_CONF (`.ci/slurm.sh` starts one).
+///
+/// Tests that need it carry
+/// `#[cfg_attr(not(runner_slurm), ignore = "SKIPPED: SLURM_CONF not set")]`
+/// (build.rs sets the cfg when SLURM_CONF is set at build time). Run
+/// without it anyway, this prints SKIPPED and returns None, unless
+/// RUNNER_REQUIRE_SLURM=1 (set by .ci/slurm.sh), where it fails.
+pub fn slurm_conf() -> Option<String> {
+    use std::io::Write;
+    match std::env::var("SLURM_CONF") {
+        Ok(c) if !c.trim().is_empty() => Some(c),
+        _ if std::env::var("RUNNER_REQUIRE_SLURM").as_deref() == Ok("1") => {
+            panic!("RUNNER_REQUIRE_SLURM=1 but SLURM_CONF is not set")
+        }
+        _ => {
+            let _ = writeln!(std::io::stderr(), "SKIPPED: SLURM_CONF not set");
+            None
+        }
+    }
+}
+
+/// `python3 -m kubernetes_validate`, when PyPI's `kubernetes-validate` is
+/// installed: it holds the Kubernetes JSON schemas, so a manifest is
+/// validated offline, without a cluster.
+///
+/// Tests that need it carry
+/// `#[cfg_attr(not(runner_kubernetes_validate), ignore = "SKIPPED: kubernetes-validate not installed")]`.
+/// Run without it anyway, this prints SKIPPED and returns None, unless
+/// RUNNER_REQUIRE_KUBERNETES_VALIDATE=1 (set by .ci/run), where it fails.
+pub fn kubernetes_validate() -> Option<std::process::Command> {
+    use std::io::Write;
+    let found = std::process::Command::new("python3")
+        .args(["-c", "import kubernetes_validate"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if found {
+        let mut cmd = std::process::Command::new("python3");
+        cmd.args(["-m", "kubernetes_validate"]);
+        return Some(cmd);
+    }
+    if std::env::var("RUNNER_REQUIRE_KUBERNETES_VALIDATE").as_deref() == Ok("1") {
+        panic!("RUNNER_REQUIRE_KUBERNETES_VALIDATE=1 but python3 cannot import kubernetes_validate (pip install kubernetes-validate)");
+    }
+    let _ = writeln!(
+        std::io::stderr(),
+        "SKIPPED: kubernetes-validate not installed"
+    );
+    None
 }

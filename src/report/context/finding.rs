@@ -226,8 +226,14 @@ pub(super) fn one_run(info: &RunInfo) -> String {
             i.file, exp.design.forks, info.seeds.master
         );
     }
+    let machines = info.merged.as_ref().map_or(1, |m| m.machines.len());
+    let on = if machines > 1 {
+        format!("one run over {machines} machines")
+    } else {
+        "one run on one machine".to_string()
+    };
     format!(
-        "These figures come from one run on one machine ({} forks per cell, master seed {}). A repeat with the same seed runs the same schedule, inputs and analysis, but measures new timings, so a count of forks or a threshold can move by a grid step or more.",
+        "These figures come from {on} ({} forks per cell, master seed {}). A repeat with the same seed runs the same schedule, inputs and analysis, but measures new timings, so a count of forks or a threshold can move by a grid step or more.",
         exp.design.forks, info.seeds.master
     )
 }

@@ -7,16 +7,20 @@
 //! (`confidence`, `resamples`, `cells`, `headline`); each cell and headline
 //! group carries one extra key, `view`, with what the report derives from it
 //! (labels, sentences, thresholds). Beside them: `spec`, `environment`,
-//! `database`, `run`, `reproduce` and `text` (sentences about the whole run).
+//! `database`, `run`, `reproduce`, `text` (sentences about the whole run),
+//! and `shard`, `merge`, `machines` (where the forks ran; none for an
+//! ordinary run).
 
 mod cells;
 mod finding;
 mod gate;
+mod machines;
 mod reproduce;
 
 pub use cells::{CellText, CellView};
 pub use finding::{GroupText, GroupView};
 pub use gate::{GateRow, GateText, GateView};
+pub use machines::{HostRow, MachinesText, MachinesView, MergeView, ShardView};
 pub use reproduce::{reproduce_command, Reproduce};
 
 use crate::analysis::gate::{GateCellInfo, GateInput};
@@ -27,9 +31,12 @@ use crate::run_info::RunInfo;
 use crate::spec::Experiment;
 use serde::Serialize;
 
-/// What the analysis needs from `run.json`.
+/// What the analysis needs from `run.json`: the cells that have jobs (all
+/// of them, except in a shard or a partial merge whose share of the plan
+/// leaves some cell without forks).
 pub fn analysis_input(info: &RunInfo) -> AnalysisInput {
     let exp = &info.spec.experiment;
+    let with_jobs: std::collections::BTreeSet<u32> = info.jobs.iter().map(|j| j.cell).collect();
     AnalysisInput {
         master_seed: info.seeds.master,
         resamples: exp.analysis.resamples,
@@ -39,7 +46,7 @@ pub fn analysis_input(info: &RunInfo) -> AnalysisInput {
         cells: info
             .cells
             .iter()
-            .filter(|c| c.role.is_experiment())
+            .filter(|c| c.role.is_experiment() && with_jobs.contains(&c.cell))
             .map(|c| CellInfo {
                 cell: c.cell,
                 params: c.params.clone(),
@@ -85,6 +92,13 @@ pub struct Context<'a> {
     pub run: RunView,
     pub reproduce: Reproduce,
     pub text: RunText,
+    /// This folder is one shard of a run (`exec --shard I/N`).
+    pub shard: Option<ShardView>,
+    /// This folder was joined from shards by `runner merge`.
+    pub merge: Option<MergeView>,
+    /// The forks ran on more than one host: `analysis.json`'s `machines`
+    /// with its `view`.
+    pub machines: Option<MachinesView<'a>>,
 }
 
 /// `analysis.json`'s `headline`: the first group's fields at top level, and
@@ -193,6 +207,7 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
         .iter()
         .map(|c| cells::view(c, analysis, exp))
         .collect();
+    let machines = machines::machines(info, analysis, &cells);
     let group = |g: &'a GroupHeadline| finding::view(g, analysis, exp);
     let headline = HeadlineView {
         first: group(&analysis.headline.first),
@@ -239,6 +254,9 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
         database: database_view(info),
         run: run_view(info),
         reproduce: reproduce::build(info),
+        shard: machines::shard(info),
+        merge: machines::merge(info),
+        machines,
     }
 }
 
@@ -310,7 +328,9 @@ fn run_view(info: &RunInfo) -> RunView {
         started_at: info.started_at.clone(),
         finished_at: info.finished_at.clone(),
         forks_run: info.forks.len(),
-        jobs: info.jobs.len(),
+        // The plan's, also in a shard or a partial merge (which say what
+        // share of it they hold).
+        jobs: info.cells.len() * info.spec.experiment.design.forks.get() as usize,
         cells: info.cells.len(),
         arms_compared: checks().any(|c| c.arms_agree == Some(true)),
         arms_agree: checks().all(|c| c.arms_agree != Some(false)),

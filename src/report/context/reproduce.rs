@@ -29,6 +29,9 @@ pub struct Reproduce {
 /// recorded command line without `--quiet` and `--resume`, with the master
 /// seed pinned when the run drew it, each argument quoted by [`crate::shell`].
 pub fn reproduce_command(info: &RunInfo) -> String {
+    if let Some(m) = &info.merged {
+        return merged_command(info, m);
+    }
     let mut args: Vec<String> = ["cargo", "run", "--release", "--", "exec"]
         .iter()
         .map(|s| s.to_string())
@@ -56,6 +59,9 @@ pub fn reproduce_command(info: &RunInfo) -> String {
     if let Some(out) = out {
         args.extend(["--out".to_string(), out]);
     }
+    if let Some(s) = &info.shard {
+        args.extend(["--shard".to_string(), format!("{}/{}", s.index, s.count)]);
+    }
     if info.seeds.drawn {
         sets.push(format!("seed={}", info.seeds.master));
     }
@@ -82,6 +88,34 @@ fn analyze_command(info: &RunInfo) -> String {
     }
     args.extend(["--seed".to_string(), info.seeds.master.to_string()]);
     crate::shell::join(&args)
+}
+
+/// A merged run: each shard's command (one line each; on many machines,
+/// one per machine or array task), then the merge into the same folder.
+fn merged_command(info: &RunInfo, m: &crate::shard::MergedInfo) -> String {
+    let mut lines: Vec<String> = m
+        .shards
+        .iter()
+        .map(|s| {
+            let shard = RunInfo {
+                command_line: s.command_line.clone(),
+                shard: Some(s.shard.clone()),
+                merged: None,
+                ..info.clone()
+            };
+            reproduce_command(&shard)
+        })
+        .collect();
+    let mut merge = vec![
+        "cargo".to_string(),
+        "run".into(),
+        "--release".into(),
+        "--".into(),
+        "merge".into(),
+    ];
+    merge.extend(info.command_line.iter().skip(2).cloned());
+    lines.push(crate::shell::join(&merge));
+    lines.join("\n")
 }
 
 pub(super) fn build(info: &RunInfo) -> Reproduce {

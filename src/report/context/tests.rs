@@ -238,6 +238,84 @@ fn key_names(v: &serde_json::Value, out: &mut std::collections::BTreeSet<String>
     }
 }
 
+/// The committed floor report as if merged from two shards on two hosts
+/// (forks alternate between `a` and `b`), with one job missing.
+fn floor_on_two_hosts() -> (RunInfo, Analysis) {
+    use crate::shard::{Machine, MergedInfo, MergedShard, MissingJob, ShardInfo, Source};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/floor");
+    let (mut info, pairs) = crate::report::read_folder(&dir).unwrap();
+    for f in &mut info.forks {
+        f.host = Some(if f.summary.fork % 2 == 0 { "a" } else { "b" }.into());
+    }
+    let shard = |index: u32, host: &str| ShardInfo {
+        index,
+        count: 2,
+        source: Source::Flag,
+        host: host.into(),
+        host_override: true,
+        scheduler: Default::default(),
+    };
+    let machine = |host: &str| Machine {
+        host: host.into(),
+        host_override: true,
+        cpu_model: "CPU".into(),
+        logical_cores: 2,
+        memory_bytes: 1,
+        forks: 25,
+        shards: vec![1],
+    };
+    info.merged = Some(MergedInfo {
+        shards: [(1, "a"), (2, "b")]
+            .iter()
+            .map(|&(i, h)| MergedShard {
+                folder: format!("s{i}"),
+                run_id: "r".into(),
+                shard: shard(i, h),
+                jobs: 25,
+                command_line: vec!["runner".into(), "exec".into(), "x.toml".into()],
+                build: info.build.clone(),
+                database: None,
+                started_at: "t".into(),
+                finished_at: Some("t".into()),
+                environment: info.environment.clone(),
+            })
+            .collect(),
+        machines: vec![machine("a"), machine("b")],
+        missing: vec![MissingJob {
+            cell: 0,
+            fork: 0,
+            shard: 1,
+        }],
+    });
+    let analysis = crate::report::analyse(&info, &pairs).unwrap();
+    (info, analysis)
+}
+
+#[test]
+fn a_run_over_two_hosts_has_the_machines_level_and_one_host_none() {
+    let (info, analysis) = floor_on_two_hosts();
+    let machines = analysis.machines.as_ref().expect("two hosts");
+    assert_eq!(machines.hosts.len(), 2);
+    assert_eq!(machines.hosts[0].forks, 25);
+    let cell = analysis.cells[0].machines.as_ref().unwrap();
+    assert_eq!(cell.hosts.iter().map(|h| h.forks).sum::<u32>(), 10);
+    assert!(cell.variance.is_some());
+    let ctx = build(&info, &analysis);
+    let view = &ctx.machines.as_ref().unwrap().view;
+    assert_eq!(view.rows.len(), 2);
+    assert_eq!(view.rows[0].seen.len(), analysis.cells.len());
+    assert!(view.lever.is_some());
+    let missing = ctx.merge.as_ref().unwrap().missing.as_deref().unwrap();
+    assert!(missing.contains("without shard 1/2"), "{missing}");
+    assert!(ctx.text.one_run.contains("one run over 2 machines"));
+    // The same data without hosts: no machines key anywhere.
+    let (plain, analysis) = floor();
+    let json = serde_json::to_value(&analysis).unwrap();
+    assert!(json.get("machines").is_none());
+    assert!(json["cells"][0].get("machines").is_none());
+    assert!(build(&plain, &analysis).machines.is_none());
+}
+
 #[test]
 fn templates_readme_documents_every_key_of_the_context() {
     let doc =
@@ -271,6 +349,19 @@ fn templates_readme_documents_every_key_of_the_context() {
     let ctx = serde_json::to_value(build(&info, &analysis)).unwrap();
     let mut keys = std::collections::BTreeSet::new();
     key_names(&ctx, &mut keys);
+    // A merged run over two hosts, and a shard, have keys of their own.
+    let (merged, analysis) = floor_on_two_hosts();
+    key_names(
+        &serde_json::to_value(build(&merged, &analysis)).unwrap(),
+        &mut keys,
+    );
+    let mut shard = merged.clone();
+    shard.merged = None;
+    shard.shard = Some(merged.merged.as_ref().unwrap().shards[0].shard.clone());
+    key_names(
+        &serde_json::to_value(build(&shard, &analysis)).unwrap(),
+        &mut keys,
+    );
     let missing: Vec<&String> = keys
         .iter()
         .filter(|k| {

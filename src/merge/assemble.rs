@@ -1,0 +1,191 @@
+//! The merged folder's run.json and pairs.csv, built from checked shards.
+//!
+//! run.json is that of one run of the spec (the first shard's spec, seeds
+//! and environment; the whole plan's cells; the jobs in the schedule's
+//! order), plus `merged`: every shard with its whole environment, the
+//! machines, and the jobs a partial merge lacks. pairs.csv holds every
+//! fork's rows exactly as its shard recorded them (so each fork's SHA-256
+//! still binds them), forks in (cell, fork) order as exec writes them, and
+//! gets a new digest of its own.
+
+use super::Shard;
+use crate::plan;
+use crate::record::PairRecord;
+use crate::run_info::{DerivedSeed, ForkRecord, RunInfo, Seeds};
+use crate::seed;
+use crate::shard::{Machine, MergedInfo, MergedShard, MissingJob};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The merged run.json (without `pairs_sha256`) from shards sorted by
+/// index, and the jobs no shard held.
+pub fn run_info(shards: &[Shard], missing: &[MissingJob]) -> RunInfo {
+    let first = &shards[0].info;
+    let exp = &first.spec.experiment;
+    let master = first.seeds.master;
+    let plan = plan::plan(exp, master, first.gate_sizing.as_ref());
+    let lacking: BTreeSet<(u32, u32)> = missing.iter().map(|m| (m.cell, m.fork)).collect();
+    let jobs: Vec<plan::Job> = plan
+        .jobs
+        .iter()
+        .filter(|j| !lacking.contains(&(j.cell, j.fork)))
+        .copied()
+        .collect();
+    let mut forks: Vec<ForkRecord> = shards
+        .iter()
+        .flat_map(|s| {
+            let host = s.info.shard.as_ref().map(|i| i.host.clone());
+            s.info.forks.iter().map(move |f| ForkRecord {
+                host: f.host.clone().or_else(|| host.clone()),
+                ..f.clone()
+            })
+        })
+        .collect();
+    forks.sort_by_key(|f| (f.summary.cell, f.summary.fork));
+    let hosts: BTreeSet<&str> = forks.iter().filter_map(|f| f.host.as_deref()).collect();
+    let several = hosts.len() > 1;
+    let mut build = first.build.clone();
+    for s in &shards[1..] {
+        build.add(s.info.build.clone());
+    }
+    let seeds = Seeds {
+        master,
+        drawn: false,
+        schedule: first.seeds.schedule,
+        bootstrap: jobs
+            .iter()
+            .map(|j| DerivedSeed {
+                cell: j.cell,
+                fork: j.fork,
+                seed: seed::fork_seed(master, j.cell, j.fork),
+            })
+            .collect(),
+        cells: first
+            .seeds
+            .cells
+            .iter()
+            .map(|c| seed::CellSeeds {
+                machines: several.then(|| seed::machines_seed(master, c.cell)),
+                ..*c
+            })
+            .collect(),
+    };
+    let started_at = shards
+        .iter()
+        .map(|s| s.info.started_at.clone())
+        .min()
+        .unwrap_or_default();
+    let finished_at = shards
+        .iter()
+        .filter_map(|s| s.info.finished_at.clone())
+        .max();
+    let merged = MergedInfo {
+        shards: shards.iter().map(merged_shard).collect(),
+        machines: machines(shards, &forks),
+        missing: missing.to_vec(),
+    };
+    RunInfo {
+        run_id: crate::exec::new_run_id(),
+        command_line: std::env::args()
+            .map(|a| crate::redact::secrets(&a))
+            .collect(),
+        build,
+        spec: first.spec.clone(),
+        seeds,
+        cells: plan.cells,
+        jobs,
+        forks,
+        pairs_sha256: None,
+        database: first.database.clone(),
+        gate_sizing: first.gate_sizing.clone(),
+        imported: None,
+        shard: None,
+        merged: Some(merged),
+        environment: first.environment.clone(),
+        started_at,
+        finished_at,
+    }
+}
+
+fn merged_shard(s: &Shard) -> MergedShard {
+    let i = &s.info;
+    MergedShard {
+        folder: s.dir.display().to_string(),
+        run_id: i.run_id.clone(),
+        shard: i.shard.clone().expect("merge reads shards only"),
+        jobs: i.jobs.len() as u32,
+        command_line: i.command_line.clone(),
+        build: i.build.clone(),
+        database: i.database.clone(),
+        started_at: i.started_at.clone(),
+        finished_at: i.finished_at.clone(),
+        environment: i.environment.clone(),
+    }
+}
+
+/// One entry per host that ran a fork, by name; its facts from the first
+/// shard that started on it.
+fn machines(shards: &[Shard], forks: &[ForkRecord]) -> Vec<Machine> {
+    let mut by_host: BTreeMap<&str, Vec<&ForkRecord>> = BTreeMap::new();
+    for f in forks {
+        by_host
+            .entry(f.host.as_deref().unwrap_or_default())
+            .or_default()
+            .push(f);
+    }
+    by_host
+        .into_iter()
+        .map(|(host, on)| {
+            let started_here = shards
+                .iter()
+                .find(|s| s.info.shard.as_ref().is_some_and(|i| i.host == host));
+            let keys: BTreeSet<(u32, u32)> = on
+                .iter()
+                .map(|f| (f.summary.cell, f.summary.fork))
+                .collect();
+            let shards_here: Vec<u32> = shards
+                .iter()
+                .filter(|s| {
+                    s.info
+                        .forks
+                        .iter()
+                        .any(|f| keys.contains(&(f.summary.cell, f.summary.fork)))
+                })
+                .filter_map(|s| s.info.shard.as_ref().map(|i| i.index))
+                .collect();
+            let env = started_here.map(|s| &s.info.environment);
+            Machine {
+                host: host.to_string(),
+                host_override: started_here
+                    .and_then(|s| s.info.shard.as_ref())
+                    .is_some_and(|i| i.host_override),
+                cpu_model: env.map(|e| e.cpu_model.clone()).unwrap_or_default(),
+                logical_cores: env.map_or(0, |e| e.logical_cores),
+                memory_bytes: env.map_or(0, |e| e.memory_bytes),
+                forks: on.len() as u32,
+                shards: shards_here,
+            }
+        })
+        .collect()
+}
+
+/// pairs.csv of the merged run: the header, then every fork's rows as its
+/// shard recorded them, forks in (cell, fork) order.
+pub fn pairs_csv(shards: &[Shard], forks: &[ForkRecord]) -> Vec<u8> {
+    let usage = forks.iter().any(|f| f.summary.resource_usage);
+    let mut rows: BTreeMap<(u32, u32), Vec<&PairRecord>> = BTreeMap::new();
+    for r in shards.iter().flat_map(|s| &s.pairs) {
+        rows.entry((r.cell, r.fork)).or_default().push(r);
+    }
+    let mut bytes = format!("{}\n", crate::record::csv_header(usage)).into_bytes();
+    for f in forks {
+        for r in rows
+            .get(&(f.summary.cell, f.summary.fork))
+            .into_iter()
+            .flatten()
+        {
+            bytes.extend_from_slice(r.to_csv_line().as_bytes());
+            bytes.push(b'\n');
+        }
+    }
+    bytes
+}

@@ -1,0 +1,182 @@
+//! Forks over many machines: `runner exec SPEC --shard I/N` runs one share
+//! of the seeded plan into a shard folder, and `runner merge` (`crate::merge`)
+//! joins the shards into one ordinary report folder.
+//!
+//! - [`select`]: which shard this process is (`--shard`, Slurm's array
+//!   variables, Kubernetes' `JOB_COMPLETION_INDEX`).
+//! - [`deal`]: which jobs each shard runs, and why.
+//!
+//! A shard folder is an ordinary output folder of its own jobs (pairs.csv,
+//! run.json, a report of what it holds) whose run.json carries a
+//! [`ShardInfo`]: the shard, the machine that ran it and the scheduler's
+//! job identifiers. `run_info::check` then requires its jobs to be exactly
+//! that shard's share of the plan.
+
+pub mod deal;
+pub mod merged;
+pub mod select;
+
+pub use deal::{shard_of, share};
+pub use merged::{Machine, MergedInfo, MergedShard, MissingJob};
+pub use select::{parse_flag, select, Selection};
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Where the shard's index came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Source {
+    #[serde(rename = "--shard")]
+    Flag,
+    #[serde(rename = "SLURM_ARRAY_TASK_ID")]
+    Slurm,
+    #[serde(rename = "JOB_COMPLETION_INDEX")]
+    Kubernetes,
+}
+
+/// A shard, as its run.json records it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShardInfo {
+    /// 1-based, as `--shard I/N` writes it.
+    pub index: u32,
+    pub count: u32,
+    pub source: Source,
+    /// The machine the shard started on (each fork records its own, in case
+    /// a resume ran elsewhere); the machines level of a merged run groups
+    /// forks by it.
+    pub host: String,
+    /// The host name came from `RUNNER_HOSTNAME`, an override meant for
+    /// tests (several "machines" simulated on one), not from the system.
+    pub host_override: bool,
+    /// The scheduler's variables that identify the job, when set
+    /// (`SLURM_JOB_ID`, `SLURM_ARRAY_JOB_ID`, `SLURMD_NODENAME`, ...,
+    /// `JOB_COMPLETION_INDEX`, `HOSTNAME` for a pod's name).
+    pub scheduler: BTreeMap<String, String>,
+}
+
+/// The variable that overrides the recorded host name. Meant for tests:
+/// it lets shards run on one machine stand for several.
+pub const HOST_ENV: &str = "RUNNER_HOSTNAME";
+
+/// The scheduler variables a shard records when they are set.
+const SCHEDULER_VARS: [&str; 13] = [
+    "SLURM_CLUSTER_NAME",
+    "SLURM_JOB_ID",
+    "SLURM_ARRAY_JOB_ID",
+    "SLURM_ARRAY_TASK_ID",
+    "SLURM_ARRAY_TASK_MIN",
+    "SLURM_ARRAY_TASK_MAX",
+    "SLURM_ARRAY_TASK_COUNT",
+    "SLURM_ARRAY_TASK_STEP",
+    "SLURM_JOB_PARTITION",
+    "SLURMD_NODENAME",
+    "SLURM_CPUS_ON_NODE",
+    "JOB_COMPLETION_INDEX",
+    "HOSTNAME",
+];
+
+/// The host a fork runs on now: `RUNNER_HOSTNAME` when set (and whether it
+/// was), else the system's host name.
+pub fn current_host() -> (String, bool) {
+    match std::env::var(HOST_ENV) {
+        Ok(h) if !h.trim().is_empty() => (h.trim().to_string(), true),
+        _ => (sysinfo::System::host_name().unwrap_or_default(), false),
+    }
+}
+
+/// The record of a shard that starts now on this machine.
+pub fn info(selection: Selection) -> ShardInfo {
+    let (host, host_override) = current_host();
+    let scheduler = SCHEDULER_VARS
+        .iter()
+        .filter_map(|&k| {
+            std::env::var(k)
+                .ok()
+                .filter(|v| !v.is_empty())
+                .map(|v| (k.to_string(), v))
+        })
+        .collect();
+    ShardInfo {
+        index: selection.index,
+        count: selection.count,
+        source: selection.source,
+        host,
+        host_override,
+        scheduler,
+    }
+}
+
+/// The share of `jobs` (the whole plan, in schedule order) that shard `s`
+/// runs. Refuses a spec without a seed (every shard would draw its own, and
+/// shards of different seeds can never be merged) and more shards than jobs.
+pub fn plan_share(
+    exp: &crate::spec::Experiment,
+    jobs: &[crate::plan::Job],
+    s: Selection,
+) -> Result<Vec<crate::plan::Job>, String> {
+    if exp.seed.is_none() {
+        return Err(format!(
+            "shard {}/{} of a spec without a seed: every shard would draw its own seed, and shards of different seeds cannot be merged; set `seed = N` in the file or pass --set seed=N to every shard",
+            s.index, s.count
+        ));
+    }
+    if crate::gate::cells::needs_sizing(exp, None) {
+        return Err(format!(
+            "shard {}/{} of a spec whose gate has a percentage threshold: its self-check is sized from the whole run's baseline median, which no shard has; give gate.max_slowdown as a duration (e.g. \"50us\") to run it in shards",
+            s.index, s.count
+        ));
+    }
+    if s.count as usize > jobs.len() {
+        return Err(format!(
+            "shard {}/{}: the plan has only {} jobs (cells x forks), so it can be cut into at most {} shards",
+            s.index,
+            s.count,
+            jobs.len(),
+            jobs.len()
+        ));
+    }
+    Ok(share(jobs, exp.design.forks.get(), s.index, s.count))
+}
+
+/// A resumed folder stays what it was: a shard resumes as the same shard
+/// (a `--shard` or scheduler variable naming another is refused; none
+/// resumes the recorded one), and a whole run is not resumed as a shard.
+pub fn check_resume(recorded: Option<&ShardInfo>, now: Option<Selection>) -> Result<(), String> {
+    let Some(now) = now else { return Ok(()) };
+    let source = serde_json::to_value(now.source)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default();
+    match recorded {
+        Some(s) if (s.index, s.count) == (now.index, now.count) => Ok(()),
+        Some(s) => Err(format!(
+            "this folder holds shard {}/{}, but this exec is shard {}/{} (from {source}); resume it as the shard it is",
+            s.index, s.count, now.index, now.count
+        )),
+        None => Err(format!(
+            "this folder holds a whole run, not a shard, but this exec is shard {}/{} (from {source}); resume it without --shard, outside a scheduler's array",
+            now.index, now.count
+        )),
+    }
+}
+
+/// `reports/<name>-shard-<I>-of-<N>`: a shard's folder when `--out` is not
+/// given, so shards never share one.
+pub fn default_out(name: &str, index: u32, count: u32) -> std::path::PathBuf {
+    std::path::Path::new("reports").join(format!("{name}-shard-{index}-of-{count}"))
+}
+
+/// The first few jobs of a list, in words: `cell 0 fork 1, cell 2 fork 0
+/// and 5 more`.
+pub fn jobs_text(jobs: &[(u32, u32)]) -> String {
+    const SHOWN: usize = 6;
+    let words: Vec<String> = jobs
+        .iter()
+        .take(SHOWN)
+        .map(|(c, f)| format!("cell {c} fork {f}"))
+        .collect();
+    match jobs.len() {
+        n if n > SHOWN => format!("{} and {} more", words.join(", "), n - SHOWN),
+        _ => words.join(", "),
+    }
+}

@@ -1,0 +1,222 @@
+//! Which shard this process is: `--shard I/N`, else the scheduler's
+//! environment. Pure (the environment comes in as a function), so every
+//! case is a unit test.
+//!
+//! - `--shard I/N`: I from 1 to N, as jest and Playwright number them. It
+//!   wins over the environment (`--shard 1/1` runs the whole plan inside an
+//!   array job).
+//! - Slurm job array: `SLURM_ARRAY_TASK_ID` relative to
+//!   `SLURM_ARRAY_TASK_MIN` (divided by `SLURM_ARRAY_TASK_STEP` when the
+//!   array has a step), out of `SLURM_ARRAY_TASK_COUNT`: `--array=1-4` and
+//!   `--array=0-3` both give shards 1..4 of 4.
+//! - Kubernetes Indexed Job: the 0-based `JOB_COMPLETION_INDEX`, out of
+//!   `--shards N` (the Job's `completions`; Kubernetes does not put it in
+//!   the pod's environment).
+
+use super::Source;
+
+/// The shard a process runs: 1-based index of count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Selection {
+    pub index: u32,
+    pub count: u32,
+    pub source: Source,
+}
+
+/// Parses `I/N` (clap's value parser for `--shard`).
+pub fn parse_flag(text: &str) -> Result<(u32, u32), String> {
+    let fail = || {
+        format!(
+            "expected I/N with 1 <= I <= N, e.g. `--shard 1/4` for the first of 4 shards, got `{text}`"
+        )
+    };
+    let (i, n) = text.split_once('/').ok_or_else(fail)?;
+    let (i, n): (u32, u32) = (
+        i.trim().parse().map_err(|_| fail())?,
+        n.trim().parse().map_err(|_| fail())?,
+    );
+    if i == 0 || n == 0 || i > n {
+        return Err(fail());
+    }
+    Ok((i, n))
+}
+
+fn number(env: &dyn Fn(&str) -> Option<String>, name: &str) -> Result<Option<u64>, String> {
+    match env(name).filter(|v| !v.trim().is_empty()) {
+        None => Ok(None),
+        Some(v) => v
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|_| format!("{name} is `{v}`, not a whole number")),
+    }
+}
+
+/// The shard from the flag or the environment; `None`: the whole plan.
+pub fn select(
+    flag: Option<(u32, u32)>,
+    shards: Option<u32>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<Selection>, String> {
+    if shards == Some(0) {
+        return Err("--shards must be a positive number of shards".into());
+    }
+    if let Some((index, count)) = flag {
+        if let Some(n) = shards.filter(|&n| n != count) {
+            return Err(format!(
+                "--shard {index}/{count} and --shards {n} disagree; give one of them"
+            ));
+        }
+        return Ok(Some(Selection {
+            index,
+            count,
+            source: Source::Flag,
+        }));
+    }
+    if let Some(id) = number(env, "SLURM_ARRAY_TASK_ID")? {
+        return slurm(id, shards, env).map(Some);
+    }
+    if let Some(index) = number(env, "JOB_COMPLETION_INDEX")? {
+        let Some(count) = shards else {
+            return Err(format!(
+                "JOB_COMPLETION_INDEX is {index} (a Kubernetes Indexed Job), but the number of shards is not known; pass --shards N with N the Job's completions"
+            ));
+        };
+        if index >= u64::from(count) {
+            return Err(format!(
+                "JOB_COMPLETION_INDEX is {index}, but --shards {count} numbers the shards 0 to {}; pass the Job's completions as --shards",
+                count - 1
+            ));
+        }
+        return Ok(Some(Selection {
+            index: index as u32 + 1,
+            count,
+            source: Source::Kubernetes,
+        }));
+    }
+    match shards {
+        Some(n) => Err(format!(
+            "--shards {n} needs the shard's index from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID, and neither is set; outside a scheduler pass --shard I/{n}"
+        )),
+        None => Ok(None),
+    }
+}
+
+fn slurm(
+    id: u64,
+    shards: Option<u32>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Selection, String> {
+    let missing = |name: &str| {
+        format!("SLURM_ARRAY_TASK_ID is {id} but {name} is not set; pass --shard I/N instead")
+    };
+    let min =
+        number(env, "SLURM_ARRAY_TASK_MIN")?.ok_or_else(|| missing("SLURM_ARRAY_TASK_MIN"))?;
+    let count =
+        number(env, "SLURM_ARRAY_TASK_COUNT")?.ok_or_else(|| missing("SLURM_ARRAY_TASK_COUNT"))?;
+    let step = number(env, "SLURM_ARRAY_TASK_STEP")?.unwrap_or(1).max(1);
+    let offset = id.checked_sub(min);
+    let index = offset.filter(|o| o % step == 0).map(|o| o / step);
+    let Some(index) = index.filter(|&i| i < count && count <= u64::from(u32::MAX)) else {
+        return Err(format!(
+            "SLURM_ARRAY_TASK_ID {id} is not one of {count} evenly spaced tasks from SLURM_ARRAY_TASK_MIN {min} (step {step}); submit a range such as --array=1-{count}, or pass --shard I/N"
+        ));
+    };
+    let count = count as u32;
+    if let Some(n) = shards.filter(|&n| n != count) {
+        return Err(format!(
+            "--shards {n} disagrees with SLURM_ARRAY_TASK_COUNT {count}; leave --shards out in a Slurm array"
+        ));
+    }
+    Ok(Selection {
+        index: index as u32 + 1,
+        count,
+        source: Source::Slurm,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+    }
+
+    fn pick(flag: Option<(u32, u32)>, shards: Option<u32>, vars: &[(&str, &str)]) -> Selection {
+        select(flag, shards, &env(vars)).unwrap().unwrap()
+    }
+
+    fn refused(flag: Option<(u32, u32)>, shards: Option<u32>, vars: &[(&str, &str)]) -> String {
+        select(flag, shards, &env(vars)).unwrap_err()
+    }
+
+    #[test]
+    fn the_flag_is_one_based_and_checked() {
+        assert_eq!(parse_flag("2/4"), Ok((2, 4)));
+        assert_eq!(parse_flag("1/1"), Ok((1, 1)));
+        for bad in ["0/4", "5/4", "1/0", "2", "a/b", "-1/2", "1/2/3"] {
+            let e = parse_flag(bad).unwrap_err();
+            assert!(e.contains("--shard 1/4") && e.contains(bad), "{e}");
+        }
+    }
+
+    #[test]
+    fn nothing_set_is_the_whole_plan_and_the_flag_wins() {
+        assert_eq!(select(None, None, &env(&[])), Ok(None));
+        let s = pick(Some((2, 3)), None, &[("SLURM_ARRAY_TASK_ID", "1")]);
+        assert_eq!((s.index, s.count, s.source), (2, 3, Source::Flag));
+        assert!(refused(Some((1, 3)), Some(4), &[]).contains("disagree"));
+    }
+
+    #[test]
+    fn slurm_arrays_count_from_their_minimum() {
+        let (id, min, count, step) = (
+            "SLURM_ARRAY_TASK_ID",
+            "SLURM_ARRAY_TASK_MIN",
+            "SLURM_ARRAY_TASK_COUNT",
+            "SLURM_ARRAY_TASK_STEP",
+        );
+        let s = pick(None, None, &[(id, "1"), (min, "1"), (count, "4")]);
+        assert_eq!((s.index, s.count, s.source), (1, 4, Source::Slurm));
+        let s = pick(None, None, &[(id, "3"), (min, "0"), (count, "4")]);
+        assert_eq!((s.index, s.count), (4, 4));
+        let s = pick(
+            None,
+            None,
+            &[(id, "14"), (min, "10"), (count, "3"), (step, "2")],
+        );
+        assert_eq!((s.index, s.count), (3, 3));
+        // A list array (--array=1,3,7) is not evenly spaced.
+        let e = refused(None, None, &[(id, "7"), (min, "1"), (count, "3")]);
+        assert!(
+            e.contains("--array=1-3") && e.contains("--shard I/N"),
+            "{e}"
+        );
+        let e = refused(None, Some(5), &[(id, "1"), (min, "1"), (count, "4")]);
+        assert!(e.contains("SLURM_ARRAY_TASK_COUNT 4"), "{e}");
+        let e = refused(None, None, &[(id, "2")]);
+        assert!(e.contains("SLURM_ARRAY_TASK_MIN is not set"), "{e}");
+        let e = refused(None, None, &[(id, "x")]);
+        assert!(e.contains("SLURM_ARRAY_TASK_ID is `x`"), "{e}");
+    }
+
+    #[test]
+    fn kubernetes_indexes_from_zero_and_needs_the_count() {
+        let s = pick(None, Some(4), &[("JOB_COMPLETION_INDEX", "0")]);
+        assert_eq!((s.index, s.count, s.source), (1, 4, Source::Kubernetes));
+        let s = pick(None, Some(4), &[("JOB_COMPLETION_INDEX", "3")]);
+        assert_eq!(s.index, 4);
+        let e = refused(None, None, &[("JOB_COMPLETION_INDEX", "1")]);
+        assert!(e.contains("--shards N"), "{e}");
+        let e = refused(None, Some(2), &[("JOB_COMPLETION_INDEX", "2")]);
+        assert!(e.contains("0 to 1"), "{e}");
+        let e = refused(None, Some(2), &[]);
+        assert!(e.contains("--shard I/2"), "{e}");
+        assert!(refused(None, Some(0), &[]).contains("positive"));
+    }
+}
