@@ -69,6 +69,31 @@ fn small_exec_writes_the_whole_folder() {
             .unwrap()
             > 0.0
     );
+    // Every fork has its sentinel: shares of the machine's CPU time.
+    for f in run["forks"].as_array().unwrap() {
+        let s = &f["sentinel"];
+        for key in ["steal_share", "outside_share"] {
+            let share = s[key].as_f64().unwrap_or(-1.0);
+            assert!((0.0..=1.0).contains(&share), "{key} {share} in {s}");
+        }
+        assert!(s["window_ticks"].is_u64(), "{s}");
+        assert!(s["flags"].is_array(), "{s}");
+    }
+    // At d = 0 nothing is injected; at d = 50 µs spin_ns is the wait
+    // actually injected (the treatment's minus the baseline's), near d.
+    let (delay, spin) = (col(&header, "delay_ns"), col(&header, "spin_ns"));
+    for r in &rows {
+        let spin: u64 = r[spin].parse().unwrap();
+        match r[delay].as_str() {
+            "0" => assert_eq!(spin, 0, "{r:?}"),
+            _ => assert!((49_000..200_000).contains(&spin), "{r:?}"),
+        }
+    }
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    for section in ["## Machine checks", "## Steady state", "## Calibration"] {
+        assert!(report.contains(section), "{section} missing");
+    }
+    assert!(report.contains("CPU steal"), "the checks are listed");
 }
 
 /// The same spec and seed give the same schedule, `first` column and inputs
@@ -170,6 +195,15 @@ resamples = 500
         (pooled - 200_000.0).abs() < 10_000.0,
         "pooled {pooled} ns not within 5 % of 200 µs"
     );
+    // Both arms' timed regions carry the wait mechanism, so D recovers the
+    // wait actually injected; the margin is for a loaded machine, the bias
+    // before this rule was a systematic 60-100 ns on an idle one.
+    let cal = &cell["calibration"];
+    let spin = cal["spin_median_ns"].as_f64().unwrap();
+    assert!((200_000.0..210_000.0).contains(&spin), "{cal}");
+    let bias = cal["residual_bias_ns"].as_f64().unwrap();
+    assert!(bias.abs() < 5_000.0, "{cal}");
+    assert!(cal["forks_covering_spin"].as_u64().unwrap() <= 3, "{cal}");
 }
 
 /// Blocked: every measured treatment run starts after all measured baseline

@@ -105,7 +105,8 @@ delay_us = [0, 20000]
     let spin = a["cells"][1]["calibration"]["spin_median_ns"]
         .as_f64()
         .unwrap();
-    assert!(spin >= 20e6, "{spin}");
+    // The treatment's wait minus the baseline's (which is not quite 0).
+    assert!(spin >= 19.99e6, "{spin}");
 }
 
 #[test]

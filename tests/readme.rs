@@ -99,6 +99,27 @@ fn report_entry(dir: &Path) -> String {
             }
         }
     }
+    let delayed: Vec<_> = ctx.cells.iter().filter(|c| c.data.delay_ns > 0).collect();
+    if !delayed.is_empty() && info.imported.is_none() {
+        let each = |f: &dyn Fn(&runner::analysis::Calibration, u32) -> String| {
+            delayed
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{} {}",
+                        c.view.label,
+                        f(&c.data.calibration, c.data.forks_total)
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        out.push_str(&format!(
+            "- Calibration: forks whose interval covered the wait actually injected: {}; residual bias (pooled median D − median injected): {}.\n",
+            each(&|k, n| format!("{}/{n}", k.forks_covering_spin)),
+            each(&|k, _| format::duration(k.residual_bias_ns)),
+        ));
+    }
     if !exp.design.is_aa() {
         for c in &ctx.cells {
             let p = &c.data.pooled;
@@ -151,8 +172,9 @@ fn bench_block() -> String {
         |f: &dyn Fn(&str) -> String| delays.iter().map(|l| f(l)).collect::<Vec<_>>().join(" / ");
     format!(
         "| figure | goal | measured |\n|---|---|---|\n\
-         | harness floor: median of a timed `noop` run vs one `Instant::now()` | ratio ≤ 2 | {} ns vs {} ns (ratio {}) |\n\
+         | harness floor: median of a timed `noop` run (call and wait mechanism at d = 0) vs one `Instant::now()` | ratio ≤ 4 | {} ns vs {} ns (ratio {}) |\n\
          | injected delay accuracy, median(spin_ns) − d at {} µs | ≤ 1 % + 100 ns ({} ns) | {} ns |\n\
+         | residual bias of the wait mechanism, median(D) − median(spin_ns), same delays | ≤ one clock read | {} ns |\n\
          | analysis of a 10-fork x 8-delay x 300-pair grid, 2000 resamples | < 1 s | {} s (best of 3) |\n",
         after(floor, "median "),
         after(floor, "clock read "),
@@ -160,6 +182,7 @@ fn bench_block() -> String {
         each(&|l| after(l, "delay ").to_string()),
         each(&|l| after(l, "goal <= ").to_string()),
         each(&|l| after(l, "- d = ").to_string()),
+        each(&|l| after(l, "residual bias = ").to_string()),
         after(analysis, "resamples: "),
     )
 }

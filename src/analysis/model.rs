@@ -247,9 +247,20 @@ pub struct Calibration {
     pub error_ns: f64,
     /// Whether the pooled CI contains d.
     pub ci_covers_delay: bool,
+    /// Median wait actually injected (`spin_ns`: the treatment's wait minus
+    /// the baseline's).
     pub spin_median_ns: f64,
     /// median(spin_ns) - d: what the busy-wait itself overshoots.
     pub spin_error_ns: f64,
+    /// Pooled median D - median(spin_ns): what the mechanism adds beyond
+    /// the wait it injected (about 0 when both arms' timed regions carry it).
+    pub residual_bias_ns: f64,
+    /// Whether the pooled CI contains median(spin_ns).
+    pub ci_covers_spin: bool,
+    /// Forks whose CI contains d.
+    pub forks_covering_delay: u32,
+    /// Forks whose CI contains that fork's median(spin_ns).
+    pub forks_covering_spin: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

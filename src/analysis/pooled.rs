@@ -7,7 +7,9 @@
 //! 2010) keeps the fork-to-fork spread in the interval, so the two side by
 //! side show how much the pooled one overstates its precision.
 
-use super::{streams, AnalysisInput, Calibration, CellInfo, Estimate, ForkData, Pooled};
+use super::{
+    streams, AnalysisInput, Calibration, CellInfo, Estimate, ForkAnalysis, ForkData, Pooled,
+};
 use crate::stats::{self, StatsError};
 
 pub(crate) fn pooled(
@@ -41,23 +43,37 @@ pub(crate) fn hierarchical(
         .map(Estimate::from)
 }
 
-/// The harness measuring a delay it knows: what it gets back, and what the
-/// busy-wait itself spent (an overshooting spin is not the analysis's fault).
+/// The harness measuring a delay it knows: what it gets back, against d
+/// and against the wait actually injected (`spin_ns`: the treatment's wait
+/// minus the baseline's, so an overshooting busy-wait is not counted as the
+/// analysis's error). Per fork too: a fork's CI should cover its injected
+/// wait about `confidence` of the time.
 pub(crate) fn calibration(
     info: &CellInfo,
     forks: &[ForkData<'_>],
+    results: &[ForkAnalysis],
     pooled: &Pooled,
 ) -> Result<Calibration, StatsError> {
     let d = info.delay_ns as f64;
+    let covers = |ci: [f64; 2], x: f64| ci[0] <= x && x <= ci[1];
     let spins: Vec<u64> = forks
         .iter()
         .flat_map(|f| f.measured.iter().map(|p| p.spin_ns))
         .collect();
     let spin_median_ns = stats::median(&spins)?;
+    let mut forks_covering_spin = 0;
+    for (f, r) in forks.iter().zip(results) {
+        let spin = stats::median(&f.measured.iter().map(|p| p.spin_ns).collect::<Vec<_>>())?;
+        forks_covering_spin += u32::from(covers(r.ci_ns, spin));
+    }
     Ok(Calibration {
         error_ns: pooled.median_ns - d,
-        ci_covers_delay: pooled.ci_ns[0] <= d && d <= pooled.ci_ns[1],
+        ci_covers_delay: covers(pooled.ci_ns, d),
         spin_median_ns,
         spin_error_ns: spin_median_ns - d,
+        residual_bias_ns: pooled.median_ns - spin_median_ns,
+        ci_covers_spin: covers(pooled.ci_ns, spin_median_ns),
+        forks_covering_delay: results.iter().filter(|r| covers(r.ci_ns, d)).count() as u32,
+        forks_covering_spin,
     })
 }

@@ -538,3 +538,26 @@ fn usage_is_paired_and_absent_when_not_recorded() {
         Some(u)
     );
 }
+
+/// Calibration compares D with the wait actually injected as well as with
+/// d: forks whose wait overshot d by 3 ns all cover their wait and none
+/// covers d; the residual bias is D's median minus the wait's.
+#[test]
+fn calibration_counts_forks_covering_the_injected_wait_and_d() {
+    let rows: Vec<_> = (0..9)
+        .map(|i| (100 + i, 100 + i + 53, if i % 2 == 0 { B } else { T }))
+        .collect();
+    let mut f = Fixture::new().fork(0, 0, 50, &rows).fork(0, 1, 50, &rows);
+    for p in &mut f.pairs {
+        p.spin_ns = 53;
+    }
+    let a = analyse(&input(&[(0, 50)]), &f.pairs).unwrap();
+    let cal = &a.cells[0].calibration;
+    assert_eq!(cal.error_ns, 3.0);
+    assert!(!cal.ci_covers_delay);
+    assert_eq!(cal.spin_median_ns, 53.0);
+    assert_eq!(cal.spin_error_ns, 3.0);
+    assert_eq!(cal.residual_bias_ns, 0.0);
+    assert!(cal.ci_covers_spin);
+    assert_eq!((cal.forks_covering_delay, cal.forks_covering_spin), (0, 2));
+}

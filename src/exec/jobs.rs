@@ -2,9 +2,10 @@
 
 use super::progress::Progress;
 use super::spawn;
+use crate::environment::sentinel::{self, Snapshot};
 use crate::error::{run_failed, Result};
 use crate::interrupt;
-use crate::output::partial::Partial;
+use crate::output::partial::{ParentSaw, Partial};
 use crate::plan::{self, Job};
 use crate::run_info::RunInfo;
 use crate::spec::Experiment;
@@ -35,6 +36,8 @@ pub(super) fn run_jobs(
     let pairs_per_job = plan::Plan::pairs_per_job(exp);
     // A shard records the machine of every fork (a resume may run elsewhere).
     let host = info.shard.as_ref().map(|_| crate::shard::current_host().0);
+    // Runner and its workers are "own" CPU time to the sentinel.
+    let own = [std::process::id()];
     for job in todo {
         if interrupt::interrupted() {
             progress.clear();
@@ -44,10 +47,15 @@ pub(super) fn run_jobs(
         let request = super::job_request(exp, info, &job, db);
         let mut writer = partial.fork_writer(job.cell, job.fork)?;
         progress.start_fork(&label, pairs_per_job);
+        // The sentinel's two snapshots bracket the worker's whole life, so
+        // what else the machine did during the fork is in them; they are
+        // taken while no worker measures.
+        let before = Snapshot::take(&own);
         let outcome = spawn::run_worker(&request, timeout, |p| {
             progress.pair();
             writer.push(p)
         });
+        let after = Snapshot::take(&own);
         let failure = match outcome {
             Ok(r) if r.summary.seeded_hash != r.summary.final_hash => format!(
                 "{label}: the table's content changed during the fork (hash {:?} after seeding, {:?} after the last preview): a preview leaked a write",
@@ -55,7 +63,15 @@ pub(super) fn run_jobs(
             ),
             Ok(r) => {
                 let seconds = r.wall_ns as f64 / 1e9;
-                partial.commit_fork(writer, r.summary, r.checks, r.wall_ns, host.clone())?;
+                let sentinel = before
+                    .zip(after)
+                    .map(|(b, a)| sentinel::compare(&b, &a));
+                let saw = ParentSaw {
+                    wall_ns: r.wall_ns,
+                    host: host.clone(),
+                    sentinel,
+                };
+                partial.commit_fork(writer, r.summary, r.checks, saw)?;
                 progress.finish_fork(&label, seconds);
                 continue;
             }

@@ -1,12 +1,13 @@
 //! The worker: one fresh process per (cell, fork). It reads a [`JobRequest`]
 //! on stdin, sets up its strategies, checks them, then times warm-up and
-//! measured pairs and streams one [`WorkerMessage`] per line on stdout.
+//! measured pairs and, when the fork's timing is over, writes one
+//! [`WorkerMessage`] per line on stdout.
 //!
 //! Files: `draws` (each pair's input and coin from the job seed), `check`
 //! (the agreement checks before timing), `timer` (the timed runs and the
-//! two orderings). The timed region of a run holds the strategy's run and,
-//! for the treatment, the injected busy-wait; nothing else (no allocation
-//! of records, no I/O).
+//! two orderings). The timed region of a run holds the strategy's run and
+//! the wait mechanism (d for the treatment, 0 for the baseline); nothing
+//! else (no allocation of records, no I/O).
 
 mod check;
 pub mod draws;
@@ -22,15 +23,9 @@ use crate::strategy::{self, Setting, Strategy};
 use anyhow::{bail, Context, Result};
 use std::io::{BufRead, BufWriter, Write};
 
-/// Pairs sent to the parent at a time.
-const STREAM_CHUNK: usize = 50;
-
-/// Busy-waits `d_ns` and returns the time actually spent; d = 0 costs
-/// nothing, so at d = 0 both arms run exactly the same code.
-pub fn spin_ns(d_ns: u64) -> u64 {
-    if d_ns == 0 {
-        return 0;
-    }
+/// An untimed busy-wait of `d_ns` (the baseline's pad); returns the time
+/// it took. The timed wait is inlined in [`timed_run`].
+pub fn wait_ns(d_ns: u64) -> u64 {
     crate::strategy::spin::spin_for(std::time::Duration::from_nanos(d_ns)).as_nanos() as u64
 }
 
@@ -190,23 +185,27 @@ fn run_job(job: &JobRequest, out: &mut impl Write) -> Result<()> {
     send(out, &WorkerMessage::Checked(report))?;
     out.flush()?;
 
+    // The fork's records stay here until its last timed run: the parent
+    // does no work while a worker measures (design section 3), and no run
+    // is preceded by a flush the others did not have. A fork is small
+    // (a few thousand records).
     let mut timer = timer::Timer::new(job, arms, fault);
-    let mut usage = false;
+    let mut records = Vec::with_capacity((job.warmup_pairs + job.pairs) as usize);
     for (phase, n) in [
         (Phase::Warmup, job.warmup_pairs),
         (Phase::Measure, job.pairs),
     ] {
-        let records = match job.ordering {
+        records.extend(match job.ordering {
             Ordering::PairedRandom => timer.paired_random(phase, n, &mut draws, out)?,
             Ordering::Blocked => timer.blocked(phase, n, &mut draws, out)?,
-        };
-        for r in records {
-            usage |= !r.usage.is_empty();
-            send(out, &WorkerMessage::Pair(r))?;
-        }
-        out.flush()?;
+        });
     }
     let timed_ns = timer.t0.map_or(0, |t| t.elapsed().as_nanos() as u64);
+    let usage = records.iter().any(|r| !r.usage.is_empty());
+    for r in records {
+        send(out, &WorkerMessage::Pair(r))?;
+    }
+    out.flush()?;
     let final_hash = timer.arms.content_hash()?;
     timer.arms.teardown()?;
     let summary = ForkSummary {

@@ -150,6 +150,7 @@ fn build(args: &AnalyzeArgs, t: &table::Table) -> Result<(RunInfo, Vec<u8>)> {
             rows: (warm.len() + meas.len()) as u64,
             sha256: crate::run_info::sha256_bytes(&part),
             host: None,
+            sentinel: None,
         });
         sources.push(ImportedFork {
             cell,

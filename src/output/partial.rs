@@ -17,6 +17,7 @@ use super::digest::{check_fork, RowDigest};
 use super::lock::{self, FolderLock};
 use super::promote::rename_noreplace;
 use super::{io_err, parent_or_dot, sync_dir, write_atomic};
+use crate::environment::ForkSentinel;
 use crate::error::{bad_input, Result};
 use crate::record::PairRecord;
 use crate::run_info::{self, file_stem, CheckReport, ForkRecord, ForkSummary, RunInfo};
@@ -38,6 +39,18 @@ pub fn final_path(partial: &Path) -> Option<PathBuf> {
     let name = partial.file_name()?.to_str()?;
     let stem = name.strip_suffix(".partial").filter(|s| !s.is_empty())?;
     Some(partial.with_file_name(stem))
+}
+
+/// What the parent itself saw of a finished fork, recorded beside the
+/// worker's summary.
+#[derive(Debug, Clone)]
+pub struct ParentSaw {
+    /// Process start to exit.
+    pub wall_ns: u64,
+    /// The machine, recorded by shards.
+    pub host: Option<String>,
+    /// What else the machine did meanwhile; none where /proc is unreadable.
+    pub sentinel: Option<ForkSentinel>,
 }
 
 /// An open, locked partial folder. The lock is released on drop.
@@ -248,8 +261,7 @@ impl Partial {
         writer: ForkWriter,
         summary: ForkSummary,
         checks: CheckReport,
-        wall_ns: u64,
-        host: Option<String>,
+        saw: ParentSaw,
     ) -> Result<ForkRecord> {
         let (cell, fork) = (summary.cell, summary.fork);
         let ForkWriter {
@@ -273,10 +285,11 @@ impl Partial {
         let record = ForkRecord {
             summary,
             checks,
-            wall_ns,
+            wall_ns: saw.wall_ns,
             rows,
             sha256,
-            host,
+            host: saw.host,
+            sentinel: saw.sentinel,
         };
         let csv = self.fork_path(cell, fork, "csv");
         fs::rename(&tmp, &csv).map_err(|e| io_err("rename", &tmp, e))?;

@@ -58,6 +58,11 @@ pub struct ForkRecord {
     /// forks by it. Absent in runs that were not sharded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+    /// CPU steal and other processes' share of the machine while the fork
+    /// ran, with its flags (design section 3); absent in runs recorded
+    /// before runner had sentinels, or where /proc is unreadable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sentinel: Option<crate::environment::ForkSentinel>,
 }
 
 impl ForkRecord {

@@ -8,16 +8,18 @@
 //! group carries one extra key, `view`, with what the report derives from it
 //! (labels, sentences, thresholds). Beside them: `spec`, `environment`,
 //! `database`, `run`, `reproduce`, `text` (sentences about the whole run),
-//! and `shard`, `merge`, `machines` (where the forks ran; none for an
-//! ordinary run).
+//! `shard`, `merge`, `machines` (where the forks ran; none for an
+//! ordinary run), and `machine_checks`.
 
 mod cells;
+mod checks;
 mod finding;
 mod gate;
 mod machines;
 mod reproduce;
 
 pub use cells::{CellText, CellView};
+pub use checks::{CheckRow, FlaggedFork, MachineChecksView};
 pub use finding::{GroupText, GroupView};
 pub use gate::{GateRow, GateText, GateView};
 pub use machines::{HostRow, MachinesText, MachinesView, MergeView, ShardView};
@@ -99,6 +101,8 @@ pub struct Context<'a> {
     /// The forks ran on more than one host: `analysis.json`'s `machines`
     /// with its `view`.
     pub machines: Option<MachinesView<'a>>,
+    /// The machine checks at the start and each fork's sentinel.
+    pub machine_checks: MachineChecksView,
 }
 
 /// `analysis.json`'s `headline`: the first group's fields at top level, and
@@ -208,6 +212,7 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
         .map(|c| cells::view(c, analysis, exp))
         .collect();
     let machines = machines::machines(info, analysis, &cells);
+    let machine_checks = checks::view(info, &cells);
     let group = |g: &'a GroupHeadline| finding::view(g, analysis, exp);
     let headline = HeadlineView {
         first: group(&analysis.headline.first),
@@ -257,6 +262,7 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
         shard: machines::shard(info),
         merge: machines::merge(info),
         machines,
+        machine_checks,
     }
 }
 
