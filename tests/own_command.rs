@@ -271,3 +271,52 @@ fn input_is_shared_by_a_pair_fixed_by_the_seed_and_grid_values_reach_argv() {
     assert_eq!(runs[1], runs[0], "same seed, same inputs and order");
     assert_ne!(runs[2], runs[0], "another seed, other inputs");
 }
+
+/// A sweep that puts an A/A group beside an A/B one: the A/A group gets a
+/// threshold and false positives, the A/B group says its delays measure
+/// nothing about the harness.
+#[test]
+fn an_ab_group_beside_an_aa_group_gets_no_threshold() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = spec(
+        tmp.path(),
+        "mixed",
+        r#"
+[strategies.a]
+kind = "command"
+argv = ["true"]
+[strategies.b]
+kind = "command"
+argv = ["true"]
+compare_output = false
+[design]
+baseline = "a"
+treatment = "b"
+forks = 2
+warmup_pairs = 1
+pairs = 10
+[grid]
+delay_us = [0, 20000]
+"strategies.b.argv" = [["true"], ["sh", "-c", "exit 0"]]
+"#,
+    );
+    let out = exec_ok(tmp.path(), &spec, "out", &[]);
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let finding = &report[report.find("## Finding").unwrap()..report.find("## Setup").unwrap()];
+    let paragraph = |label: &str| {
+        finding
+            .split("\n\n")
+            .find(|p| p.starts_with(&format!("**{label}")))
+            .unwrap_or_else(|| panic!("no paragraph for {label} in {finding}"))
+            .to_string()
+    };
+    let aa = paragraph(r#"strategies.b.argv = ["true"]."#);
+    assert!(aa.contains("With no delay injected"), "{aa}");
+    assert!(!aa.contains("The two arms differ"), "{aa}");
+    let ab = paragraph(r#"strategies.b.argv = ["sh","-c","exit 0"]."#);
+    assert!(ab.contains("The two arms differ"), "{ab}");
+    assert!(
+        !ab.contains("threshold is") && !ab.contains("false positive"),
+        "{ab}"
+    );
+}

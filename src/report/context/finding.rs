@@ -46,7 +46,20 @@ pub struct GroupText {
     pub two_speeds: Option<String>,
 }
 
-pub(super) fn view<'a>(g: &'a GroupHeadline, a: &Analysis, exp: &Experiment) -> GroupView<'a> {
+/// What the report may say of a group whose two arms run different things
+/// (an A/B group): a delay injected there is seen on top of the real
+/// difference, so "every fork saw it" measures nothing about the harness.
+const ARMS_DIFFER: &str = "The two arms differ in this group, so a delay injected here is seen on top of their real difference and says nothing about the harness's threshold; the Comparison table gives the difference at each delay.";
+
+/// `same_arms`: both arms of the group's cells run the same thing (an A/A
+/// experiment, or an A/A group of a sweep that also has A/B groups), so its
+/// delays measure the harness and a difference at d = 0 is a false positive.
+pub(super) fn view<'a>(
+    g: &'a GroupHeadline,
+    a: &Analysis,
+    exp: &Experiment,
+    same_arms: bool,
+) -> GroupView<'a> {
     let mut cells: Vec<&CellAnalysis> = g
         .cells
         .iter()
@@ -58,6 +71,22 @@ pub(super) fn view<'a>(g: &'a GroupHeadline, a: &Analysis, exp: &Experiment) -> 
     let expected = g
         .zero_delay_forks_total
         .map(|n| (1.0 - a.confidence) * f64::from(n));
+    if !same_arms {
+        return GroupView {
+            data: g,
+            view: GroupText {
+                label: format::params(&g.params),
+                threshold: (!positive.is_empty()).then(|| ARMS_DIFFER.to_string()),
+                threshold_above_ns: None,
+                threshold_at_most_ns: None,
+                larger_missed: None,
+                false_positives: None,
+                expected_false_positives: None,
+                separate_runs: None,
+                two_speeds: two_speeds(&cells),
+            },
+        };
+    }
     GroupView {
         data: g,
         view: GroupText {
@@ -68,11 +97,7 @@ pub(super) fn view<'a>(g: &'a GroupHeadline, a: &Analysis, exp: &Experiment) -> 
                 .map(|k| positive[k].delay_ns),
             threshold_at_most_ns: all_seen.map(|k| positive[k].delay_ns),
             larger_missed: all_seen.and_then(|k| larger_missed(&positive[k + 1..])),
-            false_positives: exp
-                .design
-                .is_aa()
-                .then(|| false_positives(g, a.confidence, expected))
-                .flatten(),
+            false_positives: false_positives(g, a.confidence, expected),
             expected_false_positives: expected,
             separate_runs: separate_runs(&positive, exp),
             two_speeds: two_speeds(&cells),

@@ -213,7 +213,7 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
         .collect();
     let machines = machines::machines(info, analysis, &cells);
     let machine_checks = checks::view(info, &cells);
-    let group = |g: &'a GroupHeadline| finding::view(g, analysis, exp);
+    let group = |g: &'a GroupHeadline| finding::view(g, analysis, exp, same_arms(info, g));
     let headline = HeadlineView {
         first: group(&analysis.headline.first),
         groups: analysis.headline.groups.iter().map(group).collect(),
@@ -264,6 +264,35 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
         machines,
         machine_checks,
     }
+}
+
+/// Whether both arms of a headline group run the same thing: an A/A
+/// experiment, or a group whose cells bind both arms' strategies (sweeps
+/// and placeholders applied) to the same settings, like the `gzip -1` cells
+/// of a sweep that also tries `gzip -6`.
+fn same_arms(info: &RunInfo, g: &GroupHeadline) -> bool {
+    let exp = &info.spec.experiment;
+    if exp.design.is_aa() {
+        return true;
+    }
+    let Some(cell) = g
+        .cells
+        .first()
+        .and_then(|id| info.cells.iter().find(|c| c.cell == *id))
+    else {
+        return false;
+    };
+    let runs = |name: &str| {
+        let mut kind = crate::plan::bind(exp, cell, name);
+        // Keys that only steer the checks, not what runs.
+        if let crate::spec::StrategyKind::Command(c) = &mut kind {
+            c.compare_output = true;
+            c.allow_failure = false;
+            c.timeout_ns = None;
+        }
+        kind
+    };
+    runs(&exp.design.baseline) == runs(&exp.design.treatment)
 }
 
 /// What a `command` or `sql` strategy runs, as the file wrote it, for the
