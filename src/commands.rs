@@ -85,6 +85,30 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
         exp.design.pad_baseline,
         exp.design.schedule
     ));
+    let allowed = crate::placement::pin::allowed_cpus();
+    let placements: Vec<crate::placement::Placement> = if exp.grid.placement.is_empty() {
+        vec![exp.design.placement]
+    } else {
+        exp.grid.placement.clone()
+    };
+    let planned: Vec<String> = placements
+        .iter()
+        .map(|p| match p.cpus(&allowed) {
+            Ok(c) => match (c.worker, c.backend) {
+                (None, _) => format!("{p} (left to the scheduler)"),
+                (Some(w), Some(b)) => {
+                    format!("{p} (worker on CPU {w}, a local database backend on CPU {b})")
+                }
+                (Some(w), None) => format!("{p} (worker on CPU {w})"),
+            },
+            Err(why) => format!("{p} ({why})"),
+        })
+        .collect();
+    out.push_str(&format!(
+        "placement   {}; runner may use CPUs {}\n",
+        planned.join(", "),
+        crate::placement::pin::cpu_list(&allowed)
+    ));
     match &target {
         Some(crate::db::DbTarget::Postgres { url, .. }) => {
             let source = if crate::db::env_url().is_some() {

@@ -19,6 +19,7 @@ pub mod import;
 pub mod interrupt;
 pub mod merge;
 pub mod output;
+pub mod placement;
 pub mod plan;
 pub mod record;
 pub mod redact;

@@ -140,6 +140,15 @@ pub fn cells(exp: &Experiment) -> Vec<Cell> {
     out
 }
 
+/// The CPU placement of `cell`: its swept value, else the design's.
+pub fn placement(exp: &Experiment, cell: &Cell) -> crate::placement::Placement {
+    cell.params
+        .get("placement")
+        .and_then(|v| v.as_str())
+        .and_then(crate::placement::Placement::parse)
+        .unwrap_or(exp.design.placement)
+}
+
 /// Strategy `name` as it runs in `cell`: the file's strategy with the cell's
 /// swept keys applied and every grid placeholder filled (`{input}` and
 /// `{scratch}` stay for the worker). Pure, so a job can be rebuilt from

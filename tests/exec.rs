@@ -81,14 +81,22 @@ fn small_exec_writes_the_whole_folder() {
     }
     // At d = 0 nothing is injected; at d = 50 µs spin_ns is the wait
     // actually injected (the treatment's minus the baseline's), near d.
+    // (A preempted wait can make one pair's figure anything: the median.)
     let (delay, spin) = (col(&header, "delay_ns"), col(&header, "spin_ns"));
+    let mut waits: Vec<u64> = Vec::new();
     for r in &rows {
         let spin: u64 = r[spin].parse().unwrap();
         match r[delay].as_str() {
             "0" => assert_eq!(spin, 0, "{r:?}"),
-            _ => assert!((49_000..200_000).contains(&spin), "{r:?}"),
+            _ => waits.push(spin),
         }
     }
+    waits.sort_unstable();
+    let median = waits[waits.len() / 2];
+    assert!(
+        (49_000..100_000).contains(&median),
+        "median spin_ns {median}"
+    );
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     for section in ["## Machine checks", "## Steady state", "## Calibration"] {
         assert!(report.contains(section), "{section} missing");

@@ -44,8 +44,34 @@ fn pin_machine(run: &mut serde_json::Value, command: &[&str]) {
     run["finished_at"] = serde_json::json!("2026-01-01T00:01:00Z");
     run["command_line"] = serde_json::json!(command);
     run["spec"]["path"] = serde_json::json!(command[2]);
-    for f in run["forks"].as_array_mut().unwrap() {
+    run["environment"]["checks"] = serde_json::json!([
+        {"check": "aslr", "status": "ok", "found": "full randomization (2)", "advice": null},
+        {"check": "load", "status": "warn", "found": "1.20 over the last minute on 2 CPUs", "advice": "wait for other work to finish"},
+        {"check": "cpu-steal", "status": "ok", "found": "0.1 % of CPU time since boot", "advice": null}
+    ]);
+    run["environment"]["busiest_processes"] =
+        serde_json::json!([{"pid": 1, "name": "postgres", "cpu_share": 0.04}]);
+    for (i, f) in run["forks"].as_array_mut().unwrap().iter_mut().enumerate() {
         f["wall_ns"] = serde_json::json!(500_000_000u64);
+        // One fork over the outside-load threshold, the rest quiet.
+        let outside = if i == 1 { 0.2 } else { 0.01 };
+        let flags = if i == 1 { vec!["outside-load"] } else { vec![] };
+        f["sentinel"] = serde_json::json!({
+            "window_ticks": 150, "steal_share": 0.0, "outside_share": outside,
+            "load_before": [0.5, 0.4, 0.3], "load_after": [0.6, 0.5, 0.4], "flags": flags
+        });
+        // Every run on CPU 1, where same-core (the default) pins the worker.
+        let p = &mut f["placement"];
+        let runs = |arm: &serde_json::Value| -> u64 {
+            arm.as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["n"].as_u64().unwrap())
+                .sum()
+        };
+        let (b, t) = (runs(&p["cpus"]["baseline"]), runs(&p["cpus"]["treatment"]));
+        p["planned"] = serde_json::json!({"worker": 1, "backend": 1});
+        p["cpus"] = serde_json::json!({"baseline": [{"cpu": 1, "n": b}], "treatment": [{"cpu": 1, "n": t}]});
     }
 }
 

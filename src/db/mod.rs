@@ -192,6 +192,11 @@ pub trait ModelTable {
     fn rollback(&mut self) -> Result<(), DbError>;
     /// [`hash_rows`] of the table as committed (outside any preview).
     fn content_hash(&mut self) -> Result<String, DbError>;
+    /// The pid of a database server process serving this table's
+    /// connection; none for an embedded database.
+    fn backend_pid(&mut self) -> Result<Option<u32>, DbError> {
+        Ok(None)
+    }
 }
 
 /// Creates, seeds and prepares the table for one strategy instance.

@@ -85,6 +85,17 @@ impl PgSession {
 }
 
 impl SqlSession for PgSession {
+    /// The server process serving this connection, so the worker can pin
+    /// it (design section 3, placement).
+    fn backend_pid(&mut self) -> Result<Option<u32>, DbError> {
+        let row = self
+            .client
+            .query_one("SELECT pg_backend_pid()", &[])
+            .map_err(pg("pg_backend_pid()"))?;
+        let pid: i32 = row.try_get(0).map_err(pg("pg_backend_pid()"))?;
+        Ok(u32::try_from(pid).ok())
+    }
+
     fn begin(&mut self) -> Result<(), DbError> {
         self.client.batch_execute("BEGIN").map_err(pg("begin"))
     }

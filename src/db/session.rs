@@ -30,6 +30,11 @@ pub trait SqlSession {
     fn close(&mut self) -> Result<(), DbError> {
         Ok(())
     }
+    /// The pid of a database server process serving this session; none
+    /// for an embedded database.
+    fn backend_pid(&mut self) -> Result<Option<u32>, DbError> {
+        Ok(None)
+    }
 }
 
 /// Opens a session for the arm in `slot` (`b`, `t`), runs `setup` in its

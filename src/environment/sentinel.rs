@@ -8,13 +8,16 @@
 //! backend serving the worker when its pid is known) and everything below
 //! them. Own time counts utime + stime + cutime + cstime of each, so a
 //! worker counts while it runs (its own times) and after it has been reaped
-//! (in its parent's cutime / cstime), and is never counted twice.
+//! (in its parent's cutime / cstime), and is never counted twice. A
+//! PostgreSQL backend that served the worker is not our child and has
+//! exited by the second snapshot: the worker reports its CPU time, and
+//! [`Snapshot::with_own_ticks`] counts it as ours.
 //!
 //! From the differences: *steal share* = stolen ticks / all ticks; *outside
 //! share* = (busy ticks of the whole machine - our own ticks) / all ticks,
 //! i.e. the share of the machine's CPU time that other processes (and
 //! interrupt work) took. A fork over a threshold is flagged, never dropped.
-//! A database backend whose pid is not passed counts as outside.
+//! A database backend not reported by the worker counts as outside.
 
 use super::procfs::{self, CpuTimes, LoadAvg, PidStat};
 use serde::{Deserialize, Serialize};
@@ -73,6 +76,15 @@ impl Snapshot {
             load: loadavg.and_then(procfs::loadavg),
             own_ticks,
         })
+    }
+}
+
+impl Snapshot {
+    /// This snapshot with `ticks` more counted as runner's own: the CPU
+    /// time of a database backend that served the worker and has exited.
+    pub fn with_own_ticks(mut self, ticks: u64) -> Snapshot {
+        self.own_ticks += ticks;
+        self
     }
 }
 

@@ -63,9 +63,10 @@ pub(super) fn run_jobs(
             ),
             Ok(r) => {
                 let seconds = r.wall_ns as f64 / 1e9;
+                let backend_ticks = r.summary.placement.as_ref().map_or(0, |p| p.backend_ticks);
                 let sentinel = before
                     .zip(after)
-                    .map(|(b, a)| sentinel::compare(&b, &a));
+                    .map(|(b, a)| sentinel::compare(&b, &a.with_own_ticks(backend_ticks)));
                 let saw = ParentSaw {
                     wall_ns: r.wall_ns,
                     host: host.clone(),

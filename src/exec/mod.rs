@@ -185,6 +185,7 @@ fn job_request(
         ordering: d.ordering,
         pad_baseline: d.pad_baseline,
         database: db.cloned(),
+        placement: plan::placement(exp, cell),
     }
 }
 

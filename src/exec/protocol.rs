@@ -29,6 +29,8 @@ pub struct JobRequest {
     pub ordering: Ordering,
     pub pad_baseline: bool,
     pub database: Option<DbTarget>,
+    /// Where the worker pins itself and its database backend.
+    pub placement: crate::placement::Placement,
 }
 
 /// What a worker says, one per line.

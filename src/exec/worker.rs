@@ -17,10 +17,13 @@ pub use timer::timed_run;
 
 use super::fault::Fault;
 use super::protocol::{ForkSummary, JobRequest, WorkerMessage};
+use crate::db::DbTarget;
+use crate::placement::{apply, pin, ForkPlacement};
 use crate::record::{Arm, Phase};
 use crate::spec::{Ordering, StrategyKind};
 use crate::strategy::{self, Setting, Strategy};
 use anyhow::{bail, Context, Result};
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufWriter, Write};
 
 /// An untimed busy-wait of `d_ns` (the baseline's pad); returns the time
@@ -74,6 +77,16 @@ impl Arms {
             (Arm::Treatment, Some(t)) => t.as_mut(),
             _ => self.baseline.as_mut(),
         }
+    }
+
+    /// The database server processes serving the arms (none embedded).
+    fn backend_pids(&mut self) -> Result<Vec<u32>> {
+        let mut pids: Vec<u32> = self.baseline.backend_pid()?.into_iter().collect();
+        if let Some(t) = &mut self.treatment {
+            pids.extend(t.backend_pid()?);
+        }
+        pids.dedup();
+        Ok(pids)
     }
 
     /// Once per fork, after the last run: each instance's teardown.
@@ -175,7 +188,18 @@ fn run_job(job: &JobRequest, out: &mut impl Write) -> Result<()> {
     if let Some(f) = &fault {
         f.at(None, out)?;
     }
+    // Pinned before anything else starts: threads, connections and a
+    // command's children inherit the worker's CPU.
+    let (cpus, worker_pinned) = apply::pin_worker(job.placement)?;
     let mut arms = build_arms(job)?;
+    let pids = arms.backend_pids()?;
+    let backends = apply::pin_backends(&pids, cpus.backend);
+    let mut backend_cpus = BTreeMap::new();
+    let sample = |into: &mut BTreeMap<u32, u32>| {
+        for cpu in pids.iter().filter_map(|&p| pin::process_cpu(p)) {
+            *into.entry(cpu).or_default() += 1;
+        }
+    };
     if fault.is_some_and(|f| f.kind == super::fault::Kind::WrongResult) {
         arms = arms.skewed();
     }
@@ -189,6 +213,7 @@ fn run_job(job: &JobRequest, out: &mut impl Write) -> Result<()> {
     // does no work while a worker measures (design section 3), and no run
     // is preceded by a flush the others did not have. A fork is small
     // (a few thousand records).
+    sample(&mut backend_cpus);
     let mut timer = timer::Timer::new(job, arms, fault);
     let mut records = Vec::with_capacity((job.warmup_pairs + job.pairs) as usize);
     for (phase, n) in [
@@ -201,6 +226,22 @@ fn run_job(job: &JobRequest, out: &mut impl Write) -> Result<()> {
         });
     }
     let timed_ns = timer.t0.map_or(0, |t| t.elapsed().as_nanos() as u64);
+    sample(&mut backend_cpus);
+    let embedded = matches!(
+        job.database,
+        Some(DbTarget::Sqlite | DbTarget::SqliteFile { .. })
+    ) && (job.baseline.needs_database() || job.treatment.needs_database());
+    let placement = ForkPlacement {
+        placement: job.placement,
+        planned: cpus,
+        worker_pinned,
+        database: apply::database_side(&pids, backends, embedded),
+        cpus: std::mem::take(&mut timer.cpus),
+        backend_cpus,
+        // The backends started with this worker's connections: all of
+        // their CPU time so far falls inside the parent's sentinel window.
+        backend_ticks: apply::ticks(&pids),
+    };
     let usage = records.iter().any(|r| !r.usage.is_empty());
     for r in records {
         send(out, &WorkerMessage::Pair(r))?;
@@ -217,6 +258,7 @@ fn run_job(job: &JobRequest, out: &mut impl Write) -> Result<()> {
         final_hash,
         timed_ns,
         resource_usage: usage || job.baseline.measures_usage() || job.treatment.measures_usage(),
+        placement: Some(Box::new(placement)),
     };
     if summary.checksum_baseline != summary.checksum_treatment
         && same_fingerprints(&job.baseline, &job.treatment)

@@ -139,6 +139,7 @@ fn build(args: &AnalyzeArgs, t: &table::Table) -> Result<(RunInfo, Vec<u8>)> {
                 final_hash: None,
                 timed_ns: 0,
                 resource_usage: false,
+                placement: None,
             },
             checks: CheckReport {
                 arms_agree: None,

@@ -37,6 +37,10 @@ pub struct ForkSummary {
     /// arm), so `pairs.csv` gets the usage columns.
     #[serde(default)]
     pub resource_usage: bool,
+    /// What the worker pinned, and the CPUs its runs used; absent in runs
+    /// recorded before runner had placement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<Box<crate::placement::ForkPlacement>>,
 }
 
 /// A finished fork: the worker's summary plus what the parent saw.

@@ -105,6 +105,14 @@ pub struct Design {
     pub schedule: Schedule,
     /// A fork still running after this long is killed and reported.
     pub fork_timeout_s: u64,
+    /// Where the worker and its database backend run (design section 3);
+    /// a run recorded before placement existed reads as the default.
+    #[serde(default = "default_placement")]
+    pub placement: crate::placement::Placement,
+}
+
+fn default_placement() -> crate::placement::Placement {
+    crate::placement::DEFAULT
 }
 
 impl std::fmt::Display for Schedule {
@@ -138,6 +146,10 @@ pub struct Grid {
     /// Swept strategy keys (`strategies.NAME.KEY`), in key order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub strategy_keys: Vec<SweptKey>,
+    /// Swept CPU placements (`placement = [...]`), in the file's order;
+    /// empty when not swept (every cell then has `design.placement`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub placement: Vec<crate::placement::Placement>,
 }
 
 /// `strategies.NAME.KEY = [...]` in `[grid]`: one validated [`super::Field`]
@@ -175,6 +187,10 @@ impl Grid {
         }
         for s in &self.strategy_keys {
             out.push((s.label(), s.written.clone()));
+        }
+        if !self.placement.is_empty() {
+            let written = self.placement.iter().map(|p| p.to_string().into());
+            out.push(("placement".into(), written.collect()));
         }
         out.sort_by(|a, b| a.0.cmp(&b.0));
         out

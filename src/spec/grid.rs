@@ -73,11 +73,17 @@ pub(crate) fn grid(
         workload: BTreeMap::new(),
         params: BTreeMap::new(),
         strategy_keys: Vec::new(),
+        placement: Vec::new(),
     };
     for (key, v) in &raw {
         let path = base.child(key);
         match key.as_str() {
             "delay_us" => {}
+            "placement" => {
+                let values = array(v, &path, crate::placement::VALID, super::values::placement)?;
+                unique(&path, &values, |j| format!("\"{}\"", values[j]))?;
+                grid.placement = values;
+            }
             "plans" | "months" => {
                 let limit = if key == "plans" {
                     &super::limits::PLANS

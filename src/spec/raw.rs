@@ -58,6 +58,7 @@ pub(crate) struct RawDesign {
     pub pad_baseline: Option<Value>,
     pub schedule: Option<Value>,
     pub fork_timeout_s: Option<Value>,
+    pub placement: Option<Value>,
 }
 
 /// Swept parameters: `delay_us`, the `[workload]` keys, any other bare key

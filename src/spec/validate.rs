@@ -100,6 +100,9 @@ pub(crate) fn experiment(raw: RawSpec, ctx: &Context) -> Result<Experiment, Prob
         check_database_usable(&database, &strategies, ctx)?;
     }
     let grid = super::grid::grid(raw.grid.unwrap_or_default(), &strategies, ctx.files)?;
+    if !ctx.recorded() {
+        check_placements(&design, &grid, &crate::placement::pin::allowed_cpus())?;
+    }
     let dialect = sql_dialect(&database, ctx);
     check_search_path(&strategies, dialect)?;
     super::uses::check(&strategies, &design, &grid, dialect)?;
@@ -119,6 +122,36 @@ pub(crate) fn experiment(raw: RawSpec, ctx: &Context) -> Result<Experiment, Prob
         report: report(raw.report.unwrap_or_default(), ctx)?,
         gate,
     })
+}
+
+/// Every placement the run would use can be made on this machine: its CPUs
+/// exist and runner may use them (`taskset`, cpusets), and separate-cores
+/// has two. Checked before any fork runs; not for a recorded spec, which
+/// was checked on the machine that ran it.
+pub(crate) fn check_placements(
+    design: &Design,
+    grid: &Grid,
+    allowed: &[u32],
+) -> Result<(), Problem> {
+    let mut at: Vec<(KeyPath, crate::placement::Placement)> = Vec::new();
+    if grid.placement.is_empty() {
+        at.push((root("design").child("placement"), design.placement));
+    }
+    for (i, p) in grid.placement.iter().enumerate() {
+        at.push((root("grid").child("placement").at(i), *p));
+    }
+    for (path, p) in at {
+        if let Err(why) = p.cpus(allowed) {
+            return Err(Problem::value(
+                &path,
+                format!(
+                    "{path} = \"{p}\" cannot be made on this machine: {why}; valid: {}",
+                    crate::placement::VALID
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The grammar the `sql` strategies are read with: the backend this run
@@ -243,6 +276,10 @@ fn design(raw: RawDesign) -> Result<Design, Problem> {
                 ),
             )? as u64,
             None => 1800,
+        },
+        placement: match &raw.placement {
+            Some(v) => super::values::placement(v, &base.child("placement"))?,
+            None => crate::placement::DEFAULT,
         },
     })
 }

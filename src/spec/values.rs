@@ -85,6 +85,15 @@ pub(crate) fn choice<T: Copy>(
     Err(got(path, &format!("one of {}", names.join(", ")), v))
 }
 
+/// A CPU placement (`design.placement`, `grid.placement[i]`).
+pub(crate) fn placement(v: &Value, path: &KeyPath) -> Result<crate::placement::Placement, Problem> {
+    match v {
+        Value::String(s) => crate::placement::Placement::parse(s),
+        _ => None,
+    }
+    .ok_or_else(|| got(path, crate::placement::VALID, v))
+}
+
 /// A duration in microseconds as written (integer or float, fractions
 /// allowed) and in whole nanoseconds, rounded: the harness times in ns.
 pub(crate) fn micros(v: &Value, path: &KeyPath) -> Result<(f64, u64), Problem> {

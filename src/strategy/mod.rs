@@ -81,6 +81,12 @@ pub trait Strategy {
         Ok(None)
     }
 
+    /// The pid of a database server process serving this strategy (its
+    /// PostgreSQL backend), for placement; none without one.
+    fn backend_pid(&mut self) -> anyhow::Result<Option<u32>> {
+        Ok(None)
+    }
+
     /// Once, after the fork's last run (a command's `teardown`).
     fn teardown(&mut self) -> anyhow::Result<()> {
         Ok(())

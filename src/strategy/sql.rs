@@ -60,6 +60,10 @@ impl Sql {
 }
 
 impl Strategy for Sql {
+    fn backend_pid(&mut self) -> anyhow::Result<Option<u32>> {
+        Ok(self.session.backend_pid()?)
+    }
+
     fn before(&mut self, input: u64) -> Result<()> {
         self.input = input;
         for (t, out) in self.statements.iter().zip(&mut self.rendered) {

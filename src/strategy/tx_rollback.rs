@@ -65,6 +65,10 @@ impl Strategy for TxRollback {
         Ok(preview(self.last.take()))
     }
 
+    fn backend_pid(&mut self) -> anyhow::Result<Option<u32>> {
+        Ok(self.table.backend_pid()?)
+    }
+
     fn content_hash(&mut self) -> anyhow::Result<Option<String>> {
         Ok(Some(self.table.content_hash()?))
     }

@@ -12,6 +12,7 @@
 use super::draws::Draws;
 use super::{wait_ns, Arms, JobRequest};
 use crate::exec::fault::Fault;
+use crate::placement::ArmCpus;
 use crate::record::{Arm, PairRecord, PairUsage, Phase, RunUsage};
 use crate::strategy::Strategy;
 use anyhow::Result;
@@ -74,6 +75,8 @@ pub(super) struct Timer<'a> {
     pub(super) t0: Option<Instant>,
     pub(super) sum_b: Checksum,
     pub(super) sum_t: Checksum,
+    /// The CPU each run ended on, per arm (placement's record).
+    pub(super) cpus: ArmCpus,
     /// The `RUNNER_FAULT` test hook, when it targets this job.
     fault: Option<Fault>,
 }
@@ -86,6 +89,7 @@ impl<'a> Timer<'a> {
             t0: None,
             sum_b: Checksum::default(),
             sum_t: Checksum::default(),
+            cpus: ArmCpus::default(),
             fault,
         }
     }
@@ -109,6 +113,13 @@ impl<'a> Timer<'a> {
         let at = t0.elapsed().as_nanos() as u64;
         let (elapsed, spin) = timed_run(s, input, delay)?;
         let outcome = s.after()?;
+        if let Some(cpu) = crate::placement::pin::current_cpu() {
+            let runs = match arm {
+                Arm::Baseline => &mut self.cpus.baseline,
+                Arm::Treatment => &mut self.cpus.treatment,
+            };
+            *runs.entry(cpu).or_default() += 1;
+        }
         match arm {
             Arm::Baseline => {
                 self.sum_b.add(outcome.fingerprint);

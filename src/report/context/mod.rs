@@ -16,6 +16,7 @@ mod checks;
 mod finding;
 mod gate;
 mod machines;
+mod placement;
 mod reproduce;
 
 pub use cells::{CellText, CellView};
@@ -23,6 +24,7 @@ pub use checks::{CheckRow, FlaggedFork, MachineChecksView};
 pub use finding::{GroupText, GroupView};
 pub use gate::{GateRow, GateText, GateView};
 pub use machines::{HostRow, MachinesText, MachinesView, MergeView, ShardView};
+pub use placement::{PlacementRow, PlacementView};
 pub use reproduce::{reproduce_command, Reproduce};
 
 use crate::analysis::gate::{GateCellInfo, GateInput};
@@ -103,6 +105,9 @@ pub struct Context<'a> {
     pub machines: Option<MachinesView<'a>>,
     /// The machine checks at the start and each fork's sentinel.
     pub machine_checks: MachineChecksView,
+    /// What the forks pinned and the CPUs they used; none for runs recorded
+    /// before runner had placement.
+    pub placement: Option<PlacementView>,
 }
 
 /// `analysis.json`'s `headline`: the first group's fields at top level, and
@@ -263,6 +268,7 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
         merge: machines::merge(info),
         machines,
         machine_checks,
+        placement: placement::view(info, analysis),
     }
 }
 
