@@ -77,11 +77,29 @@ fn exec_records_the_checks_in_run_json() {
         .all(|c| ["ok", "warn", "unknown"].contains(&c["status"].as_str().unwrap())));
 }
 
-/// The committed reports were recorded before the checks existed.
+/// A run.json recorded before runner had machine checks, sentinels and
+/// placement (the committed reports of earlier stops) still reads, with
+/// those fields empty: the committed aa run with them taken out.
 #[test]
 fn run_json_without_checks_still_reads() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/aa/run.json");
-    let info = runner::run_info::RunInfo::read(&path).unwrap();
+    let mut run = read_json(&path);
+    let env = run["environment"].as_object_mut().unwrap();
+    env.remove("checks");
+    env.remove("busiest_processes");
+    for f in run["forks"].as_array_mut().unwrap() {
+        let f = f.as_object_mut().unwrap();
+        f.remove("sentinel");
+        f.remove("placement");
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let old = tmp.path().join("run.json");
+    std::fs::write(&old, serde_json::to_string_pretty(&run).unwrap()).unwrap();
+    let info = runner::run_info::RunInfo::read(&old).unwrap();
     assert!(info.environment.checks.is_empty());
     assert!(info.environment.busiest_processes.is_empty());
+    assert!(info
+        .forks
+        .iter()
+        .all(|f| f.sentinel.is_none() && f.summary.placement.is_none()));
 }

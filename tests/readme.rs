@@ -60,9 +60,11 @@ fn report_entry(dir: &Path) -> String {
     let database = ctx
         .database
         .as_ref()
-        .map_or("no database".to_string(), |d| d.label.clone());
+        .map_or("Ran without a database".to_string(), |d| {
+            format!("Ran on {}", d.label)
+        });
     let mut out = format!(
-        "**[`reports/{name}`](reports/{name}/report.md)**: {}\nRan on {database}; {} jobs in {} on {}, {} logical cores, {load}.\n`{}`\n\n",
+        "**[`reports/{name}`](reports/{name}/report.md)**: {}\n{database}; {} jobs in {} on {}, {} logical cores, {load}.\n`{}`\n\n",
         info.spec.experiment.title,
         ctx.run.jobs,
         wall(&info),

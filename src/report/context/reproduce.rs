@@ -166,14 +166,13 @@ pub(super) fn build(info: &RunInfo) -> Reproduce {
         Some(c) => (c.to_string(), true),
         None => (commit.clone(), false),
     };
-    let placement = serde_json::to_value(&info.spec.experiment.design)
-        .ok()
-        .and_then(|d| d.get("placement").cloned())
-        .filter(|p| !p.is_null())
-        .map(|p| match p {
-            serde_json::Value::String(s) => s,
-            other => other.to_string(),
-        });
+    let exp = &info.spec.experiment;
+    let placement = Some(if exp.grid.placement.is_empty() {
+        exp.design.placement.to_string()
+    } else {
+        let swept: Vec<String> = exp.grid.placement.iter().map(|p| p.to_string()).collect();
+        format!("swept over {} (one per cell)", swept.join(", "))
+    });
     Reproduce {
         command,
         database,
