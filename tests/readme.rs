@@ -122,6 +122,24 @@ fn report_entry(dir: &Path) -> String {
             each(&|k, _| format::duration(k.residual_bias_ns)),
         ));
     }
+    // A hyperfine run of the same command beside the report (command-floor).
+    let hyperfine = dir.join("hyperfine-true.json");
+    if hyperfine.is_file() {
+        let h: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&hyperfine).unwrap()).unwrap();
+        let r = &h["results"][0];
+        let s = |k: &str| format::duration(r[k].as_f64().unwrap() * 1e9);
+        let zero = ctx.cells.iter().find(|c| c.data.delay_ns == 0);
+        out.push_str(&format!(
+            "- Beside it on the same machine, `hyperfine -N --warmup 100 --runs 3000 true` (`reports/{name}/hyperfine-true.json`): mean {} ± {} (sd), median {}, range {} to {}; runner's median baseline run at d = 0: {}. hyperfine reports the spread of separate runs; runner the paired difference and the smallest delay every fork saw.\n",
+            s("mean"),
+            s("stddev"),
+            s("median"),
+            s("min"),
+            s("max"),
+            zero.map_or("n/a".into(), |c| format::duration(c.data.pooled.baseline_median_ns)),
+        ));
+    }
     if !exp.design.is_aa() {
         for c in &ctx.cells {
             let p = &c.data.pooled;
