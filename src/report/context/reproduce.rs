@@ -167,11 +167,16 @@ pub(super) fn build(info: &RunInfo) -> Reproduce {
         None => (commit.clone(), false),
     };
     let exp = &info.spec.experiment;
-    let placement = Some(if exp.grid.placement.is_empty() {
-        exp.design.placement.to_string()
-    } else {
-        let swept: Vec<String> = exp.grid.placement.iter().map(|p| p.to_string()).collect();
-        format!("swept over {} (one per cell)", swept.join(", "))
+    // Runs recorded before placement existed ran unpinned, whatever the
+    // default reads as now: say nothing for them.
+    let recorded = info.forks.iter().any(|f| f.summary.placement.is_some());
+    let placement = recorded.then(|| {
+        if exp.grid.placement.is_empty() {
+            exp.design.placement.to_string()
+        } else {
+            let swept: Vec<String> = exp.grid.placement.iter().map(|p| p.to_string()).collect();
+            format!("swept over {} (one per cell)", swept.join(", "))
+        }
     });
     Reproduce {
         command,
