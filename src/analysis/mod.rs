@@ -238,7 +238,7 @@ fn analyse_cell(
 ) -> Result<CellAnalysis, StatsError> {
     let fork_results = fork::forks(input, info, forks)?;
     let pooled = pooled::pooled(input, info, forks)?;
-    let calibration = pooled::calibration(info, forks, &fork_results, &pooled)?;
+    let calibration = pooled::calibration(input, info, forks, &fork_results, &pooled)?;
     let count = |v: Verdict| fork_results.iter().filter(|f| f.verdict == v).count() as u32;
     Ok(CellAnalysis {
         cell: info.cell,

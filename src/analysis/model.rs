@@ -255,11 +255,15 @@ pub struct Calibration {
     /// Pooled median D - median(spin_ns): what the mechanism adds beyond
     /// the wait it injected (about 0 when both arms' timed regions carry it).
     pub residual_bias_ns: f64,
-    /// Whether the pooled CI contains median(spin_ns).
+    /// Whether the pooled CI covers the wait actually injected, pair by
+    /// pair: the pooled bootstrap of D − spin_ns (the pooled stream's
+    /// resamples) contains 0. See `pooled::calibration` for why not
+    /// median(spin_ns).
     pub ci_covers_spin: bool,
     /// Forks whose CI contains d.
     pub forks_covering_delay: u32,
-    /// Forks whose CI contains that fork's median(spin_ns).
+    /// Forks whose CI covers their injected wait, pair by pair: the
+    /// bootstrap of the fork's D − spin_ns (its own stream) contains 0.
     pub forks_covering_spin: u32,
 }
 

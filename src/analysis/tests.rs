@@ -561,3 +561,42 @@ fn calibration_counts_forks_covering_the_injected_wait_and_d() {
     assert!(cal.ci_covers_spin);
     assert_eq!((cal.forks_covering_delay, cal.forks_covering_spin), (0, 2));
 }
+
+/// A wait that jitters from pair to pair moves the median of D away from
+/// run difference + median wait, so a fork is judged pair by pair. Here the
+/// run differences are ±4 ns half and half (median 0), the waits 50 or 58 ns
+/// (median 50): D sits on 54 from its 30th to 80th percentile, so the
+/// interval of D excludes both d and the median wait, while the interval of
+/// D − spin_ns covers 0.
+#[test]
+fn calibration_judges_the_injected_wait_pair_by_pair() {
+    // (run difference, wait, how many)
+    let kinds = [(-4i64, 50u64, 30), (4, 50, 30), (-4, 58, 20), (4, 58, 20)];
+    let pairs: Vec<(i64, u64)> = (0..30)
+        .flat_map(|i| kinds.iter().filter(move |k| i < k.2).map(|k| (k.0, k.1)))
+        .collect();
+    assert_eq!(pairs.len(), 100);
+    let rows: Vec<_> = pairs
+        .iter()
+        .enumerate()
+        .map(|(i, &(r, s))| {
+            (
+                1000,
+                (1000 + r + s as i64) as u64,
+                if i % 2 == 0 { B } else { T },
+            )
+        })
+        .collect();
+    let mut f = Fixture::new().fork(0, 0, 50, &rows);
+    for (p, &(_, s)) in f.pairs.iter_mut().zip(&pairs) {
+        p.spin_ns = s;
+    }
+    let a = analyse(&input(&[(0, 50)]), &f.pairs).unwrap();
+    let (fork, cal) = (&a.cells[0].forks[0], &a.cells[0].calibration);
+    assert_eq!(fork.ci_ns, [54.0, 54.0]);
+    assert_eq!(cal.spin_median_ns, 50.0);
+    assert_eq!(cal.residual_bias_ns, 4.0);
+    assert_eq!((cal.forks_covering_delay, cal.forks_covering_spin), (0, 1));
+    assert!(!cal.ci_covers_delay);
+    assert!(cal.ci_covers_spin);
+}
