@@ -160,6 +160,12 @@ pub struct Pooled {
     /// Fraction of pairs where the treatment took longer (D > 0); for a
     /// comparison of two strategies, "how often was B slower".
     pub share_slower: f64,
+    /// Fraction of pairs with D = 0 exactly: ties from a clock that moves
+    /// in steps. A tie at the median is what makes an interval of a median
+    /// conservative (the report says so when false positives are rarer
+    /// than chance allows).
+    #[serde(default)]
+    pub share_tied: f64,
     pub median_ns: f64,
     pub ci_ns: [f64; 2],
     pub baseline_median_ns: f64,

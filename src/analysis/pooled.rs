@@ -24,6 +24,7 @@ pub(crate) fn pooled(
     Ok(Pooled {
         n: diffs.len() as u32,
         share_slower: diffs.iter().filter(|&&d| d > 0).count() as f64 / diffs.len() as f64,
+        share_tied: diffs.iter().filter(|&&d| d == 0).count() as f64 / diffs.len() as f64,
         median_ns: e.median,
         ci_ns: [e.ci.lo, e.ci.hi],
         baseline_median_ns: stats::median(&all().map(|p| p.baseline_ns).collect::<Vec<_>>())?,

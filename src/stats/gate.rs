@@ -61,7 +61,7 @@ pub fn nominal_false_alarm(confidence: f64) -> f64 {
 
 /// P(X <= k) for X ~ Binomial(n, p), summed in log space term by term, so
 /// n in the tens of thousands neither overflows nor underflows early.
-fn binomial_cdf(k: u32, n: u32, p: f64) -> f64 {
+pub fn binomial_cdf(k: u32, n: u32, p: f64) -> f64 {
     if p <= 0.0 {
         return 1.0;
     }

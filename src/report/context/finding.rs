@@ -8,6 +8,7 @@ use crate::analysis::{Analysis, CellAnalysis, GroupHeadline};
 use crate::report::format;
 use crate::run_info::RunInfo;
 use crate::spec::Experiment;
+use crate::stats;
 use serde::Serialize;
 
 /// One headline group of `analysis.json` with its `view`.
@@ -97,7 +98,8 @@ pub(super) fn view<'a>(
                 .map(|k| positive[k].delay_ns),
             threshold_at_most_ns: all_seen.map(|k| positive[k].delay_ns),
             larger_missed: all_seen.and_then(|k| larger_missed(&positive[k + 1..])),
-            false_positives: false_positives(g, a.confidence, expected),
+            false_positives: false_positives(g, a.confidence, expected)
+                .map(|found| found + &beside_chance(g, &cells, a.confidence)),
             expected_false_positives: expected,
             separate_runs: separate_runs(&positive, exp),
             two_speeds: two_speeds(&cells),
@@ -192,6 +194,58 @@ fn false_positives(g: &GroupHeadline, confidence: f64, expected: Option<f64>) ->
     ))
 }
 
+/// Where a false-positive count at d = 0 falls against chance.
+#[derive(Debug, PartialEq)]
+enum Chance {
+    /// Rarer than chance gives in 97.5 % of runs: intervals wider than nominal.
+    Below,
+    Inside,
+    /// More than chance gives in 97.5 % of runs: something moved D.
+    Above,
+}
+
+/// `fp` of `total` forks against Binomial(total, 1 − confidence), each tail
+/// at 2.5 %.
+fn chance(fp: u32, total: u32, confidence: f64) -> Chance {
+    let (rate, tail) = (1.0 - confidence, 0.025);
+    if stats::gate::binomial_cdf(fp, total, rate) < tail {
+        Chance::Below
+    } else if fp > 0 && 1.0 - stats::gate::binomial_cdf(fp - 1, total, rate) < tail {
+        Chance::Above
+    } else {
+        Chance::Inside
+    }
+}
+
+/// What the data say about a false-positive count outside chance's range:
+/// too few means the intervals are wider than nominal, which a tie at the
+/// median (a clock that moves in steps) explains; too many means something
+/// besides chance moved D. Empty when the count is inside the range.
+fn beside_chance(g: &GroupHeadline, cells: &[&CellAnalysis], confidence: f64) -> String {
+    let (Some(total), Some(fp)) = (g.zero_delay_forks_total, g.zero_delay_false_positives) else {
+        return String::new();
+    };
+    match chance(fp, total, confidence) {
+        Chance::Inside => String::new(),
+        Chance::Below => {
+            let zero: Vec<&&CellAnalysis> = cells.iter().filter(|c| c.delay_ns == 0).collect();
+            let n: f64 = zero.iter().map(|c| f64::from(c.pooled.n)).sum();
+            let tied: f64 = zero
+                .iter()
+                .map(|c| c.pooled.share_tied * f64::from(c.pooled.n))
+                .sum::<f64>()
+                / n;
+            format!(
+                " Chance alone gives so few in fewer than 2.5 % of runs of {total} forks, so here the intervals are wider than nominal: {} of the pairs at d = 0 had D = 0 exactly (the clock moves in whole steps), and a bootstrap interval of a median rarely leaves a tie that sits at the median.",
+                format::percent(tied)
+            )
+        }
+        Chance::Above => format!(
+            " Chance alone gives so many in fewer than 2.5 % of runs of {total} forks, so something besides chance moved D at d = 0: a blocked order, arms that do not run on the same state, the machine or a warm-up that was too short (see Order, Machine checks and Steady state)."
+        ),
+    }
+}
+
 fn separate_runs(positive: &[&CellAnalysis], exp: &Experiment) -> Option<String> {
     if exp.design.forks.get() < 2 {
         return None;
@@ -261,4 +315,27 @@ pub(super) fn one_run(info: &RunInfo) -> String {
         "These figures come from {on} ({} forks per cell, master seed {}). A repeat with the same seed runs the same schedule, inputs and analysis, but measures new timings, so a count of forks or a threshold can move by a grid step or more.",
         exp.design.forks, info.seeds.master
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{chance, Chance};
+
+    /// The 2.5 % tails of Binomial(n, 0.05), checked against scipy's
+    /// binom.cdf / binom.sf: 3 of 200 has P(X <= 3) = 0.009, 4 of 200 0.026;
+    /// 17 of 200 has P(X >= 17) = 0.024, 16 of 200 0.044; 3 of 10 0.012.
+    #[test]
+    fn false_positives_against_chance() {
+        assert_eq!(chance(0, 200, 0.95), Chance::Below);
+        assert_eq!(chance(3, 200, 0.95), Chance::Below);
+        assert_eq!(chance(4, 200, 0.95), Chance::Inside);
+        assert_eq!(chance(10, 200, 0.95), Chance::Inside);
+        assert_eq!(chance(16, 200, 0.95), Chance::Inside);
+        assert_eq!(chance(17, 200, 0.95), Chance::Above);
+        assert_eq!(chance(2, 10, 0.95), Chance::Inside);
+        assert_eq!(chance(3, 10, 0.95), Chance::Above);
+        // Too few forks for zero to be unusual: 0.95^50 = 0.077.
+        assert_eq!(chance(0, 50, 0.95), Chance::Inside);
+        assert_eq!(chance(0, 80, 0.95), Chance::Below);
+    }
 }
