@@ -207,8 +207,10 @@ resamples = 500
     // wait actually injected; the margin is for a loaded machine, the bias
     // before this rule was a systematic 60-100 ns on an idle one.
     let cal = &cell["calibration"];
+    // spin_ns is the treatment's wait minus the baseline's (d = 0, about
+    // one clock read), so it may fall a few ns short of d: seen 199999.
     let spin = cal["spin_median_ns"].as_f64().unwrap();
-    assert!((200_000.0..210_000.0).contains(&spin), "{cal}");
+    assert!((199_000.0..210_000.0).contains(&spin), "{cal}");
     let bias = cal["residual_bias_ns"].as_f64().unwrap();
     assert!(bias.abs() < 5_000.0, "{cal}");
     assert!(cal["forks_covering_spin"].as_u64().unwrap() <= 3, "{cal}");

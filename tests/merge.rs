@@ -7,7 +7,9 @@ use common::shards::*;
 use common::*;
 use std::path::PathBuf;
 
-/// Merges that cannot be right are refused, exit 2, naming what differs.
+/// Merges that cannot be right are refused, exit 2, naming what differs
+/// (another build is a run.json edited as a shard from another commit
+/// would record it).
 #[test]
 fn merge_refuses_another_spec_seed_count_a_job_twice_and_a_missing_shard() {
     let tmp = tempfile::tempdir().unwrap();
@@ -26,6 +28,19 @@ fn merge_refuses_another_spec_seed_count_a_job_twice_and_a_missing_shard() {
     assert_refused(
         &o,
         &["titled ran another spec than", "(SHA-256 ", "title differ"],
+    );
+    let rebuilt = shard(dir, &spec, "2/2", "rebuilt", &[], &[]);
+    edit_json(&rebuilt.join("run.json"), |v| {
+        v["environment"]["git_commit"] = "0123456789abcdef".into();
+    });
+    let o = merge(dir, "m", &[&s1, &rebuilt], &[]);
+    assert_refused(
+        &o,
+        &[
+            "rebuilt was measured by runner ",
+            "commit 0123456789ab)",
+            "same runner binary",
+        ],
     );
     let o = merge(dir, "m", &[&s1, &thirds], &[]);
     assert_refused(&o, &["thirds is shard 2/3", "shard 1/2"]);

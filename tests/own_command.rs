@@ -320,3 +320,52 @@ delay_us = [0, 20000]
         "{ab}"
     );
 }
+
+/// The terminal summary's table keeps its columns aligned when a swept key
+/// makes labels longer than the usual column: every row's fork count starts
+/// where the header's "forks seen" does.
+#[test]
+fn the_summary_table_stays_aligned_with_long_labels() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = spec(
+        tmp.path(),
+        "long",
+        r#"
+[strategies.a]
+kind = "command"
+argv = ["true"]
+[design]
+baseline = "a"
+treatment = "a"
+forks = 1
+warmup_pairs = 0
+pairs = 5
+[grid]
+delay_us = [0]
+"strategies.a.argv" = [["true"], ["sh", "-c", "exit 0 # a comment long enough to pass the column"]]
+"#,
+    );
+    let o = runner()
+        .current_dir(tmp.path())
+        .args(["exec", spec.to_str().unwrap(), "--out", "out"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8(o.stdout).unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    let header = lines
+        .iter()
+        .position(|l| l.contains("forks seen"))
+        .unwrap_or_else(|| panic!("no table in {stdout}"));
+    let column = lines[header].find("forks seen").unwrap();
+    let rows = &lines[header + 1..header + 3];
+    assert!(rows.iter().any(|r| r.len() > 40), "{stdout}");
+    for row in rows {
+        let at = row.char_indices().nth(column).map(|(i, _)| i).unwrap();
+        let count = row[at..].split_whitespace().next().unwrap();
+        assert!(
+            row[..at].ends_with(' ') && count.ends_with("/1") && count.len() == 3,
+            "{stdout}"
+        );
+    }
+}

@@ -5,7 +5,8 @@
 //! - a folder that is not a finished shard (read and checked like any
 //!   report folder by `report::read_folder`: digests, rows, run.json);
 //! - shards of another master seed, another spec (by SHA-256, naming the
-//!   keys that differ), another number of shards, another database backend;
+//!   keys that differ), another number of shards, another database backend,
+//!   another runner build (version, commit or profile);
 //! - a job held by two folders (the same shard given twice), naming them;
 //! - a missing shard, naming its jobs and the `--shard` command that runs
 //!   it, unless `--allow-missing`.
@@ -84,8 +85,27 @@ pub(super) fn same_run(shards: &[Shard]) -> Result<()> {
                 "{b} measured on {db} but {a} on {da}: one cell would mix forks of two systems; run every shard on the same backend"
             )));
         }
+        let (wa, wb) = (build(ai), build(bi));
+        if wa != wb {
+            return Err(bad_input(format!(
+                "{b} was measured by {wb} but {a} by {wa}: the timed code and the analysis may differ between builds, so one cell would mix two harnesses; run every shard with the same runner binary"
+            )));
+        }
     }
     Ok(())
+}
+
+/// Which runner measured a shard: version, commit (with `-dirty` when the
+/// tree had changes) and profile. Shards on many hosts run binaries built
+/// from one commit, so these agree across machines of one run.
+fn build(info: &RunInfo) -> String {
+    let e = &info.environment;
+    format!(
+        "runner {} ({} build, commit {})",
+        e.runner_version,
+        info.build.profile,
+        short(&e.git_commit)
+    )
 }
 
 fn short(sha: &str) -> &str {
