@@ -345,12 +345,11 @@ delay_us = [0]
 "strategies.a.argv" = [["true"], ["sh", "-c", "exit 0 # a comment long enough to pass the column"]]
 "#,
     );
-    let o = runner()
-        .current_dir(tmp.path())
-        .args(["exec", spec.to_str().unwrap(), "--out", "out"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run_in(
+        tmp.path(),
+        &["exec", spec.to_str().unwrap(), "--out", "out"],
+    );
+    assert!(o.status.success(), "{}", err_of(&o));
     let stdout = String::from_utf8(o.stdout).unwrap();
     let lines: Vec<&str> = stdout.lines().collect();
     let header = lines

@@ -15,9 +15,7 @@ pub(crate) fn forks(
     forks
         .iter()
         .map(|f| {
-            let mut rng = streams::fork(input.master_seed, info.cell, f.fork);
-            let e =
-                stats::bootstrap_median(&f.diffs(), input.resamples, input.confidence, &mut rng)?;
+            let e = interval(input, info.cell, f.fork, &f.diffs())?;
             let ci_ns = [e.ci.lo, e.ci.hi];
             Ok(ForkAnalysis {
                 fork: f.fork,
@@ -31,6 +29,19 @@ pub(crate) fn forks(
             })
         })
         .collect()
+}
+
+/// Median and percentile bootstrap CI of one fork's `values`, from the
+/// fork's own stream: the interval behind every per-fork figure (its
+/// verdict, the gate's self-check, calibration's coverage).
+pub(crate) fn interval(
+    input: &AnalysisInput,
+    cell: u32,
+    fork: u32,
+    values: &[i64],
+) -> Result<stats::MedianEstimate, StatsError> {
+    let mut rng = streams::fork(input.master_seed, cell, fork);
+    stats::bootstrap_median(values, input.resamples, input.confidence, &mut rng)
 }
 
 /// Min-max over forks of each arm's median: how far apart whole runs land.

@@ -19,8 +19,7 @@ pub(crate) fn pooled(
 ) -> Result<Pooled, StatsError> {
     let all = || forks.iter().flat_map(|f| f.measured.iter());
     let diffs: Vec<i64> = all().map(|p| p.diff_ns()).collect();
-    let mut rng = streams::pooled(input.master_seed, info.cell);
-    let e = stats::bootstrap_median(&diffs, input.resamples, input.confidence, &mut rng)?;
+    let e = pooled_interval(input, info.cell, &diffs)?;
     Ok(Pooled {
         n: diffs.len() as u32,
         share_slower: diffs.iter().filter(|&&d| d > 0).count() as f64 / diffs.len() as f64,
@@ -30,6 +29,17 @@ pub(crate) fn pooled(
         baseline_median_ns: stats::median(&all().map(|p| p.baseline_ns).collect::<Vec<_>>())?,
         treatment_median_ns: stats::median(&all().map(|p| p.treatment_ns).collect::<Vec<_>>())?,
     })
+}
+
+/// Median and percentile bootstrap CI of a cell's pooled `values`, from
+/// the cell's pooled stream.
+fn pooled_interval(
+    input: &AnalysisInput,
+    cell: u32,
+    values: &[i64],
+) -> Result<stats::MedianEstimate, StatsError> {
+    let mut rng = streams::pooled(input.master_seed, cell);
+    stats::bootstrap_median(values, input.resamples, input.confidence, &mut rng)
 }
 
 pub(crate) fn hierarchical(
@@ -73,32 +83,30 @@ pub(crate) fn calibration(
         .flat_map(|f| f.measured.iter().map(|p| p.spin_ns))
         .collect();
     let spin_median_ns = stats::median(&spins)?;
-    let unwaited = |f: &ForkData<'_>| -> Vec<i64> {
-        f.measured
-            .iter()
-            .map(|p| p.diff_ns() - p.spin_ns as i64)
-            .collect()
-    };
     let waited = spins.iter().any(|&s| s != 0);
-    let mut forks_covering_spin = 0;
-    for (f, r) in forks.iter().zip(results) {
-        let ci = if waited {
-            let mut rng = streams::fork(input.master_seed, info.cell, f.fork);
-            let e =
-                stats::bootstrap_median(&unwaited(f), input.resamples, input.confidence, &mut rng)?;
-            [e.ci.lo, e.ci.hi]
-        } else {
-            r.ci_ns
-        };
-        forks_covering_spin += u32::from(covers(ci, 0.0));
-    }
-    let ci_covers_spin = if waited {
-        let all: Vec<i64> = forks.iter().flat_map(unwaited).collect();
-        let mut rng = streams::pooled(input.master_seed, info.cell);
-        let e = stats::bootstrap_median(&all, input.resamples, input.confidence, &mut rng)?;
-        covers([e.ci.lo, e.ci.hi], 0.0)
+    let (forks_covering_spin, ci_covers_spin) = if waited {
+        let unwaited: Vec<Vec<i64>> = forks
+            .iter()
+            .map(|f| {
+                f.measured
+                    .iter()
+                    .map(|p| p.diff_ns() - p.spin_ns as i64)
+                    .collect()
+            })
+            .collect();
+        let mut n = 0;
+        for (f, u) in forks.iter().zip(&unwaited) {
+            n += u32::from(
+                super::fork::interval(input, info.cell, f.fork, u)?
+                    .ci
+                    .contains(0.0),
+            );
+        }
+        let pooled = pooled_interval(input, info.cell, &unwaited.concat())?;
+        (n, pooled.ci.contains(0.0))
     } else {
-        covers(pooled.ci_ns, 0.0)
+        let n = results.iter().filter(|r| covers(r.ci_ns, 0.0)).count() as u32;
+        (n, covers(pooled.ci_ns, 0.0))
     };
     Ok(Calibration {
         error_ns: pooled.median_ns - d,

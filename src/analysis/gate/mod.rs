@@ -21,7 +21,7 @@ mod tests;
 
 pub use model::*;
 
-use super::{streams, AnalysisError, AnalysisInput, CellAnalysis, ForkData};
+use super::{AnalysisError, AnalysisInput, CellAnalysis, ForkData};
 use crate::gate::GateSizing;
 use crate::plan::Role;
 use crate::record::{PairRecord, Phase};
@@ -71,9 +71,7 @@ fn self_check(
     let per_fork = forks
         .iter()
         .map(|f| {
-            let mut rng = streams::fork(input.master_seed, info.cell, f.fork);
-            let e =
-                stats::bootstrap_median(&f.diffs(), input.resamples, input.confidence, &mut rng)?;
+            let e = super::fork::interval(input, info.cell, f.fork, &f.diffs())?;
             let ci_ns = [e.ci.lo, e.ci.hi];
             Ok(SelfCheckFork {
                 fork: f.fork,

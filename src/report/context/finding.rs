@@ -204,13 +204,16 @@ enum Chance {
     Above,
 }
 
+/// Each tail of chance's range for a false-positive count.
+const TAIL: f64 = 0.025;
+
 /// `fp` of `total` forks against Binomial(total, 1 − confidence), each tail
-/// at 2.5 %.
+/// at `TAIL`.
 fn chance(fp: u32, total: u32, confidence: f64) -> Chance {
-    let (rate, tail) = (1.0 - confidence, 0.025);
-    if stats::gate::binomial_cdf(fp, total, rate) < tail {
+    let rate = 1.0 - confidence;
+    if stats::gate::binomial_cdf(fp, total, rate) < TAIL {
         Chance::Below
-    } else if fp > 0 && 1.0 - stats::gate::binomial_cdf(fp - 1, total, rate) < tail {
+    } else if fp > 0 && 1.0 - stats::gate::binomial_cdf(fp - 1, total, rate) < TAIL {
         Chance::Above
     } else {
         Chance::Inside
@@ -236,12 +239,14 @@ fn beside_chance(g: &GroupHeadline, cells: &[&CellAnalysis], confidence: f64) ->
                 .sum::<f64>()
                 / n;
             format!(
-                " Chance alone gives so few in fewer than 2.5 % of runs of {total} forks, so here the intervals are wider than nominal: {} of the pairs at d = 0 had D = 0 exactly (the clock moves in whole steps), and a bootstrap interval of a median rarely leaves a tie that sits at the median.",
+                " Chance alone gives so few in fewer than {} of runs of {total} forks, so here the intervals are wider than nominal: {} of the pairs at d = 0 had D = 0 exactly (the clock moves in whole steps), and a bootstrap interval of a median rarely leaves a tie that sits at the median.",
+                format::percent(TAIL),
                 format::percent(tied)
             )
         }
         Chance::Above => format!(
-            " Chance alone gives so many in fewer than 2.5 % of runs of {total} forks, so something besides chance moved D at d = 0: a blocked order, arms that do not run on the same state, the machine or a warm-up that was too short (see Order, Machine checks and Steady state)."
+            " Chance alone gives so many in fewer than {} of runs of {total} forks, so something besides chance moved D at d = 0: a blocked order, arms that do not run on the same state, the machine or a warm-up that was too short (see Order, Machine checks and Steady state).",
+            format::percent(TAIL)
         ),
     }
 }
