@@ -119,6 +119,14 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
             let at = crate::db::postgres::Endpoint::parse(url)
                 .map_or("(unparsable URL)".to_string(), |e| e.to_string());
             out.push_str(&format!("database    postgres at {at} (from {source})\n"));
+            // Read-only: the role's privileges, to warn before anything runs.
+            match crate::db::postgres::role_warning(url) {
+                Ok(Some(w)) => out.push_str(&format!("warning     {w}\n")),
+                Ok(None) => {}
+                Err(e) => out.push_str(&format!(
+                    "warning     could not read the role's privileges: {e}\n"
+                )),
+            }
         }
         Some(crate::db::DbTarget::Sqlite) => out.push_str(
             "database    sqlite (embedded, in memory; set RUNNER_DATABASE_URL to use PostgreSQL)\n",

@@ -152,6 +152,7 @@ fn build(args: &AnalyzeArgs, t: &table::Table) -> Result<(RunInfo, Vec<u8>)> {
             sha256: crate::run_info::sha256_bytes(&part),
             host: None,
             sentinel: None,
+            database_guard: None,
         });
         sources.push(ImportedFork {
             cell,

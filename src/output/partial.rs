@@ -51,6 +51,8 @@ pub struct ParentSaw {
     pub host: Option<String>,
     /// What else the machine did meanwhile; none where /proc is unreadable.
     pub sentinel: Option<ForkSentinel>,
+    /// The database outside runner's schemas, before against after.
+    pub database_guard: Option<crate::db::guard::GuardRecord>,
 }
 
 /// An open, locked partial folder. The lock is released on drop.
@@ -290,6 +292,7 @@ impl Partial {
             sha256,
             host: saw.host,
             sentinel: saw.sentinel,
+            database_guard: saw.database_guard,
         };
         let csv = self.fork_path(cell, fork, "csv");
         fs::rename(&tmp, &csv).map_err(|e| io_err("rename", &tmp, e))?;

@@ -67,6 +67,11 @@ pub struct ForkRecord {
     /// before runner had sentinels, or where /proc is unreadable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sentinel: Option<crate::environment::ForkSentinel>,
+    /// The fingerprint of the database outside runner's schemas, compared
+    /// before and after the fork (PostgreSQL only; design section 8); absent
+    /// in runs without it or recorded before runner had it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database_guard: Option<crate::db::guard::GuardRecord>,
 }
 
 impl ForkRecord {
