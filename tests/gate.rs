@@ -171,14 +171,15 @@ max_slowdown = "1ns"
     );
 }
 
-/// The keys of README.md's `gate.json` table.
+/// The keys of the guide's `gate.json` table (docs/guide/gate.md).
 fn documented_keys() -> Vec<String> {
     let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/guide/gate.md"))
+            .unwrap();
     let section = readme
-        .split("### `gate.json`")
+        .split("## `gate.json`")
         .nth(1)
-        .expect("README.md has a gate.json section");
+        .expect("docs/guide/gate.md has a gate.json section");
     let mut keys = Vec::new();
     for line in section.lines().skip_while(|l| !l.starts_with('|')) {
         if !line.starts_with('|') {
