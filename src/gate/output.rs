@@ -225,8 +225,10 @@ fn step_summary(exp: &Experiment, view: &GateView<'_>) -> String {
 }
 
 /// Appends `markdown` (and where the report is) to `$GITHUB_STEP_SUMMARY`
-/// when it is set; does nothing otherwise. A file that cannot be written is
-/// a warning, not a failed run: the verdict and gate.json stand.
+/// when it is set; does nothing otherwise. Only a regular file is appended
+/// to (`output::guard::append`: never a link, a device or a FIFO). A file
+/// that cannot be written is a warning, not a failed run: the verdict and
+/// gate.json stand.
 pub fn append_step_summary(markdown: &str, dir: &Path) {
     let Some(path) = std::env::var_os(STEP_SUMMARY_ENV).filter(|p| !p.is_empty()) else {
         return;
@@ -236,12 +238,7 @@ pub fn append_step_summary(markdown: &str, dir: &Path) {
         dir.join("report.md").display(),
         dir.join(GATE_JSON).display()
     );
-    use std::io::Write;
-    let written = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .and_then(|mut f| f.write_all(text.as_bytes()));
+    let written = crate::output::guard::append(Path::new(&path), text.as_bytes());
     if let Err(e) = written {
         crate::console::warn(&format!(
             "cannot append the gate's verdict to {STEP_SUMMARY_ENV} ({}): {e}",

@@ -29,7 +29,7 @@ mod table;
 
 use crate::error::{bad_input, run_failed, Result};
 use crate::output::partial::{partial_path, Partial};
-use crate::output::{target, write_atomic};
+use crate::output::{guard, target};
 use crate::plan;
 use crate::record::{PairRecord, Phase};
 use crate::run_info::{
@@ -279,7 +279,7 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<(PathBuf, String)> {
     })
     .map_err(|i| run_failed(format!("{i} during the analysis; nothing was written")));
     let written = rendered.and_then(|r| r).and_then(|rendering| {
-        write_atomic(&partial.dir.join("pairs.csv"), &bytes)?;
+        guard::write(&partial.dir.join("pairs.csv"), &bytes)?;
         crate::report::write(&partial.dir, None, &rendering)?;
         partial.write_run_info(&info)?;
         partial.drop_fork_files()?;
