@@ -257,8 +257,13 @@ pub fn sizing_lines(exp: &Experiment, sizing: &GateSizing) -> Vec<String> {
         .groups
         .iter()
         .map(|s| {
+            let twice = if crate::gate::cells::power_delay_capped(s.threshold_ns) {
+                "at most 1 s (runner's largest delay; less than twice that)"
+            } else {
+                "twice that"
+            };
             format!(
-                "gate: {max} of the {} baseline median (of cells {}) is {}; the self-check now runs `{}` against itself with twice that, {}, injected",
+                "gate: {max} of the {} baseline median (of cells {}) is {}; the self-check now runs `{}` against itself with {twice}, {}, injected",
                 format::duration(s.baseline_median_ns),
                 format::list(&s.cells.iter().map(u32::to_string).collect::<Vec<_>>(), "and"),
                 format::duration(s.threshold_ns),
