@@ -162,6 +162,29 @@ fn piece_start(p: &Piece<'_>) -> usize {
     }
 }
 
+/// How a value is written into the text that receives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quoting {
+    /// As is: an argv element, an env value, a path, SQL.
+    Raw,
+    /// Quoted for `/bin/sh` (the `shell` key): a value is always one word,
+    /// and `;`, `$(...)`, quotes or spaces in it are never shell syntax.
+    Shell,
+}
+
+impl Quoting {
+    pub fn quote(self, value: &str) -> String {
+        match self {
+            Quoting::Raw => value.to_string(),
+            // shlex refuses only a NUL byte, which no command line can
+            // hold: the spawn fails on it, so nothing runs either way.
+            Quoting::Shell => shlex::try_quote(value)
+                .map(|q| q.into_owned())
+                .unwrap_or_else(|_| value.to_string()),
+        }
+    }
+}
+
 /// `value` written so that a later step copies it literally.
 pub fn escape(value: &str) -> String {
     value.replace('{', "{{")
@@ -258,6 +281,15 @@ mod tests {
             Template::compile("{scratch}/f"),
             Err(Unbound("scratch".into()))
         );
+    }
+
+    #[test]
+    fn shell_values_are_one_quoted_word() {
+        assert_eq!(Quoting::Shell.quote("a; touch pwn"), "'a; touch pwn'");
+        assert_eq!(Quoting::Shell.quote("b$(touch x)"), "'b$(touch x)'");
+        assert_eq!(Quoting::Shell.quote("plain"), "plain");
+        assert_eq!(Quoting::Shell.quote(""), "''");
+        assert_eq!(Quoting::Raw.quote("a; b"), "a; b");
     }
 
     #[test]
