@@ -47,7 +47,7 @@ pub struct Proc {
 /// `/proc/PID/stat`: pid, state, ppid and process group (the command name
 /// in parentheses may hold spaces and parentheses, so fields are counted
 /// from the last `)`).
-fn stat(pid: i32) -> Option<Proc> {
+pub fn stat(pid: i32) -> Option<Proc> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let rest = &text[text.rfind(')')? + 1..];
     let mut f = rest.split_whitespace();
@@ -132,22 +132,30 @@ pub fn live_descendants(keep: &BTreeSet<i32>) -> Vec<Proc> {
 /// Kills every child except those in `keep` (and, each round, the process
 /// group `group` when given), reaps them, and repeats until no other child
 /// is left: with this process a subreaper, that is every descendant.
-/// Returns whether it finished within its patience.
-pub fn kill_children(keep: &BTreeSet<i32>, group: Option<i32>) -> bool {
+/// Returns whether it finished within its patience, and the children it
+/// found alive (each is looked at before anything is killed in its round,
+/// so a process is counted even when a scan of /proc missed it).
+pub fn kill_children(keep: &BTreeSet<i32>, group: Option<i32>) -> (bool, BTreeSet<i32>) {
     let started = Instant::now();
     let mut pause = Duration::from_micros(200);
+    let mut seen = BTreeSet::new();
     loop {
+        let others: Vec<i32> = children()
+            .into_iter()
+            .filter(|p| !keep.contains(p))
+            .collect();
+        seen.extend(
+            others
+                .iter()
+                .filter(|&&p| stat(p).is_some_and(|s| !s.zombie)),
+        );
         if let Some(g) = group {
             // SAFETY: the group's leader is an unreaped child of ours, so
             // the group id cannot have been reused.
             unsafe { libc::kill(-g, libc::SIGKILL) };
         }
-        let others: Vec<i32> = children()
-            .into_iter()
-            .filter(|p| !keep.contains(p))
-            .collect();
         if others.is_empty() {
-            return true;
+            return (true, seen);
         }
         for &p in &others {
             // SAFETY: p is our child and not reaped yet (only this loop and
@@ -163,7 +171,7 @@ pub fn kill_children(keep: &BTreeSet<i32>, group: Option<i32>) -> bool {
             }
         }
         if started.elapsed() > PATIENCE {
-            return false;
+            return (false, seen);
         }
         if !reaped {
             std::thread::sleep(pause);
@@ -177,12 +185,10 @@ pub fn kill_children(keep: &BTreeSet<i32>, group: Option<i32>) -> bool {
 /// up after itself). `keep`: the children this process had before it
 /// became a subreaper (someone's `cmd & exec runner`), never touched.
 pub fn after_worker(keep: &BTreeSet<i32>) -> usize {
-    if !is_subreaper() {
+    if !is_subreaper() || children().iter().all(|p| keep.contains(p)) {
         return 0;
     }
-    let left = live_descendants(keep).len();
-    if left > 0 || children().iter().any(|p| !keep.contains(p)) {
-        kill_children(keep, None);
-    }
-    left
+    let mut left: BTreeSet<i32> = live_descendants(keep).iter().map(|p| p.pid).collect();
+    left.extend(kill_children(keep, None).1);
+    left.len()
 }

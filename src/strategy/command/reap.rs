@@ -214,27 +214,40 @@ fn read_some(fd: RawFd, sink: &mut impl FnMut(&[u8])) -> Result<bool> {
 /// descendant, then reaps it with its rusage. Outside any timed region.
 pub(super) fn finish(pid: i32, exited: bool) -> Result<Ended> {
     let subreaper = sweep::is_subreaper();
-    let left = leftovers(pid, exited, subreaper);
+    let mut left = leftovers(pid, exited, subreaper);
     let keep = BTreeSet::from([pid]);
+    if !exited {
+        // Dead but unreaped: what it started outside its group is then
+        // re-parented here, where the sweep finds it.
+        // SAFETY: `pid` is our unreaped child, so its group id is its own.
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+        wait_exit(pid, None)?;
+    }
+    if subreaper {
+        // A scan of /proc can miss a process that forked and exited while
+        // it read; the sweep sees every survivor as a child before it kills.
+        let (done, seen) = sweep::kill_children(&keep, Some(pid));
+        left.extend(seen);
+        if !done {
+            crate::console::warn(&format!(
+                "processes started by a command (pid {pid}) would not die within 10 s of SIGKILL"
+            ));
+        }
+    }
     // SAFETY: `pid` is our unreaped child, so its group id is its own.
     unsafe { libc::kill(-pid, libc::SIGKILL) };
-    if subreaper && !sweep::kill_children(&keep, Some(pid)) {
-        crate::console::warn(&format!(
-            "processes started by a command (pid {pid}) would not die within 10 s of SIGKILL"
-        ));
-    }
     let (status, usage) = wait4(pid)?;
-    LEFT.fetch_add(left as u64, Ordering::SeqCst);
+    LEFT.fetch_add(left.len() as u64, Ordering::SeqCst);
     Ok(Ended { status, usage })
 }
 
 /// Live processes other than the leader in its group or, in a subreaper,
 /// anywhere below this process.
-fn leftovers(pid: i32, exited: bool, subreaper: bool) -> usize {
+fn leftovers(pid: i32, exited: bool, subreaper: bool) -> BTreeSet<i32> {
     // The common case, without a scan of /proc: the leader exited, so all
     // it left was re-parented here, and this process has no other child.
     if subreaper && exited && sweep::children().iter().all(|&c| c == pid) {
-        return 0;
+        return BTreeSet::new();
     }
     let mut found: BTreeSet<i32> = sweep::all()
         .into_iter()
@@ -248,7 +261,7 @@ fn leftovers(pid: i32, exited: bool, subreaper: bool) -> usize {
                 .map(|p| p.pid),
         );
     }
-    found.len()
+    found
 }
 
 fn wait4(pid: i32) -> Result<(i32, RunUsage)> {
