@@ -134,6 +134,37 @@ x = ["a; touch pwn", "b$(touch pwn2)", "c`touch pwn3`", "d 'e' \"f\""]
     assert_eq!(std::fs::read_dir(&tmpdir).unwrap().count(), 0);
 }
 
+/// The user's own quotes around a placeholder would undo runner's (the
+/// value's quote closes them): refused before anything runs, with the
+/// place and the two ways that work.
+#[test]
+fn a_placeholder_inside_quotes_in_shell_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    for (n, shell) in [
+        ("single", "echo '{x}' > got"),
+        ("double", "echo \"{x}\" > got"),
+        ("heredoc", "cat > got <<EOF\n{x}\nEOF"),
+    ] {
+        let body = format!(
+            "[strategies.s]\nkind = \"command\"\nshell = {shell:?}\n[design]\nbaseline = \"s\"\ntreatment = \"s\"\n[grid]\nx = [\"a'; touch pwn; '\", \"$(touch pwn2)\"]\n"
+        );
+        spec(t, n, &body);
+        let before = tree(t);
+        let o = run_in(t, &["exec", &format!("{n}.toml"), "--out", "out"]);
+        assert_refused(
+            &o,
+            &[
+                &format!("{n}.toml:"),
+                "strategies.s.shell has the placeholder {x} inside",
+                "write it bare (echo {x})",
+                "env = { V = \"{x}\" }",
+            ],
+        );
+        assert_eq!(tree(t), before, "{n}: something was written or run");
+    }
+}
+
 /// Item 5: `timeout_s` holds in every phase (before: a `sleep 1000` in the
 /// checks ran until fork_timeout_s, 30 minutes). Each phase ends in well
 /// under a minute, names itself, and leaves no `sleep` behind.
