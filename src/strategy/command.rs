@@ -302,7 +302,8 @@ impl Strategy for Command {
     }
 
     fn observe(&mut self, input: u64) -> Result<Observation> {
-        // The deadline covers `prepare` too: one timeout_s per process.
+        // `prepare` (in `before`) has a timeout_s of its own; the run's
+        // starts at its spawn.
         self.before(input)?;
         let mut p = self
             .ready
