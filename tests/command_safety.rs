@@ -289,8 +289,12 @@ pairs = 3
         .is_none());
 }
 
+/// `runner exec` in a process group of its own, so a test can signal the
+/// whole group as a terminal's Ctrl-C does.
 fn spawn_exec(t: &Path, spec: &str, out: &str) -> std::process::Child {
+    use std::os::unix::process::CommandExt;
     Command::new(assert_cmd::cargo::cargo_bin("runner"))
+        .process_group(0)
         .current_dir(t)
         .env_remove("RUNNER_DATABASE_URL")
         .env_remove("RUNNER_FAULT")
@@ -302,13 +306,20 @@ fn spawn_exec(t: &Path, spec: &str, out: &str) -> std::process::Child {
 }
 
 /// Item 6: SIGINT or SIGTERM to runner alone (its worker is killed by the
-/// parent, so it cannot clean up) while a command and its child run:
-/// neither survives. And a worker killed at fork_timeout_s leaves none.
+/// parent, so it cannot clean up), or SIGINT to runner's process group (a
+/// terminal's Ctrl-C: the worker dies of it; the command, in a group of
+/// its own, does not get it) while a command and its child run: neither
+/// survives. And a worker killed at fork_timeout_s leaves none.
 #[test]
 fn no_command_process_survives_a_signal_or_a_killed_worker() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
-    for (n, how) in [(4, "sigint"), (5, "sigterm"), (6, "fork-timeout")] {
+    for (n, how) in [
+        (4, "sigint"),
+        (5, "sigterm"),
+        (6, "fork-timeout"),
+        (7, "ctrl-c"),
+    ] {
         let m = marker(n);
         let _cleanup = Cleanup(m.clone());
         let timeout = if how == "fork-timeout" {
@@ -328,6 +339,7 @@ fn no_command_process_survives_a_signal_or_a_killed_worker() {
         match how {
             "sigint" => unsafe { libc::kill(pid, libc::SIGINT) },
             "sigterm" => unsafe { libc::kill(pid, libc::SIGTERM) },
+            "ctrl-c" => unsafe { libc::kill(-pid, libc::SIGINT) },
             _ => 0,
         };
         let o = wait_output(child, Duration::from_secs(120));
