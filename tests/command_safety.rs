@@ -384,4 +384,20 @@ fn a_large_output_is_compared_in_bounded_memory() {
         peak_mib < 200,
         "peak RSS {peak_mib} MiB for a 300 MiB output"
     );
+
+    // Two long outputs that differ only at their end: the message gives the
+    // lengths and hashes, as nothing past the kept head can be shown.
+    let s = spec(
+        t,
+        "differ",
+        "[strategies.a]\nkind = \"command\"\nargv = [\"head\", \"-c\", \"1M\", \"/dev/zero\"]\n[strategies.b]\nkind = \"command\"\nshell = \"head -c 1M /dev/zero; echo\"\n[design]\nbaseline = \"a\"\ntreatment = \"b\"\nforks = 1\nwarmup_pairs = 0\npairs = 2\n",
+    );
+    let o = exec(t, &s, "out-differ", None, &[]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("stdout differs (1048576 vs 1048577 bytes) after the first 65536 bytes, which agree (SHA-256 "),
+        "{err}"
+    );
+    assert!(!t.join("out-differ").exists());
 }
