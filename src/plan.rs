@@ -161,10 +161,10 @@ pub fn bind(exp: &Experiment, cell: &Cell, name: &str) -> StrategyKind {
             kind.apply(&s.values[i]);
         }
     }
-    let fill = |text: &str| -> String {
+    let fill = |text: &str, into: placeholder::Quoting| -> String {
         placeholder::substitute(text, false, |n| match cell.params.get(n) {
             Some(v) if !n.starts_with("strategies.") => {
-                Fill::With(placeholder::escape(&param_text(v)))
+                Fill::With(placeholder::escape(&into.quote(&param_text(v))))
             }
             _ => Fill::Keep,
         })

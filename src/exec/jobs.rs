@@ -75,6 +75,17 @@ pub(super) fn run_jobs(
                 r.summary.seeded_hash, r.summary.final_hash
             ),
             Ok(r) => {
+                if r.summary.left_processes > 0 {
+                    let msg = format!(
+                        "{label}: {} process(es) started by the commands were still running after their run ended; runner killed them (forks[].left_processes in run.json)",
+                        r.summary.left_processes
+                    );
+                    // A warning is shown even with --quiet.
+                    match progress {
+                        Progress::Quiet => crate::console::warn(&msg),
+                        _ => progress.println(&format!("warning: {msg}")),
+                    }
+                }
                 let seconds = r.wall_ns as f64 / 1e9;
                 let backend_ticks = r.summary.placement.as_ref().map_or(0, |p| p.backend_ticks);
                 let sentinel = before

@@ -141,6 +141,7 @@ fn build(args: &AnalyzeArgs, t: &table::Table) -> Result<(RunInfo, Vec<u8>)> {
                 timed_ns: 0,
                 resource_usage: false,
                 placement: None,
+                left_processes: 0,
             },
             checks: CheckReport {
                 arms_agree: None,

@@ -41,6 +41,15 @@ pub struct ForkSummary {
     /// recorded before runner had placement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<Box<crate::placement::ForkPlacement>>,
+    /// Processes that the fork's commands left running after they exited
+    /// (each was killed by runner); absent when none, and in runs recorded
+    /// before runner counted them.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub left_processes: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A finished fork: the worker's summary plus what the parent saw.
