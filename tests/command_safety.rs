@@ -275,6 +275,12 @@ pairs = 3
         err.contains("process(es) started by the commands were still running after their run ended; runner killed them"),
         "{err}"
     );
+    let report = std::fs::read_to_string(t.join("out/report.md")).unwrap();
+    assert!(
+        report.contains("- **Warning, commands:** the commands left ")
+            && report.contains("running after their runs, in 2 of 2 forks"),
+        "the report names the processes left behind"
+    );
     // A clean command records nothing.
     let clean = spec(
         t,
@@ -287,6 +293,8 @@ pairs = 3
     assert!(run_json_forks(&t.join("out-clean"))[0]
         .get("left_processes")
         .is_none());
+    let report = std::fs::read_to_string(t.join("out-clean/report.md")).unwrap();
+    assert!(!report.contains("Warning, commands"));
 }
 
 /// `runner exec` in a process group of its own, so a test can signal the

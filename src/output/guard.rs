@@ -41,7 +41,7 @@ use std::path::{Path, PathBuf};
 /// The record's name, in each folder runner writes into.
 pub const RECORD: &str = ".runner-files.json";
 
-const NOTE: &str = "The files runner wrote in this folder and the SHA-256 of what it wrote; runner replaces, moves or removes only these (see docs/safety-files.md).";
+const NOTE: &str = "The files runner wrote in this folder and the SHA-256 of what it wrote; runner replaces, moves or removes only these (see docs/safety.md).";
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Record {

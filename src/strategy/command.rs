@@ -12,7 +12,7 @@
 //! (Linux 5.3+), the same for both arms. After it, untimed: the run's
 //! process group and every process it started are killed, and `wait4`
 //! reaps it with its rusage (user and system CPU time and peak RSS,
-//! recorded per run). See `reap` and docs/safety-commands.md.
+//! recorded per run). See `reap` and docs/safety.md.
 //!
 //! `timeout_s` bounds every process of the strategy: setup, prepare,
 //! teardown, the runs of the checks (stdout is read as it streams, hashed,

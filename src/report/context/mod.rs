@@ -188,6 +188,11 @@ pub struct RunView {
     /// Pairs imported by `runner analyze`: the file and how it was read
     /// (run.json's `imported`); none for runs runner measured.
     pub imported: Option<crate::run_info::Imported>,
+    /// Processes the user's commands left running after their runs, which
+    /// runner's sweep killed, over all forks (0: none, or not recorded).
+    pub left_processes: u64,
+    /// Forks with any such process.
+    pub forks_leaving_processes: usize,
 }
 
 /// Sentences about the whole run, in plain text (no Markdown), shared by
@@ -418,6 +423,12 @@ fn run_view(info: &RunInfo) -> RunView {
         build_profile: info.build.profile.clone(),
         fault: info.build.fault.clone(),
         imported: info.imported.clone(),
+        left_processes: info.forks.iter().map(|f| f.summary.left_processes).sum(),
+        forks_leaving_processes: info
+            .forks
+            .iter()
+            .filter(|f| f.summary.left_processes > 0)
+            .count(),
     }
 }
 
