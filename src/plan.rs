@@ -23,6 +23,24 @@ pub struct Cell {
     pub role: Role,
 }
 
+/// The grid key of the injected delay: the one key a cell's group does not
+/// share. Cells are grouped by every other grid value, the user's own keys
+/// included, whatever they are named (`delayed`, `d`, `pair`, `fork`).
+pub const DELAY_KEY: &str = "delay_us";
+
+/// A cell's grid values without its delay: what the cells of one group
+/// (the headline's, the gate's, a report panel's) share. The one place
+/// that says which cells belong together.
+pub fn group_params(
+    params: &serde_json::Map<String, serde_json::Value>,
+) -> serde_json::Map<String, serde_json::Value> {
+    params
+        .iter()
+        .filter(|(k, _)| k.as_str() != DELAY_KEY)
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
 /// What a cell is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -126,7 +144,7 @@ pub fn cells(exp: &Experiment) -> Vec<Cell> {
     for (w, p) in combos {
         for (&ns, &us) in exp.grid.delay_ns.iter().zip(&exp.grid.delay_us) {
             let mut params = serde_json::Map::new();
-            params.insert("delay_us".into(), number(us));
+            params.insert(DELAY_KEY.into(), number(us));
             params.extend(p.clone());
             out.push(Cell {
                 cell: out.len() as u32,

@@ -31,11 +31,7 @@ pub(crate) fn headline(cells: &[CellAnalysis]) -> Headline {
 }
 
 fn other_params(params: &Map<String, Value>) -> Map<String, Value> {
-    params
-        .iter()
-        .filter(|(k, _)| !k.starts_with("delay"))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
+    crate::plan::group_params(params)
 }
 
 fn group(params: Map<String, Value>, mut cells: Vec<&CellAnalysis>) -> GroupHeadline {

@@ -15,14 +15,7 @@ use crate::plan::{number, Cell, Role};
 use crate::spec::{Experiment, MaxSlowdown};
 use serde_json::{Map, Value};
 
-/// The grid values of a cell without its delay: what its group shares.
-pub fn group_params(params: &Map<String, Value>) -> Map<String, Value> {
-    params
-        .iter()
-        .filter(|(k, _)| !k.starts_with("delay"))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
-}
+pub use crate::plan::group_params;
 
 /// The experiment cells grouped by their non-delay params, in order of
 /// first appearance: (shared params, cell numbers).

@@ -65,12 +65,7 @@ fn label(c: &CellAnalysis, a: &Analysis) -> String {
         parts.push(format::delay(c.delay_ns as f64));
     }
     if many_groups {
-        let others = c
-            .params
-            .iter()
-            .filter(|(k, _)| !k.starts_with("delay"))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        let others = crate::plan::group_params(&c.params);
         parts.push(format::params(&others));
     }
     parts.join(", ")

@@ -87,12 +87,7 @@ fn panels(a: &Analysis) -> Vec<(&CellAnalysis, String)> {
         .map(|c| {
             let mut title = format!("d = {}", super::format::delay(c.delay_ns as f64));
             if many {
-                let others = c
-                    .params
-                    .iter()
-                    .filter(|(k, _)| !k.starts_with("delay"))
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect();
+                let others = crate::plan::group_params(&c.params);
                 title.push_str(&format!(", {}", params_label(&others)));
             }
             (c, title)
