@@ -43,7 +43,7 @@ runner_pg_stop() {
         runner_pg_as_postgres "$RUNNER_PG_BIN/pg_ctl" -D "$RUNNER_PG_DIR/data" -m fast -w stop >/dev/null 2>&1 || true
         rm -rf "$RUNNER_PG_DIR"
     fi
-    unset RUNNER_PG_DIR RUNNER_DATABASE_URL RUNNER_REQUIRE_POSTGRES
+    unset RUNNER_PG_DIR RUNNER_DATABASE_URL RUNNER_DATABASE_SUPERUSER_URL RUNNER_REQUIRE_POSTGRES
 }
 
 runner_pg_start() {
@@ -87,12 +87,19 @@ runner_pg_start() {
     done
 
     runner_pg_as_postgres "$RUNNER_PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$RUNNER_PG_DIR" -p "$port" -U postgres -d postgres \
-        -c "CREATE ROLE bench LOGIN PASSWORD 'bench'" \
+        -c "CREATE ROLE bench LOGIN CREATEDB PASSWORD 'bench'" \
+        -c "CREATE ROLE bench_super LOGIN SUPERUSER PASSWORD 'bench'" \
         -c "CREATE DATABASE bench OWNER bench" >/dev/null || return 1
 
     RUNNER_PG_PORT_USED="$port"
     export RUNNER_PG_DIR RUNNER_PG_BIN RUNNER_PG_PORT_USED
     export RUNNER_DATABASE_URL="postgres://bench:bench@127.0.0.1:$port/bench"
+    # A superuser, for the tests of what only a superuser can do past a
+    # rollback (tests/database_safety.rs); runs use the plain role above.
+    # CREATEDB lets every test that runs a fork work in a database of its
+    # own (tests/common/mod.rs pg_url), so one test's commits never show in
+    # another's fingerprint.
+    export RUNNER_DATABASE_SUPERUSER_URL="postgres://bench_super:bench@127.0.0.1:$port/bench"
     export RUNNER_REQUIRE_POSTGRES=1
     trap runner_pg_stop EXIT
     echo "postgres.sh: PostgreSQL $("$RUNNER_PG_BIN/pg_ctl" --version | awk '{print $3}') on 127.0.0.1:$port (data in $RUNNER_PG_DIR); stop it with runner_pg_stop" >&2

@@ -55,7 +55,13 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
         None
     };
     let on_postgres = matches!(target, Some(crate::db::DbTarget::Postgres { .. }));
-    let estimate: u64 = cells
+    // A percentage gate's 2x cells count with the delay the run would give
+    // them if the baseline cost what `estimate_run_ns` guesses (capped at
+    // 1 s, as the run caps it).
+    let sized = crate::gate::sizing::estimate(exp, &plan::cells(exp), |c| {
+        plan::estimate_run_ns(exp, c, &exp.design.baseline, on_postgres)
+    });
+    let estimate: u64 = plan::all_cells(exp, sized.as_ref())
         .iter()
         .map(|c| plan::estimate_job_ns(exp, c, on_postgres) * forks)
         .sum();
@@ -119,6 +125,14 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
             let at = crate::db::postgres::Endpoint::parse(url)
                 .map_or("(unparsable URL)".to_string(), |e| e.to_string());
             out.push_str(&format!("database    postgres at {at} (from {source})\n"));
+            // Read-only: the role's privileges, to warn before anything runs.
+            match crate::db::postgres::role_warning(url) {
+                Ok(Some(w)) => out.push_str(&format!("warning     {w}\n")),
+                Ok(None) => {}
+                Err(e) => out.push_str(&format!(
+                    "warning     could not read the role's privileges: {e}\n"
+                )),
+            }
         }
         Some(crate::db::DbTarget::Sqlite) => out.push_str(
             "database    sqlite (embedded, in memory; set RUNNER_DATABASE_URL to use PostgreSQL)\n",
@@ -154,6 +168,19 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
             "  and one gate self-check cell per group at twice the threshold, sized once the cells above have run (`{}` against itself)\n",
             exp.design.baseline
         ));
+        for g in sized.iter().flat_map(|s| &s.groups) {
+            let capped = crate::gate::cells::power_delay_capped(g.threshold_ns);
+            out.push_str(&format!(
+                "    estimated here from a baseline run of about {}: {} injected{}\n",
+                crate::report::format::duration(g.baseline_median_ns),
+                crate::report::format::delay(g.delay_ns as f64),
+                if capped {
+                    " (capped at 1 s, runner's largest delay; twice the threshold would be more)"
+                } else {
+                    ""
+                }
+            ));
+        }
     }
     if let Some(g) = &exp.gate {
         out.push_str(&format!(

@@ -161,10 +161,10 @@ pub fn bind(exp: &Experiment, cell: &Cell, name: &str) -> StrategyKind {
             kind.apply(&s.values[i]);
         }
     }
-    let fill = |text: &str| -> String {
+    let fill = |text: &str, into: placeholder::Quoting| -> String {
         placeholder::substitute(text, false, |n| match cell.params.get(n) {
             Some(v) if !n.starts_with("strategies.") => {
-                Fill::With(placeholder::escape(&param_text(v)))
+                Fill::With(placeholder::escape(&into.quote(&param_text(v))))
             }
             _ => Fill::Keep,
         })
@@ -230,21 +230,7 @@ pub fn plan(exp: &Experiment, master_seed: u64, sizing: Option<&GateSizing>) -> 
 /// query): runner cannot know what it costs before it runs it. They are
 /// orders of magnitude, not promises.
 pub fn estimate_job_ns(exp: &Experiment, cell: &Cell, on_postgres: bool) -> u64 {
-    let run_ns = |name: &str| -> u64 {
-        use crate::spec::StrategyKind::*;
-        let steps = u64::from(cell.workload.months).pow(2) * u64::from(cell.workload.plans) / 2;
-        let calc = steps * 4 / 5;
-        match exp.strategies.get(name) {
-            Some(InMemory) => calc + 2_000,
-            Some(TxRollback) if on_postgres => calc + 500_000,
-            Some(TxRollback) => calc + 55_000,
-            Some(Spin { duration_ns }) => *duration_ns + 100,
-            Some(Command(_)) => 1_000_000,
-            Some(Sql(_)) if on_postgres => 300_000,
-            Some(Sql(_)) => 50_000,
-            Some(Noop) | Some(Imported) | None => 100,
-        }
-    };
+    let run_ns = |name: &str| estimate_run_ns(exp, cell, name, on_postgres);
     let (baseline, treatment) = cell.arms(&exp.design);
     let per_pair = run_ns(baseline)
         + run_ns(treatment)
@@ -252,6 +238,25 @@ pub fn estimate_job_ns(exp: &Experiment, cell: &Cell, on_postgres: bool) -> u64 
     // Process start, strategy set-up and the agreement check.
     let setup_ns = 30_000_000;
     setup_ns + per_pair * Plan::pairs_per_job(exp)
+}
+
+/// A rough duration of one run of strategy `name` in `cell` (see
+/// [`estimate_job_ns`]); also what `check` takes as the baseline median a
+/// percentage gate is sized from.
+pub fn estimate_run_ns(exp: &Experiment, cell: &Cell, name: &str, on_postgres: bool) -> u64 {
+    use crate::spec::StrategyKind::*;
+    let steps = u64::from(cell.workload.months).pow(2) * u64::from(cell.workload.plans) / 2;
+    let calc = steps * 4 / 5;
+    match exp.strategies.get(name) {
+        Some(InMemory) => calc + 2_000,
+        Some(TxRollback) if on_postgres => calc + 500_000,
+        Some(TxRollback) => calc + 55_000,
+        Some(Spin { duration_ns }) => *duration_ns + 100,
+        Some(Command(_)) => 1_000_000,
+        Some(Sql(_)) if on_postgres => 300_000,
+        Some(Sql(_)) => 50_000,
+        Some(Noop) | Some(Imported) | None => 100,
+    }
 }
 
 #[cfg(test)]

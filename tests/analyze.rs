@@ -200,6 +200,11 @@ fn bad_files_are_refused_naming_line_and_column() {
             "cell,delay_ns,fork,pair,first,baseline_ns,treatment_ns\na,0,0,0,baseline,1,2\na,5,0,0,baseline,1,2\nb,0,0,0,baseline,1,2\n",
             "cell \"b\" has no rows at delay 5 ns",
         ),
+        // Item 11: a column named twice was read from its first copy.
+        (
+            "cell,fork,pair,first,baseline_ns,treatment_ns,baseline_ns\na,0,0,baseline,1,2,3\n",
+            "bad.csv:1: the header names the column `baseline_ns` twice (columns 5 and 7)",
+        ),
     ];
     for (text, says) in cases {
         std::fs::write(t.join("bad.csv"), text).unwrap();
@@ -215,4 +220,106 @@ fn bad_files_are_refused_naming_line_and_column() {
         "{}",
         err(&o)
     );
+}
+
+/// Item 10: without `--seed` (the documented form) runner draws one,
+/// records it as drawn (run.json `seeds.drawn`, no seed in the spec, as
+/// `exec` does), and `runner report` re-renders the folder byte for byte;
+/// the Reproduce command pins the seed drawn.
+#[test]
+fn without_a_seed_one_is_drawn_and_recorded_consistently() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    std::fs::write(t.join("jmh.csv"), MINIMAL).unwrap();
+    let o = analyze(t, &["jmh.csv", "--resamples", "100", "--out", "imp"]);
+    assert!(o.status.success(), "{}", err(&o));
+    let dir = t.join("imp");
+    let run = read_json(&dir.join("run.json"));
+    assert_eq!(run["seeds"]["drawn"], true);
+    let master = run["seeds"]["master"].as_u64().unwrap();
+    let toml = run["spec"]["toml"].as_str().unwrap();
+    assert!(!toml.lines().any(|l| l.starts_with("seed")), "{toml}");
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(
+        report.contains(&format!(
+            "analyze jmh.csv --resamples 100 --out imp --seed {master}"
+        )),
+        "{report}"
+    );
+    let before = tree(&dir);
+    std::fs::remove_file(dir.join("report.md")).unwrap();
+    std::fs::remove_file(dir.join("analysis.json")).unwrap();
+    let o = runner()
+        .current_dir(t)
+        .args(["report", "imp"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(tree(&dir), before);
+    // Two runs draw two seeds.
+    let o = analyze(t, &["jmh.csv", "--resamples", "100", "--out", "imp2"]);
+    assert!(o.status.success(), "{}", err(&o));
+    let other = read_json(&t.join("imp2/run.json"))["seeds"]["master"].as_u64();
+    assert_ne!(other, Some(master));
+}
+
+/// Item 11: Ctrl-C while `analyze` reads a file of millions of rows is
+/// answered at once (exit 1, the documented code for an interrupted run),
+/// and nothing is written.
+#[test]
+fn a_signal_while_reading_a_large_csv_is_answered_at_once() {
+    use common::faults::{wait_for, wait_output};
+    use std::io::Write;
+    use std::time::{Duration, Instant};
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    {
+        let f = std::fs::File::create(t.join("big.csv")).unwrap();
+        let mut w = std::io::BufWriter::new(f);
+        writeln!(w, "cell,fork,pair,first,baseline_ns,treatment_ns").unwrap();
+        for fork in 0..20 {
+            for pair in 0..150_000 {
+                writeln!(
+                    w,
+                    "a,{fork},{pair},baseline,{},{}",
+                    1000 + pair % 7,
+                    1003 + pair % 5
+                )
+                .unwrap();
+            }
+        }
+    }
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("runner"))
+        .current_dir(t)
+        .args(["analyze", "big.csv", "--out", "out", "--seed", "1"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once runner catches SIGINT it is reading (seconds for 3 million rows).
+    let pid = child.id();
+    wait_for("the signal handler", Duration::from_secs(30), || {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("SigCgt:"))
+            .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+            .is_some_and(|m| m & (1 << (libc::SIGINT - 1)) != 0)
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let signalled = Instant::now();
+    assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGINT) }, 0);
+    let o = wait_output(child, Duration::from_secs(60));
+    let took = signalled.elapsed();
+    let e = err(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.starts_with("error: interrupted (Ctrl-C or a termination signal)")
+            && e.contains("nothing was written"),
+        "{e}"
+    );
+    eprintln!("answered in {took:?}: {e}");
+    // Generous for a loaded machine; before, 11.8 s for 10^7 rows.
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+    assert!(!t.join("out").exists() && !t.join("out.partial").exists());
 }

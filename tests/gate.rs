@@ -173,14 +173,15 @@ max_slowdown = "1ns"
     );
 }
 
-/// The keys of README.md's `gate.json` table.
+/// The keys of the guide's `gate.json` table (docs/guide/gate.md).
 fn documented_keys() -> Vec<String> {
     let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/guide/gate.md"))
+            .unwrap();
     let section = readme
-        .split("### `gate.json`")
+        .split("## `gate.json`")
         .nth(1)
-        .expect("README.md has a gate.json section");
+        .expect("docs/guide/gate.md has a gate.json section");
     let mut keys = Vec::new();
     for line in section.lines().skip_while(|l| !l.starts_with('|')) {
         if !line.starts_with('|') {
@@ -338,4 +339,51 @@ fn the_ci_doc_experiment_is_a_valid_gate() {
         text.contains("(gate self-check: `base` against itself)"),
         "{text}"
     );
+}
+
+/// Item 11: a percentage of a slow baseline (1000 % of a 60 ms spin) would
+/// size a 2x cell of 1.2 s; the run caps it at 1 s, and `check` says so and
+/// counts those cells in its estimate (it said 3 s for a run of 32 s).
+#[test]
+fn check_counts_a_percentage_gates_capped_2x_cells() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = write_spec(
+        tmp.path(),
+        "cap",
+        r#"
+name = "cap"
+seed = 1
+[strategies.spin]
+kind = "spin"
+duration_us = 60000
+[design]
+baseline = "spin"
+treatment = "spin"
+forks = 2
+warmup_pairs = 2
+pairs = 10
+[gate]
+max_slowdown = "1000%"
+"#,
+    );
+    let o = runner()
+        .current_dir(tmp.path())
+        .args(["check", spec.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("injected (capped at 1 s"), "{text}");
+    let estimate = text
+        .lines()
+        .find_map(|l| l.strip_prefix("estimate    about "))
+        .expect("an estimate line");
+    let secs = match estimate.split_whitespace().collect::<Vec<_>>()[..] {
+        [n, "s", ..] => n.parse::<f64>().unwrap(),
+        [n, "min", ..] => n.parse::<f64>().unwrap() * 60.0,
+        _ => panic!("{estimate}"),
+    };
+    // 2 forks x 12 pairs x (2 x 60 ms + 2 x 1 s) for the 2x cell, plus the
+    // d = 0 cells: about 57 s.
+    assert!((50.0..70.0).contains(&secs), "{text}");
 }

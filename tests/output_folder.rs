@@ -174,11 +174,11 @@ fn report_out_never_overwrites_raw_data_or_a_users_file() {
             "fin/../fin/./analysis.json",
             "is inside the report folder fin",
         ),
-        ("mine.md", "mine.md exists and runner would overwrite it"),
         (
-            "docs/r.md",
-            "docs/forest.svg exists and runner would overwrite it",
+            "mine.md",
+            "mine.md is not a file runner wrote; runner never replaces",
         ),
+        ("docs/r.md", "docs/forest.svg is not a file runner wrote"),
     ] {
         let o = run_in(t, &["report", "fin", "--out", out]);
         assert_refused(&o, &[says]);

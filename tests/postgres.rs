@@ -259,7 +259,9 @@ fn a_foreign_arm_schema_is_refused_and_left_intact() {
 
 /// The safety net behind validation: measured SQL that ended runner's
 /// transaction (validation refuses it, so only a direct call can) makes
-/// the run fail at ROLLBACK instead of passing silently, on both backends.
+/// the run fail instead of passing silently, on both backends; on
+/// PostgreSQL the COMMIT itself fails (the fork's guard row), so the write
+/// before it never lasts.
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn a_transaction_ended_by_the_measured_sql_is_reported() {
@@ -269,12 +271,14 @@ fn a_transaction_ended_by_the_measured_sql_is_reported() {
     s.begin().unwrap();
     s.run(&["INSERT INTO t VALUES (1)".into(), "COMMIT".into()], None)
         .unwrap();
-    assert!(matches!(s.rollback(), Err(DbError::TransactionEnded)));
+    assert!(matches!(s.rollback(), Err(DbError::TransactionEnded(_))));
     s.begin().unwrap();
     s.run(&["INSERT INTO t VALUES (1)".into()], None).unwrap();
     s.rollback().unwrap();
 
     let Some(url) = pg_url() else { return };
+    let (mut c, _) = connect(&url).unwrap();
+    c.batch_execute("CREATE TABLE public.keep (a int)").unwrap();
     let id = run_id("ended");
     let schema = create_run_schema(&url, &id).unwrap();
     let target = DbTarget::Postgres {
@@ -287,10 +291,21 @@ fn a_transaction_ended_by_the_measured_sql_is_reported() {
     s.run(&["SELECT 1".into()], None).unwrap();
     s.rollback().unwrap();
     s.begin().unwrap();
-    s.run(&["INSERT INTO t VALUES (1)".into(), "COMMIT".into()], None)
-        .unwrap();
+    let commit = s.run(
+        &["INSERT INTO public.keep VALUES (1)".into(), "COMMIT".into()],
+        None,
+    );
+    assert!(commit.is_err(), "the COMMIT must fail: {commit:?}");
     let ended = s.rollback();
     drop(s);
     drop_run_schema(&url, &id).unwrap();
-    assert!(matches!(ended, Err(DbError::TransactionEnded)), "{ended:?}");
+    assert!(
+        matches!(ended, Err(DbError::TransactionEnded(_))),
+        "{ended:?}"
+    );
+    let rows: i64 = c
+        .query_one("SELECT count(*) FROM public.keep", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(rows, 0, "the write before the COMMIT did not last");
 }

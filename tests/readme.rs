@@ -1,11 +1,15 @@
-//! The README's figures are the committed reports' and bench output's
-//! figures. Two blocks of README.md are generated here: one from every
-//! committed report folder (`run.json` and `analysis.json`, through the same
-//! view-model and sentences as the reports), one from `benches/harness.txt`.
-//! After a re-measurement, `UPDATE_README=1 cargo test --test readme`
+//! The documented figures are the committed reports' and bench output's
+//! figures. Two blocks are generated here: the index of the committed
+//! report folders in `reports/README.md` (from each folder's `run.json` and
+//! `analysis.json` as committed at HEAD, through the same view-model and
+//! sentences as the reports), and the bench table in
+//! `docs/guide/performance.md` (from `benches/harness.txt`). After a
+//! re-measurement is committed, `UPDATE_README=1 cargo test --test readme`
 //! rewrites both; without it, a difference fails and prints the expected
-//! block. Outside the blocks and code, the README may state no measured
-//! figure at all.
+//! block. A report folder re-run in the work tree (the README's first
+//! command rewrites `reports/aa`) does not change what is compared: the
+//! index describes what is committed. Outside the blocks and code, the
+//! README and the guide state no measured figure at all.
 
 use runner::analysis::Analysis;
 use runner::report::{context, format};
@@ -16,7 +20,7 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Committed report folders, by name.
+/// Report folders in the work tree, by name.
 fn report_dirs() -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(root().join("reports"))
         .unwrap()
@@ -26,6 +30,44 @@ fn report_dirs() -> Vec<PathBuf> {
         .collect();
     dirs.sort();
     dirs
+}
+
+/// `git show HEAD:PATH`, or `None` outside a git checkout (or for a file
+/// HEAD does not have).
+fn at_head(path: &str) -> Option<Vec<u8>> {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(root())
+        .args(["show", &format!("HEAD:{path}")])
+        .output()
+        .ok()?;
+    out.status.success().then_some(out.stdout)
+}
+
+/// The report folders as committed: each folder's files the index reads,
+/// copied from HEAD into `into` (a folder HEAD lacks is left out; outside a
+/// git checkout, the work tree's folders).
+fn committed_dirs(into: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for d in report_dirs() {
+        let name = d.file_name().unwrap().to_string_lossy().into_owned();
+        let Some(run) = at_head(&format!("reports/{name}/run.json")) else {
+            if at_head("README.md").is_none() {
+                out.push(d);
+            }
+            continue;
+        };
+        let copy = into.join(&name);
+        std::fs::create_dir_all(&copy).unwrap();
+        std::fs::write(copy.join("run.json"), run).unwrap();
+        for file in ["analysis.json", "hyperfine-true.json"] {
+            if let Some(bytes) = at_head(&format!("reports/{name}/{file}")) {
+                std::fs::write(copy.join(file), bytes).unwrap();
+            }
+        }
+        out.push(copy);
+    }
+    out
 }
 
 fn wall(info: &RunInfo) -> String {
@@ -63,8 +105,9 @@ fn report_entry(dir: &Path) -> String {
         .map_or("Ran without a database".to_string(), |d| {
             format!("Ran on {}", d.label)
         });
+    let date = info.started_at.get(..10).unwrap_or(&info.started_at);
     let mut out = format!(
-        "**[`reports/{name}`](reports/{name}/report.md)**: {}\n{database}; {} jobs in {} on {}, {} logical cores, {load}.\n`{}`\n\n",
+        "**[`reports/{name}`]({name}/report.md)**: {}\n{database}; measured {date}; {} jobs in {} on {}, {} logical cores, {load}.\n`{}`\n\n",
         info.spec.experiment.title,
         ctx.run.jobs,
         wall(&info),
@@ -131,7 +174,7 @@ fn report_entry(dir: &Path) -> String {
         let s = |k: &str| format::duration(r[k].as_f64().unwrap() * 1e9);
         let zero = ctx.cells.iter().find(|c| c.data.delay_ns == 0);
         out.push_str(&format!(
-            "- Beside it on the same machine, `hyperfine -N --warmup 100 --runs 3000 true` (`reports/{name}/hyperfine-true.json`): mean {} ± {} (sd), median {}, range {} to {}; runner's median baseline run at d = 0: {}. hyperfine reports the spread of separate runs; runner the paired difference and the smallest delay every fork saw.\n",
+            "- Beside it on the same machine, `hyperfine -N --warmup 100 --runs 3000 true` (`{name}/hyperfine-true.json`): mean {} ± {} (sd), median {}, range {} to {}; runner's median baseline run at d = 0: {}. hyperfine reports the spread of separate runs; runner the paired difference and the smallest delay every fork saw.\n",
             s("mean"),
             s("stddev"),
             s("median"),
@@ -156,9 +199,8 @@ fn report_entry(dir: &Path) -> String {
     out
 }
 
-fn reports_block() -> String {
-    report_dirs()
-        .iter()
+fn reports_block(dirs: &[PathBuf]) -> String {
+    dirs.iter()
         .map(|d| report_entry(d))
         .collect::<Vec<_>>()
         .join("\n")
@@ -207,48 +249,58 @@ fn bench_block() -> String {
     )
 }
 
-/// README with the block `name` replaced by `body`; errors when the markers
-/// are missing.
-fn with_block(readme: &str, name: &str, body: &str) -> String {
+/// `text` (of `file`) with the block `name` replaced by `body`; errors
+/// when the markers are missing.
+fn with_block(text: &str, file: &str, name: &str, body: &str) -> String {
     let begin = format!("<!-- BEGIN generated: {name} -->\n");
     let end = format!("<!-- END generated: {name} -->");
-    let a = readme
+    let a = text
         .find(&begin)
-        .unwrap_or_else(|| panic!("README.md lacks {begin:?}"))
+        .unwrap_or_else(|| panic!("{file} lacks {begin:?}"))
         + begin.len();
-    let b = readme[a..]
+    let b = text[a..]
         .find(&end)
-        .unwrap_or_else(|| panic!("README.md lacks {end:?}"))
+        .unwrap_or_else(|| panic!("{file} lacks {end:?}"))
         + a;
-    format!("{}{body}{}", &readme[..a], &readme[b..])
+    format!("{}{body}{}", &text[..a], &text[b..])
 }
 
-#[test]
-fn the_readme_figures_are_the_committed_reports_and_bench_figures() {
-    let path = root().join("README.md");
-    let readme = std::fs::read_to_string(&path).unwrap();
-    let expected = with_block(
-        &with_block(&readme, "reports", &reports_block()),
-        "bench",
-        &bench_block(),
-    );
+/// Compares (or, with UPDATE_README=1, rewrites) `file`'s block `name`.
+fn check_block(file: &str, name: &str, body: &str) {
+    let path = root().join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let expected = with_block(&text, file, name, body);
     if std::env::var("UPDATE_README").as_deref() == Ok("1") {
         std::fs::write(&path, &expected).unwrap();
         return;
     }
-    if readme != expected {
-        let first = readme
+    if text != expected {
+        let first = text
             .lines()
             .zip(expected.lines())
             .position(|(a, b)| a != b)
-            .unwrap_or(readme.lines().count().min(expected.lines().count()));
+            .unwrap_or(text.lines().count().min(expected.lines().count()));
         panic!(
-            "README.md's generated figures differ from the committed reports and benches/harness.txt from line {} on:\n  README:   {:?}\n  expected: {:?}\nRewrite them with: UPDATE_README=1 cargo test --test readme",
+            "{file}'s generated figures differ from the committed reports and benches/harness.txt from line {} on:\n  {file}: {:?}\n  expected: {:?}\nRewrite them with: UPDATE_README=1 cargo test --test readme",
             first + 1,
-            readme.lines().nth(first).unwrap_or(""),
+            text.lines().nth(first).unwrap_or(""),
             expected.lines().nth(first).unwrap_or(""),
         );
     }
+}
+
+#[test]
+fn the_report_index_and_bench_figures_are_the_committed_ones() {
+    let tmp = tempfile::tempdir().unwrap();
+    // UPDATE_README=1 writes what the work tree holds (commit the reports
+    // first); the check compares with what HEAD holds.
+    let dirs = if std::env::var("UPDATE_README").as_deref() == Ok("1") {
+        report_dirs()
+    } else {
+        committed_dirs(tmp.path())
+    };
+    check_block("reports/README.md", "reports", &reports_block(&dirs));
+    check_block("docs/guide/performance.md", "bench", &bench_block());
 }
 
 /// A measured figure (a duration or a percentage) in README prose must sit
@@ -262,9 +314,37 @@ const CONFIGURED: [&str; 6] = [
     "`lock_timeout` 10 s",
 ];
 
+/// The prose the rule holds for: the README, the guide and the index.
+fn prose_files() -> Vec<PathBuf> {
+    let mut files = vec![root().join("README.md"), root().join("reports/README.md")];
+    let mut guide: Vec<PathBuf> = std::fs::read_dir(root().join("docs/guide"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    guide.sort();
+    files.extend(guide);
+    files
+}
+
 #[test]
 fn no_measured_figure_lives_outside_the_generated_blocks() {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let mut stray = Vec::new();
+    for path in prose_files() {
+        stray.extend(
+            stray_figures(&std::fs::read_to_string(&path).unwrap())
+                .into_iter()
+                .map(|l| format!("{}: {l}", path.strip_prefix(root()).unwrap().display())),
+        );
+    }
+    assert!(
+        stray.is_empty(),
+        "measured figures outside the generated blocks (name the committed report they come from, or move them into a block):\n{}",
+        stray.join("\n")
+    );
+}
+
+fn stray_figures(readme: &str) -> Vec<String> {
     let (mut in_code, mut in_block) = (false, false);
     let mut stray = Vec::new();
     for (i, line) in readme.lines().enumerate() {
@@ -298,11 +378,7 @@ fn no_measured_figure_lives_outside_the_generated_blocks() {
             }
         }
     }
-    assert!(
-        stray.is_empty(),
-        "measured figures outside the generated blocks (name the committed report they come from, or move them into a block):\n{}",
-        stray.join("\n")
-    );
+    stray
 }
 
 /// A gated report (such as `reports/gate-aa` once measured) gets its
@@ -331,4 +407,47 @@ fn a_gated_report_shows_its_verdict_and_false_alarms_in_the_block() {
         "{entry}"
     );
     assert!(entry.contains("of 2 forks as a regression"), "{entry}");
+}
+
+/// The README's minimal experiment (its first `toml` block) and its SQL
+/// strategy (the second) are valid files that run, as the README says.
+#[test]
+fn the_readmes_minimal_experiments_run() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let blocks: Vec<&str> = readme
+        .split("```toml\n")
+        .skip(1)
+        .map(|b| b.split("```").next().unwrap())
+        .collect();
+    assert!(blocks.len() >= 2, "the README has its two toml blocks");
+    let tmp = tempfile::tempdir().unwrap();
+    let small = [
+        "--set",
+        "design.forks=2",
+        "--set",
+        "design.warmup_pairs=1",
+        "--set",
+        "design.pairs=5",
+    ];
+    let sql = format!(
+        "{}\n[design]\nbaseline = \"lookup\"\ntreatment = \"lookup\"\n",
+        blocks[1]
+    );
+    for (name, text) in [("mine", blocks[0].to_string()), ("lookup", sql)] {
+        let spec = tmp.path().join(format!("{name}.toml"));
+        std::fs::write(&spec, &text).unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_runner"))
+            .current_dir(tmp.path())
+            .args(["exec", spec.to_str().unwrap(), "--quiet", "--out", name])
+            .args(small)
+            .env_remove("RUNNER_DATABASE_URL")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(tmp.path().join(name).join("report.md").is_file());
+    }
 }

@@ -210,7 +210,7 @@ pub fn compare(
     match out {
         None => Ok((text, None)),
         Some(o) => {
-            crate::output::write_atomic(o, text.as_bytes())?;
+            crate::output::guard::write(o, text.as_bytes())?;
             Ok((text, Some(o.to_path_buf())))
         }
     }

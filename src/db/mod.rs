@@ -9,6 +9,7 @@
 //! over rows sorted by name bytes, so it is the same function on both
 //! backends and does not depend on a server's collation.
 
+pub mod guard;
 mod pg_session;
 pub mod postgres;
 pub mod session;
@@ -108,8 +109,8 @@ pub enum DbError {
     },
     #[error("the model read back from table model_field is wrong: {0}")]
     Model(String),
-    #[error("the transaction runner opened for a measured run was no longer open at ROLLBACK: the measured SQL ended it, so its writes may have lasted")]
-    TransactionEnded,
+    #[error("the transaction runner opened for the fork was no longer open after {0}: the SQL ended it (runner refuses transaction control, and a COMMIT of it fails by construction, so its writes were rolled back; check the SQL for a statement that ends a transaction)")]
+    TransactionEnded(&'static str),
 }
 
 /// Picks the database for a run (design section 4, "Backends"): `auto` takes

@@ -1,15 +1,27 @@
-//! The `sql` strategy on PostgreSQL: each strategy instance works in a
-//! schema of its own, `runner_<run id>_<slot>` (slot `b` or `t`), created
-//! per fork with runner's marker and dropped after it; runner refuses a
-//! schema of that name it did not make.
+//! The `sql` strategy on PostgreSQL: nothing the user's SQL does is ever
+//! committed, by construction rather than by reading the SQL.
 //!
-//! Setup runs statement by statement, each committed, with the search path
-//! set to that schema alone, so unqualified names land there. Measured runs
-//! see the schema first, then the user's `search_path` (their tables, to
-//! read; a write to them is rolled back with the run). A run sends its
-//! statements as one simple-protocol query (one round trip; the server
-//! parses and plans them every time, as psql would) between an untimed
-//! `BEGIN` and an untimed `ROLLBACK`. Values arrive as text.
+//! Each strategy instance opens one transaction per fork and never commits
+//! it: its schema `runner_<run id>_<slot>` (slot `b` or `t`) is created
+//! inside it, setup runs inside it, and each measured run runs under a
+//! savepoint that is rolled back after it. At the end of the fork the whole
+//! transaction is rolled back, schema and all; a worker that dies takes it
+//! with its connection. A write anywhere in the database (the user's own
+//! tables included) is therefore undone, whatever statement made it.
+//!
+//! Two more locks on the door: a row in a guard table whose deferred
+//! foreign key can never be satisfied, so a COMMIT of this transaction,
+//! however it is reached, fails and rolls back instead; and after each run
+//! runner checks that it is still in the transaction it opened
+//! (`txid_current()` unchanged). What PostgreSQL cannot roll back is refused
+//! before anything runs (`statements::lasting`) or, hidden in a function,
+//! found by the fingerprint after the fork (`db::guard`).
+//!
+//! Measured runs see the schema first, then the user's `search_path`. A run
+//! sends its statements as one simple-protocol query (one round trip; the
+//! server parses and plans them every time, as psql would) between an
+//! untimed `SAVEPOINT` and an untimed `ROLLBACK TO SAVEPOINT`. Values arrive
+//! as text.
 
 use super::postgres::{check_ours, connect, marker, pg, schema_comment};
 use super::session::{tag, Digest, SqlSession, StatementRows};
@@ -22,13 +34,17 @@ pub(super) const SLOTS: [&str; 2] = ["b", "t"];
 
 pub struct PgSession {
     client: Client,
-    schema: String,
+    /// The fork's transaction, to tell after each run that it is still open.
+    xid: String,
     joined: String,
 }
 
 fn ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
+
+/// The savepoint each measured run is rolled back to.
+const SAVEPOINT: &str = "runner_run";
 
 impl PgSession {
     pub fn open(
@@ -49,18 +65,31 @@ impl PgSession {
         let schema = format!("{run_schema}_{slot}");
         match schema_comment(&mut client, &schema)? {
             None => {}
+            // Left committed by a runner from before the fork transaction.
             Some(Some(c)) if c == marker(&schema) => client
                 .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
                 .map_err(pg("drop the previous fork's schema"))?,
             Some(_) => return Err(DbError::NotOurSchema(schema)),
         }
+        // The guard: a deferred foreign key that no row satisfies, checked
+        // only at COMMIT, which it makes fail. PostgreSQL refuses to drop or
+        // alter a table with pending trigger events, so the user's SQL
+        // cannot remove it inside the transaction either.
         client
             .batch_execute(&format!(
-                "BEGIN; CREATE SCHEMA {schema}; COMMENT ON SCHEMA {schema} IS '{}'; COMMIT; \
-                 SET application_name TO 'runner worker {schema}'; SET search_path TO {schema}",
-                marker(&schema)
+                "SET application_name TO 'runner worker {schema}'; \
+                 BEGIN; \
+                 CREATE SCHEMA {schema}; \
+                 COMMENT ON SCHEMA {schema} IS '{marker}'; \
+                 CREATE TABLE {schema}.runner_never (id int PRIMARY KEY); \
+                 CREATE TABLE {schema}.runner_never_commit (id int REFERENCES {schema}.runner_never \
+                     DEFERRABLE INITIALLY DEFERRED); \
+                 INSERT INTO {schema}.runner_never_commit VALUES (1); \
+                 SET LOCAL search_path TO {schema}",
+                marker = marker(&schema)
             ))
-            .map_err(pg("create the strategy's schema"))?;
+            .map_err(pg("open the fork's transaction and create the strategy's schema"))?;
+        let xid = txid(&mut client)?;
         if let Some(sql) = setup {
             let statements = split(sql, SqlDialect::Postgres).map_err(|r| DbError::Postgres {
                 context: "setup",
@@ -74,14 +103,37 @@ impl PgSession {
             .chain(search_path.iter().map(|s| ident(s)))
             .collect();
         client
-            .batch_execute(&format!("SET search_path TO {}", path.join(", ")))
+            .batch_execute(&format!("SET LOCAL search_path TO {}", path.join(", ")))
             .map_err(pg("set search_path"))?;
-        Ok(PgSession {
+        let mut session = PgSession {
             client,
-            schema,
+            xid,
             joined: String::new(),
-        })
+        };
+        session.still_ours("setup")?;
+        Ok(session)
     }
+
+    /// Fails unless the fork's transaction is still the one open.
+    fn still_ours(&mut self, after: &'static str) -> Result<(), DbError> {
+        match txid(&mut self.client) {
+            Ok(x) if x == self.xid => Ok(()),
+            _ => Err(DbError::TransactionEnded(after)),
+        }
+    }
+}
+
+fn txid(client: &mut Client) -> Result<String, DbError> {
+    let reply = client
+        .simple_query("SELECT txid_current()")
+        .map_err(pg("txid_current()"))?;
+    reply
+        .iter()
+        .find_map(|m| match m {
+            SimpleQueryMessage::Row(r) => r.get(0).map(str::to_owned),
+            _ => None,
+        })
+        .ok_or(DbError::TransactionEnded("setup"))
 }
 
 impl SqlSession for PgSession {
@@ -97,7 +149,9 @@ impl SqlSession for PgSession {
     }
 
     fn begin(&mut self) -> Result<(), DbError> {
-        self.client.batch_execute("BEGIN").map_err(pg("begin"))
+        self.client
+            .batch_execute(&format!("SAVEPOINT {SAVEPOINT}"))
+            .map_err(pg("savepoint"))
     }
 
     fn run(
@@ -147,30 +201,31 @@ impl SqlSession for PgSession {
     }
 
     fn rollback(&mut self) -> Result<(), DbError> {
-        // Inside runner's transaction, now() is the time of its BEGIN, before
-        // the measured SQL; outside one (the measured SQL ended it), this
-        // message is its own implicit transaction and now() is the time of
-        // this very statement. One round trip, like ROLLBACK alone.
-        let reply = self
-            .client
-            .simple_query("SELECT now() < statement_timestamp(); ROLLBACK")
-            .map_err(pg("rollback"))?;
-        let in_tx = reply
-            .iter()
-            .any(|m| matches!(m, SimpleQueryMessage::Row(r) if r.get(0) == Some("t")));
-        if in_tx {
+        // One round trip: back to the savepoint, and which transaction is
+        // open. If the measured SQL ended runner's transaction, the
+        // savepoint is gone (an error) or the transaction is another one.
+        let reply = self.client.simple_query(&format!(
+            "ROLLBACK TO SAVEPOINT {SAVEPOINT}; RELEASE SAVEPOINT {SAVEPOINT}; SELECT txid_current()"
+        ));
+        let xid = reply.ok().and_then(|r| {
+            r.iter().find_map(|m| match m {
+                SimpleQueryMessage::Row(r) => r.get(0).map(str::to_owned),
+                _ => None,
+            })
+        });
+        if xid.as_deref() == Some(self.xid.as_str()) {
             Ok(())
         } else {
-            Err(DbError::TransactionEnded)
+            Err(DbError::TransactionEnded("a measured run"))
         }
     }
 
+    /// Rolls back the fork's transaction: the schema, setup's objects and
+    /// every write since are gone.
     fn close(&mut self) -> Result<(), DbError> {
-        if check_ours(&mut self.client, &self.schema)? {
-            self.client
-                .batch_execute(&format!("DROP SCHEMA {} CASCADE", self.schema))
-                .map_err(pg("drop the strategy's schema"))?;
-        }
-        Ok(())
+        self.still_ours("the fork")?;
+        self.client
+            .batch_execute("ROLLBACK")
+            .map_err(pg("roll back the fork's transaction"))
     }
 }

@@ -366,6 +366,79 @@ pub struct PgInfo {
     /// give the URL that reproduces it; absent in runs recorded before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<String>,
+    /// The role is a superuser (absent in runs recorded before runner
+    /// looked): its SQL can reach past any transaction (design section 8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superuser: Option<bool>,
+    /// Built-in roles it is a member of that act outside the database
+    /// (run programs, read or write server files, signal other sessions).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_roles: Vec<String>,
+}
+
+/// Built-in roles whose members can act outside any transaction.
+const SERVER_ROLES: &str = "ARRAY['pg_execute_server_program', 'pg_write_server_files', 'pg_read_server_files', 'pg_signal_backend']";
+
+impl PgInfo {
+    /// One sentence when the role can do what no rollback undoes, for
+    /// `runner check` and the report's Setup.
+    pub fn role_warning(&self) -> Option<String> {
+        let role = self.user.as_deref().unwrap_or("the run's role");
+        let power = if self.superuser == Some(true) {
+            format!("role \"{role}\" is a superuser")
+        } else if !self.server_roles.is_empty() {
+            format!(
+                "role \"{role}\" is a member of {}",
+                self.server_roles.join(", ")
+            )
+        } else {
+            return None;
+        };
+        Some(format!(
+            "{power}: runner still rolls back every write, but such a role's SQL can also run programs, write server files or stop other sessions (from inside a function, where runner's check cannot see it), which no rollback undoes; run with a role without these privileges"
+        ))
+    }
+}
+
+/// Whether the role `url` logs in as is a superuser, and the built-in
+/// roles it holds that act outside the database.
+fn role_powers(client: &mut Client) -> Result<(bool, Vec<String>), DbError> {
+    let row = client
+        .query_one(
+            &format!(
+                "SELECT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user), \
+                        ARRAY(SELECT r FROM unnest({SERVER_ROLES}) r \
+                              WHERE pg_has_role(current_user, r, 'MEMBER') ORDER BY r)"
+            ),
+            &[],
+        )
+        .map_err(pg("read the role's privileges"))?;
+    let superuser: Option<bool> = row.try_get(0).map_err(pg("read the role's privileges"))?;
+    let roles: Vec<String> = row.try_get(1).map_err(pg("read the role's privileges"))?;
+    // A superuser is a member of everything; naming the roles adds nothing.
+    let superuser = superuser.unwrap_or(false);
+    Ok((superuser, if superuser { Vec::new() } else { roles }))
+}
+
+/// The warning of [`PgInfo::role_warning`] for the role of `url`, read now.
+pub fn role_warning(url: &str) -> Result<Option<String>, DbError> {
+    let (mut client, endpoint) = connect(url)?;
+    let (superuser, server_roles) = role_powers(&mut client)?;
+    let info = PgInfo {
+        server_version: String::new(),
+        shared_buffers: String::new(),
+        synchronous_commit: String::new(),
+        fsync: String::new(),
+        wal_level: String::new(),
+        transport: String::new(),
+        host: endpoint.host,
+        port: endpoint.port,
+        database: endpoint.database,
+        user: endpoint.user,
+        superuser: Some(superuser),
+        server_roles,
+    };
+    Ok(info.role_warning())
 }
 
 pub(super) fn db_info(url: &str) -> Result<DbInfo, DbError> {
@@ -386,6 +459,14 @@ pub(super) fn db_info(url: &str) -> Result<DbInfo, DbError> {
         port: endpoint.port,
         database: endpoint.database,
         user: endpoint.user,
+        superuser: None,
+        server_roles: Vec::new(),
+    };
+    let (superuser, server_roles) = role_powers(&mut client)?;
+    let info = PgInfo {
+        superuser: Some(superuser),
+        server_roles,
+        ..info
     };
     Ok(DbInfo {
         backend: "postgres".into(),

@@ -1,7 +1,8 @@
 //! The `sql` strategy on SQLite: a private in-memory database per strategy
 //! instance, empty or a copy of `database.sqlite_file` made with SQLite's
 //! backup API from a read-only connection, so the user's file is never
-//! written (not even a journal).
+//! written (not even a journal). It cannot attach another database (the
+//! attach limit is 0), so it writes no file at all.
 //!
 //! Statements are compiled once and kept in rusqlite's statement cache
 //! while their text stays the same (a statement using `{input}` is compiled
@@ -33,6 +34,12 @@ impl SqliteSession {
                 .and_then(|b| b.run_to_completion(1024, std::time::Duration::ZERO, None))
                 .map_err(err("copy database.sqlite_file into memory"))?;
         }
+        // No other database can be attached: ATTACH (and VACUUM INTO, which
+        // attaches its output) fail inside SQLite itself, whatever the SQL
+        // says, so the only database the user's SQL can write is this
+        // private in-memory one. Extension loading stays off (rusqlite
+        // never enables it), so load_extension() is refused too.
+        conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_ATTACHED, 0);
         if let Some(sql) = setup {
             conn.execute_batch(sql).map_err(err("setup"))?;
         }
@@ -105,7 +112,7 @@ impl SqlSession for SqliteSession {
 
     fn rollback(&mut self) -> Result<(), DbError> {
         if self.conn.is_autocommit() {
-            return Err(DbError::TransactionEnded);
+            return Err(DbError::TransactionEnded("a measured run"));
         }
         self.conn
             .prepare_cached("ROLLBACK")

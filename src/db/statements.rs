@@ -5,20 +5,24 @@
 //! a comment or a PostgreSQL dollar-quoted body does not split (a SQLite
 //! trigger body with semicolons is not supported).
 //!
-//! Measured SQL runs inside `BEGIN ... ROLLBACK`, so everything it writes is
-//! undone, unless it ends that transaction itself: transaction control and
-//! statements that cannot run inside a transaction are refused. Setup SQL
-//! is committed, so it is held to more: only statements whose effect stays
-//! in the strategy's own schema (unqualified write targets; setup runs with
-//! that schema alone on the search path). A statement sqlparser cannot
-//! parse is still checked by its leading keywords when measured, and refused
-//! in setup, where runner must know what it commits.
+//! What keeps the user's data safe is not this check but how the SQL runs:
+//! on PostgreSQL, setup and every measured run of a fork live inside one
+//! transaction that is never committed (runs under savepoints), and on
+//! SQLite in a private in-memory database that cannot attach another
+//! (see `pg_session` and `sqlite_session`). This check refuses, before
+//! anything runs, the two kinds of statement that construction cannot
+//! hold: transaction control (it would end runner's transaction), and
+//! what PostgreSQL does not roll back ([`lasting`]: sequences, COPY to or
+//! from files and programs, large objects, advisory locks, LISTEN/NOTIFY,
+//! server administration, dblink). What hides such a call from a parser
+//! (a function body, `DO`, dynamic SQL) is caught after the fork by the
+//! fingerprint of everything outside runner's schemas (`db::guard`).
 
-use sqlparser::ast::{FromTable, ObjectName, Set, Statement, TableFactor, TableObject};
+use sqlparser::ast::{CopyTarget, Expr, ObjectName, Set, Statement, TableFactor, Visit, Visitor};
 use sqlparser::dialect::{Dialect, PostgreSqlDialect, SQLiteDialect};
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
-use std::ops::Range;
+use std::ops::{ControlFlow, Range};
 
 /// Which SQL grammar to read the text with: the backend it will run on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,7 +40,8 @@ impl SqlDialect {
     }
 }
 
-/// Measured (inside `BEGIN ... ROLLBACK`) or setup (committed).
+/// Measured (under a savepoint) or setup (once per fork); neither is ever
+/// committed, and both are held to the same rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SqlRole {
     Run,
@@ -122,21 +127,16 @@ pub fn check(sql: &str, dialect: SqlDialect, role: SqlRole) -> Result<usize, Ref
         match Parser::parse_sql(d.as_ref(), text) {
             Ok(parsed) => {
                 for stmt in &parsed {
-                    let verdict = match role {
-                        SqlRole::Run => check_run(stmt),
-                        SqlRole::Setup => check_setup(stmt, dialect),
-                    };
-                    verdict.map_err(refuse)?;
+                    check_run(stmt, dialect, role).map_err(refuse)?;
+                    if dialect == SqlDialect::Postgres {
+                        lasting(stmt).map_err(refuse)?;
+                    }
                 }
             }
-            Err(e) => match role {
-                SqlRole::Run => check_keywords(text, d.as_ref()).map_err(refuse)?,
-                SqlRole::Setup => {
-                    return Err(refuse(format!(
-                        "sqlparser cannot parse this setup statement ({e}), so runner cannot check that it writes only the strategy's own schema; setup is committed, so it must be checked"
-                    )))
-                }
-            },
+            // A statement sqlparser cannot read may still run; transaction
+            // control is always its leading keywords, and what else it does
+            // is covered by the transaction and the fingerprint.
+            Err(_) => check_keywords(text, d.as_ref(), dialect, role).map_err(refuse)?,
         }
     }
     Ok(ranges.len())
@@ -148,10 +148,11 @@ fn first_words(stmt: &Statement) -> String {
     words.join(" ")
 }
 
-const TX_CONTROL: &str = "is transaction control; runner wraps every measured run in BEGIN ... ROLLBACK itself, and a statement that ends or splits that transaction could make a write last";
+const TX_CONTROL: &str = "is transaction control; runner runs setup and every measured run inside a transaction of its own that it never commits, and a statement that ends or splits that transaction could make a write last";
 
-/// Measured SQL: anything that survives inside one transaction.
-fn check_run(stmt: &Statement) -> Result<(), String> {
+/// Setup and measured SQL: anything that stays inside one transaction.
+/// SQLite's setup may set PRAGMAs (its database is private and in memory).
+fn check_run(stmt: &Statement, dialect: SqlDialect, role: SqlRole) -> Result<(), String> {
     let what = match stmt {
         Statement::StartTransaction { .. }
         | Statement::Commit { .. }
@@ -161,11 +162,16 @@ fn check_run(stmt: &Statement) -> Result<(), String> {
         | Statement::Set(Set::SetTransaction { .. }) => {
             return Err(format!("{} {TX_CONTROL}", first_words(stmt)))
         }
-        Statement::Vacuum(_) => "VACUUM cannot run inside a transaction",
+        Statement::Vacuum(_) => {
+            "VACUUM cannot run inside a transaction (and SQLite's VACUUM INTO writes a file)"
+        }
         Statement::AttachDatabase { .. }
         | Statement::AttachDuckDBDatabase { .. }
         | Statement::DetachDuckDBDatabase { .. } => {
             "ATTACH/DETACH changes which databases the connection writes, outside the transaction"
+        }
+        Statement::Pragma { .. } if role == SqlRole::Setup && dialect == SqlDialect::Sqlite => {
+            return Ok(())
         }
         Statement::Pragma { .. } => "PRAGMA settings are not undone by ROLLBACK",
         Statement::CreateDatabase { .. } => "CREATE DATABASE cannot run inside a transaction",
@@ -173,13 +179,136 @@ fn check_run(stmt: &Statement) -> Result<(), String> {
         _ => return Ok(()),
     };
     Err(format!(
-        "{what}; measured SQL runs inside BEGIN ... ROLLBACK"
+        "{what}; runner runs the SQL inside a transaction it never commits"
     ))
+}
+
+/// Why PostgreSQL would keep the effect of `stmt` after ROLLBACK, if it
+/// would: the statements and functions that act outside the transaction.
+/// Listed by what they do, not by how they could be hidden: a call inside
+/// a function body or `DO` is caught afterwards by the fingerprint.
+fn lasting(stmt: &Statement) -> Result<(), String> {
+    const AFTER: &str = "which ROLLBACK does not undo, so runner refuses it";
+    match stmt {
+        Statement::Copy { target, .. } => match target {
+            CopyTarget::File { filename } => {
+                return Err(format!(
+                    "COPY to or from the server file '{filename}' reaches outside the database, {AFTER}"
+                ))
+            }
+            CopyTarget::Program { .. } => {
+                return Err(format!(
+                    "COPY ... PROGRAM runs a program on the database server, {AFTER}"
+                ))
+            }
+            CopyTarget::Stdin | CopyTarget::Stdout => {}
+        },
+        Statement::LISTEN { .. } | Statement::UNLISTEN { .. } | Statement::NOTIFY { .. } => {
+            return Err(format!(
+                "{} talks to other sessions (LISTEN/NOTIFY), {AFTER}",
+                first_words(stmt)
+            ))
+        }
+        Statement::Load { .. } => {
+            return Err(format!("LOAD loads a library into the server process, {AFTER}"))
+        }
+        _ => {}
+    }
+    let mut calls = Calls;
+    if let ControlFlow::Break(name) = stmt.visit(&mut calls) {
+        return Err(format!(
+            "calls {name}(), {}, {AFTER}",
+            lasting_function(&name).unwrap_or("an effect outside the transaction")
+        ));
+    }
+    Ok(())
+}
+
+/// What a PostgreSQL function does that outlives a rolled-back
+/// transaction, if it does (names compared in lower case).
+pub fn lasting_function(name: &str) -> Option<&'static str> {
+    let n = name.to_ascii_lowercase();
+    let n = n.as_str();
+    Some(match n {
+        "nextval" | "setval" => "which moves a sequence",
+        "pg_notify" => "which notifies other sessions",
+        "pg_terminate_backend" | "pg_cancel_backend" => "which stops another session",
+        "pg_reload_conf"
+        | "pg_rotate_logfile"
+        | "pg_switch_wal"
+        | "pg_create_restore_point"
+        | "pg_promote"
+        | "pg_wal_replay_pause"
+        | "pg_wal_replay_resume"
+        | "pg_logical_emit_message"
+        | "pg_log_backend_memory_contexts" => "which acts on the server itself",
+        _ if n.starts_with("lo_") || matches!(n, "lowrite" | "loread") => {
+            "which works on large objects or server files"
+        }
+        _ if n.starts_with("pg_advisory") || n.starts_with("pg_try_advisory") => {
+            "which takes an advisory lock other sessions wait on"
+        }
+        _ if n.starts_with("dblink") => "which opens another connection that commits on its own",
+        _ if n.starts_with("pg_stat_reset") || n.starts_with("pg_stat_statements_reset") => {
+            "which resets the server's statistics"
+        }
+        _ if n.starts_with("pg_file_") => "which writes server files",
+        _ if n.contains("replication_slot") || n.starts_with("pg_replication_origin") => {
+            "which changes replication state"
+        }
+        _ => return None,
+    })
+}
+
+/// Finds the first call (in an expression or a FROM clause) of a function
+/// in [`lasting_function`]'s list.
+struct Calls;
+
+impl Calls {
+    fn check(name: &ObjectName) -> ControlFlow<String> {
+        let last = name
+            .0
+            .last()
+            .and_then(|p| p.as_ident())
+            .map(|i| i.value.clone());
+        match last {
+            Some(n) if lasting_function(&n).is_some() => ControlFlow::Break(n.to_ascii_lowercase()),
+            _ => ControlFlow::Continue(()),
+        }
+    }
+}
+
+impl Visitor for Calls {
+    type Break = String;
+
+    fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<String> {
+        match expr {
+            Expr::Function(f) => Self::check(&f.name),
+            _ => ControlFlow::Continue(()),
+        }
+    }
+
+    fn pre_visit_table_factor(&mut self, t: &TableFactor) -> ControlFlow<String> {
+        match t {
+            TableFactor::Table {
+                name,
+                args: Some(_),
+                ..
+            }
+            | TableFactor::Function { name, .. } => Self::check(name),
+            _ => ControlFlow::Continue(()),
+        }
+    }
 }
 
 /// What a statement sqlparser could not parse starts with; enough to find
 /// transaction control, which is always a leading keyword.
-fn check_keywords(text: &str, d: &dyn Dialect) -> Result<(), String> {
+fn check_keywords(
+    text: &str,
+    d: &dyn Dialect,
+    dialect: SqlDialect,
+    role: SqlRole,
+) -> Result<(), String> {
     let tokens = Tokenizer::new(d, text).tokenize().unwrap_or_default();
     let words: Vec<String> = tokens
         .iter()
@@ -194,9 +323,10 @@ fn check_keywords(text: &str, d: &dyn Dialect) -> Result<(), String> {
     let refused = match words.as_slice() {
         ["BEGIN" | "START" | "COMMIT" | "END" | "ROLLBACK" | "ABORT" | "SAVEPOINT" | "RELEASE", ..] => true,
         ["PREPARE", "TRANSACTION"] | ["SET", "TRANSACTION"] => true,
+        ["PRAGMA", ..] if role == SqlRole::Setup && dialect == SqlDialect::Sqlite => false,
         ["VACUUM" | "ATTACH" | "DETACH" | "PRAGMA" | "CHECKPOINT" | "DISCARD", ..] => {
             return Err(format!(
-                "{} cannot run inside, or would reach outside, the BEGIN ... ROLLBACK that runner wraps every measured run in",
+                "{} cannot run inside, or would reach outside, the transaction that runner runs the SQL in and never commits",
                 words[0]
             ))
         }
@@ -206,87 +336,6 @@ fn check_keywords(text: &str, d: &dyn Dialect) -> Result<(), String> {
         Err(format!("{} {TX_CONTROL}", words.join(" ")))
     } else {
         Ok(())
-    }
-}
-
-fn qualified(name: &ObjectName) -> bool {
-    name.0.len() > 1
-}
-
-fn everything(what: &str) -> String {
-    format!("{what} without a table name works on every table of the database, the user's included; name the strategy's own tables (e.g. {what} t)")
-}
-
-/// Setup SQL: statements whose writes stay in the strategy's own schema.
-fn check_setup(stmt: &Statement, dialect: SqlDialect) -> Result<(), String> {
-    let targets: Vec<&ObjectName> = match stmt {
-        Statement::StartTransaction { .. }
-        | Statement::Commit { .. }
-        | Statement::Rollback { .. }
-        | Statement::Savepoint { .. }
-        | Statement::ReleaseSavepoint { .. }
-        | Statement::Set(Set::SetTransaction { .. }) => {
-            return Err(format!(
-                "{} is transaction control; runner commits setup itself, statement by statement",
-                first_words(stmt)
-            ))
-        }
-        Statement::Set(Set::SingleAssignment { variable, .. })
-            if variable.to_string().eq_ignore_ascii_case("search_path") =>
-        {
-            return Err("SET search_path in setup would send unqualified writes outside the strategy's own schema".into())
-        }
-        Statement::Query(_) | Statement::Set(_) | Statement::Pragma { .. } => Vec::new(),
-        // Without a table, PostgreSQL's ANALYZE and VACUUM reach every table
-        // of the database, the user's included.
-        Statement::Vacuum(v) if dialect == SqlDialect::Postgres => match &v.table_name {
-            Some(t) => vec![t],
-            None => return Err(everything("VACUUM")),
-        },
-        Statement::Analyze(a) => match (&a.table_name, dialect) {
-            (Some(t), _) => vec![t],
-            (None, SqlDialect::Sqlite) => Vec::new(),
-            (None, SqlDialect::Postgres) => return Err(everything("ANALYZE")),
-        },
-        Statement::Insert(i) => match &i.table {
-            TableObject::TableName(n) => vec![n],
-            _ => return Err("INSERT into something other than a table is not accepted in setup".into()),
-        },
-        Statement::Update(u) => match &u.table.relation {
-            TableFactor::Table { name, .. } => vec![name],
-            _ => return Err("UPDATE of something other than a table is not accepted in setup".into()),
-        },
-        Statement::Delete(d) => {
-            let from = match &d.from {
-                FromTable::WithFromKeyword(t) | FromTable::WithoutKeyword(t) => t,
-            };
-            let mut names: Vec<&ObjectName> = d.tables.iter().collect();
-            for t in from {
-                if let TableFactor::Table { name, .. } = &t.relation {
-                    names.push(name);
-                }
-            }
-            names
-        }
-        Statement::CreateTable(c) => vec![&c.name],
-        Statement::CreateView(v) => vec![&v.name],
-        Statement::CreateIndex(i) => i.name.iter().chain([&i.table_name]).collect(),
-        Statement::CreateSequence { name, .. } => vec![name],
-        Statement::AlterTable(a) => vec![&a.name],
-        Statement::Drop { names, .. } => names.iter().collect(),
-        Statement::Truncate(t) => t.table_names.iter().map(|t| &t.name).collect(),
-        _ => {
-            return Err(format!(
-                "{} is not accepted in setup: setup is committed, so runner accepts only statements whose effect it can keep in the strategy's own schema (CREATE TABLE/VIEW/INDEX/SEQUENCE, INSERT, UPDATE, DELETE, TRUNCATE, ALTER TABLE, DROP, ANALYZE, VACUUM, SET and queries)",
-                first_words(stmt)
-            ))
-        }
-    };
-    match targets.into_iter().find(|n| qualified(n)) {
-        Some(n) => Err(format!(
-            "setup writes `{n}`, a name qualified with a schema or database; setup is committed, so it may only write unqualified names, which land in the strategy's own schema (read other schemas freely)"
-        )),
-        None => Ok(()),
     }
 }
 
@@ -370,32 +419,77 @@ mod tests {
     }
 
     #[test]
-    fn setup_may_only_write_unqualified_names() {
+    fn setup_is_held_to_the_rules_of_measured_sql() {
+        // Writes anywhere are accepted: they are rolled back with the fork.
         let ok = "CREATE TABLE t (id int); INSERT INTO t SELECT id FROM public.src;\n\
-                  CREATE INDEX t_id ON t (id); ANALYZE t; UPDATE t SET id = id; DELETE FROM t WHERE id < 0";
+                  CREATE INDEX t_id ON t (id); ANALYZE t; UPDATE public.t SET id = id; SET search_path TO public";
         assert_eq!(check(ok, PG, SqlRole::Setup), Ok(6));
-        for bad in [
-            "INSERT INTO public.t VALUES (1)",
-            "CREATE TABLE public.t (id int)",
-            "UPDATE s.t SET a = 1",
-            "DELETE FROM s.t",
-            "DROP TABLE public.t",
-            "TRUNCATE public.t",
-        ] {
-            let e = check(bad, PG, SqlRole::Setup).unwrap_err();
-            assert!(e.message.contains("qualified"), "{bad}: {}", e.message);
-        }
-        assert_eq!(check("ANALYZE", LITE, SqlRole::Setup), Ok(1));
-        for bad in [
-            "ANALYZE",
-            "VACUUM",
-            "COMMIT",
-            "SET search_path TO public",
-            "CREATE SCHEMA s",
-            "GRANT SELECT ON t TO x",
-        ] {
+        for bad in ["COMMIT", "VACUUM", "BEGIN", "SELECT 1; END"] {
             assert!(check(bad, PG, SqlRole::Setup).is_err(), "{bad}");
         }
         assert!(check("ATTACH 'x.db' AS x", LITE, SqlRole::Setup).is_err());
+        assert!(check("VACUUM INTO '/tmp/x.db'", LITE, SqlRole::Setup).is_err());
+        assert_eq!(
+            check("PRAGMA foreign_keys = ON", LITE, SqlRole::Setup),
+            Ok(1)
+        );
+        assert!(check("PRAGMA foreign_keys = ON", LITE, SqlRole::Run).is_err());
+    }
+
+    #[test]
+    fn refuses_what_postgresql_does_not_roll_back() {
+        for (sql, word) in [
+            ("SELECT nextval('vseq') > 0", "nextval"),
+            ("SELECT setval('public.vseq', 9999)", "setval"),
+            (
+                "SELECT x FROM t WHERE x > pg_catalog.NEXTVAL('s')",
+                "nextval",
+            ),
+            ("INSERT INTO t SELECT setval('s', 1)", "setval"),
+            ("SELECT * FROM nextval('s')", "nextval"),
+            ("COPY t TO PROGRAM 'touch /tmp/pwn'", "PROGRAM"),
+            ("COPY t TO '/tmp/out.csv'", "/tmp/out.csv"),
+            ("COPY t FROM '/etc/passwd'", "/etc/passwd"),
+            ("SELECT lo_export(1, '/tmp/x')", "lo_export"),
+            ("SELECT lo_import('/etc/passwd')", "lo_import"),
+            ("SELECT pg_advisory_lock(1)", "pg_advisory_lock"),
+            (
+                "SELECT pg_try_advisory_xact_lock(1)",
+                "pg_try_advisory_xact_lock",
+            ),
+            ("NOTIFY ch", "NOTIFY"),
+            ("LISTEN ch", "LISTEN"),
+            ("SELECT pg_notify('ch', 'x')", "pg_notify"),
+            (
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity",
+                "pg_terminate_backend",
+            ),
+            (
+                "SELECT * FROM dblink('dbname=x', 'DELETE FROM v') AS t(a int)",
+                "dblink",
+            ),
+            (
+                "SELECT dblink_exec('dbname=x', 'DELETE FROM v')",
+                "dblink_exec",
+            ),
+            ("WITH d AS (SELECT nextval('s')) SELECT * FROM d", "nextval"),
+            ("SELECT pg_stat_reset()", "pg_stat_reset"),
+        ] {
+            let e = check(sql, PG, SqlRole::Run).unwrap_err();
+            assert!(e.message.contains(word), "{sql}: {}", e.message);
+            assert!(check(sql, PG, SqlRole::Setup).is_err(), "setup: {sql}");
+        }
+        // Reading a sequence, COPY to the client and transactional writes stay.
+        for ok in [
+            "SELECT currval('s')",
+            "SELECT last_value FROM s",
+            "COPY t TO STDOUT",
+            "SELECT set_config('search_path', 'public', false)",
+            "WITH d AS (DELETE FROM public.victim RETURNING id) INSERT INTO t SELECT id FROM d",
+        ] {
+            assert_eq!(check(ok, PG, SqlRole::Run), Ok(1), "{ok}");
+        }
+        // SQLite has no such functions; the names mean nothing there.
+        assert_eq!(check("SELECT nextval FROM t", LITE, SqlRole::Run), Ok(1));
     }
 }

@@ -38,6 +38,7 @@ pub(super) fn run_jobs(
     let host = info.shard.as_ref().map(|_| crate::shard::current_host().0);
     // Runner and its workers are "own" CPU time to the sentinel.
     let own = [std::process::id()];
+    let mut guard = DatabaseGuard::open(db)?;
     for job in todo {
         if interrupt::interrupted() {
             progress.clear();
@@ -51,17 +52,40 @@ pub(super) fn run_jobs(
         // what else the machine did during the fork is in them; they are
         // taken while no worker measures.
         let before = Snapshot::take(&own);
+        let print_before = guard.take()?;
         let outcome = spawn::run_worker(&request, timeout, |p| {
             progress.pair();
             writer.push(p)
         });
         let after = Snapshot::take(&own);
+        let database_guard = guard.compare(print_before)?;
+        let changed = database_guard.as_ref().filter(|g| !g.held).map(|g| {
+            format!(
+                "outside runner's schemas, the database changed during {label}: {}. runner never commits what the user's SQL writes, so this is an effect PostgreSQL does not roll back (a sequence, a function that opens its own connection) or another session's commit during the fork; the fork's data is discarded",
+                g.changes.join("; ")
+            )
+        });
         let failure = match outcome {
+            _ if changed.is_some() && matches!(&outcome, Err(f) if f.interrupted) => {
+                format!("{} during {label}; {}", interrupt::Interrupted, changed.unwrap_or_default())
+            }
+            Ok(_) if changed.is_some() => changed.unwrap_or_default(),
             Ok(r) if r.summary.seeded_hash != r.summary.final_hash => format!(
                 "{label}: the table's content changed during the fork (hash {:?} after seeding, {:?} after the last preview): a preview leaked a write",
                 r.summary.seeded_hash, r.summary.final_hash
             ),
             Ok(r) => {
+                if r.summary.left_processes > 0 {
+                    let msg = format!(
+                        "{label}: {} process(es) started by the commands were still running after their run ended; runner killed them (forks[].left_processes in run.json)",
+                        r.summary.left_processes
+                    );
+                    // A warning is shown even with --quiet.
+                    match progress {
+                        Progress::Quiet => crate::console::warn(&msg),
+                        _ => progress.println(&format!("warning: {msg}")),
+                    }
+                }
                 let seconds = r.wall_ns as f64 / 1e9;
                 let backend_ticks = r.summary.placement.as_ref().map_or(0, |p| p.backend_ticks);
                 let sentinel = before
@@ -71,6 +95,7 @@ pub(super) fn run_jobs(
                     wall_ns: r.wall_ns,
                     host: host.clone(),
                     sentinel,
+                    database_guard,
                 };
                 partial.commit_fork(writer, r.summary, r.checks, saw)?;
                 progress.finish_fork(&label, seconds);
@@ -82,6 +107,10 @@ pub(super) fn run_jobs(
             ),
             Err(f) => {
                 let mut msg = format!("{label} (job seed {}) failed: {}", job.seed, f.reason);
+                if let Some(c) = &changed {
+                    msg.push_str("; also, ");
+                    msg.push_str(c);
+                }
                 if !f.stderr_tail.is_empty() {
                     msg.push_str("\nworker stderr (last lines):\n  ");
                     msg.push_str(&f.stderr_tail.join("\n  "));
@@ -98,4 +127,47 @@ pub(super) fn run_jobs(
         return Err(run_failed(interrupt::Interrupted.to_string()));
     }
     Ok(())
+}
+
+/// The fingerprint of the database outside runner's schemas, taken before
+/// and after each fork on a PostgreSQL run (`db::guard`); nothing to do on
+/// SQLite or without a database.
+struct DatabaseGuard(Option<crate::db::guard::Guard>);
+
+/// How long the parent waits for a fork's connections to end, so their
+/// statistics are in the views it reads.
+const CONNECTIONS_CLOSE: Duration = Duration::from_secs(10);
+
+impl DatabaseGuard {
+    fn open(db: Option<&crate::db::DbTarget>) -> Result<DatabaseGuard> {
+        let Some(crate::db::DbTarget::Postgres { url, schema }) = db else {
+            return Ok(DatabaseGuard(None));
+        };
+        let guard = crate::db::guard::Guard::connect(url, schema)
+            .map_err(|e| run_failed(format!("the database guard: {e}")))?;
+        Ok(DatabaseGuard(Some(guard)))
+    }
+
+    fn take(&mut self) -> Result<Option<crate::db::guard::Fingerprint>> {
+        let Some(g) = &mut self.0 else {
+            return Ok(None);
+        };
+        g.take()
+            .map(Some)
+            .map_err(|e| run_failed(format!("the database guard: {e}")))
+    }
+
+    fn compare(
+        &mut self,
+        before: Option<crate::db::guard::Fingerprint>,
+    ) -> Result<Option<crate::db::guard::GuardRecord>> {
+        let (Some(g), Some(before)) = (&mut self.0, before) else {
+            return Ok(None);
+        };
+        let after = g
+            .wait_for_workers(CONNECTIONS_CLOSE)
+            .and_then(|()| g.take())
+            .map_err(|e| run_failed(format!("the database guard: {e}")))?;
+        Ok(Some(before.compare(&after)))
+    }
 }

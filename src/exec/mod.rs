@@ -15,6 +15,7 @@ pub mod protocol;
 pub mod resume;
 mod run;
 pub mod spawn;
+pub mod sweep;
 pub mod worker;
 
 use crate::error::{bad_input, run_failed, Result, RunnerError};

@@ -7,16 +7,21 @@
 //! kills only before reaping, so a pid that the system has reused is never
 //! signalled. The worker dies with the parent (PR_SET_PDEATHSIG), so a
 //! `kill -9` of runner leaves no worker measuring on alone.
+//!
+//! The parent is a child subreaper too: what a killed worker's commands
+//! leave (the worker cannot clean up after a SIGKILL) is re-parented here
+//! and killed after each fork (src/exec/sweep.rs).
 
 use super::protocol::{CheckReport, ForkSummary, JobRequest, WorkerMessage};
 use crate::interrupt;
 use crate::record::PairRecord;
+use std::collections::BTreeSet;
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 use wait_timeout::ChildExt;
 
@@ -58,6 +63,23 @@ enum Ended {
     TimedOut,
     Interrupted,
     Because(String),
+}
+
+/// The children this process had before it became a subreaper (a shell's
+/// `cmd & exec runner ...`): not runner's, never swept.
+static OWN_BEFORE: OnceLock<BTreeSet<i32>> = OnceLock::new();
+
+fn kept_children() -> &'static BTreeSet<i32> {
+    OWN_BEFORE.get_or_init(|| {
+        let before = super::sweep::children().into_iter().collect();
+        super::sweep::become_subreaper();
+        before
+    })
+}
+
+/// Kills what the last worker left behind; how many there were.
+fn sweep_after_worker() -> u64 {
+    super::sweep::after_worker(kept_children()) as u64
 }
 
 fn spawn(exe: &std::path::Path) -> std::io::Result<Child> {
@@ -103,6 +125,7 @@ pub fn run_worker(
     let exe = std::env::current_exe().map_err(|e| fail(format!("cannot find own binary: {e}")))?;
     let started = Instant::now();
     let deadline = started + timeout;
+    kept_children();
     let mut child = spawn(&exe).map_err(|e| fail(format!("cannot start a worker process: {e}")))?;
 
     // The tail of stderr, collected line by line so that what came is there
@@ -135,6 +158,7 @@ pub fn run_worker(
 
     let outcome = receive(&rx, &mut on_pair, deadline);
     let (status, outcome) = reap(&mut child, outcome, deadline);
+    let swept = sweep_after_worker();
     let _ = stderr_closed.recv_timeout(STDERR_GRACE);
     let stderr_tail: Vec<String> = tail
         .lock()
@@ -149,11 +173,15 @@ pub fn run_worker(
         matches!(&status, Some(s) if s.signal() == Some(libc::SIGINT))
     };
     let failure = |reason: String, interrupted: bool| ForkFailure {
-        reason,
+        reason: if swept > 0 {
+            format!("{reason} ({swept} process(es) started by its commands were still running and were killed)")
+        } else {
+            reason
+        },
         stderr_tail: stderr_tail.clone(),
         interrupted: interrupted || worker_sigint || interrupt::interrupted(),
     };
-    let (checks, summary) = match outcome {
+    let (checks, mut summary) = match outcome {
         Ok(done) => done,
         Err(Ended::Interrupted) => return Err(failure("interrupted".into(), true)),
         Err(Ended::TimedOut) => {
@@ -176,6 +204,7 @@ pub fn run_worker(
         }
         Err(Ended::Because(reason)) => return Err(failure(reason, false)),
     };
+    summary.left_processes += swept;
     match status {
         Some(s) if s.success() => Ok(ForkResult {
             checks,

@@ -119,9 +119,16 @@ pub fn main() -> Result<()> {
         .read_line(&mut line)
         .context("reading the job from stdin")?;
     let job: JobRequest = serde_json::from_str(&line).context("parsing the job")?;
+    // Whatever a command starts comes back here when its parent dies, so
+    // it can be found and killed (src/exec/sweep.rs).
+    super::sweep::become_subreaper();
     let stdout = std::io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let result = run_job(&job, &mut out);
+    // Every run cleans up after itself; this catches what a failure cut short.
+    if super::sweep::is_subreaper() {
+        super::sweep::kill_children(&Default::default(), None);
+    }
     if let Err(e) = &result {
         send(
             &mut out,
@@ -259,6 +266,7 @@ fn run_job(job: &JobRequest, out: &mut impl Write) -> Result<()> {
         timed_ns,
         resource_usage: usage || job.baseline.measures_usage() || job.treatment.measures_usage(),
         placement: Some(Box::new(placement)),
+        left_processes: strategy::command::left_behind(),
     };
     if summary.checksum_baseline != summary.checksum_treatment
         && same_fingerprints(&job.baseline, &job.treatment)

@@ -38,9 +38,20 @@ pub fn groups(cells: &[Cell]) -> Vec<(Map<String, Value>, Vec<u32>)> {
     out
 }
 
-/// The injected delay of a 2x cell: twice the threshold, in whole ns.
+/// The injected delay of a 2x cell: twice the threshold, in whole ns, but
+/// never past runner's largest delay (1 s, `spec::limits::MAX_DELAY_NS`):
+/// a duration threshold is refused above half of it at validation, but a
+/// percentage of a slow baseline (1000 % of 60 ms) would otherwise inject
+/// 1.2 s per run. A capped self-check measures power at a smaller
+/// slowdown, so it can only understate it (the gate leans to
+/// inconclusive, never to a false pass).
 pub fn power_delay_ns(threshold_ns: f64) -> u64 {
-    (2.0 * threshold_ns).round() as u64
+    ((2.0 * threshold_ns).round() as u64).min(crate::spec::limits::MAX_DELAY_NS)
+}
+
+/// Whether [`power_delay_ns`] capped the 2x cell of `threshold_ns`.
+pub fn power_delay_capped(threshold_ns: f64) -> bool {
+    (2.0 * threshold_ns).round() as u64 > crate::spec::limits::MAX_DELAY_NS
 }
 
 /// The self-check cells that follow `experiment` (numbered after them):

@@ -227,8 +227,10 @@ fn step_summary(exp: &Experiment, view: &GateView<'_>) -> String {
 }
 
 /// Appends `markdown` (and where the report is) to `$GITHUB_STEP_SUMMARY`
-/// when it is set; does nothing otherwise. A file that cannot be written is
-/// a warning, not a failed run: the verdict and gate.json stand.
+/// when it is set; does nothing otherwise. Only a regular file is appended
+/// to (`output::guard::append`: never a link, a device or a FIFO). A file
+/// that cannot be written is a warning, not a failed run: the verdict and
+/// gate.json stand.
 pub fn append_step_summary(markdown: &str, dir: &Path) {
     let Some(path) = std::env::var_os(STEP_SUMMARY_ENV).filter(|p| !p.is_empty()) else {
         return;
@@ -238,12 +240,7 @@ pub fn append_step_summary(markdown: &str, dir: &Path) {
         dir.join("report.md").display(),
         dir.join(GATE_JSON).display()
     );
-    use std::io::Write;
-    let written = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .and_then(|mut f| f.write_all(text.as_bytes()));
+    let written = crate::output::guard::append(Path::new(&path), text.as_bytes());
     if let Err(e) = written {
         crate::console::warn(&format!(
             "cannot append the gate's verdict to {STEP_SUMMARY_ENV} ({}): {e}",
@@ -262,8 +259,13 @@ pub fn sizing_lines(exp: &Experiment, sizing: &GateSizing) -> Vec<String> {
         .groups
         .iter()
         .map(|s| {
+            let twice = if crate::gate::cells::power_delay_capped(s.threshold_ns) {
+                "at most 1 s (runner's largest delay; less than twice that)"
+            } else {
+                "twice that"
+            };
             format!(
-                "gate: {max} of the {} baseline median (of cells {}) is {}; the self-check now runs `{}` against itself with twice that, {}, injected",
+                "gate: {max} of the {} baseline median (of cells {}) is {}; the self-check now runs `{}` against itself with {twice}, {}, injected",
                 format::duration(s.baseline_median_ns),
                 format::list(&s.cells.iter().map(u32::to_string).collect::<Vec<_>>(), "and"),
                 format::duration(s.threshold_ns),

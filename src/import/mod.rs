@@ -29,7 +29,7 @@ mod table;
 
 use crate::error::{bad_input, run_failed, Result};
 use crate::output::partial::{partial_path, Partial};
-use crate::output::{target, write_atomic};
+use crate::output::{guard, target};
 use crate::plan;
 use crate::record::{PairRecord, Phase};
 use crate::run_info::{
@@ -40,6 +40,7 @@ use crate::seed;
 use layout::{cell_ids, cells_of, forks};
 use std::path::{Path, PathBuf};
 
+#[derive(Debug, Clone)]
 pub struct AnalyzeArgs {
     pub csv: PathBuf,
     pub out: Option<PathBuf>,
@@ -79,7 +80,7 @@ fn build(args: &AnalyzeArgs, t: &table::Table) -> Result<(RunInfo, Vec<u8>)> {
         title: &title,
         file: &shown,
         sha256: &t.sha256,
-        seed: master,
+        seed: (!drawn).then_some(master),
         baseline: &args.baseline,
         treatment: &args.treatment,
         forks,
@@ -140,6 +141,7 @@ fn build(args: &AnalyzeArgs, t: &table::Table) -> Result<(RunInfo, Vec<u8>)> {
                 timed_ns: 0,
                 resource_usage: false,
                 placement: None,
+                left_processes: 0,
             },
             checks: CheckReport {
                 arms_agree: None,
@@ -152,6 +154,7 @@ fn build(args: &AnalyzeArgs, t: &table::Table) -> Result<(RunInfo, Vec<u8>)> {
             sha256: crate::run_info::sha256_bytes(&part),
             host: None,
             sentinel: None,
+            database_guard: None,
         });
         sources.push(ImportedFork {
             cell,
@@ -262,14 +265,26 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<(PathBuf, String)> {
         None => (Path::new("reports").join(&stem), "the output folder"),
     };
     target::check_out(&out, what)?;
-    let t = table::read(&args.csv)?;
-    let (info, bytes) = build(args, &t)?;
-    // What every reader checks, checked before anything is written.
-    crate::run_info::check::check(&info).map_err(|e| {
+    // Reading and laying out millions of rows takes seconds: on a thread of
+    // its own, so a signal is answered at once (the reader also stops).
+    let owned = args.clone();
+    let (info, bytes) = crate::interrupt::run(0, move || -> Result<(RunInfo, Vec<u8>)> {
+        let t = table::read(&owned.csv)?;
+        let (info, bytes) = build(&owned, &t)?;
+        // What every reader checks, checked before anything is written.
+        crate::run_info::check::check(&info).map_err(|e| {
+            run_failed(format!(
+                "the imported run does not check out ({e}); this is a bug"
+            ))
+        })?;
+        Ok((info, bytes))
+    })
+    .map_err(|i| {
         run_failed(format!(
-            "the imported run does not check out ({e}); this is a bug"
+            "{i} while reading {}; nothing was written",
+            args.csv.display()
         ))
-    })?;
+    })??;
     let partial = Partial::create(&partial_path(&out), &info)?;
     let (for_thread, data) = (info.clone(), bytes.clone());
     let rendered = crate::interrupt::run(0, move || {
@@ -279,7 +294,7 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<(PathBuf, String)> {
     })
     .map_err(|i| run_failed(format!("{i} during the analysis; nothing was written")));
     let written = rendered.and_then(|r| r).and_then(|rendering| {
-        write_atomic(&partial.dir.join("pairs.csv"), &bytes)?;
+        guard::write(&partial.dir.join("pairs.csv"), &bytes)?;
         crate::report::write(&partial.dir, None, &rendering)?;
         partial.write_run_info(&info)?;
         partial.drop_fork_files()?;

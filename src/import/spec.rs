@@ -37,7 +37,9 @@ pub(crate) struct Settings<'a> {
     pub title: &'a str,
     pub file: &'a str,
     pub sha256: &'a str,
-    pub seed: u64,
+    /// `None`: drawn by runner, recorded in run.json (`seeds.drawn`) and not
+    /// in the spec, as for a spec without a seed that `exec` runs.
+    pub seed: Option<u64>,
     pub baseline: &'a str,
     pub treatment: &'a str,
     pub forks: u32,
@@ -70,7 +72,10 @@ pub(crate) fn toml(s: &Settings<'_>) -> String {
             s.file.replace('`', "'")
         ))
     ));
-    out.push_str(&format!("seed = {}\n\n", s.seed));
+    match s.seed {
+        Some(seed) => out.push_str(&format!("seed = {seed}\n\n")),
+        None => out.push('\n'),
+    }
     let mut names = vec![s.baseline];
     if s.treatment != s.baseline {
         names.push(s.treatment);
@@ -123,7 +128,7 @@ mod tests {
             title: "jmh.csv (imported)",
             file: "data/jmh.csv",
             sha256: "ab",
-            seed: 9,
+            seed: Some(9),
             baseline: "old build",
             treatment: "new",
             forks: 3,

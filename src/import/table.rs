@@ -9,7 +9,7 @@
 //! nearest one (runner's own data is whole nanoseconds). Every error names
 //! the file, the line and the column.
 
-use crate::error::{bad_input, Result};
+use crate::error::{bad_input, run_failed, Result};
 use crate::record::{Arm, Phase};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -17,6 +17,8 @@ use std::path::Path;
 /// Rows past this are refused, as `pairs.csv` rows are (the analysis reads
 /// them all into memory).
 const MAX_ROWS: u64 = 20_000_000;
+/// Rows read between two looks at the signal count.
+const INTERRUPT_ROWS: usize = 4096;
 
 /// One row as read.
 #[derive(Debug, Clone)]
@@ -67,6 +69,19 @@ pub(crate) fn read(path: &Path) -> Result<Table> {
         .map_err(|e| bad_input(format!("{shown}: cannot read the header line: {e}")))?
         .clone();
     let columns: Vec<String> = header.iter().map(String::from).collect();
+    let header_line = header.position().map_or(1, |p| p.line());
+    for (i, c) in columns.iter().enumerate() {
+        if let Some(j) = columns[i + 1..]
+            .iter()
+            .position(|o| o == c && !c.is_empty())
+        {
+            return Err(bad_input(format!(
+                "{shown}:{header_line}: the header names the column `{c}` twice (columns {} and {}); each column may appear once, so rename or drop one",
+                i + 1,
+                i + j + 2
+            )));
+        }
+    }
     let at = |name: &str| columns.iter().position(|c| c == name);
     let missing: Vec<&str> = REQUIRED
         .iter()
@@ -103,6 +118,14 @@ pub(crate) fn read(path: &Path) -> Result<Table> {
     );
     let mut rows = Vec::new();
     for record in reader.records() {
+        // A file of millions of rows takes seconds: a signal is answered
+        // within a few thousand rows.
+        if rows.len() % INTERRUPT_ROWS == 0 && crate::interrupt::interrupted() {
+            return Err(run_failed(format!(
+                "{} while reading {shown}; nothing was written",
+                crate::interrupt::Interrupted
+            )));
+        }
         let record = record.map_err(|e| bad_input(format!("{shown}: {e}")))?;
         let line = record.position().map_or(0, |p| p.line());
         if rows.len() as u64 >= MAX_ROWS {

@@ -16,7 +16,7 @@ mod checks;
 use crate::error::{bad_input, run_failed, Result};
 use crate::output::digest::check_pairs;
 use crate::output::partial::{partial_path, Partial};
-use crate::output::{target, write_atomic};
+use crate::output::{guard, target};
 use crate::plan;
 use crate::record::PairRecord;
 use crate::report;
@@ -130,7 +130,7 @@ pub fn merge(args: &MergeArgs) -> Result<MergeOutcome> {
 /// pairs.csv, the analysis and report, then run.json, into the partial
 /// folder; returns the terminal summary.
 fn write(partial: &Partial, info: &RunInfo, bytes: Vec<u8>, shards: &[Shard]) -> Result<String> {
-    write_atomic(&partial.dir.join("pairs.csv"), &bytes)?;
+    guard::write(&partial.dir.join("pairs.csv"), &bytes)?;
     let for_thread = info.clone();
     let rendering = crate::interrupt::run(0, move || {
         let pairs = check_pairs(&bytes, &for_thread).map_err(bad_input)?;

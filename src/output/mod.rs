@@ -2,8 +2,13 @@
 //! puts in place what runner writes to disk (design section 5). `exec` and
 //! `report` both go through it; nothing else writes into a report folder.
 //!
+//! - [`guard`]: every file runner writes anywhere (a report folder, compare's
+//!   and report's `--out`, gate.json, `$GITHUB_STEP_SUMMARY`) goes through
+//!   it: it never replaces a file it did not write, and each folder records
+//!   the files runner wrote there (`.runner-files.json`).
 //! - [`atomic`]: every file is written whole or not at all (temp file, fsync,
-//!   rename, fsync of the folder).
+//!   rename, fsync of the folder); used directly only inside a `.partial`
+//!   folder runner itself created and holds locked.
 //! - [`lock`]: one exec per run folder, by `flock(2)` on `DIR/lock`, which the
 //!   kernel releases when its owner dies, so a killed run never leaves a lock
 //!   that blocks the next one.
@@ -18,20 +23,23 @@
 
 pub mod atomic;
 pub mod digest;
+pub mod guard;
 pub mod lock;
 pub mod partial;
 pub mod promote;
 pub mod target;
 
 pub use atomic::write_atomic;
+pub use guard::write;
 
 use crate::error::{bad_input, run_failed, RunnerError};
 use std::path::Path;
 
 /// The files runner writes into a finished report folder (besides the
 /// plots, which `report::plots::FILES` names; `gate.json` only for a run
-/// with a gate). A folder holding anything else is not replaced or deleted
-/// by runner.
+/// with a gate). A folder's `.runner-files.json` says which of them runner
+/// wrote there ([`guard`]); these names count only in an older folder
+/// without that record.
 pub const DATA_FILES: [&str; 5] = [
     "report.md",
     "pairs.csv",

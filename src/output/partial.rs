@@ -6,7 +6,10 @@
 //! only when its `.json` exists, and that is written last, after the `.csv`
 //! was synced and renamed into place, so a crash at any moment leaves either
 //! a whole fork or none. Only files named exactly so are read; anything else
-//! in `forks/` is ignored.
+//! in `forks/` is ignored. The files of the finished folder (run.json,
+//! pairs.csv, the report's) go through `guard`, which records them in
+//! `.runner-files.json`; the per-fork files are runner's by construction
+//! (the folder is its own, locked) and removed before it is promoted.
 //!
 //! The folder is valid from its first appearance: it is built (run.json,
 //! `forks/`, the lock held) in a temporary folder beside it and renamed into
@@ -51,6 +54,8 @@ pub struct ParentSaw {
     pub host: Option<String>,
     /// What else the machine did meanwhile; none where /proc is unreadable.
     pub sentinel: Option<ForkSentinel>,
+    /// The database outside runner's schemas, before against after.
+    pub database_guard: Option<crate::db::guard::GuardRecord>,
 }
 
 /// An open, locked partial folder. The lock is released on drop.
@@ -93,8 +98,7 @@ impl Partial {
         fs::create_dir(tmp.path().join("forks"))
             .map_err(|e| io_err("create the output folder", dir, e))?;
         let mut lock = FolderLock::acquire(tmp.path())?;
-        super::atomic::write_atomic_io(&tmp.path().join("run.json"), info.to_json().as_bytes())
-            .map_err(|e| io_err("create the output folder", dir, e))?;
+        super::guard::write(&tmp.path().join("run.json"), info.to_json().as_bytes())?;
         match rename_noreplace(tmp.path(), dir) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
@@ -157,7 +161,7 @@ impl Partial {
     }
 
     pub fn write_run_info(&self, info: &RunInfo) -> Result<()> {
-        write_atomic(&self.dir.join("run.json"), info.to_json().as_bytes())
+        super::guard::write(&self.dir.join("run.json"), info.to_json().as_bytes())
     }
 
     fn fork_path(&self, cell: u32, fork: u32, ext: &str) -> PathBuf {
@@ -290,6 +294,7 @@ impl Partial {
             sha256,
             host: saw.host,
             sentinel: saw.sentinel,
+            database_guard: saw.database_guard,
         };
         let csv = self.fork_path(cell, fork, "csv");
         fs::rename(&tmp, &csv).map_err(|e| io_err("rename", &tmp, e))?;
@@ -308,7 +313,7 @@ impl Partial {
             let part = fs::read(&path).map_err(|e| io_err("read", &path, e))?;
             bytes.extend_from_slice(&part);
         }
-        write_atomic(&self.dir.join("pairs.csv"), &bytes)?;
+        super::guard::write(&self.dir.join("pairs.csv"), &bytes)?;
         Ok(bytes)
     }
 

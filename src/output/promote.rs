@@ -2,7 +2,8 @@
 //!
 //! - `DIR` missing (or an empty folder): the partial folder is renamed to it.
 //! - `DIR` a report runner wrote: it is moved to `DIR.old` (replacing an
-//!   earlier `DIR.old` only if that too is a report of runner's), then the
+//!   earlier `DIR.old` only if that too is a report of runner's, by removing
+//!   exactly the files runner wrote there, `guard::remove_folder`), then the
 //!   partial folder is renamed to `DIR`. If that second rename fails, the
 //!   previous report is moved back.
 //! - Anything else at `DIR` or `DIR.old` was refused before the run
@@ -70,9 +71,8 @@ pub fn promote(partial: &Path, final_dir: &Path) -> Result<()> {
                 Existing::EmptyFolder => {
                     fs::remove_dir(&old).map_err(|e| io_err("replace", &old, e))?
                 }
-                Existing::RunnerReport => {
-                    fs::remove_dir_all(&old).map_err(|e| io_err("replace", &old, e))?
-                }
+                Existing::RunnerReport => super::guard::remove_folder(&old)
+                    .map_err(|e| refused(partial, &old, &format!("could not be removed ({e})")))?,
                 Existing::Foreign(why) => return Err(refused(partial, &old, &why)),
             }
             rename_noreplace(final_dir, &old).map_err(|e| io_err("move aside", final_dir, e))?;

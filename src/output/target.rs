@@ -3,17 +3,20 @@
 //! `exec --out DIR` replaces DIR only when it is missing, an empty folder,
 //! or a report folder runner wrote: a real folder (not a symbolic link)
 //! whose run.json is runner's, finished, and whose other entries are files
-//! runner writes (report.md, pairs.csv, analysis.json, the *.svg plots, and
-//! the lock of an exec that was killed). Anything else at DIR (a file, a
+//! runner wrote, unchanged since: those its `.runner-files.json` lists
+//! (`guard`), or, in an older folder without that record, runner's fixed
+//! names (report.md, pairs.csv, analysis.json, gate.json and the three
+//! plots; never `*.svg` by pattern), plus the lock of an exec that was
+//! killed. Anything else at DIR (a file, a
 //! link, a folder with a user's notes, `.`, the current folder or one of its
 //! parents) is refused, exit 2, before the first fork. The previous report
 //! goes to `DIR.old`, which may itself only hold an earlier report of
 //! runner's (see `promote`).
 //!
 //! `report DIR --out FILE` writes inside DIR only `DIR/report.md`, and
-//! outside DIR never over an existing file with other content.
+//! outside DIR only where `guard` allows it.
 
-use super::{lock, parent_or_dot, DATA_FILES};
+use super::{guard, parent_or_dot};
 use crate::error::{bad_input, Result};
 use std::fs;
 use std::path::{Component, Path, PathBuf};
@@ -37,27 +40,6 @@ pub fn old_path(final_dir: &Path) -> PathBuf {
     final_dir.with_file_name(name)
 }
 
-/// Whether a name is one runner writes into a report folder.
-fn runner_file(name: &str) -> bool {
-    DATA_FILES.contains(&name) || name == lock::FILE || name.ends_with(".svg")
-}
-
-/// A finished run.json of runner's, told apart loosely (older versions of
-/// runner wrote fewer keys; this asks only who wrote it, not whether it is
-/// whole: readers check that).
-fn runner_run_json(path: &Path) -> bool {
-    let Ok(text) = fs::read_to_string(path) else {
-        return false;
-    };
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
-        return false;
-    };
-    v["run_id"].is_string()
-        && v["spec"]["sha256"].is_string()
-        && v["seeds"]["master"].is_u64()
-        && v["finished_at"].is_string()
-}
-
 /// Classifies `path` without following a symbolic link.
 pub fn existing(path: &Path) -> Existing {
     let meta = match fs::symlink_metadata(path) {
@@ -74,24 +56,15 @@ pub fn existing(path: &Path) -> Existing {
     if !meta.is_dir() {
         return Existing::Foreign("is a file, not a folder".into());
     }
-    let entries = match fs::read_dir(path) {
-        Ok(e) => e,
-        Err(e) => return Existing::Foreign(format!("cannot be read ({e})")),
+    let mut foreign = match guard::foreign_entries(path) {
+        Ok(f) => f,
+        Err(why) => return Existing::Foreign(why),
     };
-    let mut foreign = Vec::new();
-    let mut count = 0;
-    for entry in entries.flatten() {
-        count += 1;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let is_file = entry.file_type().is_ok_and(|t| t.is_file());
-        if !(is_file && runner_file(&name)) {
-            foreign.push(name);
-        }
-    }
-    if count == 0 {
+    let empty = fs::read_dir(path).is_ok_and(|mut e| e.next().is_none());
+    if empty {
         return Existing::EmptyFolder;
     }
-    if !runner_run_json(&path.join("run.json")) {
+    if !guard::runner_run_json(&path.join("run.json"), true) {
         return Existing::Foreign(
             "is a folder that runner did not write (it has no finished run.json of runner's)"
                 .into(),
@@ -209,20 +182,11 @@ pub fn check_report_out(dir: &Path, out: &Path) -> Result<()> {
 }
 
 /// Files `report --out` would write outside the report folder: each must
-/// be missing, or already hold exactly the bytes it would get (a rendering
-/// runner made before); anything else is the user's and is refused.
+/// be one `guard` lets runner write, all checked before the first is
+/// written.
 pub fn check_new_files(files: &[(PathBuf, &[u8])]) -> Result<()> {
     for (path, bytes) in files {
-        match fs::symlink_metadata(path) {
-            Err(_) => {}
-            Ok(m) if m.is_file() && fs::read(path).is_ok_and(|b| b == *bytes) => {}
-            Ok(_) => {
-                return Err(bad_input(format!(
-                    "{} exists and runner would overwrite it with different content; delete it or choose another --out (outside a report folder, runner never overwrites a file it cannot tell it wrote)",
-                    path.display()
-                )))
-            }
-        }
+        guard::check(path, bytes)?;
     }
     Ok(())
 }

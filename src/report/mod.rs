@@ -15,7 +15,7 @@ pub mod plots;
 
 use crate::analysis::{self, Analysis};
 use crate::error::{bad_input, Result, RunnerError};
-use crate::output::{self, target, write_atomic};
+use crate::output::{self, guard, target};
 use crate::record::PairRecord;
 use crate::run_info::{self, RunInfo};
 use std::path::{Path, PathBuf};
@@ -221,8 +221,8 @@ pub fn render_run(
 
 /// Writes `analysis.json` into `dir`, the report to `out` (default
 /// `DIR/report.md`) and the plots beside the report, where its relative
-/// links find them. Outside `dir` nothing existing is overwritten with other
-/// content (`target::check_new_files`); every file is written atomically.
+/// links find them. Every file goes through `output::guard` (checked all
+/// first, then written atomically and recorded).
 pub fn write(dir: &Path, out: Option<&Path>, r: &Rendering) -> Result<PathBuf> {
     let default = dir.join("report.md");
     let report = out.map(Path::to_path_buf).unwrap_or(default.clone());
@@ -242,12 +242,17 @@ pub fn write(dir: &Path, out: Option<&Path>, r: &Rendering) -> Result<PathBuf> {
         std::fs::create_dir_all(&beside)
             .map_err(|e| output::io_err("create the folder of", &report, e))?;
     }
-    write_atomic(&dir.join("analysis.json"), r.analysis_json.as_bytes())?;
+    let mut inside_files = vec![(dir.join("analysis.json"), r.analysis_json.as_bytes())];
     if let Some(g) = &r.gate {
-        write_atomic(&dir.join(crate::gate::output::GATE_JSON), g.json.as_bytes())?;
+        inside_files.push((dir.join(crate::gate::output::GATE_JSON), g.json.as_bytes()));
     }
-    for (path, bytes) in &files {
-        write_atomic(path, bytes)?;
+    // Every file checked before the first is written: a refusal leaves
+    // everything as it was.
+    for (path, bytes) in inside_files.iter().chain(&files) {
+        guard::check(path, bytes)?;
+    }
+    for (path, bytes) in inside_files.iter().chain(&files) {
+        guard::write(path, bytes)?;
     }
     Ok(report)
 }

@@ -41,6 +41,15 @@ pub struct ForkSummary {
     /// recorded before runner had placement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<Box<crate::placement::ForkPlacement>>,
+    /// Processes that the fork's commands left running after they exited
+    /// (each was killed by runner); absent when none, and in runs recorded
+    /// before runner counted them.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub left_processes: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A finished fork: the worker's summary plus what the parent saw.
@@ -67,6 +76,11 @@ pub struct ForkRecord {
     /// before runner had sentinels, or where /proc is unreadable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sentinel: Option<crate::environment::ForkSentinel>,
+    /// The fingerprint of the database outside runner's schemas, compared
+    /// before and after the fork (PostgreSQL only; design section 8); absent
+    /// in runs without it or recorded before runner had it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database_guard: Option<crate::db::guard::GuardRecord>,
 }
 
 impl ForkRecord {

@@ -6,6 +6,7 @@
 //! the file's strategy with the cell's fields applied, and nothing after
 //! validation re-reads TOML or files.
 
+use super::placeholder::Quoting;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -51,13 +52,15 @@ pub struct CommandSpec {
 }
 
 impl CommandSpec {
-    /// Rewrites every text that may hold placeholders.
-    pub fn map_texts(&mut self, mut f: impl FnMut(&str) -> String) {
-        let mut each = |v: &mut String| *v = f(v);
+    /// Rewrites every text that may hold placeholders; `f` is told how a
+    /// value must be written into it (quoted for `/bin/sh` in `shell`).
+    pub fn map_texts(&mut self, mut f: impl FnMut(&str, Quoting) -> String) {
+        let mut each = |v: &mut String| *v = f(v, Quoting::Raw);
         match &mut self.program {
             Program::Argv(a) => a.iter_mut().for_each(&mut each),
-            Program::Shell(s) => each(s),
+            Program::Shell(s) => *s = f(s, Quoting::Shell),
         }
+        let mut each = |v: &mut String| *v = f(v, Quoting::Raw);
         for list in [&mut self.setup, &mut self.teardown, &mut self.prepare]
             .into_iter()
             .flatten()
@@ -209,14 +212,14 @@ impl StrategyKind {
     }
 
     /// Rewrites every text [`StrategyKind::texts`] lists (filling placeholders).
-    pub fn map_texts(&mut self, f: impl FnMut(&str) -> String) {
+    pub fn map_texts(&mut self, f: impl FnMut(&str, Quoting) -> String) {
         match self {
             StrategyKind::Command(c) => c.map_texts(f),
             StrategyKind::Sql(s) => {
                 let mut f = f;
-                s.run.text = f(&s.run.text);
+                s.run.text = f(&s.run.text, Quoting::Raw);
                 if let Some(t) = &mut s.setup {
-                    t.text = f(&t.text);
+                    t.text = f(&t.text, Quoting::Raw);
                 }
             }
             _ => {}

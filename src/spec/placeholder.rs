@@ -162,6 +162,79 @@ fn piece_start(p: &Piece<'_>) -> usize {
     }
 }
 
+/// How a value is written into the text that receives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quoting {
+    /// As is: an argv element, an env value, a path, SQL.
+    Raw,
+    /// Quoted for `/bin/sh` (the `shell` key): a value is always one word,
+    /// and `;`, `$(...)`, quotes or spaces in it are never shell syntax.
+    Shell,
+}
+
+impl Quoting {
+    pub fn quote(self, value: &str) -> String {
+        match self {
+            Quoting::Raw => value.to_string(),
+            // shlex refuses only a NUL byte, which no command line can
+            // hold: the spawn fails on it, so nothing runs either way.
+            Quoting::Shell => shlex::try_quote(value)
+                .map(|q| q.into_owned())
+                .unwrap_or_else(|_| value.to_string()),
+        }
+    }
+}
+
+/// Where in a `/bin/sh` text byte `offset` stands, when that is a place a
+/// quoted value would not be one word: inside single, double or back
+/// quotes (the value's own quotes would close them), or after a
+/// here-document operator (whose body expands `$(...)` whatever the
+/// quotes). `None`: bare, where the quoted value is exactly one word.
+/// A comment is skipped, so an apostrophe in it opens nothing.
+pub fn shell_context(text: &str, offset: usize) -> Option<&'static str> {
+    #[derive(PartialEq)]
+    enum Q {
+        Bare,
+        Single,
+        Double,
+        Back,
+    }
+    let b = text.as_bytes();
+    let mut q = Q::Bare;
+    let mut i = 0;
+    while i < offset.min(b.len()) {
+        let c = b[i];
+        match q {
+            Q::Bare => match c {
+                b'\\' => i += 1,
+                b'\'' => q = Q::Single,
+                b'"' => q = Q::Double,
+                b'`' => q = Q::Back,
+                b'<' if b.get(i + 1) == Some(&b'<') => return Some("a here-document"),
+                b'#' if i == 0 || b" \t\n;&|()".contains(&b[i - 1]) => {
+                    while i < b.len() && b[i] != b'\n' {
+                        i += 1;
+                    }
+                    continue;
+                }
+                _ => {}
+            },
+            Q::Single if c == b'\'' => q = Q::Bare,
+            Q::Double | Q::Back if c == b'\\' => i += 1,
+            Q::Double if c == b'"' => q = Q::Bare,
+            Q::Back if c == b'`' => q = Q::Bare,
+            _ => {}
+        }
+        i += 1;
+    }
+    match q {
+        Q::Bare => None,
+        Q::Single => Some("single quotes"),
+        Q::Double => Some("double quotes"),
+        Q::Back => Some("backquotes"),
+    }
+}
+
 /// `value` written so that a later step copies it literally.
 pub fn escape(value: &str) -> String {
     value.replace('{', "{{")
@@ -258,6 +331,30 @@ mod tests {
             Template::compile("{scratch}/f"),
             Err(Unbound("scratch".into()))
         );
+    }
+
+    #[test]
+    fn shell_values_are_one_quoted_word() {
+        assert_eq!(Quoting::Shell.quote("a; touch pwn"), "'a; touch pwn'");
+        assert_eq!(Quoting::Shell.quote("b$(touch x)"), "'b$(touch x)'");
+        assert_eq!(Quoting::Shell.quote("plain"), "plain");
+        assert_eq!(Quoting::Shell.quote(""), "''");
+        assert_eq!(Quoting::Raw.quote("a; b"), "a; b");
+    }
+
+    #[test]
+    fn shell_contexts_where_a_quoted_value_is_not_one_word() {
+        let at = |t: &str| shell_context(t, t.find("{x}").unwrap());
+        assert_eq!(at("echo {x}"), None);
+        assert_eq!(at("echo a'b'\"c\" {x} # it's"), None);
+        assert_eq!(at("# don't\necho {x}"), None);
+        assert_eq!(at("echo \\' {x}"), None);
+        assert_eq!(at("echo '{x}'"), Some("single quotes"));
+        assert_eq!(at("echo \"a {x}\""), Some("double quotes"));
+        assert_eq!(at("echo \"\\\" {x}\""), Some("double quotes"));
+        assert_eq!(at("echo `cat {x}`"), Some("backquotes"));
+        assert_eq!(at("cat <<EOF\n{x}\nEOF"), Some("a here-document"));
+        assert_eq!(at("a=b#c'; echo {x}"), Some("single quotes"));
     }
 
     #[test]

@@ -187,6 +187,13 @@ fn names(site: &Site<'_>, readable: &BTreeSet<&str>) -> Result<(), Problem> {
                 site.shown(),
                 keys.iter().map(|k| format!("{{{k}}}")).collect::<Vec<_>>().join(", ")
             ))
+        } else if site.key == "shell" && name != INPUT {
+            // Values are shell-quoted into `shell`: quoted once more by
+            // the user, they would be shell syntax again.
+            placeholder::shell_context(site.text, offset).map(|place| format!(
+                "{} has the placeholder {{{name}}} inside {place}; runner shell-quotes every value it puts into `shell`, so write it bare (echo {{{name}}}), or pass it through env (env = {{ V = \"{{{name}}}\" }}, then \"$V\" in the shell text)",
+                site.shown()
+            ))
         } else {
             None
         };

@@ -7,25 +7,37 @@
 //! hyperfine) and is captured only by the checks before timing; stderr goes
 //! to a file, so a failing run can be reported with its last lines.
 //!
-//! `wait4` also returns the child's rusage: user and system CPU time and
-//! peak RSS, recorded per run. With `timeout_s` the wait is a `poll` on a
-//! pidfd (Linux 5.3+), two more system calls inside the timed region of
-//! both arms; without it, a plain blocking `wait4`.
+//! The timed region ends when the child's exit is seen, not reaped: a
+//! blocking `waitid(WNOWAIT)`, or with `timeout_s` a `poll` on a pidfd
+//! (Linux 5.3+), the same for both arms. After it, untimed: the run's
+//! process group and every process it started are killed, and `wait4`
+//! reaps it with its rusage (user and system CPU time and peak RSS,
+//! recorded per run). See `reap` and docs/safety-commands.md.
+//!
+//! `timeout_s` bounds every process of the strategy: setup, prepare,
+//! teardown, the runs of the checks (stdout is read as it streams, hashed,
+//! never past the deadline) and the timed runs.
 
 mod reap;
 
-use super::{Observation, Outcome, Setting, Strategy};
-use crate::record::RunUsage;
-use crate::spec::placeholder::{self, Fill, Template, SCRATCH};
+use super::{Observation, Outcome, Setting, StdoutDigest, Strategy};
+use crate::spec::placeholder::{self, Fill, Quoting, Template, SCRATCH};
 use crate::spec::CommandSpec;
 use anyhow::{bail, Context, Result};
-pub use reap::describe;
-use reap::{reap, succeeded};
+pub use reap::{describe, left_behind};
+use reap::{finish, succeeded, wait_exit};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
+use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// How long the checks wait, after a run and everything it started were
+/// killed, for its stdout to close (only a process runner cannot reach
+/// can still hold it).
+const DRAIN: Duration = Duration::from_secs(5);
 
 /// Lines of a failing run's stderr quoted in the error.
 const STDERR_LINES: usize = 10;
@@ -49,8 +61,8 @@ pub struct Command {
     /// The run's process, built (untimed) by `before`.
     ready: Option<std::process::Command>,
     input: u64,
-    /// Wait status and usage of the last run, read by `after`.
-    finished: Option<(i32, RunUsage)>,
+    /// The timed run's process: exited, not reaped until `after`.
+    running: Option<i32>,
 }
 
 fn compile(texts: &[String]) -> Result<Vec<Template>> {
@@ -80,10 +92,10 @@ impl Command {
             None
         };
         if let Some(dir) = &scratch {
-            let value = placeholder::escape(&dir.display().to_string());
-            let fill = |t: &str| {
+            let dir = dir.display().to_string();
+            let fill = |t: &str, into: Quoting| {
                 placeholder::substitute(t, false, |n| match n {
-                    SCRATCH => Fill::With(value.clone()),
+                    SCRATCH => Fill::With(placeholder::escape(&into.quote(&dir))),
                     _ => Fill::Keep,
                 })
                 .text
@@ -124,7 +136,7 @@ impl Command {
             stderr_path,
             ready: None,
             input: 0,
-            finished: None,
+            running: None,
         };
         if let Some(setup) = spec.setup.as_deref() {
             command.once("setup", &compile(setup)?, 0)?;
@@ -155,7 +167,10 @@ impl Command {
         };
         self.stderr.set_len(0)?;
         self.stderr.seek(SeekFrom::Start(0))?;
-        p.stdin(stdin)
+        // Its own process group: everything the run starts can be killed
+        // with it. posix_spawn sets it, so both arms pay the same.
+        p.process_group(0)
+            .stdin(stdin)
             .stdout(Stdio::null())
             .stderr(Stdio::from(self.stderr.try_clone()?));
         Ok(p)
@@ -176,7 +191,17 @@ impl Command {
                 self.name
             )
         })?;
-        let (status, _) = reap(child.id() as i32, self.timeout)?;
+        let pid = child.id() as i32;
+        let exited = wait_exit(pid, self.timeout)?;
+        let status = finish(pid, exited)?.status;
+        if !exited {
+            bail!(
+                "{what} command `{}` of strategy `{}` was still going after timeout_s = {} s and was killed",
+                Self::shown(argv, input),
+                self.name,
+                self.timeout.unwrap_or_default().as_secs_f64()
+            );
+        }
         if !succeeded(status) {
             bail!(
                 "{what} command `{}` of strategy `{}` ended with {}{}",
@@ -199,6 +224,17 @@ impl Command {
         }
         let tail = &lines[lines.len().saturating_sub(STDERR_LINES)..];
         format!("; its last stderr lines:\n    {}", tail.join("\n    "))
+    }
+
+    /// The error for a run of the strategy's command killed at `timeout_s`.
+    fn timed_out(&self, what: &str) -> anyhow::Error {
+        anyhow::anyhow!(
+            "{what} of command `{}` of strategy `{}` on input {} was still going after timeout_s = {} s and was killed, with every process it started",
+            Self::shown(&self.argv, self.input),
+            self.name,
+            self.input,
+            self.timeout.unwrap_or_default().as_secs_f64()
+        )
     }
 
     /// A run that failed stops the fork, unless failures are allowed.
@@ -242,15 +278,22 @@ impl Strategy for Command {
                 self.name
             )
         })?;
-        self.finished = Some(reap(child.id() as i32, self.timeout)?);
+        let pid = child.id() as i32;
+        if !wait_exit(pid, self.timeout)? {
+            finish(pid, false)?;
+            return Err(self.timed_out("a timed run"));
+        }
+        self.running = Some(pid);
         Ok(())
     }
 
     fn after(&mut self) -> Result<Outcome> {
-        let (status, usage) = self
-            .finished
+        let pid = self
+            .running
             .take()
             .context("a command's result was read twice")?;
+        let ended = finish(pid, true)?;
+        let (status, usage) = (ended.status, ended.usage);
         self.check_status(status)?;
         Ok(Outcome {
             fingerprint: status as u64,
@@ -259,6 +302,8 @@ impl Strategy for Command {
     }
 
     fn observe(&mut self, input: u64) -> Result<Observation> {
+        // `prepare` (in `before`) has a timeout_s of its own; the run's
+        // starts at its spawn.
         self.before(input)?;
         let mut p = self
             .ready
@@ -267,6 +312,7 @@ impl Strategy for Command {
         if self.compare_output {
             p.stdout(Stdio::piped());
         }
+        let started = Instant::now();
         let mut child = p.spawn().with_context(|| {
             format!(
                 "command `{}` of strategy `{}` could not start",
@@ -274,15 +320,45 @@ impl Strategy for Command {
                 self.name
             )
         })?;
-        let mut stdout = Vec::new();
-        if let Some(mut out) = child.stdout.take() {
-            out.read_to_end(&mut stdout)?;
-        }
-        let (status, _) = reap(child.id() as i32, self.timeout)?;
+        let pid = child.id() as i32;
+        let deadline = self.timeout.map(|t| started + t);
+        let mut digest = StdoutDigest::default();
+        let mut sink = |b: &[u8]| digest.push(b);
+        let status = match child.stdout.take() {
+            Some(pipe) => {
+                let fd = pipe.as_raw_fd();
+                let read = reap::read_while_running(pid, fd, deadline, &mut sink);
+                let exited = matches!(read, Ok(reap::Read::Exited));
+                let status = finish(pid, exited)?.status;
+                if read? == reap::Read::TimedOut {
+                    return Err(self.timed_out("a run of the agreement check before timing"));
+                }
+                // What it printed before it and its processes were killed.
+                let until = deadline.map_or(Instant::now() + DRAIN, |d| {
+                    d.max(Instant::now()).min(Instant::now() + DRAIN)
+                });
+                if !reap::drain(fd, until, &mut sink)? {
+                    bail!(
+                        "the stdout of command `{}` of strategy `{}` stayed open after the command and every process it started had ended: a process outside runner's reach holds it",
+                        Self::shown(&self.argv, input),
+                        self.name
+                    );
+                }
+                status
+            }
+            None => {
+                let exited = wait_exit(pid, self.timeout)?;
+                let status = finish(pid, exited)?.status;
+                if !exited {
+                    return Err(self.timed_out("a run of the agreement check before timing"));
+                }
+                status
+            }
+        };
         self.check_status(status)?;
         Ok(Observation::Command {
             status: describe(status),
-            stdout: self.compare_output.then_some(stdout),
+            stdout: self.compare_output.then(|| digest.finish()),
         })
     }
 
@@ -299,6 +375,10 @@ impl Strategy for Command {
 
 impl Drop for Command {
     fn drop(&mut self) {
+        // A timed run whose `after` never came (the fork failed between).
+        if let Some(pid) = self.running.take() {
+            let _ = finish(pid, true);
+        }
         if let Some(dir) = &self.scratch {
             let _ = std::fs::remove_dir_all(dir);
         }

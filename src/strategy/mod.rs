@@ -20,7 +20,7 @@ mod tx_rollback;
 
 pub use in_memory::InMemory;
 pub use noop::Noop;
-pub use observation::Observation;
+pub use observation::{Observation, Stdout, StdoutDigest};
 pub use spin::Spin;
 pub use tx_rollback::TxRollback;
 

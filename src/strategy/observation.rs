@@ -3,7 +3,61 @@
 //! they differ, described so the message says what differs.
 
 use crate::workload::Projection;
+use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
+
+/// Bytes of a command's stdout kept to show where two outputs differ.
+pub const STDOUT_HEAD: usize = 64 * 1024;
+
+/// A command's stdout, hashed as it streams: a run may print gigabytes,
+/// and only its length, its SHA-256 and its first bytes (to show a
+/// difference) are kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stdout {
+    pub len: u64,
+    pub sha256: [u8; 32],
+    /// The first [`STDOUT_HEAD`] bytes.
+    pub head: Vec<u8>,
+}
+
+impl Stdout {
+    /// The summary of `bytes`, as if they had streamed.
+    pub fn of(bytes: &[u8]) -> Stdout {
+        let mut d = StdoutDigest::default();
+        d.push(bytes);
+        d.finish()
+    }
+
+    /// The whole output, when it fitted in the head.
+    pub fn complete(&self) -> Option<&[u8]> {
+        (self.len as usize == self.head.len()).then_some(&self.head[..])
+    }
+}
+
+/// Builds a [`Stdout`] chunk by chunk.
+#[derive(Default)]
+pub struct StdoutDigest {
+    hash: Sha256,
+    len: u64,
+    head: Vec<u8>,
+}
+
+impl StdoutDigest {
+    pub fn push(&mut self, chunk: &[u8]) {
+        self.hash.update(chunk);
+        self.len += chunk.len() as u64;
+        let room = STDOUT_HEAD.saturating_sub(self.head.len());
+        self.head.extend_from_slice(&chunk[..room.min(chunk.len())]);
+    }
+
+    pub fn finish(self) -> Stdout {
+        Stdout {
+            len: self.len,
+            sha256: self.hash.finalize().into(),
+            head: self.head,
+        }
+    }
+}
 
 /// The output of one run, as rich as the kind has it.
 #[derive(Debug, Clone, PartialEq)]
@@ -15,7 +69,7 @@ pub enum Observation {
         /// `exit N` or `signal N`.
         status: String,
         /// `None` when `compare_output = false`.
-        stdout: Option<Vec<u8>>,
+        stdout: Option<Stdout>,
     },
     /// Per statement, the rows as text (`None` is SQL NULL).
     Rows(Vec<Vec<Vec<Option<String>>>>),
@@ -105,11 +159,37 @@ fn shorten(s: &str) -> String {
     }
 }
 
-fn stdout_difference(a: &[u8], b: &[u8]) -> Option<String> {
-    if a == b {
+fn stdout_difference(a: &Stdout, b: &Stdout) -> Option<String> {
+    if a.len == b.len && a.sha256 == b.sha256 {
         return None;
     }
-    let (ta, tb) = (String::from_utf8_lossy(a), String::from_utf8_lossy(b));
+    // Lines are compared within the kept heads; a difference beyond them
+    // is told by the lengths and hashes.
+    let shared = a.head.len().min(b.head.len());
+    let cut = |h: &[u8]| -> Vec<u8> {
+        if a.complete().is_some() && b.complete().is_some() {
+            h.to_vec()
+        } else {
+            h[..shared].to_vec()
+        }
+    };
+    let (ha, hb) = (cut(&a.head), cut(&b.head));
+    if ha == hb {
+        let hex = |h: &[u8; 32]| {
+            h.iter()
+                .take(8)
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>()
+        };
+        return Some(format!(
+            "stdout differs ({} vs {} bytes) after the first {shared} bytes, which agree (SHA-256 {}... vs {}...)",
+            a.len,
+            b.len,
+            hex(&a.sha256),
+            hex(&b.sha256)
+        ));
+    }
+    let (ta, tb) = (String::from_utf8_lossy(&ha), String::from_utf8_lossy(&hb));
     let (la, lb): (Vec<&str>, Vec<&str>) = (ta.lines().collect(), tb.lines().collect());
     let at = (0..la.len().max(lb.len()))
         .find(|&i| la.get(i) != lb.get(i))
@@ -118,8 +198,8 @@ fn stdout_difference(a: &[u8], b: &[u8]) -> Option<String> {
         |l: Option<&&str>| l.map_or("(no line)".to_string(), |l| format!("{:?}", shorten(l)));
     Some(format!(
         "stdout differs ({} vs {} bytes), first at line {}: {} vs {}",
-        a.len(),
-        b.len(),
+        a.len,
+        b.len,
         at + 1,
         show(la.get(at)),
         show(lb.get(at))
@@ -210,7 +290,7 @@ mod tests {
     fn stdout_and_status_differences_are_described() {
         let cmd = |status: &str, out: &str| Observation::Command {
             status: status.into(),
-            stdout: Some(out.as_bytes().to_vec()),
+            stdout: Some(Stdout::of(out.as_bytes())),
         };
         assert!(cmd("exit 0", "a\nb\n").same(&cmd("exit 0", "a\nb\n")));
         let d = cmd("exit 0", "a\nb\n")
@@ -227,5 +307,28 @@ mod tests {
         assert!(!blind.comparable(&cmd("exit 0", "anything")));
         assert!(cmd("exit 0", "a").comparable(&cmd("exit 0", "b")));
         assert!(!blind.comparable(&Observation::Nothing));
+    }
+
+    #[test]
+    fn long_outputs_are_compared_by_hash_and_shown_by_their_heads() {
+        let big = vec![b'x'; STDOUT_HEAD * 3];
+        let mut other = big.clone();
+        *other.last_mut().unwrap() = b'y';
+        let (a, b) = (Stdout::of(&big), Stdout::of(&other));
+        assert_eq!(a.head.len(), STDOUT_HEAD);
+        assert_eq!(a.len, big.len() as u64);
+        let d = stdout_difference(&a, &b).unwrap();
+        assert!(
+            d.contains("after the first 65536 bytes, which agree"),
+            "{d}"
+        );
+        assert!(stdout_difference(&a, &Stdout::of(&big)).is_none());
+        let mut streamed = StdoutDigest::default();
+        for chunk in big.chunks(1000) {
+            streamed.push(chunk);
+        }
+        assert_eq!(streamed.finish(), a);
+        let d = stdout_difference(&Stdout::of(b"a\nb\n"), &Stdout::of(&big)).unwrap();
+        assert!(d.contains("first at line 1"), "{d}");
     }
 }

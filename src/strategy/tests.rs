@@ -137,13 +137,13 @@ fn a_command_sees_its_input_and_reports_its_usage() {
         s.observe(42).unwrap(),
         Observation::Command {
             status: "exit 0".into(),
-            stdout: Some(b"42\n".to_vec())
+            stdout: Some(Stdout::of(b"42\n"))
         }
     );
     let Observation::Command { stdout, .. } = with_env.observe(7).unwrap() else {
         panic!("a command observes a command")
     };
-    assert_eq!(stdout.unwrap(), b"7 x7\n");
+    assert_eq!(stdout.unwrap().head, b"7 x7\n");
     let o = one(s.as_mut(), 1);
     let usage = o.usage.expect("a command records its usage");
     // `sh` maps more than a page of memory; CPU time may round to zero.
@@ -175,7 +175,7 @@ fn a_failing_command_names_itself_its_status_and_its_stderr() {
         s.observe(0).unwrap(),
         Observation::Command {
             status: "exit 3".into(),
-            stdout: Some(Vec::new())
+            stdout: Some(Stdout::of(b""))
         }
     );
 }
@@ -219,7 +219,7 @@ fn setup_prepare_and_teardown_run_outside_the_runs_in_scratch() {
     let Observation::Command { stdout, .. } = s.observe(1).unwrap() else {
         panic!("a command observes a command")
     };
-    assert_eq!(stdout.unwrap(), b"ready\n");
+    assert_eq!(stdout.unwrap().head, b"ready\n");
     one(s.as_mut(), 2);
     s.teardown().unwrap();
     let text = std::fs::read_to_string(&log).unwrap();

@@ -79,7 +79,14 @@ pub fn read_json(path: &Path) -> serde_json::Value {
 pub mod faults;
 pub mod shards;
 
-/// The PostgreSQL server named by RUNNER_DATABASE_URL.
+/// A database of this test's own on the PostgreSQL server named by
+/// RUNNER_DATABASE_URL: its URL, with the same role and password.
+///
+/// Every run on PostgreSQL compares a fingerprint of the whole database
+/// outside runner's schemas before and after each fork, and fails when it
+/// changed; tests run in parallel, so each works in a database of its own
+/// (created here; the role has CREATEDB, see .ci/postgres.sh) and one
+/// test's tables never show up in another's fingerprint.
 ///
 /// The tests that need one carry
 /// `#[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]`:
@@ -90,18 +97,55 @@ pub mod shards;
 /// `--include-ignored`), this prints SKIPPED and returns None, unless
 /// RUNNER_REQUIRE_POSTGRES=1 (set by .ci/run), where it fails.
 pub fn pg_url() -> Option<String> {
+    pg_server_url("RUNNER_DATABASE_URL").map(|u| private_database(&u))
+}
+
+/// The URL in `var` as it is (no database of the test's own).
+pub fn pg_server_url(var: &str) -> Option<String> {
     use std::io::Write;
-    match std::env::var("RUNNER_DATABASE_URL") {
+    match std::env::var(var) {
         Ok(u) if !u.trim().is_empty() => Some(u),
         _ if std::env::var("RUNNER_REQUIRE_POSTGRES").as_deref() == Ok("1") => {
-            panic!("RUNNER_REQUIRE_POSTGRES=1 but RUNNER_DATABASE_URL is not set")
+            panic!("RUNNER_REQUIRE_POSTGRES=1 but {var} is not set")
         }
         _ => {
             // Straight to the process's stderr: libtest captures eprintln!.
-            let _ = writeln!(std::io::stderr(), "SKIPPED: RUNNER_DATABASE_URL not set");
+            let _ = writeln!(std::io::stderr(), "SKIPPED: {var} not set");
             None
         }
     }
+}
+
+/// `url` with its database name replaced by `name`.
+pub fn with_database(url: &str, name: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, format!("?{q}")),
+        None => (url, String::new()),
+    };
+    let after_host = base
+        .find('@')
+        .map_or(base.find("//").map_or(0, |i| i + 2), |i| i + 1);
+    let host_end = base[after_host..]
+        .find('/')
+        .map_or(base.len(), |i| after_host + i);
+    format!("{}/{name}{query}", &base[..host_end])
+}
+
+/// Creates a fresh database named after this process and a counter.
+pub fn private_database(url: &str) -> String {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let name = format!(
+        "runner_test_{}_{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    );
+    let mut client = postgres::Client::connect(url, postgres::NoTls)
+        .unwrap_or_else(|e| panic!("connecting to RUNNER_DATABASE_URL: {e}"));
+    client
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .unwrap_or_else(|e| panic!("CREATE DATABASE {name} (the role needs CREATEDB): {e}"));
+    with_database(url, &name)
 }
 
 /// `runner exec SPEC --quiet --out DIR/OUT EXTRA...` in DIR, which must succeed.

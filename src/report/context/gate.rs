@@ -153,16 +153,27 @@ fn self_check(g: &GateAnalysis, exp: &Experiment, confidence: f64) -> String {
         None => "there was no A/A cell".into(),
     };
     let checks: Vec<&SelfCheck> = g.groups.iter().filter_map(|gr| gr.power.as_ref()).collect();
+    // A percentage of a slow baseline can ask for more than runner's
+    // largest delay; the 2x cell then injected 1 s, and the text says so.
+    let capped = g
+        .groups
+        .iter()
+        .any(|gr| gr.power.is_some() && crate::gate::cells::power_delay_capped(gr.threshold_ns));
+    let twice = if capped {
+        "twice the threshold (at most 1 s, runner's largest delay)"
+    } else {
+        "twice the threshold"
+    };
     let power = match checks.as_slice() {
         [] => "there was no cell at twice the threshold".to_string(),
         [p] => format!(
-            "with twice the threshold ({}) injected it flagged {}, its power (at least {} asked for)",
+            "with {twice} ({}) injected it flagged {}, its power (at least {} asked for)",
             format::delay(p.delay_ns as f64),
             share(p),
             format::percent(g.min_power)
         ),
         many => format!(
-            "with twice the threshold injected it flagged {}, its power (at least {} asked for)",
+            "with {twice} injected it flagged {}, its power (at least {} asked for)",
             format::list(
                 &many
                     .iter()

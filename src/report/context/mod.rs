@@ -152,6 +152,12 @@ pub struct DatabaseView {
     /// `PostgreSQL 15.18 (...) at 127.0.0.1:54329, database bench` or
     /// `embedded SQLite 3.46.0`.
     pub label: String,
+    /// What runner promised about the user's database and whether the
+    /// fingerprint check held, in sentences (PostgreSQL runs with the
+    /// database guard; none for older runs).
+    pub promise: Option<String>,
+    /// The role could act past any rollback (superuser, server roles).
+    pub warning: Option<String>,
 }
 
 /// This run: ids, seeds, counts and times.
@@ -350,13 +356,44 @@ fn database_view(info: &RunInfo) -> Option<DatabaseView> {
         None if db.backend == "sqlite" => (None, format!("embedded SQLite {}", db.version)),
         None => (None, format!("{} {}", db.backend, db.version)),
     };
+    let warning = db.postgres.as_ref().and_then(|p| p.role_warning());
     Some(DatabaseView {
         backend: db.backend,
         version: db.version,
         postgres: db.postgres,
         url,
         label,
+        promise: promise(info),
+        warning,
     })
+}
+
+/// The README's promise about the user's database, as this run kept it:
+/// the mechanism, then what the guard compared and found.
+fn promise(info: &RunInfo) -> Option<String> {
+    let guards: Vec<_> = info
+        .forks
+        .iter()
+        .filter_map(|f| f.database_guard.as_ref())
+        .collect();
+    let first = guards.first()?;
+    let held = guards.iter().filter(|g| g.held).count();
+    let verdict = if held == info.forks.len() {
+        format!(
+            "it was unchanged after every one of the {} forks",
+            info.forks.len()
+        )
+    } else {
+        format!(
+            "**it changed during {} of {} forks**",
+            info.forks.len() - held,
+            info.forks.len()
+        )
+    };
+    Some(format!(
+        "runner never commits what a fork writes: each fork's setup and runs live in a transaction that is rolled back (measured runs under savepoints), and a COMMIT of it fails by construction; what PostgreSQL does not roll back (sequences, COPY to or from files and programs, large objects, advisory locks, LISTEN/NOTIFY, server administration, dblink) is refused before the run. A fingerprint of the database outside runner's schemas ({} relations, {} sequences, {} schemas, {} functions: catalog rows, committed row changes, live rows, sequence values) was taken before and after each fork: {verdict}.",
+        first.relations, first.sequences, first.schemas, first.functions
+    ))
 }
 
 fn run_view(info: &RunInfo) -> RunView {

@@ -16,7 +16,7 @@ mod medians;
 
 use crate::analysis::{Analysis, CellAnalysis};
 use crate::error::{run_failed, Result};
-use crate::output::write_atomic;
+
 use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
@@ -39,7 +39,7 @@ pub fn render_all(analysis: &Analysis, aa: bool) -> Result<Vec<(&'static str, St
 /// Writes every plot into `dir`.
 pub fn write_all(dir: &Path, analysis: &Analysis, aa: bool) -> Result<()> {
     for (name, svg) in render_all(analysis, aa)? {
-        write_atomic(&dir.join(name), svg.as_bytes())?;
+        crate::output::guard::write(&dir.join(name), svg.as_bytes())?;
     }
     Ok(())
 }

@@ -1,0 +1,339 @@
+//! The fingerprint of a PostgreSQL database outside runner's own schemas,
+//! taken by the parent before and after every fork: the check that what
+//! the construction promises (nothing the user's SQL does is committed,
+//! see `pg_session`) held, and the detector for what it cannot hold (a
+//! sequence moved, or a server-side connection that commits on its own,
+//! called from inside a function where no parser sees it).
+//!
+//! Per relation outside runner's schemas: the `xmin` of its catalog row
+//! (any committed DDL, GRANT or TRUNCATE rewrites that row), its committed
+//! row changes (`n_mod_since_analyze` counts only committed inserts,
+//! updates and deletes, where `n_tup_*` also count rolled-back ones) and
+//! its live rows, and for a sequence its last value. Also every schema and
+//! function (catalog `xmin`) and the number of large objects.
+//!
+//! Limits, said in the README too: statistics of a session reach the
+//! views when it ends, so the parent waits for the fork's connections to
+//! close first; an ANALYZE or VACUUM of a table during the fork (autovacuum)
+//! resets its counters, so then only its catalog row is compared; another
+//! session's committed writes during the fork are changes too (run on a
+//! database nobody else writes meanwhile); cluster-wide objects (roles,
+//! databases, tablespaces) are not in it.
+
+use super::postgres::{connect, pg};
+use super::DbError;
+use postgres::Client;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// One object's state: what is compared, and what may have reset it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct State {
+    kind: &'static str,
+    /// Catalog row version: changes with any committed DDL on the object.
+    xmin: String,
+    /// Committed row changes and live rows (tables), or last value
+    /// (sequences); `None` where not readable.
+    changes: Option<i64>,
+    live: Option<i64>,
+    last_value: Option<String>,
+    /// ANALYZE and VACUUM runs so far: when they moved, the counters above
+    /// were reset and are not compared.
+    maintenance: Option<i64>,
+}
+
+/// Everything outside runner's schemas, by qualified name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fingerprint {
+    objects: BTreeMap<String, State>,
+    large_objects: i64,
+}
+
+/// What a fork's guard found, recorded per fork in run.json.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct GuardRecord {
+    /// Tables, views and other relations compared (sequences apart).
+    pub relations: u32,
+    pub sequences: u32,
+    /// Schemas and functions compared by their catalog rows.
+    pub schemas: u32,
+    pub functions: u32,
+    /// Nothing outside runner's schemas changed during the fork.
+    pub held: bool,
+    /// What changed, one sentence each (empty when `held`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<String>,
+}
+
+/// Every schema runner made carries this comment (see `postgres::marker`).
+const OURS: &str = "coalesce(obj_description(n.oid, 'pg_namespace'), '') = 'created by runner for its run schema ' || n.nspname";
+const SYSTEM: &str = "n.nspname IN ('pg_catalog', 'information_schema') OR n.nspname LIKE 'pg\\_toast%' OR n.nspname LIKE 'pg\\_temp\\_%'";
+
+/// A connection of the parent's own, open for the whole run.
+pub struct Guard {
+    client: Client,
+    run_schema: String,
+}
+
+impl Guard {
+    pub fn connect(url: &str, run_schema: &str) -> Result<Guard, DbError> {
+        let (mut client, _) = connect(url)?;
+        client
+            .batch_execute("SET application_name TO 'runner guard'")
+            .map_err(pg("guard"))?;
+        Ok(Guard {
+            client,
+            run_schema: run_schema.to_owned(),
+        })
+    }
+
+    /// Waits (up to `limit`) until no connection of this run's workers is
+    /// left, so their statistics have reached the views.
+    pub fn wait_for_workers(&mut self, limit: Duration) -> Result<(), DbError> {
+        let pattern = format!("runner worker {}%", self.run_schema);
+        let start = Instant::now();
+        loop {
+            let row = self
+                .client
+                .query_one(
+                    "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE $1 AND pid <> pg_backend_pid()",
+                    &[&pattern],
+                )
+                .map_err(pg("guard: wait for the fork's connections"))?;
+            let n: i64 = row.get(0);
+            if n == 0 || start.elapsed() > limit {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    pub fn take(&mut self) -> Result<Fingerprint, DbError> {
+        let mut tx = self.client.transaction().map_err(pg("guard"))?;
+        // A fresh statistics snapshot for this transaction.
+        tx.batch_execute("SELECT pg_stat_clear_snapshot()")
+            .map_err(pg("guard"))?;
+        let mut objects = BTreeMap::new();
+        let relations = tx
+            .query(
+                &format!(
+                    "SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname), c.relkind::text, c.xmin::text, \
+                            s.n_mod_since_analyze, s.n_live_tup, \
+                            s.vacuum_count + s.autovacuum_count + s.analyze_count + s.autoanalyze_count, \
+                            q.last_value::text \
+                     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+                     LEFT JOIN pg_stat_all_tables s ON s.relid = c.oid \
+                     LEFT JOIN pg_sequences q ON q.schemaname = n.nspname AND q.sequencename = c.relname \
+                     WHERE c.relkind IN ('r', 'p', 'S', 'm', 'v', 'f') AND NOT ({SYSTEM}) AND NOT ({OURS})"
+                ),
+                &[],
+            )
+            .map_err(pg("guard: read the relations"))?;
+        for r in relations {
+            let relkind: String = r.get(1);
+            let kind = match relkind.as_str() {
+                "S" => "sequence",
+                "v" => "view",
+                "m" => "materialized view",
+                "f" => "foreign table",
+                _ => "table",
+            };
+            objects.insert(
+                r.get::<_, String>(0),
+                State {
+                    kind,
+                    xmin: r.get(2),
+                    changes: r.get(3),
+                    live: r.get(4),
+                    maintenance: r.get(5),
+                    last_value: r.get(6),
+                },
+            );
+        }
+        let others = tx
+            .query(
+                &format!(
+                    "SELECT 'schema', quote_ident(n.nspname), n.xmin::text FROM pg_namespace n \
+                     WHERE NOT ({SYSTEM}) AND NOT ({OURS}) \
+                     UNION ALL \
+                     SELECT 'function', quote_ident(n.nspname) || '.' || quote_ident(p.proname) || '(' || pg_get_function_identity_arguments(p.oid) || ')', p.xmin::text \
+                     FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace \
+                     WHERE NOT ({SYSTEM}) AND NOT ({OURS})"
+                ),
+                &[],
+            )
+            .map_err(pg("guard: read the schemas and functions"))?;
+        for r in others {
+            let kind = if r.get::<_, &str>(0) == "schema" {
+                "schema"
+            } else {
+                "function"
+            };
+            objects.insert(
+                format!("{kind} {}", r.get::<_, String>(1)),
+                State {
+                    kind,
+                    xmin: r.get(2),
+                    changes: None,
+                    live: None,
+                    maintenance: None,
+                    last_value: None,
+                },
+            );
+        }
+        let large_objects: i64 = tx
+            .query_one("SELECT count(*) FROM pg_largeobject_metadata", &[])
+            .map_err(pg("guard: count large objects"))?
+            .get(0);
+        tx.rollback().map_err(pg("guard"))?;
+        Ok(Fingerprint {
+            objects,
+            large_objects,
+        })
+    }
+}
+
+impl Fingerprint {
+    /// What changed from `self` (before the fork) to `after`, one sentence
+    /// per object, and the counts compared.
+    pub fn compare(&self, after: &Fingerprint) -> GuardRecord {
+        let mut changes = Vec::new();
+        let name = |key: &str, s: &State| {
+            if s.kind == "schema" || s.kind == "function" {
+                key.to_owned()
+            } else {
+                format!("{} {key}", s.kind)
+            }
+        };
+        for (key, b) in &self.objects {
+            let Some(a) = after.objects.get(key) else {
+                changes.push(format!("{} was dropped", name(key, b)));
+                continue;
+            };
+            let what = name(key, b);
+            if b.last_value != a.last_value {
+                changes.push(format!(
+                    "{what} moved (last value {} -> {})",
+                    b.last_value.as_deref().unwrap_or("never used"),
+                    a.last_value.as_deref().unwrap_or("never used")
+                ));
+            } else if b.xmin != a.xmin {
+                changes.push(format!("{what} was altered (its catalog row changed)"));
+            } else if b.maintenance == a.maintenance {
+                if let (Some(x), Some(y)) = (b.changes, a.changes) {
+                    if y > x {
+                        changes.push(format!("{what} had {} committed row changes", y - x));
+                        continue;
+                    }
+                }
+                if b.live != a.live {
+                    changes.push(format!(
+                        "{what} went from {} to {} live rows",
+                        b.live.unwrap_or(0),
+                        a.live.unwrap_or(0)
+                    ));
+                }
+            }
+        }
+        for (key, a) in &after.objects {
+            if !self.objects.contains_key(key) {
+                changes.push(format!("{} was created", name(key, a)));
+            }
+        }
+        if self.large_objects != after.large_objects {
+            changes.push(format!(
+                "the number of large objects went from {} to {}",
+                self.large_objects, after.large_objects
+            ));
+        }
+        let count = |kind: &str| self.objects.values().filter(|s| s.kind == kind).count() as u32;
+        GuardRecord {
+            relations: self
+                .objects
+                .values()
+                .filter(|s| !matches!(s.kind, "sequence" | "schema" | "function"))
+                .count() as u32,
+            sequences: count("sequence"),
+            schemas: count("schema"),
+            functions: count("function"),
+            held: changes.is_empty(),
+            changes,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(xmin: &str, changes: i64, live: i64, maintenance: i64) -> State {
+        State {
+            kind: "table",
+            xmin: xmin.into(),
+            changes: Some(changes),
+            live: Some(live),
+            last_value: None,
+            maintenance: Some(maintenance),
+        }
+    }
+
+    fn print(objects: Vec<(&str, State)>) -> Fingerprint {
+        Fingerprint {
+            objects: objects
+                .into_iter()
+                .map(|(k, s)| (k.to_owned(), s))
+                .collect(),
+            large_objects: 0,
+        }
+    }
+
+    #[test]
+    fn committed_changes_are_named_and_rolled_back_ones_are_not() {
+        let before = print(vec![("public.v", table("10", 5, 100, 0))]);
+        // A rolled-back DELETE leaves n_mod_since_analyze and live rows.
+        assert!(before.compare(&before.clone()).held);
+        let after = print(vec![("public.v", table("10", 6, 99, 0))]);
+        let r = before.compare(&after);
+        assert!(!r.held);
+        assert_eq!(r.changes, ["table public.v had 1 committed row changes"]);
+        // An autovacuum reset the counters: only the catalog row counts.
+        let vacuumed = print(vec![("public.v", table("10", 0, 98, 1))]);
+        assert!(before.compare(&vacuumed).held);
+        let altered = print(vec![("public.v", table("11", 5, 100, 0))]);
+        assert_eq!(
+            before.compare(&altered).changes,
+            ["table public.v was altered (its catalog row changed)"]
+        );
+    }
+
+    #[test]
+    fn sequences_created_and_dropped_objects_are_changes() {
+        let seq = |v: &str| State {
+            kind: "sequence",
+            xmin: "7".into(),
+            changes: None,
+            live: None,
+            last_value: Some(v.into()),
+            maintenance: None,
+        };
+        let before = print(vec![
+            ("public.s", seq("1")),
+            ("public.t", table("1", 0, 0, 0)),
+        ]);
+        let after = print(vec![
+            ("public.s", seq("28")),
+            ("public.u", table("2", 0, 0, 0)),
+        ]);
+        let r = before.compare(&after);
+        assert_eq!(
+            r.changes,
+            [
+                "sequence public.s moved (last value 1 -> 28)",
+                "table public.t was dropped",
+                "table public.u was created"
+            ]
+        );
+        assert_eq!((r.relations, r.sequences), (1, 1));
+    }
+}

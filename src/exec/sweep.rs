@@ -1,0 +1,194 @@
+//! Nothing a run starts may outlive it (design section 8, "Safety").
+//!
+//! The worker and the exec parent are child subreapers
+//! (`PR_SET_CHILD_SUBREAPER`): a process whose parent dies is re-parented
+//! to the nearest subreaper above it instead of to init, so a descendant
+//! that double-forks or calls `setsid` still ends up as our child and can be
+//! found without knowing how it got away. Every process in the tree below a
+//! subreaper is then either its child or below a live child, so killing the
+//! children, reaping them, and repeating until none is left kills the whole
+//! tree. Only children are signalled: a child that died stays a zombie until
+//! it is reaped here, so its pid cannot have been reused by the time of the
+//! kill.
+
+use std::collections::{BTreeSet, HashMap};
+use std::time::{Duration, Instant};
+
+/// How long a sweep keeps killing before it gives up (a process stuck in
+/// uninterruptible sleep, or one that forks faster than it is killed).
+const PATIENCE: Duration = Duration::from_secs(10);
+
+/// Makes this process a child subreaper; false where the kernel refuses.
+pub fn become_subreaper() -> bool {
+    // SAFETY: a plain prctl on this process.
+    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) == 0 }
+}
+
+/// Whether this process is a child subreaper: only then is every orphaned
+/// descendant sure to come back here, and only then do the sweeps run (a
+/// test binary calling the command strategy in-process must not kill its
+/// other tests' children).
+pub fn is_subreaper() -> bool {
+    let mut on: libc::c_int = 0;
+    // SAFETY: PR_GET_CHILD_SUBREAPER writes one int at the pointer.
+    let r = unsafe { libc::prctl(libc::PR_GET_CHILD_SUBREAPER, &mut on as *mut libc::c_int) };
+    r == 0 && on != 0
+}
+
+/// One process as /proc shows it.
+#[derive(Debug, Clone, Copy)]
+pub struct Proc {
+    pub pid: i32,
+    pub ppid: i32,
+    pub pgrp: i32,
+    pub zombie: bool,
+}
+
+/// `/proc/PID/stat`: pid, state, ppid and process group (the command name
+/// in parentheses may hold spaces and parentheses, so fields are counted
+/// from the last `)`).
+pub fn stat(pid: i32) -> Option<Proc> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &text[text.rfind(')')? + 1..];
+    let mut f = rest.split_whitespace();
+    let state = f.next()?;
+    let ppid = f.next()?.parse().ok()?;
+    let pgrp = f.next()?.parse().ok()?;
+    Some(Proc {
+        pid,
+        ppid,
+        pgrp,
+        zombie: state == "Z" || state == "X",
+    })
+}
+
+/// Every process this user can see.
+pub fn all() -> Vec<Proc> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(stat)
+        .collect()
+}
+
+/// This process's children (every thread's), zombies included. Reads
+/// `/proc/self/task/*/children` (cheap: this is what runs after every
+/// command run), else scans /proc for the parent pid.
+pub fn children() -> Vec<i32> {
+    let me = std::process::id() as i32;
+    let mut out = Vec::new();
+    let mut read_any = false;
+    if let Ok(tasks) = std::fs::read_dir("/proc/self/task") {
+        for t in tasks.flatten() {
+            if let Ok(text) = std::fs::read_to_string(t.path().join("children")) {
+                read_any = true;
+                out.extend(
+                    text.split_whitespace()
+                        .filter_map(|p| p.parse::<i32>().ok()),
+                );
+            }
+        }
+    }
+    if !read_any {
+        out = all()
+            .into_iter()
+            .filter(|p| p.ppid == me)
+            .map(|p| p.pid)
+            .collect();
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The live processes below this one (excluding the pids in `keep` and
+/// everything below them), from one scan of /proc.
+pub fn live_descendants(keep: &BTreeSet<i32>) -> Vec<Proc> {
+    let me = std::process::id() as i32;
+    let procs = all();
+    let parent: HashMap<i32, i32> = procs.iter().map(|p| (p.pid, p.ppid)).collect();
+    procs
+        .into_iter()
+        .filter(|p| !p.zombie && p.pid != me)
+        .filter(|p| {
+            let mut at = p.pid;
+            // A chain longer than this is a loop in a torn read of /proc.
+            for _ in 0..4096 {
+                if keep.contains(&at) {
+                    return false;
+                }
+                match parent.get(&at) {
+                    Some(&pp) if pp == me => return true,
+                    Some(&pp) if pp > 1 => at = pp,
+                    _ => return false,
+                }
+            }
+            false
+        })
+        .collect()
+}
+
+/// Kills every child except those in `keep` (and, each round, the process
+/// group `group` when given), reaps them, and repeats until no other child
+/// is left: with this process a subreaper, that is every descendant.
+/// Returns whether it finished within its patience, and the children it
+/// found alive (each is looked at before anything is killed in its round,
+/// so a process is counted even when a scan of /proc missed it).
+pub fn kill_children(keep: &BTreeSet<i32>, group: Option<i32>) -> (bool, BTreeSet<i32>) {
+    let started = Instant::now();
+    let mut pause = Duration::from_micros(200);
+    let mut seen = BTreeSet::new();
+    loop {
+        let others: Vec<i32> = children()
+            .into_iter()
+            .filter(|p| !keep.contains(p))
+            .collect();
+        seen.extend(
+            others
+                .iter()
+                .filter(|&&p| stat(p).is_some_and(|s| !s.zombie)),
+        );
+        if let Some(g) = group {
+            // SAFETY: the group's leader is an unreaped child of ours, so
+            // the group id cannot have been reused.
+            unsafe { libc::kill(-g, libc::SIGKILL) };
+        }
+        if others.is_empty() {
+            return (true, seen);
+        }
+        for &p in &others {
+            // SAFETY: p is our child and not reaped yet (only this loop and
+            // the callers' own waits reap), so the pid is still its own.
+            unsafe { libc::kill(p, libc::SIGKILL) };
+        }
+        let mut reaped = false;
+        for &p in &others {
+            let mut status = 0;
+            // SAFETY: waits only for this child, without blocking.
+            if unsafe { libc::waitpid(p, &mut status, libc::WNOHANG) } == p {
+                reaped = true;
+            }
+        }
+        if started.elapsed() > PATIENCE {
+            return (false, seen);
+        }
+        if !reaped {
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(20));
+        }
+    }
+}
+
+/// The exec parent's sweep after each worker: counts and kills whatever
+/// the worker left (a worker killed on a timeout or a signal cannot clean
+/// up after itself). `keep`: the children this process had before it
+/// became a subreaper (someone's `cmd & exec runner`), never touched.
+pub fn after_worker(keep: &BTreeSet<i32>) -> usize {
+    if !is_subreaper() || children().iter().all(|p| keep.contains(p)) {
+        return 0;
+    }
+    let mut left: BTreeSet<i32> = live_descendants(keep).iter().map(|p| p.pid).collect();
+    left.extend(kill_children(keep, None).1);
+    left.len()
+}
