@@ -2,9 +2,11 @@
 //!
 //! `tests/fixtures/small_pairs.csv` (2 cells x 3 forks, 6 or 7 measured
 //! pairs, a few warm-up rows) is analysed here; `reference.py` computes the
-//! same statistics with numpy from the CSV and from the resample indices in
-//! `small_indices.json` (dumped from `resample_trace`, so the bootstrap
-//! intervals are checkable without reimplementing the generator). The
+//! same statistics with numpy from the CSV: per-fork and pooled intervals
+//! as the exact bootstrap distribution in rational arithmetic, the
+//! resampled ones from the indices in `small_indices.json` (dumped from
+//! `resample_trace`, so they are checkable without reimplementing the
+//! generator). The
 //! reference JSON is a subset of `analysis.json`'s shape; every value in it
 //! must match. To regenerate after an intended change:
 //!

@@ -1,21 +1,22 @@
 //! Per-fork estimates: can one process, on its own, see the delay?
 //!
 //! Each fork's median D gets a percentile bootstrap CI (Efron & Tibshirani
-//! 1993) from its own stream, so adding a fork never changes another's CI.
+//! 1993), computed exactly (`stats::exact_median`): it depends on the fork's
+//! values alone, with no stream and no resample count, so adding a fork never
+//! changes another's CI.
 //! Each fork also gets its arms' steady-state classes (`steady.rs`).
 
-use super::{streams, AnalysisInput, CellInfo, ForkAnalysis, ForkData, Spread, Verdict};
+use super::{AnalysisInput, ForkAnalysis, ForkData, Spread, Verdict};
 use crate::stats::{self, StatsError};
 
 pub(crate) fn forks(
     input: &AnalysisInput,
-    info: &CellInfo,
     forks: &[ForkData<'_>],
 ) -> Result<Vec<ForkAnalysis>, StatsError> {
     forks
         .iter()
         .map(|f| {
-            let e = interval(input, info.cell, f.fork, &f.diffs())?;
+            let e = interval(input, &f.diffs())?;
             let ci_ns = [e.ci.lo, e.ci.hi];
             Ok(ForkAnalysis {
                 fork: f.fork,
@@ -31,17 +32,15 @@ pub(crate) fn forks(
         .collect()
 }
 
-/// Median and percentile bootstrap CI of one fork's `values`, from the
-/// fork's own stream: the interval behind every per-fork figure (its
-/// verdict, the gate's self-check, calibration's coverage).
+/// Median and exact percentile bootstrap CI of one fork's `values`: the
+/// interval behind every per-fork figure (its verdict, the gate's
+/// self-check, calibration's coverage). It is the limit of the Monte-Carlo
+/// bootstrap as its resamples grow, so `input.resamples` plays no part.
 pub(crate) fn interval(
     input: &AnalysisInput,
-    cell: u32,
-    fork: u32,
     values: &[i64],
 ) -> Result<stats::MedianEstimate, StatsError> {
-    let mut rng = streams::fork(input.master_seed, cell, fork);
-    stats::bootstrap_median(values, input.resamples, input.confidence, &mut rng)
+    stats::exact_median(values, input.confidence)
 }
 
 /// Min-max over forks of each arm's median: how far apart whole runs land.

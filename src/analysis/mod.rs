@@ -32,7 +32,7 @@ pub mod usage;
 mod variance;
 
 pub use model::*;
-pub use trace::{resample_trace, CellTrace, ForkTrace, ResampleTrace};
+pub use trace::{resample_trace, CellTrace, ResampleTrace};
 /// The sizing search's limits, which the report states beside its answer.
 pub use variance::{DEFAULT_TARGET_FRACTION, FORK_OVERHEAD_PAIRS, MAX_FORKS, PAIRS_OPTIONS};
 
@@ -236,8 +236,8 @@ fn analyse_cell(
     info: &CellInfo,
     forks: &[ForkData<'_>],
 ) -> Result<CellAnalysis, StatsError> {
-    let fork_results = fork::forks(input, info, forks)?;
-    let pooled = pooled::pooled(input, info, forks)?;
+    let fork_results = fork::forks(input, forks)?;
+    let pooled = pooled::pooled(input, forks)?;
     let calibration = pooled::calibration(input, info, forks, &fork_results, &pooled)?;
     let count = |v: Verdict| fork_results.iter().filter(|f| f.verdict == v).count() as u32;
     Ok(CellAnalysis {
@@ -261,7 +261,7 @@ fn analyse_cell(
                 .map(|f| &f.steady_state)
                 .collect::<Vec<_>>(),
         ),
-        usage: usage::usage(input, info, forks)?,
+        usage: usage::usage(input, forks)?,
         machines: None,
         calibration,
         pooled,

@@ -262,14 +262,13 @@ pub struct Calibration {
     /// the wait it injected (about 0 when both arms' timed regions carry it).
     pub residual_bias_ns: f64,
     /// Whether the pooled CI covers the wait actually injected, pair by
-    /// pair: the pooled bootstrap of D − spin_ns (the pooled stream's
-    /// resamples) contains 0. See `pooled::calibration` for why not
+    /// pair: the pooled (exact) bootstrap interval of D − spin_ns contains 0. See `pooled::calibration` for why not
     /// median(spin_ns).
     pub ci_covers_spin: bool,
     /// Forks whose CI contains d.
     pub forks_covering_delay: u32,
     /// Forks whose CI covers their injected wait, pair by pair: the
-    /// bootstrap of the fork's D − spin_ns (its own stream) contains 0.
+    /// (exact) bootstrap interval of the fork's D − spin_ns contains 0.
     pub forks_covering_spin: u32,
 }
 

@@ -1,7 +1,8 @@
 //! Cell-wide estimates: all pairs pooled (what the original study reported),
 //! a hierarchical bootstrap beside it, and the calibration against d.
 //!
-//! The pooled CI treats 3000 pairs as independent although they come from 10
+//! The pooled CI is the exact percentile bootstrap (`stats::exact_median`).
+//! It treats 3000 pairs as independent although they come from 10
 //! processes; when forks differ, it is too narrow. The hierarchical bootstrap
 //! (resample forks, then pairs inside each; Davison & Hinkley 1997, Ren et al.
 //! 2010) keeps the fork-to-fork spread in the interval, so the two side by
@@ -12,14 +13,10 @@ use super::{
 };
 use crate::stats::{self, StatsError};
 
-pub(crate) fn pooled(
-    input: &AnalysisInput,
-    info: &CellInfo,
-    forks: &[ForkData<'_>],
-) -> Result<Pooled, StatsError> {
+pub(crate) fn pooled(input: &AnalysisInput, forks: &[ForkData<'_>]) -> Result<Pooled, StatsError> {
     let all = || forks.iter().flat_map(|f| f.measured.iter());
     let diffs: Vec<i64> = all().map(|p| p.diff_ns()).collect();
-    let e = pooled_interval(input, info.cell, &diffs)?;
+    let e = super::fork::interval(input, &diffs)?;
     Ok(Pooled {
         n: diffs.len() as u32,
         share_slower: diffs.iter().filter(|&&d| d > 0).count() as f64 / diffs.len() as f64,
@@ -29,17 +26,6 @@ pub(crate) fn pooled(
         baseline_median_ns: stats::median(&all().map(|p| p.baseline_ns).collect::<Vec<_>>())?,
         treatment_median_ns: stats::median(&all().map(|p| p.treatment_ns).collect::<Vec<_>>())?,
     })
-}
-
-/// Median and percentile bootstrap CI of a cell's pooled `values`, from
-/// the cell's pooled stream.
-fn pooled_interval(
-    input: &AnalysisInput,
-    cell: u32,
-    values: &[i64],
-) -> Result<stats::MedianEstimate, StatsError> {
-    let mut rng = streams::pooled(input.master_seed, cell);
-    stats::bootstrap_median(values, input.resamples, input.confidence, &mut rng)
 }
 
 pub(crate) fn hierarchical(
@@ -65,8 +51,7 @@ pub(crate) fn hierarchical(
 /// its 10th and 90th percentiles, where fork intervals are 10 ns wide), and
 /// the median of D = run difference + wait is not the median run difference
 /// plus the median wait. So "covers the injected wait" is judged pair by
-/// pair: the interval of D − spin_ns, from the same resamples as the
-/// interval of D, must contain 0. That is the interval the fork would have
+/// pair: the (exact) interval of D − spin_ns must contain 0. That is the interval the fork would have
 /// given had every pair's wait been exactly d, judged against d. At d = 0
 /// (spin_ns is 0) it is the interval of D itself.
 pub(crate) fn calibration(
@@ -95,14 +80,10 @@ pub(crate) fn calibration(
             })
             .collect();
         let mut n = 0;
-        for (f, u) in forks.iter().zip(&unwaited) {
-            n += u32::from(
-                super::fork::interval(input, info.cell, f.fork, u)?
-                    .ci
-                    .contains(0.0),
-            );
+        for u in &unwaited {
+            n += u32::from(super::fork::interval(input, u)?.ci.contains(0.0));
         }
-        let pooled = pooled_interval(input, info.cell, &unwaited.concat())?;
+        let pooled = super::fork::interval(input, &unwaited.concat())?;
         (n, pooled.ci.contains(0.0))
     } else {
         let n = results.iter().filter(|r| covers(r.ci_ns, 0.0)).count() as u32;

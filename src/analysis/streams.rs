@@ -3,17 +3,16 @@
 //!
 //! | statistic            | path                  | sample order                          |
 //! |----------------------|-----------------------|---------------------------------------|
-//! | fork CI              | `[cell, fork]`        | the fork's measured D by `pair`       |
-//! | pooled CI            | `[cell, u64::MAX]`    | D by fork, then `pair`                |
 //! | hierarchical CI      | `[cell, u64::MAX - 1]`| forks ascending; D by `pair` in each  |
 //! | order CI             | `[cell, u64::MAX - 2]`| per fork, a: D with treatment first, b: second |
 //! | carry-over CI        | `[cell, u64::MAX - 3]`| per fork, a: first-in-pair baseline after a treatment, b: after a baseline |
-//! | user CPU CI          | `[cell, u64::MAX - 16]`| treatment − baseline user ns, fork then `pair` |
-//! | system CPU CI        | `[cell, u64::MAX - 17]`| the same for system ns                |
-//! | peak RSS CI          | `[cell, u64::MAX - 18]`| the same for peak RSS KiB             |
 //! | machines CI          | `[cell, u64::MAX - 32]`| hosts by name; each host's forks ascending; D by `pair` |
 //!
-//! Forks are u32, so the pooled paths can never meet a fork's. The order and
+//! The per-fork, pooled and CPU/RSS intervals of a median are exact
+//! (`stats::exact_median`) and draw from no stream; their seeds
+//! (`[cell, fork]`, `[cell, u64::MAX]`, `[cell, u64::MAX - 16..18]`) are
+//! still derived and recorded in run.json, unused, so older runs keep
+//! their meaning. Forks are u32, so the pooled paths can never meet a fork's. The order and
 //! carry-over streams are hierarchical over the forks that have values in
 //! both groups (ascending fork order; each group in pair, resp. run, order).
 //! Draw order per stream is that of `stats::resample`.

@@ -1,6 +1,8 @@
-//! The resample indices behind every interval of an analysis, so that anyone
-//! can recompute the intervals without this code (e.g. with numpy, as
-//! `tests/fixtures/reference.py` does).
+//! The resample indices behind every resampled interval of an analysis, so
+//! that anyone can recompute the intervals without this code (e.g. with
+//! numpy, as `tests/fixtures/reference.py` does). The per-fork and pooled
+//! intervals of a median are exact (`stats::exact_median`) and draw nothing,
+//! so only the nested designs appear here.
 //!
 //! Each list replays the stream of [`super::streams`] that `analyse` uses,
 //! via the `stats::*_indices` functions. Indices refer to each sample sorted
@@ -13,9 +15,7 @@
 use super::{carry_over, group, order, streams, AnalysisError, AnalysisInput, ForkData};
 use crate::record::PairRecord;
 use crate::spec::Ordering;
-use crate::stats::{
-    hierarchical_indices, hierarchical_two_sample_indices, resample_indices, TwoSampleSlot,
-};
+use crate::stats::{hierarchical_indices, hierarchical_two_sample_indices, TwoSampleSlot};
 use rand_pcg::Pcg64;
 use serde::{Deserialize, Serialize};
 
@@ -28,8 +28,6 @@ pub struct ResampleTrace {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CellTrace {
     pub cell: u32,
-    pub forks: Vec<ForkTrace>,
-    pub pooled: Vec<Vec<u32>>,
     pub hierarchical: Vec<Vec<(u32, Vec<u32>)>>,
     /// Slots `[g, a indices, b indices]`, g the position among the forks
     /// that have both groups. Null unless paired-random and some fork had
@@ -37,12 +35,6 @@ pub struct CellTrace {
     pub order: Option<Vec<Vec<TwoSampleSlot>>>,
     /// The same; null when no fork has first-in-pair baselines after both arms.
     pub carry_over: Option<Vec<Vec<TwoSampleSlot>>>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ForkTrace {
-    pub fork: u32,
-    pub indices: Vec<Vec<u32>>,
 }
 
 /// The indices `analyse(input, pairs)` draws, cell by cell.
@@ -72,22 +64,6 @@ pub fn resample_trace(
             }
             CellTrace {
                 cell: info.cell,
-                forks: forks
-                    .iter()
-                    .map(|f| ForkTrace {
-                        fork: f.fork,
-                        indices: resample_indices(
-                            &mut streams::fork(seed, info.cell, f.fork),
-                            f.measured.len() as u32,
-                            b,
-                        ),
-                    })
-                    .collect(),
-                pooled: resample_indices(
-                    &mut streams::pooled(seed, info.cell),
-                    sizes.iter().sum(),
-                    b,
-                ),
                 hierarchical: hierarchical_indices(
                     &mut streams::hierarchical(seed, info.cell),
                     &sizes,

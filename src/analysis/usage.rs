@@ -1,11 +1,12 @@
 //! CPU time and peak memory of the runs that record them (`command` arms,
 //! from `wait4`'s rusage): per arm the median over the cell's measured runs,
 //! and the paired median difference (treatment − baseline) with its
-//! percentile bootstrap CI over the pairs where both arms recorded it.
+//! exact percentile bootstrap CI (`stats::exact_median`) over the pairs
+//! where both arms recorded it.
 //! hyperfine reports user and system time per command; paired, they answer
 //! "did the new build spend less CPU" the way D answers "was it faster".
 
-use super::{streams, AnalysisInput, CellInfo, ForkData};
+use super::{AnalysisInput, ForkData};
 use crate::record::{PairRecord, RunUsage};
 use crate::stats::{self, StatsError};
 use serde::{Deserialize, Serialize};
@@ -34,16 +35,11 @@ pub struct UsageStat {
 /// Reads one measure of a run's usage.
 type Measure = fn(&RunUsage) -> u64;
 
-/// The three measures, with the stream each one's CI is drawn from.
-const MEASURES: [(Measure, u64); 3] = [
-    (|u| u.user_ns, streams::USAGE_USER),
-    (|u| u.sys_ns, streams::USAGE_SYS),
-    (|u| u.max_rss_kib, streams::USAGE_RSS),
-];
+/// The three measures.
+const MEASURES: [Measure; 3] = [|u| u.user_ns, |u| u.sys_ns, |u| u.max_rss_kib];
 
 pub(crate) fn usage(
     input: &AnalysisInput,
-    info: &CellInfo,
     forks: &[ForkData<'_>],
 ) -> Result<Option<Usage>, StatsError> {
     let pairs: Vec<&PairRecord> = forks
@@ -54,7 +50,7 @@ pub(crate) fn usage(
         return Ok(None);
     }
     let mut stats = Vec::with_capacity(3);
-    for (get, stream) in MEASURES {
+    for get in MEASURES {
         let median = |arm: fn(&PairRecord) -> Option<RunUsage>| -> Result<Option<f64>, StatsError> {
             let v: Vec<u64> = pairs
                 .iter()
@@ -74,8 +70,7 @@ pub(crate) fn usage(
         let (difference, ci) = if diffs.is_empty() {
             (None, None)
         } else {
-            let mut rng = streams::usage(input.master_seed, info.cell, stream);
-            let e = stats::bootstrap_median(&diffs, input.resamples, input.confidence, &mut rng)?;
+            let e = stats::exact_median(&diffs, input.confidence)?;
             (Some(e.median), Some([e.ci.lo, e.ci.hi]))
         };
         stats.push(UsageStat {

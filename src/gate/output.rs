@@ -79,9 +79,11 @@ struct JsonSeeds {
     master: u64,
     schedule: u64,
     /// Per experiment cell: the seed of the bootstrap stream of the
-    /// deciding interval (`hierarchical` or `pooled`).
+    /// deciding interval (`hierarchical` or `pooled`; the pooled interval
+    /// is exact and draws nothing, its seed is listed so the shape stays).
     deciding: Vec<CellSeed>,
-    /// Per self-check fork: the seed of its interval's stream.
+    /// Per self-check fork: the seed of its interval's stream (unused
+    /// since per-fork intervals are exact; listed so the shape stays).
     self_check: Vec<ForkSeed>,
 }
 

@@ -19,7 +19,12 @@
 //!   they are not when forks differ.
 //!
 //! Draw order is that of [`super::resample`], so the `*_indices` functions
-//! there reproduce every resample.
+//! there reproduce every resample. The two-level shapes split their
+//! resamples into fixed chunks, each with its own stream derived from the
+//! generator, and run the chunks on every core
+//! ([`super::resample::par_resamples`]): the output is the same for any
+//! thread count. [`bootstrap_median`] stays on one stream; the analysis
+//! uses its exact limit ([`super::exact`]) instead.
 //!
 //! Speed: values are sorted once and indices drawn into the sorted sample; a
 //! resample only counts how often each position was drawn and walks the
@@ -27,7 +32,7 @@
 //! sorting or selecting, and the only other cost is the random draws.
 
 use super::quantile::{mid, quantile};
-use super::resample::IndexSampler;
+use super::resample::{par_resamples, IndexSampler};
 use super::{to_finite_vec, StatsError, Value};
 use rand::RngCore;
 
@@ -77,17 +82,18 @@ pub fn hierarchical_median<T: Value, R: RngCore>(
     check(resamples, confidence)?;
     let grouped = Grouped::new(groups)?;
     let k = groups.len() as u32;
-    let mut s = IndexSampler::new(rng);
-    let mut counts = vec![0u32; grouped.ranked.len()];
-    let medians = (0..resamples)
-        .map(|_| {
+    let medians = par_resamples(
+        rng,
+        resamples,
+        || vec![0u32; grouped.ranked.len()],
+        |s, counts| {
             counts.fill(0);
             let total: u32 = (0..k)
-                .map(|_| grouped.draw(s.below(k) as usize, &mut s, &mut counts))
+                .map(|_| grouped.draw(s.below(k) as usize, s, counts))
                 .sum();
-            grouped.ranked.median_of_counts(&counts, total)
-        })
-        .collect();
+            grouped.ranked.median_of_counts(counts, total)
+        },
+    );
     Ok(MedianEstimate {
         median: grouped.ranked.median(),
         ci: percentile_interval(medians, confidence)?,
@@ -108,21 +114,22 @@ pub fn hierarchical_median_diff<T: Value, R: RngCore>(
     let a = Grouped::new(&groups.iter().map(|g| g.0).collect::<Vec<_>>())?;
     let b = Grouped::new(&groups.iter().map(|g| g.1).collect::<Vec<_>>())?;
     let k = groups.len() as u32;
-    let mut s = IndexSampler::new(rng);
-    let (mut ca, mut cb) = (vec![0u32; a.ranked.len()], vec![0u32; b.ranked.len()]);
-    let diffs = (0..resamples)
-        .map(|_| {
+    let diffs = par_resamples(
+        rng,
+        resamples,
+        || (vec![0u32; a.ranked.len()], vec![0u32; b.ranked.len()]),
+        |s, (ca, cb)| {
             ca.fill(0);
             cb.fill(0);
             let (mut na, mut nb) = (0, 0);
             for _ in 0..k {
                 let g = s.below(k) as usize;
-                na += a.draw(g, &mut s, &mut ca);
-                nb += b.draw(g, &mut s, &mut cb);
+                na += a.draw(g, s, ca);
+                nb += b.draw(g, s, cb);
             }
-            a.ranked.median_of_counts(&ca, na) - b.ranked.median_of_counts(&cb, nb)
-        })
-        .collect();
+            a.ranked.median_of_counts(ca, na) - b.ranked.median_of_counts(cb, nb)
+        },
+    );
     Ok(MedianEstimate {
         median: a.ranked.median() - b.ranked.median(),
         ci: percentile_interval(diffs, confidence)?,

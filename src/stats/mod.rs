@@ -7,6 +7,8 @@
 //!
 //! Methods and where they are implemented:
 //! - [`mod@quantile`]: numpy's default "linear" method (Hyndman & Fan 1996, type 7).
+//! - [`exact`]: the percentile bootstrap of one sample's median in closed
+//!   form (Maritz & Jarrett 1978; Efron 1982): binomial weights, no resampling.
 //! - [`bootstrap`]: percentile bootstrap (Efron & Tibshirani 1993, ch. 13) and a
 //!   two-level hierarchical bootstrap (Davison & Hinkley 1997, sec. 3.8;
 //!   Ren et al. 2010), also for the shift between two separate runs.
@@ -25,6 +27,7 @@
 pub mod bootstrap;
 pub mod changepoint;
 pub mod correlation;
+pub mod exact;
 pub mod gate;
 pub mod modes;
 pub mod nested;
@@ -38,6 +41,7 @@ pub use bootstrap::{
 };
 pub use changepoint::{steady_state, Class, SteadyState};
 pub use correlation::pearson;
+pub use exact::{atom_quantile, exact_median, median_distribution, Atom};
 pub use modes::{two_speeds, TwoSpeeds};
 pub use nested::{
     lever, nested_components, nested_half_width, nested_median, nested_median_components,

@@ -28,11 +28,12 @@
 //! - [`nested_median`]: percentile bootstrap resampling all three levels
 //!   (machines with replacement, then forks inside each chosen machine, then
 //!   pairs inside each chosen fork; Ren et al. 2010 recommend resampling
-//!   every level), statistic the median of the pooled resample;
-//!   [`nested_indices`] replays its draws.
+//!   every level), statistic the median of the pooled resample, in chunks
+//!   on every core (`resample::par_resamples`, the same output for any
+//!   thread count); [`nested_indices`] replays its draws.
 
 use super::bootstrap::{check, percentile_interval, Grouped, MedianEstimate};
-use super::resample::IndexSampler;
+use super::resample::{par_resamples, replay};
 use super::{normal_quantile, variance_components, StatsError, Value};
 use rand::RngCore;
 
@@ -206,23 +207,25 @@ pub fn nested_median<T: Value, R: RngCore>(
         at += m.len();
     }
     let a = machines.len() as u32;
-    let mut s = IndexSampler::new(rng);
-    let mut counts = vec![0u32; grouped.ranked.len()];
-    let medians = (0..resamples)
-        .map(|_| {
+    let sizes: Vec<u32> = machines.iter().map(|m| m.len() as u32).collect();
+    let medians = par_resamples(
+        rng,
+        resamples,
+        || vec![0u32; grouped.ranked.len()],
+        |s, counts| {
             counts.fill(0);
             let mut total = 0;
             for _ in 0..a {
                 let m = s.below(a) as usize;
-                let k = machines[m].len() as u32;
+                let k = sizes[m];
                 for _ in 0..k {
                     let f = starts[m] + s.below(k) as usize;
-                    total += grouped.draw(f, &mut s, &mut counts);
+                    total += grouped.draw(f, s, counts);
                 }
             }
-            grouped.ranked.median_of_counts(&counts, total)
-        })
-        .collect();
+            grouped.ranked.median_of_counts(counts, total)
+        },
+    );
     Ok(MedianEstimate {
         median: grouped.ranked.median(),
         ci: percentile_interval(medians, confidence)?,
@@ -241,27 +244,24 @@ pub fn nested_indices<R: RngCore>(
     sizes: &[Vec<u32>],
     resamples: u32,
 ) -> Vec<Vec<MachineSlot>> {
-    let mut s = IndexSampler::new(rng);
     let a = sizes.len() as u32;
-    (0..resamples)
-        .map(|_| {
-            (0..a)
-                .map(|_| {
-                    let m = s.below(a);
-                    let forks = &sizes[m as usize];
-                    let k = forks.len() as u32;
-                    let chosen = (0..k)
-                        .map(|_| {
-                            let f = s.below(k);
-                            let n = forks[f as usize];
-                            (f, (0..n).map(|_| s.below(n)).collect())
-                        })
-                        .collect();
-                    (m, chosen)
-                })
-                .collect()
-        })
-        .collect()
+    replay(rng, resamples, |s| {
+        (0..a)
+            .map(|_| {
+                let m = s.below(a);
+                let forks = &sizes[m as usize];
+                let k = forks.len() as u32;
+                let chosen = (0..k)
+                    .map(|_| {
+                        let f = s.below(k);
+                        let n = forks[f as usize];
+                        (f, (0..n).map(|_| s.below(n)).collect())
+                    })
+                    .collect();
+                (m, chosen)
+            })
+            .collect()
+    })
 }
 
 #[cfg(test)]

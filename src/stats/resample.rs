@@ -13,7 +13,106 @@
 //! the generator is cut into four 16-bit chunks, lowest first: the bootstrap
 //! is the hot path and the generator was the larger part of its cost.
 
-use rand::RngCore;
+use rand::{RngCore, SeedableRng};
+use rand_pcg::Pcg64;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Resamples per chunk of a nested bootstrap (see [`chunk_streams`]).
+pub const CHUNK: u32 = 256;
+
+/// The streams of a nested bootstrap's chunks: one `next_u64` of `rng` is
+/// the base, and chunk c (resamples c * CHUNK onwards, [`CHUNK`] of them,
+/// the last one fewer) draws from `Pcg64::seed_from_u64(base + c)`. The
+/// split is fixed by the resample count alone, so which thread runs a chunk
+/// cannot change a draw, and the `*_indices` functions replay the chunks in
+/// order.
+pub fn chunk_streams<R: RngCore>(rng: &mut R, resamples: u32) -> Vec<(Pcg64, u32)> {
+    let base = rng.next_u64();
+    (0..resamples.div_ceil(CHUNK))
+        .map(|c| {
+            let count = CHUNK.min(resamples - c * CHUNK);
+            (Pcg64::seed_from_u64(base.wrapping_add(u64::from(c))), count)
+        })
+        .collect()
+}
+
+/// Threads for the nested bootstraps: `RUNNER_THREADS` if it is a positive
+/// integer, else every core `std::thread::available_parallelism` reports.
+/// The output does not depend on it (see [`chunk_streams`]).
+pub fn threads() -> usize {
+    std::env::var("RUNNER_THREADS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&t| t > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// `resamples` statistics, resample b computed by `one` from chunk
+/// b / CHUNK's sampler, on [`threads`] threads; returned in resample order.
+/// `state` makes each chunk's scratch space (e.g. draw counts).
+pub fn par_resamples<R, S, F>(
+    rng: &mut R,
+    resamples: u32,
+    state: impl Fn() -> S + Sync,
+    one: F,
+) -> Vec<f64>
+where
+    R: RngCore,
+    F: Fn(&mut IndexSampler<'_, Pcg64>, &mut S) -> f64 + Sync,
+{
+    par_resamples_on(threads(), rng, resamples, state, one)
+}
+
+/// [`par_resamples`] on `threads` threads.
+fn par_resamples_on<R, S, F>(
+    threads: usize,
+    rng: &mut R,
+    resamples: u32,
+    state: impl Fn() -> S + Sync,
+    one: F,
+) -> Vec<f64>
+where
+    R: RngCore,
+    F: Fn(&mut IndexSampler<'_, Pcg64>, &mut S) -> f64 + Sync,
+{
+    let streams = chunk_streams(rng, resamples);
+    let run = |c: usize| -> Vec<f64> {
+        let (mut r, count) = streams[c].clone();
+        let mut st = state();
+        let mut s = IndexSampler::new(&mut r);
+        (0..count).map(|_| one(&mut s, &mut st)).collect()
+    };
+    let threads = threads.min(streams.len());
+    if threads <= 1 {
+        return (0..streams.len()).flat_map(run).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let mut done: Vec<(usize, Vec<f64>)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let c = next.fetch_add(1, Ordering::Relaxed);
+                        if c >= streams.len() {
+                            return mine;
+                        }
+                        mine.push((c, run(c)));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| match w.join() {
+                Ok(v) => v,
+                Err(panic) => std::panic::resume_unwind(panic),
+            })
+            .collect()
+    });
+    done.sort_unstable_by_key(|(c, _)| *c);
+    done.into_iter().flat_map(|(_, v)| v).collect()
+}
 
 /// Uniform integers below `n` from a generator, four 16-bit chunks per output.
 pub struct IndexSampler<'a, R: RngCore> {
@@ -125,8 +224,8 @@ pub fn resample_indices<R: RngCore>(rng: &mut R, n: u32, resamples: u32) -> Vec<
         .collect()
 }
 
-/// The indices of a hierarchical bootstrap over groups of the given sizes: per
-/// resample, for each of the `k` slots one draw below `k` picks a group, and
+/// The indices of a hierarchical bootstrap over groups of the given sizes,
+/// drawn chunk by chunk as [`par_resamples`] does: per resample, for each of the `k` slots one draw below `k` picks a group, and
 /// then that group's `n_g` draws below `n_g` pick its members (interleaved:
 /// group, its members, next group, ...).
 pub fn hierarchical_indices<R: RngCore>(
@@ -134,17 +233,30 @@ pub fn hierarchical_indices<R: RngCore>(
     sizes: &[u32],
     resamples: u32,
 ) -> Vec<Vec<(u32, Vec<u32>)>> {
-    let mut s = IndexSampler::new(rng);
     let k = sizes.len() as u32;
-    (0..resamples)
-        .map(|_| {
-            (0..k)
-                .map(|_| {
-                    let g = s.below(k);
-                    let n = sizes[g as usize];
-                    (g, (0..n).map(|_| s.below(n)).collect())
-                })
-                .collect()
+    replay(rng, resamples, |s| {
+        (0..k)
+            .map(|_| {
+                let g = s.below(k);
+                let n = sizes[g as usize];
+                (g, (0..n).map(|_| s.below(n)).collect())
+            })
+            .collect()
+    })
+}
+
+/// Every resample drawn by `one`, chunk by chunk in order: what
+/// [`par_resamples`] draws, on one thread.
+pub fn replay<R: RngCore, T>(
+    rng: &mut R,
+    resamples: u32,
+    mut one: impl FnMut(&mut IndexSampler<'_, Pcg64>) -> T,
+) -> Vec<T> {
+    chunk_streams(rng, resamples)
+        .into_iter()
+        .flat_map(|(mut r, count)| {
+            let mut s = IndexSampler::new(&mut r);
+            (0..count).map(|_| one(&mut s)).collect::<Vec<_>>()
         })
         .collect()
 }
@@ -159,21 +271,18 @@ pub fn hierarchical_two_sample_indices<R: RngCore>(
     sizes: &[(u32, u32)],
     resamples: u32,
 ) -> Vec<Vec<TwoSampleSlot>> {
-    let mut s = IndexSampler::new(rng);
     let k = sizes.len() as u32;
-    (0..resamples)
-        .map(|_| {
-            (0..k)
-                .map(|_| {
-                    let g = s.below(k);
-                    let (na, nb) = sizes[g as usize];
-                    let a = (0..na).map(|_| s.below(na)).collect();
-                    let b = (0..nb).map(|_| s.below(nb)).collect();
-                    (g, a, b)
-                })
-                .collect()
-        })
-        .collect()
+    replay(rng, resamples, |s| {
+        (0..k)
+            .map(|_| {
+                let g = s.below(k);
+                let (na, nb) = sizes[g as usize];
+                let a = (0..na).map(|_| s.below(na)).collect();
+                let b = (0..nb).map(|_| s.below(nb)).collect();
+                (g, a, b)
+            })
+            .collect()
+    })
 }
 
 /// One slot of a hierarchical two-group resample: the fork's position, then
@@ -222,6 +331,32 @@ mod tests {
                 assert_eq!(a.below(n), b.below(n));
             }
         }
+    }
+
+    #[test]
+    fn thread_count_changes_no_statistic() {
+        let run = |threads| {
+            par_resamples_on(
+                threads,
+                &mut Pcg64::seed_from_u64(4),
+                CHUNK * 5 + 17,
+                || 0u64,
+                |s, calls| {
+                    *calls += 1;
+                    f64::from(s.below(1000)) + *calls as f64 * 1e-3
+                },
+            )
+        };
+        let one = run(1);
+        assert_eq!(one.len() as u32, CHUNK * 5 + 17);
+        for t in [2, 3, 8] {
+            assert_eq!(run(t), one, "{t} threads");
+        }
+        let replayed = replay(&mut Pcg64::seed_from_u64(4), CHUNK * 5 + 17, |s| {
+            s.below(1000)
+        });
+        let draws: Vec<u32> = one.iter().map(|x| x.floor() as u32).collect();
+        assert_eq!(draws, replayed);
     }
 
     #[test]

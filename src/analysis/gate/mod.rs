@@ -12,8 +12,8 @@
 //! group's power is below `min_power`, inconclusive too (a pass that could
 //! not have failed is not a pass); else a pass.
 //!
-//! The self-check forks' intervals come from the same per-fork streams as
-//! every fork's (`streams::fork`), so their seeds are in run.json.
+//! The self-check forks' intervals are every fork's interval: exact
+//! (`stats::exact_median`), so they need no stream.
 
 mod model;
 #[cfg(test)]
@@ -71,7 +71,7 @@ fn self_check(
     let per_fork = forks
         .iter()
         .map(|f| {
-            let e = super::fork::interval(input, info.cell, f.fork, &f.diffs())?;
+            let e = super::fork::interval(input, &f.diffs())?;
             let ci_ns = [e.ci.lo, e.ci.hi];
             Ok(SelfCheckFork {
                 fork: f.fork,

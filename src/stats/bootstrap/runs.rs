@@ -10,13 +10,14 @@
 //! (Davison & Hinkley 1997, sec. 3.8, for each level; Ren et al. 2010).
 
 use super::{check, percentile_interval, Grouped, MedianEstimate};
-use crate::stats::resample::IndexSampler;
+use crate::stats::resample::par_resamples;
 use crate::stats::{StatsError, Value};
 use rand::RngCore;
 
 /// See the module doc. `a` and `b` are the forks of each run, every fork
 /// non-empty. Draw order per resample: A's k_a slots (a draw below k_a,
-/// then that fork's n draws below n), then B's k_b slots.
+/// then that fork's n draws below n), then B's k_b slots; resamples in
+/// chunks as `resample::par_resamples` draws them.
 pub fn hierarchical_median_shift<T: Value, R: RngCore>(
     a: &[&[T]],
     b: &[&[T]],
@@ -28,21 +29,18 @@ pub fn hierarchical_median_shift<T: Value, R: RngCore>(
     let ga = Grouped::new(a)?;
     let gb = Grouped::new(b)?;
     let (ka, kb) = (a.len() as u32, b.len() as u32);
-    let mut s = IndexSampler::new(rng);
-    let (mut ca, mut cb) = (vec![0u32; ga.ranked.len()], vec![0u32; gb.ranked.len()]);
-    let shifts = (0..resamples)
-        .map(|_| {
+    let shifts = par_resamples(
+        rng,
+        resamples,
+        || (vec![0u32; ga.ranked.len()], vec![0u32; gb.ranked.len()]),
+        |s, (ca, cb)| {
             ca.fill(0);
             cb.fill(0);
-            let na: u32 = (0..ka)
-                .map(|_| ga.draw(s.below(ka) as usize, &mut s, &mut ca))
-                .sum();
-            let nb: u32 = (0..kb)
-                .map(|_| gb.draw(s.below(kb) as usize, &mut s, &mut cb))
-                .sum();
-            gb.ranked.median_of_counts(&cb, nb) - ga.ranked.median_of_counts(&ca, na)
-        })
-        .collect();
+            let na: u32 = (0..ka).map(|_| ga.draw(s.below(ka) as usize, s, ca)).sum();
+            let nb: u32 = (0..kb).map(|_| gb.draw(s.below(kb) as usize, s, cb)).sum();
+            gb.ranked.median_of_counts(cb, nb) - ga.ranked.median_of_counts(ca, na)
+        },
+    );
     Ok(MedianEstimate {
         median: gb.ranked.median() - ga.ranked.median(),
         ci: percentile_interval(shifts, confidence)?,
@@ -53,7 +51,7 @@ pub fn hierarchical_median_shift<T: Value, R: RngCore>(
 mod tests {
     use super::*;
     use crate::stats::quantile::median;
-    use crate::stats::resample::hierarchical_indices;
+    use crate::stats::resample::{hierarchical_indices, replay, IndexSampler};
     use crate::stats::Interval;
     use rand::SeedableRng;
     use rand_pcg::Pcg64;
@@ -97,8 +95,6 @@ mod tests {
             a.iter().map(sorted).collect(),
             b.iter().map(sorted).collect(),
         );
-        let mut rng = Pcg64::seed_from_u64(7);
-        let mut s = IndexSampler::new(&mut rng);
         fn slot(groups: &[Vec<i64>], s: &mut IndexSampler<'_, Pcg64>) -> Vec<i64> {
             let k = groups.len() as u32;
             let mut out = Vec::new();
@@ -109,13 +105,11 @@ mod tests {
             }
             out
         }
-        let shifts: Vec<f64> = (0..resamples)
-            .map(|_| {
-                let ra = slot(&sa, &mut s);
-                let rb = slot(&sb, &mut s);
-                median(&rb).unwrap() - median(&ra).unwrap()
-            })
-            .collect();
+        let shifts: Vec<f64> = replay(&mut Pcg64::seed_from_u64(7), resamples, |s| {
+            let ra = slot(&sa, s);
+            let rb = slot(&sb, s);
+            median(&rb).unwrap() - median(&ra).unwrap()
+        });
         assert_eq!(e.ci, percentile_interval(shifts, c).unwrap());
         // One run alone draws as `hierarchical_indices` does.
         let sizes: Vec<u32> = a.iter().map(|g| g.len() as u32).collect();

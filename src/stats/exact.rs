@@ -1,0 +1,356 @@
+//! The percentile bootstrap of a median without resampling: the bootstrap
+//! distribution of the median of n i.i.d. draws from a sample is known in
+//! closed form (Maritz & Jarrett 1978; Efron 1982, sec. 10), so the
+//! interval a Monte-Carlo bootstrap only approaches as its resamples grow is
+//! computed directly, with no random numbers and no resample count.
+//!
+//! Let v_1 < ... < v_m be the distinct values, C_j how many observations are
+//! <= v_j, p_j = C_j / n, and N_j the number of the n draws <= v_j, so
+//! N_j ~ Binomial(n, p_j).
+//!
+//! - Odd n, k = (n + 1) / 2: the resample median is X*_(k), and
+//!   X*_(k) <= v_j iff N_j >= k, so P(median = v_j) = T_j - T_{j-1} with
+//!   T_j = P(Bin(n, p_j) >= k). Ties are one atom.
+//! - Even n, h = n / 2: the median is (L + U) / 2 with L = X*_(h),
+//!   U = X*_(h+1). L = v_i and U = v_j > v_i happen together iff exactly h
+//!   draws are <= v_i, at least one of them equal to v_i, none lies
+//!   strictly between v_i and v_j, and at least one equals v_j; that is
+//!   C(n, h) (p_i^h - p_{i-1}^h) ((1 - p_{j-1})^h - (1 - p_j)^h), a product
+//!   of a factor of i and one of j. P(L = v_i) = T_i - T_{i-1} (with k = h),
+//!   and P(L = U = v_i) is that minus the sum over j > i, which is
+//!   C(n, h) (p_i^h - p_{i-1}^h) (1 - p_i)^h.
+//!
+//! Numerics (n up to millions without overflow): binomial probabilities by
+//! Loader's saddle-point form (Loader 2000, "Fast and accurate computation
+//! of binomial probabilities", as in R's `dbinom`), relative error ~1e-14;
+//! tails by summing the terms from the starting one away from the mean
+//! (they shrink geometrically) until they no longer change the sum;
+//! differences of tails taken on the side below 1/2, so neither overflows
+//! nor cancels; powers as exp(h ln_1p(..)) and expm1. For even n the pairs
+//! (i, j) whose joint mass is below 1e-300, or whose remaining mass for a
+//! given i is below 1e-20 of it, are skipped: in total less than 1e-15,
+//! far below the quantile rule's tolerance.
+//!
+//! The interval is read from that distribution by [`atom_quantile`]: the
+//! inverse distribution function, which is what numpy's linear-interpolated
+//! quantile of B resampled medians converges to as B grows, except at a
+//! quantile level that falls exactly on the boundary between two atoms
+//! (within [`BOUNDARY_TOLERANCE`]), where the Monte-Carlo value keeps
+//! jumping between the two atoms and the midpoint, its limiting mean, is
+//! taken.
+
+use super::bootstrap::{Interval, MedianEstimate};
+use super::quantile::mid;
+use super::{to_finite_vec, StatsError, Value};
+
+/// One value of the bootstrap distribution and its probability.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Atom {
+    pub value: f64,
+    pub probability: f64,
+}
+
+/// How close the cumulative probability must come to a quantile level to
+/// count as falling on it: far below anything a Monte-Carlo bootstrap of any
+/// practical size could resolve, far above the computation's rounding.
+pub const BOUNDARY_TOLERANCE: f64 = 1e-9;
+
+/// The sample median of `data` and the exact percentile bootstrap interval
+/// of the median at `confidence` (module doc); what `bootstrap_median`
+/// converges to with infinitely many resamples.
+pub fn exact_median<T: Value>(data: &[T], confidence: f64) -> Result<MedianEstimate, StatsError> {
+    if !(confidence > 0.0 && confidence < 1.0) {
+        return Err(StatsError::BadConfidence(confidence));
+    }
+    let mut sorted = to_finite_vec(data)?;
+    sorted.sort_unstable_by(f64::total_cmp);
+    let atoms = distribution_sorted(&sorted);
+    let n = sorted.len();
+    let median = if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        mid(sorted[n / 2 - 1], sorted[n / 2])
+    };
+    Ok(MedianEstimate {
+        median,
+        ci: Interval {
+            lo: atom_quantile(&atoms, (1.0 - confidence) / 2.0),
+            hi: atom_quantile(&atoms, (1.0 + confidence) / 2.0),
+        },
+    })
+}
+
+/// The bootstrap distribution of the median of `data`: its atoms ascending
+/// by value, each with positive probability, the probabilities summing to 1
+/// (within 1e-12).
+pub fn median_distribution<T: Value>(data: &[T]) -> Result<Vec<Atom>, StatsError> {
+    let mut sorted = to_finite_vec(data)?;
+    sorted.sort_unstable_by(f64::total_cmp);
+    Ok(distribution_sorted(&sorted))
+}
+
+/// The q-quantile of a discrete distribution given by ascending atoms: the
+/// smallest value whose cumulative probability reaches q; if that
+/// cumulative probability equals q (within [`BOUNDARY_TOLERANCE`]), the
+/// midpoint between that value and the next one that carries probability
+/// beyond q (module doc).
+pub fn atom_quantile(atoms: &[Atom], q: f64) -> f64 {
+    let mut cum = 0.0;
+    for (k, a) in atoms.iter().enumerate() {
+        cum += a.probability;
+        if cum >= q - BOUNDARY_TOLERANCE {
+            if cum <= q + BOUNDARY_TOLERANCE {
+                let mut beyond = cum;
+                for b in &atoms[k + 1..] {
+                    beyond += b.probability;
+                    if beyond > q + BOUNDARY_TOLERANCE {
+                        return mid(a.value, b.value);
+                    }
+                }
+            }
+            return a.value;
+        }
+    }
+    atoms.last().map_or(f64::NAN, |a| a.value)
+}
+
+/// Distinct values ascending with C_j (module doc), from ascending data.
+fn distinct(sorted: &[f64]) -> (Vec<f64>, Vec<u64>) {
+    let (mut values, mut cum) = (Vec::new(), Vec::new());
+    for (i, &x) in sorted.iter().enumerate() {
+        if values.last() == Some(&x) {
+            *cum.last_mut().expect("pushed with the value") = i as u64 + 1;
+        } else {
+            values.push(x);
+            cum.push(i as u64 + 1);
+        }
+    }
+    (values, cum)
+}
+
+fn distribution_sorted(sorted: &[f64]) -> Vec<Atom> {
+    let n = sorted.len() as u64;
+    let (values, cum) = distinct(sorted);
+    let k = if n % 2 == 1 { n.div_ceil(2) } else { n / 2 };
+    // P(L = v_j) (the median itself for odd n), from the tails at C_j.
+    let mut below = Tail::ZERO;
+    let lower: Vec<f64> = cum
+        .iter()
+        .map(|&c| {
+            let t = tail(n, k, c);
+            let p = if below.upper >= 0.5 {
+                below.lower - t.lower
+            } else {
+                t.upper - below.upper
+            };
+            below = t;
+            p.max(0.0)
+        })
+        .collect();
+    let mut atoms: Vec<Atom> = if n % 2 == 1 {
+        values
+            .iter()
+            .zip(&lower)
+            .map(|(&value, &probability)| Atom { value, probability })
+            .collect()
+    } else {
+        even_atoms(n, &values, &cum, &lower)
+    };
+    atoms.retain(|a| a.probability > 0.0);
+    atoms
+}
+
+/// The atoms of (L + U) / 2 for even n (module doc), merged by value.
+fn even_atoms(n: u64, values: &[f64], cum: &[u64], lower: &[f64]) -> Vec<Atom> {
+    let h = (n / 2) as f64;
+    let nf = n as f64;
+    let mut atoms = Vec::with_capacity(values.len() * 2);
+    for i in 0..values.len() {
+        let ci = cum[i] as f64;
+        let c_prev = if i == 0 { 0.0 } else { cum[i - 1] as f64 };
+        // P(exactly h draws <= v_i, at least one of them = v_i).
+        let at_least_one = -(h * (-(ci - c_prev) / ci).ln_1p()).exp_m1();
+        let split = dbinom(n / 2, n, ci / nf, (nf - ci) / nf) * at_least_one;
+        atoms.push(Atom {
+            value: values[i],
+            probability: (lower[i] - split).max(0.0),
+        });
+        if split < 1e-300 {
+            continue;
+        }
+        let rest = nf - ci;
+        for j in i + 1..values.len() {
+            let before_j = cum[j - 1] as f64;
+            // ((1 - p_{j-1}) / (1 - p_i))^h: the mass left for U >= v_j.
+            let remaining = (h * (-(before_j - ci) / rest).ln_1p()).exp();
+            if remaining < 1e-20 || split * remaining < 1e-300 {
+                break;
+            }
+            let here = nf - before_j;
+            let some_at_j = -(h * (-(cum[j] as f64 - before_j) / here).ln_1p()).exp_m1();
+            atoms.push(Atom {
+                value: mid(values[i], values[j]),
+                probability: split * remaining * some_at_j,
+            });
+        }
+    }
+    atoms.sort_by(|a, b| a.value.total_cmp(&b.value));
+    let mut merged: Vec<Atom> = Vec::with_capacity(atoms.len());
+    for a in atoms {
+        match merged.last_mut() {
+            Some(last) if last.value == a.value => last.probability += a.probability,
+            _ => merged.push(a),
+        }
+    }
+    merged
+}
+
+/// P(X >= k) and P(X < k) of a binomial, each accurate on its own.
+#[derive(Debug, Clone, Copy)]
+struct Tail {
+    upper: f64,
+    lower: f64,
+}
+
+impl Tail {
+    const ZERO: Tail = Tail {
+        upper: 0.0,
+        lower: 1.0,
+    };
+}
+
+/// The tails at k of Binomial(n, c / n) (1 <= c <= n): the smaller side is
+/// summed term by term from k outwards, the other is 1 minus it.
+fn tail(n: u64, k: u64, c: u64) -> Tail {
+    if k == 0 {
+        return Tail {
+            upper: 1.0,
+            lower: 0.0,
+        };
+    }
+    let (nf, cf) = (n as f64, c as f64);
+    let (p, q) = (cf / nf, (nf - cf) / nf);
+    let sum = |mut x: u64, up: bool| {
+        let mut term = dbinom(x, n, p, q);
+        let mut s = 0.0;
+        loop {
+            s += term;
+            let xf = x as f64;
+            if up {
+                if x == n {
+                    break;
+                }
+                term *= (nf - xf) / (xf + 1.0) * (p / q);
+                x += 1;
+            } else {
+                if x == 0 {
+                    break;
+                }
+                term *= xf / (nf - xf + 1.0) * (q / p);
+                x -= 1;
+            }
+            if term <= s * 1e-20 || term == 0.0 {
+                break;
+            }
+        }
+        s.min(1.0)
+    };
+    if k as f64 > cf {
+        // k is above the mean np = c: the upper tail is the small side.
+        let upper = sum(k, true);
+        Tail {
+            upper,
+            lower: 1.0 - upper,
+        }
+    } else {
+        let lower = sum(k - 1, false);
+        Tail {
+            upper: 1.0 - lower,
+            lower,
+        }
+    }
+}
+
+const LN_2PI: f64 = 1.837_877_066_409_345_5;
+
+/// P(X = x) for X ~ Binomial(n, p), q = 1 - p given separately so that a p
+/// near 1 keeps its precision (Loader 2000, R's `dbinom_raw`).
+fn dbinom(x: u64, n: u64, p: f64, q: f64) -> f64 {
+    if p == 0.0 {
+        return if x == 0 { 1.0 } else { 0.0 };
+    }
+    if q == 0.0 {
+        return if x == n { 1.0 } else { 0.0 };
+    }
+    let (xf, nf) = (x as f64, n as f64);
+    if x == 0 {
+        if n == 0 {
+            return 1.0;
+        }
+        let lc = if p < 0.1 {
+            -bd0(nf, nf * q) - nf * p
+        } else {
+            nf * q.ln()
+        };
+        return lc.exp();
+    }
+    if x == n {
+        let lc = if q < 0.1 {
+            -bd0(nf, nf * p) - nf * q
+        } else {
+            nf * p.ln()
+        };
+        return lc.exp();
+    }
+    let lc =
+        stirlerr(nf) - stirlerr(xf) - stirlerr(nf - xf) - bd0(xf, nf * p) - bd0(nf - xf, nf * q);
+    let lf = LN_2PI + xf.ln() + (-xf / nf).ln_1p();
+    (lc - 0.5 * lf).exp()
+}
+
+/// ln(n!) - ln(sqrt(2 pi n) (n / e)^n) for a positive integer n: directly
+/// for small n, else the Stirling series (as R's `stirlerr`).
+fn stirlerr(n: f64) -> f64 {
+    if n <= 15.0 {
+        let ln_fact: f64 = (2..=n as u64).map(|i| (i as f64).ln()).sum();
+        return ln_fact - (n + 0.5) * n.ln() + n - 0.5 * LN_2PI;
+    }
+    const S0: f64 = 1.0 / 12.0;
+    const S1: f64 = 1.0 / 360.0;
+    const S2: f64 = 1.0 / 1260.0;
+    const S3: f64 = 1.0 / 1680.0;
+    const S4: f64 = 1.0 / 1188.0;
+    let nn = n * n;
+    if n > 500.0 {
+        (S0 - S1 / nn) / n
+    } else if n > 80.0 {
+        (S0 - (S1 - S2 / nn) / nn) / n
+    } else if n > 35.0 {
+        (S0 - (S1 - (S2 - S3 / nn) / nn) / nn) / n
+    } else {
+        (S0 - (S1 - (S2 - (S3 - S4 / nn) / nn) / nn) / nn) / n
+    }
+}
+
+/// x ln(x / m) + m - x, without cancellation when x is near m (Loader 2000).
+fn bd0(x: f64, m: f64) -> f64 {
+    if (x - m).abs() < 0.1 * (x + m) {
+        let mut v = (x - m) / (x + m);
+        let mut s = (x - m) * v;
+        let mut ej = 2.0 * x * v;
+        v *= v;
+        for j in 1..1000 {
+            ej *= v;
+            let s1 = s + ej / f64::from(2 * j + 1);
+            if s1 == s {
+                return s1;
+            }
+            s = s1;
+        }
+        return s;
+    }
+    x * (x / m).ln() + m - x
+}
+
+#[cfg(test)]
+mod tests;
