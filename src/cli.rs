@@ -1,4 +1,4 @@
-//! Command line (design section 2), with clap derive. Every argument has a
+//! Command line (docs/guide/commands.md), with clap derive. Every argument has a
 //! help text that says what it takes and what it defaults to.
 
 use clap::{Parser, Subcommand};

@@ -37,7 +37,7 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
     let cells = plan::all_cells(exp, None);
     let forks = u64::from(exp.design.forks.get());
     // A percentage gate's 2x cells are sized by the run itself.
-    let to_size = crate::gate::cells::needs_sizing(exp, None);
+    let to_size = crate::plan::self_check::needs_sizing(exp, None);
     let cells_total = cells.len() as u64
         + if to_size {
             cells.len() as u64 - plan::cells(exp).len() as u64
@@ -58,7 +58,7 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
     // A percentage gate's 2x cells count with the delay the run would give
     // them if the baseline cost what `estimate_run_ns` guesses (capped at
     // 1 s, as the run caps it).
-    let sized = crate::gate::sizing::estimate(exp, &plan::cells(exp), |c| {
+    let sized = crate::plan::self_check::estimate(exp, &plan::cells(exp), |c| {
         plan::estimate_run_ns(exp, c, &exp.design.baseline, on_postgres)
     });
     let estimate: u64 = plan::all_cells(exp, sized.as_ref())
@@ -169,7 +169,7 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
             exp.design.baseline
         ));
         for g in sized.iter().flat_map(|s| &s.groups) {
-            let capped = crate::gate::cells::power_delay_capped(g.threshold_ns);
+            let capped = crate::plan::self_check::power_delay_capped(g.threshold_ns);
             out.push_str(&format!(
                 "    estimated here from a baseline run of about {}: {} injected{}\n",
                 crate::report::format::duration(g.baseline_median_ns),

@@ -1,4 +1,4 @@
-//! The two ways a command can fail, and their exit codes (design section 2).
+//! The two ways a command can fail, and their exit codes (docs/guide/commands.md).
 
 /// Exit code 2: the user's input (spec, flags, template, folder) is wrong.
 /// Exit code 1: the input was fine but the run failed (a fork crashed, the

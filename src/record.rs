@@ -69,7 +69,7 @@ impl PairUsage {
     }
 }
 
-/// The header of `pairs.csv`, in column order (design section 5).
+/// The header of `pairs.csv`, in column order (docs/guide/output-folder.md).
 pub const CSV_HEADER: &str = "cell,fork,phase,pair,first,baseline_ns,treatment_ns,delay_ns,spin_ns,baseline_at_ns,treatment_at_ns";
 
 /// Columns that follow [`CSV_HEADER`] when a run records per-run usage

@@ -1,4 +1,4 @@
-//! The preview model and its calculator (design section 4).
+//! The preview model and its calculator (docs/guide/experiment-file.md).
 //!
 //! The model is a flat map of named numbers because that is what a database
 //! row set is; [`Model`] keeps it as vectors indexed by plan so the calculator
@@ -33,7 +33,7 @@ fn base_growth(p: usize) -> f64 {
 }
 
 impl Overrides {
-    /// The slider position of a pair's input (design section 4: uniform in
+    /// The slider position of a pair's input (docs/guide/experiment-file.md: uniform in
     /// [0, 0.05)): the input's top 53 bits as a fraction of 2^53, times
     /// 0.05. Inputs are below 2^63 (see `exec::worker::draws`), so
     /// `input >> 10` has exactly 53 bits.
@@ -110,7 +110,7 @@ impl fmt::Display for ModelError {
 impl std::error::Error for ModelError {}
 
 impl Model {
-    /// The seeded model of design section 4.
+    /// The seeded model of docs/guide/experiment-file.md.
     pub fn new(plans: u32) -> Model {
         let n = plans as usize;
         Model {

@@ -1,4 +1,4 @@
-//! "User code cannot harm" for SQL (design section 8, issue 18): whatever
+//! "User code cannot harm" for SQL (docs/guide/own-code.md, issue 18): whatever
 //! the user's setup or measured SQL does, nothing outside runner's schemas
 //! lasts. Each PostgreSQL case runs the real binary against the real server
 //! in a database of its own, and compares the user's objects before and

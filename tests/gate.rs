@@ -10,7 +10,7 @@
 mod common;
 use common::faults::{exec, printed_resume, stderr};
 use common::*;
-use runner::gate::cells::power_delay_ns;
+use runner::plan::self_check::power_delay_ns;
 use runner::spec::MaxSlowdown;
 use std::path::Path;
 

@@ -1,4 +1,4 @@
-//! `kind = "command"` through the real binary (design section 8): real
+//! `kind = "command"` through the real binary (docs/guide/own-code.md): real
 //! processes, real clock. Timing assertions use margins a loaded machine
 //! cannot break (tens of milliseconds against a known sleep).
 

@@ -1,4 +1,4 @@
-//! `kind = "sql"` through the real binary (design section 8), on the
+//! `kind = "sql"` through the real binary (docs/guide/own-code.md), on the
 //! embedded SQLite and, with RUNNER_DATABASE_URL, on a real PostgreSQL:
 //! a slower query is seen, different rows are caught before timing, grid
 //! values reach the SQL, and a write to the user's own table never lasts.

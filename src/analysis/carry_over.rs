@@ -14,7 +14,7 @@
 //! baseline, with a hierarchical percentile bootstrap CI (forks, then each
 //! chosen fork's two groups; see [`super::contrast`]).
 //!
-//! What that compares depends on `pad_baseline` (design section 3):
+//! What that compares depends on `pad_baseline` (docs/guide/how-a-run-works.md):
 //! - false: after a treatment the baseline follows a timed busy-wait of d,
 //!   after a baseline it follows no wait; the difference is the cost of
 //!   following a wait, which biases D in random order.

@@ -1,4 +1,4 @@
-//! Pairs -> every number of the report (design section 6), as `analysis.json`.
+//! Pairs -> every number of the report (docs/guide/statistics.md), as `analysis.json`.
 //!
 //! All statistics are per cell, over measured pairs only (warm-up rows are
 //! read for nothing but the run order that carry-over needs). D is
@@ -97,7 +97,7 @@ pub enum AnalysisError {
     GateSizing(String),
 }
 
-/// Every statistic of design section 6, for all cells, plus the headline.
+/// Every statistic of docs/guide/statistics.md, for all cells, plus the headline.
 pub fn analyse(input: &AnalysisInput, pairs: &[PairRecord]) -> Result<Analysis, AnalysisError> {
     analyse_gated(input, None, pairs)
 }

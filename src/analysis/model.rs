@@ -1,4 +1,4 @@
-//! The shape of `analysis.json` (design section 5): the template's context
+//! The shape of `analysis.json` (docs/guide/output-folder.md): the template's context
 //! and what scripts and CI gates read. Keys are part of the contract.
 //!
 //! Every key is always present; a number that cannot be computed (one fork,
@@ -324,7 +324,7 @@ pub struct GroupHeadline {
     /// Over the d = 0 cells: forks whose CI lay below 0.
     pub zero_delay_forks_reversed: Option<u32>,
     /// Seen + reversed at d = 0: in an A/A cell a difference either way is
-    /// a false one (design section 6, "A/A honesty").
+    /// a false one (docs/guide/statistics.md, "A/A honesty").
     pub zero_delay_false_positives: Option<u32>,
     pub zero_delay_forks_total: Option<u32>,
 }

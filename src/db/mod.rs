@@ -9,6 +9,7 @@
 //! over rows sorted by name bytes, so it is the same function on both
 //! backends and does not depend on a server's collation.
 
+pub mod config;
 pub mod guard;
 mod pg_session;
 pub mod postgres;
@@ -17,8 +18,8 @@ pub mod sqlite;
 mod sqlite_session;
 pub mod statements;
 
-use crate::spec::{Backend, DatabaseConfig};
 use crate::workload::Model;
+pub use config::{Backend, DatabaseConfig};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::fmt;
@@ -113,7 +114,7 @@ pub enum DbError {
     TransactionEnded(&'static str),
 }
 
-/// Picks the database for a run (design section 4, "Backends"): `auto` takes
+/// Picks the database for a run (docs/guide/experiment-file.md, "Backends"): `auto` takes
 /// RUNNER_DATABASE_URL (when set and non-empty) or `database.url` and means
 /// PostgreSQL, else SQLite. `None`: `postgres` was asked for without a URL.
 pub fn resolve(config: &DatabaseConfig, run_id: &str) -> Result<Option<DbTarget>, DbError> {
@@ -226,7 +227,7 @@ pub(crate) fn check_row_count(model: &Model, rows: usize) -> Result<(), DbError>
     }
 }
 
-/// Database facts a report states (design section 5, run.json environment).
+/// Database facts a report states (docs/guide/output-folder.md, run.json environment).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DbInfo {
     /// `sqlite` or `postgres`.

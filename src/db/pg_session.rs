@@ -138,7 +138,7 @@ fn txid(client: &mut Client) -> Result<String, DbError> {
 
 impl SqlSession for PgSession {
     /// The server process serving this connection, so the worker can pin
-    /// it (design section 3, placement).
+    /// it (docs/guide/how-a-run-works.md, placement).
     fn backend_pid(&mut self) -> Result<Option<u32>, DbError> {
         let row = self
             .client

@@ -1,7 +1,7 @@
 //! The server backend: schema lifecycle for a run, and one seeded table per
 //! worker inside that schema.
 //!
-//! Safety rule (design section 4): runner only touches a schema it created.
+//! Safety rule (docs/guide/experiment-file.md): runner only touches a schema it created.
 //! [`create_run_schema`] refuses an existing `runner_<id>` and marks the new
 //! one with a comment; workers and [`drop_run_schema`] check that marker, so
 //! nothing outside a schema runner made for this run is ever modified.
@@ -337,7 +337,7 @@ impl ModelTable for PgTable {
     }
 
     /// The server process serving this connection, so the worker can pin
-    /// it (design section 3, placement).
+    /// it (docs/guide/how-a-run-works.md, placement).
     fn backend_pid(&mut self) -> Result<Option<u32>, DbError> {
         let row = self
             .client
@@ -367,7 +367,7 @@ pub struct PgInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<String>,
     /// The role is a superuser (absent in runs recorded before runner
-    /// looked): its SQL can reach past any transaction (design section 8).
+    /// looked): its SQL can reach past any transaction (docs/guide/own-code.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub superuser: Option<bool>,
     /// Built-in roles it is a member of that act outside the database

@@ -1,5 +1,5 @@
 //! The user's SQL, read with a real parser (`sqlparser`): split into
-//! statements, and checked before anything runs (design section 8).
+//! statements, and checked before anything runs (docs/guide/own-code.md).
 //!
 //! Statements are separated by `;` tokens, so a semicolon inside a string,
 //! a comment or a PostgreSQL dollar-quoted body does not split (a SQLite

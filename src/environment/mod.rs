@@ -1,4 +1,4 @@
-//! The machine a run measured on (design section 5, `run.json`).
+//! The machine a run measured on (docs/guide/output-folder.md, `run.json`).
 //!
 //! Numbers mean little without the machine: cores, governor, load and the
 //! clock's own cost are what a reader needs to judge a floor or a spread.

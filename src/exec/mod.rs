@@ -15,7 +15,6 @@ pub mod protocol;
 pub mod resume;
 mod run;
 pub mod spawn;
-pub mod sweep;
 pub mod worker;
 
 use crate::error::{bad_input, run_failed, Result, RunnerError};

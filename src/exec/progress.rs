@@ -1,4 +1,4 @@
-//! Progress on stderr (design section 2): bars with ETA on a terminal, plain
+//! Progress on stderr (docs/guide/commands.md): bars with ETA on a terminal, plain
 //! lines otherwise, nothing with `--quiet`. Never on stdout, which carries the
 //! answer.
 

@@ -66,7 +66,7 @@ impl Run<'_> {
     ) -> Result<()> {
         let quiet = self.args.quiet;
         jobs::run_jobs(self.exp, info, partial, db, quiet)?;
-        if !crate::gate::cells::needs_sizing(self.exp, info.gate_sizing.as_ref()) {
+        if !crate::plan::self_check::needs_sizing(self.exp, info.gate_sizing.as_ref()) {
             return Ok(());
         }
         let cells: Vec<u32> = info
@@ -76,9 +76,10 @@ impl Run<'_> {
             .map(|c| c.cell)
             .collect();
         let rows = partial.rows_of(info, &cells)?;
-        let sizing = crate::gate::sizing::size(self.exp, &info.cells, &rows).map_err(run_failed)?;
+        let sizing = crate::analysis::gate::sizing::size(self.exp, &info.cells, &rows)
+            .map_err(run_failed)?;
         if !quiet {
-            for line in crate::gate::output::sizing_lines(self.exp, &sizing) {
+            for line in crate::report::gate_files::sizing_lines(self.exp, &sizing) {
                 crate::console::err(&line);
             }
         }
@@ -156,7 +157,7 @@ impl Run<'_> {
         );
         let exit_code = match &rendering.gate {
             Some(g) => {
-                crate::gate::output::append_step_summary(&g.step_summary, &self.final_dir);
+                crate::report::gate_files::append_step_summary(&g.step_summary, &self.final_dir);
                 g.exit_code
             }
             None => 0,

@@ -71,15 +71,15 @@ static OWN_BEFORE: OnceLock<BTreeSet<i32>> = OnceLock::new();
 
 fn kept_children() -> &'static BTreeSet<i32> {
     OWN_BEFORE.get_or_init(|| {
-        let before = super::sweep::children().into_iter().collect();
-        super::sweep::become_subreaper();
+        let before = crate::reaper::children().into_iter().collect();
+        crate::reaper::become_subreaper();
         before
     })
 }
 
 /// Kills what the last worker left behind; how many there were.
 fn sweep_after_worker() -> u64 {
-    super::sweep::after_worker(kept_children()) as u64
+    crate::reaper::after_worker(kept_children()) as u64
 }
 
 fn spawn(exe: &std::path::Path) -> std::io::Result<Child> {

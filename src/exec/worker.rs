@@ -121,13 +121,13 @@ pub fn main() -> Result<()> {
     let job: JobRequest = serde_json::from_str(&line).context("parsing the job")?;
     // Whatever a command starts comes back here when its parent dies, so
     // it can be found and killed (src/exec/sweep.rs).
-    super::sweep::become_subreaper();
+    crate::reaper::become_subreaper();
     let stdout = std::io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let result = run_job(&job, &mut out);
     // Every run cleans up after itself; this catches what a failure cut short.
-    if super::sweep::is_subreaper() {
-        super::sweep::kill_children(&Default::default(), None);
+    if crate::reaper::is_subreaper() {
+        crate::reaper::kill_children(&Default::default(), None);
     }
     if let Err(e) = &result {
         send(
@@ -217,7 +217,7 @@ fn run_job(job: &JobRequest, out: &mut impl Write) -> Result<()> {
     out.flush()?;
 
     // The fork's records stay here until its last timed run: the parent
-    // does no work while a worker measures (design section 3), and no run
+    // does no work while a worker measures (docs/guide/how-a-run-works.md), and no run
     // is preceded by a flush the others did not have. A fork is small
     // (a few thousand records).
     sample(&mut backend_cpus);

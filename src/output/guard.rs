@@ -1,4 +1,4 @@
-//! The one guard every file runner writes goes through (design section 8,
+//! The one guard every file runner writes goes through (docs/guide/own-code.md,
 //! "Safety (round 3)"): runner never replaces, moves or removes a file it
 //! did not write.
 //!
@@ -71,7 +71,7 @@ pub fn runner_names() -> impl Iterator<Item = &'static str> {
     DATA_FILES
         .iter()
         .copied()
-        .chain(crate::report::plots::FILES.iter().copied())
+        .chain(super::PLOT_FILES.iter().copied())
 }
 
 /// A finished (or, with `finished = false`, any) run.json of runner's,

@@ -1,5 +1,5 @@
 //! The output folder: the one module that creates, locks, fills, checks and
-//! puts in place what runner writes to disk (design section 5). `exec` and
+//! puts in place what runner writes to disk (docs/guide/output-folder.md). `exec` and
 //! `report` both go through it; nothing else writes into a report folder.
 //!
 //! - [`guard`]: every file runner writes anywhere (a report folder, compare's
@@ -20,6 +20,11 @@
 //!   `run.json` and checked, with the row counts and pair indices, by every
 //!   reader, so data that is not the run's is refused rather than analysed.
 //! - [`promote`]: the finished folder takes the place of `DIR` only once whole.
+
+/// The plots a report links to (`report::plots` renders them): named here,
+/// with the other files runner writes, so the output folder knows its own
+/// files without asking the report.
+pub const PLOT_FILES: [&str; 3] = ["detection.svg", "forest.svg", "medians.svg"];
 
 pub mod atomic;
 pub mod digest;

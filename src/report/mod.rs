@@ -1,4 +1,4 @@
-//! Rendering a report folder from its raw data (design section 7).
+//! Rendering a report folder from its raw data (templates/README.md).
 //!
 //! `exec` and `runner report` both come through here: [`read_folder`] reads
 //! `run.json` and `pairs.csv` and checks them against each other (digests,
@@ -11,6 +11,7 @@
 pub mod context;
 pub mod filters;
 pub mod format;
+pub mod gate_files;
 pub mod plots;
 
 use crate::analysis::{self, Analysis};
@@ -187,7 +188,7 @@ pub struct Rendering {
     pub summary: String,
     /// A gate's `gate.json`, its Markdown verdict for
     /// `$GITHUB_STEP_SUMMARY`, and its exit code.
-    pub gate: Option<crate::gate::output::GateFiles>,
+    pub gate: Option<crate::report::gate_files::GateFiles>,
 }
 
 /// Analyses `pairs` and renders the report, the plots and the summary;
@@ -209,7 +210,7 @@ pub fn render_run(
     let gate = ctx
         .gate
         .as_ref()
-        .map(|g| crate::gate::output::files(info, &analysis, g));
+        .map(|g| crate::report::gate_files::files(info, &analysis, g));
     Ok(Rendering {
         analysis_json,
         report,
@@ -244,7 +245,10 @@ pub fn write(dir: &Path, out: Option<&Path>, r: &Rendering) -> Result<PathBuf> {
     }
     let mut inside_files = vec![(dir.join("analysis.json"), r.analysis_json.as_bytes())];
     if let Some(g) = &r.gate {
-        inside_files.push((dir.join(crate::gate::output::GATE_JSON), g.json.as_bytes()));
+        inside_files.push((
+            dir.join(crate::report::gate_files::GATE_JSON),
+            g.json.as_bytes(),
+        ));
     }
     // Every file checked before the first is written: a refusal leaves
     // everything as it was.

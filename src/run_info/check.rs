@@ -125,8 +125,8 @@ pub fn check(info: &RunInfo) -> Result<(), String> {
     }
     let master = seeds.master;
     let sizing = info.gate_sizing.as_ref();
-    crate::gate::sizing::check(exp, &plan::cells(exp), sizing)?;
-    if info.finished_at.is_some() && crate::gate::cells::needs_sizing(exp, sizing) {
+    crate::plan::self_check::check(exp, &plan::cells(exp), sizing)?;
+    if info.finished_at.is_some() && crate::plan::self_check::needs_sizing(exp, sizing) {
         return Err("the run is marked finished, but its gate's 2x self-check cells were never sized (gate_sizing is missing)".into());
     }
     let plan = plan::plan(exp, master, sizing);
@@ -194,7 +194,7 @@ fn expected_jobs(info: &RunInfo, jobs: &[plan::Job]) -> Result<(Vec<plan::Job>, 
                     jobs.len()
                 ));
             }
-            let share = crate::shard::share(jobs, forks, s.index, s.count);
+            let share = crate::plan::deal::share(jobs, forks, s.index, s.count);
             Ok((share, format!("shard {}/{}", s.index, s.count)))
         }
         (None, Some(m)) => {
@@ -210,7 +210,8 @@ fn expected_jobs(info: &RunInfo, jobs: &[plan::Job]) -> Result<(Vec<plan::Job>, 
             }
             let mut missing = BTreeSet::new();
             for j in &m.missing {
-                let dealt = count.map(|n| crate::shard::shard_of(j.cell, j.fork, forks, n) + 1);
+                let dealt =
+                    count.map(|n| crate::plan::deal::shard_of(j.cell, j.fork, forks, n) + 1);
                 if !all.contains(&(j.cell, j.fork)) || dealt.is_some_and(|d| d != j.shard) {
                     return Err(format!(
                         "merged.missing names cell {} fork {} of shard {}, which is not a job of that shard of the spec",

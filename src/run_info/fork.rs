@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The agreement checks run before any timing (design section 3).
+/// The agreement checks run before any timing (docs/guide/how-a-run-works.md).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct CheckReport {
     /// Baseline and treatment returned the identical result on one input
@@ -72,12 +72,12 @@ pub struct ForkRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
     /// CPU steal and other processes' share of the machine while the fork
-    /// ran, with its flags (design section 3); absent in runs recorded
+    /// ran, with its flags (docs/guide/how-a-run-works.md); absent in runs recorded
     /// before runner had sentinels, or where /proc is unreadable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sentinel: Option<crate::environment::ForkSentinel>,
     /// The fingerprint of the database outside runner's schemas, compared
-    /// before and after the fork (PostgreSQL only; design section 8); absent
+    /// before and after the fork (PostgreSQL only; docs/guide/own-code.md); absent
     /// in runs without it or recorded before runner had it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub database_guard: Option<crate::db::guard::GuardRecord>,

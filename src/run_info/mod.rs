@@ -5,6 +5,9 @@
 //! and every fork's rows are bound to it by a SHA-256 (`output::digest`).
 //! Nothing a reader computes comes from a copy it has not checked.
 
+pub mod merged;
+pub mod shard;
+
 pub mod check;
 mod fork;
 mod imported;
@@ -43,7 +46,7 @@ pub struct RunInfo {
     /// from the first phase of the run (absent until then, and for every
     /// other run). The cells and jobs above are derived with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gate_sizing: Option<crate::gate::GateSizing>,
+    pub gate_sizing: Option<crate::plan::self_check::GateSizing>,
     /// Pairs measured by another harness and imported by `runner analyze`:
     /// where they came from. Absent for runs runner measured. For an
     /// imported run, `environment` is where `analyze` ran, not where the
@@ -53,11 +56,11 @@ pub struct RunInfo {
     /// Set in a shard's folder (`exec --shard I/N`): which share of the
     /// plan `jobs` is, and where it ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shard: Option<crate::shard::ShardInfo>,
+    pub shard: Option<shard::ShardInfo>,
     /// Set in a folder `runner merge` wrote: the shards, the machines and
     /// the jobs a partial merge lacks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub merged: Option<crate::shard::MergedInfo>,
+    pub merged: Option<merged::MergedInfo>,
     pub environment: Environment,
     pub started_at: String,
     pub finished_at: Option<String>,

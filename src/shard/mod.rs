@@ -12,47 +12,12 @@
 //! job identifiers. `run_info::check` then requires its jobs to be exactly
 //! that shard's share of the plan.
 
-pub mod deal;
-pub mod merged;
 pub mod select;
 
-pub use deal::{shard_of, share};
-pub use merged::{Machine, MergedInfo, MergedShard, MissingJob};
+pub use crate::plan::deal::{shard_of, share};
+pub use crate::run_info::merged::{Machine, MergedInfo, MergedShard, MissingJob};
+pub use crate::run_info::shard::{ShardInfo, Source};
 pub use select::{parse_flag, select, Selection};
-
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
-
-/// Where the shard's index came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Source {
-    #[serde(rename = "--shard")]
-    Flag,
-    #[serde(rename = "SLURM_ARRAY_TASK_ID")]
-    Slurm,
-    #[serde(rename = "JOB_COMPLETION_INDEX")]
-    Kubernetes,
-}
-
-/// A shard, as its run.json records it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ShardInfo {
-    /// 1-based, as `--shard I/N` writes it.
-    pub index: u32,
-    pub count: u32,
-    pub source: Source,
-    /// The machine the shard started on (each fork records its own, in case
-    /// a resume ran elsewhere); the machines level of a merged run groups
-    /// forks by it.
-    pub host: String,
-    /// The host name came from `RUNNER_HOSTNAME`, an override meant for
-    /// tests (several "machines" simulated on one), not from the system.
-    pub host_override: bool,
-    /// The scheduler's variables that identify the job, when set
-    /// (`SLURM_JOB_ID`, `SLURM_ARRAY_JOB_ID`, `SLURMD_NODENAME`, ...,
-    /// `JOB_COMPLETION_INDEX`, `HOSTNAME` for a pod's name).
-    pub scheduler: BTreeMap<String, String>,
-}
 
 /// The variable that overrides the recorded host name. Meant for tests:
 /// it lets shards run on one machine stand for several.
@@ -120,7 +85,7 @@ pub fn plan_share(
             s.index, s.count
         ));
     }
-    if crate::gate::cells::needs_sizing(exp, None) {
+    if crate::plan::self_check::needs_sizing(exp, None) {
         return Err(format!(
             "shard {}/{} of a spec whose gate has a percentage threshold: its self-check is sized from the whole run's baseline median, which no shard has; give gate.max_slowdown as a duration (e.g. \"50us\") to run it in shards",
             s.index, s.count

@@ -30,7 +30,7 @@ pub struct Experiment {
     pub gate: Option<super::Gate>,
 }
 
-/// Size of the preview model (design section 4).
+/// Size of the preview model (docs/guide/experiment-file.md).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 pub struct WorkloadParams {
     pub plans: u32,
@@ -46,25 +46,7 @@ impl Default for WorkloadParams {
     }
 }
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum Backend {
-    /// RUNNER_DATABASE_URL or `database.url` when set, else sqlite.
-    #[default]
-    Auto,
-    Sqlite,
-    Postgres,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-pub struct DatabaseConfig {
-    pub backend: Backend,
-    pub url: Option<String>,
-    /// SQLite only: `sql` strategies start from a private in-memory copy of
-    /// this file (opened read-only, never written) instead of an empty database.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sqlite_file: Option<String>,
-}
+pub use crate::db::config::{Backend, DatabaseConfig};
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
@@ -105,7 +87,7 @@ pub struct Design {
     pub schedule: Schedule,
     /// A fork still running after this long is killed and reported.
     pub fork_timeout_s: u64,
-    /// Where the worker and its database backend run (design section 3);
+    /// Where the worker and its database backend run (docs/guide/how-a-run-works.md);
     /// a run recorded before placement existed reads as the default.
     #[serde(default = "default_placement")]
     pub placement: crate::placement::Placement,

@@ -1,4 +1,4 @@
-//! `[gate]`: makes `exec` a CI regression gate (design sections 1 and 2).
+//! `[gate]`: makes `exec` a CI regression gate (docs/reference.md and docs/guide/commands.md).
 //!
 //! ```toml
 //! [gate]

@@ -1,4 +1,4 @@
-//! `[grid]`: every combination of its values is one cell (design sections 1
+//! `[grid]`: every combination of its values is one cell (docs/reference.md
 //! and 8). Keys are of three sorts:
 //!
 //! - `delay_us`: the injected delay (always read, by the harness);

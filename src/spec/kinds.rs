@@ -1,5 +1,5 @@
 //! What a `[strategies.NAME]` table runs, validated: the preview kinds, and
-//! the user's own code (`command`, `sql`; design section 8).
+//! the user's own code (`command`, `sql`; docs/guide/own-code.md).
 //!
 //! A strategy key swept from `[grid]` is one [`Field`]: the key with its
 //! validated value. [`StrategyKind::apply`] sets it, so a cell's strategy is

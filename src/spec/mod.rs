@@ -1,4 +1,4 @@
-//! The experiment file: raw TOML -> validated [`Experiment`] (design section 1).
+//! The experiment file: raw TOML -> validated [`Experiment`] (docs/reference.md).
 //!
 //! `load` reads the file, applies `--set` overrides, rejects unknown keys and
 //! out-of-range values with file:line:column, and returns types that make
@@ -18,7 +18,7 @@ mod sql;
 mod strategies;
 mod uses;
 mod validate;
-mod values;
+pub mod values;
 
 #[cfg(test)]
 mod tests;

@@ -1,4 +1,4 @@
-//! `{name}` placeholders in argv, env values, paths and SQL (design section 8).
+//! `{name}` placeholders in argv, env values, paths and SQL (docs/guide/own-code.md).
 //!
 //! Syntax: `{` + a name of ASCII letters, digits and `_` (not starting with
 //! a digit) + `}` is a placeholder; `{{` is a literal `{`. Every other brace

@@ -1,5 +1,5 @@
 //! The keys of a `kind = "sql"` strategy, and the check of its statements
-//! under every binding of their placeholders (design section 8).
+//! under every binding of their placeholders (docs/guide/own-code.md).
 
 use super::kinds::{Field, SqlText};
 use super::location::{KeyPath, Problem};

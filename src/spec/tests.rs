@@ -1,4 +1,4 @@
-//! One test per rule of design section 1, through the same path as `load`
+//! One test per rule of docs/reference.md, through the same path as `load`
 //! minus the file read, with a fake environment.
 
 use super::validate::Context;

@@ -1,4 +1,4 @@
-//! Who reads what (design section 8), once strategies and grid are valid:
+//! Who reads what (docs/guide/own-code.md), once strategies and grid are valid:
 //!
 //! - every `{name}` names a grid key, `{input}` (per run) or `{scratch}`
 //!   (a command's private directory), where that name is available;
@@ -261,12 +261,12 @@ fn bindings(site: &Site<'_>, grid: &Grid) -> Vec<BTreeMap<String, String>> {
         let list: Vec<String> = if name == "delay_us" {
             grid.delay_us
                 .iter()
-                .map(|d| crate::plan::param_text(&crate::plan::number(*d)))
+                .map(|d| super::values::param_text(&super::values::number(*d)))
                 .collect()
         } else if let Some(v) = grid.workload.get(name) {
             v.iter().map(u32::to_string).collect()
         } else if let Some(v) = grid.params.get(name) {
-            v.iter().map(crate::plan::param_text).collect()
+            v.iter().map(super::values::param_text).collect()
         } else {
             continue;
         };

@@ -1,4 +1,4 @@
-//! The rules of design section 1: raw TOML values -> [`Experiment`].
+//! The rules of docs/reference.md: raw TOML values -> [`Experiment`].
 //!
 //! Rules run in file order (top level, workload, database, design,
 //! strategies, grid, analysis, report) so that an empty file reports the

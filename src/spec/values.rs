@@ -150,6 +150,24 @@ pub(crate) fn first_duplicate<T: PartialEq>(items: &[T]) -> Option<(usize, usize
     (0..items.len()).find_map(|j| (0..j).find(|&i| items[i] == items[j]).map(|i| (i, j)))
 }
 
+/// A JSON number that prints as an integer when it is one (5, not 5.0).
+pub fn number(x: f64) -> serde_json::Value {
+    if x.fract() == 0.0 && x.abs() < 9.0e15 {
+        serde_json::Value::from(x as i64)
+    } else {
+        serde_json::Value::from(x)
+    }
+}
+
+/// The text a `{name}` placeholder becomes for a cell's value: a string as
+/// is, a number as JSON prints it (`1000`, `0.5`), a boolean as `true`/`false`.
+pub fn param_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

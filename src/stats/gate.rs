@@ -1,5 +1,5 @@
 //! The regression gate's rule and its self-check, as functions of numbers
-//! (design section 2).
+//! (docs/guide/commands.md).
 //!
 //! The rule compares an estimate of the slowdown (median D, in ns) and its
 //! interval with a threshold t > 0:

@@ -1,4 +1,4 @@
-//! `command`: the user's program, one fresh process per run (design section 8).
+//! `command`: the user's program, one fresh process per run (docs/guide/own-code.md).
 //!
 //! Timed region: from `Command::spawn` (posix_spawn on Linux) to `wait4`
 //! returning the reaped child. Everything else is outside it: building the

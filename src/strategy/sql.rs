@@ -1,5 +1,5 @@
 //! `sql`: the user's statements, each run inside `BEGIN ... ROLLBACK`
-//! (design section 8). The database side lives in [`crate::db::session`].
+//! (docs/guide/own-code.md). The database side lives in [`crate::db::session`].
 //!
 //! Timed region: executing the statements and reading every row they
 //! return (hashed into the fingerprint as it is read). Untimed: filling in

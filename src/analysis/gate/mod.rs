@@ -1,4 +1,4 @@
-//! The gate's verdict from the analysed cells (design section 2): the rule
+//! The gate's verdict from the analysed cells (docs/guide/commands.md): the rule
 //! of `stats::gate` applied to each experiment cell's deciding interval,
 //! and to each fork of the self-check cells, whose shares are the rule's
 //! measured false-alarm rate (A/A at d = 0) and power (A/A at twice the
@@ -16,13 +16,14 @@
 //! (`stats::exact_median`), so they need no stream.
 
 mod model;
+pub mod sizing;
 #[cfg(test)]
 mod tests;
 
 pub use model::*;
 
 use super::{AnalysisError, AnalysisInput, CellAnalysis, ForkData};
-use crate::gate::GateSizing;
+use crate::plan::self_check::GateSizing;
 use crate::plan::Role;
 use crate::record::{PairRecord, Phase};
 use crate::spec::{Gate, GateStatistic};
@@ -108,7 +109,7 @@ pub(crate) fn gate<'a>(
     let gate = &g.gate;
     let mut groups: Vec<(Map<String, Value>, Vec<&CellAnalysis>)> = Vec::new();
     for c in cells {
-        let key = crate::gate::cells::group_params(&c.params);
+        let key = crate::plan::self_check::group_params(&c.params);
         match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, m)) => m.push(c),
             None => groups.push((key, vec![c])),
@@ -144,20 +145,19 @@ pub(crate) fn gate<'a>(
                 }
             })
             .collect();
-        let check =
-            |role: Role| -> Result<Option<SelfCheck>, AnalysisError> {
-                let Some(info) = g.cells.iter().find(|c| {
-                    c.role == role && crate::gate::cells::group_params(&c.params) == params
-                }) else {
-                    return Ok(None);
-                };
-                self_check(input, info, forks(info.cell), threshold_ns)
-                    .map(Some)
-                    .map_err(|source| AnalysisError::Stats {
-                        cell: info.cell,
-                        source,
-                    })
+        let check = |role: Role| -> Result<Option<SelfCheck>, AnalysisError> {
+            let Some(info) = g.cells.iter().find(|c| {
+                c.role == role && crate::plan::self_check::group_params(&c.params) == params
+            }) else {
+                return Ok(None);
             };
+            self_check(input, info, forks(info.cell), threshold_ns)
+                .map(Some)
+                .map_err(|source| AnalysisError::Stats {
+                    cell: info.cell,
+                    source,
+                })
+        };
         let false_alarms = check(Role::GateNull)?;
         let power = check(Role::GatePower)?;
         let worst = decided

@@ -168,8 +168,8 @@ fn a_percentage_is_of_the_pooled_baseline_median_and_checked_against_a_sizing() 
     pairs.extend(cell(1, 0, 4, |_| 0));
     pairs.extend(cell(2, 200, 5, |_| 200));
     let mut g = gate(MaxSlowdown::Percent(1.0), 200);
-    g.sizing = Some(crate::gate::GateSizing {
-        groups: vec![crate::gate::GroupSizing {
+    g.sizing = Some(crate::plan::self_check::GateSizing {
+        groups: vec![crate::plan::self_check::GroupSizing {
             cells: vec![0],
             baseline_median_ns: 9_999.0,
             threshold_ns: 99.99,

@@ -1,4 +1,4 @@
-//! The checks of design sections 3 and 8, before any timing: each arm
+//! The checks of docs/guide/how-a-run-works.md and docs/guide/own-code.md, before any timing: each arm
 //! gives the same output twice on one input (no state carried from run to
 //! run), the arms give the same output as each other where their outputs
 //! can be compared (previews, commands' stdout and exit status, rows), and

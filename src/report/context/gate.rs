@@ -1,4 +1,4 @@
-//! The gate's sentences (design section 2), shared by the report's Gate
+//! The gate's sentences (docs/guide/commands.md), shared by the report's Gate
 //! section, the terminal summary (which leads with the verdict),
 //! `gate.json`'s `summary` and the `$GITHUB_STEP_SUMMARY` lines.
 
@@ -155,10 +155,9 @@ fn self_check(g: &GateAnalysis, exp: &Experiment, confidence: f64) -> String {
     let checks: Vec<&SelfCheck> = g.groups.iter().filter_map(|gr| gr.power.as_ref()).collect();
     // A percentage of a slow baseline can ask for more than runner's
     // largest delay; the 2x cell then injected 1 s, and the text says so.
-    let capped = g
-        .groups
-        .iter()
-        .any(|gr| gr.power.is_some() && crate::gate::cells::power_delay_capped(gr.threshold_ns));
+    let capped = g.groups.iter().any(|gr| {
+        gr.power.is_some() && crate::plan::self_check::power_delay_capped(gr.threshold_ns)
+    });
     let twice = if capped {
         "twice the threshold (at most 1 s, runner's largest delay)"
     } else {

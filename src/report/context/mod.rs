@@ -1,4 +1,4 @@
-//! The template's context (design section 7), built from `Serialize`
+//! The template's context (templates/README.md), built from `Serialize`
 //! view-model structs with every number already computed, so templates only
 //! choose words and call the filters of [`super::filters`]; every key is
 //! documented in `templates/README.md`.

@@ -1,4 +1,4 @@
-//! The report's account of CPU placement (design section 3): what each
+//! The report's account of CPU placement (docs/guide/how-a-run-works.md): what each
 //! placement of the run pinned, what it could not and why, the CPUs the
 //! runs actually ended on, and, when placement is swept, a table that
 //! sets the placements side by side (wall time, per-fork interval width,

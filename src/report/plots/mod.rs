@@ -1,4 +1,4 @@
-//! The plots beside `report.md` (design sections 5 and 7), drawn with
+//! The plots beside `report.md` (docs/guide/output-folder.md and templates/README.md), drawn with
 //! `plotters` into SVG from the analysis alone, so `runner report`
 //! redraws them byte for byte.
 //!
@@ -24,7 +24,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::Path;
 
 /// The files `write_all` writes, in the order the report shows them.
-pub const FILES: [&str; 3] = ["detection.svg", "forest.svg", "medians.svg"];
+pub use crate::output::PLOT_FILES as FILES;
 
 /// Draws every plot of `analysis` as `(file name, SVG text)`.
 /// `aa`: both arms run the same strategy, so d = 0 measures false positives.

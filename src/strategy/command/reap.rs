@@ -8,7 +8,7 @@
 //! the leader: while it is unreaped, neither its pid nor its group id can
 //! have been reused, so the kills cannot reach a stranger.
 
-use crate::exec::sweep;
+use crate::reaper as sweep;
 use crate::record::RunUsage;
 use anyhow::{bail, Result};
 use std::collections::BTreeSet;

@@ -1,4 +1,4 @@
-//! The gate's self-check cells (design section 2). For every group of
+//! The gate's self-check cells (docs/guide/commands.md). For every group of
 //! experiment cells (cells that differ only in their delay, as the headline
 //! groups them), the baseline runs against itself twice more: at d = 0
 //! (`GateNull`: whatever the rule flags there is a false alarm) and at twice
@@ -7,15 +7,15 @@
 //! A duration threshold sizes the 2x cell from the spec, so every cell runs
 //! in one shuffled schedule. A percentage threshold needs the baseline's
 //! median first: the 2x cells run in a second phase, sized from the
-//! experiment cells of the first ([`super::sizing`]), and the sizing is
+//! experiment cells of the first (`analysis::gate::sizing`), and the sizing is
 //! recorded in run.json (`gate_sizing`) so the plan can be derived again.
 
-use super::GateSizing;
-use crate::plan::{number, Cell, Role};
+use super::{number, Cell, Role};
 use crate::spec::{Experiment, MaxSlowdown};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-pub use crate::plan::group_params;
+pub use super::group_params;
 
 /// The experiment cells grouped by their non-delay params, in order of
 /// first appearance: (shared params, cell numbers).
@@ -102,4 +102,97 @@ pub fn needs_sizing(exp: &Experiment, sizing: Option<&GateSizing>) -> bool {
         && exp
             .gate
             .is_some_and(|g| g.self_check && matches!(g.max_slowdown, MaxSlowdown::Percent(_)))
+}
+
+/// Each group's threshold and the delay of its 2x cell.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GateSizing {
+    pub groups: Vec<GroupSizing>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GroupSizing {
+    /// The group's experiment cells.
+    pub cells: Vec<u32>,
+    /// Pooled median of their measured baseline runs.
+    pub baseline_median_ns: f64,
+    /// `max_slowdown` of that median.
+    pub threshold_ns: f64,
+    /// The 2x cell's injected delay: twice the threshold, in whole ns, at
+    /// most 1 s (`cells::power_delay_ns`).
+    pub delay_ns: u64,
+}
+
+/// The sizing `check` assumes for its time estimate, before anything ran:
+/// each group's baseline median is the per-run cost `run_ns` guesses for
+/// its first cell. `None` unless the run must size a percentage gate.
+pub fn estimate(
+    exp: &Experiment,
+    cells: &[Cell],
+    run_ns: impl Fn(&Cell) -> u64,
+) -> Option<GateSizing> {
+    if !needs_sizing(exp, None) {
+        return None;
+    }
+    let max = exp.gate?.max_slowdown;
+    let groups = groups(cells)
+        .into_iter()
+        .map(|(_, members)| {
+            let median = run_ns(&cells[members[0] as usize]) as f64;
+            let threshold_ns = max.threshold_ns(median);
+            GroupSizing {
+                cells: members,
+                baseline_median_ns: median,
+                threshold_ns,
+                delay_ns: power_delay_ns(threshold_ns),
+            }
+        })
+        .collect();
+    Some(GateSizing { groups })
+}
+
+/// A recorded sizing agrees with the spec: one entry per group of
+/// experiment cells, each threshold the spec's share of its median, each
+/// delay twice the threshold. The message names the key.
+pub fn check(exp: &Experiment, cells: &[Cell], sizing: Option<&GateSizing>) -> Result<(), String> {
+    let gate = exp.gate.filter(|g| g.self_check);
+    let Some(sizing) = sizing else {
+        return Ok(());
+    };
+    let Some(MaxSlowdown::Percent(_)) = gate.map(|g| g.max_slowdown) else {
+        return Err("gate_sizing is recorded, but the spec has no self-checking gate with a percentage threshold".into());
+    };
+    let max = gate.expect("checked above").max_slowdown;
+    let groups = groups(cells);
+    if groups.len() != sizing.groups.len() {
+        return Err(format!(
+            "gate_sizing has {} groups, but the spec's cells form {}",
+            sizing.groups.len(),
+            groups.len()
+        ));
+    }
+    for (i, ((_, members), s)) in groups.iter().zip(&sizing.groups).enumerate() {
+        if *members != s.cells {
+            return Err(format!(
+                "gate_sizing.groups[{i}].cells is {:?}, but the group's cells are {members:?}",
+                s.cells
+            ));
+        }
+        if s.threshold_ns != max.threshold_ns(s.baseline_median_ns) {
+            return Err(format!(
+                "gate_sizing.groups[{i}].threshold_ns is {}, but {max} of its baseline median {} is {}",
+                s.threshold_ns,
+                s.baseline_median_ns,
+                max.threshold_ns(s.baseline_median_ns)
+            ));
+        }
+        if s.delay_ns != power_delay_ns(s.threshold_ns) {
+            return Err(format!(
+                "gate_sizing.groups[{i}].delay_ns is {}, but twice its threshold is {}",
+                s.delay_ns,
+                power_delay_ns(s.threshold_ns)
+            ));
+        }
+    }
+    Ok(())
 }

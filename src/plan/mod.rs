@@ -1,9 +1,12 @@
-//! Experiment + master seed -> cells, jobs and their seeds (design section 3).
+//! Experiment + master seed -> cells, jobs and their seeds (docs/guide/how-a-run-works.md).
 //!
 //! Pure: the same experiment and seed always give the same plan, which is what
 //! makes a run's schedule, `first` column and inputs reproducible.
 
-use crate::gate::GateSizing;
+pub mod deal;
+pub mod self_check;
+
+use crate::plan::self_check::GateSizing;
 use crate::seed::{self, Domain};
 use crate::spec::placeholder::{self, Fill};
 use crate::spec::{Design, Experiment, Schedule, StrategyKind, WorkloadParams};
@@ -96,23 +99,7 @@ impl Plan {
     }
 }
 
-/// A JSON number that prints as an integer when it is one (5, not 5.0).
-pub fn number(x: f64) -> serde_json::Value {
-    if x.fract() == 0.0 && x.abs() < 9.0e15 {
-        serde_json::Value::from(x as i64)
-    } else {
-        serde_json::Value::from(x)
-    }
-}
-
-/// The text a `{name}` placeholder becomes for a cell's value: a string as
-/// is, a number as JSON prints it (`1000`, `0.5`), a boolean as `true`/`false`.
-pub fn param_text(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
+pub use crate::spec::values::{number, param_text};
 
 /// Expands the grid into the experiment's cells: swept keys outermost, in
 /// key order (the `[workload]` keys, other bare keys and
@@ -197,7 +184,7 @@ pub fn bind(exp: &Experiment, cell: &Cell, name: &str) -> StrategyKind {
 /// `sizing` (measured from the experiment cells) gives their delay.
 pub fn all_cells(exp: &Experiment, sizing: Option<&GateSizing>) -> Vec<Cell> {
     let mut out = cells(exp);
-    let extra = crate::gate::cells::self_check(exp, &out, sizing);
+    let extra = crate::plan::self_check::self_check(exp, &out, sizing);
     out.extend(extra);
     out
 }
@@ -211,7 +198,7 @@ pub fn plan(exp: &Experiment, master_seed: u64, sizing: Option<&GateSizing>) -> 
     let jobs_of = |phase: u32| -> Vec<Job> {
         let mut jobs: Vec<Job> = cells
             .iter()
-            .filter(|c| crate::gate::cells::phase(exp, c) == phase)
+            .filter(|c| crate::plan::self_check::phase(exp, c) == phase)
             .flat_map(|c| {
                 (0..exp.design.forks.get()).map(move |fork| Job {
                     cell: c.cell,

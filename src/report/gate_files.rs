@@ -5,9 +5,9 @@
 //! inconclusive). The sentences come from the report's view-model
 //! (`report::context::gate`), so every place says the same.
 
-use super::GateSizing;
 use crate::analysis::gate::{Share, Verdict};
 use crate::analysis::Analysis;
+use crate::plan::self_check::GateSizing;
 use crate::report::context::GateView;
 use crate::report::format;
 use crate::run_info::RunInfo;
@@ -259,7 +259,7 @@ pub fn sizing_lines(exp: &Experiment, sizing: &GateSizing) -> Vec<String> {
         .groups
         .iter()
         .map(|s| {
-            let twice = if crate::gate::cells::power_delay_capped(s.threshold_ns) {
+            let twice = if crate::plan::self_check::power_delay_capped(s.threshold_ns) {
                 "at most 1 s (runner's largest delay; less than twice that)"
             } else {
                 "twice that"

@@ -1,4 +1,4 @@
-//! Nothing a run starts may outlive it (design section 8, "Safety").
+//! Nothing a run starts may outlive it (docs/safety.md).
 //!
 //! The worker and the exec parent are child subreapers
 //! (`PR_SET_CHILD_SUBREAPER`): a process whose parent dies is re-parented

@@ -3,9 +3,9 @@
 //! the jobs a partial merge lacks. Written by `runner merge`, checked by
 //! `run_info::check`, read by the report.
 
-use super::ShardInfo;
+use super::shard::ShardInfo;
+use super::BuildInfo;
 use crate::environment::Environment;
-use crate::run_info::BuildInfo;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -18,7 +18,7 @@
 //! sequential, as the spec says), and with each job's own seed, so the
 //! union of the shards is exactly the job list of one run.
 
-use crate::plan::Job;
+use super::Job;
 
 /// The 0-based shard of job (cell, fork) when `forks` forks per cell are
 /// dealt over `count` shards (see the module doc).
