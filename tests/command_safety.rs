@@ -276,6 +276,7 @@ pairs = 3
         "{err}"
     );
     let report = std::fs::read_to_string(t.join("out/report.md")).unwrap();
+    assert!(report.contains("- Your machine: every command ran in a process group of its own"));
     assert!(
         report.contains("- **Warning, commands:** the commands left ")
             && report.contains("running after their runs, in 2 of 2 forks"),

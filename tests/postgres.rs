@@ -8,7 +8,8 @@ use common::pg_url;
 use runner::db::postgres::{connect, create_run_schema, drop_run_schema};
 use runner::db::{db_info, hash_rows, DbError, DbTarget};
 use runner::spec::{StrategyKind, WorkloadParams};
-use runner::strategy::{build, check_agreement, Setting};
+use runner::strategy::agreement::{check_agreement, Side, Two};
+use runner::strategy::{build, Setting, Strategy};
 use runner::workload::Model;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -54,6 +55,20 @@ fn at(db: Option<&DbTarget>) -> Setting<'_> {
     Setting::new(W, db)
 }
 
+/// The worker's agreement check, baseline `a` and treatment `b`, on INPUTS;
+/// it also compares every preview with the in-memory calculation.
+fn agree(a: &mut dyn Strategy, b: &mut dyn Strategy) -> anyhow::Result<()> {
+    let side = |name| Side {
+        name,
+        label: "test".into(),
+    };
+    for input in INPUTS {
+        let found = check_agreement(&mut Two(a, b), &side("a"), &side("b"), W, input, "")?;
+        assert_eq!(found.matches_in_memory, Some(true));
+    }
+    Ok(())
+}
+
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn tx_rollback_agrees_with_in_memory_bit_for_bit() {
@@ -66,8 +81,7 @@ fn tx_rollback_agrees_with_in_memory_bit_for_bit() {
     };
     let mut mem = build(&StrategyKind::InMemory, &at(None)).unwrap();
     let mut tx = build(&StrategyKind::TxRollback, &at(Some(&target))).unwrap();
-    let result = check_agreement(tx.as_mut(), mem.as_mut(), &INPUTS)
-        .and_then(|()| check_agreement(mem.as_mut(), tx.as_mut(), &INPUTS));
+    let result = agree(tx.as_mut(), mem.as_mut()).and_then(|()| agree(mem.as_mut(), tx.as_mut()));
     drop(tx);
     drop_run_schema(&url, &id).unwrap();
     result.unwrap();

@@ -100,6 +100,12 @@ impl Arms {
     }
 }
 
+impl crate::strategy::agreement::ArmPair for Arms {
+    fn observe(&mut self, arm: Arm, input: u64) -> Result<crate::strategy::Observation> {
+        self.get(arm).observe(input)
+    }
+}
+
 impl Drop for Arms {
     /// A fork that failed still tears down (best effort): a command's
     /// `teardown` may clean up something outside runner.
@@ -267,6 +273,9 @@ fn run_job(job: &JobRequest, out: &mut impl Write) -> Result<()> {
         resource_usage: usage || job.baseline.measures_usage() || job.treatment.measures_usage(),
         placement: Some(Box::new(placement)),
         left_processes: strategy::command::left_behind(),
+        commands_contained: [&job.baseline, &job.treatment]
+            .iter()
+            .any(|k| matches!(k, StrategyKind::Command(_))),
     };
     if summary.checksum_baseline != summary.checksum_treatment
         && same_fingerprints(&job.baseline, &job.treatment)

@@ -46,6 +46,12 @@ pub struct ForkSummary {
     /// before runner counted them.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub left_processes: u64,
+    /// The fork's commands ran under runner's process containment (own
+    /// process groups, subreapers, the sweep after every run): the report
+    /// says so only for runs that had it (absent: no command, or recorded
+    /// before runner had it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub commands_contained: bool,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -10,6 +10,9 @@
 //! Before any timing it compares [`Strategy::observe`] of the arms: the
 //! full output, so a disagreement can say what differs.
 
+pub mod agreement;
+pub use agreement::check_agreement;
+
 pub mod command;
 mod in_memory;
 mod noop;
@@ -142,28 +145,6 @@ pub fn build(kind: &StrategyKind, at: &Setting<'_>) -> anyhow::Result<Box<dyn St
             anyhow::bail!("an imported arm was measured by another harness; runner cannot run it")
         }
     })
-}
-
-/// Runs `a` and `b` on each input and, per input, `a` twice: errors unless
-/// all observations agree. The worker's pre-flight check that the two arms
-/// compute the same thing and that a run carries no state into the next.
-pub fn check_agreement(
-    a: &mut dyn Strategy,
-    b: &mut dyn Strategy,
-    inputs: &[u64],
-) -> anyhow::Result<()> {
-    for &input in inputs {
-        let first = a.observe(input)?;
-        let other = b.observe(input)?;
-        let again = a.observe(input)?;
-        if let Some(d) = first.difference(&other) {
-            anyhow::bail!("baseline and treatment disagree at input {input}: {d}");
-        }
-        if let Some(d) = first.difference(&again) {
-            anyhow::bail!("one strategy returned different results twice at input {input}: {d}");
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

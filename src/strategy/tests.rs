@@ -3,6 +3,25 @@ use crate::spec::{CommandSpec, Program, SqlSpec, SqlText};
 use crate::workload::{calculate, Model, Overrides};
 use std::time::{Duration, Instant};
 
+/// The worker's agreement check on two instances, over several inputs.
+fn agree(a: &mut dyn Strategy, b: &mut dyn Strategy, inputs: &[u64]) -> anyhow::Result<()> {
+    let side = |name| agreement::Side {
+        name,
+        label: "test".into(),
+    };
+    for &input in inputs {
+        check_agreement(
+            &mut agreement::Two(a, b),
+            &side("a"),
+            &side("b"),
+            W,
+            input,
+            &format!("input {input}"),
+        )?;
+    }
+    Ok(())
+}
+
 const W: WorkloadParams = WorkloadParams {
     plans: 8,
     months: 24,
@@ -48,8 +67,8 @@ fn in_memory_matches_the_calculator_and_forgets_each_input() {
 fn sqlite_tx_rollback_agrees_with_in_memory_bit_for_bit() {
     let mut mem = build(&StrategyKind::InMemory, &at(None)).unwrap();
     let mut tx = build(&StrategyKind::TxRollback, &at(Some(&DbTarget::Sqlite))).unwrap();
-    check_agreement(mem.as_mut(), tx.as_mut(), &INPUTS).unwrap();
-    check_agreement(tx.as_mut(), mem.as_mut(), &INPUTS).unwrap();
+    agree(mem.as_mut(), tx.as_mut(), &INPUTS).unwrap();
+    agree(tx.as_mut(), mem.as_mut(), &INPUTS).unwrap();
     for input in INPUTS {
         assert_eq!(one(mem.as_mut(), input), one(tx.as_mut(), input));
     }
@@ -278,16 +297,14 @@ fn sql_rows_agree_across_formulations_in_any_order() {
         Some(TABLE),
     );
     let mut b = build_sql(&db, "SELECT id FROM t x WHERE EXISTS (SELECT 1 FROM t y WHERE y.id < 3 AND y.v = x.v) ORDER BY id DESC", Some(TABLE));
-    check_agreement(a.as_mut(), b.as_mut(), &[0, 1]).unwrap();
+    agree(a.as_mut(), b.as_mut(), &[0, 1]).unwrap();
     assert_eq!(one(a.as_mut(), 0), one(b.as_mut(), 0));
     let mut c = build_sql(
         &db,
         "SELECT id FROM t WHERE v IN (SELECT v FROM t WHERE id < 4)",
         Some(TABLE),
     );
-    let e = check_agreement(a.as_mut(), c.as_mut(), &[0])
-        .unwrap_err()
-        .to_string();
+    let e = agree(a.as_mut(), c.as_mut(), &[0]).unwrap_err().to_string();
     // v = 3 joins the set: ids 3, 10, 17, ... (listed in text order, at most three).
     assert!(e.contains("returned 15 rows vs 22; rows only in the first: none; only in the second: (10), (17), (24)"), "{e}");
 }

@@ -193,6 +193,9 @@ pub struct RunView {
     pub left_processes: u64,
     /// Forks with any such process.
     pub forks_leaving_processes: usize,
+    /// The run's commands ran under runner's process containment (recorded
+    /// per fork since runner has it): the report states the promise.
+    pub commands_contained: bool,
 }
 
 /// Sentences about the whole run, in plain text (no Markdown), shared by
@@ -429,6 +432,7 @@ fn run_view(info: &RunInfo) -> RunView {
             .iter()
             .filter(|f| f.summary.left_processes > 0)
             .count(),
+        commands_contained: info.forks.iter().any(|f| f.summary.commands_contained),
     }
 }
 

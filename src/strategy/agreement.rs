@@ -1,0 +1,110 @@
+//! The agreement check before any timing (docs/guide/how-a-run-works.md,
+//! docs/guide/own-code.md), the one the worker runs: each arm gives the
+//! same output twice on one input (no state carried from run to run), the
+//! arms give the same output as each other where their outputs can be
+//! compared (previews, commands' stdout and exit status, rows), and every
+//! preview equals the plain in-memory calculation bit for bit.
+
+use super::{build, Observation, Setting, Strategy};
+use crate::record::Arm;
+use crate::spec::{StrategyKind, WorkloadParams};
+use anyhow::{bail, Result};
+
+/// The two arms as the check sees them: in an A/A fork both are one
+/// instance, so the check asks for an arm rather than holding two.
+pub trait ArmPair {
+    fn observe(&mut self, arm: Arm, input: u64) -> Result<Observation>;
+}
+
+/// Two separate instances: an A/B fork's arms, or a test's.
+pub struct Two<'a>(pub &'a mut dyn Strategy, pub &'a mut dyn Strategy);
+
+impl ArmPair for Two<'_> {
+    fn observe(&mut self, arm: Arm, input: u64) -> Result<Observation> {
+        match arm {
+            Arm::Baseline => self.0.observe(input),
+            Arm::Treatment => self.1.observe(input),
+        }
+    }
+}
+
+/// How an arm is named in a message: `` `name` (label) ``.
+pub struct Side<'a> {
+    pub name: &'a str,
+    pub label: String,
+}
+
+impl Side<'_> {
+    fn who(&self) -> String {
+        format!("`{}` ({})", self.name, self.label)
+    }
+}
+
+/// What the check found, for run.json's `checks`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Agreement {
+    /// The arms' outputs were comparable and equal (`None`: not comparable,
+    /// e.g. spin against noop).
+    pub arms_agree: Option<bool>,
+    /// Every arm computing the preview equals the in-memory calculation.
+    pub matches_in_memory: Option<bool>,
+}
+
+/// Observes baseline, treatment, baseline, treatment on `input` and errors,
+/// naming the strategy and `shown` (the input as the user reads it), unless
+/// they agree as the module says.
+pub fn check_agreement(
+    arms: &mut dyn ArmPair,
+    baseline: &Side<'_>,
+    treatment: &Side<'_>,
+    workload: WorkloadParams,
+    input: u64,
+    shown: &str,
+) -> Result<Agreement> {
+    let b1 = arms.observe(Arm::Baseline, input)?;
+    let t1 = arms.observe(Arm::Treatment, input)?;
+    let b2 = arms.observe(Arm::Baseline, input)?;
+    let t2 = arms.observe(Arm::Treatment, input)?;
+    for (side, first, again) in [(baseline, &b1, &b2), (treatment, &t1, &t2)] {
+        if let Some(d) = first.difference(again) {
+            bail!(
+                "strategy {} returned different results for the same input ({shown}): {d}; it carries state from one run to the next",
+                side.who()
+            );
+        }
+    }
+    let arms_agree = if b1.comparable(&t1) {
+        if let Some(d) = b1.difference(&t1) {
+            bail!(
+                "baseline {} and treatment {} disagree on the same input ({shown}): {d}",
+                baseline.who(),
+                treatment.who()
+            );
+        }
+        Some(true)
+    } else {
+        None
+    };
+    // Every strategy that computes the preview must agree with the plain
+    // in-memory calculation: a database round trip that loses a bit shows here.
+    let mut matches_in_memory = None;
+    if matches!(b1, Observation::Preview(_)) || matches!(t1, Observation::Preview(_)) {
+        let at = Setting::new(workload, None);
+        let expected = build(&StrategyKind::InMemory, &at)?.observe(input)?;
+        for (side, got) in [(baseline, &b1), (treatment, &t1)] {
+            if let Observation::Preview(_) = got {
+                if let Some(d) = got.difference(&expected) {
+                    bail!(
+                        "strategy {} disagrees with the in-memory calculation on the same input ({shown}): {d}",
+                        side.who()
+                    );
+                }
+                matches_in_memory = Some(true);
+            }
+        }
+    }
+    Ok(Agreement {
+        arms_agree,
+        matches_in_memory,
+    })
+}
