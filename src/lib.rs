@@ -17,6 +17,7 @@ pub mod exec;
 pub mod gate;
 pub mod import;
 pub mod interrupt;
+pub mod layout;
 pub mod merge;
 pub mod output;
 pub mod placement;

@@ -142,6 +142,7 @@ fn build(args: &AnalyzeArgs, t: &table::Table) -> Result<(RunInfo, Vec<u8>)> {
                 resource_usage: false,
                 placement: None,
                 left_processes: 0,
+                layout: None,
             },
             checks: CheckReport {
                 arms_agree: None,
