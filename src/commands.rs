@@ -232,11 +232,11 @@ fn layout_lines(exp: &crate::spec::Experiment, out: &mut String) {
             Layout::Random => "random (a seeded layout per fork, ASLR on)".into(),
         })
         .collect();
-    out.push_str(&format!("layout      {}
-", said.join(", ")));
+    // Runs with the default print what they printed before layout existed.
     if layouts.iter().all(Layout::is_system) {
         return;
     }
+    out.push_str(&format!("layout      {}\n", said.join(", ")));
     let Some(master) = exp.seed else {
         out.push_str("  each fork's layout is drawn from the master seed, which exec draws; set `seed` to see them here\n");
         return;

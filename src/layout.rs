@@ -232,10 +232,12 @@ fn aslr_state(plan: &LayoutPlan) -> (bool, Option<u8>, Option<String>) {
     let off_by_persona = no_randomize();
     let on = off_by_persona == Some(false) && system != Some(0);
     let note = match (plan.aslr_asked(), on) {
-        (true, false) if system == Some(0) => Some(
-            "the kernel has ASLR off for every process (kernel.randomize_va_space = 0)".into(),
+        (true, false) if system == Some(0) => {
+            Some("the kernel has ASLR off for every process (kernel.randomize_va_space = 0)".into())
+        }
+        (true, false) => Some(
+            "the worker started with ADDR_NO_RANDOMIZE set and runner could not clear it".into(),
         ),
-        (true, false) => Some("the worker started with ADDR_NO_RANDOMIZE set and runner could not clear it".into()),
         (false, true) => Some(personality_refusal().unwrap_or_else(|| {
             "the worker started with ASLR on although ADDR_NO_RANDOMIZE was asked for".into()
         })),

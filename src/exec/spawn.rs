@@ -139,7 +139,8 @@ pub fn run_worker(
     let started = Instant::now();
     let deadline = started + timeout;
     kept_children();
-    let mut child = spawn(&exe, job.layout.as_ref()).map_err(|e| fail(format!("cannot start a worker process: {e}")))?;
+    let mut child = spawn(&exe, job.layout.as_ref())
+        .map_err(|e| fail(format!("cannot start a worker process: {e}")))?;
 
     // The tail of stderr, collected line by line so that what came is there
     // even if the pipe never closes.

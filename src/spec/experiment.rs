@@ -111,7 +111,10 @@ pub struct Design {
     pub placement: crate::placement::Placement,
     /// The memory layout of each fork (`crate::layout`); absent from the
     /// run.json of runs with the default, and of runs recorded before it.
-    #[serde(default = "default_layout", skip_serializing_if = "crate::layout::Layout::is_system")]
+    #[serde(
+        default = "default_layout",
+        skip_serializing_if = "crate::layout::Layout::is_system"
+    )]
     pub layout: crate::layout::Layout,
 }
 
