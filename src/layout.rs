@@ -381,8 +381,8 @@ mod tests {
         for s in 0..500 {
             let p = draw(Layout::Random, s);
             assert!(p.env_pad_bytes <= MAX_PAD_BYTES);
-            assert!(p.stack_offset_bytes < 4096 && p.stack_offset_bytes % OFFSET_STEP == 0);
-            assert!(p.heap_offset_bytes < 4096 && p.heap_offset_bytes % OFFSET_STEP == 0);
+            assert!(p.stack_offset_bytes < 4096 && p.stack_offset_bytes.is_multiple_of(OFFSET_STEP));
+            assert!(p.heap_offset_bytes < 4096 && p.heap_offset_bytes.is_multiple_of(OFFSET_STEP));
         }
         assert_eq!(plan(Layout::System, 1, 2), None);
         assert_eq!(plan(Layout::Fixed, 1, 2), plan(Layout::Fixed, 1, 3));
