@@ -266,7 +266,7 @@ impl Held {
     /// Takes the heap offset (a held, touched allocation).
     pub fn start(plan: LayoutPlan) -> Held {
         let heap = std::hint::black_box(vec![1u8; plan.heap_offset_bytes as usize]);
-        let probe = std::hint::black_box(Box::new([0u8; 64]));
+        let probe = std::hint::black_box(vec![0u8; 3000]);
         let heap_page_offset = (probe.as_ptr() as usize % 4096) as u32;
         Held {
             plan,
@@ -381,7 +381,9 @@ mod tests {
         for s in 0..500 {
             let p = draw(Layout::Random, s);
             assert!(p.env_pad_bytes <= MAX_PAD_BYTES);
-            assert!(p.stack_offset_bytes < 4096 && p.stack_offset_bytes.is_multiple_of(OFFSET_STEP));
+            assert!(
+                p.stack_offset_bytes < 4096 && p.stack_offset_bytes.is_multiple_of(OFFSET_STEP)
+            );
             assert!(p.heap_offset_bytes < 4096 && p.heap_offset_bytes.is_multiple_of(OFFSET_STEP));
         }
         assert_eq!(plan(Layout::System, 1, 2), None);

@@ -60,7 +60,8 @@ fn planned(l: &Value) -> Value {
 fn the_same_seed_gives_the_same_layouts_and_fixed_gives_one_layout_to_every_fork() {
     let tmp = tempfile::tempdir().unwrap();
     let spec = write_spec(tmp.path(), "lb", SPEC);
-    let a = layouts(&exec_ok(tmp.path(), &spec, "a", &[]));
+    let out_a = exec_ok(tmp.path(), &spec, "a", &[]);
+    let a = layouts(&out_a);
     let b = layouts(&exec_ok(tmp.path(), &spec, "b", &[]));
     assert_eq!(a.len(), 6);
     for (k, l) in &a {
@@ -97,6 +98,36 @@ fn the_same_seed_gives_the_same_layouts_and_fixed_gives_one_layout_to_every_fork
         random.iter().map(|l| l["seed"].to_string()).collect();
     assert_eq!(seeds.len(), 3, "each random fork has its own seed");
     assert_ne!(planned(random[0]), planned(random[1]));
+
+    // The Layout section: both layouts, their ratio, the factors under random.
+    let analysis = read_json(&out_a.join("analysis.json"));
+    let l = &analysis["layout"];
+    let groups: Vec<&str> = l["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["layout"].as_str().unwrap())
+        .collect();
+    assert_eq!(groups, ["fixed", "random"]);
+    assert!(l["ratio"]["estimate"].as_f64().unwrap() > 0.0, "{l}");
+    assert_eq!(l["factors"].as_array().unwrap().len(), 5);
+    assert_eq!(l["factors"][0]["n"], 3);
+    let report = std::fs::read_to_string(out_a.join("report.md")).unwrap();
+    assert!(report.contains("## Layout"), "{report}");
+    assert!(report.contains("as widely as under `fixed`"), "{report}");
+    // `runner report` re-renders it byte for byte from run.json and pairs.csv.
+    let again = tmp.path().join("again.md");
+    let o = run_in(
+        tmp.path(),
+        &[
+            "report",
+            out_a.to_str().unwrap(),
+            "--out",
+            again.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", err_of(&o));
+    assert_eq!(std::fs::read_to_string(&again).unwrap(), report);
 
     // `check` announces exactly what the run then used.
     let check = run_in(tmp.path(), &["check", spec.to_str().unwrap()]);

@@ -12,6 +12,8 @@
 //! | system CPU CI        | `[cell, u64::MAX - 17]`| the same for system ns                |
 //! | peak RSS CI          | `[cell, u64::MAX - 18]`| the same for peak RSS KiB             |
 //! | machines CI          | `[cell, u64::MAX - 32]`| hosts by name; each host's forks ascending; D by `pair` |
+//! | layout spread ratio  | `[u64::MAX - 64]`     | fixed cells, then random cells, ascending; each cell's forks ascending |
+//! | layout factor i      | `[u64::MAX - 64, i]`  | permutations of ln(baseline median) within each random cell, cells ascending |
 //!
 //! Forks are u32, so the pooled paths can never meet a fork's. The order and
 //! carry-over streams are hierarchical over the forks that have values in
@@ -37,6 +39,17 @@ pub fn usage(master: u64, cell: u32, k: u64) -> Pcg64 {
 /// The machines -> forks -> pairs stream of a run over several hosts.
 pub fn machines(master: u64, cell: u32) -> Pcg64 {
     Pcg64::seed_from_u64(crate::seed::machines_seed(master, cell))
+}
+
+/// The bootstrap of the Layout section's spread ratio (one per run).
+pub fn layout(master: u64) -> Pcg64 {
+    crate::seed::rng(master, crate::seed::Domain::Bootstrap, &[u64::MAX - 64])
+}
+
+/// The permutations behind the p-value of layout factor `i`
+/// (`analysis::layout::FACTORS[i]`).
+pub fn layout_factor(master: u64, i: u64) -> Pcg64 {
+    crate::seed::rng(master, crate::seed::Domain::Bootstrap, &[u64::MAX - 64, i])
 }
 
 pub fn fork(master: u64, cell: u32, fork: u32) -> Pcg64 {
