@@ -129,6 +129,16 @@ fn the_same_seed_gives_the_same_layouts_and_fixed_gives_one_layout_to_every_fork
     assert!(o.status.success(), "{}", err_of(&o));
     assert_eq!(std::fs::read_to_string(&again).unwrap(), report);
 
+    // A recorded layout is checked against the seed: an edited one is refused.
+    let edited = tmp.path().join("edited");
+    copy_tree(&out_a, &edited);
+    edit_json(&edited.join("run.json"), |r| {
+        let l = &mut r["forks"][0]["layout"];
+        l["env_pad_bytes"] = (l["env_pad_bytes"].as_u64().unwrap() + 1).into();
+    });
+    let o = run_in(tmp.path(), &["report", edited.to_str().unwrap()]);
+    assert_refused(&o, &["forks[0].layout is not the layout the seed gives"]);
+
     // `check` announces exactly what the run then used.
     let check = run_in(tmp.path(), &["check", spec.to_str().unwrap()]);
     assert!(check.status.success(), "{}", err_of(&check));
