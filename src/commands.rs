@@ -115,6 +115,7 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
         planned.join(", "),
         crate::placement::pin::cpu_list(&allowed)
     ));
+    layout_lines(exp, &mut out);
     match &target {
         Some(crate::db::DbTarget::Postgres { url, .. }) => {
             let source = if crate::db::env_url().is_some() {
@@ -214,6 +215,51 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
         exp.name
     ));
     Ok(out)
+}
+
+/// What memory layout each fork will get (`design.layout`): the values
+/// exec will use, since they are a function of the seed alone.
+fn layout_lines(exp: &crate::spec::Experiment, out: &mut String) {
+    use crate::layout::Layout;
+    let cells = plan::cells(exp);
+    let layouts: std::collections::BTreeSet<Layout> =
+        cells.iter().map(|c| plan::layout(exp, c)).collect();
+    let said: Vec<String> = layouts
+        .iter()
+        .map(|l| match l {
+            Layout::System => "system (no padding or offsets, ASLR as the system has it)".into(),
+            Layout::Fixed => "fixed (one layout for every fork, ASLR off)".into(),
+            Layout::Random => "random (a seeded layout per fork, ASLR on)".into(),
+        })
+        .collect();
+    // Runs with the default print what they printed before layout existed.
+    if layouts.iter().all(Layout::is_system) {
+        return;
+    }
+    out.push_str(&format!("layout      {}\n", said.join(", ")));
+    let Some(master) = exp.seed else {
+        out.push_str("  each fork's layout is drawn from the master seed, which exec draws; set `seed` to see them here\n");
+        return;
+    };
+    let mut jobs = plan::plan(exp, master, None).jobs;
+    jobs.sort_by_key(|j| (j.cell, j.fork));
+    for j in jobs {
+        let Some(c) = cells.get(j.cell as usize) else {
+            continue;
+        };
+        if let Some(p) = crate::layout::plan(plan::layout(exp, c), master, j.seed) {
+            out.push_str(&format!(
+                "  cell {:<3} fork {:<4} {}: {} B of environment padding, stack offset {} B, heap offset {} B, ASLR {}\n",
+                j.cell,
+                j.fork,
+                p.layout,
+                p.env_pad_bytes,
+                p.stack_offset_bytes,
+                p.heap_offset_bytes,
+                if p.aslr_asked() { "on" } else { "off" }
+            ));
+        }
+    }
 }
 
 /// `runner env`: what a run would record, and the machine checks as

@@ -16,6 +16,7 @@ pub mod error;
 pub mod exec;
 pub mod import;
 pub mod interrupt;
+pub mod layout;
 pub mod merge;
 pub mod output;
 pub mod placement;

@@ -28,6 +28,8 @@ pub enum Domain {
     Bootstrap = 3,
     /// `runner compare`: the bootstrap of one cell and arm of two runs.
     Compare = 4,
+    /// A fork's memory layout (`design.layout`, see `crate::layout`).
+    Layout = 5,
 }
 
 fn splitmix64(mut z: u64) -> u64 {

@@ -14,6 +14,7 @@
 //! each fork's measured phase; `usage` CPU time and peak memory of
 //! command runs; `headline` the answer across cells; [`machines`] the
 //! machines level of a run over several hosts (added by [`machines::add`]);
+//! [`layout`] the spread under each memory layout (added by [`layout::add`]);
 //! [`resample_trace`] the indices behind every interval, for independent checks.
 
 mod carry_over;
@@ -21,6 +22,7 @@ mod cross_runs;
 mod fork;
 pub mod gate;
 mod headline;
+pub mod layout;
 pub mod machines;
 pub mod model;
 mod order;
@@ -163,6 +165,7 @@ pub fn analyse_gated(
         headline,
         gate,
         machines: None,
+        layout: None,
     })
 }
 

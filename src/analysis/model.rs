@@ -26,6 +26,10 @@ pub struct Analysis {
     /// absent for a run on one host, so its analysis.json is unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machines: Option<super::machines::Machines>,
+    /// The spread of fork medians under each memory layout (see
+    /// `layout.rs`); absent unless some fork recorded a layout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<super::layout::LayoutAnalysis>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -7,6 +7,8 @@
 //! | order CI             | `[cell, u64::MAX - 2]`| per fork, a: D with treatment first, b: second |
 //! | carry-over CI        | `[cell, u64::MAX - 3]`| per fork, a: first-in-pair baseline after a treatment, b: after a baseline |
 //! | machines CI          | `[cell, u64::MAX - 32]`| hosts by name; each host's forks ascending; D by `pair` |
+//! | layout spread ratio  | `[u64::MAX - 64]`     | fixed cells, then random cells, ascending; each cell's forks ascending |
+//! | layout factor i      | `[u64::MAX - 64, i]`  | permutations of ln(baseline median) within each random cell, cells ascending |
 //!
 //! The per-fork, pooled and CPU/RSS intervals of a median are exact
 //! (`stats::exact_median`) and draw from no stream; their seeds
@@ -36,6 +38,17 @@ pub fn usage(master: u64, cell: u32, k: u64) -> Pcg64 {
 /// The machines -> forks -> pairs stream of a run over several hosts.
 pub fn machines(master: u64, cell: u32) -> Pcg64 {
     Pcg64::seed_from_u64(crate::seed::machines_seed(master, cell))
+}
+
+/// The bootstrap of the Layout section's spread ratio (one per run).
+pub fn layout(master: u64) -> Pcg64 {
+    crate::seed::rng(master, crate::seed::Domain::Bootstrap, &[u64::MAX - 64])
+}
+
+/// The permutations behind the p-value of layout factor `i`
+/// (`analysis::layout::FACTORS[i]`).
+pub fn layout_factor(master: u64, i: u64) -> Pcg64 {
+    crate::seed::rng(master, crate::seed::Domain::Bootstrap, &[u64::MAX - 64, i])
 }
 
 pub fn fork(master: u64, cell: u32, fork: u32) -> Pcg64 {

@@ -186,6 +186,7 @@ fn job_request(
         pad_baseline: d.pad_baseline,
         database: db.cloned(),
         placement: plan::placement(exp, cell),
+        layout: crate::layout::plan(plan::layout(exp, cell), info.seeds.master, job.seed),
     }
 }
 

@@ -31,6 +31,10 @@ pub struct JobRequest {
     pub database: Option<DbTarget>,
     /// Where the worker pins itself and its database backend.
     pub placement: crate::placement::Placement,
+    /// The fork's memory layout; none under `layout = "system"`. The
+    /// parent has already applied its padding and personality.
+    #[serde(default)]
+    pub layout: Option<crate::layout::LayoutPlan>,
 }
 
 /// What a worker says, one per line.

@@ -82,9 +82,18 @@ fn sweep_after_worker() -> u64 {
     crate::reaper::after_worker(kept_children()) as u64
 }
 
-fn spawn(exe: &std::path::Path) -> std::io::Result<Child> {
+fn spawn(
+    exe: &std::path::Path,
+    layout: Option<&crate::layout::LayoutPlan>,
+) -> std::io::Result<Child> {
     let parent = std::process::id() as libc::pid_t;
     let mut cmd = Command::new(exe);
+    // The padding is in the environment exec lays out, so it moves the
+    // worker's initial stack, and the commands it starts inherit it.
+    if let Some(l) = layout {
+        cmd.env(crate::layout::PAD_VAR, l.padding());
+    }
+    let aslr = layout.map(|l| l.aslr_asked());
     cmd.arg("worker")
         // A worker's panic should show its message and place in the few
         // stderr lines the parent quotes, not a backtrace.
@@ -103,6 +112,10 @@ fn spawn(exe: &std::path::Path) -> std::io::Result<Child> {
             // The parent died before the prctl: nobody would reap this fork.
             if libc::getppid() != parent {
                 return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            // A refusal is not fatal: the worker records ASLR as it finds it.
+            if let Some(on) = aslr {
+                crate::layout::set_aslr_for_exec(on);
             }
             Ok(())
         });
@@ -126,7 +139,8 @@ pub fn run_worker(
     let started = Instant::now();
     let deadline = started + timeout;
     kept_children();
-    let mut child = spawn(&exe).map_err(|e| fail(format!("cannot start a worker process: {e}")))?;
+    let mut child = spawn(&exe, job.layout.as_ref())
+        .map_err(|e| fail(format!("cannot start a worker process: {e}")))?;
 
     // The tail of stderr, collected line by line so that what came is there
     // even if the pipe never closes.

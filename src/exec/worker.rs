@@ -204,6 +204,9 @@ fn run_job(job: &JobRequest, out: &mut impl Write) -> Result<()> {
     // Pinned before anything else starts: threads, connections and a
     // command's children inherit the worker's CPU.
     let (cpus, worker_pinned) = apply::pin_worker(job.placement)?;
+    // The heap offset is taken before the strategies allocate anything and
+    // held until the fork ends, so everything they allocate sits behind it.
+    let held = job.layout.map(crate::layout::Held::start);
     let mut arms = build_arms(job)?;
     let pids = arms.backend_pids()?;
     let backends = apply::pin_backends(&pids, cpus.backend);
@@ -229,15 +232,24 @@ fn run_job(job: &JobRequest, out: &mut impl Write) -> Result<()> {
     sample(&mut backend_cpus);
     let mut timer = timer::Timer::new(job, arms, fault);
     let mut records = Vec::with_capacity((job.warmup_pairs + job.pairs) as usize);
-    for (phase, n) in [
-        (Phase::Warmup, job.warmup_pairs),
-        (Phase::Measure, job.pairs),
-    ] {
-        records.extend(match job.ordering {
-            Ordering::PairedRandom => timer.paired_random(phase, n, &mut draws, out)?,
-            Ordering::Blocked => timer.blocked(phase, n, &mut draws, out)?,
-        });
-    }
+    let mut measure = || -> Result<u32> {
+        let page = crate::layout::stack_page_offset();
+        for (phase, n) in [
+            (Phase::Warmup, job.warmup_pairs),
+            (Phase::Measure, job.pairs),
+        ] {
+            records.extend(match job.ordering {
+                Ordering::PairedRandom => timer.paired_random(phase, n, &mut draws, out)?,
+                Ordering::Blocked => timer.blocked(phase, n, &mut draws, out)?,
+            });
+        }
+        Ok(page)
+    };
+    // The timed runs' frames start `stack_offset_bytes` deeper.
+    let stack_page = match job.layout {
+        Some(l) => crate::layout::with_stack_offset(l.stack_offset_bytes, measure)?,
+        None => measure()?,
+    };
     let timed_ns = timer.t0.map_or(0, |t| t.elapsed().as_nanos() as u64);
     sample(&mut backend_cpus);
     let embedded = matches!(
@@ -276,6 +288,7 @@ fn run_job(job: &JobRequest, out: &mut impl Write) -> Result<()> {
         commands_contained: [&job.baseline, &job.treatment]
             .iter()
             .any(|k| matches!(k, StrategyKind::Command(_))),
+        layout: held.as_ref().map(|h| Box::new(h.record(stack_page))),
     };
     if summary.checksum_baseline != summary.checksum_treatment
         && same_fingerprints(&job.baseline, &job.treatment)

@@ -143,6 +143,7 @@ fn build(args: &AnalyzeArgs, t: &table::Table) -> Result<(RunInfo, Vec<u8>)> {
                 placement: None,
                 left_processes: 0,
                 commands_contained: false,
+                layout: None,
             },
             checks: CheckReport {
                 arms_agree: None,

@@ -154,6 +154,15 @@ pub fn placement(exp: &Experiment, cell: &Cell) -> crate::placement::Placement {
         .unwrap_or(exp.design.placement)
 }
 
+/// The memory layout of `cell`: its swept value, else the design's.
+pub fn layout(exp: &Experiment, cell: &Cell) -> crate::layout::Layout {
+    cell.params
+        .get("layout")
+        .and_then(|v| v.as_str())
+        .and_then(crate::layout::Layout::parse)
+        .unwrap_or(exp.design.layout)
+}
+
 /// Strategy `name` as it runs in `cell`: the file's strategy with the cell's
 /// swept keys applied and every grid placeholder filled (`{input}` and
 /// `{scratch}` stay for the worker). Pure, so a job can be rebuilt from

@@ -63,6 +63,17 @@ pub fn analyse(info: &RunInfo, pairs: &[PairRecord]) -> Result<Analysis> {
         .collect();
     analysis::machines::add(&mut analysis, &input, pairs, &hosts)
         .map_err(|e| bad_input(e.to_string()))?;
+    let layouts: std::collections::BTreeMap<(u32, u32), crate::layout::ForkLayout> = info
+        .forks
+        .iter()
+        .filter_map(|f| {
+            Some((
+                (f.summary.cell, f.summary.fork),
+                (**f.summary.layout.as_ref()?).clone(),
+            ))
+        })
+        .collect();
+    analysis::layout::add(&mut analysis, info.seeds.master, &layouts);
     Ok(analysis)
 }
 

@@ -276,6 +276,7 @@ fn check_forks(info: &RunInfo) -> Result<(), String> {
         if !seen.insert(key) {
             return Err(format!("forks[{i}] repeats cell {} fork {}", key.0, key.1));
         }
+        check_layout(info, i, &f.summary)?;
     }
     if info.finished_at.is_some() {
         if let Some((c, f)) = jobs.iter().find(|k| !seen.contains(k)) {
@@ -288,6 +289,35 @@ fn check_forks(info: &RunInfo) -> Result<(), String> {
                 "pairs_sha256 is missing: nothing binds pairs.csv to this run (a folder written before runner recorded digests needs them added, see docs/troubleshooting.md)".into(),
             );
         }
+    }
+    Ok(())
+}
+
+/// A fork's recorded layout is the one its seed gives: the Layout
+/// section's factors are read from run.json, so an edited value would
+/// change what they explain.
+fn check_layout(info: &RunInfo, i: usize, f: &super::ForkSummary) -> Result<(), String> {
+    let exp = &info.spec.experiment;
+    let (Some(cell), Some(job)) = (
+        info.cells.iter().find(|c| c.cell == f.cell),
+        info.jobs
+            .iter()
+            .find(|j| j.cell == f.cell && j.fork == f.fork),
+    ) else {
+        return Ok(());
+    };
+    let expected = crate::layout::plan(plan::layout(exp, cell), info.seeds.master, job.seed);
+    let recorded = f.layout.as_ref().map(|l| l.plan);
+    if recorded != expected {
+        return Err(format!(
+            "forks[{i}].layout is not the layout the seed gives cell {} fork {} ({}): the record was edited",
+            f.cell,
+            f.fork,
+            expected.map_or("none, under layout = \"system\"".into(), |p| format!(
+                "{}, env_pad_bytes {}, stack_offset_bytes {}, heap_offset_bytes {}",
+                p.layout, p.env_pad_bytes, p.stack_offset_bytes, p.heap_offset_bytes
+            ))
+        ));
     }
     Ok(())
 }

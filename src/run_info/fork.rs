@@ -52,6 +52,10 @@ pub struct ForkSummary {
     /// before runner had it).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub commands_contained: bool,
+    /// The fork's memory layout, planned and as the worker saw it; absent
+    /// under `layout = "system"` and in runs recorded before runner had it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<Box<crate::layout::ForkLayout>>,
 }
 
 fn is_zero(n: &u64) -> bool {

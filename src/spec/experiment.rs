@@ -91,6 +91,17 @@ pub struct Design {
     /// a run recorded before placement existed reads as the default.
     #[serde(default = "default_placement")]
     pub placement: crate::placement::Placement,
+    /// The memory layout of each fork (`crate::layout`); absent from the
+    /// run.json of runs with the default, and of runs recorded before it.
+    #[serde(
+        default = "default_layout",
+        skip_serializing_if = "crate::layout::Layout::is_system"
+    )]
+    pub layout: crate::layout::Layout,
+}
+
+fn default_layout() -> crate::layout::Layout {
+    crate::layout::DEFAULT
 }
 
 fn default_placement() -> crate::placement::Placement {
@@ -132,6 +143,10 @@ pub struct Grid {
     /// empty when not swept (every cell then has `design.placement`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub placement: Vec<crate::placement::Placement>,
+    /// Swept memory layouts (`layout = [...]`), in the file's order; empty
+    /// when not swept (every cell then has `design.layout`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layout: Vec<crate::layout::Layout>,
 }
 
 /// `strategies.NAME.KEY = [...]` in `[grid]`: one validated [`super::Field`]
@@ -173,6 +188,10 @@ impl Grid {
         if !self.placement.is_empty() {
             let written = self.placement.iter().map(|p| p.to_string().into());
             out.push(("placement".into(), written.collect()));
+        }
+        if !self.layout.is_empty() {
+            let written = self.layout.iter().map(|l| l.to_string().into());
+            out.push(("layout".into(), written.collect()));
         }
         out.sort_by(|a, b| a.0.cmp(&b.0));
         out

@@ -74,6 +74,7 @@ pub(crate) fn grid(
         params: BTreeMap::new(),
         strategy_keys: Vec::new(),
         placement: Vec::new(),
+        layout: Vec::new(),
     };
     for (key, v) in &raw {
         let path = base.child(key);
@@ -83,6 +84,11 @@ pub(crate) fn grid(
                 let values = array(v, &path, crate::placement::VALID, super::values::placement)?;
                 unique(&path, &values, |j| format!("\"{}\"", values[j]))?;
                 grid.placement = values;
+            }
+            "layout" => {
+                let values = array(v, &path, crate::layout::VALID, super::values::layout)?;
+                unique(&path, &values, |j| format!("\"{}\"", values[j]))?;
+                grid.layout = values;
             }
             "plans" | "months" => {
                 let limit = if key == "plans" {

@@ -59,6 +59,7 @@ pub(crate) struct RawDesign {
     pub schedule: Option<Value>,
     pub fork_timeout_s: Option<Value>,
     pub placement: Option<Value>,
+    pub layout: Option<Value>,
 }
 
 /// Swept parameters: `delay_us`, the `[workload]` keys, any other bare key

@@ -281,6 +281,10 @@ fn design(raw: RawDesign) -> Result<Design, Problem> {
             Some(v) => super::values::placement(v, &base.child("placement"))?,
             None => crate::placement::DEFAULT,
         },
+        layout: match &raw.layout {
+            Some(v) => super::values::layout(v, &base.child("layout"))?,
+            None => crate::layout::DEFAULT,
+        },
     })
 }
 

@@ -94,6 +94,15 @@ pub(crate) fn placement(v: &Value, path: &KeyPath) -> Result<crate::placement::P
     .ok_or_else(|| got(path, crate::placement::VALID, v))
 }
 
+/// A memory layout (`design.layout`, `grid.layout[i]`).
+pub(crate) fn layout(v: &Value, path: &KeyPath) -> Result<crate::layout::Layout, Problem> {
+    match v {
+        Value::String(s) => crate::layout::Layout::parse(s),
+        _ => None,
+    }
+    .ok_or_else(|| got(path, crate::layout::VALID, v))
+}
+
 /// A duration in microseconds as written (integer or float, fractions
 /// allowed) and in whole nanoseconds, rounded: the harness times in ns.
 pub(crate) fn micros(v: &Value, path: &KeyPath) -> Result<(f64, u64), Problem> {

@@ -55,7 +55,7 @@ pub(super) fn view<'a>(c: &'a CellAnalysis, a: &Analysis, exp: &Experiment) -> C
 }
 
 /// The delay, the other params, or both: whatever tells rows apart.
-fn label(c: &CellAnalysis, a: &Analysis) -> String {
+pub(super) fn label(c: &CellAnalysis, a: &Analysis) -> String {
     let many_groups = a.headline.groups.len() > 1;
     let mut delays: Vec<u64> = a.cells.iter().map(|c| c.delay_ns).collect();
     delays.sort_unstable();

@@ -15,6 +15,7 @@ mod cells;
 mod checks;
 mod finding;
 mod gate;
+mod layout;
 mod machines;
 mod placement;
 mod reproduce;
@@ -23,6 +24,7 @@ pub use cells::{CellText, CellView};
 pub use checks::{CheckRow, FlaggedFork, MachineChecksView};
 pub use finding::{GroupText, GroupView};
 pub use gate::{GateRow, GateText, GateView};
+pub use layout::{FactorRow, LayoutRow, LayoutView};
 pub use machines::{HostRow, MachinesText, MachinesView, MergeView, ShardView};
 pub use placement::{PlacementRow, PlacementView};
 pub use reproduce::{reproduce_command, Reproduce};
@@ -108,6 +110,9 @@ pub struct Context<'a> {
     /// What the forks pinned and the CPUs they used; none for runs recorded
     /// before runner had placement.
     pub placement: Option<PlacementView>,
+    /// The spread of fork medians under each memory layout; none unless
+    /// some fork recorded a layout.
+    pub layout: Option<LayoutView>,
 }
 
 /// `analysis.json`'s `headline`: the first group's fields at top level, and
@@ -283,6 +288,7 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
         machines,
         machine_checks,
         placement: placement::view(info, analysis),
+        layout: layout::view(analysis, &super::format::percent(analysis.confidence)),
     }
 }
 
