@@ -35,42 +35,7 @@ pub fn is_subreaper() -> bool {
     r == 0 && on != 0
 }
 
-/// One process as /proc shows it.
-#[derive(Debug, Clone, Copy)]
-pub struct Proc {
-    pub pid: i32,
-    pub ppid: i32,
-    pub pgrp: i32,
-    pub zombie: bool,
-}
-
-/// `/proc/PID/stat`: pid, state, ppid and process group (the command name
-/// in parentheses may hold spaces and parentheses, so fields are counted
-/// from the last `)`).
-pub fn stat(pid: i32) -> Option<Proc> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &text[text.rfind(')')? + 1..];
-    let mut f = rest.split_whitespace();
-    let state = f.next()?;
-    let ppid = f.next()?.parse().ok()?;
-    let pgrp = f.next()?.parse().ok()?;
-    Some(Proc {
-        pid,
-        ppid,
-        pgrp,
-        zombie: state == "Z" || state == "X",
-    })
-}
-
-/// Every process this user can see.
-pub fn all() -> Vec<Proc> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter_map(stat)
-        .collect()
-}
+use crate::environment::procfs::{read_process, read_processes, PidStat};
 
 /// This process's children (every thread's), zombies included. Reads
 /// `/proc/self/task/*/children` (cheap: this is what runs after every
@@ -91,10 +56,10 @@ pub fn children() -> Vec<i32> {
         }
     }
     if !read_any {
-        out = all()
+        out = read_processes()
             .into_iter()
-            .filter(|p| p.ppid == me)
-            .map(|p| p.pid)
+            .filter(|p| p.ppid as i32 == me)
+            .map(|p| p.pid as i32)
             .collect();
     }
     out.sort_unstable();
@@ -104,15 +69,18 @@ pub fn children() -> Vec<i32> {
 
 /// The live processes below this one (excluding the pids in `keep` and
 /// everything below them), from one scan of /proc.
-pub fn live_descendants(keep: &BTreeSet<i32>) -> Vec<Proc> {
+pub fn live_descendants(keep: &BTreeSet<i32>) -> Vec<PidStat> {
     let me = std::process::id() as i32;
-    let procs = all();
-    let parent: HashMap<i32, i32> = procs.iter().map(|p| (p.pid, p.ppid)).collect();
+    let procs = read_processes();
+    let parent: HashMap<i32, i32> = procs
+        .iter()
+        .map(|p| (p.pid as i32, p.ppid as i32))
+        .collect();
     procs
         .into_iter()
-        .filter(|p| !p.zombie && p.pid != me)
+        .filter(|p| !p.zombie() && p.pid as i32 != me)
         .filter(|p| {
-            let mut at = p.pid;
+            let mut at = p.pid as i32;
             // A chain longer than this is a loop in a torn read of /proc.
             for _ in 0..4096 {
                 if keep.contains(&at) {
@@ -147,7 +115,7 @@ pub fn kill_children(keep: &BTreeSet<i32>, group: Option<i32>) -> (bool, BTreeSe
         seen.extend(
             others
                 .iter()
-                .filter(|&&p| stat(p).is_some_and(|s| !s.zombie)),
+                .filter(|&&p| read_process(p as u32).is_some_and(|s| !s.zombie())),
         );
         if let Some(g) = group {
             // SAFETY: the group's leader is an unreaped child of ours, so
@@ -188,7 +156,10 @@ pub fn after_worker(keep: &BTreeSet<i32>) -> usize {
     if !is_subreaper() || children().iter().all(|p| keep.contains(p)) {
         return 0;
     }
-    let mut left: BTreeSet<i32> = live_descendants(keep).iter().map(|p| p.pid).collect();
+    let mut left: BTreeSet<i32> = live_descendants(keep)
+        .iter()
+        .map(|p| p.pid as i32)
+        .collect();
     left.extend(kill_children(keep, None).1);
     left.len()
 }

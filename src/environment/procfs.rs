@@ -109,13 +109,18 @@ pub fn meminfo_kib(meminfo: &str, key: &str) -> Option<u64> {
     })
 }
 
-/// The fields of /proc/PID/stat the checks use; times in USER_HZ ticks.
+/// The fields of /proc/PID/stat the checks and the sweep (`reaper`) use;
+/// times in USER_HZ ticks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PidStat {
     pub pid: u32,
     /// The executable's name as the kernel keeps it (at most 15 bytes).
     pub comm: String,
+    /// `R`, `S`, `Z`, ... (proc(5)).
+    pub state: char,
     pub ppid: u32,
+    /// Its process group.
+    pub pgrp: u32,
     pub utime: u64,
     pub stime: u64,
     /// CPU time of children this process has waited for.
@@ -124,6 +129,11 @@ pub struct PidStat {
 }
 
 impl PidStat {
+    /// Dead: a zombie waiting to be reaped, or on its way out.
+    pub fn zombie(&self) -> bool {
+        matches!(self.state, 'Z' | 'X')
+    }
+
     /// Its own CPU time.
     pub fn own_ticks(&self) -> u64 {
         self.utime + self.stime
@@ -144,7 +154,9 @@ pub fn pid_stat(text: &str) -> Option<PidStat> {
     Some(PidStat {
         pid,
         comm,
+        state: rest.first()?.chars().next()?,
         ppid: field(4)? as u32,
+        pgrp: field(5)? as u32,
         utime: field(14)?,
         stime: field(15)?,
         cutime: field(16)?,
@@ -167,7 +179,12 @@ pub fn read_processes() -> Vec<PidStat> {
         let name = e.ok()?.file_name();
         let name = name.to_str()?;
         name.bytes().all(|b| b.is_ascii_digit()).then_some(())?;
-        pid_stat(&read(format!("/proc/{name}/stat"))?)
+        read_process(name.parse().ok()?)
     })
     .collect()
+}
+
+/// One process's /proc/PID/stat, if it can be read.
+pub fn read_process(pid: u32) -> Option<PidStat> {
+    pid_stat(&read(format!("/proc/{pid}/stat"))?)
 }

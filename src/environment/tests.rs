@@ -400,3 +400,13 @@ fn checks_read_this_machine() {
     let me = procfs::read_processes();
     assert!(me.iter().any(|p| p.pid == std::process::id()));
 }
+
+#[test]
+fn pid_stat_reads_state_and_process_group_for_the_sweep() {
+    let p = ps(4242, "sleep (x) y", 1, [1, 2, 3, 4]);
+    assert_eq!((p.state, p.ppid, p.pgrp), ('S', 1, 4242));
+    assert!(!p.zombie());
+    let z = procfs::pid_stat("77 (sh) Z 5 70 70 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 1 0 0").unwrap();
+    assert!(z.zombie());
+    assert_eq!(z.pgrp, 70);
+}

@@ -249,16 +249,16 @@ fn leftovers(pid: i32, exited: bool, subreaper: bool) -> BTreeSet<i32> {
     if subreaper && exited && sweep::children().iter().all(|&c| c == pid) {
         return BTreeSet::new();
     }
-    let mut found: BTreeSet<i32> = sweep::all()
+    let mut found: BTreeSet<i32> = crate::environment::procfs::read_processes()
         .into_iter()
-        .filter(|p| p.pgrp == pid && p.pid != pid && !p.zombie)
-        .map(|p| p.pid)
+        .filter(|p| p.pgrp as i32 == pid && p.pid as i32 != pid && !p.zombie())
+        .map(|p| p.pid as i32)
         .collect();
     if subreaper {
         found.extend(
             sweep::live_descendants(&BTreeSet::from([pid]))
                 .into_iter()
-                .map(|p| p.pid),
+                .map(|p| p.pid as i32),
         );
     }
     found
