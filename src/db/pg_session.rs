@@ -127,13 +127,15 @@ fn txid(client: &mut Client) -> Result<String, DbError> {
     let reply = client
         .simple_query("SELECT txid_current()")
         .map_err(pg("txid_current()"))?;
-    reply
-        .iter()
-        .find_map(|m| match m {
-            SimpleQueryMessage::Row(r) => r.get(0).map(str::to_owned),
-            _ => None,
-        })
-        .ok_or(DbError::TransactionEnded("setup"))
+    first_value(&reply).ok_or(DbError::TransactionEnded("setup"))
+}
+
+/// The first column of the first row a simple query returned.
+fn first_value(reply: &[SimpleQueryMessage]) -> Option<String> {
+    reply.iter().find_map(|m| match m {
+        SimpleQueryMessage::Row(r) => r.get(0).map(str::to_owned),
+        _ => None,
+    })
 }
 
 impl SqlSession for PgSession {
@@ -207,12 +209,7 @@ impl SqlSession for PgSession {
         let reply = self.client.simple_query(&format!(
             "ROLLBACK TO SAVEPOINT {SAVEPOINT}; RELEASE SAVEPOINT {SAVEPOINT}; SELECT txid_current()"
         ));
-        let xid = reply.ok().and_then(|r| {
-            r.iter().find_map(|m| match m {
-                SimpleQueryMessage::Row(r) => r.get(0).map(str::to_owned),
-                _ => None,
-            })
-        });
+        let xid = reply.ok().and_then(|r| first_value(&r));
         if xid.as_deref() == Some(self.xid.as_str()) {
             Ok(())
         } else {

@@ -383,21 +383,27 @@ impl PgInfo {
     /// One sentence when the role can do what no rollback undoes, for
     /// `runner check` and the report's Setup.
     pub fn role_warning(&self) -> Option<String> {
-        let role = self.user.as_deref().unwrap_or("the run's role");
-        let power = if self.superuser == Some(true) {
-            format!("role \"{role}\" is a superuser")
-        } else if !self.server_roles.is_empty() {
-            format!(
-                "role \"{role}\" is a member of {}",
-                self.server_roles.join(", ")
-            )
-        } else {
-            return None;
-        };
-        Some(format!(
-            "{power}: runner still rolls back every write, but such a role's SQL can also run programs, write server files or stop other sessions (from inside a function, where runner's check cannot see it), which no rollback undoes; run with a role without these privileges"
-        ))
+        powers_warning(
+            self.user.as_deref(),
+            self.superuser == Some(true),
+            &self.server_roles,
+        )
     }
+}
+
+/// The sentence of [`PgInfo::role_warning`] for a role's powers.
+fn powers_warning(user: Option<&str>, superuser: bool, server_roles: &[String]) -> Option<String> {
+    let role = user.unwrap_or("the run's role");
+    let power = if superuser {
+        format!("role \"{role}\" is a superuser")
+    } else if !server_roles.is_empty() {
+        format!("role \"{role}\" is a member of {}", server_roles.join(", "))
+    } else {
+        return None;
+    };
+    Some(format!(
+        "{power}: runner still rolls back every write, but such a role's SQL can also run programs, write server files or stop other sessions (from inside a function, where runner's check cannot see it), which no rollback undoes; run with a role without these privileges"
+    ))
 }
 
 /// Whether the role `url` logs in as is a superuser, and the built-in
@@ -424,25 +430,15 @@ fn role_powers(client: &mut Client) -> Result<(bool, Vec<String>), DbError> {
 pub fn role_warning(url: &str) -> Result<Option<String>, DbError> {
     let (mut client, endpoint) = connect(url)?;
     let (superuser, server_roles) = role_powers(&mut client)?;
-    let info = PgInfo {
-        server_version: String::new(),
-        shared_buffers: String::new(),
-        synchronous_commit: String::new(),
-        fsync: String::new(),
-        wal_level: String::new(),
-        transport: String::new(),
-        host: endpoint.host,
-        port: endpoint.port,
-        database: endpoint.database,
-        user: endpoint.user,
-        superuser: Some(superuser),
-        server_roles,
-    };
-    Ok(info.role_warning())
+    Ok(powers_warning(
+        endpoint.user.as_deref(),
+        superuser,
+        &server_roles,
+    ))
 }
-
 pub(super) fn db_info(url: &str) -> Result<DbInfo, DbError> {
     let (mut client, endpoint) = connect(url)?;
+    let (superuser, server_roles) = role_powers(&mut client)?;
     let mut one = |sql: &str| -> Result<String, DbError> {
         let row = client.query_one(sql, &[]).map_err(pg("read settings"))?;
         row.try_get(0).map_err(pg("read settings"))
@@ -459,14 +455,8 @@ pub(super) fn db_info(url: &str) -> Result<DbInfo, DbError> {
         port: endpoint.port,
         database: endpoint.database,
         user: endpoint.user,
-        superuser: None,
-        server_roles: Vec::new(),
-    };
-    let (superuser, server_roles) = role_powers(&mut client)?;
-    let info = PgInfo {
         superuser: Some(superuser),
         server_roles,
-        ..info
     };
     Ok(DbInfo {
         backend: "postgres".into(),
