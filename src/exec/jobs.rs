@@ -66,15 +66,11 @@ pub(super) fn run_jobs(
             )
         });
         let failure = match outcome {
-            _ if changed.is_some() && matches!(&outcome, Err(f) if f.interrupted) => {
-                format!("{} during {label}; {}", interrupt::Interrupted, changed.unwrap_or_default())
-            }
-            Ok(_) if changed.is_some() => changed.unwrap_or_default(),
             Ok(r) if r.summary.seeded_hash != r.summary.final_hash => format!(
                 "{label}: the table's content changed during the fork (hash {:?} after seeding, {:?} after the last preview): a preview leaked a write",
                 r.summary.seeded_hash, r.summary.final_hash
             ),
-            Ok(r) => {
+            Ok(r) if changed.is_none() => {
                 if r.summary.left_processes > 0 {
                     let msg = format!(
                         "{label}: {} process(es) started by the commands were still running after their run ended; runner killed them (forks[].left_processes in run.json)",
@@ -101,22 +97,25 @@ pub(super) fn run_jobs(
                 progress.finish_fork(&label, seconds);
                 continue;
             }
+            // The fork ran, but the database changed: that alone fails it.
+            Ok(_) => String::new(),
             Err(f) if f.interrupted => format!(
                 "{} during {label}; the worker was stopped and its unfinished fork discarded",
                 interrupt::Interrupted
             ),
             Err(f) => {
                 let mut msg = format!("{label} (job seed {}) failed: {}", job.seed, f.reason);
-                if let Some(c) = &changed {
-                    msg.push_str("; also, ");
-                    msg.push_str(c);
-                }
                 if !f.stderr_tail.is_empty() {
                     msg.push_str("\nworker stderr (last lines):\n  ");
                     msg.push_str(&f.stderr_tail.join("\n  "));
                 }
                 msg
             }
+        };
+        let failure = match changed {
+            Some(c) if failure.is_empty() => c,
+            Some(c) => format!("{failure}\nalso, {c}"),
+            None => failure,
         };
         writer.discard();
         progress.clear();
