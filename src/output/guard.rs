@@ -178,12 +178,17 @@ fn split(path: &Path) -> (PathBuf, String) {
 /// Who wrote what is at `path`.
 pub fn owner(path: &Path) -> Result<Owner> {
     let (dir, name) = split(path);
-    if name == RECORD {
-        return Ok(Owner::Foreign("is the name of runner's own record".into()));
-    }
     let record = read_record(&dir).map_err(|why| record_error(&dir, &why))?;
+    Ok(owner_in(&dir, &name, record.as_ref()))
+}
+
+/// Who wrote `dir/name`, given `dir`'s record as read.
+fn owner_in(dir: &Path, name: &str, record: Option<&Record>) -> Owner {
+    if name == RECORD {
+        return Owner::Foreign("is the name of runner's own record".into());
+    }
     let legacy = record.is_none() && runner_run_json(&dir.join("run.json"), false);
-    Ok(judge(&dir, &name, record.as_ref(), legacy))
+    judge(dir, name, record, legacy)
 }
 
 /// The entries of `dir` that are not runner's, each as `name` or
@@ -224,7 +229,12 @@ fn refused(path: &Path, why: &str) -> crate::error::RunnerError {
 /// Whether `bytes` may be written to `path` (see the module doc); `Ok`
 /// says whether something is there.
 pub fn check(path: &Path, bytes: &[u8]) -> Result<Owner> {
-    match owner(path)? {
+    allowed(path, owner(path)?, bytes)
+}
+
+/// [`check`] once the owner of `path` is known.
+fn allowed(path: &Path, owner: Owner, bytes: &[u8]) -> Result<Owner> {
+    match owner {
         Owner::Foreign(why) => {
             let same = fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
                 && fs::read(path).is_ok_and(|b| b == bytes);
@@ -244,12 +254,12 @@ fn write_record(dir: &Path, record: &Record) -> Result<()> {
     super::atomic::write_atomic(&dir.join(RECORD), text.as_bytes())
 }
 
-/// The record of `dir` to update: the one there, or a new one (in a report
-/// folder of an older runner, listing the files it wrote).
-fn record_for_update(dir: &Path) -> Result<Record> {
-    if let Some(mut r) = read_record(dir).map_err(|why| record_error(dir, &why))? {
+/// The record of `dir` to update: `existing` (the one there), or a new
+/// one (in a report folder of an older runner, listing the files it wrote).
+fn record_for_update(dir: &Path, existing: Option<Record>) -> Record {
+    if let Some(mut r) = existing {
         r.note = NOTE.into();
-        return Ok(r);
+        return r;
     }
     let mut r = Record {
         note: NOTE.into(),
@@ -265,16 +275,18 @@ fn record_for_update(dir: &Path) -> Result<Record> {
             }
         }
     }
-    Ok(r)
+    r
 }
 
 /// Writes `bytes` to `path` whole (temp file, fsync, rename), if the guard
 /// allows it (see the module doc), and records it.
 pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
-    let before = check(path, bytes)?;
     let (dir, name) = split(path);
+    // The record is read once: to judge the path and to update.
+    let existing = read_record(&dir).map_err(|why| record_error(&dir, &why))?;
+    let before = allowed(path, owner_in(&dir, &name, existing.as_ref()), bytes)?;
     let sha = crate::run_info::sha256_bytes(bytes);
-    let mut record = record_for_update(&dir)?;
+    let mut record = record_for_update(&dir, existing);
     record.pending.insert(name.clone(), sha.clone());
     write_record(&dir, &record)?;
     write_file(path, bytes, before == Owner::Missing).map_err(|e| match e.kind() {
