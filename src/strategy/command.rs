@@ -25,7 +25,7 @@ use crate::spec::placeholder::{self, Fill, Quoting, Template, SCRATCH};
 use crate::spec::CommandSpec;
 use anyhow::{bail, Context, Result};
 pub use reap::{describe, left_behind};
-use reap::{finish, succeeded, wait_exit};
+use reap::{finish, run_out, succeeded, wait_exit};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::os::fd::AsRawFd;
@@ -191,17 +191,14 @@ impl Command {
                 self.name
             )
         })?;
-        let pid = child.id() as i32;
-        let exited = wait_exit(pid, self.timeout)?;
-        let status = finish(pid, exited)?.status;
-        if !exited {
+        let Some(status) = run_out(child.id() as i32, self.timeout)? else {
             bail!(
                 "{what} command `{}` of strategy `{}` was still going after timeout_s = {} s and was killed",
                 Self::shown(argv, input),
                 self.name,
                 self.timeout.unwrap_or_default().as_secs_f64()
             );
-        }
+        };
         if !succeeded(status) {
             bail!(
                 "{what} command `{}` of strategy `{}` ended with {}{}",
@@ -346,14 +343,10 @@ impl Strategy for Command {
                 }
                 status
             }
-            None => {
-                let exited = wait_exit(pid, self.timeout)?;
-                let status = finish(pid, exited)?.status;
-                if !exited {
-                    return Err(self.timed_out("a run of the agreement check before timing"));
-                }
-                status
-            }
+            None => match run_out(pid, self.timeout)? {
+                Some(status) => status,
+                None => return Err(self.timed_out("a run of the agreement check before timing")),
+            },
         };
         self.check_status(status)?;
         Ok(Observation::Command {

@@ -59,6 +59,15 @@ pub(super) struct Ended {
     pub usage: RunUsage,
 }
 
+/// Waits for `pid` up to `timeout` (forever when `None`), then kills what
+/// the run left and reaps it: its wait status, or `None` when the timeout
+/// passed first (and it was killed with everything it started).
+pub(super) fn run_out(pid: i32, timeout: Option<Duration>) -> Result<Option<i32>> {
+    let exited = wait_exit(pid, timeout)?;
+    let status = finish(pid, exited)?.status;
+    Ok(exited.then_some(status))
+}
+
 /// Whether `pid` exited within `timeout` (forever when `None`), without
 /// reaping it.
 pub(super) fn wait_exit(pid: i32, timeout: Option<Duration>) -> Result<bool> {
