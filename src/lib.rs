@@ -25,7 +25,7 @@ pub mod reaper;
 pub mod record;
 pub mod redact;
 pub mod report;
-pub mod run_info;
+pub mod run_folder;
 pub mod seed;
 pub mod shard;
 pub mod shell;

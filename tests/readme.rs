@@ -13,7 +13,7 @@
 
 use runner::analysis::Analysis;
 use runner::report::{context, format};
-use runner::run_info::RunInfo;
+use runner::run_folder::RunInfo;
 use std::path::{Path, PathBuf};
 
 fn root() -> &'static Path {

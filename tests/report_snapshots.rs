@@ -139,9 +139,9 @@ fn bind_digests(run: &mut serde_json::Value, csv: &[u8]) {
         let key = (f["cell"].as_u64().unwrap(), f["fork"].as_u64().unwrap());
         let rows = &per[&key];
         f["rows"] = rows.split_inclusive(|&b| b == b'\n').count().into();
-        f["sha256"] = runner::run_info::sha256_bytes(rows).into();
+        f["sha256"] = runner::run_folder::sha256_bytes(rows).into();
     }
-    run["pairs_sha256"] = runner::run_info::sha256_bytes(csv).into();
+    run["pairs_sha256"] = runner::run_folder::sha256_bytes(csv).into();
 }
 
 /// Runs `spec` for a real run.json, pins it, writes `pairs` and renders.

@@ -23,7 +23,7 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64;
 
 // The seeds themselves are derived in `crate::seed`, the lowest layer, so
-// that `run_info` records and checks them without importing the analysis.
+// that `run_folder` records and checks them without importing the analysis.
 pub use crate::seed::{cell_seeds, fork_seed, CellSeeds, USAGE_RSS, USAGE_SYS, USAGE_USER};
 
 /// The stream of one usage measure's CI (`k` is one of `USAGE_*`).

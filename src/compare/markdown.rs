@@ -3,7 +3,7 @@
 
 use super::{Arm, Row, Run};
 use crate::report::format;
-use crate::run_info::RunInfo;
+use crate::run_folder::RunInfo;
 
 fn machine(info: &RunInfo) -> String {
     if info.imported.is_some() {

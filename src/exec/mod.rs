@@ -19,10 +19,10 @@ pub mod worker;
 
 use crate::error::{bad_input, run_failed, Result, RunnerError};
 use crate::interrupt;
-use crate::output::partial::{final_path, partial_path, Partial};
 use crate::output::target;
 use crate::plan::{self, Job};
-use crate::run_info::{BuildInfo, DerivedSeed, RunInfo, Seeds, SpecInfo};
+use crate::run_folder::partial::{final_path, partial_path, Partial};
+use crate::run_folder::{BuildInfo, DerivedSeed, RunInfo, Seeds, SpecInfo};
 use crate::seed::{self, Domain};
 use crate::shard;
 use crate::spec::{self, Experiment, LoadedSpec};
@@ -75,7 +75,7 @@ fn recorded_spec(loaded: &LoadedSpec, spec_path: &Path) -> Result<SpecInfo> {
     let experiment = spec::parse_recorded(&path, &toml, &recorded)?;
     Ok(SpecInfo {
         path,
-        sha256: crate::run_info::sha256_hex(&toml),
+        sha256: crate::run_folder::sha256_hex(&toml),
         toml,
         experiment,
     })

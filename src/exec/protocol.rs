@@ -52,5 +52,5 @@ pub enum WorkerMessage {
 }
 
 // The checks and the summary are recorded in run.json, so they are defined
-// beside it (`run_info` must not import `exec`); both sides use them here.
-pub use crate::run_info::{CheckReport, ForkSummary};
+// beside it (`run_folder` must not import `exec`); both sides use them here.
+pub use crate::run_folder::{CheckReport, ForkSummary};

@@ -2,7 +2,7 @@
 
 use super::ExecArgs;
 use crate::error::{bad_input, Result};
-use crate::run_info::check::differing_keys;
+use crate::run_folder::check::differing_keys;
 use crate::spec::Experiment;
 use std::path::Path;
 

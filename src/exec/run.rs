@@ -7,10 +7,10 @@ use super::resume::{check_same_database, resume_command};
 use super::{jobs, now_rfc3339, with_hint, ExecArgs, ExecOutcome};
 use crate::error::{run_failed, Result};
 use crate::interrupt;
-use crate::output::digest::check_pairs;
-use crate::output::partial::Partial;
 use crate::report;
-use crate::run_info::RunInfo;
+use crate::run_folder::digest::check_pairs;
+use crate::run_folder::partial::Partial;
+use crate::run_folder::RunInfo;
 use crate::spec::Experiment;
 use std::path::PathBuf;
 
@@ -126,7 +126,7 @@ impl Run<'_> {
         info.forks = partial.finished_forks(&info).map_err(kept)?;
         info.environment.load_after = Some(crate::environment::load_average());
         let bytes = partial.assemble_pairs(&info.forks).map_err(kept)?;
-        info.pairs_sha256 = Some(crate::run_info::sha256_bytes(&bytes));
+        info.pairs_sha256 = Some(crate::run_folder::sha256_bytes(&bytes));
         info.finished_at = Some(now_rfc3339());
         let for_thread = info.clone();
         let rendering = interrupt::run(0, move || {

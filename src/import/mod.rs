@@ -28,11 +28,11 @@ mod spec;
 mod table;
 
 use crate::error::{bad_input, run_failed, Result};
-use crate::output::partial::{partial_path, Partial};
 use crate::output::{guard, target};
 use crate::plan;
 use crate::record::{PairRecord, Phase};
-use crate::run_info::{
+use crate::run_folder::partial::{partial_path, Partial};
+use crate::run_folder::{
     BuildInfo, CheckReport, DerivedSeed, ForkRecord, ForkSummary, Imported, ImportedFork, RunInfo,
     Seeds, SpecInfo,
 };
@@ -153,7 +153,7 @@ fn build(args: &AnalyzeArgs, t: &table::Table) -> Result<(RunInfo, Vec<u8>)> {
             },
             wall_ns: 0,
             rows: (warm.len() + meas.len()) as u64,
-            sha256: crate::run_info::sha256_bytes(&part),
+            sha256: crate::run_folder::sha256_bytes(&part),
             host: None,
             sentinel: None,
             database_guard: None,
@@ -178,7 +178,7 @@ fn build(args: &AnalyzeArgs, t: &table::Table) -> Result<(RunInfo, Vec<u8>)> {
         build: BuildInfo::current(),
         spec: SpecInfo {
             path: shown.clone(),
-            sha256: crate::run_info::sha256_hex(&toml),
+            sha256: crate::run_folder::sha256_hex(&toml),
             toml,
             experiment: exp,
         },
@@ -204,7 +204,7 @@ fn build(args: &AnalyzeArgs, t: &table::Table) -> Result<(RunInfo, Vec<u8>)> {
         cells: plan.cells,
         jobs: plan.jobs,
         forks: records,
-        pairs_sha256: Some(crate::run_info::sha256_bytes(&bytes)),
+        pairs_sha256: Some(crate::run_folder::sha256_bytes(&bytes)),
         database: None,
         shard: None,
         merged: None,
@@ -274,7 +274,7 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<(PathBuf, String)> {
         let t = table::read(&owned.csv)?;
         let (info, bytes) = build(&owned, &t)?;
         // What every reader checks, checked before anything is written.
-        crate::run_info::check::check(&info).map_err(|e| {
+        crate::run_folder::check::check(&info).map_err(|e| {
             run_failed(format!(
                 "the imported run does not check out ({e}); this is a bug"
             ))
@@ -290,7 +290,8 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<(PathBuf, String)> {
     let partial = Partial::create(&partial_path(&out), &info)?;
     let (for_thread, data) = (info.clone(), bytes.clone());
     let rendered = crate::interrupt::run(0, move || {
-        let pairs = crate::output::digest::check_pairs(&data, &for_thread).map_err(bad_input)?;
+        let pairs =
+            crate::run_folder::digest::check_pairs(&data, &for_thread).map_err(bad_input)?;
         let template = crate::report::template_for(&for_thread, None)?;
         crate::report::render_run(&for_thread, &pairs, template)
     })

@@ -60,7 +60,7 @@ fn nanos(text: &str, scale: f64) -> Option<u64> {
 pub(crate) fn read(path: &Path) -> Result<Table> {
     let shown = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|e| bad_input(format!("cannot read {shown}: {e}")))?;
-    let sha256 = crate::run_info::sha256_bytes(&bytes);
+    let sha256 = crate::run_folder::sha256_bytes(&bytes);
     let mut reader = csv::ReaderBuilder::new()
         .trim(csv::Trim::All)
         .from_reader(bytes.as_slice());

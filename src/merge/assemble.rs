@@ -11,7 +11,7 @@
 use super::Shard;
 use crate::plan;
 use crate::record::PairRecord;
-use crate::run_info::{DerivedSeed, ForkRecord, RunInfo, Seeds};
+use crate::run_folder::{DerivedSeed, ForkRecord, RunInfo, Seeds};
 use crate::seed;
 use crate::shard::{Machine, MergedInfo, MergedShard, MissingJob};
 use std::collections::{BTreeMap, BTreeSet};

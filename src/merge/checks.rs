@@ -14,8 +14,8 @@
 use super::Shard;
 use crate::error::{bad_input, Result};
 use crate::plan::Job;
-use crate::run_info::check::differing_keys;
-use crate::run_info::RunInfo;
+use crate::run_folder::check::differing_keys;
+use crate::run_folder::RunInfo;
 use crate::shard::jobs_text;
 use std::collections::BTreeMap;
 use std::path::Path;

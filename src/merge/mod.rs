@@ -14,13 +14,13 @@ mod assemble;
 mod checks;
 
 use crate::error::{bad_input, run_failed, Result};
-use crate::output::digest::check_pairs;
-use crate::output::partial::{partial_path, Partial};
 use crate::output::{guard, target};
 use crate::plan;
 use crate::record::PairRecord;
 use crate::report;
-use crate::run_info::RunInfo;
+use crate::run_folder::digest::check_pairs;
+use crate::run_folder::partial::{partial_path, Partial};
+use crate::run_folder::RunInfo;
 use crate::shard::MissingJob;
 use std::path::{Path, PathBuf};
 
@@ -103,9 +103,9 @@ pub fn merge(args: &MergeArgs) -> Result<MergeOutcome> {
     missing.sort();
     let mut info = assemble::run_info(&shards, &missing);
     let bytes = assemble::pairs_csv(&shards, &info.forks);
-    info.pairs_sha256 = Some(crate::run_info::sha256_bytes(&bytes));
+    info.pairs_sha256 = Some(crate::run_folder::sha256_bytes(&bytes));
     // The merged run.json must pass every check a reader makes.
-    crate::run_info::check::check(&info)
+    crate::run_folder::check::check(&info)
         .map_err(|e| bad_input(format!("the merged run.json would not be valid: {e}")))?;
     let partial = Partial::create(&partial_path(&args.out), &info)?;
     match write(&partial, &info, bytes, &shards) {

@@ -121,7 +121,7 @@ fn sha256_of(path: &Path) -> Option<String> {
     let mut file = fs::File::open(path).ok()?;
     let mut hasher = Sha256::new();
     std::io::copy(&mut file, &mut hasher).ok()?;
-    Some(crate::run_info::hex(&hasher.finalize()))
+    Some(super::hex(&hasher.finalize()))
 }
 
 /// Who wrote what is at a path.
@@ -285,7 +285,7 @@ pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
     // The record is read once: to judge the path and to update.
     let existing = read_record(&dir).map_err(|why| record_error(&dir, &why))?;
     let before = allowed(path, owner_in(&dir, &name, existing.as_ref()), bytes)?;
-    let sha = crate::run_info::sha256_bytes(bytes);
+    let sha = super::sha256_bytes(bytes);
     let mut record = record_for_update(&dir, existing);
     record.pending.insert(name.clone(), sha.clone());
     write_record(&dir, &record)?;
@@ -477,7 +477,7 @@ mod tests {
         // As if runner died after recording the new hash, before the rename.
         let mut r = read_record(tmp.path()).unwrap().unwrap();
         r.pending
-            .insert("a.json".into(), crate::run_info::sha256_bytes(b"new"));
+            .insert("a.json".into(), crate::output::sha256_bytes(b"new"));
         write_record(tmp.path(), &r).unwrap();
         assert_eq!(owner(&f).unwrap(), Owner::Runner);
         fs::write(&f, b"new").unwrap();

@@ -1,6 +1,8 @@
-//! The output folder: the one module that creates, locks, fills, checks and
-//! puts in place what runner writes to disk (docs/guide/output-folder.md). `exec` and
-//! `report` both go through it; nothing else writes into a report folder.
+//! The output folder: the one module that creates, locks, checks and puts
+//! in place what runner writes to disk (docs/guide/output-folder.md). Every
+//! writer goes through it; what a run's folder holds (run.json,
+//! `DIR.partial/forks/`, the digests) is `run_folder`'s, which writes it
+//! through here.
 //!
 //! - [`guard`]: every file runner writes anywhere (a report folder, compare's
 //!   and report's `--out`, gate.json, `$GITHUB_STEP_SUMMARY`) goes through
@@ -14,11 +16,6 @@
 //!   that blocks the next one.
 //! - [`target`]: what may be written where, checked before anything runs: an
 //!   `--out` that is not runner's is refused, never replaced.
-//! - [`partial`]: `DIR.partial/` while a run is in progress, one file pair
-//!   per finished fork.
-//! - [`digest`]: SHA-256 of each fork's rows and of `pairs.csv`, recorded in
-//!   `run.json` and checked, with the row counts and pair indices, by every
-//!   reader, so data that is not the run's is refused rather than analysed.
 //! - [`promote`]: the finished folder takes the place of `DIR` only once whole.
 
 /// The plots a report links to (`report::plots` renders them): named here,
@@ -27,10 +24,8 @@
 pub const PLOT_FILES: [&str; 3] = ["detection.svg", "forest.svg", "medians.svg"];
 
 pub mod atomic;
-pub mod digest;
 pub mod guard;
 pub mod lock;
-pub mod partial;
 pub mod promote;
 pub mod target;
 
@@ -86,4 +81,19 @@ pub fn sync_dir(dir: &Path) {
     if let Ok(d) = std::fs::File::open(dir) {
         let _ = d.sync_all();
     }
+}
+
+/// Hex SHA-256 of a text.
+pub fn sha256_hex(text: &str) -> String {
+    sha256_bytes(text.as_bytes())
+}
+
+/// Hex SHA-256 of bytes.
+pub fn sha256_bytes(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    hex(&Sha256::digest(bytes))
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -10,7 +10,7 @@ use crate::analysis::Analysis;
 use crate::plan::self_check::GateSizing;
 use crate::report::context::GateView;
 use crate::report::format;
-use crate::run_info::RunInfo;
+use crate::run_folder::RunInfo;
 use crate::spec::{Experiment, GateStatistic};
 use serde::Serialize;
 use std::path::Path;

@@ -2,7 +2,7 @@
 //!
 //! `exec` and `runner report` both come through here: [`read_folder`] reads
 //! `run.json` and `pairs.csv` and checks them against each other (digests,
-//! rows, pair indices, the spec: `output::digest`, `run_info::check`);
+//! rows, pair indices, the spec: `run_folder::digest`, `run_folder::check`);
 //! [`render_run`] computes everything in memory; [`write`] puts it on disk.
 //! Reading nothing else is what makes `runner report` reproduce `report.md`
 //! byte for byte, and checking first is what keeps it from printing numbers
@@ -18,7 +18,7 @@ use crate::analysis::{self, Analysis};
 use crate::error::{bad_input, Result, RunnerError};
 use crate::output::{self, guard, target};
 use crate::record::PairRecord;
-use crate::run_info::{self, RunInfo};
+use crate::run_folder::{self, RunInfo};
 use std::path::{Path, PathBuf};
 
 /// The default template, compiled in; `templates/report.md.j2` is its copy.
@@ -37,7 +37,7 @@ const MAX_TEMPLATE_BYTES: u64 = 1 << 20;
 /// Reads a finished folder's run.json and pairs.csv, each checked (exit 2
 /// naming the file, the key or the fork when anything does not match).
 pub fn read_folder(dir: &Path) -> Result<(RunInfo, Vec<PairRecord>)> {
-    let info = run_info::check::checked(&dir.join("run.json"))?;
+    let info = run_folder::read(dir)?;
     if info.finished_at.is_none() {
         return Err(bad_input(format!(
             "{} holds a run in progress (run.json has no finish time); finish it with `runner exec SPEC --resume {}`",
@@ -45,7 +45,7 @@ pub fn read_folder(dir: &Path) -> Result<(RunInfo, Vec<PairRecord>)> {
             dir.display()
         )));
     }
-    let pairs = output::digest::read_pairs(dir, &info)?;
+    let pairs = run_folder::digest::read_pairs(dir, &info)?;
     Ok((info, pairs))
 }
 

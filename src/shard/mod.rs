@@ -9,14 +9,14 @@
 //! A shard folder is an ordinary output folder of its own jobs (pairs.csv,
 //! run.json, a report of what it holds) whose run.json carries a
 //! [`ShardInfo`]: the shard, the machine that ran it and the scheduler's
-//! job identifiers. `run_info::check` then requires its jobs to be exactly
+//! job identifiers. `run_folder::check` then requires its jobs to be exactly
 //! that shard's share of the plan.
 
 pub mod select;
 
 pub use crate::plan::deal::{shard_of, share};
-pub use crate::run_info::merged::{Machine, MergedInfo, MergedShard, MissingJob};
-pub use crate::run_info::shard::{ShardInfo, Source};
+pub use crate::run_folder::merged::{Machine, MergedInfo, MergedShard, MissingJob};
+pub use crate::run_folder::shard::{ShardInfo, Source};
 pub use select::{parse_flag, select, Selection};
 
 /// The variable that overrides the recorded host name. Meant for tests:

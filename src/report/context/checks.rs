@@ -7,7 +7,7 @@ use super::CellView;
 use crate::environment::sentinel::{self, Flag};
 use crate::environment::{ForkSentinel, Status};
 use crate::report::format::percent;
-use crate::run_info::RunInfo;
+use crate::run_folder::RunInfo;
 use serde::Serialize;
 
 #[derive(Debug, Serialize)]

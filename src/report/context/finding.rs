@@ -6,7 +6,7 @@
 
 use crate::analysis::{Analysis, CellAnalysis, GroupHeadline};
 use crate::report::format;
-use crate::run_info::RunInfo;
+use crate::run_folder::RunInfo;
 use crate::spec::Experiment;
 use crate::stats;
 use serde::Serialize;

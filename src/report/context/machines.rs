@@ -8,7 +8,7 @@ use super::CellView;
 use crate::analysis::machines::Machines;
 use crate::analysis::Analysis;
 use crate::report::format;
-use crate::run_info::RunInfo;
+use crate::run_folder::RunInfo;
 use crate::shard::jobs_text;
 use crate::stats::Lever;
 use serde::Serialize;

@@ -33,7 +33,7 @@ use crate::analysis::gate::{GateCellInfo, GateInput};
 use crate::analysis::{Analysis, AnalysisInput, CellInfo, GroupHeadline};
 use crate::db::DbInfo;
 use crate::environment::Environment;
-use crate::run_info::RunInfo;
+use crate::run_folder::RunInfo;
 use crate::spec::Experiment;
 use serde::Serialize;
 
@@ -192,7 +192,7 @@ pub struct RunView {
     pub fault: Option<String>,
     /// Pairs imported by `runner analyze`: the file and how it was read
     /// (run.json's `imported`); none for runs runner measured.
-    pub imported: Option<crate::run_info::Imported>,
+    pub imported: Option<crate::run_folder::Imported>,
     /// Processes the user's commands left running after their runs, which
     /// runner's sweep killed, over all forks (0: none, or not recorded).
     pub left_processes: u64,

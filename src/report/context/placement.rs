@@ -7,7 +7,7 @@
 use crate::analysis::{Analysis, CellAnalysis};
 use crate::placement::{pin::cpu_list, DatabaseSide, ForkPlacement, Placement};
 use crate::report::format;
-use crate::run_info::RunInfo;
+use crate::run_folder::RunInfo;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -3,7 +3,7 @@
 //! it pastes as the same argv; the database; the commit; the placement —
 //! and what a repeat does and does not reproduce.
 
-use crate::run_info::RunInfo;
+use crate::run_folder::RunInfo;
 use serde::Serialize;
 
 #[derive(Debug, Serialize)]

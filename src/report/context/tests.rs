@@ -323,13 +323,13 @@ fn templates_readme_documents_every_key_of_the_context() {
             .unwrap();
     // A gate, so its keys are there too, and an import record.
     let (mut info, analysis) = gated_floor();
-    info.imported = Some(crate::run_info::Imported {
+    info.imported = Some(crate::run_folder::Imported {
         file: "x.csv".into(),
         sha256: "ab".into(),
         rows: 1,
         columns: vec!["fork".into()],
         cells_by: "cell".into(),
-        forks: vec![crate::run_info::ImportedFork {
+        forks: vec![crate::run_folder::ImportedFork {
             cell: 0,
             fork: 0,
             source: "1".into(),

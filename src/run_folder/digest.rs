@@ -7,10 +7,10 @@
 //! the digest of the whole file. Data that fails any of these is refused
 //! (exit 2) naming the fork, and no number is computed from it.
 
-use super::io_err;
+use super::{file_stem, hex, ForkRecord, RunInfo};
 use crate::error::{bad_input, Result};
+use crate::output::io_err;
 use crate::record::{csv_header, PairRecord, Phase};
-use crate::run_info::{file_stem, hex, ForkRecord, RunInfo};
 use crate::spec::Experiment;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -46,7 +46,7 @@ pub fn check_fork(
     name: &str,
 ) -> std::result::Result<Vec<PairRecord>, String> {
     let (cell, fork) = (rec.summary.cell, rec.summary.fork);
-    if crate::run_info::sha256_bytes(bytes) != rec.sha256 {
+    if crate::run_folder::sha256_bytes(bytes) != rec.sha256 {
         return Err(format!(
             "{name}: the SHA-256 differs from the one recorded when cell {cell} fork {fork} finished, so the rows were changed afterwards"
         ));
@@ -178,7 +178,7 @@ pub fn check_pairs(bytes: &[u8], info: &RunInfo) -> std::result::Result<Vec<Pair
         ));
     }
     match &info.pairs_sha256 {
-        Some(d) if *d == crate::run_info::sha256_bytes(bytes) => Ok(out),
+        Some(d) if *d == crate::run_folder::sha256_bytes(bytes) => Ok(out),
         Some(_) => Err("the file does not match pairs_sha256 in run.json (its rows are the run's, so the header or the order of forks was changed)".into()),
         None => Err("run.json records no pairs_sha256, so nothing binds this file to the run".into()),
     }

@@ -1,7 +1,7 @@
 //! What a merged run's run.json says about where its forks ran: the shards
 //! it was joined from (each with its whole environment), the machines, and
 //! the jobs a partial merge lacks. Written by `runner merge`, checked by
-//! `run_info::check`, read by the report.
+//! `run_folder::check`, read by the report.
 
 use super::shard::ShardInfo;
 use super::BuildInfo;

@@ -1,16 +1,24 @@
-//! `run.json`: everything needed to re-analyse a run and to reproduce it.
+//! A run's folder: `run.json` (everything needed to re-analyse a run and
+//! to reproduce it), `DIR.partial/` while it runs ([`partial`]) and the
+//! digests that bind the rows to it ([`digest`]).
 //!
-//! Read back, it is checked like a spec ([`check`]): the recorded spec is
-//! validated again, cells, jobs and seeds are derived from it and compared,
-//! and every fork's rows are bound to it by a SHA-256 (`output::digest`).
-//! Nothing a reader computes comes from a copy it has not checked.
+//! This module owns run.json: its schema ([`RunInfo`]), the one writer
+//! ([`write`], through `output::guard`), the one checked reader ([`read`])
+//! and the one assembly ([`assemble`]) that exec, analyze and merge feed
+//! with their forks. Read back, run.json is checked like a spec
+//! ([`check`]): the recorded spec is validated again, cells, jobs and seeds
+//! are derived from it and compared, and every fork's rows are bound to it
+//! by a SHA-256 ([`digest`]). Nothing a reader computes comes from a copy it
+//! has not checked.
 
 pub mod merged;
 pub mod shard;
 
 pub mod check;
+pub mod digest;
 mod fork;
 mod imported;
+pub mod partial;
 
 pub use fork::{file_stem, CheckReport, ForkRecord, ForkSummary};
 pub use imported::{Imported, ImportedFork};
@@ -138,6 +146,21 @@ impl BuildInfo {
     }
 }
 
+/// run.json's name in a run's folder.
+pub const FILE: &str = "run.json";
+
+/// Writes `info` as `dir/run.json`: whole or not at all, and only over a
+/// run.json runner wrote (`output::guard`).
+pub fn write(dir: &Path, info: &RunInfo) -> crate::error::Result<()> {
+    crate::output::guard::write(&dir.join(FILE), info.to_json().as_bytes())
+}
+
+/// Reads `dir/run.json` and checks it ([`check::check`]); anything wrong
+/// is bad input (exit 2) in one sentence naming the file and the key.
+pub fn read(dir: &Path) -> crate::error::Result<RunInfo> {
+    check::checked(&dir.join(FILE))
+}
+
 impl RunInfo {
     /// Reads and parses `path`; errors name the file and, from serde, the
     /// key and its line. Use [`check::checked`] for the semantic checks.
@@ -155,20 +178,7 @@ impl RunInfo {
     }
 }
 
-/// Hex SHA-256 of a text.
-pub fn sha256_hex(text: &str) -> String {
-    sha256_bytes(text.as_bytes())
-}
-
-/// Hex SHA-256 of bytes.
-pub fn sha256_bytes(bytes: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    hex(&Sha256::digest(bytes))
-}
-
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+pub use crate::output::{hex, sha256_bytes, sha256_hex};
 
 #[cfg(test)]
 mod tests {

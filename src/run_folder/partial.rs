@@ -1,6 +1,6 @@
 //! The folder a run lives in until it is complete: `DIR.partial/`.
 //!
-//! Layout: `run.json`, `lock` (see [`super::lock`]), and per finished fork
+//! Layout: `run.json`, `lock` (see [`crate::output::lock`]), and per finished fork
 //! `forks/c<cell>-f<fork>.csv` (its rows) plus `forks/c<cell>-f<fork>.json`
 //! (its record, with the rows' count and SHA-256). A fork counts as finished
 //! only when its `.json` exists, and that is written last, after the `.csv`
@@ -17,13 +17,13 @@
 //! `DIR.partial` that neither a new exec nor `--resume` accepts.
 
 use super::digest::{check_fork, RowDigest};
-use super::lock::{self, FolderLock};
-use super::promote::rename_noreplace;
-use super::{io_err, parent_or_dot, sync_dir, write_atomic};
+use super::{file_stem, CheckReport, ForkRecord, ForkSummary, RunInfo};
 use crate::environment::ForkSentinel;
 use crate::error::{bad_input, Result};
+use crate::output::lock::{self, FolderLock};
+use crate::output::promote::rename_noreplace;
+use crate::output::{io_err, parent_or_dot, sync_dir, write_atomic};
 use crate::record::PairRecord;
-use crate::run_info::{self, file_stem, CheckReport, ForkRecord, ForkSummary, RunInfo};
 use std::collections::HashSet;
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
@@ -98,7 +98,7 @@ impl Partial {
         fs::create_dir(tmp.path().join("forks"))
             .map_err(|e| io_err("create the output folder", dir, e))?;
         let mut lock = FolderLock::acquire(tmp.path())?;
-        super::guard::write(&tmp.path().join("run.json"), info.to_json().as_bytes())?;
+        super::write(tmp.path(), info)?;
         match rename_noreplace(tmp.path(), dir) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
@@ -140,7 +140,7 @@ impl Partial {
             )));
         }
         let lock = FolderLock::acquire(dir)?;
-        let info = run_info::check::checked(&dir.join("run.json"))?;
+        let info = super::read(dir)?;
         if let Some(at) = &info.finished_at {
             return Err(bad_input(format!(
                 "{shown} holds a run that finished at {at}, so there is nothing to resume; only a .partial folder of an unfinished run can be resumed (render a finished one with `runner report {shown}`)"
@@ -161,7 +161,7 @@ impl Partial {
     }
 
     pub fn write_run_info(&self, info: &RunInfo) -> Result<()> {
-        super::guard::write(&self.dir.join("run.json"), info.to_json().as_bytes())
+        super::write(&self.dir, info)
     }
 
     fn fork_path(&self, cell: u32, fork: u32, ext: &str) -> PathBuf {
@@ -313,7 +313,7 @@ impl Partial {
             let part = fs::read(&path).map_err(|e| io_err("read", &path, e))?;
             bytes.extend_from_slice(&part);
         }
-        super::guard::write(&self.dir.join("pairs.csv"), &bytes)?;
+        crate::output::guard::write(&self.dir.join("pairs.csv"), &bytes)?;
         Ok(bytes)
     }
 
@@ -325,10 +325,10 @@ impl Partial {
     }
 
     /// Puts the finished folder in place of `final_dir` (see
-    /// [`super::promote`]), then releases the lock.
+    /// [`crate::output::promote`]), then releases the lock.
     pub fn promote(self, final_dir: &Path) -> Result<()> {
         let Partial { dir, mut lock } = self;
-        super::promote::promote(&dir, final_dir)?;
+        crate::output::promote::promote(&dir, final_dir)?;
         lock.moved_to(final_dir);
         Ok(())
     }

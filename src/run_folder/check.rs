@@ -18,7 +18,7 @@
 //!   a digest of `pairs.csv`.
 //!
 //! The rows themselves are checked against the fork digests by
-//! `output::digest`.
+//! `run_folder::digest`.
 
 use super::{sha256_hex, RunInfo};
 use crate::plan;

@@ -1,5 +1,5 @@
 //! What one finished fork leaves in `run.json`: the worker's own summary and
-//! checks (sent over the protocol, defined here so `run_info` sits below
+//! checks (sent over the protocol, defined here so `run_folder` sits below
 //! `exec`), and what the parent adds: wall time and the digest of its rows.
 
 use serde::{Deserialize, Serialize};
