@@ -1,6 +1,9 @@
 //! Command line (docs/guide/commands.md), with clap derive. Every argument has a
-//! help text that says what it takes and what it defaults to.
+//! help text that says what it takes and what it defaults to. The arguments
+//! of exec, merge and analyze are defined where run.json records them
+//! (`run_folder::invocation`), so what a folder records is what was parsed.
 
+use crate::run_folder::invocation::{AnalyzeArgs, ExecArgs, MergeArgs};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -41,37 +44,7 @@ pub enum Command {
                       in the folder.",
         after_help = DATABASE_NOTE
     )]
-    Exec {
-        /// The experiment file (TOML), e.g. experiments/aa.toml.
-        #[arg(value_name = "SPEC")]
-        spec: PathBuf,
-        /// Output folder, default reports/<name>/ (name from the file). A finished run replaces
-        /// the folder, and the report in it.
-        #[arg(long, value_name = "DIR")]
-        out: Option<PathBuf>,
-        /// Override any key of the file, typed like the file: --set design.forks=2,
-        /// --set 'grid.delay_us=[0, 5]' (repeatable; recorded, and repeated in the report's
-        /// Reproduce command).
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        set: Vec<String>,
-        /// Finish an interrupted or failed run kept in DIR.partial/: runs only its missing jobs,
-        /// with their original seeds (the error message of the failed run prints this command).
-        #[arg(long, value_name = "DIR.partial")]
-        resume: Option<PathBuf>,
-        /// No progress on stderr (the finding still goes to stdout).
-        #[arg(long)]
-        quiet: bool,
-        /// Run only shard I of N (1 <= I <= N) of the same seeded job list, into a shard folder
-        /// (default reports/<name>-shard-I-of-N/) that `runner merge` joins with the others.
-        /// Without it, a Slurm array task (SLURM_ARRAY_TASK_ID) or a Kubernetes Indexed Job
-        /// (JOB_COMPLETION_INDEX, with --shards) is a shard; --shard 1/1 runs everything.
-        #[arg(long, value_name = "I/N", value_parser = crate::shard::parse_flag)]
-        shard: Option<(u32, u32)>,
-        /// The number of shards when the index comes from JOB_COMPLETION_INDEX (a Kubernetes
-        /// Indexed Job's completions).
-        #[arg(long, value_name = "N")]
-        shards: Option<u32>,
-    },
+    Exec(ExecArgs),
     /// Join the shard folders of one spec and seed into one ordinary report folder.
     #[command(
         long_about = "Joins the folders of `runner exec SPEC --shard I/N` (one per shard, from \
@@ -81,17 +54,7 @@ pub enum Command {
                       shards of another spec or seed, a job present twice and a missing shard \
                       (naming the --shard command that runs it), unless --allow-missing."
     )]
-    Merge {
-        /// The merged report folder (replaced like exec's --out: only if it is runner's).
-        #[arg(value_name = "OUT")]
-        out: PathBuf,
-        /// The shard folders, e.g. shards/1 shards/2 (each a finished `exec --shard` folder).
-        #[arg(value_name = "SHARD_DIR", required = true, num_args = 1..)]
-        shards: Vec<PathBuf>,
-        /// Merge even when shards are missing; the report then names every missing job.
-        #[arg(long)]
-        allow_missing: bool,
-    },
+    Merge(MergeArgs),
     /// Validate the experiment file and print the plan (cells, jobs, pairs, a time estimate); runs nothing.
     #[command(after_help = DATABASE_NOTE)]
     Check {
@@ -152,32 +115,7 @@ pub enum Command {
                       are ignored. The report says the data was imported and states nothing about \
                       how it was measured."
     )]
-    Analyze {
-        /// The CSV of pairs, one row per pair, with a header.
-        #[arg(value_name = "PAIRS.csv")]
-        csv: PathBuf,
-        /// Output folder, default reports/<file stem>/; replaced only if runner wrote it.
-        #[arg(long, value_name = "DIR")]
-        out: Option<PathBuf>,
-        /// Master seed of the bootstrap (default: drawn, printed in the report and run.json).
-        #[arg(long, value_name = "N")]
-        seed: Option<u64>,
-        /// The baseline arm's name in the report.
-        #[arg(long, value_name = "NAME", default_value = "baseline")]
-        baseline: String,
-        /// The treatment arm's name; the same as --baseline makes it an A/A.
-        #[arg(long, value_name = "NAME", default_value = "treatment")]
-        treatment: String,
-        /// The report's title, default "<file stem> (imported)".
-        #[arg(long, value_name = "TEXT")]
-        title: Option<String>,
-        /// Bootstrap resamples per interval (100 to 100000).
-        #[arg(long, value_name = "N", default_value_t = 2000)]
-        resamples: u32,
-        /// Confidence of every interval (0.5 to 0.999).
-        #[arg(long, value_name = "C", default_value_t = 0.95)]
-        confidence: f64,
-    },
+    Analyze(AnalyzeArgs),
     /// Print the environment metadata a run would record, and the machine
     /// checks as OK / WARN lines.
     Env {

@@ -43,39 +43,13 @@ pub use error::{Result, RunnerError};
 /// closed stream is not an error (see `console`).
 pub fn run(cli: Cli) -> Result<i32> {
     match cli.command {
-        Command::Exec {
-            spec,
-            out,
-            set,
-            resume,
-            quiet,
-            shard,
-            shards,
-        } => {
-            let args = exec::ExecArgs {
-                spec,
-                out,
-                set,
-                resume,
-                quiet,
-                shard,
-                shards,
-            };
+        Command::Exec(args) => {
             let outcome = exec::exec(&args)?;
             console::out(&outcome.summary);
             Ok(outcome.exit_code)
         }
-        Command::Merge {
-            out,
-            shards,
-            allow_missing,
-        } => {
+        Command::Merge(args) => {
             interrupt::install();
-            let args = merge::MergeArgs {
-                out,
-                shards,
-                allow_missing,
-            };
             console::out(&merge::merge(&args)?.summary);
             Ok(0)
         }
@@ -98,26 +72,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             }
             Ok(0)
         }
-        Command::Analyze {
-            csv,
-            out,
-            seed,
-            baseline,
-            treatment,
-            title,
-            resamples,
-            confidence,
-        } => {
-            let args = import::AnalyzeArgs {
-                csv,
-                out,
-                seed,
-                baseline,
-                treatment,
-                title,
-                resamples,
-                confidence,
-            };
+        Command::Analyze(args) => {
             let (_, summary) = import::analyze(&args)?;
             console::out(&summary);
             Ok(0)

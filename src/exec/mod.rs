@@ -21,25 +21,15 @@ use crate::error::{bad_input, run_failed, Result, RunnerError};
 use crate::interrupt;
 use crate::output::target;
 use crate::plan::{self, Job};
+use crate::run_folder::assemble::{Builder, Source};
 use crate::run_folder::partial::{final_path, partial_path, Partial};
-use crate::run_folder::{BuildInfo, DerivedSeed, RunInfo, Seeds, SpecInfo};
-use crate::seed::{self, Domain};
+use crate::run_folder::{BuildInfo, Invocation, RunInfo, SpecInfo};
 use crate::shard;
 use crate::spec::{self, Experiment, LoadedSpec};
 use protocol::JobRequest;
 use std::path::{Path, PathBuf};
 
-pub struct ExecArgs {
-    pub spec: PathBuf,
-    pub out: Option<PathBuf>,
-    pub set: Vec<String>,
-    pub resume: Option<PathBuf>,
-    pub quiet: bool,
-    /// `--shard I/N`, 1-based.
-    pub shard: Option<(u32, u32)>,
-    /// `--shards N`, for JOB_COMPLETION_INDEX.
-    pub shards: Option<u32>,
-}
+pub use crate::run_folder::invocation::ExecArgs;
 
 /// What a finished exec leaves behind.
 pub struct ExecOutcome {
@@ -49,16 +39,6 @@ pub struct ExecOutcome {
     pub summary: String,
     /// 0, or a gate's 3 (regression) or 4 (inconclusive).
     pub exit_code: i32,
-}
-
-pub(crate) fn now_rfc3339() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-}
-
-/// A run id that is also a valid SQL identifier suffix: `20261202_171800_3fa9c1`.
-pub(crate) fn new_run_id() -> String {
-    let t = chrono::Utc::now().format("%Y%m%d_%H%M%S");
-    format!("{t}_{:06x}", rand::random::<u32>() & 0xff_ffff)
 }
 
 /// The spec as run.json records it: passwords redacted, validated again
@@ -73,50 +53,14 @@ fn recorded_spec(loaded: &LoadedSpec, spec_path: &Path) -> Result<SpecInfo> {
     );
     let recorded = spec::Recorded::of(&loaded.experiment, postgres);
     let experiment = spec::parse_recorded(&path, &toml, &recorded)?;
-    Ok(SpecInfo {
-        path,
-        sha256: crate::run_folder::sha256_hex(&toml),
-        toml,
-        experiment,
-    })
+    Ok(SpecInfo::new(path, toml, experiment))
 }
 
-/// The bootstrap seeds of every fork and every cell of `plan`.
-fn derived_seeds(plan: &plan::Plan, master: u64) -> (Vec<DerivedSeed>, Vec<seed::CellSeeds>) {
-    let bootstrap = plan
-        .jobs
-        .iter()
-        .map(|j| DerivedSeed {
-            cell: j.cell,
-            fork: j.fork,
-            seed: seed::fork_seed(master, j.cell, j.fork),
-        })
-        .collect();
-    let cells = plan
-        .cells
-        .iter()
-        .map(|c| seed::cell_seeds(master, c.cell))
-        .collect();
-    (bootstrap, cells)
-}
-
-/// Puts the plan that `info`'s spec, master seed and gate sizing give into
-/// it: cells, jobs and their seeds. Jobs already listed keep their place
-/// (each phase of the plan is ordered on its own, so sizing a gate only
-/// appends).
-pub(crate) fn replan(info: &mut RunInfo) {
-    let master = info.seeds.master;
-    let plan = plan::plan(&info.spec.experiment, master, info.gate_sizing.as_ref());
-    let (bootstrap, cells) = derived_seeds(&plan, master);
-    info.seeds.bootstrap = bootstrap;
-    info.seeds.cells = cells;
-    info.cells = plan.cells;
-    info.jobs = plan.jobs;
-}
-
+/// A new run's run.json: this command, the spec as recorded, the master
+/// seed (the spec's, or drawn now) and, for a shard, its share.
 fn new_run_info(
+    args: &ExecArgs,
     loaded: &LoadedSpec,
-    spec_path: &Path,
     selection: Option<shard::Selection>,
 ) -> Result<RunInfo> {
     let exp = &loaded.experiment;
@@ -124,38 +68,21 @@ fn new_run_info(
         Some(s) => (s, false),
         None => (rand::random::<u64>() >> 11, true),
     };
-    let mut plan = plan::plan(exp, master, None);
     if let Some(s) = selection {
-        plan.jobs = shard::plan_share(exp, &plan.jobs, s).map_err(bad_input)?;
+        // What a shard refuses (no seed, more shards than jobs), said now.
+        shard::plan_share(exp, &plan::plan(exp, master, None).jobs, s).map_err(bad_input)?;
     }
-    let (bootstrap, cell_seeds) = derived_seeds(&plan, master);
-    Ok(RunInfo {
-        run_id: new_run_id(),
-        command_line: std::env::args()
-            .map(|a| crate::redact::secrets(&a))
-            .collect(),
-        build: BuildInfo::current(),
-        spec: recorded_spec(loaded, spec_path)?,
-        seeds: Seeds {
-            master,
-            drawn,
-            schedule: seed::derive(master, Domain::Schedule, &[]),
-            bootstrap,
-            cells: cell_seeds,
-        },
-        cells: plan.cells,
-        jobs: plan.jobs,
-        forks: Vec::new(),
-        pairs_sha256: None,
-        database: None,
-        gate_sizing: None,
-        imported: None,
+    let invocation = Invocation::Exec(args.clone());
+    Builder::new(
+        &invocation,
+        recorded_spec(loaded, &args.spec)?,
+        master,
+        drawn,
+    )
+    .assemble(Source::Measured {
         shard: selection.map(shard::info),
-        merged: None,
-        environment: crate::environment::capture(),
-        started_at: now_rfc3339(),
-        finished_at: None,
     })
+    .map_err(|e| bad_input(format!("the run's record would not be valid: {e}")))
 }
 
 fn job_request(
@@ -274,7 +201,7 @@ pub fn exec(args: &ExecArgs) -> Result<ExecOutcome> {
                 (None, None) => (Path::new("reports").join(&exp.name), "the output folder"),
             };
             target::check_out(&final_dir, what)?;
-            let info = new_run_info(&loaded, &args.spec, selection)?;
+            let info = new_run_info(args, &loaded, selection)?;
             let partial = Partial::create(&partial_path(&final_dir), &info)?;
             (partial, final_dir, info)
         }

@@ -3,6 +3,7 @@
 use super::ExecArgs;
 use crate::error::{bad_input, Result};
 use crate::run_folder::check::differing_keys;
+use crate::run_folder::Invocation;
 use crate::spec::Experiment;
 use std::path::Path;
 
@@ -64,26 +65,13 @@ pub fn check_same_database(
 /// shell; a password in a `--set` is shown as `***`, with a note to put it
 /// back.
 pub fn resume_command(args: &ExecArgs, final_dir: &Path, partial: &Path) -> String {
-    let mut argv: Vec<String> = vec![
-        "runner".into(),
-        "exec".into(),
-        args.spec.display().to_string(),
-        "--out".into(),
-        final_dir.display().to_string(),
-    ];
-    for s in &args.set {
-        argv.push("--set".into());
-        argv.push(s.clone());
-    }
-    if args.quiet {
-        argv.push("--quiet".into());
-    }
-    if let Some((i, n)) = args.shard {
-        argv.push("--shard".into());
-        argv.push(format!("{i}/{n}"));
-    }
-    argv.push("--resume".into());
-    argv.push(partial.display().to_string());
+    let resume = ExecArgs {
+        out: Some(final_dir.to_path_buf()),
+        resume: Some(partial.to_path_buf()),
+        shards: None,
+        ..args.clone()
+    };
+    let argv = Invocation::Exec(resume).to_argv();
     let line = crate::shell::join(&argv);
     let shown = crate::redact::secrets(&line);
     if shown == line {

@@ -4,10 +4,11 @@
 
 use super::database::RunDatabase;
 use super::resume::{check_same_database, resume_command};
-use super::{jobs, now_rfc3339, with_hint, ExecArgs, ExecOutcome};
+use super::{jobs, with_hint, ExecArgs, ExecOutcome};
 use crate::error::{run_failed, Result};
 use crate::interrupt;
 use crate::report;
+use crate::run_folder::assemble::now_rfc3339;
 use crate::run_folder::digest::check_pairs;
 use crate::run_folder::partial::Partial;
 use crate::run_folder::RunInfo;
@@ -84,7 +85,7 @@ impl Run<'_> {
             }
         }
         info.gate_sizing = Some(sizing);
-        super::replan(info);
+        info.replan();
         partial.write_run_info(info)?;
         jobs::run_jobs(self.exp, info, partial, db, quiet)
     }

@@ -31,30 +31,15 @@ use crate::error::{bad_input, run_failed, Result};
 use crate::output::{guard, target};
 use crate::plan;
 use crate::record::{PairRecord, Phase};
+use crate::run_folder::assemble::{now_rfc3339, Builder, Source};
 use crate::run_folder::partial::{partial_path, Partial};
 use crate::run_folder::{
-    BuildInfo, CheckReport, DerivedSeed, ForkRecord, ForkSummary, Imported, ImportedFork, RunInfo,
-    Seeds, SpecInfo,
+    CheckReport, ForkRecord, ForkSummary, Imported, ImportedFork, Invocation, RunInfo, SpecInfo,
 };
-use crate::seed;
 use layout::{cell_ids, cells_of, forks};
 use std::path::{Path, PathBuf};
 
-#[derive(Debug, Clone)]
-pub struct AnalyzeArgs {
-    pub csv: PathBuf,
-    pub out: Option<PathBuf>,
-    pub seed: Option<u64>,
-    pub baseline: String,
-    pub treatment: String,
-    pub title: Option<String>,
-    pub resamples: u32,
-    pub confidence: f64,
-}
-
-fn now() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-}
+pub use crate::run_folder::invocation::AnalyzeArgs;
 
 /// The run: spec, cells, jobs, seeds, forks and the bytes of pairs.csv.
 fn build(args: &AnalyzeArgs, t: &table::Table) -> Result<(RunInfo, Vec<u8>)> {
@@ -103,12 +88,12 @@ fn build(args: &AnalyzeArgs, t: &table::Table) -> Result<(RunInfo, Vec<u8>)> {
     let (forks, n_forks, warmup, pairs) = forks(t, &ids, by_label, &shown)?;
     let toml = spec::toml(&settings(n_forks, warmup, pairs));
     let exp = parse(&toml)?;
-    let plan = plan::plan(&exp, master, None);
+    let cells_planned = plan::cells(&exp);
     let mut bytes = format!("{}\n", crate::record::csv_header(false)).into_bytes();
     let mut records = Vec::new();
     let mut sources = Vec::new();
     for (&(cell, fork), (source, warm, meas)) in &forks {
-        let delay_ns = plan.cells[cell as usize].delay_ns;
+        let delay_ns = cells_planned[cell as usize].delay_ns;
         let mut part = Vec::new();
         for (phase, list) in [(Phase::Warmup, warm), (Phase::Measure, meas)] {
             for (i, r) in list.iter().enumerate() {
@@ -165,64 +150,31 @@ fn build(args: &AnalyzeArgs, t: &table::Table) -> Result<(RunInfo, Vec<u8>)> {
         });
         bytes.extend_from_slice(&part);
     }
-    let at = now();
-    let info = RunInfo {
-        run_id: format!(
-            "{}_{:06x}",
-            chrono::Utc::now().format("%Y%m%d_%H%M%S"),
-            rand::random::<u32>() & 0xff_ffff
-        ),
-        command_line: std::env::args()
-            .map(|a| crate::redact::secrets(&a))
-            .collect(),
-        build: BuildInfo::current(),
-        spec: SpecInfo {
-            path: shown.clone(),
-            sha256: crate::run_folder::sha256_hex(&toml),
-            toml,
-            experiment: exp,
-        },
-        seeds: Seeds {
-            master,
-            drawn,
-            schedule: seed::derive(master, seed::Domain::Schedule, &[]),
-            bootstrap: plan
-                .jobs
-                .iter()
-                .map(|j| DerivedSeed {
-                    cell: j.cell,
-                    fork: j.fork,
-                    seed: seed::fork_seed(master, j.cell, j.fork),
-                })
-                .collect(),
-            cells: plan
-                .cells
-                .iter()
-                .map(|c| seed::cell_seeds(master, c.cell))
-                .collect(),
-        },
-        cells: plan.cells,
-        jobs: plan.jobs,
-        forks: records,
-        pairs_sha256: Some(crate::run_folder::sha256_bytes(&bytes)),
-        database: None,
-        shard: None,
-        merged: None,
-        gate_sizing: None,
-        imported: Some(Imported {
-            file: shown,
-            sha256: t.sha256.clone(),
-            rows: t.rows.len() as u64,
-            columns: t.columns.clone(),
-            cells_by: cells.by.into(),
-            forks: sources,
-            has_spin: t.has_spin,
-            has_start_times: t.has_start_times,
-        }),
-        environment: crate::environment::capture(),
-        started_at: at.clone(),
-        finished_at: Some(at),
+    let imported = Imported {
+        file: shown.clone(),
+        sha256: t.sha256.clone(),
+        rows: t.rows.len() as u64,
+        columns: t.columns.clone(),
+        cells_by: cells.by.into(),
+        forks: sources,
+        has_spin: t.has_spin,
+        has_start_times: t.has_start_times,
     };
+    let at = now_rfc3339();
+    let invocation = Invocation::Analyze(args.clone());
+    // What every reader checks, checked before anything is written.
+    let info = Builder::new(&invocation, SpecInfo::new(shown, toml, exp), master, drawn)
+        .times(at.clone(), Some(at))
+        .assemble(Source::Imported {
+            imported,
+            forks: records,
+            pairs_csv: bytes.clone(),
+        })
+        .map_err(|e| {
+            run_failed(format!(
+                "the imported run does not check out ({e}); this is a bug"
+            ))
+        })?;
     Ok((info, bytes))
 }
 
@@ -272,14 +224,7 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<(PathBuf, String)> {
     let owned = args.clone();
     let (info, bytes) = crate::interrupt::run(0, move || -> Result<(RunInfo, Vec<u8>)> {
         let t = table::read(&owned.csv)?;
-        let (info, bytes) = build(&owned, &t)?;
-        // What every reader checks, checked before anything is written.
-        crate::run_folder::check::check(&info).map_err(|e| {
-            run_failed(format!(
-                "the imported run does not check out ({e}); this is a bug"
-            ))
-        })?;
-        Ok((info, bytes))
+        build(&owned, &t)
     })
     .map_err(|i| {
         run_failed(format!(

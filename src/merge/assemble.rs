@@ -8,28 +8,22 @@
 //! still binds them), forks in (cell, fork) order as exec writes them, and
 //! gets a new digest of its own.
 
-use super::Shard;
-use crate::plan;
+use super::{MergeArgs, Shard};
 use crate::record::PairRecord;
-use crate::run_folder::{DerivedSeed, ForkRecord, RunInfo, Seeds};
-use crate::seed;
+use crate::run_folder::assemble::{Builder, Source};
+use crate::run_folder::{ForkRecord, Invocation, RunInfo};
 use crate::shard::{Machine, MergedInfo, MergedShard, MissingJob};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// The merged run.json (without `pairs_sha256`) from shards sorted by
-/// index, and the jobs no shard held.
-pub fn run_info(shards: &[Shard], missing: &[MissingJob]) -> RunInfo {
+/// The merged run.json from shards sorted by index, the jobs no shard
+/// held and the command: one run of the first shard's spec and seed, whose
+/// forks are the shards'.
+pub fn run_info(
+    args: &MergeArgs,
+    shards: &[Shard],
+    missing: &[MissingJob],
+) -> Result<(RunInfo, Vec<u8>), String> {
     let first = &shards[0].info;
-    let exp = &first.spec.experiment;
-    let master = first.seeds.master;
-    let plan = plan::plan(exp, master, first.gate_sizing.as_ref());
-    let lacking: BTreeSet<(u32, u32)> = missing.iter().map(|m| (m.cell, m.fork)).collect();
-    let jobs: Vec<plan::Job> = plan
-        .jobs
-        .iter()
-        .filter(|j| !lacking.contains(&(j.cell, j.fork)))
-        .copied()
-        .collect();
     let mut forks: Vec<ForkRecord> = shards
         .iter()
         .flat_map(|s| {
@@ -41,34 +35,11 @@ pub fn run_info(shards: &[Shard], missing: &[MissingJob]) -> RunInfo {
         })
         .collect();
     forks.sort_by_key(|f| (f.summary.cell, f.summary.fork));
-    let hosts: BTreeSet<&str> = forks.iter().filter_map(|f| f.host.as_deref()).collect();
-    let several = hosts.len() > 1;
+    let pairs_csv = pairs_csv(shards, &forks);
     let mut build = first.build.clone();
     for s in &shards[1..] {
         build.add(s.info.build.clone());
     }
-    let seeds = Seeds {
-        master,
-        drawn: false,
-        schedule: first.seeds.schedule,
-        bootstrap: jobs
-            .iter()
-            .map(|j| DerivedSeed {
-                cell: j.cell,
-                fork: j.fork,
-                seed: seed::fork_seed(master, j.cell, j.fork),
-            })
-            .collect(),
-        cells: first
-            .seeds
-            .cells
-            .iter()
-            .map(|c| seed::CellSeeds {
-                machines: several.then(|| seed::machines_seed(master, c.cell)),
-                ..*c
-            })
-            .collect(),
-    };
     let started_at = shards
         .iter()
         .map(|s| s.info.started_at.clone())
@@ -83,27 +54,24 @@ pub fn run_info(shards: &[Shard], missing: &[MissingJob]) -> RunInfo {
         machines: machines(shards, &forks),
         missing: missing.to_vec(),
     };
-    RunInfo {
-        run_id: crate::exec::new_run_id(),
-        command_line: std::env::args()
-            .map(|a| crate::redact::secrets(&a))
-            .collect(),
-        build,
-        spec: first.spec.clone(),
-        seeds,
-        cells: plan.cells,
-        jobs,
+    let invocation = Invocation::Merge(args.clone());
+    let info = Builder::new(
+        &invocation,
+        first.spec.clone(),
+        first.seeds.master,
+        first.seeds.drawn,
+    )
+    .gate_sizing(first.gate_sizing.clone())
+    .database(first.database.clone())
+    .build(build)
+    .environment(first.environment.clone())
+    .times(started_at, finished_at)
+    .assemble(Source::Merged {
+        merged,
         forks,
-        pairs_sha256: None,
-        database: first.database.clone(),
-        gate_sizing: first.gate_sizing.clone(),
-        imported: None,
-        shard: None,
-        merged: Some(merged),
-        environment: first.environment.clone(),
-        started_at,
-        finished_at,
-    }
+        pairs_csv: pairs_csv.clone(),
+    })?;
+    Ok((info, pairs_csv))
 }
 
 fn merged_shard(s: &Shard) -> MergedShard {
@@ -113,7 +81,7 @@ fn merged_shard(s: &Shard) -> MergedShard {
         run_id: i.run_id.clone(),
         shard: i.shard.clone().expect("merge reads shards only"),
         jobs: i.jobs.len() as u32,
-        command_line: i.command_line.clone(),
+        invocation: i.invocation.clone(),
         build: i.build.clone(),
         database: i.database.clone(),
         started_at: i.started_at.clone(),
@@ -170,7 +138,7 @@ fn machines(shards: &[Shard], forks: &[ForkRecord]) -> Vec<Machine> {
 
 /// pairs.csv of the merged run: the header, then every fork's rows as its
 /// shard recorded them, forks in (cell, fork) order.
-pub fn pairs_csv(shards: &[Shard], forks: &[ForkRecord]) -> Vec<u8> {
+fn pairs_csv(shards: &[Shard], forks: &[ForkRecord]) -> Vec<u8> {
     let usage = forks.iter().any(|f| f.summary.resource_usage);
     let mut rows: BTreeMap<(u32, u32), Vec<&PairRecord>> = BTreeMap::new();
     for r in shards.iter().flat_map(|s| &s.pairs) {

@@ -15,6 +15,7 @@ use super::Shard;
 use crate::error::{bad_input, Result};
 use crate::plan::Job;
 use crate::run_folder::check::differing_keys;
+use crate::run_folder::invocation::Invocation;
 use crate::run_folder::RunInfo;
 use crate::shard::jobs_text;
 use std::collections::BTreeMap;
@@ -201,7 +202,7 @@ pub(super) fn missing_error(
     ))
 }
 
-/// `runner exec SPEC --shard I/N --out DIR [--set ...]`: the command that
+/// `runner exec SPEC --out DIR --shard I/N [--set ...]`: the command that
 /// runs shard `index` as `from` was run, into a folder beside it.
 pub(super) fn shard_command(from: &Shard, index: u32) -> String {
     let info = &from.info;
@@ -219,25 +220,11 @@ pub(super) fn shard_command(from: &Shard, index: u32) -> String {
     } else {
         format!("shard-{index}")
     };
-    let out = from.dir.with_file_name(sibling);
-    let mut argv = vec![
-        "runner".to_string(),
-        "exec".into(),
-        info.spec.path.clone(),
-        "--shard".into(),
-        format!("{index}/{count}"),
-        "--out".into(),
-        out.display().to_string(),
-    ];
-    let mut recorded = info.command_line.iter().skip(2);
-    while let Some(a) = recorded.next() {
-        if a == "--set" {
-            if let Some(v) = recorded.next() {
-                argv.extend(["--set".to_string(), v.clone()]);
-            }
-        } else if let Some(v) = a.strip_prefix("--set=") {
-            argv.extend(["--set".to_string(), v.to_string()]);
-        }
-    }
-    crate::shell::join(&argv)
+    let mut args = info.exec_args();
+    args.out = Some(from.dir.with_file_name(sibling));
+    args.shard = Some((index, count));
+    args.shards = None;
+    args.resume = None;
+    args.quiet = false;
+    crate::shell::join(&Invocation::Exec(args).to_argv())
 }

@@ -24,12 +24,7 @@ use crate::run_folder::RunInfo;
 use crate::shard::MissingJob;
 use std::path::{Path, PathBuf};
 
-pub struct MergeArgs {
-    pub out: PathBuf,
-    pub shards: Vec<PathBuf>,
-    /// Merge although shards are missing; the report names the missing jobs.
-    pub allow_missing: bool,
-}
+pub use crate::run_folder::invocation::MergeArgs;
 
 /// What a finished merge leaves behind.
 pub struct MergeOutcome {
@@ -101,11 +96,8 @@ pub fn merge(args: &MergeArgs) -> Result<MergeOutcome> {
         })
         .collect();
     missing.sort();
-    let mut info = assemble::run_info(&shards, &missing);
-    let bytes = assemble::pairs_csv(&shards, &info.forks);
-    info.pairs_sha256 = Some(crate::run_folder::sha256_bytes(&bytes));
     // The merged run.json must pass every check a reader makes.
-    crate::run_folder::check::check(&info)
+    let (info, bytes) = assemble::run_info(args, &shards, &missing)
         .map_err(|e| bad_input(format!("the merged run.json would not be valid: {e}")))?;
     let partial = Partial::create(&partial_path(&args.out), &info)?;
     match write(&partial, &info, bytes, &shards) {

@@ -6,6 +6,8 @@
 //!   gives exactly `spec.experiment`;
 //! - imported arms (`runner analyze`) come with an `imported` record, and
 //!   only they do;
+//! - the recorded invocation is the command that makes such a folder
+//!   (`exec`, `merge` or `analyze`);
 //! - the master seed is the spec's when the spec has one;
 //! - a gate's recorded sizing agrees with the spec (`gate::sizing::check`;
 //!   the analysis checks it against the rows);
@@ -111,6 +113,17 @@ pub fn check(info: &RunInfo) -> Result<(), String> {
         (true, false) => return Err("the spec's arms are imported (kind = \"imported\"), but run.json has no `imported` record of where the pairs came from".into()),
         (false, true) => return Err("`imported` is recorded, but the spec's arms are ones runner runs".into()),
         _ => {}
+    }
+    let made_by = match (&info.merged, &info.imported) {
+        (Some(_), _) => "merge",
+        (None, Some(_)) => "analyze",
+        (None, None) => "exec",
+    };
+    if info.invocation.command() != made_by {
+        return Err(format!(
+            "invocation is a `runner {}` command, but the folder is one that `runner {made_by}` makes",
+            info.invocation.command()
+        ));
     }
     let seeds = &info.seeds;
     match exp.seed {

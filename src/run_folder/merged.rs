@@ -29,7 +29,12 @@ pub struct MergedShard {
     pub shard: ShardInfo,
     /// Its jobs (forks).
     pub jobs: u32,
-    pub command_line: Vec<String>,
+    /// How the shard was run (older folders: `command_line`, the raw argv).
+    #[serde(
+        alias = "command_line",
+        deserialize_with = "super::invocation::deserialize"
+    )]
+    pub invocation: super::Invocation,
     pub build: BuildInfo,
     pub database: Option<serde_json::Value>,
     pub started_at: String,

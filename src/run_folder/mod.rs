@@ -14,14 +14,17 @@
 pub mod merged;
 pub mod shard;
 
+pub mod assemble;
 pub mod check;
 pub mod digest;
 mod fork;
 mod imported;
+pub mod invocation;
 pub mod partial;
 
 pub use fork::{file_stem, CheckReport, ForkRecord, ForkSummary};
 pub use imported::{Imported, ImportedFork};
+pub use invocation::Invocation;
 
 use crate::environment::Environment;
 use crate::plan::{Cell, Job};
@@ -33,9 +36,11 @@ use std::path::Path;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunInfo {
     pub run_id: String,
-    /// How the run was started, to reproduce it (argv, as given, with any
-    /// password in a database URL replaced by `***`).
-    pub command_line: Vec<String>,
+    /// How the run was started, to reproduce it: the command's arguments as
+    /// parsed, with any password replaced by `***` (older folders recorded
+    /// the raw argv as `command_line`; it is parsed into this when read).
+    #[serde(alias = "command_line", deserialize_with = "invocation::deserialize")]
+    pub invocation: Invocation,
     /// The binary that ran it: a debug build, or a test fault, says so.
     pub build: BuildInfo,
     pub spec: SpecInfo,
@@ -169,6 +174,24 @@ impl RunInfo {
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         serde_json::from_str(&text)
             .map_err(|e| format!("{} is not a valid run.json: {e}", path.display()))
+    }
+
+    /// The `exec` arguments that made this folder: the recorded ones, or
+    /// for a folder another command made (which the reader allows only for
+    /// a merge or an import), the spec alone.
+    pub fn exec_args(&self) -> invocation::ExecArgs {
+        match &self.invocation {
+            Invocation::Exec(e) => e.clone(),
+            _ => invocation::ExecArgs {
+                spec: self.spec.path.clone().into(),
+                out: None,
+                set: Vec::new(),
+                resume: None,
+                quiet: false,
+                shard: None,
+                shards: None,
+            },
+        }
     }
 
     pub fn to_json(&self) -> String {

@@ -23,23 +23,8 @@ pub struct Selection {
     pub source: Source,
 }
 
-/// Parses `I/N` (clap's value parser for `--shard`).
-pub fn parse_flag(text: &str) -> Result<(u32, u32), String> {
-    let fail = || {
-        format!(
-            "expected I/N with 1 <= I <= N, e.g. `--shard 1/4` for the first of 4 shards, got `{text}`"
-        )
-    };
-    let (i, n) = text.split_once('/').ok_or_else(fail)?;
-    let (i, n): (u32, u32) = (
-        i.trim().parse().map_err(|_| fail())?,
-        n.trim().parse().map_err(|_| fail())?,
-    );
-    if i == 0 || n == 0 || i > n {
-        return Err(fail());
-    }
-    Ok((i, n))
-}
+/// `--shard I/N`, parsed where the flag is defined.
+pub use crate::run_folder::invocation::parse_shard as parse_flag;
 
 fn number(env: &dyn Fn(&str) -> Option<String>, name: &str) -> Result<Option<u64>, String> {
     match env(name).filter(|v| !v.trim().is_empty()) {

@@ -171,7 +171,8 @@ pub struct RunView {
     pub run_id: String,
     pub master_seed: u64,
     pub seed_drawn: bool,
-    /// argv as given, quoted for a POSIX shell.
+    /// The recorded invocation as an argv (`runner exec ...`), quoted for
+    /// a POSIX shell.
     pub command_line: String,
     pub started_at: String,
     pub finished_at: Option<String>,
@@ -416,7 +417,7 @@ fn run_view(info: &RunInfo) -> RunView {
         run_id: info.run_id.clone(),
         master_seed: info.seeds.master,
         seed_drawn: info.seeds.drawn,
-        command_line: crate::shell::join(&info.command_line),
+        command_line: crate::shell::join(&info.invocation.to_argv()),
         started_at: info.started_at.clone(),
         finished_at: info.finished_at.clone(),
         forks_run: info.forks.len(),

@@ -3,6 +3,7 @@
 //! it pastes as the same argv; the database; the commit; the placement —
 //! and what a repeat does and does not reproduce.
 
+use crate::run_folder::invocation::Invocation;
 use crate::run_folder::RunInfo;
 use serde::Serialize;
 
@@ -25,69 +26,43 @@ pub struct Reproduce {
     pub determinism: String,
 }
 
-/// `cargo run --release -- exec SPEC [--out DIR] [--set K=V]...`: the
-/// recorded command line without `--quiet` and `--resume`, with the master
-/// seed pinned when the run drew it, each argument quoted by [`crate::shell`].
+/// `runner ...` as `cargo run --release -- ...`, quoted by [`crate::shell`].
+fn cargo(argv: Vec<String>) -> String {
+    let mut args: Vec<String> = ["cargo", "run", "--release", "--"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    args.extend(argv.into_iter().skip(1));
+    crate::shell::join(&args)
+}
+
+/// `cargo run --release -- exec SPEC [--out DIR] [--shard I/N] [--set K=V]...`:
+/// the recorded invocation without `--quiet` and `--resume`, the shard the
+/// folder records (however it was chosen), and the master seed pinned when
+/// the run drew it.
 pub fn reproduce_command(info: &RunInfo) -> String {
     if let Some(m) = &info.merged {
         return merged_command(info, m);
     }
-    let mut args: Vec<String> = ["cargo", "run", "--release", "--", "exec"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    args.push(info.spec.path.clone());
-    let mut out = None;
-    let mut sets = Vec::new();
-    let mut recorded = info.command_line.iter().skip(2);
-    while let Some(a) = recorded.next() {
-        match a.as_str() {
-            "--set" => sets.extend(recorded.next().cloned()),
-            "--out" => out = recorded.next().cloned(),
-            "--resume" => {
-                recorded.next();
-            }
-            _ => {
-                if let Some(v) = a.strip_prefix("--set=") {
-                    sets.push(v.to_string());
-                } else if let Some(v) = a.strip_prefix("--out=") {
-                    out = Some(v.to_string());
-                }
-            }
-        }
-    }
-    if let Some(out) = out {
-        args.extend(["--out".to_string(), out]);
-    }
-    if let Some(s) = &info.shard {
-        args.extend(["--shard".to_string(), format!("{}/{}", s.index, s.count)]);
-    }
+    let mut args = info.exec_args();
+    args.resume = None;
+    args.quiet = false;
+    args.shards = None;
+    args.shard = info.shard.as_ref().map(|s| (s.index, s.count));
     if info.seeds.drawn {
-        sets.push(format!("seed={}", info.seeds.master));
+        args.set.push(format!("seed={}", info.seeds.master));
     }
-    for s in sets {
-        args.extend(["--set".to_string(), s]);
-    }
-    crate::shell::join(&args)
+    cargo(Invocation::Exec(args).to_argv())
 }
 
 /// `cargo run --release -- analyze FILE [flags] --seed S`: the recorded
 /// `runner analyze` command with the master seed pinned.
 fn analyze_command(info: &RunInfo) -> String {
-    let mut args: Vec<String> = ["cargo", "run", "--release", "--"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    let mut recorded = info.command_line.iter().skip(1);
-    while let Some(a) = recorded.next() {
-        if a == "--seed" {
-            recorded.next();
-        } else if !a.starts_with("--seed=") {
-            args.push(a.clone());
-        }
+    let mut invocation = info.invocation.clone();
+    if let Invocation::Analyze(a) = &mut invocation {
+        a.seed = Some(info.seeds.master);
     }
-    args.extend(["--seed".to_string(), info.seeds.master.to_string()]);
-    crate::shell::join(&args)
+    cargo(invocation.to_argv())
 }
 
 /// A merged run: each shard's command (one line each; on many machines,
@@ -98,7 +73,7 @@ fn merged_command(info: &RunInfo, m: &crate::shard::MergedInfo) -> String {
         .iter()
         .map(|s| {
             let shard = RunInfo {
-                command_line: s.command_line.clone(),
+                invocation: s.invocation.clone(),
                 shard: Some(s.shard.clone()),
                 merged: None,
                 ..info.clone()
@@ -106,15 +81,7 @@ fn merged_command(info: &RunInfo, m: &crate::shard::MergedInfo) -> String {
             reproduce_command(&shard)
         })
         .collect();
-    let mut merge = vec![
-        "cargo".to_string(),
-        "run".into(),
-        "--release".into(),
-        "--".into(),
-        "merge".into(),
-    ];
-    merge.extend(info.command_line.iter().skip(2).cloned());
-    lines.push(crate::shell::join(&merge));
+    lines.push(cargo(info.invocation.to_argv()));
     lines.join("\n")
 }
 

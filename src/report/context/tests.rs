@@ -125,7 +125,7 @@ fn the_context_holds_analysis_json_unchanged_at_the_top_level() {
 #[test]
 fn the_reproduce_command_pastes_as_the_same_argv() {
     let (mut info, _) = floor();
-    info.command_line = [
+    info.invocation = crate::run_folder::Invocation::from_argv(&[
         "./target/release/runner",
         "exec",
         "experiments/floor.toml",
@@ -137,9 +137,8 @@ fn the_reproduce_command_pastes_as_the_same_argv() {
         "--set=design.forks=2",
         "--resume",
         "reports/x.partial",
-    ]
-    .map(String::from)
-    .to_vec();
+    ])
+    .unwrap();
     let cmd = reproduce_command(&info);
     assert_eq!(
         shlex::split(&cmd).unwrap(),
@@ -272,7 +271,8 @@ fn floor_on_two_hosts() -> (RunInfo, Analysis) {
                 run_id: "r".into(),
                 shard: shard(i, h),
                 jobs: 25,
-                command_line: vec!["runner".into(), "exec".into(), "x.toml".into()],
+                invocation: crate::run_folder::Invocation::from_argv(&["runner", "exec", "x.toml"])
+                    .unwrap(),
                 build: info.build.clone(),
                 database: None,
                 started_at: "t".into(),
