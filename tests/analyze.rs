@@ -242,7 +242,7 @@ fn without_a_seed_one_is_drawn_and_recorded_consistently() {
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(
         report.contains(&format!(
-            "analyze jmh.csv --resamples 100 --out imp --seed {master}"
+            "analyze jmh.csv --out imp --resamples 100 --seed {master}"
         )),
         "{report}"
     );

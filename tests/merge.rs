@@ -59,7 +59,7 @@ fn merge_refuses_another_spec_seed_count_a_job_twice_and_a_missing_shard() {
         &[
             "shard 2/2 is missing (its 2 jobs: cell 0 fork 1, cell 1 fork 1)",
             "runner exec",
-            "--shard 2/2 --out",
+            "--shard 2/2",
             "--allow-missing",
         ],
     );
