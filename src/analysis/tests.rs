@@ -612,7 +612,7 @@ fn a_tie_heavy_a_a_has_nominal_false_positives_once_dithered() {
     use rand::{Rng, SeedableRng};
     let step = 20u64;
     let mut rng = rand_pcg::Pcg64::seed_from_u64(11);
-    let mut run = |rng: &mut rand_pcg::Pcg64| {
+    let run = |rng: &mut rand_pcg::Pcg64| {
         // Skewed like real runs: most near 17 µs, a tail of slow ones.
         let x = 17_000.0 + 12.0 * rng.gen::<f64>() + 25.0 * rng.gen::<f64>().powi(8);
         (x as u64 / step) * step
