@@ -92,6 +92,7 @@ fn input() -> AnalysisInput {
             })
             .collect(),
         target_half_width_ns: None,
+        clock_resolution_ns: 20.0,
     }
 }
 

@@ -144,6 +144,7 @@ fn analysis_time() {
             })
             .collect(),
         target_half_width_ns: None,
+        clock_resolution_ns: 0.0,
     };
     let mut best = f64::MAX;
     for _ in 0..3 {

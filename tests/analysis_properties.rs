@@ -53,6 +53,7 @@ fn input(d: u64, seed: u64, ordering: Ordering) -> AnalysisInput {
             delay_ns: d,
         }],
         target_half_width_ns: None,
+        clock_resolution_ns: 0.0,
     }
 }
 

@@ -44,6 +44,7 @@ fn input() -> AnalysisInput {
         pad_baseline: true,
         cells: vec![cell(0, 0), cell(1, 5)],
         target_half_width_ns: None,
+        clock_resolution_ns: 0.0,
     }
 }
 

@@ -199,6 +199,51 @@ fn report_entry(dir: &Path) -> String {
     out
 }
 
+/// The README's validity paragraph: per committed `reports/validity*`
+/// folder, the A/A false positives at d = 0 and the forks that covered the
+/// injected wait at each delay.
+fn validity_block(dirs: &[PathBuf]) -> String {
+    let mut out = String::new();
+    for dir in dirs {
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        if !name.starts_with("validity") {
+            continue;
+        }
+        let info = RunInfo::read(&dir.join("run.json")).unwrap();
+        let json = std::fs::read_to_string(dir.join("analysis.json")).unwrap();
+        let analysis: Analysis = serde_json::from_str(&json).unwrap();
+        let ctx = context::build(&info, &analysis);
+        let target = ctx
+            .database
+            .as_ref()
+            .map_or_else(|| ctx.spec.baseline_kind.to_string(), |d| d.label.clone());
+        let mut parts = Vec::new();
+        for c in &analysis.cells {
+            let n = c.forks_total;
+            if c.delay_ns == 0 {
+                parts.push(format!(
+                    "at d = 0, {} of {n} forks' intervals excluded 0 (chance alone: about {:.0})",
+                    c.forks_seen + c.forks_reversed,
+                    (1.0 - analysis.confidence) * f64::from(n)
+                ));
+            } else {
+                parts.push(format!(
+                    "at {} {}/{n} covered the injected wait and {}/{n} saw it",
+                    format::delay(c.delay_ns as f64),
+                    c.calibration.forks_covering_spin,
+                    c.forks_seen
+                ));
+            }
+        }
+        out.push_str(&format!(
+            "- {target} ([`reports/{name}`](reports/{name}/report.md), measured {}): {}.\n",
+            info.started_at.get(..10).unwrap_or(&info.started_at),
+            parts.join("; ")
+        ));
+    }
+    out
+}
+
 fn reports_block(dirs: &[PathBuf]) -> String {
     dirs.iter()
         .map(|d| report_entry(d))
@@ -300,6 +345,7 @@ fn the_report_index_and_bench_figures_are_the_committed_ones() {
         committed_dirs(tmp.path())
     };
     check_block("reports/README.md", "reports", &reports_block(&dirs));
+    check_block("README.md", "validity", &validity_block(&dirs));
     check_block("docs/guide/performance.md", "bench", &bench_block());
 }
 

@@ -1,8 +1,9 @@
 //! Per-fork estimates: can one process, on its own, see the delay?
 //!
 //! Each fork's median D gets a percentile bootstrap CI (Efron & Tibshirani
-//! 1993), computed exactly (`stats::exact_median`): it depends on the fork's
-//! values alone, with no stream and no resample count, so adding a fork never
+//! 1993), computed exactly (`stats::exact_median`) from D dithered within
+//! the clock's step (`dither`): it depends on the fork's values and its own
+//! recorded stream alone, with no resample count, so adding a fork never
 //! changes another's CI.
 //! Each fork also gets its arms' steady-state classes (`steady.rs`).
 
@@ -38,7 +39,7 @@ pub(crate) fn forks(
 /// bootstrap as its resamples grow, so `input.resamples` plays no part.
 pub(crate) fn interval(
     input: &AnalysisInput,
-    values: &[i64],
+    values: &[f64],
 ) -> Result<stats::MedianEstimate, StatsError> {
     stats::exact_median(values, input.confidence)
 }

@@ -162,12 +162,12 @@ fn of_cell(
     if by_host.len() < 2 {
         return Ok(None);
     }
-    let diffs: Vec<Vec<i64>> = forks.iter().map(ForkData::diffs).collect();
+    let diffs: Vec<Vec<f64>> = forks.iter().map(ForkData::diffs).collect();
     let mut host_cells = Vec::new();
     for (host, at) in &by_host {
         let results: Vec<_> = at.iter().map(|&i| &cell.forks[i]).collect();
         let count = |v: Verdict| results.iter().filter(|f| f.verdict == v).count() as u32;
-        let pooled: Vec<i64> = at.iter().flat_map(|&i| diffs[i].iter().copied()).collect();
+        let pooled: Vec<f64> = at.iter().flat_map(|&i| diffs[i].iter().copied()).collect();
         let baselines = results.iter().map(|f| f.baseline_median_ns);
         host_cells.push(HostCell {
             host: host.to_string(),
@@ -179,7 +179,7 @@ fn of_cell(
             baseline_max_ns: baselines.fold(f64::NEG_INFINITY, f64::max),
         });
     }
-    let nested: Vec<Vec<&[i64]>> = by_host
+    let nested: Vec<Vec<&[f64]>> = by_host
         .values()
         .map(|at| at.iter().map(|&i| diffs[i].as_slice()).collect())
         .collect();
@@ -216,7 +216,7 @@ fn of_cell(
 
 fn variance(
     input: &AnalysisInput,
-    nested: &[Vec<&[i64]>],
+    nested: &[Vec<&[f64]>],
     medians: &[Vec<ForkMedian>],
 ) -> Result<MachineVariance, StatsError> {
     let anova = stats::nested_components(nested)?;

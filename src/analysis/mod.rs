@@ -19,6 +19,7 @@
 
 mod carry_over;
 mod cross_runs;
+mod dither;
 mod fork;
 pub mod gate;
 mod headline;
@@ -57,6 +58,10 @@ pub struct AnalysisInput {
     /// cell's pooled median baseline, the size of effect a performance
     /// change is usually argued about.
     pub target_half_width_ns: Option<f64>,
+    /// The step of the clock that timed the runs (`run.json`
+    /// `environment.clock.resolution_ns`); D is dithered within it before
+    /// its medians are taken (`dither`). 0: values as recorded.
+    pub clock_resolution_ns: f64,
 }
 
 /// One cell of the grid, as the plan made it.
@@ -278,11 +283,28 @@ pub(crate) struct ForkData<'a> {
     pub fork: u32,
     pub measured: Vec<&'a PairRecord>,
     pub all: Vec<&'a PairRecord>,
+    /// One offset per measured pair within the clock's step (`dither`).
+    pub dither: Vec<f64>,
 }
 
 impl ForkData<'_> {
-    pub fn diffs(&self) -> Vec<i64> {
-        self.measured.iter().map(|p| p.diff_ns()).collect()
+    /// D of each measured pair, dithered within the clock's step: the
+    /// values every median of D is taken from.
+    pub fn diffs(&self) -> Vec<f64> {
+        self.measured
+            .iter()
+            .zip(&self.dither)
+            .map(|(p, o)| p.diff_ns() as f64 + o)
+            .collect()
+    }
+    /// D - spin_ns, dithered like D: what D would be had every pair's wait
+    /// been exactly its delay.
+    pub fn unwaited(&self) -> Vec<f64> {
+        self.measured
+            .iter()
+            .zip(&self.dither)
+            .map(|(p, o)| (p.diff_ns() - p.spin_ns as i64) as f64 + o)
+            .collect()
     }
     pub fn baselines(&self) -> Vec<u64> {
         self.measured.iter().map(|p| p.baseline_ns).collect()
@@ -326,6 +348,7 @@ fn group<'a>(
                 fork: p.fork,
                 measured: Vec::new(),
                 all: Vec::new(),
+                dither: Vec::new(),
             });
         fork.all.push(p);
         if p.phase == Phase::Measure {
@@ -343,6 +366,13 @@ fn group<'a>(
                 return Err(AnalysisError::EmptyFork { cell, fork: f.fork });
             }
             f.measured.sort_by_key(|p| p.pair);
+            f.dither = dither::offsets(
+                input.master_seed,
+                cell,
+                f.fork,
+                input.clock_resolution_ns,
+                f.measured.len(),
+            );
         }
         out.insert(cell, forks);
     }

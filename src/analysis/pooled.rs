@@ -15,12 +15,18 @@ use crate::stats::{self, StatsError};
 
 pub(crate) fn pooled(input: &AnalysisInput, forks: &[ForkData<'_>]) -> Result<Pooled, StatsError> {
     let all = || forks.iter().flat_map(|f| f.measured.iter());
-    let diffs: Vec<i64> = all().map(|p| p.diff_ns()).collect();
+    // The shares describe D as recorded; the median and its CI are taken
+    // from D dithered within the clock's step (`dither`).
+    let recorded: Vec<i64> = all().map(|p| p.diff_ns()).collect();
+    let diffs: Vec<f64> = forks.iter().flat_map(ForkData::diffs).collect();
     let e = super::fork::interval(input, &diffs)?;
+    let share = |keep: fn(i64) -> bool| {
+        recorded.iter().filter(|&&d| keep(d)).count() as f64 / recorded.len() as f64
+    };
     Ok(Pooled {
         n: diffs.len() as u32,
-        share_slower: diffs.iter().filter(|&&d| d > 0).count() as f64 / diffs.len() as f64,
-        share_tied: diffs.iter().filter(|&&d| d == 0).count() as f64 / diffs.len() as f64,
+        share_slower: share(|d| d > 0),
+        share_tied: share(|d| d == 0),
         median_ns: e.median,
         ci_ns: [e.ci.lo, e.ci.hi],
         baseline_median_ns: stats::median(&all().map(|p| p.baseline_ns).collect::<Vec<_>>())?,
@@ -33,8 +39,8 @@ pub(crate) fn hierarchical(
     info: &CellInfo,
     forks: &[ForkData<'_>],
 ) -> Result<Estimate, StatsError> {
-    let diffs: Vec<Vec<i64>> = forks.iter().map(ForkData::diffs).collect();
-    let groups: Vec<&[i64]> = diffs.iter().map(Vec::as_slice).collect();
+    let diffs: Vec<Vec<f64>> = forks.iter().map(ForkData::diffs).collect();
+    let groups: Vec<&[f64]> = diffs.iter().map(Vec::as_slice).collect();
     let mut rng = streams::hierarchical(input.master_seed, info.cell);
     stats::hierarchical_median(&groups, input.resamples, input.confidence, &mut rng)
         .map(Estimate::from)
@@ -70,15 +76,7 @@ pub(crate) fn calibration(
     let spin_median_ns = stats::median(&spins)?;
     let waited = spins.iter().any(|&s| s != 0);
     let (forks_covering_spin, ci_covers_spin) = if waited {
-        let unwaited: Vec<Vec<i64>> = forks
-            .iter()
-            .map(|f| {
-                f.measured
-                    .iter()
-                    .map(|p| p.diff_ns() - p.spin_ns as i64)
-                    .collect()
-            })
-            .collect();
+        let unwaited: Vec<Vec<f64>> = forks.iter().map(ForkData::unwaited).collect();
         let mut n = 0;
         for u in &unwaited {
             n += u32::from(super::fork::interval(input, u)?.ci.contains(0.0));

@@ -11,8 +11,10 @@
 //! | layout factor i      | `[u64::MAX - 64, i]`  | permutations of ln(baseline median) within each random cell, cells ascending |
 //!
 //! The per-fork, pooled and CPU/RSS intervals of a median are exact
-//! (`stats::exact_median`) and draw from no stream; their seeds
-//! (`[cell, fork]`, `[cell, u64::MAX]`, `[cell, u64::MAX - 16..18]`) are
+//! (`stats::exact_median`) and resample nothing. Each fork's seed
+//! (`[cell, fork]`, run.json `seeds.bootstrap`) drives its dither: one
+//! uniform draw per measured pair, in pair order (`dither`). The pooled and
+//! CPU/RSS seeds (`[cell, u64::MAX]`, `[cell, u64::MAX - 16..18]`) are
 //! still derived and recorded in run.json, unused, so older runs keep
 //! their meaning. Forks are u32, so the pooled paths can never meet a fork's. The order and
 //! carry-over streams are hierarchical over the forks that have values in

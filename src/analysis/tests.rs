@@ -99,6 +99,7 @@ fn input(cells: &[(u32, u64)]) -> AnalysisInput {
             })
             .collect(),
         target_half_width_ns: None,
+        clock_resolution_ns: 0.0,
     }
 }
 
@@ -599,4 +600,68 @@ fn calibration_judges_the_injected_wait_pair_by_pair() {
     assert_eq!((cal.forks_covering_delay, cal.forks_covering_spin), (0, 1));
     assert!(!cal.ci_covers_delay);
     assert!(cal.ci_covers_spin);
+}
+
+/// A/A on a clock with 20 ns steps: both arms draw the same continuous run
+/// time, rounded down to the step, so D sits on multiples of 20 ns with a
+/// large tie at 0. Recorded as it is, the per-fork intervals almost never
+/// leave 0; dithered within the step, the share of forks whose interval
+/// excludes 0 is near its nominal 5 %.
+#[test]
+fn a_tie_heavy_a_a_has_nominal_false_positives_once_dithered() {
+    use rand::{Rng, SeedableRng};
+    let step = 20u64;
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(11);
+    let run = |rng: &mut rand_pcg::Pcg64| {
+        // Skewed like real runs: most near 17 µs, a tail of slow ones.
+        let x = 17_000.0 + 12.0 * rng.gen::<f64>() + 25.0 * rng.gen::<f64>().powi(8);
+        (x as u64 / step) * step
+    };
+    let forks = 400u32;
+    let mut fx = Fixture::new();
+    for f in 0..forks {
+        let rows: Vec<(u64, u64, Arm)> = (0..300)
+            .map(|i| {
+                let first = if i % 2 == 0 {
+                    Arm::Baseline
+                } else {
+                    Arm::Treatment
+                };
+                (run(&mut rng), run(&mut rng), first)
+            })
+            .collect();
+        fx = fx.fork(0, f, 0, &rows);
+    }
+    let false_positives = |resolution: f64| {
+        let input = AnalysisInput {
+            clock_resolution_ns: resolution,
+            ..input(&[(0, 0)])
+        };
+        let grouped = group(&input, &fx.pairs).unwrap();
+        let results = fork::forks(&input, &grouped[&0]).unwrap();
+        let tied = grouped[&0]
+            .iter()
+            .flat_map(|f| &f.measured)
+            .filter(|p| p.diff_ns() == 0)
+            .count();
+        assert!(
+            tied * 4 > fx.pairs.len(),
+            "the fixture is tie-heavy: {tied} ties"
+        );
+        results
+            .iter()
+            .filter(|r| r.verdict != Verdict::NotSeen)
+            .count()
+    };
+    let recorded = false_positives(0.0);
+    let dithered = false_positives(step as f64);
+    // Nominal: 20 of 400; chance alone keeps a correct test inside 10..=32.
+    assert!(
+        recorded < 10,
+        "as recorded the test is conservative: {recorded} of {forks}"
+    );
+    assert!(
+        (10..=32).contains(&dithered),
+        "dithered: {dithered} of {forks} forks excluded 0"
+    );
 }

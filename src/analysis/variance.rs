@@ -31,8 +31,8 @@ pub(crate) fn variance(
     fork_results: &[ForkAnalysis],
     pooled: &Pooled,
 ) -> Result<Option<Variance>, StatsError> {
-    let diffs: Vec<Vec<i64>> = forks.iter().map(ForkData::diffs).collect();
-    let groups: Vec<&[i64]> = diffs.iter().map(Vec::as_slice).collect();
+    let diffs: Vec<Vec<f64>> = forks.iter().map(ForkData::diffs).collect();
+    let groups: Vec<&[f64]> = diffs.iter().map(Vec::as_slice).collect();
     let vc = match stats::variance_components(&groups) {
         Ok(vc) => vc,
         Err(StatsError::TooFewGroups(_)) => return Ok(None),

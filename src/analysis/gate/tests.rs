@@ -54,6 +54,7 @@ fn input() -> AnalysisInput {
             delay_ns: 0,
         }],
         target_half_width_ns: None,
+        clock_resolution_ns: 0.0,
     }
 }
 

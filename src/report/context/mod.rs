@@ -60,7 +60,23 @@ pub fn analysis_input(info: &RunInfo) -> AnalysisInput {
             })
             .collect(),
         target_half_width_ns: None,
+        clock_resolution_ns: clock_resolution_ns(info),
     }
+}
+
+/// The step of the clock that timed the forks: the coarsest over the
+/// machines of a merged run; 0 for an imported run, whose `environment` is
+/// where `analyze` ran, not the clock that measured.
+fn clock_resolution_ns(info: &RunInfo) -> f64 {
+    if info.imported.is_some() {
+        return 0.0;
+    }
+    let shards = info.merged.iter().flat_map(|m| m.shards.iter());
+    shards
+        .map(|s| s.environment.clock.resolution_ns)
+        .chain([info.environment.clock.resolution_ns])
+        .max()
+        .unwrap_or(0) as f64
 }
 
 /// What the analysis needs to know about the run's gate: its settings, the
@@ -224,6 +240,9 @@ pub struct RunText {
     pub design_search: Option<String>,
     /// Whether any headline group's forks ran at two speeds.
     pub two_speeds: bool,
+    /// `20 ns`: the clock's step that every D was dithered within
+    /// (`analysis::dither`); none when the run was not dithered.
+    pub dither_step: Option<String>,
     /// The machine's memory: `23.5 GiB`.
     pub memory: String,
 }
@@ -253,6 +272,9 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
             spread: cells::spread_sentence(analysis),
             design_search: cells::design_search_sentence(analysis, exp),
             two_speeds: headline.groups.iter().any(|g| g.view.two_speeds.is_some()),
+            dither_step: Some(clock_resolution_ns(info))
+                .filter(|&r| r > 0.0)
+                .map(super::format::delay),
             memory: format!(
                 "{:.1} GiB",
                 info.environment.memory_bytes as f64 / f64::from(1u32 << 30)

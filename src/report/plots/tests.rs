@@ -56,6 +56,7 @@ fn study(forks: u32) -> Analysis {
             })
             .collect(),
         target_half_width_ns: None,
+        clock_resolution_ns: 0.0,
     };
     analyse(&input, &pairs).expect("fixture analyses")
 }
