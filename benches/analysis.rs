@@ -8,7 +8,12 @@
 //!   (3000), and 24,000 and 100,000 values (odd and even n);
 //! - the hierarchical bootstrap of one cell on 1 thread and on all
 //!   (`RUNNER_THREADS` unset), which must give the same interval;
+//! - the hierarchical bootstrap of one cell of reports/validity's shape
+//!   (200 forks x 300 pairs) on all cores;
 //! - the whole `analyse` of the grid.
+//!
+//! `benches/numpy_compare.py` times the whole `runner report` against a
+//! numpy implementation of the same resampled statistics.
 
 use rand::SeedableRng;
 use runner::analysis::{analyse, AnalysisInput, CellInfo};
@@ -139,6 +144,22 @@ fn main() {
         tn * 1e3,
         stats::resample::threads(),
         e1 == en
+    );
+    // One cell of reports/validity (200 forks x 300 pairs): the shape
+    // where the nested bootstraps are most of `runner report`'s time.
+    let wide: Vec<i64> = (0..200 * PAIRS as usize)
+        .map(|i| diffs[i % diffs.len()] + (i / PAIRS as usize) as i64 % 7)
+        .collect();
+    let wide: Vec<&[i64]> = wide.chunks(PAIRS as usize).collect();
+    std::env::remove_var("RUNNER_THREADS");
+    let (t, _) = best_of_3(|| {
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(9);
+        stats::hierarchical_median(&wide, 2000, 0.95, &mut rng).unwrap()
+    });
+    println!(
+        "hierarchical bootstrap, 200 forks x 300 pairs, 2000 resamples: {:.1} ms on {} threads",
+        t * 1e3,
+        stats::resample::threads()
     );
     let input = input();
     let (t, _) = best_of_3(|| analyse(&input, &records).unwrap());
