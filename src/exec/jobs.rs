@@ -37,7 +37,10 @@ pub(super) fn run_jobs(
     // happen here, before any worker starts.
     if announce && !quiet && todo_len > 0 {
         let e = super::estimate::estimate(exp, &info.cells, db);
-        let share = todo_len as f64 / info.jobs.len().max(1) as f64;
+        // The estimate covers every cell x fork; a shard or a resume runs
+        // a share of them.
+        let planned = info.cells.len() as u64 * u64::from(exp.design.forks.get());
+        let share = todo_len as f64 / planned.max(1) as f64;
         let e = super::estimate::Estimate {
             total_ns: (e.total_ns as f64 * share) as u64,
             ..e
