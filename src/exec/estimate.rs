@@ -49,7 +49,7 @@ impl Estimate {
     pub fn describe(&self) -> String {
         let how = match (&self.guessed, self.timed.is_empty()) {
             (None, _) => format!(
-                "from {} trial run{} per arm, timed here and not part of the run",
+                "from {} trial run{} per arm after a first one, timed here and not part of the run",
                 self.runs,
                 if self.runs == 1 { "" } else { "s" }
             ),
@@ -167,8 +167,9 @@ pub fn job_ns(exp: &Experiment, cell: &Cell, start_ns: u64, run_ns: impl Fn(&str
     start_ns + per_pair * Plan::pairs_per_job(exp)
 }
 
-/// Up to [`TRIAL_RUNS`] runs of `kind` in this process, with its set-up
-/// and teardown; the median run and how many there were.
+/// Up to [`TRIAL_RUNS`] runs of `kind` in this process after one that is
+/// not counted, with its set-up and teardown; the median run and how many
+/// there were.
 fn trial(
     kind: &StrategyKind,
     name: &str,
@@ -186,14 +187,22 @@ fn trial(
     let started = Instant::now();
     let mut times = Vec::new();
     let outcome = (|| -> anyhow::Result<()> {
-        while times.len() < TRIAL_RUNS as usize
-            && (times.is_empty() || started.elapsed() < TRIAL_BUDGET)
-        {
+        let mut once = || -> anyhow::Result<u64> {
             let input = draws.input();
             s.before(input)?;
             let (elapsed, _) = timed_run(s.as_mut(), input, 0)?;
             s.after()?;
-            times.push(elapsed);
+            Ok(elapsed)
+        };
+        // A first run that is not counted: it pays for cold caches (a
+        // program's pages, a file just written by `setup`), as a fork's
+        // warm-up pairs do, and would make the estimate too high.
+        let cold = once()?;
+        while times.len() < TRIAL_RUNS as usize && started.elapsed() < TRIAL_BUDGET {
+            times.push(once()?);
+        }
+        if times.is_empty() {
+            times.push(cold);
         }
         Ok(())
     })();
@@ -225,7 +234,7 @@ mod tests {
         };
         assert_eq!(
             e.describe(),
-            "about 11 s (from 3 trial runs per arm, timed here and not part of the run)"
+            "about 11 s (from 3 trial runs per arm after a first one, timed here and not part of the run)"
         );
         e.timed.clear();
         e.guessed = Some("no schema".into());
