@@ -92,7 +92,7 @@ pub enum Command {
         #[arg(long)]
         allow_missing: bool,
     },
-    /// Validate the experiment file and print the plan (cells, jobs, pairs, a time estimate); runs nothing.
+    /// Validate the experiment file and print the plan (cells, jobs, pairs, a time estimate from a few untimed trial runs of each arm); runs no fork.
     #[command(after_help = DATABASE_NOTE)]
     Check {
         /// The experiment file (TOML), e.g. experiments/aa.toml.
