@@ -55,7 +55,7 @@ pub enum Command {
                       (naming the --shard command that runs it), unless --allow-missing."
     )]
     Merge(MergeArgs),
-    /// Validate the experiment file and print the plan (cells, jobs, pairs, a time estimate); runs nothing.
+    /// Validate the experiment file and print the plan (cells, jobs, pairs, a time estimate from a few untimed trial runs of each arm); runs no fork.
     #[command(after_help = DATABASE_NOTE)]
     Check {
         /// The experiment file (TOML), e.g. experiments/aa.toml.

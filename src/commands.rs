@@ -61,10 +61,11 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
     let sized = crate::plan::self_check::estimate(exp, &plan::cells(exp), |c| {
         plan::estimate_run_ns(exp, c, &exp.design.baseline, on_postgres)
     });
-    let estimate: u64 = plan::all_cells(exp, sized.as_ref())
-        .iter()
-        .map(|c| plan::estimate_job_ns(exp, c, on_postgres) * forks)
-        .sum();
+    let estimate = crate::exec::estimate::estimate(
+        exp,
+        &plan::all_cells(exp, sized.as_ref()),
+        target.as_ref(),
+    );
     let strategy = |name: &str| format!("{name} ({})", exp.strategies[name].label());
     let mut out = String::new();
     out.push_str(&format!(
@@ -200,10 +201,19 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
         jobs * per_job,
         jobs * u64::from(exp.design.pairs.get())
     ));
-    out.push_str(&format!(
-        "estimate    about {} (rough, from per-run costs)\n",
-        human_duration(estimate)
-    ));
+    if !estimate.timed.is_empty() {
+        let arms: Vec<String> = estimate
+            .timed
+            .iter()
+            .map(|(name, ns)| format!("`{name}` {}", crate::report::format::duration(*ns as f64)))
+            .collect();
+        out.push_str(&format!(
+            "trial       {} run(s) of each arm here, untimed by the run (median): {}\n",
+            estimate.runs,
+            arms.join(", ")
+        ));
+    }
+    out.push_str(&format!("estimate    {}\n", estimate.describe()));
     out.push_str(&format!(
         "analysis    about {} ({} resamples x {} measured pairs, after the forks)\n",
         human_duration(estimate_analysis_ns(exp, cells_total)),

@@ -55,6 +55,7 @@ fn pin_machine(run: &mut serde_json::Value, command: &[&str]) {
         serde_json::json!([{"pid": 1, "name": "postgres", "cpu_share": 0.04}]);
     for (i, f) in run["forks"].as_array_mut().unwrap().iter_mut().enumerate() {
         f["wall_ns"] = serde_json::json!(500_000_000u64);
+        f["job_ns"] = serde_json::json!(550_000_000u64);
         // One fork over the outside-load threshold, the rest quiet.
         let outside = if i == 1 { 0.2 } else { 0.01 };
         let flags = if i == 1 { vec!["outside-load"] } else { vec![] };

@@ -105,7 +105,9 @@ impl Guard {
             if n == 0 || start.elapsed() > limit {
                 return Ok(());
             }
-            std::thread::sleep(Duration::from_millis(5));
+            // A worker's backend is usually gone within a millisecond of
+            // the worker's exit; this wait is in every fork's wall time.
+            std::thread::sleep(Duration::from_millis(1));
         }
     }
 

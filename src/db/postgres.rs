@@ -246,6 +246,11 @@ impl PgTable {
     /// recreates and seeds `model_field` there (committed: setup, not a
     /// preview), and prepares the preview statements.
     ///
+    /// Drop, create and seed commit together: each commit waits for the
+    /// server's WAL flush (an fsync, milliseconds on a virtual disk), and
+    /// this runs once per fork. The commit stays synchronous, so no flush
+    /// of the setup is left to land in the fork's timed runs.
+    ///
     /// Two distinct tx-rollback instances in one worker share the table;
     /// that is harmless because neither ever commits.
     pub fn open(url: &str, schema: &str, model: &Model) -> Result<PgTable, DbError> {
@@ -259,19 +264,27 @@ impl PgTable {
             .batch_execute(&format!(
                 "SET application_name TO 'runner worker {schema}'; \
                  SET search_path TO {schema}; \
+                 BEGIN; \
                  DROP TABLE IF EXISTS {schema}.model_field; \
                  CREATE TABLE {schema}.model_field \
                  (name text PRIMARY KEY, field_value double precision NOT NULL)"
             ))
             .map_err(pg("create table model_field"))?;
         let (names, values): (Vec<String>, Vec<f64>) = model.fields().into_iter().unzip();
-        client
+        let seeded = client
             .execute(
                 "INSERT INTO model_field (name, field_value) \
                  SELECT * FROM unnest($1::text[], $2::float8[])",
                 &[&names, &values],
             )
-            .map_err(pg("seed model_field"))?;
+            .map_err(pg("seed model_field"));
+        // A failed step leaves the transaction open: roll it back so the
+        // error is the step's, not the commit's.
+        let done = if seeded.is_ok() { "COMMIT" } else { "ROLLBACK" };
+        client
+            .batch_execute(done)
+            .map_err(pg("commit model_field"))?;
+        seeded?;
         let update = client
             .prepare(
                 "UPDATE model_field AS m SET field_value = v.value \

@@ -18,6 +18,7 @@ pub(super) fn run_jobs(
     partial: &Partial,
     db: Option<&crate::db::DbTarget>,
     quiet: bool,
+    announce: bool,
 ) -> Result<()> {
     let done: HashSet<(u32, u32)> = partial
         .finished_forks(info)?
@@ -32,6 +33,24 @@ pub(super) fn run_jobs(
         .collect();
     let todo_len = todo.len();
     let mut progress = Progress::new(quiet, info.jobs.len() as u64, done.len() as u64);
+    // The estimate `check` gives, for the jobs still to run; its trial runs
+    // happen here, before any worker starts.
+    if announce && !quiet && todo_len > 0 {
+        let e = super::estimate::estimate(exp, &info.cells, db);
+        // The estimate covers every cell x fork; a shard or a resume runs
+        // a share of them.
+        let planned = info.cells.len() as u64 * u64::from(exp.design.forks.get());
+        let share = todo_len as f64 / planned.max(1) as f64;
+        let e = super::estimate::Estimate {
+            total_ns: (e.total_ns as f64 * share) as u64,
+            ..e
+        };
+        progress.println(&format!(
+            "estimate: {} jobs (cell x fork), {}",
+            todo_len,
+            e.describe()
+        ));
+    }
     let timeout = Duration::from_secs(exp.design.fork_timeout_s);
     let pairs_per_job = plan::Plan::pairs_per_job(exp);
     // A shard records the machine of every fork (a resume may run elsewhere).
@@ -44,6 +63,7 @@ pub(super) fn run_jobs(
             progress.clear();
             return Err(run_failed(interrupt::Interrupted.to_string()));
         }
+        let job_started = std::time::Instant::now();
         let label = format!("cell {} fork {}", job.cell, job.fork);
         let request = super::job_request(exp, info, &job, db);
         let mut writer = partial.fork_writer(job.cell, job.fork)?;
@@ -89,6 +109,7 @@ pub(super) fn run_jobs(
                     .map(|(b, a)| sentinel::compare(&b, &a.with_own_ticks(backend_ticks)));
                 let saw = ParentSaw {
                     wall_ns: r.wall_ns,
+                    job_ns: Some(job_started.elapsed().as_nanos() as u64),
                     host: host.clone(),
                     sentinel,
                     database_guard,
@@ -131,7 +152,15 @@ pub(super) fn run_jobs(
 /// The fingerprint of the database outside runner's schemas, taken before
 /// and after each fork on a PostgreSQL run (`db::guard`); nothing to do on
 /// SQLite or without a database.
-struct DatabaseGuard(Option<crate::db::guard::Guard>);
+///
+/// One fork's "after" is the next fork's "before": nothing of runner's
+/// touches the database between them, a change made there by someone else
+/// is still caught (by the next fork's comparison instead of by none), and
+/// a fingerprint costs a few milliseconds of the run's wall time per fork.
+struct DatabaseGuard {
+    guard: Option<crate::db::guard::Guard>,
+    last: Option<crate::db::guard::Fingerprint>,
+}
 
 /// How long the parent waits for a fork's connections to end, so their
 /// statistics are in the views it reads.
@@ -140,15 +169,26 @@ const CONNECTIONS_CLOSE: Duration = Duration::from_secs(10);
 impl DatabaseGuard {
     fn open(db: Option<&crate::db::DbTarget>) -> Result<DatabaseGuard> {
         let Some(crate::db::DbTarget::Postgres { url, schema }) = db else {
-            return Ok(DatabaseGuard(None));
+            return Ok(DatabaseGuard {
+                guard: None,
+                last: None,
+            });
         };
         let guard = crate::db::guard::Guard::connect(url, schema)
             .map_err(|e| run_failed(format!("the database guard: {e}")))?;
-        Ok(DatabaseGuard(Some(guard)))
+        Ok(DatabaseGuard {
+            guard: Some(guard),
+            last: None,
+        })
     }
 
+    /// The fingerprint before a fork: the previous fork's "after" when
+    /// there is one.
     fn take(&mut self) -> Result<Option<crate::db::guard::Fingerprint>> {
-        let Some(g) = &mut self.0 else {
+        if let Some(last) = self.last.take() {
+            return Ok(Some(last));
+        }
+        let Some(g) = &mut self.guard else {
             return Ok(None);
         };
         g.take()
@@ -160,13 +200,15 @@ impl DatabaseGuard {
         &mut self,
         before: Option<crate::db::guard::Fingerprint>,
     ) -> Result<Option<crate::db::guard::GuardRecord>> {
-        let (Some(g), Some(before)) = (&mut self.0, before) else {
+        let (Some(g), Some(before)) = (&mut self.guard, before) else {
             return Ok(None);
         };
         let after = g
             .wait_for_workers(CONNECTIONS_CLOSE)
             .and_then(|()| g.take())
             .map_err(|e| run_failed(format!("the database guard: {e}")))?;
-        Ok(Some(before.compare(&after)))
+        let record = before.compare(&after);
+        self.last = Some(after);
+        Ok(Some(record))
     }
 }

@@ -8,6 +8,7 @@
 //! keeps what finished and prints the command that resumes.
 
 pub mod database;
+pub mod estimate;
 pub mod fault;
 mod jobs;
 pub mod progress;

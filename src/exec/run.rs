@@ -66,7 +66,7 @@ impl Run<'_> {
         db: Option<&crate::db::DbTarget>,
     ) -> Result<()> {
         let quiet = self.args.quiet;
-        jobs::run_jobs(self.exp, info, partial, db, quiet)?;
+        jobs::run_jobs(self.exp, info, partial, db, quiet, true)?;
         if !crate::plan::self_check::needs_sizing(self.exp, info.gate_sizing.as_ref()) {
             return Ok(());
         }
@@ -87,7 +87,7 @@ impl Run<'_> {
         info.gate_sizing = Some(sizing);
         info.replan();
         partial.write_run_info(info)?;
-        jobs::run_jobs(self.exp, info, partial, db, quiet)
+        jobs::run_jobs(self.exp, info, partial, db, quiet, false)
     }
 
     /// What a failed run keeps, and the command that goes on from there.

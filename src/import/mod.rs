@@ -142,6 +142,7 @@ fn build(args: &AnalyzeArgs, t: &table::Table) -> Result<(RunInfo, Vec<u8>)> {
             host: None,
             sentinel: None,
             database_guard: None,
+            job_ns: None,
         });
         sources.push(ImportedFork {
             cell,

@@ -211,7 +211,8 @@ pub fn render_run(
     template: (String, String),
 ) -> Result<Rendering> {
     let analysis = analyse(info, pairs)?;
-    let ctx = context::build(info, &analysis);
+    let mut ctx = context::build(info, &analysis);
+    ctx.run.overhead = context::overhead::view(info, pairs);
     let (name, source) = template;
     let report = render(&name, &source, &ctx)?;
     let mut analysis_json = serde_json::to_string_pretty(&analysis).expect("analysis serializes");

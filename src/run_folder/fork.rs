@@ -70,6 +70,12 @@ pub struct ForkRecord {
     pub checks: CheckReport,
     /// Process start to exit, as the parent saw it.
     pub wall_ns: u64,
+    /// The parent's whole time for the job: `wall_ns` plus what it did
+    /// around the worker (sentinel snapshots, the database guard, storing
+    /// the rows), so a run's overhead counts everything but writing this
+    /// record. Absent in runs recorded before runner kept it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_ns: Option<u64>,
     /// Rows the fork wrote (warm-up + measured pairs).
     pub rows: u64,
     /// SHA-256 of the fork's rows exactly as written (CSV lines, each ending

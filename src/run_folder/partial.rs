@@ -50,6 +50,9 @@ pub fn final_path(partial: &Path) -> Option<PathBuf> {
 pub struct ParentSaw {
     /// Process start to exit.
     pub wall_ns: u64,
+    /// The parent's whole time for the job (`ForkRecord::job_ns`), up to
+    /// this call.
+    pub job_ns: Option<u64>,
     /// The machine, recorded by shards.
     pub host: Option<String>,
     /// What else the machine did meanwhile; none where /proc is unreadable.
@@ -290,6 +293,7 @@ impl Partial {
             summary,
             checks,
             wall_ns: saw.wall_ns,
+            job_ns: saw.job_ns,
             rows,
             sha256,
             host: saw.host,

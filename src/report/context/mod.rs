@@ -17,6 +17,7 @@ mod finding;
 mod gate;
 mod layout;
 mod machines;
+pub mod overhead;
 mod placement;
 mod reproduce;
 
@@ -203,6 +204,10 @@ pub struct RunView {
     pub has_delays: bool,
     /// Sum of the forks' wall times, seconds.
     pub wall_s: f64,
+    /// Wall time against time measured; none for runs recorded before
+    /// runner kept the parent's time per fork. Set by `report::render_run`,
+    /// which has the pairs.
+    pub overhead: Option<overhead::OverheadView>,
     /// `release` or `debug`: the build of runner that measured.
     pub build_profile: String,
     /// `RUNNER_FAULT` as the workers saw it (debug builds only), else none.
@@ -452,6 +457,7 @@ fn run_view(info: &RunInfo) -> RunView {
         matches_in_memory: checks().any(|c| c.matches_in_memory == Some(true)),
         has_delays: info.cells.iter().any(|c| c.delay_ns > 0),
         wall_s: info.forks.iter().map(|f| f.wall_ns).sum::<u64>() as f64 / 1e9,
+        overhead: None,
         build_profile: info.build.profile.clone(),
         fault: info.build.fault.clone(),
         imported: info.imported.clone(),
