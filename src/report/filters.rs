@@ -116,8 +116,8 @@ fn numbers(v: &Value, out: &mut Vec<f64>) -> Result<(), Error> {
 
 /// `column(cells, "pooled")`, `column(cells, "spread.baseline_min_ns",
 /// "spread.baseline_max_ns")`: the style of one table column, from the
-/// cell at each path of every row (one number: a value; two: a range or
-/// interval; three: an estimate with its interval). `size=true` for KiB,
+/// cell at each path of every row (one number: a value; two: a range of
+/// values; three, or an estimate object: an estimate with its interval). `size=true` for KiB,
 /// `sqrt=true` for variances in ns² printed as standard deviations. Pass
 /// it to a filter as `column=`.
 fn column(rows: Value, paths: Rest<String>, kwargs: Kwargs) -> Result<Value, Error> {
@@ -201,7 +201,7 @@ pub fn register(env: &mut Environment<'_>) {
         |v: Value, kwargs: Kwargs| -> Result<String, Error> {
             let (lo, hi) = pair(&v)?;
             let c = style(&kwargs)?
-                .unwrap_or_else(|| format::Column::time(&[format::Entry::Span(lo, hi)]));
+                .unwrap_or_else(|| format::Column::time(&[format::Entry::Interval(lo, hi)]));
             kwargs.assert_all_used()?;
             Ok(c.interval(lo, hi))
         },
@@ -278,5 +278,24 @@ mod tests {
         assert_eq!(render("{{ 0.996 | correlation }}", empty.clone()), "0.996");
         assert_eq!(render("{{ 0.95 | percent }}", empty.clone()), "95 %");
         assert_eq!(render("{{ 4000000 | sqrt_duration }}", empty), "2.00 µs");
+    }
+
+    #[test]
+    fn a_column_prints_every_row_in_one_style() {
+        let ctx = serde_json::json!({"cells": [
+            {"pooled": {"median_ns": -3000.0, "ci_ns": [-11000.0, 4000.0]},
+             "spread": {"lo": 2430000.0, "hi": 2770000.0},
+             "usage": {"difference": 0, "ci": [0, 0], "kib": 6656}},
+            {"pooled": {"median_ns": 501200.0, "ci_ns": [496500.0, 504900.0]},
+             "spread": {"lo": 2400000.0, "hi": 4100000.0},
+             "usage": {"difference": 4, "ci": [0, 12], "kib": 6758}},
+        ]});
+        let src = r#"{% set p = column(cells, "pooled") %}{% set s = column(cells, "spread.lo", "spread.hi") %}{% set d = column(cells, "usage.difference", "usage.ci", size=true) %}{% set m = column(cells, "usage.kib", size=true) %}{% for c in cells %}{{ c.pooled | estimate(column=p) }}; {{ c.spread.lo | range(c.spread.hi, column=s) }}; {{ c.usage.difference | estimate(c.usage.ci, column=d, unresolved="below the kernel's page resolution") }}; {{ c.usage.kib | size(column=m) }}
+{% endfor %}"#;
+        assert_eq!(
+            render(src, ctx),
+            "-3.0 [-11.0, 4.0] µs; 2.43 to 2.77 ms; 0 (below the kernel's page resolution); 6.50 MiB\n\
+             501.2 [496.5, 504.9] µs; 2.40 to 4.10 ms; 4 [0, 12] KiB; 6.60 MiB\n"
+        );
     }
 }

@@ -104,44 +104,22 @@ pub fn estimate(m: f64, lo: f64, hi: f64) -> String {
 
 /// An interval alone: `[-0.9, 3.4] µs`.
 pub fn interval(lo: f64, hi: f64) -> String {
-    Column::time(&[Entry::Span(lo, hi)]).interval(lo, hi)
+    Column::time(&[Entry::Interval(lo, hi)]).interval(lo, hi)
 }
 
 /// A range of values (fork medians, estimates): `510 to 746 µs`.
 pub fn range(lo: f64, hi: f64) -> String {
-    if !lo.is_finite() || !hi.is_finite() {
-        return "n/a".into();
-    }
-    let (unit, div) = unit_for(lo.abs().max(hi.abs()));
-    let max = max_decimals(div);
-    let smaller = [lo.abs(), hi.abs()]
-        .into_iter()
-        .filter(|v| *v > 0.0)
-        .fold(f64::INFINITY, f64::min);
-    let width = (hi - lo).abs() / div;
-    let dec = [
-        smaller
-            .is_finite()
-            .then(|| sig_decimals(smaller / div, 2, max)),
-        (width > 0.0).then(|| sig_decimals(width, 2, max)),
-    ]
-    .into_iter()
-    .flatten()
-    .max()
-    .unwrap_or(0);
-    format!(
-        "{} to {} {unit}",
-        fixed(lo / div, dec),
-        fixed(hi / div, dec)
-    )
+    Column::time(&[Entry::Span(lo, hi)]).range(lo, hi)
 }
 
-/// One entry of a table column: a lone value, a span (an interval or a
-/// range of values) or an estimate with its interval.
+/// One entry of a table column: a lone value, a span (a range of values:
+/// fork medians, estimates), an interval alone, or an estimate with its
+/// interval.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Entry {
     Value(f64),
     Span(f64, f64),
+    Interval(f64, f64),
     Estimate(f64, f64, f64),
 }
 
@@ -149,7 +127,7 @@ impl Entry {
     fn numbers(&self) -> Vec<f64> {
         match *self {
             Entry::Value(v) => vec![v],
-            Entry::Span(lo, hi) => vec![lo, hi],
+            Entry::Span(lo, hi) | Entry::Interval(lo, hi) => vec![lo, hi],
             Entry::Estimate(m, lo, hi) => vec![m, lo, hi],
         }
     }
@@ -158,7 +136,9 @@ impl Entry {
     fn width(&self) -> Option<f64> {
         match *self {
             Entry::Value(_) => None,
-            Entry::Span(lo, hi) | Entry::Estimate(_, lo, hi) => Some((hi - lo).abs()),
+            Entry::Span(lo, hi) | Entry::Interval(lo, hi) | Entry::Estimate(_, lo, hi) => {
+                Some((hi - lo).abs())
+            }
         }
     }
 
@@ -180,7 +160,7 @@ const SIZE_UNITS: [(&str, f64); 3] = [("KiB", 1.0), ("MiB", 1024.0), ("GiB", 102
 ///   µs rather than in thousandths of a ms.
 /// - **Decimals**: enough for the narrowest interval or range of the column
 ///   to show two significant digits of its width, so none collapses to one
-///   number; when every interval has zero width the values are exact and
+///   number, and for the smallest end of a range to show two; when every interval has zero width the values are exact and
 ///   printed so; a column of lone values shows three significant digits of
 ///   its typical value. Never finer than 0.01 ns (time) or 1 KiB (size).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -227,8 +207,24 @@ impl Column {
             .filter_map(|e| e.width())
             .filter(|w| *w > 0.0)
             .fold(f64::INFINITY, f64::min);
+        // A range's ends are values in their own right: its smaller end
+        // keeps two significant digits too.
+        let smallest_end = entries
+            .iter()
+            .filter_map(|e| match **e {
+                Entry::Span(lo, hi) => Some([lo.abs(), hi.abs()]),
+                _ => None,
+            })
+            .flatten()
+            .filter(|v| *v > 0.0)
+            .fold(f64::INFINITY, f64::min);
         let decimals = if narrowest.is_finite() {
-            sig_decimals(narrowest / divisor, 2, max)
+            let ends = if smallest_end.is_finite() {
+                sig_decimals(smallest_end / divisor, 2, max)
+            } else {
+                0
+            };
+            sig_decimals(narrowest / divisor, 2, max).max(ends)
         } else if entries.iter().any(|e| e.width().is_some()) {
             // Zero-width intervals are exact (medians of integer ns).
             entries
