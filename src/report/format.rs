@@ -156,13 +156,14 @@ const SIZE_UNITS: [(&str, f64); 3] = [("KiB", 1.0), ("MiB", 1024.0), ("GiB", 102
 /// of decimals, so the cells line up and compare at a glance.
 ///
 /// - **Unit**: that of the column's typical entry (the median of the
-///   entries' largest magnitudes), so a column from 3 µs to 1 ms reads in
+///   entries' largest magnitudes, the upper one of an even count), so a column from 3 µs to 1 ms reads in
 ///   µs rather than in thousandths of a ms.
 /// - **Decimals**: enough for the narrowest interval or range of the column
 ///   to show two significant digits of its width, so none collapses to one
 ///   number, and for the smallest end of a range to show two; when every interval has zero width the values are exact and
 ///   printed so; a column of lone values shows three significant digits of
-///   its typical value. Never finer than 0.01 ns (time) or 1 KiB (size).
+///   its typical value, and at least one of its smallest, so no value that
+///   is not zero prints as zero. Never finer than 0.01 ns (time) or 1 KiB (size).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Column {
     pub unit: &'static str,
@@ -191,10 +192,7 @@ impl Column {
             .filter(|m| *m > 0.0)
             .collect();
         magnitudes.sort_by(f64::total_cmp);
-        let typical = magnitudes
-            .get(magnitudes.len().saturating_sub(1) / 2)
-            .copied()
-            .unwrap_or(0.0);
+        let typical = magnitudes.get(magnitudes.len() / 2).copied().unwrap_or(0.0);
         let (unit, divisor) = units
             .iter()
             .rev()
@@ -234,7 +232,9 @@ impl Column {
                 .max()
                 .unwrap_or(0)
         } else {
-            sig_decimals(typical / divisor, 3, max)
+            // No nonzero value may print as zero.
+            let smallest = magnitudes.first().copied().unwrap_or(0.0);
+            sig_decimals(typical / divisor, 3, max).max(sig_decimals(smallest / divisor, 1, max))
         };
         Column {
             unit,

@@ -192,10 +192,18 @@ fn ranges_and_lone_values_of_a_column_share_its_style() {
         ["2.43 to 2.77 ms", "2.40 to 4.10 ms", "2.47 to 2.61 ms"]
     );
     // Two separate runs: "-339 to 320 µs" beside "-1.6 to 1.8 ms".
-    let rows = [(-339_000.0, 320_000.0), (-1_600_000.0, 1_800_000.0)];
+    let rows = [
+        (-339_000.0, 320_000.0),
+        (-174_000.0, 217_000.0),
+        (-1_600_000.0, 1_800_000.0),
+    ];
     let spans: Vec<Entry> = rows.iter().map(|&(l, h)| Entry::Span(l, h)).collect();
     let c = Column::time(&spans);
-    assert_eq!(c.range(rows[1].0, rows[1].1), "-1600 to 1800 µs");
+    let printed: Vec<String> = rows.iter().map(|&(l, h)| c.range(l, h)).collect();
+    assert_eq!(
+        printed,
+        ["-339 to 320 µs", "-174 to 217 µs", "-1600 to 1800 µs"]
+    );
     // Calibration, injected − d: "-105 ns" beside "-95.0 ns".
     let values = [-105.0, -104.0, -95.0, -90.0, -79.0];
     let c = Column::time(&values.map(Entry::Value));
@@ -204,6 +212,11 @@ fn ranges_and_lone_values_of_a_column_share_its_style() {
         printed,
         ["-105.0 ns", "-104.0 ns", "-95.0 ns", "-90.0 ns", "-79.0 ns"]
     );
+    // A value far below the column's typical one still shows a digit.
+    let values = [1.0, 4_990.0];
+    let c = Column::time(&values.map(Entry::Value));
+    assert_eq!(c.value(1.0), "0.001 µs");
+    assert_eq!(c.value(4_990.0), "4.990 µs");
     // Zeros say nothing about the unit.
     let values = [0.0, 16_300.0, 0.0, 3_930.0, 1_250.0];
     let c = Column::time(&values.map(Entry::Value));
