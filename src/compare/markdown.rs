@@ -158,6 +158,16 @@ pub(super) fn render(a: &Run, b: &Run, rows: &[Row]) -> String {
         "| cell | arm | A median | B median | change [{} CI] | relative | fork medians A | fork medians B | |\n|---|---|---:|---:|---:|---:|---:|---:|---|\n",
         format::percent(confidence)
     ));
+    // Each column of the table in one style.
+    let column = |entry: fn(&Row) -> format::Entry| {
+        format::Column::time(&rows.iter().map(entry).collect::<Vec<_>>())
+    };
+    let median_a = column(|r| format::Entry::Value(r.median_a));
+    let median_b = column(|r| format::Entry::Value(r.median_b));
+    let change =
+        column(|r| format::Entry::Estimate(r.change.median, r.change.ci.lo, r.change.ci.hi));
+    let forks_a = column(|r| format::Entry::Span(r.forks_a.0, r.forks_a.1));
+    let forks_b = column(|r| format::Entry::Span(r.forks_b.0, r.forks_b.1));
     for r in rows {
         let arm = match r.arm {
             Arm::Baseline => format!("`{}` (baseline)", exp.design.baseline),
@@ -166,16 +176,16 @@ pub(super) fn render(a: &Run, b: &Run, rows: &[Row]) -> String {
         out.push_str(&format!(
             "| {} | {arm} | {} | {} | {} | {} | {} | {} | {} |\n",
             format::params(&r.params),
-            format::duration(r.median_a),
-            format::duration(r.median_b),
-            format::estimate(r.change.median, r.change.ci.lo, r.change.ci.hi),
+            median_a.value(r.median_a),
+            median_b.value(r.median_b),
+            change.estimate(r.change.median, r.change.ci.lo, r.change.ci.hi),
             if r.median_a > 0.0 {
                 format::percent(r.change.median / r.median_a)
             } else {
                 "n/a".into()
             },
-            format::range(r.forks_a.0, r.forks_a.1),
-            format::range(r.forks_b.0, r.forks_b.1),
+            forks_a.range(r.forks_a.0, r.forks_a.1),
+            forks_b.range(r.forks_b.0, r.forks_b.1),
             verdict(r)
         ));
     }

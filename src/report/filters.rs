@@ -4,6 +4,7 @@
 //! in `templates/README.md`.
 
 use super::format;
+use minijinja::value::{Kwargs, Rest};
 use minijinja::{Environment, Error, ErrorKind, Value};
 
 fn number(v: &Value) -> Result<f64, Error> {
@@ -28,9 +29,41 @@ fn pair(v: &Value) -> Result<(f64, f64), Error> {
     Ok((number(&lo)?, number(&hi)?))
 }
 
+/// A column style as the `column` function returns it.
+#[derive(serde::Serialize)]
+struct Style {
+    unit: &'static str,
+    divisor: f64,
+    decimals: usize,
+}
+
+/// The `column=` argument of a filter; none without one.
+fn style(kwargs: &Kwargs) -> Result<Option<format::Column>, Error> {
+    let Some(v) = kwargs.get::<Option<Value>>("column")? else {
+        return Ok(None);
+    };
+    let field = |k: &str| v.get_attr(k).unwrap_or_default();
+    let unit = field("unit");
+    let unit = ["ns", "µs", "ms", "s", "KiB", "MiB", "GiB"]
+        .into_iter()
+        .find(|u| unit.as_str() == Some(*u))
+        .ok_or_else(|| {
+            Error::new(
+                ErrorKind::InvalidOperation,
+                format!("column= expects what the column() function returns, got {v}"),
+            )
+        })?;
+    Ok(Some(format::Column {
+        unit,
+        divisor: number(&field("divisor"))?,
+        decimals: usize::try_from(field("decimals")).unwrap_or(0),
+    }))
+}
+
 /// `{{ c.pooled | estimate }}` (an object with `median_ns` and `ci_ns`) or
-/// `{{ x_ns | estimate(ci_ns) }}`.
-fn estimate(v: Value, ci: Option<Value>) -> Result<String, Error> {
+/// `{{ x_ns | estimate(ci_ns) }}`; `column=` prints it in its column's
+/// style, and `unresolved="why"` says an all-zero estimate in words.
+fn estimate(v: Value, ci: Option<Value>, kwargs: Kwargs) -> Result<String, Error> {
     let (m, ci) = match ci {
         Some(ci) => (number(&v)?, ci),
         None => (
@@ -39,7 +72,84 @@ fn estimate(v: Value, ci: Option<Value>) -> Result<String, Error> {
         ),
     };
     let (lo, hi) = pair(&ci)?;
-    Ok(format::estimate(m, lo, hi))
+    if let Some(why) = kwargs.get::<Option<String>>("unresolved")? {
+        if let Some(words) = format::unresolved(m, lo, hi, &why) {
+            return Ok(words);
+        }
+    }
+    let column = style(&kwargs)?
+        .unwrap_or_else(|| format::Column::time(&[format::Entry::Estimate(m, lo, hi)]));
+    kwargs.assert_all_used()?;
+    Ok(column.estimate(m, lo, hi))
+}
+
+/// `row.a.b` for the path `a.b`.
+fn path(row: &Value, p: &str) -> Value {
+    p.split('.')
+        .try_fold(row.clone(), |v, k| v.get_attr(k).ok())
+        .unwrap_or_default()
+}
+
+/// The numbers of one row's cell: a number, a list of numbers, or an
+/// estimate object (`median_ns`, `ci_ns`), in order; none/undefined skipped.
+fn numbers(v: &Value, out: &mut Vec<f64>) -> Result<(), Error> {
+    if v.is_none() || v.is_undefined() {
+        return Ok(());
+    }
+    if let Ok(m) = v.get_attr("median_ns") {
+        if !m.is_undefined() {
+            numbers(&m, out)?;
+            return numbers(&v.get_attr("ci_ns").unwrap_or_default(), out);
+        }
+    }
+    if v.as_str().is_none() {
+        if let Ok(items) = v.try_iter() {
+            for item in items {
+                numbers(&item, out)?;
+            }
+            return Ok(());
+        }
+    }
+    out.push(number(v)?);
+    Ok(())
+}
+
+/// `column(cells, "pooled")`, `column(cells, "spread.baseline_min_ns",
+/// "spread.baseline_max_ns")`: the style of one table column, from the
+/// cell at each path of every row (one number: a value; two: a range of
+/// values; three, or an estimate object: an estimate with its interval). `size=true` for KiB,
+/// `sqrt=true` for variances in ns² printed as standard deviations. Pass
+/// it to a filter as `column=`.
+fn column(rows: Value, paths: Rest<String>, kwargs: Kwargs) -> Result<Value, Error> {
+    let size = kwargs.get::<Option<bool>>("size")?.unwrap_or(false);
+    let sqrt = kwargs.get::<Option<bool>>("sqrt")?.unwrap_or(false);
+    kwargs.assert_all_used()?;
+    let mut entries = Vec::new();
+    for row in rows.try_iter()? {
+        let mut v = Vec::new();
+        for p in paths.iter() {
+            numbers(&path(&row, p), &mut v)?;
+        }
+        if sqrt {
+            v = v.into_iter().map(|x| x.max(0.0).sqrt()).collect();
+        }
+        entries.push(match v[..] {
+            [] => continue,
+            [x] => format::Entry::Value(x),
+            [lo, hi] => format::Entry::Span(lo, hi),
+            [m, lo, hi, ..] => format::Entry::Estimate(m, lo, hi),
+        });
+    }
+    let c = if size {
+        format::Column::size(&entries)
+    } else {
+        format::Column::time(&entries)
+    };
+    Ok(Value::from_serialize(Style {
+        unit: c.unit,
+        divisor: c.divisor,
+        decimals: c.decimals,
+    }))
 }
 
 /// `{"plans": 40, "months": 60}` -> `plans = 40, months = 60`.
@@ -54,34 +164,73 @@ fn params(v: Value) -> Result<String, Error> {
     Ok(parts.join(", "))
 }
 
-/// Registers `duration`, `delay`, `estimate`, `interval`, `range`,
-/// `percent`, `correlation`, `sqrt_duration` (a variance in ns² as a
-/// standard deviation), `params` and `pad(width)` (left-aligned, for
-/// terminal tables).
+/// Registers the filters `duration`, `size` (KiB), `delay`, `estimate`,
+/// `interval`, `range`, `percent`, `correlation`, `sqrt_duration` (a
+/// variance in ns² as a standard deviation), `params` and `pad(width)`
+/// (left-aligned, for terminal tables), and the function `column`, whose
+/// result `duration`, `size`, `estimate`, `interval`, `range` and
+/// `sqrt_duration` take as `column=` to print a table column in one style.
 pub fn register(env: &mut Environment<'_>) {
-    env.add_filter("duration", |v: Value| -> Result<String, Error> {
-        Ok(format::duration(number(&v)?))
-    });
+    env.add_function("column", column);
+    env.add_filter(
+        "duration",
+        |v: Value, kwargs: Kwargs| -> Result<String, Error> {
+            let v = number(&v)?;
+            let c =
+                style(&kwargs)?.unwrap_or_else(|| format::Column::time(&[format::Entry::Value(v)]));
+            kwargs.assert_all_used()?;
+            Ok(c.value(v))
+        },
+    );
+    env.add_filter(
+        "size",
+        |v: Value, kwargs: Kwargs| -> Result<String, Error> {
+            let v = number(&v)?;
+            let c =
+                style(&kwargs)?.unwrap_or_else(|| format::Column::size(&[format::Entry::Value(v)]));
+            kwargs.assert_all_used()?;
+            Ok(c.value(v))
+        },
+    );
     env.add_filter("delay", |v: Value| -> Result<String, Error> {
         Ok(format::delay(number(&v)?))
     });
     env.add_filter("estimate", estimate);
-    env.add_filter("interval", |v: Value| -> Result<String, Error> {
-        let (lo, hi) = pair(&v)?;
-        Ok(format::interval(lo, hi))
-    });
-    env.add_filter("range", |lo: Value, hi: Value| -> Result<String, Error> {
-        Ok(format::range(number(&lo)?, number(&hi)?))
-    });
+    env.add_filter(
+        "interval",
+        |v: Value, kwargs: Kwargs| -> Result<String, Error> {
+            let (lo, hi) = pair(&v)?;
+            let c = style(&kwargs)?
+                .unwrap_or_else(|| format::Column::time(&[format::Entry::Interval(lo, hi)]));
+            kwargs.assert_all_used()?;
+            Ok(c.interval(lo, hi))
+        },
+    );
+    env.add_filter(
+        "range",
+        |lo: Value, hi: Value, kwargs: Kwargs| -> Result<String, Error> {
+            let (lo, hi) = (number(&lo)?, number(&hi)?);
+            let c = style(&kwargs)?;
+            kwargs.assert_all_used()?;
+            Ok(c.map_or_else(|| format::range(lo, hi), |c| c.range(lo, hi)))
+        },
+    );
     env.add_filter("percent", |v: Value| -> Result<String, Error> {
         Ok(format::percent(number(&v)?))
     });
     env.add_filter("correlation", |v: Value| -> Result<String, Error> {
         Ok(format::correlation(number(&v)?))
     });
-    env.add_filter("sqrt_duration", |v: Value| -> Result<String, Error> {
-        Ok(format::duration(number(&v)?.max(0.0).sqrt()))
-    });
+    env.add_filter(
+        "sqrt_duration",
+        |v: Value, kwargs: Kwargs| -> Result<String, Error> {
+            let v = number(&v)?.max(0.0).sqrt();
+            let c =
+                style(&kwargs)?.unwrap_or_else(|| format::Column::time(&[format::Entry::Value(v)]));
+            kwargs.assert_all_used()?;
+            Ok(c.value(v))
+        },
+    );
     env.add_filter("params", params);
     env.add_filter("pad", |v: Value, width: usize| -> String {
         format!("{:<width$}", v.to_string())
@@ -129,5 +278,24 @@ mod tests {
         assert_eq!(render("{{ 0.996 | correlation }}", empty.clone()), "0.996");
         assert_eq!(render("{{ 0.95 | percent }}", empty.clone()), "95 %");
         assert_eq!(render("{{ 4000000 | sqrt_duration }}", empty), "2.00 µs");
+    }
+
+    #[test]
+    fn a_column_prints_every_row_in_one_style() {
+        let ctx = serde_json::json!({"cells": [
+            {"pooled": {"median_ns": -3000.0, "ci_ns": [-11000.0, 4000.0]},
+             "spread": {"lo": 2430000.0, "hi": 2770000.0},
+             "usage": {"difference": 0, "ci": [0, 0], "kib": 6656}},
+            {"pooled": {"median_ns": 501200.0, "ci_ns": [496500.0, 504900.0]},
+             "spread": {"lo": 2400000.0, "hi": 4100000.0},
+             "usage": {"difference": 4, "ci": [0, 12], "kib": 6758}},
+        ]});
+        let src = r#"{% set p = column(cells, "pooled") %}{% set s = column(cells, "spread.lo", "spread.hi") %}{% set d = column(cells, "usage.difference", "usage.ci", size=true) %}{% set m = column(cells, "usage.kib", size=true) %}{% for c in cells %}{{ c.pooled | estimate(column=p) }}; {{ c.spread.lo | range(c.spread.hi, column=s) }}; {{ c.usage.difference | estimate(c.usage.ci, column=d, unresolved="below the kernel's page resolution") }}; {{ c.usage.kib | size(column=m) }}
+{% endfor %}"#;
+        assert_eq!(
+            render(src, ctx),
+            "-3.0 [-11.0, 4.0] µs; 2.43 to 2.77 ms; 0 (below the kernel's page resolution); 6.50 MiB\n\
+             501.2 [496.5, 504.9] µs; 2.40 to 4.10 ms; 4 [0, 12] KiB; 6.60 MiB\n"
+        );
     }
 }

@@ -13,7 +13,14 @@
 //!   significant digits of its smaller end and of its width, so its ends
 //!   never collapse either. Configured values (a delay, a confidence level)
 //!   print exactly, with no trailing zeros.
-//! - **Zero** is `0`, never `0.0 ns` or `-0.0`.
+//! - **Columns.** Every cell of a table column shares one unit and one
+//!   number of decimals ([`Column`]): the unit of the column's typical
+//!   entry, and the decimals that the narrowest interval of the column
+//!   needs by the rule above, so a column never mixes `0 [-10, 4] µs` with
+//!   `501.2 [496.5, 504.4] µs`. The functions below are the one-cell case.
+//! - **Zero** is `0`, never `0.0 ns` or `-0.0`. A difference that is all
+//!   zero because the measure cannot resolve it (CPU ticks, memory pages)
+//!   is said in words ([`unresolved`]), not printed as `0 [0, 0] ns`.
 //! - **Ranges** are `lo to hi unit`; intervals are `[lo, hi] unit`.
 //! - **Correlations** have three decimals everywhere; an r below 1 never
 //!   prints as 1 (`> 0.999`).
@@ -61,15 +68,7 @@ fn fixed(v: f64, decimals: usize) -> String {
 
 /// A measured duration: `245100.0` -> `245 µs`, `42.93` -> `42.9 ns`, `0` -> `0`.
 pub fn duration(ns: f64) -> String {
-    if !ns.is_finite() {
-        return "n/a".into();
-    }
-    if ns == 0.0 {
-        return "0".into();
-    }
-    let (unit, div) = unit_for(ns.abs());
-    let dec = sig_decimals(ns.abs() / div, 3, max_decimals(div));
-    format!("{} {unit}", fixed(ns / div, dec))
+    Column::time(&[Entry::Value(ns)]).value(ns)
 }
 
 /// A configured duration, printed exactly: `25000` -> `25 µs`, `2500` ->
@@ -98,79 +97,203 @@ fn exact_decimals(v: f64, max: usize) -> usize {
         .unwrap_or(max)
 }
 
-/// Unit and decimals for numbers printed with the interval `[lo, hi]`.
-fn interval_style(values: &[f64], lo: f64, hi: f64) -> (&'static str, f64, usize) {
-    let biggest = values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    let (unit, div) = unit_for(biggest);
-    let max = max_decimals(div);
-    let width = (hi - lo).abs() / div;
-    let dec = if width > 0.0 {
-        sig_decimals(width, 2, max)
-    } else {
-        // A zero-width interval is exact (a median of integer ns): print it so.
-        values
-            .iter()
-            .map(|v| exact_decimals(v / div, max))
-            .max()
-            .unwrap_or(0)
-    };
-    (unit, div, dec)
-}
-
 /// An estimate with its interval, one unit: `26.3 [23.8, 29.0] µs`.
 pub fn estimate(m: f64, lo: f64, hi: f64) -> String {
-    if ![m, lo, hi].iter().all(|v| v.is_finite()) {
-        return "n/a".into();
-    }
-    let (unit, div, dec) = interval_style(&[m, lo, hi], lo, hi);
-    format!(
-        "{} [{}, {}] {unit}",
-        fixed(m / div, dec),
-        fixed(lo / div, dec),
-        fixed(hi / div, dec)
-    )
+    Column::time(&[Entry::Estimate(m, lo, hi)]).estimate(m, lo, hi)
 }
 
 /// An interval alone: `[-0.9, 3.4] µs`.
 pub fn interval(lo: f64, hi: f64) -> String {
-    if !lo.is_finite() || !hi.is_finite() {
-        return "n/a".into();
-    }
-    let (unit, div, dec) = interval_style(&[lo, hi], lo, hi);
-    format!(
-        "[{}, {}] {unit}",
-        fixed(lo / div, dec),
-        fixed(hi / div, dec)
-    )
+    Column::time(&[Entry::Interval(lo, hi)]).interval(lo, hi)
 }
 
 /// A range of values (fork medians, estimates): `510 to 746 µs`.
 pub fn range(lo: f64, hi: f64) -> String {
-    if !lo.is_finite() || !hi.is_finite() {
-        return "n/a".into();
+    Column::time(&[Entry::Span(lo, hi)]).range(lo, hi)
+}
+
+/// One entry of a table column: a lone value, a span (a range of values:
+/// fork medians, estimates), an interval alone, or an estimate with its
+/// interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Entry {
+    Value(f64),
+    Span(f64, f64),
+    Interval(f64, f64),
+    Estimate(f64, f64, f64),
+}
+
+impl Entry {
+    fn numbers(&self) -> Vec<f64> {
+        match *self {
+            Entry::Value(v) => vec![v],
+            Entry::Span(lo, hi) | Entry::Interval(lo, hi) => vec![lo, hi],
+            Entry::Estimate(m, lo, hi) => vec![m, lo, hi],
+        }
     }
-    let (unit, div) = unit_for(lo.abs().max(hi.abs()));
-    let max = max_decimals(div);
-    let smaller = [lo.abs(), hi.abs()]
-        .into_iter()
-        .filter(|v| *v > 0.0)
-        .fold(f64::INFINITY, f64::min);
-    let width = (hi - lo).abs() / div;
-    let dec = [
-        smaller
-            .is_finite()
-            .then(|| sig_decimals(smaller / div, 2, max)),
-        (width > 0.0).then(|| sig_decimals(width, 2, max)),
-    ]
-    .into_iter()
-    .flatten()
-    .max()
-    .unwrap_or(0);
-    format!(
-        "{} to {} {unit}",
-        fixed(lo / div, dec),
-        fixed(hi / div, dec)
-    )
+
+    /// The width of its interval; none for a lone value.
+    fn width(&self) -> Option<f64> {
+        match *self {
+            Entry::Value(_) => None,
+            Entry::Span(lo, hi) | Entry::Interval(lo, hi) | Entry::Estimate(_, lo, hi) => {
+                Some((hi - lo).abs())
+            }
+        }
+    }
+
+    fn is_finite(&self) -> bool {
+        self.numbers().iter().all(|v| v.is_finite())
+    }
+}
+
+/// Units of time, from ns.
+const TIME_UNITS: [(&str, f64); 4] = [("ns", 1.0), ("µs", 1e3), ("ms", 1e6), ("s", 1e9)];
+/// Units of size, from KiB.
+const SIZE_UNITS: [(&str, f64); 3] = [("KiB", 1.0), ("MiB", 1024.0), ("GiB", 1024.0 * 1024.0)];
+
+/// How every cell of one table column is printed: one unit and one number
+/// of decimals, so the cells line up and compare at a glance.
+///
+/// - **Unit**: that of the column's typical entry (the median of the
+///   entries' largest magnitudes, the upper one of an even count), so a column from 3 µs to 1 ms reads in
+///   µs rather than in thousandths of a ms.
+/// - **Decimals**: enough for the narrowest interval or range of the column
+///   to show two significant digits of its width, so none collapses to one
+///   number, and for the smallest end of a range to show two; when every interval has zero width the values are exact and
+///   printed so; a column of lone values shows three significant digits of
+///   its typical value, and at least one of its smallest, so no value that
+///   is not zero prints as zero. Never finer than 0.01 ns (time) or 1 KiB (size).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Column {
+    pub unit: &'static str,
+    pub divisor: f64,
+    pub decimals: usize,
+}
+
+impl Column {
+    /// A column of durations in ns.
+    pub fn time(entries: &[Entry]) -> Column {
+        Column::build(entries, &TIME_UNITS, 2)
+    }
+
+    /// A column of sizes in KiB.
+    pub fn size(entries: &[Entry]) -> Column {
+        Column::build(entries, &SIZE_UNITS, 0)
+    }
+
+    /// `finest`: decimals that reach the finest meaningful step in the
+    /// smallest unit.
+    fn build(entries: &[Entry], units: &[(&'static str, f64)], finest: usize) -> Column {
+        let entries: Vec<&Entry> = entries.iter().filter(|e| e.is_finite()).collect();
+        let mut magnitudes: Vec<f64> = entries
+            .iter()
+            .map(|e| e.numbers().iter().fold(0.0f64, |m, v| m.max(v.abs())))
+            .filter(|m| *m > 0.0)
+            .collect();
+        magnitudes.sort_by(f64::total_cmp);
+        let typical = magnitudes.get(magnitudes.len() / 2).copied().unwrap_or(0.0);
+        let (unit, divisor) = units
+            .iter()
+            .rev()
+            .find(|(_, d)| typical >= *d)
+            .copied()
+            .unwrap_or(units[0]);
+        let max = finest + (divisor / units[0].1).log10().round() as usize;
+        let narrowest = entries
+            .iter()
+            .filter_map(|e| e.width())
+            .filter(|w| *w > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        // A range's ends are values in their own right: its smaller end
+        // keeps two significant digits too.
+        let smallest_end = entries
+            .iter()
+            .filter_map(|e| match **e {
+                Entry::Span(lo, hi) => Some([lo.abs(), hi.abs()]),
+                _ => None,
+            })
+            .flatten()
+            .filter(|v| *v > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        let decimals = if narrowest.is_finite() {
+            let ends = if smallest_end.is_finite() {
+                sig_decimals(smallest_end / divisor, 2, max)
+            } else {
+                0
+            };
+            sig_decimals(narrowest / divisor, 2, max).max(ends)
+        } else if entries.iter().any(|e| e.width().is_some()) {
+            // Zero-width intervals are exact (medians of integer ns).
+            entries
+                .iter()
+                .flat_map(|e| e.numbers())
+                .map(|v| exact_decimals(v / divisor, max))
+                .max()
+                .unwrap_or(0)
+        } else {
+            // No nonzero value may print as zero.
+            let smallest = magnitudes.first().copied().unwrap_or(0.0);
+            sig_decimals(typical / divisor, 3, max).max(sig_decimals(smallest / divisor, 1, max))
+        };
+        Column {
+            unit,
+            divisor,
+            decimals,
+        }
+    }
+
+    fn number(&self, v: f64) -> String {
+        fixed(v / self.divisor, self.decimals)
+    }
+
+    /// A lone value: `2.43 ms`; zero is `0`.
+    pub fn value(&self, v: f64) -> String {
+        if !v.is_finite() {
+            return "n/a".into();
+        }
+        if v == 0.0 {
+            return "0".into();
+        }
+        format!("{} {}", self.number(v), self.unit)
+    }
+
+    /// An estimate with its interval: `26.3 [23.8, 29.0] µs`.
+    pub fn estimate(&self, m: f64, lo: f64, hi: f64) -> String {
+        if ![m, lo, hi].iter().all(|v| v.is_finite()) {
+            return "n/a".into();
+        }
+        format!(
+            "{} [{}, {}] {}",
+            self.number(m),
+            self.number(lo),
+            self.number(hi),
+            self.unit
+        )
+    }
+
+    /// An interval alone: `[-0.9, 3.4] µs`.
+    pub fn interval(&self, lo: f64, hi: f64) -> String {
+        if !lo.is_finite() || !hi.is_finite() {
+            return "n/a".into();
+        }
+        format!("[{}, {}] {}", self.number(lo), self.number(hi), self.unit)
+    }
+
+    /// A range of values: `510 to 746 µs`.
+    pub fn range(&self, lo: f64, hi: f64) -> String {
+        if !lo.is_finite() || !hi.is_finite() {
+            return "n/a".into();
+        }
+        format!("{} to {} {}", self.number(lo), self.number(hi), self.unit)
+    }
+}
+
+/// An estimate and interval that are all zero because the measure cannot
+/// resolve the difference, said in words: `0 (below the kernel's
+/// accounting resolution)`; none when any of the three is not zero.
+pub fn unresolved(m: f64, lo: f64, hi: f64, why: &str) -> Option<String> {
+    (m == 0.0 && lo == 0.0 && hi == 0.0).then(|| format!("0 ({why})"))
 }
 
 /// A share: `0.031` -> `3.1 %`; exact whole percents print without

@@ -188,6 +188,13 @@ fn self_check(g: &GateAnalysis, exp: &Experiment, confidence: f64) -> String {
 
 pub(super) fn view<'a>(g: &'a GateAnalysis, exp: &Experiment, confidence: f64) -> GateView<'a> {
     let many = g.groups.iter().map(|gr| gr.cells.len()).sum::<usize>() > 1;
+    let estimates = format::Column::time(
+        &g.groups
+            .iter()
+            .flat_map(|gr| &gr.cells)
+            .map(|c| format::Entry::Estimate(c.estimate_ns, c.ci_ns[0], c.ci_ns[1]))
+            .collect::<Vec<_>>(),
+    );
     let rows = g
         .groups
         .iter()
@@ -199,7 +206,7 @@ pub(super) fn view<'a>(g: &'a GateAnalysis, exp: &Experiment, confidence: f64) -
                     "all pairs".into()
                 },
                 threshold: threshold(g, gr),
-                estimate: format::estimate(c.estimate_ns, c.ci_ns[0], c.ci_ns[1]),
+                estimate: estimates.estimate(c.estimate_ns, c.ci_ns[0], c.ci_ns[1]),
                 decision: c.decision,
             })
         })

@@ -150,6 +150,12 @@ fn factors_text(l: &LayoutAnalysis, confidence: f64, resamples: u32) -> Option<S
 
 pub fn view(analysis: &Analysis, confidence_label: &str) -> Option<LayoutView> {
     let l = analysis.layout.as_ref()?;
+    let medians = format::Column::time(
+        &l.cells
+            .iter()
+            .map(|c| format::Entry::Span(c.baseline_min_ns, c.baseline_max_ns))
+            .collect::<Vec<_>>(),
+    );
     let rows = l
         .cells
         .iter()
@@ -159,7 +165,7 @@ pub fn view(analysis: &Analysis, confidence_label: &str) -> Option<LayoutView> {
                 cell: super::cells::label(cell, analysis),
                 layout: c.layout.to_string(),
                 forks: c.forks,
-                baseline_medians: format::range(c.baseline_min_ns, c.baseline_max_ns),
+                baseline_medians: medians.range(c.baseline_min_ns, c.baseline_max_ns),
                 max_over_min: c.max_over_min.map_or("n/a".into(), ratio),
                 spread: spread(c.spread),
             })

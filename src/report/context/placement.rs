@@ -174,7 +174,7 @@ pub fn view(info: &RunInfo, analysis: &Analysis) -> Option<PlacementView> {
         warnings.extend(w);
     }
     let swept = &info.spec.experiment.grid.placement;
-    let rows = swept
+    let spans: Vec<(Span, Span)> = swept
         .iter()
         .map(|p| {
             let cells: Vec<&CellAnalysis> = analysis
@@ -182,7 +182,30 @@ pub fn view(info: &RunInfo, analysis: &Analysis) -> Option<PlacementView> {
                 .iter()
                 .filter(|c| placement_of(info, c.cell) == *p)
                 .collect();
-            row(info, *p, &cells)
+            spans(&cells)
+        })
+        .collect();
+    // Each column of the table in one style.
+    let column = |pick: fn(&(Span, Span)) -> Span| {
+        let entries: Vec<format::Entry> = spans
+            .iter()
+            .filter_map(|s| pick(s).map(|(lo, hi)| format::Entry::Span(lo, hi)))
+            .collect();
+        format::Column::time(&entries)
+    };
+    let (widths, medians) = (column(|s| s.0), column(|s| s.1));
+    let rows = swept
+        .iter()
+        .zip(&spans)
+        .map(|(p, (w, m))| {
+            let cells: Vec<&CellAnalysis> = analysis
+                .cells
+                .iter()
+                .filter(|c| placement_of(info, c.cell) == *p)
+                .collect();
+            let print =
+                |c: &format::Column, s: &Span| s.map_or("n/a".into(), |(lo, hi)| c.range(lo, hi));
+            row(info, *p, &cells, print(&widths, w), print(&medians, m))
         })
         .collect();
     Some(PlacementView {
@@ -192,14 +215,12 @@ pub fn view(info: &RunInfo, analysis: &Analysis) -> Option<PlacementView> {
     })
 }
 
-fn row(info: &RunInfo, p: Placement, cells: &[&CellAnalysis]) -> PlacementRow {
-    let ids: BTreeSet<u32> = cells.iter().map(|c| c.cell).collect();
-    let wall_ns: u64 = info
-        .forks
-        .iter()
-        .filter(|f| ids.contains(&f.summary.cell))
-        .map(|f| f.wall_ns)
-        .sum();
+/// Lowest and highest of some values; none without any.
+type Span = Option<(f64, f64)>;
+
+/// The spans of a placement's per-fork interval widths (median per cell,
+/// over its cells with d > 0) and of its baseline fork medians.
+fn spans(cells: &[&CellAnalysis]) -> (Span, Span) {
     let widths: Vec<f64> = cells
         .iter()
         .filter(|c| c.delay_ns > 0)
@@ -208,19 +229,32 @@ fn row(info: &RunInfo, p: Placement, cells: &[&CellAnalysis]) -> PlacementRow {
             crate::stats::median(&w).ok()
         })
         .collect();
-    let span = |v: &[f64]| -> String {
+    let span = |v: &[f64]| -> Span {
         let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        if v.is_empty() {
-            "n/a".into()
-        } else {
-            format::range(lo, hi)
-        }
+        (!v.is_empty()).then_some((lo, hi))
     };
     let medians: Vec<f64> = cells
         .iter()
         .flat_map(|c| c.forks.iter().map(|f| f.baseline_median_ns))
         .collect();
+    (span(&widths), span(&medians))
+}
+
+fn row(
+    info: &RunInfo,
+    p: Placement,
+    cells: &[&CellAnalysis],
+    ci_width: String,
+    baseline_medians: String,
+) -> PlacementRow {
+    let ids: BTreeSet<u32> = cells.iter().map(|c| c.cell).collect();
+    let wall_ns: u64 = info
+        .forks
+        .iter()
+        .filter(|f| ids.contains(&f.summary.cell))
+        .map(|f| f.wall_ns)
+        .sum();
     let smallest = cells
         .iter()
         .filter(|c| c.delay_ns > 0)
@@ -228,8 +262,8 @@ fn row(info: &RunInfo, p: Placement, cells: &[&CellAnalysis]) -> PlacementRow {
     PlacementRow {
         placement: p.to_string(),
         wall: format!("{:.1} s", wall_ns as f64 / 1e9),
-        ci_width: span(&widths),
-        baseline_medians: span(&medians),
+        ci_width,
+        baseline_medians,
         smallest_seen: smallest.map_or("n/a".into(), |c| {
             format!(
                 "{}/{} at {}",

@@ -108,3 +108,140 @@ fn lists_read_as_prose() {
     assert_eq!(l(&["5 µs"]), "5 µs");
     assert_eq!(l(&["5 µs", "10 µs", "25 µs"]), "5 µs, 10 µs and 25 µs");
 }
+
+/// Recorded columns of committed reports, printed the way a column is.
+fn estimates(c: &Column, rows: &[(f64, f64, f64)]) -> Vec<String> {
+    rows.iter().map(|&(m, l, h)| c.estimate(m, l, h)).collect()
+}
+
+fn entries(rows: &[(f64, f64, f64)]) -> Vec<Entry> {
+    rows.iter()
+        .map(|&(m, l, h)| Entry::Estimate(m, l, h))
+        .collect()
+}
+
+#[test]
+fn a_column_of_estimates_has_one_unit_and_one_number_of_decimals() {
+    // reports/command-aa, Sensitivity, pooled median: printed as
+    // "-3 [-11, 4] µs" ... "501.2 [496.5, 504.9] µs", "1.0015 [0.9977, 1.0065] ms".
+    let rows = [
+        (-3_000.0, -11_000.0, 4_000.0),
+        (251_000.0, 246_000.0, 257_000.0),
+        (501_200.0, 496_500.0, 504_900.0),
+        (1_001_500.0, 997_700.0, 1_006_500.0),
+    ];
+    let c = Column::time(&entries(&rows));
+    assert_eq!(
+        estimates(&c, &rows),
+        [
+            "-3.0 [-11.0, 4.0] µs",
+            "251.0 [246.0, 257.0] µs",
+            "501.2 [496.5, 504.9] µs",
+            "1001.5 [997.7, 1006.5] µs",
+        ]
+    );
+}
+
+#[test]
+fn a_column_mixing_units_and_digits_reads_in_one_style() {
+    // The column: "0 [-10, 4] µs", "-6.00 µs [-14, 0] µs",
+    // "501.2 [496.5, 504.4] µs".
+    let rows = [
+        (0.0, -10_000.0, 4_000.0),
+        (-6_000.0, -14_000.0, 0.0),
+        (501_200.0, 496_500.0, 504_400.0),
+    ];
+    let c = Column::time(&entries(&rows));
+    assert_eq!(
+        estimates(&c, &rows),
+        [
+            "0 [-10.0, 4.0] µs",
+            "-6.0 [-14.0, 0] µs",
+            "501.2 [496.5, 504.4] µs"
+        ]
+    );
+    // SQLite pooled rows, "5.0060 [4.9980, 5.0070] µs" among wider ones.
+    let rows = [(5_006.0, 4_998.0, 5_007.0), (25_180.0, 25_060.0, 25_320.0)];
+    let c = Column::time(&entries(&rows));
+    assert_eq!(
+        estimates(&c, &rows),
+        [
+            "5.0060 [4.9980, 5.0070] µs",
+            "25.1800 [25.0600, 25.3200] µs"
+        ]
+    );
+}
+
+#[test]
+fn ranges_and_lone_values_of_a_column_share_its_style() {
+    // reports/command-aa, Fork spread: "2.43 to 2.77 ms" beside "2.4 to 4.1 ms".
+    let rows = [
+        (2_430_000.0, 2_770_000.0),
+        (2_400_000.0, 4_100_000.0),
+        (2_470_000.0, 2_610_000.0),
+    ];
+    let c = Column::time(
+        &rows
+            .iter()
+            .map(|&(l, h)| Entry::Span(l, h))
+            .collect::<Vec<_>>(),
+    );
+    let printed: Vec<String> = rows.iter().map(|&(l, h)| c.range(l, h)).collect();
+    assert_eq!(
+        printed,
+        ["2.43 to 2.77 ms", "2.40 to 4.10 ms", "2.47 to 2.61 ms"]
+    );
+    // Two separate runs: "-339 to 320 µs" beside "-1.6 to 1.8 ms".
+    let rows = [
+        (-339_000.0, 320_000.0),
+        (-174_000.0, 217_000.0),
+        (-1_600_000.0, 1_800_000.0),
+    ];
+    let spans: Vec<Entry> = rows.iter().map(|&(l, h)| Entry::Span(l, h)).collect();
+    let c = Column::time(&spans);
+    let printed: Vec<String> = rows.iter().map(|&(l, h)| c.range(l, h)).collect();
+    assert_eq!(
+        printed,
+        ["-339 to 320 µs", "-174 to 217 µs", "-1600 to 1800 µs"]
+    );
+    // Calibration, injected − d: "-105 ns" beside "-95.0 ns".
+    let values = [-105.0, -104.0, -95.0, -90.0, -79.0];
+    let c = Column::time(&values.map(Entry::Value));
+    let printed: Vec<String> = values.iter().map(|&v| c.value(v)).collect();
+    assert_eq!(
+        printed,
+        ["-105.0 ns", "-104.0 ns", "-95.0 ns", "-90.0 ns", "-79.0 ns"]
+    );
+    // A value far below the column's typical one still shows a digit.
+    let values = [1.0, 4_990.0];
+    let c = Column::time(&values.map(Entry::Value));
+    assert_eq!(c.value(1.0), "0.001 µs");
+    assert_eq!(c.value(4_990.0), "4.990 µs");
+    // Zeros say nothing about the unit.
+    let values = [0.0, 16_300.0, 0.0, 3_930.0, 1_250.0];
+    let c = Column::time(&values.map(Entry::Value));
+    let printed: Vec<String> = values.iter().map(|&v| c.value(v)).collect();
+    assert_eq!(printed, ["0", "16.30 µs", "0", "3.93 µs", "1.25 µs"]);
+}
+
+#[test]
+fn a_column_of_sizes_reads_in_kib_or_mib() {
+    let values = [6_656.0, 6_758.0, 6_861.0];
+    let c = Column::size(&values.map(Entry::Value));
+    assert_eq!(c.value(6_656.0), "6.50 MiB");
+    let rows = [(0.0, -8.0, 4.0), (4.0, 0.0, 12.0)];
+    let c = Column::size(&entries(&rows));
+    assert_eq!(estimates(&c, &rows), ["0 [-8, 4] KiB", "4 [0, 12] KiB"]);
+}
+
+#[test]
+fn an_all_zero_difference_the_measure_cannot_resolve_is_said_in_words() {
+    assert_eq!(
+        unresolved(0.0, 0.0, 0.0, "below the kernel's accounting resolution").as_deref(),
+        Some("0 (below the kernel's accounting resolution)")
+    );
+    assert_eq!(
+        unresolved(0.0, -4.0, 0.0, "below the kernel's page resolution"),
+        None
+    );
+}
