@@ -60,12 +60,14 @@ pub fn compute(wall_ns: u64, timed_ns: u64) -> Option<OverheadView> {
     }
     let ratio = wall_ns as f64 / timed_ns as f64;
     let seconds = |ns: u64| crate::report::format::duration(ns as f64);
+    // Three significant digits: 1.07 near the goal, 348 for a run of tiny regions.
+    let digits = if ratio < 10.0 { 2 } else if ratio < 100.0 { 1 } else { 0 };
     Some(OverheadView {
         wall_ns,
         timed_ns,
         ratio,
         line: format!(
-            "the forks took {} of wall time for {} of timed regions and padding (ratio {ratio:.2}); the rest started the workers, set up and checked the arms, and stored the records",
+            "the forks took {} of wall time for {} of timed regions and padding (ratio {ratio:.digits$}); the rest started the workers, set up and checked the arms, and stored the records",
             seconds(wall_ns),
             seconds(timed_ns)
         ),
