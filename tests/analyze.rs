@@ -31,7 +31,12 @@ fn runner_pairs_imported_give_the_per_fork_medians_report_gives() {
         .args(["exec", spec.to_str().unwrap(), "--out", "run", "--quiet"])
         .assert()
         .success();
-    // SMALL_AA: seed 7, 200 resamples, arms `memory`.
+    // SMALL_AA: seed 7, 200 resamples, arms `memory`; the run's clock step
+    // declared, so the import dithers D as `report` did.
+    let resolution = read_json(&t.join("run/run.json"))["environment"]["clock"]["resolution_ns"]
+        .as_u64()
+        .unwrap()
+        .to_string();
     let o = analyze(
         t,
         &[
@@ -46,6 +51,8 @@ fn runner_pairs_imported_give_the_per_fork_medians_report_gives() {
             "memory",
             "--treatment",
             "memory",
+            "--clock-resolution-ns",
+            &resolution,
         ],
     );
     assert!(o.status.success(), "{}", err(&o));

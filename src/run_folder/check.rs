@@ -92,13 +92,18 @@ pub fn check(info: &RunInfo) -> Result<(), String> {
             "spec.sha256 is not the SHA-256 of spec.toml: the recorded spec was edited".into(),
         );
     }
-    let postgres = info
-        .database
-        .as_ref()
-        .is_some_and(|d| d["backend"] == "postgres");
-    let recorded = crate::spec::Recorded::of(&spec.experiment, postgres);
-    let reparsed = crate::spec::parse_recorded(&spec.path, &spec.toml, &recorded)
-        .map_err(|e| format!("the recorded spec.toml is not a valid spec: {e}"))?;
+    // The backend decides the SQL grammar. A run.json without a database
+    // record is a new exec's, assembled before it connects (or a run that
+    // needed none): either grammar may be the one it will use.
+    let reparse = |postgres: bool| {
+        let recorded = crate::spec::Recorded::of(&spec.experiment, postgres);
+        crate::spec::parse_recorded(&spec.path, &spec.toml, &recorded)
+            .map_err(|e| format!("the recorded spec.toml is not a valid spec: {e}"))
+    };
+    let reparsed = match &info.database {
+        Some(d) => reparse(d["backend"] == "postgres")?,
+        None => reparse(false).or_else(|e| reparse(true).map_err(|_| e))?,
+    };
     let exp = &spec.experiment;
     if let Some(keys) = first_difference(&value(exp), &value(&reparsed), "spec.experiment") {
         return Err(format!(

@@ -94,6 +94,13 @@ pub struct AnalyzeArgs {
     /// Confidence of every interval (0.5 to 0.999).
     #[arg(long, value_name = "C", default_value_t = CONFIDENCE)]
     pub confidence: f64,
+    /// The step of the clock that timed the pairs, in ns (e.g. 20): every D is
+    /// dithered within it before its medians, as `report` does for runner's own
+    /// runs (docs/guide/statistics.md, "Ties and the clock's steps"). 0, the
+    /// default, takes the times as exact.
+    #[arg(long, value_name = "NS", default_value_t = 0)]
+    #[serde(default)]
+    pub clock_resolution_ns: u64,
 }
 
 /// The command that made a run's folder, as run.json records it.
@@ -238,6 +245,9 @@ impl Invocation {
                 }
                 if let Some(s) = z.seed {
                     a.option("seed", s.to_string());
+                }
+                if z.clock_resolution_ns != 0 {
+                    a.option("clock-resolution-ns", z.clock_resolution_ns.to_string());
                 }
                 a.finish("analyze")
             }
@@ -391,6 +401,7 @@ mod tests {
             title: None,
             resamples: RESAMPLES,
             confidence: CONFIDENCE,
+            clock_resolution_ns: 0,
         };
         round_trips(Invocation::Analyze(analyze.clone()));
         round_trips(Invocation::Analyze(AnalyzeArgs {
@@ -401,6 +412,7 @@ mod tests {
             title: Some("JMH: old vs new".into()),
             resamples: 500,
             confidence: 0.9,
+            clock_resolution_ns: 20,
             ..analyze
         }));
     }

@@ -66,11 +66,15 @@ pub fn analysis_input(info: &RunInfo) -> AnalysisInput {
 }
 
 /// The step of the clock that timed the forks: the coarsest over the
-/// machines of a merged run; 0 for an imported run, whose `environment` is
-/// where `analyze` ran, not the clock that measured.
+/// machines of a merged run; for an imported run, what `analyze
+/// --clock-resolution-ns` declared (0 by default), since its `environment`
+/// is where `analyze` ran, not the clock that measured.
 fn clock_resolution_ns(info: &RunInfo) -> f64 {
     if info.imported.is_some() {
-        return 0.0;
+        return match &info.invocation {
+            crate::run_folder::Invocation::Analyze(z) => z.clock_resolution_ns as f64,
+            _ => 0.0,
+        };
     }
     let shards = info.merged.iter().flat_map(|m| m.shards.iter());
     shards
