@@ -330,7 +330,8 @@ resamples = 200
 "#;
 
 #[test]
-fn data_on_the_clocks_steps_is_dithered_within_a_step_and_the_smallest_delay_tried_is_an_upper_bound() {
+fn data_on_the_clocks_steps_is_dithered_within_a_step_and_the_smallest_delay_tried_is_an_upper_bound(
+) {
     let mut pairs = Vec::new();
     for (cell, d) in [0u64, 100, 500].into_iter().enumerate() {
         for fork in 0..3u32 {

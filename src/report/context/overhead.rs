@@ -61,7 +61,13 @@ pub fn compute(wall_ns: u64, timed_ns: u64) -> Option<OverheadView> {
     let ratio = wall_ns as f64 / timed_ns as f64;
     let seconds = |ns: u64| crate::report::format::duration(ns as f64);
     // Three significant digits: 1.07 near the goal, 348 for a run of tiny regions.
-    let digits = if ratio < 10.0 { 2 } else if ratio < 100.0 { 1 } else { 0 };
+    let digits = if ratio < 10.0 {
+        2
+    } else if ratio < 100.0 {
+        1
+    } else {
+        0
+    };
     Some(OverheadView {
         wall_ns,
         timed_ns,
