@@ -202,6 +202,16 @@ fn report_entry(dir: &Path) -> String {
 /// The README's validity paragraph: per committed `reports/validity*`
 /// folder, the A/A false positives at d = 0 and the forks that covered the
 /// injected wait at each delay.
+/// The central 95 % range of Binomial(n, p): what chance alone gives.
+fn chance_range(n: u32, p: f64) -> (u32, u32) {
+    let quantile = |q: f64| {
+        (0..=n)
+            .find(|&k| runner::stats::gate::binomial_cdf(k, n, p) >= q)
+            .unwrap_or(n)
+    };
+    (quantile(0.025), quantile(0.975))
+}
+
 fn validity_block(dirs: &[PathBuf]) -> String {
     let mut out = String::new();
     for dir in dirs {
@@ -220,15 +230,17 @@ fn validity_block(dirs: &[PathBuf]) -> String {
         let mut parts = Vec::new();
         for c in &analysis.cells {
             let n = c.forks_total;
+            let miss = 1.0 - analysis.confidence;
             if c.delay_ns == 0 {
+                let (lo, hi) = chance_range(n, miss);
                 parts.push(format!(
-                    "at d = 0, {} of {n} forks' intervals excluded 0 (chance alone: about {:.0})",
+                    "at d = 0, {} of {n} forks' intervals excluded 0 (chance alone: {lo} to {hi} in 95 % of runs; the ranges below are chance's too)",
                     c.forks_seen + c.forks_reversed,
-                    (1.0 - analysis.confidence) * f64::from(n)
                 ));
             } else {
+                let (lo, hi) = chance_range(n, analysis.confidence);
                 parts.push(format!(
-                    "at {} {}/{n} covered the injected wait and {}/{n} saw it",
+                    "at {} {}/{n} covered the injected wait ({lo} to {hi}) and {}/{n} saw it",
                     format::delay(c.delay_ns as f64),
                     c.calibration.forks_covering_spin,
                     c.forks_seen
