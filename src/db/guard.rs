@@ -22,7 +22,7 @@
 
 use super::postgres::{connect, pg};
 use super::DbError;
-use postgres::Client;
+use postgres::{Client, Statement};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -70,10 +70,15 @@ pub struct GuardRecord {
 const OURS: &str = "coalesce(obj_description(n.oid, 'pg_namespace'), '') = 'created by runner for its run schema ' || n.nspname";
 const SYSTEM: &str = "n.nspname IN ('pg_catalog', 'information_schema') OR n.nspname LIKE 'pg\\_toast%' OR n.nspname LIKE 'pg\\_temp\\_%'";
 
-/// A connection of the parent's own, open for the whole run.
+/// A connection of the parent's own, open for the whole run, with the
+/// fingerprint's queries prepared once: planned per fork, they were a
+/// share of every fork's wall time.
 pub struct Guard {
     client: Client,
     run_schema: String,
+    relations: Statement,
+    others: Statement,
+    large_objects: Statement,
 }
 
 impl Guard {
@@ -82,9 +87,37 @@ impl Guard {
         client
             .batch_execute("SET application_name TO 'runner guard'")
             .map_err(pg("guard"))?;
+        let relations = client
+            .prepare(&format!(
+                "SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname), c.relkind::text, c.xmin::text, \
+                        s.n_mod_since_analyze, s.n_live_tup, \
+                        s.vacuum_count + s.autovacuum_count + s.analyze_count + s.autoanalyze_count, \
+                        q.last_value::text \
+                 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+                 LEFT JOIN pg_stat_all_tables s ON s.relid = c.oid \
+                 LEFT JOIN pg_sequences q ON q.schemaname = n.nspname AND q.sequencename = c.relname \
+                 WHERE c.relkind IN ('r', 'p', 'S', 'm', 'v', 'f') AND NOT ({SYSTEM}) AND NOT ({OURS})"
+            ))
+            .map_err(pg("guard: read the relations"))?;
+        let others = client
+            .prepare(&format!(
+                "SELECT 'schema', quote_ident(n.nspname), n.xmin::text FROM pg_namespace n \
+                 WHERE NOT ({SYSTEM}) AND NOT ({OURS}) \
+                 UNION ALL \
+                 SELECT 'function', quote_ident(n.nspname) || '.' || quote_ident(p.proname) || '(' || pg_get_function_identity_arguments(p.oid) || ')', p.xmin::text \
+                 FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace \
+                 WHERE NOT ({SYSTEM}) AND NOT ({OURS})"
+            ))
+            .map_err(pg("guard: read the schemas and functions"))?;
+        let large_objects = client
+            .prepare("SELECT count(*) FROM pg_largeobject_metadata")
+            .map_err(pg("guard: count large objects"))?;
         Ok(Guard {
             client,
             run_schema: run_schema.to_owned(),
+            relations,
+            others,
+            large_objects,
         })
     }
 
@@ -118,19 +151,7 @@ impl Guard {
             .map_err(pg("guard"))?;
         let mut objects = BTreeMap::new();
         let relations = tx
-            .query(
-                &format!(
-                    "SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname), c.relkind::text, c.xmin::text, \
-                            s.n_mod_since_analyze, s.n_live_tup, \
-                            s.vacuum_count + s.autovacuum_count + s.analyze_count + s.autoanalyze_count, \
-                            q.last_value::text \
-                     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
-                     LEFT JOIN pg_stat_all_tables s ON s.relid = c.oid \
-                     LEFT JOIN pg_sequences q ON q.schemaname = n.nspname AND q.sequencename = c.relname \
-                     WHERE c.relkind IN ('r', 'p', 'S', 'm', 'v', 'f') AND NOT ({SYSTEM}) AND NOT ({OURS})"
-                ),
-                &[],
-            )
+            .query(&self.relations, &[])
             .map_err(pg("guard: read the relations"))?;
         for r in relations {
             let relkind: String = r.get(1);
@@ -154,17 +175,7 @@ impl Guard {
             );
         }
         let others = tx
-            .query(
-                &format!(
-                    "SELECT 'schema', quote_ident(n.nspname), n.xmin::text FROM pg_namespace n \
-                     WHERE NOT ({SYSTEM}) AND NOT ({OURS}) \
-                     UNION ALL \
-                     SELECT 'function', quote_ident(n.nspname) || '.' || quote_ident(p.proname) || '(' || pg_get_function_identity_arguments(p.oid) || ')', p.xmin::text \
-                     FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace \
-                     WHERE NOT ({SYSTEM}) AND NOT ({OURS})"
-                ),
-                &[],
-            )
+            .query(&self.others, &[])
             .map_err(pg("guard: read the schemas and functions"))?;
         for r in others {
             let kind = if r.get::<_, &str>(0) == "schema" {
@@ -185,7 +196,7 @@ impl Guard {
             );
         }
         let large_objects: i64 = tx
-            .query_one("SELECT count(*) FROM pg_largeobject_metadata", &[])
+            .query_one(&self.large_objects, &[])
             .map_err(pg("guard: count large objects"))?
             .get(0);
         tx.rollback().map_err(pg("guard"))?;

@@ -184,6 +184,43 @@ pub fn read_processes() -> Vec<PidStat> {
     .collect()
 }
 
+/// The process trees under `roots`, read by walking each task's
+/// `/proc/PID/task/TID/children` instead of every process on the machine:
+/// the sentinel reads its own tree twice per fork, and a full walk of
+/// /proc costs a millisecond or more each time on a busy machine, all of
+/// it in the fork's wall time. `None` when a root's children file cannot
+/// be read (a kernel without CONFIG_PROC_CHILDREN): use [`read_processes`].
+pub fn read_tree(roots: &[u32]) -> Option<Vec<PidStat>> {
+    let mut out = Vec::new();
+    let mut todo: Vec<u32> = roots.to_vec();
+    let mut seen = std::collections::HashSet::new();
+    while let Some(pid) = todo.pop() {
+        if !seen.insert(pid) {
+            continue;
+        }
+        let Some(stat) = read_process(pid) else {
+            continue; // exited while the tree was walked
+        };
+        out.push(stat);
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task"));
+        let mut read_any = false;
+        for task in tasks.into_iter().flatten().flatten() {
+            let path = task.path().join("children");
+            if let Some(text) = read(&path) {
+                read_any = true;
+                todo.extend(
+                    text.split_whitespace()
+                        .filter_map(|c| c.parse::<u32>().ok()),
+                );
+            }
+        }
+        if !read_any && roots.contains(&pid) {
+            return None;
+        }
+    }
+    Some(out)
+}
+
 /// One process's /proc/PID/stat, if it can be read.
 pub fn read_process(pid: u32) -> Option<PidStat> {
     pid_stat(&read(format!("/proc/{pid}/stat"))?)

@@ -53,7 +53,7 @@ impl Snapshot {
         Snapshot::from_text(
             &procfs::read("/proc/stat")?,
             procfs::read("/proc/loadavg").as_deref(),
-            &procfs::read_processes(),
+            &procfs::read_tree(roots).unwrap_or_else(procfs::read_processes),
             roots,
         )
     }

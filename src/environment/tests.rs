@@ -401,6 +401,31 @@ fn checks_read_this_machine() {
     assert!(me.iter().any(|p| p.pid == std::process::id()));
 }
 
+/// The sentinel's walk of its own tree finds this process and a child it
+/// started, as the walk of every process does.
+#[test]
+fn the_tree_walk_finds_this_process_and_its_child() {
+    let me = std::process::id();
+    let mut child = std::process::Command::new("sleep")
+        .arg("5")
+        .spawn()
+        .unwrap();
+    let tree = procfs::read_tree(&[me]);
+    let all = procfs::read_processes();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let ours = processes::descendants(&all, &[me]);
+    assert!(ours.contains(&child.id()));
+    let Some(tree) = tree else {
+        return; // a kernel without /proc/PID/task/TID/children
+    };
+    let walked: HashSet<u32> = tree.iter().map(|p| p.pid).collect();
+    assert!(
+        walked.contains(&me) && walked.contains(&child.id()),
+        "{walked:?}"
+    );
+}
+
 #[test]
 fn pid_stat_reads_state_and_process_group_for_the_sweep() {
     let p = ps(4242, "sleep (x) y", 1, [1, 2, 3, 4]);
