@@ -216,7 +216,8 @@ fn validity_block(dirs: &[PathBuf]) -> String {
     let mut out = String::new();
     for dir in dirs {
         let name = dir.file_name().unwrap().to_string_lossy().into_owned();
-        if !name.starts_with("validity") {
+        // Not a previous report an exec moved aside (`validity.old`).
+        if !name.starts_with("validity") || name.contains('.') {
             continue;
         }
         let info = RunInfo::read(&dir.join("run.json")).unwrap();
