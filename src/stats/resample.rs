@@ -209,6 +209,13 @@ impl<'a, R: RngCore> IndexSampler<'a, R> {
         (0..remaining).for_each(|_| sink(self.below(n)));
     }
 
+    /// A uniform float in [0, 1): the top 53 bits of one `next_u64`, which
+    /// leaves the 16-bit chunks of [`Self::below`] as they were.
+    #[inline]
+    pub fn unit(&mut self) -> f64 {
+        (self.rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
     fn chunk32(&mut self) -> u32 {
         let low = self.chunk16();
         low | (self.chunk16() << 16)
