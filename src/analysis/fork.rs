@@ -38,7 +38,10 @@ pub(crate) fn forks(
     })
 }
 
-fn forks_on(input: &AnalysisInput, forks: &[ForkData<'_>]) -> Result<Vec<ForkAnalysis>, StatsError> {
+fn forks_on(
+    input: &AnalysisInput,
+    forks: &[ForkData<'_>],
+) -> Result<Vec<ForkAnalysis>, StatsError> {
     forks
         .iter()
         .map(|f| {
