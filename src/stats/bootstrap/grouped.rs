@@ -43,6 +43,8 @@ pub(crate) struct Grouped {
     lo: u32,
     hi: u32,
     forks: Vec<ForkWindow>,
+    /// 1 / j at j.
+    recip: Vec<f64>,
 }
 
 /// One group against the window.
@@ -50,7 +52,7 @@ struct ForkWindow {
     below: u32,
     inside: u32,
     /// Bin(n_f, b_f / n_f): how many of n_f draws fall below.
-    first: Binomials,
+    first: Fixed,
     /// Bin(m, a_f / (n_f - b_f)): how many of the m draws not below fall above.
     then: Binomials,
 }
@@ -115,10 +117,13 @@ impl Grouped {
                 ForkWindow {
                     below,
                     inside,
-                    first: Binomials::new(below, n, n..=n, &ln_fact),
+                    first: Fixed::new(below, n, &ln_fact),
                     then: Binomials::new(above, n - below, 0..=n, &ln_fact),
                 }
             })
+            .collect();
+        let recip = (0..ln_fact.len() + 1)
+            .map(|j| 1.0 / j.max(1) as f64)
             .collect();
         Ok(Grouped {
             ranked,
@@ -127,6 +132,7 @@ impl Grouped {
             lo,
             hi,
             forks,
+            recip,
         })
     }
 
@@ -158,8 +164,8 @@ impl Grouped {
     #[inline]
     pub(crate) fn draw<R: RngCore>(&self, g: usize, s: &mut IndexSampler<'_, R>, sc: &mut Scratch) {
         let (n, f) = (self.sizes[g], &self.forks[g]);
-        let below = f.first.sample(n, s);
-        let above = f.then.sample(n - below, s);
+        let below = f.first.sample(s);
+        let above = f.then.sample(n - below, s, &self.recip);
         let inside = n - below - above;
         if inside > 0 {
             let at = self.offsets[g] + f.below as usize;
@@ -239,6 +245,93 @@ fn default_window(n: u32) -> (u32, u32) {
     (lo, lo + width)
 }
 
+/// Bin(n, hits / n) for one n, by inversion of its tabulated distribution
+/// function with a guide table (Chen & Asau 1974): the guide sends a
+/// uniform u to the first outcome whose cumulative probability can exceed
+/// it, so a draw costs one uniform and about one comparison. p = 0 and
+/// p = 1 draw nothing.
+struct Fixed {
+    /// 0 when p = 0, 1 when p = 1, else 2.
+    kind: u8,
+    n: u32,
+    /// P(X <= k); the last is infinite, so the search ends.
+    cdf: Vec<f64>,
+    /// Per j < n + 1: the first k with cdf[k] > j / (n + 1).
+    guide: Vec<u32>,
+}
+
+impl Fixed {
+    fn new(hits: u32, n: u32, ln_fact: &[f64]) -> Self {
+        let kind = if hits == 0 {
+            0
+        } else if hits == n {
+            1
+        } else {
+            2
+        };
+        let mut f = Fixed {
+            kind,
+            n,
+            cdf: Vec::new(),
+            guide: Vec::new(),
+        };
+        if kind != 2 {
+            return f;
+        }
+        let p = f64::from(hits) / f64::from(n);
+        let q = f64::from(n - hits) / f64::from(n);
+        let mode = ((f64::from(n + 1) * p).floor() as u32).min(n) as usize;
+        let nn = n as usize;
+        let mut pmf = vec![0.0; nn + 1];
+        pmf[mode] = (ln_fact[nn] - ln_fact[mode] - ln_fact[nn - mode]
+            + mode as f64 * p.ln()
+            + (nn - mode) as f64 * q.ln())
+        .exp();
+        for k in mode..nn {
+            pmf[k + 1] = pmf[k] * (nn - k) as f64 / (k + 1) as f64 * (p / q);
+        }
+        for k in (1..=mode).rev() {
+            pmf[k - 1] = pmf[k] * k as f64 / (nn - k + 1) as f64 * (q / p);
+        }
+        let mut acc = 0.0;
+        f.cdf = pmf
+            .iter()
+            .map(|x| {
+                acc += x;
+                acc
+            })
+            .collect();
+        f.cdf[nn] = f64::INFINITY;
+        let slots = nn + 1;
+        let mut k = 0;
+        f.guide = (0..slots)
+            .map(|j| {
+                let at = j as f64 / slots as f64;
+                while f.cdf[k] <= at {
+                    k += 1;
+                }
+                k as u32
+            })
+            .collect();
+        f
+    }
+
+    #[inline]
+    fn sample<R: RngCore>(&self, s: &mut IndexSampler<'_, R>) -> u32 {
+        match self.kind {
+            0 => return 0,
+            1 => return self.n,
+            _ => {}
+        }
+        let u = s.unit();
+        let mut k = self.guide[(u * self.guide.len() as f64) as usize] as usize;
+        while self.cdf[k] <= u {
+            k += 1;
+        }
+        k as u32
+    }
+}
+
 /// Bin(m, p) for one p = hits / pool and every m <= max_m, by inversion:
 /// a uniform u in [0, 1) is compared with the probabilities of mode,
 /// mode + 1, mode - 1, mode + 2, ... in turn (any fixed order of the
@@ -305,8 +398,9 @@ impl Binomials {
         b
     }
 
+    /// `recip[j]` = 1 / j up to m + 1.
     #[inline]
-    fn sample<R: RngCore>(&self, m: u32, s: &mut IndexSampler<'_, R>) -> u32 {
+    fn sample<R: RngCore>(&self, m: u32, s: &mut IndexSampler<'_, R>, recip: &[f64]) -> u32 {
         match self.kind {
             0 => return 0,
             1 => return m,
@@ -322,7 +416,7 @@ impl Binomials {
         loop {
             let mut moved = false;
             if hi < m {
-                p_hi *= f64::from(m - hi) / f64::from(hi + 1) * self.up;
+                p_hi *= f64::from(m - hi) * recip[(hi + 1) as usize] * self.up;
                 hi += 1;
                 u -= p_hi;
                 if u < 0.0 {
@@ -331,7 +425,7 @@ impl Binomials {
                 moved = true;
             }
             if lo > 0 {
-                p_lo *= f64::from(lo) / f64::from(m - lo + 1) * self.down;
+                p_lo *= f64::from(lo) * recip[(m - lo + 1) as usize] * self.down;
                 lo -= 1;
                 u -= p_lo;
                 if u < 0.0 {
@@ -358,13 +452,29 @@ mod tests {
     fn binomial_draws_follow_the_pmf() {
         let mut rng = Pcg64::seed_from_u64(3);
         let mut s = IndexSampler::new(&mut rng);
-        for (hits, pool, m) in [(1, 3, 5), (2, 5, 12), (9, 10, 7), (30, 300, 270)] {
-            let b = Binomials::new(hits, pool, 0..=m, &ln_factorials(m));
+        for (hits, pool, m) in [
+            (1, 3, 5),
+            (2, 5, 12),
+            (9, 10, 7),
+            (30, 300, 270),
+            (4, 9, 9),
+            (135, 300, 300),
+        ] {
+            let ln_fact = ln_factorials(m.max(pool));
+            let recip: Vec<f64> = (0..m + 2).map(|j| 1.0 / f64::from(j.max(1))).collect();
+            let b = Binomials::new(hits, pool, 0..=m, &ln_fact);
+            let fixed = (m == pool).then(|| Fixed::new(hits, m, &ln_fact));
             let p = f64::from(hits) / f64::from(pool);
             let draws = 200_000;
             let mut seen = vec![0u32; m as usize + 1];
             for _ in 0..draws {
-                seen[b.sample(m, &mut s) as usize] += 1;
+                seen[b.sample(m, &mut s, &recip) as usize] += 1;
+            }
+            let mut fixed_seen = vec![0u32; m as usize + 1];
+            if let Some(f) = &fixed {
+                for _ in 0..draws {
+                    fixed_seen[f.sample(&mut s) as usize] += 1;
+                }
             }
             let mut pmf = (1.0 - p).powi(m as i32);
             for (k, &c) in seen.iter().enumerate() {
@@ -375,6 +485,10 @@ mod tests {
                     (share - pmf).abs() <= tol,
                     "Bin({m}, {p}) at {k}: {share} vs {pmf}"
                 );
+                if fixed.is_some() {
+                    let share = f64::from(fixed_seen[k]) / f64::from(draws);
+                    assert!((share - pmf).abs() <= tol, "fixed Bin({m}, {p}) at {k}");
+                }
                 let k = k as f64;
                 pmf *= (f64::from(m) - k) / (k + 1.0) * p / (1.0 - p);
             }
@@ -386,9 +500,21 @@ mod tests {
         let mut r1 = Pcg64::seed_from_u64(1);
         let mut s = IndexSampler::new(&mut r1);
         let ln_fact = ln_factorials(5);
-        assert_eq!(Binomials::new(0, 5, 0..=5, &ln_fact).sample(5, &mut s), 0);
-        assert_eq!(Binomials::new(5, 5, 0..=5, &ln_fact).sample(4, &mut s), 4);
-        assert_eq!(Binomials::new(2, 5, 0..=5, &ln_fact).sample(0, &mut s), 0);
+        let recip = [1.0; 8];
+        assert_eq!(
+            Binomials::new(0, 5, 0..=5, &ln_fact).sample(5, &mut s, &recip),
+            0
+        );
+        assert_eq!(
+            Binomials::new(5, 5, 0..=5, &ln_fact).sample(4, &mut s, &recip),
+            4
+        );
+        assert_eq!(
+            Binomials::new(2, 5, 0..=5, &ln_fact).sample(0, &mut s, &recip),
+            0
+        );
+        assert_eq!(Fixed::new(0, 5, &ln_fact).sample(&mut s), 0);
+        assert_eq!(Fixed::new(5, 5, &ln_fact).sample(&mut s), 5);
         let mut r2 = Pcg64::seed_from_u64(1);
         assert_eq!(s.below(1000), IndexSampler::new(&mut r2).below(1000));
     }
