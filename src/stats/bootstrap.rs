@@ -18,18 +18,32 @@
 //!   pairs of all forks instead would treat them as independent, which
 //!   they are not when forks differ.
 //!
-//! Draw order is that of [`super::resample`], so the `*_indices` functions
-//! there reproduce every resample. The two-level shapes split their
-//! resamples into fixed chunks, each with its own stream derived from the
-//! generator, and run the chunks on every core
-//! ([`super::resample::par_resamples`]): the output is the same for any
-//! thread count. [`bootstrap_median`] stays on one stream; the analysis
-//! uses its exact limit ([`super::exact`]) instead.
+//! The two-level shapes split their resamples into fixed chunks, each with
+//! its own stream derived from the generator, and run the chunks on every
+//! core ([`super::resample::par_resamples`]): the output is the same for any
+//! thread count. [`bootstrap_median`] stays on one stream (its draws are
+//! those of [`super::resample::resample_indices`]); the analysis uses its
+//! exact limit ([`super::exact`]) instead.
 //!
-//! Speed: values are sorted once and indices drawn into the sorted sample; a
-//! resample only counts how often each position was drawn and walks the
-//! counts to the middle, so the median of a resample costs O(n) without
-//! sorting or selecting, and the only other cost is the random draws.
+//! Speed: values are sorted once and a resample is kept as draw counts per
+//! rank, walked to the middle, so the median of a resample costs no sort.
+//! A two-level resample of k forks of n values is still k n draws, and the
+//! median only depends on the few of them near the middle. So the
+//! two-level shapes draw through a window of ranks around the sample
+//! median (the central 10 %, module `grouped`): per chosen fork, how many of its
+//! n draws fall below, inside and above the window is one multinomial
+//! (two binomials), and only the draws inside are drawn as values. When
+//! the resample's median falls outside the window (rare: the window is wide
+//! against the median's spread), the values of the category holding it are
+//! drawn then, for every slot, from the counts already drawn; conditional
+//! on the counts each category's values are independent and uniform, so
+//! the median has exactly the distribution of a full resample's, not an
+//! approximation. The cost per slot is two binomial draws plus about a
+//! tenth of the values, and the walk is over the window alone. Below 64
+//! values the window is every rank, no binomial draws anything, and the
+//! draws are those of a plain two-level resample (the `*_indices`
+//! functions of [`super::resample`] replay them); above, the draws differ
+//! from the plain ones and only their distribution is the same.
 
 use super::quantile::{mid, quantile};
 use super::resample::{par_resamples, IndexSampler};
