@@ -185,21 +185,20 @@ fn exact_hierarchical(groups: &[Vec<f64>]) -> std::collections::BTreeMap<u64, f6
             }
             *out.entry(median(&values).unwrap().to_bits()).or_insert(0.0) += p;
             // Next draw: the counter of position i runs below its fork's size.
-            let (mut i, mut at) = (0, 0);
-            let mut sizes = slots
+            let sizes: Vec<usize> = slots
                 .iter()
-                .flat_map(|g| std::iter::repeat(g.len()).take(g.len()));
-            loop {
-                let Some(n) = sizes.next() else { break };
+                .flat_map(|g| std::iter::repeat_n(g.len(), g.len()))
+                .collect();
+            let mut at = 0;
+            while at < total {
                 idx[at] += 1;
-                if idx[at] < n {
+                if idx[at] < sizes[at] {
                     break;
                 }
                 idx[at] = 0;
                 at += 1;
-                i += 1;
             }
-            if i == total {
+            if at == total {
                 break;
             }
         }
