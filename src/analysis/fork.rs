@@ -10,7 +10,35 @@
 use super::{AnalysisInput, ForkAnalysis, ForkData, Spread, Verdict};
 use crate::stats::{self, StatsError};
 
+/// Each fork on its own (its exact interval, medians and PELT classes), on
+/// the bootstrap's threads (`stats::resample::threads`): forks are split
+/// into contiguous runs, one per thread, and the results kept in fork order.
 pub(crate) fn forks(
+    input: &AnalysisInput,
+    forks: &[ForkData<'_>],
+) -> Result<Vec<ForkAnalysis>, StatsError> {
+    let threads = crate::stats::resample::threads().min(forks.len());
+    if threads <= 1 {
+        return forks_on(input, forks);
+    }
+    let per = forks.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = forks
+            .chunks(per)
+            .map(|part| scope.spawn(move || forks_on(input, part)))
+            .collect();
+        let mut all = Vec::with_capacity(forks.len());
+        for w in workers {
+            match w.join() {
+                Ok(part) => all.extend(part?),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        Ok(all)
+    })
+}
+
+fn forks_on(
     input: &AnalysisInput,
     forks: &[ForkData<'_>],
 ) -> Result<Vec<ForkAnalysis>, StatsError> {

@@ -5,7 +5,9 @@
 //! so only the nested designs appear here.
 //!
 //! Each list replays the stream of [`super::streams`] that `analyse` uses,
-//! via the `stats::*_indices` functions. Indices refer to each sample sorted
+//! via the `stats::*_indices` functions: exactly for samples below 64
+//! values (the window of the two-level draws is then every rank; see
+//! `stats::bootstrap`), a plain resample of the same distribution above. Indices refer to each sample sorted
 //! ascending (see `stats::resample`); a hierarchical slot is `[g, indices]`
 //! with g the position of the fork in ascending fork order; an order or
 //! carry-over slot is `[g, a indices, b indices]`, g counting only the forks

@@ -18,18 +18,32 @@
 //!   pairs of all forks instead would treat them as independent, which
 //!   they are not when forks differ.
 //!
-//! Draw order is that of [`super::resample`], so the `*_indices` functions
-//! there reproduce every resample. The two-level shapes split their
-//! resamples into fixed chunks, each with its own stream derived from the
-//! generator, and run the chunks on every core
-//! ([`super::resample::par_resamples`]): the output is the same for any
-//! thread count. [`bootstrap_median`] stays on one stream; the analysis
-//! uses its exact limit ([`super::exact`]) instead.
+//! The two-level shapes split their resamples into fixed chunks, each with
+//! its own stream derived from the generator, and run the chunks on every
+//! core ([`super::resample::par_resamples`]): the output is the same for any
+//! thread count. [`bootstrap_median`] stays on one stream (its draws are
+//! those of [`super::resample::resample_indices`]); the analysis uses its
+//! exact limit ([`super::exact`]) instead.
 //!
-//! Speed: values are sorted once and indices drawn into the sorted sample; a
-//! resample only counts how often each position was drawn and walks the
-//! counts to the middle, so the median of a resample costs O(n) without
-//! sorting or selecting, and the only other cost is the random draws.
+//! Speed: values are sorted once and a resample is kept as draw counts per
+//! rank, walked to the middle, so the median of a resample costs no sort.
+//! A two-level resample of k forks of n values is still k n draws, and the
+//! median only depends on the few of them near the middle. So the
+//! two-level shapes draw through a window of ranks around the sample
+//! median (the central 10 %, module `grouped`): per chosen fork, how many of its
+//! n draws fall below, inside and above the window is one multinomial
+//! (two binomials), and only the draws inside are drawn as values. When
+//! the resample's median falls outside the window (rare: the window is wide
+//! against the median's spread), the values of the category holding it are
+//! drawn then, for every slot, from the counts already drawn; conditional
+//! on the counts each category's values are independent and uniform, so
+//! the median has exactly the distribution of a full resample's, not an
+//! approximation. The cost per slot is two binomial draws plus about a
+//! tenth of the values, and the walk is over the window alone. Below 64
+//! values the window is every rank, no binomial draws anything, and the
+//! draws are those of a plain two-level resample (the `*_indices`
+//! functions of [`super::resample`] replay them); above, the draws differ
+//! from the plain ones and only their distribution is the same.
 
 use super::quantile::{mid, quantile};
 use super::resample::{par_resamples, IndexSampler};
@@ -81,23 +95,28 @@ pub fn hierarchical_median<T: Value, R: RngCore>(
 ) -> Result<MedianEstimate, StatsError> {
     check(resamples, confidence)?;
     let grouped = Grouped::new(groups)?;
-    let k = groups.len() as u32;
-    let medians = par_resamples(
-        rng,
-        resamples,
-        || vec![0u32; grouped.ranked.len()],
-        |s, counts| {
-            counts.fill(0);
-            let total: u32 = (0..k)
-                .map(|_| grouped.draw(s.below(k) as usize, s, counts))
-                .sum();
-            grouped.ranked.median_of_counts(counts, total)
-        },
-    );
+    let medians = hierarchical_medians(&grouped, resamples, rng);
     Ok(MedianEstimate {
         median: grouped.ranked.median(),
         ci: percentile_interval(medians, confidence)?,
     })
+}
+
+/// The medians of `resamples` two-level resamples of `grouped`, in order.
+fn hierarchical_medians<R: RngCore>(grouped: &Grouped, resamples: u32, rng: &mut R) -> Vec<f64> {
+    let k = grouped.groups();
+    par_resamples(
+        rng,
+        resamples,
+        || grouped.scratch(),
+        |s, sc| {
+            grouped.start(sc);
+            for _ in 0..k {
+                grouped.draw(s.below(k) as usize, s, sc);
+            }
+            grouped.median(s, sc)
+        },
+    )
 }
 
 /// Two-level bootstrap of median(all a) - median(all b), where fork f holds
@@ -113,73 +132,37 @@ pub fn hierarchical_median_diff<T: Value, R: RngCore>(
     check(resamples, confidence)?;
     let a = Grouped::new(&groups.iter().map(|g| g.0).collect::<Vec<_>>())?;
     let b = Grouped::new(&groups.iter().map(|g| g.1).collect::<Vec<_>>())?;
-    let k = groups.len() as u32;
-    let diffs = par_resamples(
-        rng,
-        resamples,
-        || (vec![0u32; a.ranked.len()], vec![0u32; b.ranked.len()]),
-        |s, (ca, cb)| {
-            ca.fill(0);
-            cb.fill(0);
-            let (mut na, mut nb) = (0, 0);
-            for _ in 0..k {
-                let g = s.below(k) as usize;
-                na += a.draw(g, s, ca);
-                nb += b.draw(g, s, cb);
-            }
-            a.ranked.median_of_counts(ca, na) - b.ranked.median_of_counts(cb, nb)
-        },
-    );
+    let diffs = hierarchical_diffs(&a, &b, resamples, rng);
     Ok(MedianEstimate {
         median: a.ranked.median() - b.ranked.median(),
         ci: percentile_interval(diffs, confidence)?,
     })
 }
 
-/// Groups of values ranked together: laid out group by group, each group
-/// sorted, so an index into a group's sorted values finds its rank.
-pub(super) struct Grouped {
-    pub(super) ranked: Ranked,
-    offsets: Vec<usize>,
-    sizes: Vec<u32>,
-}
-
-impl Grouped {
-    /// Refuses no groups, an empty group and NaN.
-    pub(super) fn new<T: Value>(groups: &[&[T]]) -> Result<Self, StatsError> {
-        if groups.is_empty() {
-            return Err(StatsError::Empty);
-        }
-        let (mut offsets, mut sizes, mut all) = (Vec::new(), Vec::new(), Vec::new());
-        for g in groups {
-            offsets.push(all.len());
-            sizes.push(g.len() as u32);
-            let mut v = to_finite_vec(g)?;
-            v.sort_unstable_by(f64::total_cmp);
-            all.extend(v);
-        }
-        if all.len() > u32::MAX as usize {
-            return Err(StatsError::TooLarge);
-        }
-        Ok(Grouped {
-            ranked: Ranked::new(all),
-            offsets,
-            sizes,
-        })
-    }
-
-    /// Resamples group `g` into `counts` (its n draws below n); returns n.
-    #[inline]
-    pub(super) fn draw<R: RngCore>(
-        &self,
-        g: usize,
-        s: &mut IndexSampler<'_, R>,
-        counts: &mut [u32],
-    ) -> u32 {
-        let (n, rank) = (self.sizes[g], &self.ranked.rank[self.offsets[g]..]);
-        s.for_each_below(n, n, |i| counts[rank[i as usize] as usize] += 1);
-        n
-    }
+/// median(a*) - median(b*) of `resamples` two-level resamples of forks
+/// holding the groups of `a` and `b` at the same positions, in order.
+fn hierarchical_diffs<R: RngCore>(
+    a: &Grouped,
+    b: &Grouped,
+    resamples: u32,
+    rng: &mut R,
+) -> Vec<f64> {
+    let k = a.groups();
+    par_resamples(
+        rng,
+        resamples,
+        || (a.scratch(), b.scratch()),
+        |s, (sa, sb)| {
+            a.start(sa);
+            b.start(sb);
+            for _ in 0..k {
+                let g = s.below(k) as usize;
+                a.draw(g, s, sa);
+                b.draw(g, s, sb);
+            }
+            a.median(s, sa) - b.median(s, sb)
+        },
+    )
 }
 
 pub(super) fn check(resamples: u32, confidence: f64) -> Result<(), StatsError> {
@@ -263,7 +246,13 @@ impl Ranked {
 
     /// The median of a resample given as draw counts per rank (`total` draws).
     pub(super) fn median_of_counts(&self, counts: &[u32], total: u32) -> f64 {
-        let (k_lo, k_hi) = ((total - 1) / 2, total / 2);
+        self.median_at(counts, 0, (total - 1) / 2, total / 2)
+    }
+
+    /// The mean of the draws at 0-based positions `k_lo` and `k_hi` of a
+    /// resample sorted, given as draw counts `counts[i]` for rank
+    /// `first + i` (positions counted from rank `first`).
+    pub(super) fn median_at(&self, counts: &[u32], first: usize, k_lo: u32, k_hi: u32) -> f64 {
         // Skip whole blocks below the middle first: summing 16 counts is
         // cheaper than 16 tests, and the middle is about n / 2 ranks in.
         const BLOCK: usize = 16;
@@ -280,10 +269,10 @@ impl Ranked {
         for (r, &c) in counts.iter().enumerate().skip(start) {
             cum += c;
             if lower.is_none() && cum > k_lo {
-                lower = Some(self.sorted[r]);
+                lower = Some(self.sorted[first + r]);
             }
             if cum > k_hi {
-                let upper = self.sorted[r];
+                let upper = self.sorted[first + r];
                 return match lower {
                     Some(l) if k_lo != k_hi => mid(l, upper),
                     _ => upper,
@@ -294,7 +283,9 @@ impl Ranked {
     }
 }
 
+mod grouped;
 mod runs;
+pub(super) use grouped::Grouped;
 pub use runs::hierarchical_median_shift;
 
 #[cfg(test)]

@@ -211,19 +211,18 @@ pub fn nested_median<T: Value, R: RngCore>(
     let medians = par_resamples(
         rng,
         resamples,
-        || vec![0u32; grouped.ranked.len()],
-        |s, counts| {
-            counts.fill(0);
-            let mut total = 0;
+        || grouped.scratch(),
+        |s, sc| {
+            grouped.start(sc);
             for _ in 0..a {
                 let m = s.below(a) as usize;
                 let k = sizes[m];
                 for _ in 0..k {
                     let f = starts[m] + s.below(k) as usize;
-                    total += grouped.draw(f, s, counts);
+                    grouped.draw(f, s, sc);
                 }
             }
-            grouped.ranked.median_of_counts(counts, total)
+            grouped.median(s, sc)
         },
     );
     Ok(MedianEstimate {

@@ -2,7 +2,11 @@
 //!
 //! The bootstrap functions and the `*_indices` functions below consume the
 //! generator in exactly the same order, so a reader can dump the indices for a
-//! seed and recompute every interval independently (e.g. with numpy). An
+//! seed and recompute every interval independently (e.g. with numpy). For
+//! the two-level shapes this holds while the window of `bootstrap`'s
+//! two-level draws is every rank (samples below 64 values, as in the
+//! reference fixture); above, those draw counts through the window and the
+//! indices here are a plain resample's, with the same distribution. An
 //! index refers to the sample sorted ascending (for hierarchical data: to the
 //! chosen group sorted ascending); which of several equal values an index
 //! names makes no difference to any statistic.
@@ -207,6 +211,13 @@ impl<'a, R: RngCore> IndexSampler<'a, R> {
             }
         }
         (0..remaining).for_each(|_| sink(self.below(n)));
+    }
+
+    /// A uniform float in [0, 1): the top 53 bits of one `next_u64`, which
+    /// leaves the 16-bit chunks of [`Self::below`] as they were.
+    #[inline]
+    pub fn unit(&mut self) -> f64 {
+        (self.rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
     fn chunk32(&mut self) -> u32 {

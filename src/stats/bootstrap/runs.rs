@@ -32,13 +32,18 @@ pub fn hierarchical_median_shift<T: Value, R: RngCore>(
     let shifts = par_resamples(
         rng,
         resamples,
-        || (vec![0u32; ga.ranked.len()], vec![0u32; gb.ranked.len()]),
-        |s, (ca, cb)| {
-            ca.fill(0);
-            cb.fill(0);
-            let na: u32 = (0..ka).map(|_| ga.draw(s.below(ka) as usize, s, ca)).sum();
-            let nb: u32 = (0..kb).map(|_| gb.draw(s.below(kb) as usize, s, cb)).sum();
-            gb.ranked.median_of_counts(cb, nb) - ga.ranked.median_of_counts(ca, na)
+        || (ga.scratch(), gb.scratch()),
+        |s, (sa, sb)| {
+            ga.start(sa);
+            gb.start(sb);
+            for _ in 0..ka {
+                ga.draw(s.below(ka) as usize, s, sa);
+            }
+            for _ in 0..kb {
+                gb.draw(s.below(kb) as usize, s, sb);
+            }
+            let a = ga.median(s, sa);
+            gb.median(s, sb) - a
         },
     );
     Ok(MedianEstimate {
