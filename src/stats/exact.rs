@@ -28,8 +28,11 @@
 //! differences of tails taken on the side below 1/2, so neither overflows
 //! nor cancels; powers as exp(h ln_1p(..)) and expm1. For even n the pairs
 //! (i, j) whose joint mass is below 1e-300, or whose remaining mass for a
-//! given i is below 1e-20 of it, are skipped: in total less than 1e-15,
-//! far below the quantile rule's tolerance.
+//! given i is below 1e-20 of it, are skipped, and so are the distinct
+//! values whose tails are within 1e-21 of 0 or 1 (found by binary search,
+//! the tails rising with the value): in total less than 1e-14, far below
+//! the quantile rule's tolerance, and a pooled cell of tens of thousands
+//! of distinct values costs a few thousand tails instead of one each.
 //!
 //! The interval is read from that distribution by [`atom_quantile`]: the
 //! inverse distribution function, which is what numpy's linear-interpolated
@@ -132,40 +135,67 @@ fn distribution_sorted(sorted: &[f64]) -> Vec<Atom> {
     let n = sorted.len() as u64;
     let (values, cum) = distinct(sorted);
     let k = if n % 2 == 1 { n.div_ceil(2) } else { n / 2 };
+    // Only the distinct values whose tails are not yet 0 or 1 to within
+    // NEGLIGIBLE carry mass (module doc, "Numerics"); T_j rises with j, so
+    // two binary searches find them. A pooled cell of 60,000 distinct
+    // (dithered) values keeps a few thousand.
+    let (first, last) = live(n, k, &cum);
     // P(L = v_j) (the median itself for odd n), from the tails at C_j.
-    let mut below = Tail::ZERO;
-    let lower: Vec<f64> = cum
-        .iter()
-        .map(|&c| {
-            let t = tail(n, k, c);
-            let p = if below.upper >= 0.5 {
-                below.lower - t.lower
-            } else {
-                t.upper - below.upper
-            };
-            below = t;
-            p.max(0.0)
-        })
-        .collect();
+    let mut below = match first {
+        0 => Tail::ZERO,
+        j => tail(n, k, cum[j - 1]),
+    };
+    let mut lower = vec![0.0; values.len()];
+    for j in first..=last {
+        let t = tail(n, k, cum[j]);
+        let p = if below.upper >= 0.5 {
+            below.lower - t.lower
+        } else {
+            t.upper - below.upper
+        };
+        below = t;
+        lower[j] = p.max(0.0);
+    }
     let mut atoms: Vec<Atom> = if n % 2 == 1 {
-        values
+        values[first..=last]
             .iter()
-            .zip(&lower)
+            .zip(&lower[first..=last])
             .map(|(&value, &probability)| Atom { value, probability })
             .collect()
     } else {
-        even_atoms(n, &values, &cum, &lower)
+        even_atoms(n, &values, &cum, &lower, first..=last)
     };
     atoms.retain(|a| a.probability > 0.0);
     atoms
 }
 
+/// Below this, a tail counts as 0 (and above 1 - this, as 1): summed over
+/// every distinct value left out, less than 1e-15 of probability for a
+/// million values, far below [`BOUNDARY_TOLERANCE`].
+const NEGLIGIBLE: f64 = 1e-21;
+
+/// The first and last distinct value j with P(L = v_j) beyond
+/// [`NEGLIGIBLE`]: the first j whose upper tail T_j reaches it, and the
+/// first j whose lower tail 1 - T_j falls below it (T_j rises with j).
+fn live(n: u64, k: u64, cum: &[u64]) -> (usize, usize) {
+    let m = cum.len();
+    let first = cum.partition_point(|&c| tail(n, k, c).upper < NEGLIGIBLE);
+    let last = cum.partition_point(|&c| tail(n, k, c).lower >= NEGLIGIBLE);
+    (first.min(m - 1), last.min(m - 1).max(first.min(m - 1)))
+}
+
 /// The atoms of (L + U) / 2 for even n (module doc), merged by value.
-fn even_atoms(n: u64, values: &[f64], cum: &[u64], lower: &[f64]) -> Vec<Atom> {
+fn even_atoms(
+    n: u64,
+    values: &[f64],
+    cum: &[u64],
+    lower: &[f64],
+    live: std::ops::RangeInclusive<usize>,
+) -> Vec<Atom> {
     let h = (n / 2) as f64;
     let nf = n as f64;
     let mut atoms = Vec::with_capacity(values.len() * 2);
-    for i in 0..values.len() {
+    for i in live {
         let ci = cum[i] as f64;
         let c_prev = if i == 0 { 0.0 } else { cum[i - 1] as f64 };
         // P(exactly h draws <= v_i, at least one of them = v_i).
