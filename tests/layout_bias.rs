@@ -109,12 +109,23 @@ fn the_same_seed_gives_the_same_layouts_and_fixed_gives_one_layout_to_every_fork
         .map(|g| g["layout"].as_str().unwrap())
         .collect();
     assert_eq!(groups, ["fixed", "random"]);
-    assert!(l["ratio"]["estimate"].as_f64().unwrap() > 0.0, "{l}");
+    // The ratio of spreads, or why there is none: three forks of a tiny
+    // workload may all have the same median on the clock's steps (a spread
+    // of 0), so its value is the machine's, not the test's.
+    let ratio = &l["ratio"];
+    assert!(
+        ratio["estimate"].as_f64().is_some_and(|r| r >= 0.0) || ratio["note"].is_string(),
+        "{l}"
+    );
     assert_eq!(l["factors"].as_array().unwrap().len(), 5);
     assert_eq!(l["factors"][0]["n"], 3);
     let report = std::fs::read_to_string(out_a.join("report.md")).unwrap();
     assert!(report.contains("## Layout"), "{report}");
-    assert!(report.contains("as widely as under `fixed`"), "{report}");
+    // Which verdict depends on the spreads this machine gave.
+    assert!(
+        report.contains("under `fixed`") || report.contains("The spreads cannot be compared"),
+        "{report}"
+    );
     // `runner report` re-renders it byte for byte from run.json and pairs.csv.
     let again = tmp.path().join("again.md");
     let o = run_in(
