@@ -61,13 +61,10 @@ fn exec_merge_and_analyze_folders_read_back_with_their_invocation() {
 
     let read = |d: &Path| runner::run_folder::read(d).unwrap_or_else(|e| panic!("{e}"));
     let exec = ExecArgs {
-        spec: spec.clone(),
         out: Some(dir.join("whole")),
         set: vec!["design.pairs=30".into()],
-        resume: None,
         quiet: true,
-        shard: None,
-        shards: None,
+        ..ExecArgs::of_spec(spec.clone())
     };
     assert_eq!(read(&whole).invocation, Invocation::Exec(exec.clone()));
     assert_eq!(

@@ -87,17 +87,12 @@ pub fn resume_command(args: &ExecArgs, final_dir: &Path, partial: &Path) -> Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::PathBuf;
 
     fn args(set: &[&str], quiet: bool) -> ExecArgs {
         ExecArgs {
-            spec: PathBuf::from("experiments/my spec.toml"),
-            out: None,
             set: set.iter().map(|s| s.to_string()).collect(),
-            resume: None,
             quiet,
-            shard: None,
-            shards: None,
+            ..ExecArgs::of_spec("experiments/my spec.toml")
         }
     }
 

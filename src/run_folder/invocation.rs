@@ -48,6 +48,21 @@ pub struct ExecArgs {
     pub shards: Option<u32>,
 }
 
+impl ExecArgs {
+    /// `runner exec SPEC` with no flags.
+    pub fn of_spec(spec: impl Into<PathBuf>) -> ExecArgs {
+        ExecArgs {
+            spec: spec.into(),
+            out: None,
+            set: Vec::new(),
+            resume: None,
+            quiet: false,
+            shard: None,
+            shards: None,
+        }
+    }
+}
+
 /// `runner merge`.
 #[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
 pub struct MergeArgs {
@@ -340,15 +355,7 @@ mod tests {
     use super::*;
 
     fn exec(spec: &str) -> ExecArgs {
-        ExecArgs {
-            spec: spec.into(),
-            out: None,
-            set: Vec::new(),
-            resume: None,
-            quiet: false,
-            shard: None,
-            shards: None,
-        }
+        ExecArgs::of_spec(spec)
     }
 
     fn round_trips(inv: Invocation) {

@@ -182,15 +182,7 @@ impl RunInfo {
     pub fn exec_args(&self) -> invocation::ExecArgs {
         match &self.invocation {
             Invocation::Exec(e) => e.clone(),
-            _ => invocation::ExecArgs {
-                spec: self.spec.path.clone().into(),
-                out: None,
-                set: Vec::new(),
-                resume: None,
-                quiet: false,
-                shard: None,
-                shards: None,
-            },
+            _ => invocation::ExecArgs::of_spec(&self.spec.path),
         }
     }
 
