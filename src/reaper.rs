@@ -35,33 +35,21 @@ pub fn is_subreaper() -> bool {
     r == 0 && on != 0
 }
 
-use crate::environment::procfs::{read_process, read_processes, PidStat};
+use crate::environment::procfs::{read_process, read_processes, task_children, PidStat};
 
 /// This process's children (every thread's), zombies included. Reads
 /// `/proc/self/task/*/children` (cheap: this is what runs after every
 /// command run), else scans /proc for the parent pid.
 pub fn children() -> Vec<i32> {
     let me = std::process::id() as i32;
-    let mut out = Vec::new();
-    let mut read_any = false;
-    if let Ok(tasks) = std::fs::read_dir("/proc/self/task") {
-        for t in tasks.flatten() {
-            if let Ok(text) = std::fs::read_to_string(t.path().join("children")) {
-                read_any = true;
-                out.extend(
-                    text.split_whitespace()
-                        .filter_map(|p| p.parse::<i32>().ok()),
-                );
-            }
-        }
-    }
-    if !read_any {
-        out = read_processes()
+    let mut out: Vec<i32> = match task_children("/proc/self") {
+        Some(pids) => pids.into_iter().map(|p| p as i32).collect(),
+        None => read_processes()
             .into_iter()
             .filter(|p| p.ppid as i32 == me)
             .map(|p| p.pid as i32)
-            .collect();
-    }
+            .collect(),
+    };
     out.sort_unstable();
     out.dedup();
     out

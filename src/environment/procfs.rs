@@ -202,23 +202,33 @@ pub fn read_tree(roots: &[u32]) -> Option<Vec<PidStat>> {
             continue; // exited while the tree was walked
         };
         out.push(stat);
-        let tasks = std::fs::read_dir(format!("/proc/{pid}/task"));
-        let mut read_any = false;
-        for task in tasks.into_iter().flatten().flatten() {
-            let path = task.path().join("children");
-            if let Some(text) = read(&path) {
-                read_any = true;
-                todo.extend(
-                    text.split_whitespace()
-                        .filter_map(|c| c.parse::<u32>().ok()),
-                );
-            }
-        }
-        if !read_any && roots.contains(&pid) {
-            return None;
+        match task_children(&format!("/proc/{pid}")) {
+            Some(children) => todo.extend(children),
+            None if roots.contains(&pid) => return None,
+            None => {}
         }
     }
     Some(out)
+}
+
+/// The children of every thread of the process at `proc_dir` (`/proc/PID`
+/// or `/proc/self`), zombies included, from each task's `children` file;
+/// `None` when no such file could be read (a kernel without
+/// CONFIG_PROC_CHILDREN, or the process is gone).
+pub fn task_children(proc_dir: &str) -> Option<Vec<u32>> {
+    let tasks = std::fs::read_dir(format!("{proc_dir}/task")).ok()?;
+    let mut out = Vec::new();
+    let mut read_any = false;
+    for task in tasks.flatten() {
+        if let Some(text) = read(task.path().join("children")) {
+            read_any = true;
+            out.extend(
+                text.split_whitespace()
+                    .filter_map(|c| c.parse::<u32>().ok()),
+            );
+        }
+    }
+    read_any.then_some(out)
 }
 
 /// One process's /proc/PID/stat, if it can be read.
