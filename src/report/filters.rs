@@ -164,6 +164,19 @@ fn params(v: Value) -> Result<String, Error> {
     Ok(parts.join(", "))
 }
 
+/// One value in its `column=` style, or alone in the style `own` gives a
+/// column of just that value (`duration` and `size`).
+fn lone_value(
+    v: &Value,
+    kwargs: &Kwargs,
+    own: fn(&[format::Entry]) -> format::Column,
+) -> Result<String, Error> {
+    let v = number(v)?;
+    let c = style(kwargs)?.unwrap_or_else(|| own(&[format::Entry::Value(v)]));
+    kwargs.assert_all_used()?;
+    Ok(c.value(v))
+}
+
 /// Registers the filters `duration`, `size` (KiB), `delay`, `estimate`,
 /// `interval`, `range`, `percent`, `correlation`, `sqrt_duration` (a
 /// variance in ns² as a standard deviation), `params` and `pad(width)`
@@ -172,26 +185,12 @@ fn params(v: Value) -> Result<String, Error> {
 /// `sqrt_duration` take as `column=` to print a table column in one style.
 pub fn register(env: &mut Environment<'_>) {
     env.add_function("column", column);
-    env.add_filter(
-        "duration",
-        |v: Value, kwargs: Kwargs| -> Result<String, Error> {
-            let v = number(&v)?;
-            let c =
-                style(&kwargs)?.unwrap_or_else(|| format::Column::time(&[format::Entry::Value(v)]));
-            kwargs.assert_all_used()?;
-            Ok(c.value(v))
-        },
-    );
-    env.add_filter(
-        "size",
-        |v: Value, kwargs: Kwargs| -> Result<String, Error> {
-            let v = number(&v)?;
-            let c =
-                style(&kwargs)?.unwrap_or_else(|| format::Column::size(&[format::Entry::Value(v)]));
-            kwargs.assert_all_used()?;
-            Ok(c.value(v))
-        },
-    );
+    env.add_filter("duration", |v: Value, kwargs: Kwargs| {
+        lone_value(&v, &kwargs, format::Column::time)
+    });
+    env.add_filter("size", |v: Value, kwargs: Kwargs| {
+        lone_value(&v, &kwargs, format::Column::size)
+    });
     env.add_filter("delay", |v: Value| -> Result<String, Error> {
         Ok(format::delay(number(&v)?))
     });
