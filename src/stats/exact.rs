@@ -178,10 +178,14 @@ const NEGLIGIBLE: f64 = 1e-21;
 /// [`NEGLIGIBLE`]: the first j whose upper tail T_j reaches it, and the
 /// first j whose lower tail 1 - T_j falls below it (T_j rises with j).
 fn live(n: u64, k: u64, cum: &[u64]) -> (usize, usize) {
-    let m = cum.len();
-    let first = cum.partition_point(|&c| tail(n, k, c).upper < NEGLIGIBLE);
-    let last = cum.partition_point(|&c| tail(n, k, c).lower >= NEGLIGIBLE);
-    (first.min(m - 1), last.min(m - 1).max(first.min(m - 1)))
+    let end = cum.len() - 1;
+    let first = cum
+        .partition_point(|&c| tail(n, k, c).upper < NEGLIGIBLE)
+        .min(end);
+    let last = cum
+        .partition_point(|&c| tail(n, k, c).lower >= NEGLIGIBLE)
+        .clamp(first, end);
+    (first, last)
 }
 
 /// The atoms of (L + U) / 2 for even n (module doc), merged by value.
