@@ -31,7 +31,7 @@ fn floor() {
     let mut noop = runner::strategy::build(&StrategyKind::Noop, &at).unwrap();
     let mut times = Vec::with_capacity(200_000);
     for _ in 0..200_000 {
-        let (elapsed, _) = timed_run(noop.as_mut(), 1 << 40, 0).unwrap();
+        let (elapsed, _) = timed_run(noop.as_mut(), 1 << 40, 0, 0).unwrap();
         times.push(elapsed);
     }
     let floor = median(times);
@@ -55,7 +55,7 @@ fn delay_accuracy() {
         let reps = if d_ns == 100_000 { 2_000 } else { 20_000 };
         let (mut diffs, mut injected) = (Vec::new(), Vec::new());
         for i in 0..reps {
-            let mut run = |d| timed_run(noop.as_mut(), 1 << 40, d).unwrap();
+            let mut run = |d| timed_run(noop.as_mut(), 1 << 40, d, d).unwrap();
             let ((tb, wb), (tt, wt)) = if i % 2 == 0 {
                 let b = run(0);
                 (b, run(d_ns))

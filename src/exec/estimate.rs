@@ -190,7 +190,7 @@ fn trial(
         let mut once = || -> anyhow::Result<u64> {
             let input = draws.input();
             s.before(input)?;
-            let (elapsed, _) = timed_run(s.as_mut(), input, 0)?;
+            let (elapsed, _) = timed_run(s.as_mut(), input, 0, 0)?;
             s.after()?;
             Ok(elapsed)
         };

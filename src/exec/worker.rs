@@ -26,12 +26,6 @@ use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufWriter, Write};
 
-/// An untimed busy-wait of `d_ns` (the baseline's pad); returns the time
-/// it took. The timed wait is inlined in [`timed_run`].
-pub fn wait_ns(d_ns: u64) -> u64 {
-    crate::strategy::spin::spin_for(std::time::Duration::from_nanos(d_ns)).as_nanos() as u64
-}
-
 /// The two arms: one shared instance for an A/A design, else two.
 struct Arms {
     baseline: Box<dyn Strategy>,

@@ -1,16 +1,18 @@
 //! Timing pairs: the state a fork accumulates, one method per ordering.
 //!
-//! One run of an arm: [`Strategy::before`] (untimed), then the timed
-//! region (the strategy's [`Strategy::run`] and the injected busy-wait,
-//! which waits d for the treatment and 0 for the baseline: both arms go
-//! through the same calls and clock reads), then [`Strategy::after`]
-//! (untimed). With `pad_baseline` the baseline is then followed by an
-//! untimed wait of d, so both arms carry the same history into the next
-//! run. A pair records as `spin_ns` the treatment's wait minus the
-//! baseline's: exactly the part of D that the mechanism injected.
+//! One run of an arm: [`Strategy::before`] (untimed), then the run and
+//! one busy-wait loop ([`timed_run`]), then [`Strategy::after`] (untimed).
+//! The loop waits d for the treatment and, with `pad_baseline`, d for the
+//! baseline too; the timed region ends at the loop's first clock read past
+//! d for the treatment and at its first read for the baseline. Both arms
+//! thus execute the same instructions in the same order, and differ only
+//! in where the timer stops: every run is followed by the same wait and
+//! then its `after`, whichever arm ran first. A pair records as `spin_ns`
+//! the treatment's timed wait minus the baseline's: exactly the part of D
+//! that the mechanism injected.
 
 use super::draws::Draws;
-use super::{wait_ns, Arms, JobRequest};
+use super::{Arms, JobRequest};
 use crate::exec::fault::Fault;
 use crate::placement::ArmCpus;
 use crate::record::{Arm, PairRecord, PairUsage, Phase, RunUsage};
@@ -34,29 +36,51 @@ impl Checksum {
     }
 }
 
-/// One timed region; returns (elapsed ns, ns the wait mechanism took).
+/// One timed region and the wait after it; returns (elapsed ns, ns of
+/// the wait inside the region).
 ///
-/// The wait is inlined so that the region's last clock read is also the
-/// wait's: elapsed = (run) + (wait), with nothing of the mechanism left
-/// outside what it reports. The exit of a long busy-wait loop costs more
-/// than a loop that exits at once (a mispredicted branch, ~10 ns here);
-/// measured up to the end of the region, that cost is counted in the wait
-/// of the arm that paid it, so D - (treatment's wait - baseline's) is the
-/// difference of the runs alone.
+/// After the run, one busy-wait loop spins until `wait_ns` have passed;
+/// the region ends at the loop's first clock read at or past `timed_ns`
+/// (d for the treatment, 0 for the baseline), and the rest of the loop is
+/// untimed (the baseline's pad). Elapsed = (run) + (timed wait), with
+/// nothing of the mechanism left outside what it reports: D minus the
+/// difference of the timed waits is the difference of the runs alone.
+///
+/// One loop serves both parts so that a padded baseline and the treatment
+/// run the very same instructions, the same number of times: the history
+/// the next run inherits (branch predictors, the loop's exit, the time
+/// since the database last heard from the worker) is the arms' own only
+/// through the run itself. With the pad a separate wait after `after`, the
+/// treatment on SQLite was slower than the pad predicts by a margin that
+/// grew with d (docs/guide/how-a-run-works.md, "Both arms, one history").
 #[inline(never)]
-pub fn timed_run(s: &mut dyn Strategy, input: u64, delay_ns: u64) -> Result<(u64, u64)> {
+pub fn timed_run(
+    s: &mut dyn Strategy,
+    input: u64,
+    timed_ns: u64,
+    wait_ns: u64,
+) -> Result<(u64, u64)> {
     let start = Instant::now();
     black_box(s.run(black_box(input)))?;
     let wait_start = Instant::now();
-    let end = wait_start + Duration::from_nanos(black_box(delay_ns));
-    while Instant::now() < end {
+    let timed_end = wait_start + Duration::from_nanos(black_box(timed_ns));
+    let wait_end = wait_start + Duration::from_nanos(black_box(wait_ns.max(timed_ns)));
+    let mut stop = None;
+    loop {
+        let now = Instant::now();
+        if stop.is_none() && now >= timed_end {
+            stop = Some(now);
+        }
+        if now >= wait_end {
+            // wait_end >= timed_end: `stop` was set by now.
+            let stop = stop.unwrap_or(now);
+            return Ok((
+                (stop - start).as_nanos() as u64,
+                (stop - wait_start).as_nanos() as u64,
+            ));
+        }
         std::hint::spin_loop();
     }
-    let stop = Instant::now();
-    Ok((
-        (stop - start).as_nanos() as u64,
-        (stop - wait_start).as_nanos() as u64,
-    ))
 }
 
 /// One arm's run as recorded.
@@ -66,6 +90,21 @@ struct Run {
     elapsed: u64,
     spin: u64,
     usage: Option<RunUsage>,
+    fingerprint: u64,
+    /// The CPU the run ended on, when the kernel says.
+    cpu: Option<u32>,
+}
+
+impl Run {
+    /// A slot before its run (overwritten before it is read).
+    const NONE: Run = Run {
+        at: 0,
+        elapsed: 0,
+        spin: 0,
+        usage: None,
+        fingerprint: 0,
+        cpu: None,
+    };
 }
 
 pub(super) struct Timer<'a> {
@@ -102,39 +141,42 @@ impl<'a> Timer<'a> {
     }
 
     fn run(&mut self, arm: Arm, input: u64) -> Result<Run> {
-        let delay = if arm == Arm::Treatment {
-            self.job.delay_ns
-        } else {
-            0
+        let d = self.job.delay_ns;
+        let (timed, wait) = match arm {
+            Arm::Treatment => (d, d),
+            Arm::Baseline if self.job.pad_baseline => (0, d),
+            Arm::Baseline => (0, 0),
         };
         let s = self.arms.get(arm);
         s.before(input)?;
         let t0 = *self.t0.get_or_insert_with(Instant::now);
         let at = t0.elapsed().as_nanos() as u64;
-        let (elapsed, spin) = timed_run(s, input, delay)?;
+        let (elapsed, spin) = timed_run(s, input, timed, wait)?;
         let outcome = s.after()?;
-        if let Some(cpu) = crate::placement::pin::current_cpu() {
-            let runs = match arm {
-                Arm::Baseline => &mut self.cpus.baseline,
-                Arm::Treatment => &mut self.cpus.treatment,
-            };
-            *runs.entry(cpu).or_default() += 1;
-        }
-        match arm {
-            Arm::Baseline => {
-                self.sum_b.add(outcome.fingerprint);
-                if self.job.pad_baseline && self.job.delay_ns > 0 {
-                    wait_ns(self.job.delay_ns);
-                }
-            }
-            Arm::Treatment => self.sum_t.add(outcome.fingerprint),
-        }
         Ok(Run {
             at,
             elapsed,
             spin,
             usage: outcome.usage,
+            fingerprint: outcome.fingerprint,
+            cpu: crate::placement::pin::current_cpu(),
         })
+    }
+
+    /// A pair's bookkeeping, once both runs are done and always baseline
+    /// first: between two timed regions the worker then does the same
+    /// whichever arm ran, so neither arm's run follows writes to its own
+    /// checksum or CPU counts (in an A/A design the arms are one instance,
+    /// and only such bookkeeping could tell them apart).
+    fn account(&mut self, b: &Run, t: &Run) {
+        self.sum_b.add(b.fingerprint);
+        self.sum_t.add(t.fingerprint);
+        if let Some(cpu) = b.cpu {
+            *self.cpus.baseline.entry(cpu).or_default() += 1;
+        }
+        if let Some(cpu) = t.cpu {
+            *self.cpus.treatment.entry(cpu).or_default() += 1;
+        }
     }
 
     fn record(&self, phase: Phase, pair: usize, first: Arm, b: Run, t: Run) -> PairRecord {
@@ -175,13 +217,21 @@ impl<'a> Timer<'a> {
             self.fault_before(phase, i, out)?;
             let input = draws.input();
             let first = draws.first();
-            let (b, t) = if first == Arm::Baseline {
-                let b = self.run(Arm::Baseline, input)?;
-                (b, self.run(Arm::Treatment, input)?)
-            } else {
-                let t = self.run(Arm::Treatment, input)?;
-                (self.run(Arm::Baseline, input)?, t)
+            // One call site for both runs, the arm a value: the code that
+            // leads into each run is the same whichever arm goes first.
+            let second = match first {
+                Arm::Baseline => Arm::Treatment,
+                Arm::Treatment => Arm::Baseline,
             };
+            let mut runs = [Run::NONE; 2];
+            for (slot, arm) in runs.iter_mut().zip([first, second]) {
+                *slot = self.run(arm, input)?;
+            }
+            let [b, t] = match first {
+                Arm::Baseline => runs,
+                Arm::Treatment => [runs[1], runs[0]],
+            };
+            self.account(&b, &t);
             records.push(self.record(phase, i, first, b, t));
         }
         Ok(records)
@@ -205,8 +255,47 @@ impl<'a> Timer<'a> {
             .iter()
             .map(|&input| self.run(Arm::Treatment, input))
             .collect::<Result<_>>()?;
+        for (b, t) in b.iter().zip(&t) {
+            self.account(b, t);
+        }
         Ok((0..inputs.len())
             .map(|i| self.record(phase, i, Arm::Baseline, b[i], t[i]))
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::strategy::Noop;
+
+    /// A padded baseline waits as long as the treatment, outside its timed
+    /// region; the treatment's whole wait is inside. The bounds hold by
+    /// construction (the loop returns only past `wait_ns`); the one timing
+    /// margin, a baseline region under 150 ms, would need the test to be
+    /// descheduled for that long between two clock reads.
+    #[test]
+    fn the_pad_is_waited_but_not_timed() {
+        const D: u64 = 200_000_000;
+        let mut s = Noop;
+        let call = Instant::now();
+        let (elapsed, spin) = timed_run(&mut s, 1, 0, D).unwrap();
+        let took = call.elapsed().as_nanos() as u64;
+        assert!(took >= D, "the pad was waited: {took} ns");
+        assert!(
+            spin <= elapsed && elapsed < D * 3 / 4,
+            "untimed: {elapsed} ns"
+        );
+
+        let call = Instant::now();
+        let (elapsed, spin) = timed_run(&mut s, 1, D, D).unwrap();
+        let took = call.elapsed().as_nanos() as u64;
+        assert!(
+            spin >= D && elapsed >= spin && took >= elapsed,
+            "{spin} {elapsed} {took}"
+        );
+
+        let (elapsed, spin) = timed_run(&mut s, 1, 0, 0).unwrap();
+        assert!(spin <= elapsed, "unpadded: {spin} {elapsed}");
     }
 }
