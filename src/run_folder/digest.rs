@@ -155,22 +155,54 @@ pub fn check_pairs(bytes: &[u8], info: &RunInfo) -> std::result::Result<Vec<Pair
     if let Some((k, start)) = current {
         close(k, start, body.len())?;
     }
-    let mut out = Vec::new();
+    let mut blocks = Vec::with_capacity(info.forks.len());
     for rec in &info.forks {
         let key = (rec.summary.cell, rec.summary.fork);
-        let name = format!(
-            "the rows of cell {} fork {} (fork file {}.csv)",
-            key.0,
-            key.1,
-            file_stem(key.0, key.1)
-        );
-        let (start, end) = groups.remove(&key).ok_or_else(|| {
-            format!(
-                "there are no rows of cell {} fork {}, which run.json lists as finished",
-                key.0, key.1
-            )
-        })?;
-        out.extend(check_fork(&body[start..end], rec, exp, &name)?);
+        let rows = groups.remove(&key).map(|(start, end)| &body[start..end]);
+        blocks.push((rec, rows));
+    }
+    // Hashing and parsing are most of reading a large run (reports/validity:
+    // 300,000 rows, hashed once per fork and once whole): the forks are
+    // checked on the analysis's threads and the whole file is hashed beside
+    // them. The first failing fork in run.json's order is the one reported,
+    // whatever the thread count.
+    let check = |part: &[(&ForkRecord, Option<&[u8]>)]| {
+        part.iter()
+            .map(|(rec, rows)| {
+                let (c, f) = (rec.summary.cell, rec.summary.fork);
+                let rows = rows.ok_or_else(|| {
+                    format!(
+                        "there are no rows of cell {c} fork {f}, which run.json lists as finished"
+                    )
+                })?;
+                let name = format!(
+                    "the rows of cell {c} fork {f} (fork file {}.csv)",
+                    file_stem(c, f)
+                );
+                check_fork(rows, rec, exp, &name)
+            })
+            .collect::<Vec<_>>()
+    };
+    let threads = crate::stats::resample::threads().clamp(1, blocks.len().max(1));
+    let per = blocks.len().div_ceil(threads).max(1);
+    let (checked, whole) = std::thread::scope(|scope| {
+        let whole = scope.spawn(|| crate::run_folder::sha256_bytes(bytes));
+        let parts: Vec<_> = blocks
+            .chunks(per)
+            .map(|part| scope.spawn(move || check(part)))
+            .collect();
+        let checked: Vec<_> = parts
+            .into_iter()
+            .flat_map(|p| p.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect();
+        let whole = whole
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e));
+        (checked, whole)
+    });
+    let mut out = Vec::with_capacity(checked.iter().map(|c| c.as_ref().map_or(0, Vec::len)).sum());
+    for rows in checked {
+        out.extend(rows?);
     }
     if let Some((c, f)) = groups.keys().next() {
         return Err(format!(
@@ -178,7 +210,7 @@ pub fn check_pairs(bytes: &[u8], info: &RunInfo) -> std::result::Result<Vec<Pair
         ));
     }
     match &info.pairs_sha256 {
-        Some(d) if *d == crate::run_folder::sha256_bytes(bytes) => Ok(out),
+        Some(d) if *d == whole => Ok(out),
         Some(_) => Err("the file does not match pairs_sha256 in run.json (its rows are the run's, so the header or the order of forks was changed)".into()),
         None => Err("run.json records no pairs_sha256, so nothing binds this file to the run".into()),
     }
