@@ -66,10 +66,15 @@ impl Arms {
         }
     }
 
+    /// The arm's instance. With one shared instance (A/A) the arm is not
+    /// looked at: no branch on it runs on the way into a timed region, so
+    /// the branch predictor's history entering a run cannot tell the arms
+    /// apart (`timer`, "one path").
     fn get(&mut self, arm: Arm) -> &mut dyn Strategy {
-        match (arm, self.treatment.as_mut()) {
-            (Arm::Treatment, Some(t)) => t.as_mut(),
-            _ => self.baseline.as_mut(),
+        match self.treatment.as_mut() {
+            None => self.baseline.as_mut(),
+            Some(t) if arm == Arm::Treatment => t.as_mut(),
+            Some(_) => self.baseline.as_mut(),
         }
     }
 

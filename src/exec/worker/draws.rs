@@ -31,11 +31,18 @@ impl Draws {
 
     /// The next coin: which arm of a paired-random pair runs first.
     pub fn first(&mut self) -> Arm {
-        if self.0.next_u64() >> 63 == 1 {
-            Arm::Treatment
-        } else {
-            Arm::Baseline
-        }
+        self.order()[0]
+    }
+
+    /// The next coin as the pair's order, first arm first. Looked up, not
+    /// branched on: the code leading into the pair's runs is the same
+    /// whichever way the coin fell (`timer`, "one path").
+    pub fn order(&mut self) -> [Arm; 2] {
+        const ORDERS: [[Arm; 2]; 2] = [
+            [Arm::Baseline, Arm::Treatment],
+            [Arm::Treatment, Arm::Baseline],
+        ];
+        ORDERS[(self.0.next_u64() >> 63) as usize]
     }
 }
 

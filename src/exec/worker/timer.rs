@@ -10,6 +10,12 @@
 //! then its `after`, whichever arm ran first. A pair records as `spin_ns`
 //! the treatment's timed wait minus the baseline's: exactly the part of D
 //! that the mechanism injected.
+//!
+//! One path: no branch on the way into a run depends on the arm (the order
+//! and the waits are looked up, the loop keeps its stop with a mask), so
+//! the branch predictor's history cannot carry the arm into the next run's
+//! first predictions. docs/guide/how-a-run-works.md ("Both arms, one
+//! history") has what branching on the arm did to the in-memory A/A test.
 
 use super::draws::Draws;
 use super::{Arms, JobRequest};
@@ -20,7 +26,7 @@ use crate::strategy::Strategy;
 use anyhow::Result;
 use std::hint::black_box;
 use std::io::Write;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Folds fingerprints into a checksum that depends on their order.
 #[derive(Default)]
@@ -50,9 +56,8 @@ impl Checksum {
 /// run the very same instructions, the same number of times: the history
 /// the next run inherits (branch predictors, the loop's exit, the time
 /// since the database last heard from the worker) is the arms' own only
-/// through the run itself. With the pad a separate wait after `after`, the
-/// treatment on SQLite was slower than the pad predicts by a margin that
-/// grew with d (docs/guide/how-a-run-works.md, "Both arms, one history").
+/// through the run itself (docs/guide/how-a-run-works.md, "Both arms, one
+/// history").
 #[inline(never)]
 pub fn timed_run(
     s: &mut dyn Strategy,
@@ -63,24 +68,26 @@ pub fn timed_run(
     let start = Instant::now();
     black_box(s.run(black_box(input)))?;
     let wait_start = Instant::now();
-    let timed_end = wait_start + Duration::from_nanos(black_box(timed_ns));
-    let wait_end = wait_start + Duration::from_nanos(black_box(wait_ns.max(timed_ns)));
-    let mut stop = None;
+    let timed_ns = black_box(timed_ns);
+    let total_ns = black_box(wait_ns.max(timed_ns));
+    // The first read at or past timed_ns, in ns since wait_start (u64::MAX
+    // until then), kept with a mask rather than a branch: the loop takes
+    // the same branches in both arms, so the history it leaves to the
+    // next run does not depend on where the timer stopped ("one path").
+    let mut stop_ns = u64::MAX;
     loop {
-        let now = Instant::now();
-        if stop.is_none() && now >= timed_end {
-            stop = Some(now);
-        }
-        if now >= wait_end {
-            // wait_end >= timed_end: `stop` was set by now.
-            let stop = stop.unwrap_or(now);
-            return Ok((
-                (stop - start).as_nanos() as u64,
-                (stop - wait_start).as_nanos() as u64,
-            ));
+        let t = wait_start.elapsed().as_nanos() as u64;
+        let first = u64::from(t >= timed_ns) & u64::from(stop_ns == u64::MAX);
+        let mask = 0u64.wrapping_sub(first);
+        stop_ns = (stop_ns & !mask) | (t & mask);
+        if t >= total_ns {
+            break;
         }
         std::hint::spin_loop();
     }
+    // total_ns >= timed_ns: stop_ns was set by the last read at the latest.
+    let run_ns = (wait_start - start).as_nanos() as u64;
+    Ok((run_ns + stop_ns, stop_ns))
 }
 
 /// One arm's run as recorded.
@@ -118,6 +125,9 @@ pub(super) struct Timer<'a> {
     pub(super) cpus: ArmCpus,
     /// The `RUNNER_FAULT` test hook, when it targets this job.
     fault: Option<Fault>,
+    /// (timed, total) wait per arm, indexed by `Arm as usize`: looked up,
+    /// not branched on ("one path").
+    waits: [(u64, u64); 2],
 }
 
 impl<'a> Timer<'a> {
@@ -130,6 +140,14 @@ impl<'a> Timer<'a> {
             sum_t: Checksum::default(),
             cpus: ArmCpus::default(),
             fault,
+            waits: {
+                let d = job.delay_ns;
+                let pad = if job.pad_baseline { d } else { 0 };
+                let mut w = [(0, 0); 2];
+                w[Arm::Baseline as usize] = (0, pad);
+                w[Arm::Treatment as usize] = (d, d);
+                w
+            },
         }
     }
 
@@ -141,12 +159,7 @@ impl<'a> Timer<'a> {
     }
 
     fn run(&mut self, arm: Arm, input: u64) -> Result<Run> {
-        let d = self.job.delay_ns;
-        let (timed, wait) = match arm {
-            Arm::Treatment => (d, d),
-            Arm::Baseline if self.job.pad_baseline => (0, d),
-            Arm::Baseline => (0, 0),
-        };
+        let (timed, wait) = self.waits[arm as usize];
         let s = self.arms.get(arm);
         s.before(input)?;
         let t0 = *self.t0.get_or_insert_with(Instant::now);
@@ -216,15 +229,12 @@ impl<'a> Timer<'a> {
         for i in 0..n as usize {
             self.fault_before(phase, i, out)?;
             let input = draws.input();
-            let first = draws.first();
+            let order = draws.order();
+            let first = order[0];
             // One call site for both runs, the arm a value: the code that
             // leads into each run is the same whichever arm goes first.
-            let second = match first {
-                Arm::Baseline => Arm::Treatment,
-                Arm::Treatment => Arm::Baseline,
-            };
             let mut runs = [Run::NONE; 2];
-            for (slot, arm) in runs.iter_mut().zip([first, second]) {
+            for (slot, arm) in runs.iter_mut().zip(order) {
                 *slot = self.run(arm, input)?;
             }
             let [b, t] = match first {
