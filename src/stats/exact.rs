@@ -221,22 +221,25 @@ impl Lower {
         dbinom(n / 2, n, ci / nf, (nf - ci) / nf) * at_least_one
     }
 
+    /// For even n and a <= b: h ln((1 - p_b) / (1 - p_a)), the log of the
+    /// chance that h draws, all above v_a, are all above v_b too. Every
+    /// power of the even-n atoms is one of these (module doc).
+    fn ln_left(&self, a: usize, b: usize) -> f64 {
+        let h = (self.n / 2) as f64;
+        let rest = self.n as f64 - self.cum[a] as f64;
+        h * (-((self.cum[b] - self.cum[a]) as f64) / rest).ln_1p()
+    }
+
     /// For even n and j > i: ((1 - p_{j-1}) / (1 - p_i))^h, the mass of
     /// L = v_i (given exactly h draws <= v_i) left for U >= v_j.
     fn remaining(&self, i: usize, j: usize) -> f64 {
-        let h = (self.n / 2) as f64;
-        let rest = self.n as f64 - self.cum[i] as f64;
-        let before_j = self.cum[j - 1] as f64;
-        (h * (-(before_j - self.cum[i] as f64) / rest).ln_1p()).exp()
+        self.ln_left(i, j - 1).exp()
     }
 
     /// For even n and j > 0: 1 - ((1 - p_j) / (1 - p_{j-1}))^h, the share
     /// of the mass left for U >= v_j that has U = v_j.
     fn some_at(&self, j: usize) -> f64 {
-        let h = (self.n / 2) as f64;
-        let before_j = self.cum[j - 1] as f64;
-        let here = self.n as f64 - before_j;
-        -(h * (-(self.cum[j] as f64 - before_j) / here).ln_1p()).exp_m1()
+        -self.ln_left(j - 1, j).exp_m1()
     }
 }
 
@@ -330,10 +333,7 @@ impl Even {
             let above = v[i + 1..].partition_point(|&u| mid(v[i], u) <= x);
             if above > 0 && s > 0.0 {
                 // 1 - ((1 - p_J) / (1 - p_i))^h, J = i + above.
-                let h = (self.l.n / 2) as f64;
-                let rest = self.l.n as f64 - self.l.cum[i] as f64;
-                let gone = (self.l.cum[i + above] - self.l.cum[i]) as f64;
-                total += s * -(h * (-gone / rest).ln_1p()).exp_m1();
+                total += s * -self.l.ln_left(i, i + above).exp_m1();
             }
         }
         total
