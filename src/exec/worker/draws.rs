@@ -29,14 +29,9 @@ impl Draws {
         self.0.next_u64() >> 1
     }
 
-    /// The next coin: which arm of a paired-random pair runs first.
-    pub fn first(&mut self) -> Arm {
-        self.order()[0]
-    }
-
-    /// The next coin as the pair's order, first arm first. Looked up, not
-    /// branched on: the code leading into the pair's runs is the same
-    /// whichever way the coin fell (`timer`, "one path").
+    /// The next coin: a paired-random pair's order, first arm first.
+    /// Looked up, not branched on: the code leading into the pair's runs is
+    /// the same whichever way the coin fell (`timer`, "one path").
     pub fn order(&mut self) -> [Arm; 2] {
         const ORDERS: [[Arm; 2]; 2] = [
             [Arm::Baseline, Arm::Treatment],
@@ -56,7 +51,7 @@ mod tests {
     fn a_fixed_seed_gives_fixed_inputs_and_coins() {
         let mut d = Draws::new(42);
         let check = d.input();
-        let pairs: Vec<(u64, Arm)> = (0..3).map(|_| (d.input(), d.first())).collect();
+        let pairs: Vec<(u64, Arm)> = (0..3).map(|_| (d.input(), d.order()[0])).collect();
         assert_eq!(check, 2089209223857572868);
         assert_eq!(
             pairs,
