@@ -11,54 +11,30 @@ use super::{AnalysisInput, ForkAnalysis, ForkData, Spread, Verdict};
 use crate::stats::{self, StatsError};
 
 /// Each fork on its own (its exact interval, medians and PELT classes), on
-/// the bootstrap's threads (`stats::resample::threads`): forks are split
-/// into contiguous runs, one per thread, and the results kept in fork order.
+/// the bootstrap's threads (`stats::resample::map_in_order`): results in
+/// fork order, the first error in fork order is the one returned.
 pub(crate) fn forks(
     input: &AnalysisInput,
     forks: &[ForkData<'_>],
 ) -> Result<Vec<ForkAnalysis>, StatsError> {
-    let threads = crate::stats::resample::threads().min(forks.len());
-    if threads <= 1 {
-        return forks_on(input, forks);
-    }
-    let per = forks.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = forks
-            .chunks(per)
-            .map(|part| scope.spawn(move || forks_on(input, part)))
-            .collect();
-        let mut all = Vec::with_capacity(forks.len());
-        for w in workers {
-            match w.join() {
-                Ok(part) => all.extend(part?),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        }
-        Ok(all)
-    })
+    crate::stats::resample::map_in_order(forks, |f| one(input, f))
+        .into_iter()
+        .collect()
 }
 
-fn forks_on(
-    input: &AnalysisInput,
-    forks: &[ForkData<'_>],
-) -> Result<Vec<ForkAnalysis>, StatsError> {
-    forks
-        .iter()
-        .map(|f| {
-            let e = interval(input, &f.diffs())?;
-            let ci_ns = [e.ci.lo, e.ci.hi];
-            Ok(ForkAnalysis {
-                fork: f.fork,
-                n: f.measured.len() as u32,
-                median_ns: e.median,
-                ci_ns,
-                verdict: Verdict::of(ci_ns),
-                baseline_median_ns: stats::median(&f.baselines())?,
-                treatment_median_ns: stats::median(&f.treatments())?,
-                steady_state: super::steady::fork(f)?,
-            })
-        })
-        .collect()
+fn one(input: &AnalysisInput, f: &ForkData<'_>) -> Result<ForkAnalysis, StatsError> {
+    let e = interval(input, &f.diffs())?;
+    let ci_ns = [e.ci.lo, e.ci.hi];
+    Ok(ForkAnalysis {
+        fork: f.fork,
+        n: f.measured.len() as u32,
+        median_ns: e.median,
+        ci_ns,
+        verdict: Verdict::of(ci_ns),
+        baseline_median_ns: stats::median(&f.baselines())?,
+        treatment_median_ns: stats::median(&f.treatments())?,
+        steady_state: super::steady::fork(f)?,
+    })
 }
 
 /// Median and exact percentile bootstrap CI of one fork's `values`: the

@@ -129,34 +129,15 @@ pub fn analyse_gated(
         .flat_map(|g| g.cells.iter().map(|c| c.cell))
         .collect();
     let grouped = group(input, pairs.iter().filter(|p| !checks.contains(&p.cell)))?;
-    // Cells are independent: one thread each, up to the bootstrap's
-    // threads at a time (`stats::resample::threads`), results in cell order.
+    // Cells are independent: analysed on the bootstrap's threads
+    // (`stats::resample::map_in_order`), results in cell order.
     let one = |info: &CellInfo| {
         analyse_cell(input, info, &grouped[&info.cell]).map_err(|source| AnalysisError::Stats {
             cell: info.cell,
             source,
         })
     };
-    let threads = crate::stats::resample::threads().max(1);
-    let mut cells = Vec::with_capacity(input.cells.len());
-    for batch in input.cells.chunks(threads) {
-        if batch.len() == 1 {
-            cells.push(one(&batch[0]));
-            continue;
-        }
-        std::thread::scope(|scope| {
-            let workers: Vec<_> = batch
-                .iter()
-                .map(|info| scope.spawn(move || one(info)))
-                .collect();
-            for w in workers {
-                match w.join() {
-                    Ok(c) => cells.push(c),
-                    Err(panic) => std::panic::resume_unwind(panic),
-                }
-            }
-        });
-    }
+    let cells = crate::stats::resample::map_in_order(&input.cells, one);
     let cells = cells.into_iter().collect::<Result<Vec<_>, _>>()?;
     let headline = headline::headline(&cells);
     let gate = match gate {

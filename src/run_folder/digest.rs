@@ -166,35 +166,20 @@ pub fn check_pairs(bytes: &[u8], info: &RunInfo) -> std::result::Result<Vec<Pair
     // checked on the analysis's threads and the whole file is hashed beside
     // them. The first failing fork in run.json's order is the one reported,
     // whatever the thread count.
-    let check = |part: &[(&ForkRecord, Option<&[u8]>)]| {
-        part.iter()
-            .map(|(rec, rows)| {
-                let (c, f) = (rec.summary.cell, rec.summary.fork);
-                let rows = rows.ok_or_else(|| {
-                    format!(
-                        "there are no rows of cell {c} fork {f}, which run.json lists as finished"
-                    )
-                })?;
-                let name = format!(
-                    "the rows of cell {c} fork {f} (fork file {}.csv)",
-                    file_stem(c, f)
-                );
-                check_fork(rows, rec, exp, &name)
-            })
-            .collect::<Vec<_>>()
+    let check = |(rec, rows): &(&ForkRecord, Option<&[u8]>)| {
+        let (c, f) = (rec.summary.cell, rec.summary.fork);
+        let rows = rows.ok_or_else(|| {
+            format!("there are no rows of cell {c} fork {f}, which run.json lists as finished")
+        })?;
+        let name = format!(
+            "the rows of cell {c} fork {f} (fork file {}.csv)",
+            file_stem(c, f)
+        );
+        check_fork(rows, rec, exp, &name)
     };
-    let threads = crate::stats::resample::threads().clamp(1, blocks.len().max(1));
-    let per = blocks.len().div_ceil(threads).max(1);
     let (checked, whole) = std::thread::scope(|scope| {
         let whole = scope.spawn(|| crate::run_folder::sha256_bytes(bytes));
-        let parts: Vec<_> = blocks
-            .chunks(per)
-            .map(|part| scope.spawn(move || check(part)))
-            .collect();
-        let checked: Vec<_> = parts
-            .into_iter()
-            .flat_map(|p| p.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect();
+        let checked = crate::stats::resample::map_in_order(&blocks, check);
         let whole = whole
             .join()
             .unwrap_or_else(|e| std::panic::resume_unwind(e));

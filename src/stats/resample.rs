@@ -51,6 +51,28 @@ pub fn threads() -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
+/// `f` of every item, on [`threads`] threads, each taking a contiguous run
+/// of the items; returned in item order, so the result does not depend on
+/// the thread count. A panic on a thread is raised again here.
+pub fn map_in_order<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = threads().min(items.len());
+    if threads <= 1 {
+        return items.iter().map(f).collect();
+    }
+    let per = items.len().div_ceil(threads);
+    let f = &f;
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = items
+            .chunks(per)
+            .map(|part| scope.spawn(move || part.iter().map(f).collect::<Vec<R>>()))
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
+}
+
 /// `resamples` statistics, resample b computed by `one` from chunk
 /// b / CHUNK's sampler, on [`threads`] threads; returned in resample order.
 /// `state` makes each chunk's scratch space (e.g. draw counts).
