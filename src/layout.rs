@@ -174,24 +174,34 @@ fn no_randomize() -> Option<bool> {
     (p != -1).then_some(p & libc::ADDR_NO_RANDOMIZE != 0)
 }
 
-/// Sets or clears ADDR_NO_RANDOMIZE for the next exec; async-signal-safe
-/// (two system calls), for the worker's `pre_exec`. Errors are left to the
-/// worker to find and record.
-pub fn set_aslr_for_exec(on: bool) {
+/// Sets or clears ADDR_NO_RANDOMIZE on the calling thread for the next
+/// exec (of it or of a child it starts); the persona it replaced, to put
+/// back with [`restore_persona`], or none when nothing changed. Errors are
+/// left to the worker to find and record.
+pub fn set_aslr_for_exec(on: bool) -> Option<libc::c_int> {
     // SAFETY: personality only changes how the next exec maps the process.
     unsafe {
         let cur = libc::personality(0xffff_ffff);
         if cur == -1 {
-            return;
+            return None;
         }
         let want = if on {
             cur & !libc::ADDR_NO_RANDOMIZE
         } else {
             cur | libc::ADDR_NO_RANDOMIZE
         };
-        if want != cur {
-            libc::personality(want as libc::c_ulong);
+        if want == cur {
+            return None;
         }
+        (libc::personality(want as libc::c_ulong) != -1).then_some(cur)
+    }
+}
+
+/// Puts back the persona [`set_aslr_for_exec`] replaced.
+pub fn restore_persona(persona: libc::c_int) {
+    // SAFETY: as above.
+    unsafe {
+        libc::personality(persona as libc::c_ulong);
     }
 }
 

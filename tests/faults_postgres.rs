@@ -267,11 +267,13 @@ fn a_lock_held_on_the_runs_table_does_not_make_runner_ignore_ctrl_c() {
         .to_string();
     let schema = format!("runner_{run_id}");
     let (mut c, _) = connect(&url).unwrap();
-    // Lock the table while the worker pauses between two previews.
+    // Lock the fork's table (the parent made it before the fork: cell 0,
+    // fork 0, the A/A instance's slot `b`) while the worker pauses between
+    // two previews.
     wait_for("the worker's table", Duration::from_secs(30), || {
         c.query_one(
             "SELECT to_regclass($1)::text",
-            &[&format!("{schema}.model_field")],
+            &[&format!("{schema}.model_field_c0_f0_b")],
         )
         .unwrap()
         .get::<_, Option<String>>(0)
@@ -279,7 +281,7 @@ fn a_lock_held_on_the_runs_table_does_not_make_runner_ignore_ctrl_c() {
     });
     let mut tx = c.transaction().unwrap();
     tx.batch_execute(&format!(
-        "LOCK TABLE {schema}.model_field IN ACCESS EXCLUSIVE MODE"
+        "LOCK TABLE {schema}.model_field_c0_f0_b IN ACCESS EXCLUSIVE MODE"
     ))
     .unwrap();
     let (mut watcher, _) = connect(&url).unwrap();

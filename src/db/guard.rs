@@ -121,19 +121,33 @@ impl Guard {
         })
     }
 
-    /// Waits (up to `limit`) until no connection of this run's workers is
-    /// left, so their statistics have reached the views.
-    pub fn wait_for_workers(&mut self, limit: Duration) -> Result<(), DbError> {
+    /// Waits (up to `limit`) until the given server processes (`None`:
+    /// every connection of this run's workers) are gone, so their
+    /// statistics have reached the views.
+    pub fn wait_for_workers(
+        &mut self,
+        backends: Option<&[u32]>,
+        limit: Duration,
+    ) -> Result<(), DbError> {
         let pattern = format!("runner worker {}%", self.run_schema);
+        let pids: Vec<i32> = backends
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|&p| i32::try_from(p).ok())
+            .collect();
         let start = Instant::now();
         loop {
-            let row = self
-                .client
-                .query_one(
+            let row = match backends {
+                Some(_) => self.client.query_one(
+                    "SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1)",
+                    &[&pids],
+                ),
+                None => self.client.query_one(
                     "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE $1 AND pid <> pg_backend_pid()",
                     &[&pattern],
-                )
-                .map_err(pg("guard: wait for the fork's connections"))?;
+                ),
+            }
+            .map_err(pg("guard: wait for the fork's connections"))?;
             let n: i64 = row.get(0);
             if n == 0 || start.elapsed() > limit {
                 return Ok(());

@@ -2,8 +2,10 @@
 //! uses, the table the preview works on, the sessions the user's SQL runs
 //! in ([`session`]), and what the report says about it.
 //!
-//! Both backends hold one table, `model_field(name text primary key,
-//! field_value double precision)`, seeded from [`Model::fields`]. A fork
+//! Both backends hold one table per strategy instance, `model_field(name
+//! text primary key, field_value double precision)` (on PostgreSQL
+//! `model_field_<backend pid>` in the run schema), seeded from
+//! [`Model::fields`]. A fork
 //! proves that its previews leaked no write by comparing [`hash_rows`] of the
 //! table right after seeding and after the fork: the hash is computed in Rust
 //! over rows sorted by name bytes, so it is the same function on both
@@ -199,16 +201,27 @@ pub trait ModelTable {
     fn backend_pid(&mut self) -> Result<Option<u32>, DbError> {
         Ok(None)
     }
+    /// Once, after the fork's last read: removes the table where it outlives
+    /// the connection (a server's); an in-memory one goes with it.
+    fn close(&mut self) -> Result<(), DbError> {
+        Ok(())
+    }
 }
 
 /// Creates, seeds and prepares the table for one strategy instance.
-pub fn open_table(target: &DbTarget, model: &Model) -> Result<Box<dyn ModelTable>, DbError> {
+/// `premade`: a table the exec parent made and seeded in the run schema
+/// (PostgreSQL only; see [`postgres::job_table`]).
+pub fn open_table(
+    target: &DbTarget,
+    model: &Model,
+    premade: Option<&str>,
+) -> Result<Box<dyn ModelTable>, DbError> {
     Ok(match target {
         DbTarget::Sqlite | DbTarget::SqliteFile { .. } => {
             Box::new(sqlite::SqliteTable::open(model)?)
         }
         DbTarget::Postgres { url, schema } => {
-            Box::new(postgres::PgTable::open(url, schema, model)?)
+            Box::new(postgres::PgTable::open(url, schema, model, premade)?)
         }
     })
 }

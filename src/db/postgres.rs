@@ -15,7 +15,7 @@ use super::{check_row_count, hash_rows, schema_name, DbError, DbInfo, ModelTable
 use crate::workload::{Model, Overrides};
 use postgres::config::Host;
 use postgres::error::SqlState;
-use postgres::{Client, Config, NoTls, Statement};
+use postgres::{Client, Config, NoTls, SimpleQueryMessage, Statement};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::time::Duration;
@@ -225,7 +225,61 @@ pub fn drop_run_schema(url: &str, run_id: &str) -> Result<(), DbError> {
     first_error.map_or(Ok(()), Err)
 }
 
-/// A seeded `model_field` in the run schema, with its statements prepared.
+/// The name, in the run schema, of the table the exec parent makes for one
+/// strategy instance of one job (slot `b` or `t`).
+pub fn job_table(cell: u32, fork: u32, slot: &str) -> String {
+    format!("model_field_c{cell}_f{fork}_{slot}")
+}
+
+/// In one committed transaction: drops the tables `drop` (if they exist),
+/// then makes each table of `make` (schema-qualified) afresh and seeds it
+/// with its rows. One commit, so one WAL flush; it stays synchronous, so no
+/// flush is left to land in a fork's timed runs.
+pub fn make_tables(
+    client: &mut Client,
+    drop: &[String],
+    make: &[(String, Vec<(String, f64)>)],
+) -> Result<(), DbError> {
+    let mut ddl = String::from("BEGIN;");
+    for t in drop.iter().chain(make.iter().map(|(t, _)| t)) {
+        ddl.push_str(&format!(" DROP TABLE IF EXISTS {t};"));
+    }
+    for (t, _) in make {
+        ddl.push_str(&format!(
+            " CREATE TABLE {t} (name text PRIMARY KEY, field_value double precision NOT NULL);"
+        ));
+    }
+    let made = client
+        .batch_execute(&ddl)
+        .map_err(pg("create table model_field"))
+        .and_then(|()| {
+            for (t, rows) in make {
+                let (names, values): (Vec<&str>, Vec<f64>) =
+                    rows.iter().map(|(n, v)| (n.as_str(), *v)).unzip();
+                client
+                    .execute(
+                        &format!(
+                            "INSERT INTO {t} (name, field_value) \
+                             SELECT * FROM unnest($1::text[], $2::float8[])"
+                        ),
+                        &[&names, &values],
+                    )
+                    .map_err(pg("seed model_field"))?;
+            }
+            Ok(())
+        });
+    // A failed step leaves the transaction open (or aborted): roll it back
+    // so the error is the step's, not the commit's.
+    let done = if made.is_ok() { "COMMIT" } else { "ROLLBACK" };
+    client
+        .batch_execute(done)
+        .map_err(pg("commit model_field"))?;
+    made
+}
+
+/// A seeded `model_field` table in the run schema, with its statements
+/// prepared: each strategy instance has a table of its own, so the next
+/// fork's worker, which sets up while this one finishes, never touches it.
 ///
 /// One preview = [`ModelTable::begin`] (simple query `BEGIN`, 1 round trip),
 /// [`ModelTable::write_overrides`] (prepared `UPDATE ... FROM unnest($1::text[],
@@ -236,67 +290,91 @@ pub fn drop_run_schema(url: &str, run_id: &str) -> Result<(), DbError> {
 /// arrive bit-exact.
 pub struct PgTable {
     client: Client,
+    /// The server process serving `client`; names the table.
+    pid: u32,
+    /// `<schema>.model_field_<pid>`, or the premade table's.
+    table: String,
+    /// Made here, so dropped here.
+    owned: bool,
     update: Statement,
     select: Statement,
     names: Vec<String>,
 }
 
 impl PgTable {
-    /// Connects, enters the run schema (refusing one runner did not create),
-    /// recreates and seeds `model_field` there (committed: setup, not a
-    /// preview), and prepares the preview statements.
-    ///
-    /// Drop, create and seed commit together: each commit waits for the
-    /// server's WAL flush (an fsync, milliseconds on a virtual disk), and
-    /// this runs once per fork. The commit stays synchronous, so no flush
-    /// of the setup is left to land in the fork's timed runs.
-    ///
-    /// Two distinct tx-rollback instances in one worker share the table;
-    /// that is harmless because neither ever commits.
-    pub fn open(url: &str, schema: &str, model: &Model) -> Result<PgTable, DbError> {
+    /// Connects, enters the run schema (refusing one runner did not create)
+    /// and prepares the preview statements on its table: `premade` (in the
+    /// run schema), made and seeded by the exec parent before the fork
+    /// ([`job_table`]), or else one it makes itself ([`make_tables`]) and
+    /// drops at [`ModelTable::close`]. A table a killed worker left goes
+    /// with the run schema.
+    pub fn open(
+        url: &str,
+        schema: &str,
+        model: &Model,
+        premade: Option<&str>,
+    ) -> Result<PgTable, DbError> {
         let (mut client, _) = connect(url)?;
-        if !check_ours(&mut client, schema)? {
-            return Err(DbError::NotOurSchema(schema.to_owned()));
-        }
-        // application_name lets an operator (or a test) find a run's worker
-        // in pg_stat_activity.
-        client
-            .batch_execute(&format!(
+        // One round trip: the settings, this connection's server process
+        // (it names the table and is pinned), and whether the run schema is
+        // runner's (its marker comment). The name is validated to [a-z0-9_]
+        // (`schema_name`), so formatting it in is safe. application_name
+        // lets an operator (or a test) find a run's worker in
+        // pg_stat_activity.
+        let reply = client
+            .simple_query(&format!(
                 "SET application_name TO 'runner worker {schema}'; \
                  SET search_path TO {schema}; \
-                 BEGIN; \
-                 DROP TABLE IF EXISTS {schema}.model_field; \
-                 CREATE TABLE {schema}.model_field \
-                 (name text PRIMARY KEY, field_value double precision NOT NULL)"
+                 SELECT pg_backend_pid(), \
+                        (SELECT count(*) FROM pg_namespace WHERE nspname = '{schema}'), \
+                        (SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = '{schema}')"
             ))
-            .map_err(pg("create table model_field"))?;
-        let (names, values): (Vec<String>, Vec<f64>) = model.fields().into_iter().unzip();
-        let seeded = client
-            .execute(
-                "INSERT INTO model_field (name, field_value) \
-                 SELECT * FROM unnest($1::text[], $2::float8[])",
-                &[&names, &values],
-            )
-            .map_err(pg("seed model_field"));
-        // A failed step leaves the transaction open: roll it back so the
-        // error is the step's, not the commit's.
-        let done = if seeded.is_ok() { "COMMIT" } else { "ROLLBACK" };
-        client
-            .batch_execute(done)
-            .map_err(pg("commit model_field"))?;
-        seeded?;
+            .map_err(pg("look up schema"))?;
+        let row = reply.iter().find_map(|m| match m {
+            SimpleQueryMessage::Row(r) => Some(r),
+            _ => None,
+        });
+        let (pid, exists, comment) = match row {
+            Some(r) => (
+                r.get(0).and_then(|p| p.parse::<u32>().ok()),
+                r.get(1) == Some("1"),
+                r.get(2),
+            ),
+            None => (None, false, None),
+        };
+        if !exists || comment != Some(marker(schema).as_str()) {
+            return Err(DbError::NotOurSchema(schema.to_owned()));
+        }
+        let pid = pid.ok_or(DbError::Postgres {
+            context: "pg_backend_pid()",
+            message: "the server returned no process id".into(),
+        })?;
+        let table = match premade {
+            Some(t) => format!("{schema}.{t}"),
+            None => {
+                let table = format!("{schema}.model_field_{pid}");
+                // A table of this name is left by a killed worker whose
+                // server process had the same pid: it is runner's, in
+                // runner's schema.
+                make_tables(&mut client, &[], &[(table.clone(), model.fields())])?;
+                table
+            }
+        };
         let update = client
-            .prepare(
-                "UPDATE model_field AS m SET field_value = v.value \
+            .prepare(&format!(
+                "UPDATE {table} AS m SET field_value = v.value \
                  FROM unnest($1::text[], $2::float8[]) AS v(name, value) \
-                 WHERE m.name = v.name",
-            )
+                 WHERE m.name = v.name"
+            ))
             .map_err(pg("prepare update"))?;
         let select = client
-            .prepare("SELECT name, field_value FROM model_field")
+            .prepare(&format!("SELECT name, field_value FROM {table}"))
             .map_err(pg("prepare select"))?;
         Ok(PgTable {
             client,
+            pid,
+            owned: premade.is_none(),
+            table,
             update,
             select,
             names: Overrides::field_names(model.plans() as u32),
@@ -352,12 +430,18 @@ impl ModelTable for PgTable {
     /// The server process serving this connection, so the worker can pin
     /// it (docs/guide/how-a-run-works.md, placement).
     fn backend_pid(&mut self) -> Result<Option<u32>, DbError> {
-        let row = self
-            .client
-            .query_one("SELECT pg_backend_pid()", &[])
-            .map_err(pg("pg_backend_pid()"))?;
-        let pid: i32 = row.try_get(0).map_err(pg("pg_backend_pid()"))?;
-        Ok(u32::try_from(pid).ok())
+        Ok(Some(self.pid))
+    }
+
+    /// Drops a table it made, after the fork's last read (its final hash);
+    /// a premade table is the parent's to drop.
+    fn close(&mut self) -> Result<(), DbError> {
+        if !self.owned {
+            return Ok(());
+        }
+        self.client
+            .batch_execute(&format!("DROP TABLE {}", self.table))
+            .map_err(pg("drop the fork's table"))
     }
 }
 

@@ -71,7 +71,7 @@ fn hash_ignores_row_order_and_sees_one_ulp() {
 #[test]
 fn sqlite_preview_reads_back_the_overrides_and_rolls_back() {
     let model = Model::new(5);
-    let mut table = open_table(&DbTarget::Sqlite, &model).unwrap();
+    let mut table = open_table(&DbTarget::Sqlite, &model, None).unwrap();
     let seeded = table.content_hash().unwrap();
     assert_eq!(seeded, hash_rows(model.fields()));
 

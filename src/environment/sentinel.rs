@@ -1,17 +1,18 @@
 //! Per-fork sentinels: what else the machine did while one fork measured.
 //!
-//! The parent takes a [`Snapshot`] just before it starts a worker and one
-//! just after the worker is reaped; [`compare`] turns the two into the
-//! fork's [`ForkSentinel`]. A snapshot is /proc/stat's `cpu` line (every
-//! CPU's ticks by kind, steal included), /proc/loadavg, and the CPU time of
-//! our own processes: the roots given (runner itself, and a database
-//! backend serving the worker when its pid is known) and everything below
-//! them. Own time counts utime + stime + cutime + cstime of each, so a
-//! worker counts while it runs (its own times) and after it has been reaped
-//! (in its parent's cutime / cstime), and is never counted twice. A
-//! PostgreSQL backend that served the worker is not our child and has
-//! exited by the second snapshot: the worker reports its CPU time, and
-//! [`Snapshot::with_own_ticks`] counts it as ours.
+//! The parent takes a [`Snapshot`] just before it tells a worker to go and
+//! one when the worker's first record arrives (records are sent only after
+//! the timed runs): the window is the fork's timing, and in it runner has
+//! only the measuring worker, its backends and the waiting parent.
+//! [`compare`] turns the two into the fork's [`ForkSentinel`]. A snapshot is
+//! /proc/stat's `cpu` line (every CPU's ticks by kind, steal included),
+//! /proc/loadavg, and the CPU time of our own processes: the roots given
+//! (runner itself) and everything below them. Own time counts utime +
+//! stime + cutime + cstime of each, so a worker counts while it runs (its
+//! own times) and after it has been reaped (in its parent's cutime /
+//! cstime), and is never counted twice. A PostgreSQL backend that serves the
+//! worker is not our child: the worker reports its CPU time in the window,
+//! and [`Snapshot::with_own_ticks`] counts it as ours.
 //!
 //! From the differences: *steal share* = stolen ticks / all ticks; *outside
 //! share* = (busy ticks of the whole machine - our own ticks) / all ticks,

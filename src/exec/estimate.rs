@@ -181,6 +181,7 @@ fn trial(
         db,
         slot: "trial",
         name,
+        table: None,
     };
     let mut s = strategy::build(kind, &at)?;
     let mut draws = Draws::new(u64::from(cell.cell));

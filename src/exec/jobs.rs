@@ -57,28 +57,84 @@ pub(super) fn run_jobs(
     let host = info.shard.as_ref().map(|_| crate::shard::current_host().0);
     // Runner and its workers are "own" CPU time to the sentinel.
     let own = [std::process::id()];
-    let mut guard = DatabaseGuard::open(db)?;
-    for job in todo {
+    let requests: Vec<_> = todo
+        .iter()
+        .map(|job| super::job_request(exp, info, job, db))
+        .collect();
+    // The guard checks what the user's SQL or commands did; a run of
+    // runner's built-in kinds runs only runner's own statements.
+    let user_code = requests
+        .iter()
+        .any(|r| r.baseline.runs_user_code() || r.treatment.runs_user_code());
+    let mut guard = DatabaseGuard::open(db.filter(|_| user_code))?;
+    let start = |i: usize| spawn::Worker::start(&requests[i], timeout);
+    // Each fork's job_ns runs from the previous fork's commit (the first
+    // fork's from here) to its own: the forks' job_ns add up to the run's
+    // wall time however their workers overlap.
+    let mut since = std::time::Instant::now();
+    // The tables of tx-rollback arms on PostgreSQL, made a fork ahead:
+    // the first two forks' now.
+    let mut tables = super::tables::Tables::open(db, requests.first())?;
+    if let Some(t) = &mut tables {
+        t.step(&[], &requests.iter().take(2).collect::<Vec<_>>())?;
+    }
+    // The next fork's worker, started when this fork's timing ended: it sets
+    // up and checks its arms while this fork is stored, and waits for its go.
+    let mut next: Option<std::result::Result<spawn::Worker, spawn::ForkFailure>> = None;
+    for (i, job) in todo.iter().enumerate() {
         if interrupt::interrupted() {
             progress.clear();
             return Err(run_failed(interrupt::Interrupted.to_string()));
         }
-        let job_started = std::time::Instant::now();
         let label = format!("cell {} fork {}", job.cell, job.fork);
-        let request = super::job_request(exp, info, &job, db);
         let mut writer = partial.fork_writer(job.cell, job.fork)?;
+        let worker = next.take().unwrap_or_else(|| start(i));
         progress.start_fork(&label, pairs_per_job);
-        // The sentinel's two snapshots bracket the worker's whole life, so
-        // what else the machine did during the fork is in them; they are
-        // taken while no worker measures.
-        let before = Snapshot::take(&own);
         let print_before = guard.take()?;
-        let outcome = spawn::run_worker(&request, timeout, |p| {
-            progress.pair();
-            writer.push(p)
+        // The sentinel's window is the fork's timing, from the go to its
+        // first record (and the next worker's start); nothing else of
+        // runner's runs in it.
+        let before = Snapshot::take(&own);
+        let mut after = None;
+        let mut tables_made = Ok(());
+        let outcome = worker.and_then(|w| {
+            w.run(
+                |p| {
+                    progress.pair();
+                    writer.push(p)
+                },
+                || {
+                    // The next worker first: its start-up is the longest
+                    // part of the time between two forks' timing. It is
+                    // runner's own CPU time to the snapshot.
+                    next = (i + 1 < requests.len()).then(|| start(i + 1));
+                    after = Snapshot::take(&own);
+                    // The fork before last is long done; the fork after
+                    // next starts only when the next one's timing ends.
+                    if let Some(t) = &mut tables {
+                        let done: Vec<_> =
+                            i.checked_sub(1).map(|k| &requests[k]).into_iter().collect();
+                        let ahead: Vec<_> = requests.get(i + 2).into_iter().collect();
+                        tables_made = t.step(&done, &ahead);
+                    }
+                },
+            )
         });
-        let after = Snapshot::take(&own);
-        let database_guard = guard.compare(print_before)?;
+        if let Err(e) = tables_made {
+            writer.discard();
+            progress.clear();
+            return Err(e);
+        }
+        if outcome.is_err() {
+            // The run stops here: the next worker goes before the guard
+            // looks for the run's connections.
+            next = None;
+        }
+        let backends = match &outcome {
+            Ok(r) => Some(backend_pids(&r.summary)),
+            Err(_) => None,
+        };
+        let database_guard = guard.compare(print_before, backends.as_deref())?;
         let changed = database_guard.as_ref().filter(|g| !g.held).map(|g| {
             format!(
                 "outside runner's schemas, the database changed during {label}: {}. runner never commits what the user's SQL writes, so this is an effect PostgreSQL does not roll back (a sequence, a function that opens its own connection) or another session's commit during the fork; the fork's data is discarded",
@@ -107,9 +163,11 @@ pub(super) fn run_jobs(
                 let sentinel = before
                     .zip(after)
                     .map(|(b, a)| sentinel::compare(&b, &a.with_own_ticks(backend_ticks)));
+                let job_ns = since.elapsed().as_nanos() as u64;
+                since = std::time::Instant::now();
                 let saw = ParentSaw {
                     wall_ns: r.wall_ns,
-                    job_ns: Some(job_started.elapsed().as_nanos() as u64),
+                    job_ns: Some(job_ns),
                     host: host.clone(),
                     sentinel,
                     database_guard,
@@ -150,8 +208,9 @@ pub(super) fn run_jobs(
 }
 
 /// The fingerprint of the database outside runner's schemas, taken before
-/// and after each fork on a PostgreSQL run (`db::guard`); nothing to do on
-/// SQLite or without a database.
+/// and after each fork on a PostgreSQL run whose arms run the user's SQL or
+/// commands (`db::guard`); nothing to do on SQLite, without a database, or
+/// when both arms are runner's built-in kinds.
 ///
 /// One fork's "after" is the next fork's "before": nothing of runner's
 /// touches the database between them, a change made there by someone else
@@ -196,19 +255,31 @@ impl DatabaseGuard {
             .map_err(|e| run_failed(format!("the database guard: {e}")))
     }
 
+    /// The fingerprint after a fork, once its connections are gone: the
+    /// backends it reported when it finished (the next fork's worker is
+    /// connected by then), or every worker connection of the run when it
+    /// failed (its next worker has been stopped).
     fn compare(
         &mut self,
         before: Option<crate::db::guard::Fingerprint>,
+        backends: Option<&[u32]>,
     ) -> Result<Option<crate::db::guard::GuardRecord>> {
         let (Some(g), Some(before)) = (&mut self.guard, before) else {
             return Ok(None);
         };
         let after = g
-            .wait_for_workers(CONNECTIONS_CLOSE)
+            .wait_for_workers(backends, CONNECTIONS_CLOSE)
             .and_then(|()| g.take())
             .map_err(|e| run_failed(format!("the database guard: {e}")))?;
         let record = before.compare(&after);
         self.last = Some(after);
         Ok(Some(record))
     }
+}
+
+/// The database server processes that served a finished fork.
+fn backend_pids(summary: &crate::run_folder::ForkSummary) -> Vec<u32> {
+    summary.placement.as_ref().map_or_else(Vec::new, |p| {
+        p.database.backends().iter().map(|b| b.pid).collect()
+    })
 }

@@ -16,6 +16,7 @@ pub mod protocol;
 pub mod resume;
 mod run;
 pub mod spawn;
+mod tables;
 pub mod worker;
 
 use crate::error::{bad_input, run_failed, Result, RunnerError};
@@ -97,14 +98,19 @@ fn job_request(
     // The cell's role says which strategies its arms run (the gate's
     // self-check cells run the baseline on both sides).
     let (baseline, treatment) = cell.arms(d);
+    let (bound_b, bound_t) = (
+        plan::bind(exp, cell, baseline),
+        plan::bind(exp, cell, treatment),
+    );
     JobRequest {
         cell: job.cell,
         fork: job.fork,
         seed: job.seed,
         delay_ns: cell.delay_ns,
         workload: cell.workload,
-        baseline: plan::bind(exp, cell, baseline),
-        treatment: plan::bind(exp, cell, treatment),
+        premade_tables: tables::premade_for(db, &bound_b, &bound_t),
+        baseline: bound_b,
+        treatment: bound_t,
         baseline_name: baseline.to_string(),
         treatment_name: treatment.to_string(),
         shared_instance: baseline == treatment,

@@ -1,11 +1,17 @@
 //! The messages parent and worker exchange: one job as JSON on the worker's
-//! stdin, then one JSON message per line on its stdout. Both sides use these
-//! types, so the protocol cannot drift.
+//! stdin, then one JSON message per line on its stdout; after its checks
+//! the worker waits for a second stdin line, [`GO`], before it times
+//! anything. Both sides use these types, so the protocol cannot drift.
 
 use crate::db::DbTarget;
 use crate::record::PairRecord;
 use crate::spec::{Ordering, StrategyKind, WorkloadParams};
 use serde::{Deserialize, Serialize};
+
+/// The parent's word that the worker may start timing: everything else of
+/// runner's (the previous fork's worker, its backends, the parent's
+/// bookkeeping) has stopped.
+pub const GO: &str = "go";
 
 /// Everything a worker needs; it reads nothing else (no spec, no files).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -31,6 +37,11 @@ pub struct JobRequest {
     pub database: Option<DbTarget>,
     /// Where the worker pins itself and its database backend.
     pub placement: crate::placement::Placement,
+    /// The parent made and seeded this job's `tx-rollback` tables on
+    /// PostgreSQL before the fork (`exec::tables`); false: each instance
+    /// makes its own.
+    #[serde(default)]
+    pub premade_tables: bool,
     /// The fork's memory layout; none under `layout = "system"`. The
     /// parent has already applied its padding and personality.
     #[serde(default)]
@@ -41,7 +52,7 @@ pub struct JobRequest {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum WorkerMessage {
-    /// The pre-timing checks passed; timing starts now.
+    /// The pre-timing checks passed; timing starts at the parent's [`GO`].
     Checked(CheckReport),
     Pair(PairRecord),
     Done(ForkSummary),

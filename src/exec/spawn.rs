@@ -1,5 +1,11 @@
 //! Runs one job in a fresh worker process and streams its records.
 //!
+//! A worker is started ([`Worker::start`]) before its fork's turn: it sets
+//! up and checks its arms while the previous fork's records are stored, then
+//! waits. [`Worker::run`] tells it to go and receives its records; nothing
+//! else of runner's runs from the go to the end of its timed runs
+//! (docs/guide/how-a-run-works.md, "One fork at a time").
+//!
 //! The worker's stdout is read on a thread of its own and handed over a
 //! channel; this thread stores each record as it arrives and, between
 //! messages, looks at the clock (the fork timeout) and at the signal count
@@ -12,13 +18,12 @@
 //! leave (the worker cannot clean up after a SIGKILL) is re-parented here
 //! and killed after each fork (src/exec/sweep.rs).
 
-use super::protocol::{CheckReport, ForkSummary, JobRequest, WorkerMessage};
+use super::protocol::{CheckReport, ForkSummary, JobRequest, WorkerMessage, GO};
 use crate::interrupt;
 use crate::record::PairRecord;
 use std::collections::BTreeSet;
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -77,156 +82,280 @@ fn kept_children() -> &'static BTreeSet<i32> {
     })
 }
 
-/// Kills what the last worker left behind; how many there were.
+/// Kills what the last worker left behind; how many there were. A worker
+/// still running (the next fork's, setting up) is not left behind.
 fn sweep_after_worker() -> u64 {
-    crate::reaper::after_worker(kept_children()) as u64
+    let mut keep = kept_children().clone();
+    keep.extend(live().iter().copied());
+    crate::reaper::after_worker(&keep) as u64
 }
 
+/// The environment variable that gives a worker its parent's pid, so that
+/// it can tie its life to the parent's ([`die_with_parent`]).
+pub const PARENT_VAR: &str = "RUNNER_PARENT_PID";
+
+/// Starts the worker process with `job` (one line) already in its stdin,
+/// and returns the pipe's write end for the go. No code runs in the child
+/// before exec, so the standard library can use `posix_spawn` (a vfork:
+/// the parent's page tables are not copied); the worker sets its death
+/// signal itself.
+///
+/// The job is written before the spawn: a freshly started worker otherwise
+/// waited a millisecond or more for its parent to be scheduled again
+/// (measured between two forks, where both CPUs are busy). A job longer
+/// than the pipe holds is finished after the spawn.
 fn spawn(
     exe: &std::path::Path,
     layout: Option<&crate::layout::LayoutPlan>,
-) -> std::io::Result<Child> {
-    let parent = std::process::id() as libc::pid_t;
+    job: &str,
+) -> std::io::Result<(Child, std::io::PipeWriter)> {
+    let (reader, mut writer) = std::io::pipe()?;
+    let line = format!("{job}\n");
+    set_nonblocking(&writer, true)?;
+    let sent = match writer.write(line.as_bytes()) {
+        Ok(n) => n,
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => 0,
+        Err(e) => return Err(e),
+    };
+    set_nonblocking(&writer, false)?;
     let mut cmd = Command::new(exe);
     // The padding is in the environment exec lays out, so it moves the
     // worker's initial stack, and the commands it starts inherit it.
     if let Some(l) = layout {
         cmd.env(crate::layout::PAD_VAR, l.padding());
     }
-    let aslr = layout.map(|l| l.aslr_asked());
     cmd.arg("worker")
+        .env(PARENT_VAR, std::process::id().to_string())
         // A worker's panic should show its message and place in the few
         // stderr lines the parent quotes, not a backtrace.
         .env("RUST_BACKTRACE", "0")
-        .stdin(Stdio::piped())
+        .stdin(Stdio::from(reader))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    // SAFETY: runs in the forked child before exec; prctl and getppid are
-    // async-signal-safe and nothing here allocates. The death signal is tied
-    // to the thread that spawns, which is the main thread for the whole run.
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // The parent died before the prctl: nobody would reap this fork.
-            if libc::getppid() != parent {
-                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
-            }
-            // A refusal is not fatal: the worker records ASLR as it finds it.
-            if let Some(on) = aslr {
-                crate::layout::set_aslr_for_exec(on);
-            }
-            Ok(())
-        });
+    // ASLR is a persona the child inherits from the thread that starts it
+    // and that exec reads: set on this (the main) thread for the spawn and
+    // put back after it. A refusal is not fatal: the worker records ASLR as
+    // it finds it.
+    let restore = layout.and_then(|l| crate::layout::set_aslr_for_exec(l.aslr_asked()));
+    let child = cmd.spawn();
+    if let Some(persona) = restore {
+        crate::layout::restore_persona(persona);
     }
-    cmd.spawn()
+    let child = child?;
+    // A worker that died at once shows in its exit status, not here.
+    let _ = writer.write_all(&line.as_bytes()[sent..]);
+    Ok((child, writer))
 }
 
-/// Runs `job`; `on_pair` sees every record as it arrives (to store it and
-/// move the progress bar). Kills the worker after `timeout` or on a signal.
-pub fn run_worker(
-    job: &JobRequest,
-    timeout: Duration,
-    mut on_pair: impl FnMut(&PairRecord) -> crate::error::Result<()>,
-) -> Result<ForkResult, ForkFailure> {
-    let fail = |reason: String| ForkFailure {
-        reason,
-        stderr_tail: Vec::new(),
-        interrupted: false,
-    };
-    let exe = std::env::current_exe().map_err(|e| fail(format!("cannot find own binary: {e}")))?;
-    let started = Instant::now();
-    let deadline = started + timeout;
-    kept_children();
-    let mut child = spawn(&exe, job.layout.as_ref())
-        .map_err(|e| fail(format!("cannot start a worker process: {e}")))?;
-
-    // The tail of stderr, collected line by line so that what came is there
-    // even if the pipe never closes.
-    let tail = Arc::new(Mutex::new(VecDeque::new()));
-    let stderr = child.stderr.take().expect("stderr is piped");
-    let tail_writer = Arc::clone(&tail);
-    let (stderr_done, stderr_closed) = mpsc::channel::<()>();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines() {
-            let Ok(line) = line else { break };
-            let mut t = tail_writer.lock().unwrap_or_else(|p| p.into_inner());
-            if t.len() == STDERR_TAIL {
-                t.pop_front();
-            }
-            t.push_back(line);
-        }
-        let _ = stderr_done.send(());
-    });
-
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || read_messages(BufReader::new(stdout), tx));
-
-    let mut stdin = child.stdin.take().expect("stdin is piped");
-    let request = serde_json::to_string(job).expect("job serializes");
-    // A worker that died at once shows in its exit status, not here.
-    let _ = writeln!(stdin, "{request}");
-    drop(stdin);
-
-    let outcome = receive(&rx, &mut on_pair, deadline);
-    let (status, outcome) = reap(&mut child, outcome, deadline);
-    let swept = sweep_after_worker();
-    let _ = stderr_closed.recv_timeout(STDERR_GRACE);
-    let stderr_tail: Vec<String> = tail
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .iter()
-        .cloned()
-        .collect();
-    let wall_ns = started.elapsed().as_nanos() as u64;
-
-    let worker_sigint = {
-        use std::os::unix::process::ExitStatusExt;
-        matches!(&status, Some(s) if s.signal() == Some(libc::SIGINT))
-    };
-    let failure = |reason: String, interrupted: bool| ForkFailure {
-        reason: if swept > 0 {
-            format!("{reason} ({swept} process(es) started by its commands were still running and were killed)")
+fn set_nonblocking(pipe: &std::io::PipeWriter, on: bool) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let fd = pipe.as_raw_fd();
+    // SAFETY: fcntl on a descriptor this process owns.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        let flags = if on {
+            flags | libc::O_NONBLOCK
         } else {
-            reason
-        },
-        stderr_tail: stderr_tail.clone(),
-        interrupted: interrupted || worker_sigint || interrupt::interrupted(),
-    };
-    let (checks, mut summary) = match outcome {
-        Ok(done) => done,
-        Err(Ended::Interrupted) => return Err(failure("interrupted".into(), true)),
-        Err(Ended::TimedOut) => {
-            return Err(failure(
-                format!(
-                    "the worker was still running after the fork timeout of {} s (design.fork_timeout_s) and was killed",
-                    timeout.as_secs()
-                ),
-                false,
-            ))
+            flags & !libc::O_NONBLOCK
+        };
+        if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags) < 0 {
+            return Err(std::io::Error::last_os_error());
         }
-        // A worker that died mid-stream: how it died says more than the
-        // missing lines do.
-        Err(Ended::Early) => {
-            let reason = match status {
-                Some(s) if !s.success() => describe_exit(s),
-                _ => "the worker's output ended before the fork finished".into(),
-            };
-            return Err(failure(reason, false));
-        }
-        Err(Ended::Because(reason)) => return Err(failure(reason, false)),
+    }
+    Ok(())
+}
+
+/// The worker's first act: it is killed when the parent's spawning thread
+/// ends (PR_SET_PDEATHSIG), so a `kill -9` of runner leaves no worker
+/// measuring on alone; and if the parent died before that was set, the
+/// worker ends at once (nobody would reap it). A worker started by hand
+/// (no [`PARENT_VAR`]) skips the check.
+pub fn die_with_parent() -> anyhow::Result<()> {
+    let Some(parent) = std::env::var(PARENT_VAR)
+        .ok()
+        .and_then(|p| p.parse::<libc::pid_t>().ok())
+    else {
+        return Ok(());
     };
-    summary.left_processes += swept;
-    match status {
-        Some(s) if s.success() => Ok(ForkResult {
-            checks,
-            summary,
-            wall_ns,
-        }),
-        Some(s) => Err(failure(describe_exit(s), false)),
-        None => Err(failure("cannot wait for the worker".into(), false)),
+    // SAFETY: plain prctl and getppid on this process.
+    unsafe {
+        if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
+            anyhow::bail!(
+                "cannot tie the worker to its parent: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+        if libc::getppid() != parent {
+            anyhow::bail!("the parent ended before the worker started");
+        }
+    }
+    Ok(())
+}
+
+/// The workers started and not yet reaped: the next fork's worker starts
+/// while the previous fork's bookkeeping runs, and the sweep after a worker
+/// must leave it (and what it starts) alone.
+static LIVE: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+
+fn live() -> std::sync::MutexGuard<'static, BTreeSet<i32>> {
+    LIVE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A worker process that has its job: it sets up and checks its arms,
+/// reports `Checked`, and then waits for [`Worker::run`]'s go before its
+/// first timed run. Dropped without running, it is killed and reaped.
+pub struct Worker {
+    child: Child,
+    stdin: Option<std::io::PipeWriter>,
+    rx: mpsc::Receiver<Event>,
+    tail: Arc<Mutex<VecDeque<String>>>,
+    stderr_closed: mpsc::Receiver<()>,
+    started: Instant,
+    deadline: Instant,
+    reaped: bool,
+}
+
+impl Worker {
+    /// Starts a worker on `job`; it is killed after `timeout` from now, or on
+    /// a signal.
+    pub fn start(job: &JobRequest, timeout: Duration) -> Result<Worker, ForkFailure> {
+        let fail = |reason: String| ForkFailure {
+            reason,
+            stderr_tail: Vec::new(),
+            interrupted: false,
+        };
+        let exe =
+            std::env::current_exe().map_err(|e| fail(format!("cannot find own binary: {e}")))?;
+        let started = Instant::now();
+        kept_children();
+        let request = serde_json::to_string(job).expect("job serializes");
+        let (mut child, stdin) = spawn(&exe, job.layout.as_ref(), &request)
+            .map_err(|e| fail(format!("cannot start a worker process: {e}")))?;
+        live().insert(child.id() as i32);
+
+        // The tail of stderr, collected line by line so that what came is
+        // there even if the pipe never closes.
+        let tail = Arc::new(Mutex::new(VecDeque::new()));
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let tail_writer = Arc::clone(&tail);
+        let (stderr_done, stderr_closed) = mpsc::channel::<()>();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                let mut t = tail_writer.lock().unwrap_or_else(|p| p.into_inner());
+                if t.len() == STDERR_TAIL {
+                    t.pop_front();
+                }
+                t.push_back(line);
+            }
+            let _ = stderr_done.send(());
+        });
+
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || read_messages(BufReader::new(stdout), tx));
+
+        Ok(Worker {
+            child,
+            stdin: Some(stdin),
+            rx,
+            tail,
+            stderr_closed,
+            started,
+            deadline: started + timeout,
+            reaped: false,
+        })
+    }
+
+    /// Tells the worker to start timing, then streams its records: `on_pair`
+    /// sees every record as it arrives (to store it and move the progress
+    /// bar); `timing_over` runs once, when the first message after the
+    /// worker's timed runs arrives (its records are sent only then), before
+    /// anything else is done for this fork. Kills the worker at the
+    /// deadline or on a signal.
+    pub fn run(
+        mut self,
+        mut on_pair: impl FnMut(&PairRecord) -> crate::error::Result<()>,
+        timing_over: impl FnOnce(),
+    ) -> Result<ForkResult, ForkFailure> {
+        if let Some(mut stdin) = self.stdin.take() {
+            // Closed after the word: the worker reads nothing more.
+            let _ = writeln!(stdin, "{GO}");
+        }
+        let outcome = receive(&self.rx, &mut on_pair, timing_over, self.deadline);
+        let (status, outcome) = reap(&mut self.child, outcome, self.deadline);
+        self.reaped = true;
+        live().remove(&(self.child.id() as i32));
+        let swept = sweep_after_worker();
+        let _ = self.stderr_closed.recv_timeout(STDERR_GRACE);
+        let stderr_tail: Vec<String> = self
+            .tail
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .cloned()
+            .collect();
+        let wall_ns = self.started.elapsed().as_nanos() as u64;
+
+        let worker_sigint = {
+            use std::os::unix::process::ExitStatusExt;
+            matches!(&status, Some(s) if s.signal() == Some(libc::SIGINT))
+        };
+        let failure = |reason: String, interrupted: bool| ForkFailure {
+            reason: if swept > 0 {
+                format!("{reason} ({swept} process(es) started by its commands were still running and were killed)")
+            } else {
+                reason
+            },
+            stderr_tail: stderr_tail.clone(),
+            interrupted: interrupted || worker_sigint || interrupt::interrupted(),
+        };
+        let (checks, mut summary) = match outcome {
+            Ok(done) => done,
+            Err(Ended::Interrupted) => return Err(failure("interrupted".into(), true)),
+            Err(Ended::TimedOut) => {
+                return Err(failure(
+                    format!(
+                        "the worker was still running after the fork timeout of {} s (design.fork_timeout_s) and was killed",
+                        (self.deadline - self.started).as_secs()
+                    ),
+                    false,
+                ))
+            }
+            // A worker that died mid-stream: how it died says more than the
+            // missing lines do.
+            Err(Ended::Early) => {
+                let reason = match status {
+                    Some(s) if !s.success() => describe_exit(s),
+                    _ => "the worker's output ended before the fork finished".into(),
+                };
+                return Err(failure(reason, false));
+            }
+            Err(Ended::Because(reason)) => return Err(failure(reason, false)),
+        };
+        summary.left_processes += swept;
+        match status {
+            Some(s) if s.success() => Ok(ForkResult {
+                checks,
+                summary,
+                wall_ns,
+            }),
+            Some(s) => Err(failure(describe_exit(s), false)),
+            None => Err(failure("cannot wait for the worker".into(), false)),
+        }
+    }
+}
+
+impl Drop for Worker {
+    /// A worker that was never told to go (the run stopped before its
+    /// fork) is killed and reaped, with whatever it started.
+    fn drop(&mut self) {
+        if !self.reaped {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+            live().remove(&(self.child.id() as i32));
+            sweep_after_worker();
+        }
     }
 }
 
@@ -234,9 +363,11 @@ pub fn run_worker(
 fn receive(
     rx: &mpsc::Receiver<Event>,
     on_pair: &mut impl FnMut(&PairRecord) -> crate::error::Result<()>,
+    timing_over: impl FnOnce(),
     deadline: Instant,
 ) -> Result<(CheckReport, ForkSummary), Ended> {
     let mut checks = None;
+    let mut timing_over = Some(timing_over);
     loop {
         if interrupt::interrupted() {
             return Err(Ended::Interrupted);
@@ -249,6 +380,15 @@ fn receive(
             Err(mpsc::RecvTimeoutError::Timeout) => continue,
             Err(mpsc::RecvTimeoutError::Disconnected) => Event::End,
         };
+        // Records and the summary are sent only after the timed runs.
+        if matches!(
+            event,
+            Event::Message(WorkerMessage::Pair(_) | WorkerMessage::Done(_))
+        ) {
+            if let Some(f) = timing_over.take() {
+                f();
+            }
+        }
         match event {
             Event::Message(WorkerMessage::Checked(c)) => checks = Some(c),
             Event::Message(WorkerMessage::Pair(p)) => {

@@ -1,7 +1,8 @@
 //! The worker: one fresh process per (cell, fork). It reads a [`JobRequest`]
-//! on stdin, sets up its strategies, checks them, then times warm-up and
-//! measured pairs and, when the fork's timing is over, writes one
-//! [`WorkerMessage`] per line on stdout.
+//! on stdin, sets up its strategies, checks them, waits for the parent's
+//! [`GO`](super::protocol::GO), then times warm-up and measured pairs and,
+//! when the fork's timing is over, writes one [`WorkerMessage`] per line on
+//! stdout.
 //!
 //! Files: `draws` (each pair's input and coin from the job seed), `check`
 //! (the agreement checks before timing), `timer` (the timed runs and the
@@ -103,6 +104,10 @@ impl crate::strategy::agreement::ArmPair for Arms {
     fn observe(&mut self, arm: Arm, input: u64) -> Result<crate::strategy::Observation> {
         self.get(arm).observe(input)
     }
+
+    fn shared(&self) -> bool {
+        self.treatment.is_none()
+    }
 }
 
 impl Drop for Arms {
@@ -117,10 +122,10 @@ impl Drop for Arms {
 
 /// Runs the job read from stdin; any error is reported as a `Failed` message.
 pub fn main() -> Result<()> {
-    let stdin = std::io::stdin();
+    super::spawn::die_with_parent()?;
+    let mut stdin = std::io::stdin().lock();
     let mut line = String::new();
     stdin
-        .lock()
         .read_line(&mut line)
         .context("reading the job from stdin")?;
     let job: JobRequest = serde_json::from_str(&line).context("parsing the job")?;
@@ -129,7 +134,7 @@ pub fn main() -> Result<()> {
     crate::reaper::become_subreaper();
     let stdout = std::io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
-    let result = run_job(&job, &mut out);
+    let result = run_job(&job, &mut stdin, &mut out);
     // Every run cleans up after itself; this catches what a failure cut short.
     if crate::reaper::is_subreaper() {
         crate::reaper::kill_children(&Default::default(), None);
@@ -154,11 +159,16 @@ fn send(out: &mut impl Write, msg: &WorkerMessage) -> Result<()> {
 
 fn build_arms(job: &JobRequest) -> Result<Arms> {
     let db = job.database.as_ref();
-    let at = |slot, name| Setting {
+    let tables = [
+        super::tables::premade(job, "b"),
+        super::tables::premade(job, "t"),
+    ];
+    let at = |slot: &'static str, name| Setting {
         workload: job.workload,
         db,
         slot,
         name,
+        table: tables[usize::from(slot == "t")].as_deref(),
     };
     let baseline =
         strategy::build(&job.baseline, &at("b", &job.baseline_name)).with_context(|| {
@@ -195,7 +205,20 @@ fn same_fingerprints(a: &StrategyKind, b: &StrategyKind) -> bool {
         || (matches!(a, StrategyKind::Sql(_)) && matches!(b, StrategyKind::Sql(_)))
 }
 
-fn run_job(job: &JobRequest, out: &mut impl Write) -> Result<()> {
+/// Blocks until the parent's go (a line on stdin); the parent holds it back
+/// until nothing else of runner's runs (docs/guide/how-a-run-works.md).
+fn wait_for_go(stdin: &mut impl BufRead) -> Result<()> {
+    let mut line = String::new();
+    stdin
+        .read_line(&mut line)
+        .context("waiting for the parent's go")?;
+    if line.trim_end() != super::protocol::GO {
+        bail!("the parent ended the fork before its timing started");
+    }
+    Ok(())
+}
+
+fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> Result<()> {
     let fault = Fault::from_env(job.cell, job.fork)?;
     if let Some(f) = &fault {
         f.at(None, out)?;
@@ -223,6 +246,10 @@ fn run_job(job: &JobRequest, out: &mut impl Write) -> Result<()> {
     let seeded_hash = report.seeded_hash.clone();
     send(out, &WorkerMessage::Checked(report))?;
     out.flush()?;
+    wait_for_go(stdin)?;
+    // The backends' CPU time from here to the end of the timed runs falls
+    // inside the parent's sentinel window (go to the first record).
+    let backend_ticks_at_go = apply::ticks(&pids);
 
     // The fork's records stay here until its last timed run: the parent
     // does no work while a worker measures (docs/guide/how-a-run-works.md), and no run
@@ -262,9 +289,7 @@ fn run_job(job: &JobRequest, out: &mut impl Write) -> Result<()> {
         database: apply::database_side(&pids, backends, embedded),
         cpus: std::mem::take(&mut timer.cpus),
         backend_cpus,
-        // The backends started with this worker's connections: all of
-        // their CPU time so far falls inside the parent's sentinel window.
-        backend_ticks: apply::ticks(&pids),
+        backend_ticks: apply::ticks(&pids).saturating_sub(backend_ticks_at_go),
     };
     let usage = records.iter().any(|r| !r.usage.is_empty());
     for r in records {
@@ -300,4 +325,22 @@ fn run_job(job: &JobRequest, out: &mut impl Write) -> Result<()> {
     }
     send(out, &WorkerMessage::Done(summary))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wait_for_go;
+
+    #[test]
+    fn a_worker_times_nothing_without_the_parents_go() {
+        assert!(wait_for_go(&mut "go\n".as_bytes()).is_ok());
+        // The parent closed stdin (it stopped the run) or sent something else.
+        for said in ["", "stop\n", "gone"] {
+            let e = wait_for_go(&mut said.as_bytes()).unwrap_err();
+            assert!(
+                e.to_string().contains("before its timing started"),
+                "{said:?}: {e}"
+            );
+        }
+    }
 }

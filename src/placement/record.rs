@@ -22,9 +22,10 @@ pub struct ForkPlacement {
     /// and when it ended: CPU -> samples; empty without a server backend.
     #[serde(default, with = "cpu_counts")]
     pub backend_cpus: BTreeMap<u32, u32>,
-    /// CPU ticks the backends had used when the fork's timing ended (they
-    /// started with the worker's connections): the parent's sentinel counts
-    /// them as runner's own, since they have exited by the time it looks.
+    /// CPU ticks the backends used from the parent's go to the end of the
+    /// fork's timing (the sentinel's window): the parent's sentinel counts
+    /// them as runner's own, since they are not its descendants. Runs
+    /// recorded before the go counted from the backends' start.
     #[serde(default)]
     pub backend_ticks: u64,
 }

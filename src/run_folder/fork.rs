@@ -68,12 +68,16 @@ pub struct ForkRecord {
     #[serde(flatten)]
     pub summary: ForkSummary,
     pub checks: CheckReport,
-    /// Process start to exit, as the parent saw it.
+    /// Process start to exit, as the parent saw it. The next fork's worker
+    /// starts when this fork's timing ends, so two forks' `wall_ns` overlap.
     pub wall_ns: u64,
-    /// The parent's whole time for the job: `wall_ns` plus what it did
-    /// around the worker (sentinel snapshots, the database guard, storing
-    /// the rows), so a run's overhead counts everything but writing this
-    /// record. Absent in runs recorded before runner kept it.
+    /// The parent's time for the job, from the previous fork's record being
+    /// stored (for the first fork of an `exec`, from the start of its
+    /// forks) to this one's: the worker's set-up, its timing, and what the
+    /// parent did around it (sentinel snapshots, the database guard, the
+    /// tables, storing the rows). The forks' `job_ns` add up to the run's
+    /// wall time, so a run's overhead counts everything but writing the
+    /// last record. Absent in runs recorded before runner kept it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job_ns: Option<u64>,
     /// Rows the fork wrote (warm-up + measured pairs).

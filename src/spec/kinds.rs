@@ -152,6 +152,13 @@ impl StrategyKind {
         matches!(self, StrategyKind::TxRollback | StrategyKind::Sql(_))
     }
 
+    /// Whether the kind runs the user's own code (SQL or a command), which
+    /// only the database guard can check did nothing lasting
+    /// (`exec::jobs`); runner's built-in kinds run only runner's statements.
+    pub fn runs_user_code(&self) -> bool {
+        matches!(self, StrategyKind::Sql(_) | StrategyKind::Command(_))
+    }
+
     /// Whether a run computes the preview (so its results can be compared).
     pub fn computes_preview(&self) -> bool {
         matches!(self, StrategyKind::InMemory | StrategyKind::TxRollback)

@@ -14,6 +14,10 @@ use anyhow::{bail, Result};
 /// instance, so the check asks for an arm rather than holding two.
 pub trait ArmPair {
     fn observe(&mut self, arm: Arm, input: u64) -> Result<Observation>;
+    /// One instance serves both arms (an A/A fork).
+    fn shared(&self) -> bool {
+        false
+    }
 }
 
 /// Two separate instances: an A/B fork's arms, or a test's.
@@ -52,7 +56,9 @@ pub struct Agreement {
 
 /// Observes baseline, treatment, baseline, treatment on `input` and errors,
 /// naming the strategy and `shown` (the input as the user reads it), unless
-/// they agree as the module says.
+/// they agree as the module says. With one instance for both arms, its two
+/// runs already are the same strategy twice, so it runs twice, not four
+/// times (this check is on the path to every fork's first timed run).
 pub fn check_agreement(
     arms: &mut dyn ArmPair,
     baseline: &Side<'_>,
@@ -63,8 +69,14 @@ pub fn check_agreement(
 ) -> Result<Agreement> {
     let b1 = arms.observe(Arm::Baseline, input)?;
     let t1 = arms.observe(Arm::Treatment, input)?;
-    let b2 = arms.observe(Arm::Baseline, input)?;
-    let t2 = arms.observe(Arm::Treatment, input)?;
+    let (b2, t2) = if arms.shared() {
+        (t1.clone(), b1.clone())
+    } else {
+        (
+            arms.observe(Arm::Baseline, input)?,
+            arms.observe(Arm::Treatment, input)?,
+        )
+    };
     for (side, first, again) in [(baseline, &b1, &b2), (treatment, &t1, &t2)] {
         if let Some(d) = first.difference(again) {
             bail!(

@@ -109,6 +109,10 @@ pub struct Setting<'a> {
     pub slot: &'a str,
     /// The strategy's name, for messages.
     pub name: &'a str,
+    /// A `tx-rollback` instance's table on PostgreSQL, made and seeded by
+    /// the exec parent before the fork (`exec::tables`); none: it makes
+    /// its own.
+    pub table: Option<&'a str>,
 }
 
 impl<'a> Setting<'a> {
@@ -118,6 +122,7 @@ impl<'a> Setting<'a> {
             db,
             slot: "b",
             name: "strategy",
+            table: None,
         }
     }
 }
@@ -136,7 +141,11 @@ fn need_db<'a>(kind: &StrategyKind, db: Option<&'a DbTarget>) -> anyhow::Result<
 pub fn build(kind: &StrategyKind, at: &Setting<'_>) -> anyhow::Result<Box<dyn Strategy>> {
     Ok(match kind {
         StrategyKind::InMemory => Box::new(InMemory::new(at.workload)),
-        StrategyKind::TxRollback => Box::new(TxRollback::new(at.workload, need_db(kind, at.db)?)?),
+        StrategyKind::TxRollback => Box::new(TxRollback::new(
+            at.workload,
+            need_db(kind, at.db)?,
+            at.table,
+        )?),
         StrategyKind::Spin { duration_ns } => Box::new(Spin::new(*duration_ns)),
         StrategyKind::Noop => Box::new(Noop),
         StrategyKind::Command(spec) => Box::new(command::Command::new(spec, at)?),

@@ -24,10 +24,15 @@ pub struct TxRollback {
 }
 
 impl TxRollback {
-    pub fn new(workload: WorkloadParams, db: &DbTarget) -> anyhow::Result<TxRollback> {
+    /// `premade`: its table, when the exec parent made it (`Setting::table`).
+    pub fn new(
+        workload: WorkloadParams,
+        db: &DbTarget,
+        premade: Option<&str>,
+    ) -> anyhow::Result<TxRollback> {
         let model = Model::new(workload.plans);
-        let table =
-            open_table(db, &model).with_context(|| format!("setting up tx-rollback on {db}"))?;
+        let table = open_table(db, &model, premade)
+            .with_context(|| format!("setting up tx-rollback on {db}"))?;
         Ok(TxRollback {
             table,
             plans: workload.plans,
@@ -71,5 +76,9 @@ impl Strategy for TxRollback {
 
     fn content_hash(&mut self) -> anyhow::Result<Option<String>> {
         Ok(Some(self.table.content_hash()?))
+    }
+
+    fn teardown(&mut self) -> anyhow::Result<()> {
+        Ok(self.table.close()?)
     }
 }

@@ -13,8 +13,19 @@ pub fn stderr(o: &Output) -> String {
 }
 
 /// `runner exec SPEC --out DIR --quiet EXTRA`, with RUNNER_FAULT when given.
+/// However the run ends, no worker it started is alive after it (the next
+/// fork's worker, which waits for its go while a fork is stored, included).
 pub fn exec(tmp: &Path, spec: &Path, out: &str, fault: Option<&str>, extra: &[&str]) -> Output {
-    let mut cmd = runner();
+    // `runner()`'s environment, on a std Command so the pid is known.
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("runner"));
+    for var in [
+        "RUNNER_DATABASE_URL",
+        "SLURM_ARRAY_TASK_ID",
+        "JOB_COMPLETION_INDEX",
+        "RUNNER_HOSTNAME",
+    ] {
+        cmd.env_remove(var);
+    }
     cmd.current_dir(tmp)
         .arg("exec")
         .arg(spec)
@@ -24,7 +35,35 @@ pub fn exec(tmp: &Path, spec: &Path, out: &str, fault: Option<&str>, extra: &[&s
         Some(f) => cmd.env("RUNNER_FAULT", f),
         None => cmd.env_remove("RUNNER_FAULT"),
     };
-    cmd.output().unwrap()
+    let child = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let o = child.wait_with_output().unwrap();
+    let left = workers_of(pid);
+    assert!(
+        left.is_empty(),
+        "workers of runner {pid} still alive: {left:?}"
+    );
+    o
+}
+
+/// Live processes started as workers by the runner with pid `parent` (the
+/// parent gives each its pid in `RUNNER_PARENT_PID`).
+pub fn workers_of(parent: u32) -> Vec<u32> {
+    let needle = format!("RUNNER_PARENT_PID={parent}");
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            environ.split(|&b| b == 0).any(|v| v == needle.as_bytes())
+        })
+        .collect()
 }
 
 /// The resume command the parent printed, as arguments after `runner`.
