@@ -99,9 +99,31 @@ pub enum Flag {
     OutsideLoad,
 }
 
+/// Which part of a fork the two snapshots bracket.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Window {
+    /// The worker's whole life, from its start to its exit: runs recorded
+    /// before the worker waited for the parent's go.
+    #[default]
+    Worker,
+    /// The fork's timing: from the parent's go to the first record.
+    Timing,
+}
+
+impl Window {
+    fn is_worker(&self) -> bool {
+        *self == Window::Worker
+    }
+}
+
 /// What the machine did during one fork, as run.json records it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ForkSentinel {
+    /// What the snapshots bracket; absent (the worker's life) in runs
+    /// recorded before the go.
+    #[serde(default, skip_serializing_if = "Window::is_worker")]
+    pub window: Window,
     /// All CPUs' ticks between the snapshots.
     pub window_ticks: u64,
     pub steal_share: f64,
@@ -137,6 +159,7 @@ pub fn compare(before: &Snapshot, after: &Snapshot) -> ForkSentinel {
         }
     }
     ForkSentinel {
+        window: Window::Timing,
         window_ticks: total,
         steal_share,
         outside_share,

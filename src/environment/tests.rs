@@ -435,3 +435,23 @@ fn pid_stat_reads_state_and_process_group_for_the_sweep() {
     assert!(z.zombie());
     assert_eq!(z.pgrp, 70);
 }
+
+#[test]
+fn a_sentinel_says_which_window_it_watched() {
+    let snap = |busy: u64| Snapshot {
+        cpu: procfs::cpu_times(&format!("cpu  {busy} 0 0 1000 0 0 0 0 0 0\n")).unwrap(),
+        load: None,
+        own_ticks: 0,
+    };
+    // Runs made now watch the fork's timing, and run.json says so.
+    let s = sentinel::compare(&snap(10), &snap(20));
+    assert_eq!(s.window, sentinel::Window::Timing);
+    let json = serde_json::to_value(&s).unwrap();
+    assert_eq!(json["window"], "timing");
+    // A record from before the go has no `window`: the worker's whole life.
+    let mut old = json.clone();
+    old.as_object_mut().unwrap().remove("window");
+    let back: sentinel::ForkSentinel = serde_json::from_value(old).unwrap();
+    assert_eq!(back.window, sentinel::Window::Worker);
+    assert!(serde_json::to_value(&back).unwrap().get("window").is_none());
+}

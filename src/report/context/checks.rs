@@ -21,6 +21,9 @@ pub struct MachineChecksView {
     /// Forks with a sentinel record (none in runs made before sentinels or
     /// without /proc).
     pub forks_watched: usize,
+    /// Every watched fork's window was its timing (go to first record);
+    /// false for runs recorded when it was the worker's whole life.
+    pub window_timing: bool,
     /// Over all watched forks together (their ticks summed): the share of
     /// CPU time stolen, and the share other processes took, as percentages.
     pub steal_overall: Option<String>,
@@ -116,6 +119,10 @@ pub fn view(info: &RunInfo, cells: &[CellView<'_>]) -> MachineChecksView {
             .map(|p| format!("{} ({})", p.name, percent(p.cpu_share)))
             .collect(),
         forks_watched: sentinels.len(),
+        window_timing: !sentinels.is_empty()
+            && sentinels
+                .iter()
+                .all(|(_, s)| s.window == sentinel::Window::Timing),
         steal_overall: overall(|s| s.steal_share),
         outside_overall: overall(|s| s.outside_share),
         steal_max: max(|s| s.steal_share),
