@@ -171,7 +171,19 @@ pub(super) fn schema_comment(
 }
 
 pub(super) fn check_ours(client: &mut Client, schema: &str) -> Result<bool, DbError> {
-    match schema_comment(client, schema)? {
+    ours(
+        schema,
+        schema_comment(client, schema)?
+            .as_ref()
+            .map(Option::as_deref),
+    )
+}
+
+/// Whether `schema`, found with `comment` (`None`: no such schema), is one
+/// runner made: false when it does not exist, an error when it exists
+/// without runner's marker.
+fn ours(schema: &str, comment: Option<Option<&str>>) -> Result<bool, DbError> {
+    match comment {
         None => Ok(false),
         Some(Some(c)) if c == marker(schema) => Ok(true),
         Some(_) => Err(DbError::NotOurSchema(schema.to_owned())),
@@ -334,15 +346,14 @@ impl PgTable {
             SimpleQueryMessage::Row(r) => Some(r),
             _ => None,
         });
-        let (pid, exists, comment) = match row {
+        let (pid, comment) = match row {
             Some(r) => (
                 r.get(0).and_then(|p| p.parse::<u32>().ok()),
-                r.get(1) == Some("1"),
-                r.get(2),
+                (r.get(1) == Some("1")).then(|| r.get(2)),
             ),
-            None => (None, false, None),
+            None => (None, None),
         };
-        if !exists || comment != Some(marker(schema).as_str()) {
+        if !ours(schema, comment)? {
             return Err(DbError::NotOurSchema(schema.to_owned()));
         }
         let pid = pid.ok_or(DbError::Postgres {

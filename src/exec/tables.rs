@@ -66,11 +66,10 @@ impl Tables {
         if !job.premade_tables {
             return Ok(None);
         }
-        let fail = |e: crate::db::DbError| run_failed(format!("the forks' tables: {e}"));
         let (mut client, _) = connect(url).map_err(fail)?;
         client
             .batch_execute("SET application_name TO 'runner tables'")
-            .map_err(|e| run_failed(format!("the forks' tables: {e}")))?;
+            .map_err(fail)?;
         Ok(Some(Tables {
             client,
             schema: schema.clone(),
@@ -99,9 +98,13 @@ impl Tables {
         if drop.is_empty() && make.is_empty() {
             return Ok(());
         }
-        make_tables(&mut self.client, &drop, &make)
-            .map_err(|e| run_failed(format!("the forks' tables: {e}")))
+        make_tables(&mut self.client, &drop, &make).map_err(fail)
     }
+}
+
+/// A failure of the parent's table connection, as the run's error.
+fn fail(e: impl std::fmt::Display) -> crate::error::RunnerError {
+    run_failed(format!("the forks' tables: {e}"))
 }
 
 #[cfg(test)]

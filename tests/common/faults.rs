@@ -16,16 +16,7 @@ pub fn stderr(o: &Output) -> String {
 /// However the run ends, no worker it started is alive after it (the next
 /// fork's worker, which waits for its go while a fork is stored, included).
 pub fn exec(tmp: &Path, spec: &Path, out: &str, fault: Option<&str>, extra: &[&str]) -> Output {
-    // `runner()`'s environment, on a std Command so the pid is known.
-    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("runner"));
-    for var in [
-        "RUNNER_DATABASE_URL",
-        "SLURM_ARRAY_TASK_ID",
-        "JOB_COMPLETION_INDEX",
-        "RUNNER_HOSTNAME",
-    ] {
-        cmd.env_remove(var);
-    }
+    let mut cmd = runner_std();
     cmd.current_dir(tmp)
         .arg("exec")
         .arg(spec)
@@ -173,7 +164,7 @@ pub fn assert_same_run(resumed: &Path, reference: &Path) {
 /// group, as a terminal's Ctrl-C does).
 pub fn spawn_exec(tmp: &Path, spec: &Path, out: &str, fault: &str, db_url: Option<&str>) -> Child {
     use std::os::unix::process::CommandExt;
-    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("runner"));
+    let mut cmd = runner_std();
     match db_url {
         Some(u) => cmd.env("RUNNER_DATABASE_URL", u),
         None => cmd.env_remove("RUNNER_DATABASE_URL"),

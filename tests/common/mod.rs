@@ -8,7 +8,13 @@ use std::path::{Path, PathBuf};
 /// variables and the host name override removed so a test's result does
 /// not depend on the environment it runs in (e.g. inside a Slurm job).
 pub fn runner() -> Command {
-    let mut cmd = Command::cargo_bin("runner").expect("runner binary builds");
+    Command::from_std(runner_std())
+}
+
+/// [`runner`] as a plain `std::process::Command`, for a test that needs to
+/// spawn it (its pid, its process group).
+pub fn runner_std() -> std::process::Command {
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("runner"));
     for var in [
         "RUNNER_DATABASE_URL",
         "SLURM_ARRAY_TASK_ID",
