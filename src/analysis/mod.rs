@@ -20,6 +20,7 @@
 mod carry_over;
 mod cross_runs;
 mod dither;
+pub mod effect;
 mod fork;
 pub mod gate;
 mod headline;
@@ -248,7 +249,9 @@ fn analyse_cell(
     let pooled = pooled::pooled(input, forks)?;
     let calibration = pooled::calibration(input, info, forks, &fork_results, &pooled)?;
     let count = |v: Verdict| fork_results.iter().filter(|f| f.verdict == v).count() as u32;
+    let hierarchical = pooled::hierarchical(input, info, forks)?;
     Ok(CellAnalysis {
+        effect: Some(effect::effect(&pooled, &hierarchical, &fork_results)),
         cell: info.cell,
         params: info.params.clone(),
         delay_ns: info.delay_ns,
@@ -256,7 +259,7 @@ fn analyse_cell(
         forks_total: forks.len() as u32,
         forks_seen: count(Verdict::Seen),
         forks_reversed: count(Verdict::Reversed),
-        hierarchical: pooled::hierarchical(input, info, forks)?,
+        hierarchical,
         cross_runs: cross_runs::cross_runs(info, &fork_results),
         correlation: fork::correlation(&fork_results),
         spread: fork::spread(&fork_results),

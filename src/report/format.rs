@@ -182,6 +182,26 @@ impl Column {
         Column::build(entries, &SIZE_UNITS, 0)
     }
 
+    /// A column of plain numbers (a ratio, a percentage) with at most
+    /// `finest` decimals; the unit is left to the caller.
+    pub fn plain(entries: &[Entry], finest: usize) -> Column {
+        Column::build(entries, &[("", 1.0)], finest)
+    }
+
+    /// A plain number with this column's decimals, no unit; `+` before a
+    /// positive one when `signed`.
+    pub fn bare(&self, v: f64, signed: bool) -> String {
+        if !v.is_finite() {
+            return "n/a".into();
+        }
+        let s = self.number(v);
+        if signed && v > 0.0 && s != "0" {
+            format!("+{s}")
+        } else {
+            s
+        }
+    }
+
     /// `finest`: decimals that reach the finest meaningful step in the
     /// smallest unit.
     fn build(entries: &[Entry], units: &[(&'static str, f64)], finest: usize) -> Column {

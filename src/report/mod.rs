@@ -9,6 +9,7 @@
 //! computed from data that is not the run's.
 
 pub mod context;
+pub mod effect;
 pub mod filters;
 pub mod format;
 pub mod gate_files;
