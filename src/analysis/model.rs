@@ -191,6 +191,9 @@ pub struct CrossRuns {
     pub correct: Option<u32>,
     /// Estimates > 0, for any d.
     pub slower: u32,
+    /// Estimates < 0, for any d.
+    #[serde(default)]
+    pub faster: u32,
     pub min_ns: Option<f64>,
     pub max_ns: Option<f64>,
     pub note: Option<String>,

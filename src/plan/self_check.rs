@@ -67,6 +67,7 @@ pub fn self_check(exp: &Experiment, experiment: &[Cell], sizing: Option<&GateSiz
             workload: experiment[members[0] as usize].workload,
             params,
             role,
+            treatment: None,
         });
     };
     for g in 0..groups.len() {

@@ -32,8 +32,8 @@ pub struct EffectText {
     pub per_run: String,
     /// `faster in 3 of 3 forks`, `slower in 2 of 3 forks, faster in 1`.
     pub forks: String,
-    /// The interval's name: `hierarchical 95 % interval (forks, then
-    /// pairs)` or `pooled 95 % interval (all pairs as one sample)`.
+    /// The interval's name: `hierarchical 95 % (forks, then pairs)` or
+    /// `pooled 95 % (all pairs as one sample)`.
     pub interval: String,
     /// The three sizes in one phrase: `1.521x [1.499, 1.540] faster,
     /// -34.3 % [-35.1, -33.3] run time, 1.01 [0.97, 1.04] ms faster per run`.
@@ -41,6 +41,9 @@ pub struct EffectText {
     /// One sentence: "`quick` is faster than `base`: ...; faster in 3 of 3
     /// forks." Names in backticks.
     pub sentence: String,
+    /// The same sentence with the direction and the ratio in bold, for
+    /// Markdown.
+    pub sentence_md: String,
 }
 
 /// The direction as a word.
@@ -56,24 +59,81 @@ pub fn direction_word(d: Direction) -> &'static str {
 pub fn interval_name(kind: IntervalKind, confidence: f64) -> String {
     match kind {
         IntervalKind::Hierarchical => format!(
-            "hierarchical {} interval (forks, then pairs)",
+            "hierarchical {} (forks, then pairs)",
             format::percent(confidence)
         ),
         IntervalKind::Pooled => format!(
-            "pooled {} interval (all pairs as one sample)",
+            "pooled {} (all pairs as one sample)",
             format::percent(confidence)
         ),
     }
 }
 
+/// How the three sizes of a set of effects are printed: one column each
+/// (a table's rows, or one effect alone), so rows line up and share their
+/// decimals (`format`'s rule: two significant digits of the narrowest
+/// interval).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Digits {
+    ratio: Column,
+    percent: Column,
+    time: Column,
+}
+
+impl Digits {
+    pub fn of(effects: &[&Effect]) -> Digits {
+        let ratio: Vec<Entry> = effects
+            .iter()
+            .map(|e| {
+                let (m, lo, hi) = speed_ratio(e);
+                Entry::Estimate(m, lo, hi)
+            })
+            .collect();
+        let percent: Vec<Entry> = effects
+            .iter()
+            .map(|e| {
+                Entry::Estimate(
+                    e.relative * 100.0,
+                    e.relative_ci[0] * 100.0,
+                    e.relative_ci[1] * 100.0,
+                )
+            })
+            .collect();
+        let time: Vec<Entry> = effects
+            .iter()
+            .map(|e| {
+                let (m, lo, hi) = size(e);
+                Entry::Estimate(m, lo, hi)
+            })
+            .collect();
+        let ratio = Column::plain(&ratio, 4);
+        Digits {
+            // At least two decimals: `1.5x` would hide that 1.46 and 1.54 differ.
+            ratio: Column {
+                decimals: ratio.decimals.max(2),
+                ..ratio
+            },
+            percent: Column::plain(&percent, 3),
+            time: Column::time(&time),
+        }
+    }
+}
+
 /// The effect of `treatment` against `baseline` in words.
 pub fn text(e: &Effect, treatment: &str, baseline: &str, confidence: f64) -> EffectText {
-    let sizes = format!(
-        "{}, {} run time, {}",
-        ratio(e),
-        percent(e.relative, e.relative_ci),
-        per_run(e)
-    );
+    text_in(e, treatment, baseline, confidence, &Digits::of(&[e]))
+}
+
+/// [`text`] with the digits of a table column.
+pub fn text_in(
+    e: &Effect,
+    treatment: &str,
+    baseline: &str,
+    confidence: f64,
+    digits: &Digits,
+) -> EffectText {
+    let (ratio, percent, per_run) = (ratio(e, digits), percent(e, digits), per_run(e, digits));
+    let sizes = format!("{ratio}, {percent} run time, {per_run}");
     let forks = forks(e);
     let sentence = match e.direction {
         Direction::NoDifference => format!(
@@ -84,60 +144,80 @@ pub fn text(e: &Effect, treatment: &str, baseline: &str, confidence: f64) -> Eff
             direction_word(d)
         ),
     };
+    let sentence_md = match e.direction {
+        Direction::NoDifference => format!(
+            "**No difference resolved** between `{treatment}` and `{baseline}`: {ratio}, {percent} run time, {per_run}; {forks}."
+        ),
+        d => format!(
+            "`{treatment}` is **{}** than `{baseline}`: **{ratio}**, {percent} run time, {per_run}; {forks}.",
+            direction_word(d)
+        ),
+    };
     EffectText {
         direction: direction_word(e.direction),
-        ratio: ratio(e),
-        percent: percent(e.relative, e.relative_ci),
-        per_run: per_run(e),
+        ratio,
+        percent,
+        per_run,
         forks,
         interval: interval_name(e.interval, confidence),
         sizes,
         sentence,
+        sentence_md,
     }
 }
 
-/// A ratio and its interval with the digits of the width rule: `1.521x
-/// [1.499, 1.540]`.
-fn ratio_numbers(m: f64, lo: f64, hi: f64) -> String {
-    if ![m, lo, hi].iter().all(|v| v.is_finite() && *v > 0.0) {
-        return "n/a".into();
+/// The speed ratio and its interval, as printed: faster as baseline over
+/// treatment (`1.52x faster`), else treatment over baseline.
+fn speed_ratio(e: &Effect) -> (f64, f64, f64) {
+    let [lo, hi] = e.time_ratio_ci;
+    match e.direction {
+        Direction::Faster => (1.0 / e.time_ratio, 1.0 / hi, 1.0 / lo),
+        _ => (e.time_ratio, lo, hi),
     }
-    let c = Column::plain(&[Entry::Estimate(m, lo, hi)], 4);
-    // At least two decimals: `1.5x` would hide that 1.46 and 1.54 differ.
-    let c = Column {
-        decimals: c.decimals.max(2),
-        ..c
-    };
-    format!(
-        "{}x [{}, {}]",
-        c.bare(m, false),
-        c.bare(lo, false),
-        c.bare(hi, false)
-    )
+}
+
+/// The difference as printed: its size for a direction, signed without.
+fn size(e: &Effect) -> (f64, f64, f64) {
+    let m = e.difference_ns;
+    let [lo, hi] = e.difference_ci_ns;
+    match e.direction {
+        Direction::Faster => (-m, -hi, -lo),
+        _ => (m, lo, hi),
+    }
 }
 
 /// The speed ratio in words (module doc).
-pub fn ratio(e: &Effect) -> String {
-    let [lo, hi] = e.time_ratio_ci;
+fn ratio(e: &Effect, digits: &Digits) -> String {
+    let (m, lo, hi) = speed_ratio(e);
+    let numbers = if [m, lo, hi].iter().all(|v| v.is_finite() && *v > 0.0) {
+        let c = digits.ratio;
+        format!(
+            "{}x [{}, {}]",
+            c.bare(m, false),
+            c.bare(lo, false),
+            c.bare(hi, false)
+        )
+    } else {
+        "n/a".into()
+    };
     match e.direction {
-        Direction::Faster => format!(
-            "{} faster",
-            ratio_numbers(1.0 / e.time_ratio, 1.0 / hi, 1.0 / lo)
-        ),
-        Direction::Slower => format!("{} slower", ratio_numbers(e.time_ratio, lo, hi)),
-        Direction::NoDifference => {
-            format!("time ratio {}", ratio_numbers(e.time_ratio, lo, hi))
-        }
+        Direction::Faster => format!("{numbers} faster"),
+        Direction::Slower => format!("{numbers} slower"),
+        Direction::NoDifference => format!("time ratio {numbers}"),
     }
 }
 
-/// A relative change, signed, in %: `-34.3 % [-35.1, -33.3]`.
-pub fn percent(relative: f64, ci: [f64; 2]) -> String {
-    let [m, lo, hi] = [relative * 100.0, ci[0] * 100.0, ci[1] * 100.0];
+/// The change in run time, signed, in %: `-34.3 % [-35.1, -33.3]`.
+fn percent(e: &Effect, digits: &Digits) -> String {
+    let [m, lo, hi] = [
+        e.relative * 100.0,
+        e.relative_ci[0] * 100.0,
+        e.relative_ci[1] * 100.0,
+    ];
     if ![m, lo, hi].iter().all(|v| v.is_finite()) {
         return "n/a".into();
     }
-    let c = Column::plain(&[Entry::Estimate(m, lo, hi)], 3);
+    let c = digits.percent;
     format!(
         "{} % [{}, {}]",
         c.bare(m, true),
@@ -148,21 +228,16 @@ pub fn percent(relative: f64, ci: [f64; 2]) -> String {
 
 /// The difference per run: a size with its direction, or signed when the
 /// interval covers 0.
-pub fn per_run(e: &Effect) -> String {
-    let m = e.difference_ns;
-    let [lo, hi] = e.difference_ci_ns;
+fn per_run(e: &Effect, digits: &Digits) -> String {
+    let (m, lo, hi) = size(e);
+    let text = digits.time.estimate(m, lo, hi);
     match e.direction {
-        Direction::Faster => format!("{} faster per run", format::estimate(-m, -hi, -lo)),
-        Direction::Slower => format!("{} slower per run", format::estimate(m, lo, hi)),
-        Direction::NoDifference => {
-            let text = format::estimate(m, lo, hi);
-            let signed = if m > 0.0 && !text.starts_with('0') {
-                format!("+{text}")
-            } else {
-                text
-            };
-            format!("{signed} per run")
+        Direction::Faster => format!("{text} faster per run"),
+        Direction::Slower => format!("{text} slower per run"),
+        Direction::NoDifference if m > 0.0 && !text.starts_with('0') => {
+            format!("+{text} per run")
         }
+        Direction::NoDifference => format!("{text} per run"),
     }
 }
 
@@ -258,7 +333,7 @@ mod tests {
     fn interval_names_say_which() {
         assert_eq!(
             interval_name(IntervalKind::Pooled, 0.95),
-            "pooled 95 % interval (all pairs as one sample)"
+            "pooled 95 % (all pairs as one sample)"
         );
     }
 }

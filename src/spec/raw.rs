@@ -51,6 +51,7 @@ pub(crate) type RawStrategy = toml::Table;
 pub(crate) struct RawDesign {
     pub baseline: Option<Value>,
     pub treatment: Option<Value>,
+    pub treatments: Option<Value>,
     pub forks: Option<Value>,
     pub warmup_pairs: Option<Value>,
     pub pairs: Option<Value>,

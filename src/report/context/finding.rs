@@ -316,8 +316,17 @@ pub(super) fn one_run(info: &RunInfo) -> String {
     } else {
         "one run on one machine".to_string()
     };
+    let moves = if info
+        .cells
+        .iter()
+        .any(|c| c.role.is_experiment() && c.delay_ns > 0)
+    {
+        "a count of forks or a threshold can move by a grid step or more"
+    } else {
+        "an estimate can move within its interval, and one near the edge of resolving a difference can fall either side of it"
+    };
     format!(
-        "These figures come from {on} ({} forks per cell, master seed {}). A repeat with the same seed runs the same schedule, inputs and analysis, but measures new timings, so a count of forks or a threshold can move by a grid step or more.",
+        "These figures come from {on} ({} forks per cell, master seed {}). A repeat with the same seed runs the same schedule, inputs and analysis, but measures new timings, so {moves}.",
         exp.design.forks, info.seeds.master
     )
 }
