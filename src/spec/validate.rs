@@ -224,13 +224,16 @@ fn workload(raw: RawWorkload) -> Result<WorkloadParams, Problem> {
     Ok(w)
 }
 
+/// Reads `design.baseline` or `design.treatment` as a strategy name.
+type ArmName<'a> = dyn Fn(Option<&Value>, &str) -> Result<String, Problem> + 'a;
+
 /// `treatment = "x"`, or several variants `treatments = ["x", "y"]` (one
 /// of the two): the first treatment, and the variants when there are
 /// several (a list of one is the same as `treatment`).
 fn treatments(
     raw: &RawDesign,
     base: &KeyPath,
-    arm: &dyn Fn(Option<&Value>, &str) -> Result<String, Problem>,
+    arm: &ArmName<'_>,
 ) -> Result<(String, Vec<String>), Problem> {
     let path = base.child("treatments");
     let Some(v) = &raw.treatments else {
