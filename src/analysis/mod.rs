@@ -175,6 +175,30 @@ pub fn analyse_gated(
     })
 }
 
+/// Each fork's measured D of `cell`, dithered within the clock's step as
+/// every median of D is (`dither`), in fork order: what a comparison of two
+/// runs' effects resamples.
+pub fn fork_diffs(
+    input: &AnalysisInput,
+    pairs: &[PairRecord],
+    cell: u32,
+) -> Result<Vec<Vec<f64>>, AnalysisError> {
+    let only = AnalysisInput {
+        cells: input
+            .cells
+            .iter()
+            .filter(|c| c.cell == cell)
+            .cloned()
+            .collect(),
+        ..input.clone()
+    };
+    let grouped = group(&only, pairs.iter().filter(|p| p.cell == cell))?;
+    Ok(grouped
+        .get(&cell)
+        .map(|forks| forks.iter().map(ForkData::diffs).collect())
+        .unwrap_or_default())
+}
+
 /// The two-group contrast that order and carry-over both report, over the
 /// forks that have values in both groups: median(a) - median(b) with a
 /// hierarchical percentile bootstrap CI (forks, then each fork's a and b

@@ -164,6 +164,8 @@ pub struct SpecView<'a> {
     pub reads_workload: bool,
     /// The strategies the arms run: the baseline, then each treatment.
     pub arms: Vec<&'a str>,
+    /// Every treatment, in the file's order (one, or several variants).
+    pub variants: Vec<&'a str>,
     /// Strategy name -> its kind's label (`command`, `sql`, ...).
     pub kinds: std::collections::BTreeMap<&'a str, &'static str>,
     /// Strategy name -> what a `command` or `sql` strategy runs, as the
@@ -262,6 +264,9 @@ pub struct RunText {
     pub dither_step: Option<String>,
     /// The machine's memory: `23.5 GiB`.
     pub memory: String,
+    /// The header of a table's first column: `true delay` for a study of
+    /// one group, `variant` for several treatments, else `cell`.
+    pub key: &'static str,
 }
 
 /// Builds the context of one run.
@@ -299,6 +304,17 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
             dither_step: Some(clock_resolution_ns(info))
                 .filter(|&r| r > 0.0)
                 .map(super::format::delay),
+            key: if exp.design.treatments.len() > 1
+                && analysis.headline.groups.len() == exp.design.treatments.len()
+            {
+                "variant"
+            } else if analysis.headline.groups.len() == 1
+                && (exp.design.is_aa() || run_has_delays(info))
+            {
+                "true delay"
+            } else {
+                "cell"
+            },
             memory: format!(
                 "{:.1} GiB",
                 info.environment.memory_bytes as f64 / f64::from(1u32 << 30)
@@ -324,6 +340,7 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
                 .iter()
                 .any(|n| exp.strategies[*n].reads_workload()),
             arms: exp.design.arms(),
+            variants: exp.design.variants(),
             kinds: exp
                 .strategies
                 .iter()
@@ -463,6 +480,14 @@ fn promise(info: &RunInfo) -> Option<String> {
     ))
 }
 
+/// An experiment cell injects a delay: the run is (also) a study of the
+/// harness. A gate's self-check cells do not count.
+fn run_has_delays(info: &RunInfo) -> bool {
+    info.cells
+        .iter()
+        .any(|c| c.role.is_experiment() && c.delay_ns > 0)
+}
+
 fn run_view(info: &RunInfo) -> RunView {
     let checks = || info.forks.iter().map(|f| &f.checks);
     RunView {
@@ -480,10 +505,7 @@ fn run_view(info: &RunInfo) -> RunView {
         arms_compared: checks().any(|c| c.arms_agree == Some(true)),
         arms_agree: checks().all(|c| c.arms_agree != Some(false)),
         matches_in_memory: checks().any(|c| c.matches_in_memory == Some(true)),
-        has_delays: info
-            .cells
-            .iter()
-            .any(|c| c.role.is_experiment() && c.delay_ns > 0),
+        has_delays: run_has_delays(info),
         wall_s: info.forks.iter().map(|f| f.wall_ns).sum::<u64>() as f64 / 1e9,
         overhead: None,
         build_profile: info.build.profile.clone(),
