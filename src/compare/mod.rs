@@ -77,7 +77,6 @@ const EFFECT_STREAM: u64 = 2;
 #[derive(Debug, Clone)]
 pub(crate) struct Row {
     pub cell: u32,
-    pub params: serde_json::Map<String, serde_json::Value>,
     pub arm: Arm,
     pub median_a: f64,
     pub median_b: f64,
@@ -178,7 +177,6 @@ fn rows(a: &Run, b: &Run) -> Result<Vec<Row>> {
             let all = |v: &[Vec<u64>]| v.iter().flatten().copied().collect::<Vec<u64>>();
             out.push(Row {
                 cell: cell.cell,
-                params: cell.params.clone(),
                 arm,
                 median_a: stats::median(&all(&va)).map_err(&fail)?,
                 median_b: stats::median(&all(&vb)).map_err(&fail)?,
