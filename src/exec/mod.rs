@@ -162,11 +162,29 @@ fn with_hint(e: RunnerError, hint: &str) -> RunnerError {
     }
 }
 
-/// `runner exec`.
+/// `runner exec`. A gated run that fails says so in the CI step summary
+/// too, so a reviewer sees why no verdict came.
 pub fn exec(args: &ExecArgs) -> Result<ExecOutcome> {
     interrupt::install();
     let loaded = spec::load(&args.spec, &args.set)?;
+    let result = exec_loaded(args, &loaded);
+    if let (Err(e), Some(_)) = (&result, loaded.experiment.gate) {
+        crate::report::gate_files::append_failure(
+            &loaded.experiment,
+            &crate::redact::secrets(&e.to_string()),
+        );
+    }
+    result
+}
+
+fn exec_loaded(args: &ExecArgs, loaded: &LoadedSpec) -> Result<ExecOutcome> {
     let exp = &loaded.experiment;
+    if args.gate_required && exp.gate.is_none() {
+        return Err(bad_input(format!(
+            "{} has no [gate] table, and --gate-required asks for one: a file without a gate has no verdict to pass; add [gate] with max_slowdown, or run without --gate-required",
+            args.spec.display()
+        )));
+    }
     // A template that does not even parse fails now, not after the run.
     if let Some(t) = &exp.report.template {
         crate::report::check_template(t)?;

@@ -65,6 +65,9 @@ pub enum Role {
     /// The gate's self-check at twice its threshold: the baseline against
     /// itself plus a known delay, so the share the rule flags is its power.
     GatePower,
+    /// The gate's self-check at half its threshold: a slowdown within the
+    /// budget, so the share the rule flags is its false-block rate.
+    GateWithin,
 }
 
 impl Role {
@@ -83,7 +86,9 @@ impl Cell {
                 &design.baseline,
                 self.treatment.as_deref().unwrap_or(&design.treatment),
             ),
-            Role::GateNull | Role::GatePower => (&design.baseline, &design.baseline),
+            Role::GateNull | Role::GatePower | Role::GateWithin => {
+                (&design.baseline, &design.baseline)
+            }
         }
     }
 }

@@ -166,6 +166,22 @@ pub fn text_in(
     }
 }
 
+/// A share with its interval as a signed % with one digit rule:
+/// `+2.2 % [+2.0, +2.7]`.
+pub fn percent_of(share: f64, ci: [f64; 2]) -> String {
+    let (m, lo, hi) = (share * 100.0, ci[0] * 100.0, ci[1] * 100.0);
+    if ![m, lo, hi].iter().all(|v| v.is_finite()) {
+        return "n/a".into();
+    }
+    let c = Column::plain(&[Entry::Estimate(m, lo, hi)], 3);
+    format!(
+        "{} % [{}, {}]",
+        c.bare(m, true),
+        c.bare(lo, true),
+        c.bare(hi, true)
+    )
+}
+
 /// The speed ratio and its interval, as printed: faster as baseline over
 /// treatment (`1.52x faster`), else treatment over baseline.
 fn speed_ratio(e: &Effect) -> (f64, f64, f64) {

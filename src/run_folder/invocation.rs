@@ -46,6 +46,11 @@ pub struct ExecArgs {
     /// Indexed Job's completions).
     #[arg(long, value_name = "N")]
     pub shards: Option<u32>,
+    /// Refuse (exit 2) an experiment file without `[gate]`: in CI, a file
+    /// that lost its gate must not read as a pass.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gate_required: bool,
 }
 
 impl ExecArgs {
@@ -59,6 +64,7 @@ impl ExecArgs {
             quiet: false,
             shard: None,
             shards: None,
+            gate_required: false,
         }
     }
 }
@@ -225,6 +231,7 @@ impl Invocation {
                     a.option("set", s.clone());
                 }
                 a.flag("quiet", e.quiet);
+                a.flag("gate-required", e.gate_required);
                 if let Some(r) = &e.resume {
                     a.option("resume", text(r));
                 }
@@ -382,6 +389,7 @@ mod tests {
             quiet: true,
             shard: Some((2, 4)),
             shards: Some(4),
+            gate_required: true,
             ..exec("experiments/my spec.toml")
         }));
         // A positional that looks like a flag goes after `--`.

@@ -24,7 +24,9 @@ pub mod values;
 mod tests;
 
 pub use experiment::*;
-pub use gate::{Gate, GateStatistic, MaxSlowdown};
+pub use gate::{
+    gate_default_max_false_block, Gate, GateStatistic, MaxSlowdown, DEFAULT_MAX_FALSE_BLOCK,
+};
 pub use kinds::*;
 
 use location::{line_col, path_at, Locator, Position, Problem};

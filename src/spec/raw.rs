@@ -87,5 +87,6 @@ pub(crate) struct RawGate {
     pub max_slowdown: Option<Value>,
     pub statistic: Option<Value>,
     pub min_power: Option<Value>,
+    pub max_false_block: Option<Value>,
     pub self_check: Option<Value>,
 }

@@ -326,7 +326,7 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
         gate: analysis
             .gate
             .as_ref()
-            .map(|g| gate::view(g, exp, analysis.confidence)),
+            .map(|g| gate::view(g, exp, &analysis.cells, analysis.confidence)),
         spec: SpecView {
             experiment: exp,
             path: &info.spec.path,
