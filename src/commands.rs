@@ -5,19 +5,6 @@ use crate::plan;
 use crate::spec;
 use std::path::Path;
 
-fn human_duration(ns: u64) -> String {
-    let s = ns as f64 / 1e9;
-    if s < 1.0 {
-        "under 1 s".to_string()
-    } else if s < 60.0 {
-        format!("{s:.0} s")
-    } else if s < 3600.0 {
-        format!("{:.1} min", s / 60.0)
-    } else {
-        format!("{:.1} h", s / 3600.0)
-    }
-}
-
 /// A rough duration of the analysis, in nanoseconds. Per cell the bootstrap
 /// draws `resamples` indices per measured pair about five times over (fork
 /// intervals, pooled, hierarchical, order, carry-over); one draw and its
@@ -235,7 +222,7 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
     out.push_str(&format!("estimate    {}\n", estimate.describe()));
     out.push_str(&format!(
         "analysis    about {} ({} resamples x {} measured pairs, after the forks)\n",
-        human_duration(estimate_analysis_ns(exp, cells_total)),
+        crate::exec::estimate::human(estimate_analysis_ns(exp, cells_total)),
         exp.analysis.resamples,
         jobs * u64::from(exp.design.pairs.get())
     ));

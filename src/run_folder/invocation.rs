@@ -122,6 +122,11 @@ pub struct AnalyzeArgs {
     #[arg(long, value_name = "NS", default_value_t = 0)]
     #[serde(default)]
     pub clock_resolution_ns: u64,
+    /// Nothing on stderr but errors (the seed a drawn run used is in
+    /// run.json); the summary still goes to stdout, as with exec.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub quiet: bool,
 }
 
 /// The command that made a run's folder, as run.json records it.
@@ -271,6 +276,7 @@ impl Invocation {
                 if z.clock_resolution_ns != 0 {
                     a.option("clock-resolution-ns", z.clock_resolution_ns.to_string());
                 }
+                a.flag("quiet", z.quiet);
                 a.finish("analyze")
             }
         }
@@ -417,6 +423,7 @@ mod tests {
             resamples: RESAMPLES,
             confidence: CONFIDENCE,
             clock_resolution_ns: 0,
+            quiet: false,
         };
         round_trips(Invocation::Analyze(analyze.clone()));
         round_trips(Invocation::Analyze(AnalyzeArgs {
@@ -428,6 +435,7 @@ mod tests {
             resamples: 500,
             confidence: 0.9,
             clock_resolution_ns: 20,
+            quiet: true,
             ..analyze
         }));
     }

@@ -207,16 +207,20 @@ fn times_text(x: f64) -> String {
     }
 }
 
-/// How large a contrast must be against the effect before the Finding
-/// warns: a tenth of the effect's size, or, with no direction resolved, the
-/// half-width of its interval (what the run could have resolved).
+/// How large a contrast must be before the Finding warns: resolved (its
+/// interval excludes 0), at least a tenth of the effect's size (with no
+/// direction resolved, the half-width of the effect's interval: what the
+/// run could have resolved), and at least 1 % of the baseline's median run
+/// (the size of change a performance result is usually argued about), so
+/// a few ns of order effect on a busy-wait do not raise a warning.
 fn matters(contrast_ci: [f64; 2], contrast: f64, e: &Effect) -> bool {
     let excludes_zero = contrast_ci[0] > 0.0 || contrast_ci[1] < 0.0;
     let scale = match e.direction {
         Direction::NoDifference => (e.difference_ci_ns[1] - e.difference_ci_ns[0]) / 2.0,
         _ => e.difference_ns.abs() / 10.0,
     };
-    excludes_zero && contrast.abs() >= scale
+    let floor = crate::analysis::DEFAULT_TARGET_FRACTION * e.baseline_median_ns;
+    excludes_zero && contrast.abs() >= scale.max(floor)
 }
 
 /// Order and carry-over warnings for one comparison cell.

@@ -61,6 +61,7 @@ fn analyze_command(info: &RunInfo) -> String {
     let mut invocation = info.invocation.clone();
     if let Invocation::Analyze(a) = &mut invocation {
         a.seed = Some(info.seeds.master);
+        a.quiet = false;
     }
     cargo(invocation.to_argv())
 }
