@@ -39,14 +39,22 @@ enum Design {
 /// each fork with its own offset) and runs `runner analyze` on them.
 fn analyzed(t: &Path, design: Design, cells: usize) -> PathBuf {
     let mut noise = Noise(0x9E37_79B9_7F4A_7C15 ^ cells as u64);
+    // A comparison's cells by name (one cell: a delay column of zeros);
+    // a study's by delay, the A/B study's single cell at 50 µs.
     let by_label = design == Design::Comparison && cells > 1;
-    let mut csv = String::from(match (design, by_label) {
-        (Design::Comparison, true) => "cell,fork,pair,first,baseline_ns,treatment_ns\n",
-        (Design::Comparison, false) => "fork,pair,first,baseline_ns,treatment_ns\n",
-        _ => "delay_us,fork,pair,first,baseline_ns,treatment_ns\n",
+    let delays_us: Vec<u64> = match (design, cells) {
+        (Design::Comparison, _) => vec![0; cells],
+        (Design::AbStudy, 1) => vec![50],
+        (_, 2) => vec![0, 50],
+        _ => DELAYS_US[..cells].to_vec(),
+    };
+    let mut csv = String::from(if by_label {
+        "cell,fork,pair,first,baseline_ns,treatment_ns\n"
+    } else {
+        "delay_us,fork,pair,first,baseline_ns,treatment_ns\n"
     });
-    for cell in 0..cells {
-        let d = DELAYS_US[cell] * 1000;
+    for (cell, &d_us) in delays_us.iter().enumerate() {
+        let d = d_us * 1000;
         // Faster, slower and unchanged variants in turn.
         let scale = [0.7, 1.25, 1.0][cell % 3];
         for fork in 1..=3u64 {
@@ -62,10 +70,10 @@ fn analyzed(t: &Path, design: Design, cells: usize) -> PathBuf {
                 } else {
                     "treatment"
                 };
-                let key = match (design, by_label) {
-                    (Design::Comparison, true) => format!("variant {cell} with a longer name,"),
-                    (Design::Comparison, false) => String::new(),
-                    _ => format!("{},", DELAYS_US[cell]),
+                let key = if by_label {
+                    format!("variant {cell} with a longer name,")
+                } else {
+                    format!("{d_us},")
                 };
                 csv.push_str(&format!("{key}{fork},{pair},{first},{b},{t}\n"));
             }
@@ -157,6 +165,27 @@ fn a_comparison_has_the_effect_and_distributions_and_no_text_over_text() {
             &COMPARISON,
             &STUDY,
         );
+    }
+}
+
+#[test]
+fn report_redraws_a_comparisons_plots_byte_for_byte() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = analyzed(tmp.path(), Design::Comparison, 2);
+    let before: Vec<Vec<u8>> = COMPARISON
+        .iter()
+        .map(|f| std::fs::read(dir.join(f)).unwrap())
+        .collect();
+    for f in COMPARISON {
+        std::fs::remove_file(dir.join(f)).unwrap();
+    }
+    runner().arg("report").arg(&dir).assert().success();
+    for (f, bytes) in COMPARISON.iter().zip(&before) {
+        assert_eq!(&std::fs::read(dir.join(f)).unwrap(), bytes, "{f} differs");
+    }
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    for f in COMPARISON {
+        assert!(report.contains(&format!("]({f})")), "the report links {f}");
     }
 }
 
