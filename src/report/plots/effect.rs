@@ -14,7 +14,7 @@ use super::fork_rows::{self, ForkRow, BOTTOM};
 use super::layout::{panel_title, panel_titles};
 use super::{fork_color, svg, Area, DrawResult, Header, Input, LegendEntry, Line, Marker, Panel};
 use super::{FASTER, GREY, SLOWER};
-use crate::analysis::effect::{Direction, Effect};
+use crate::analysis::effect::{Direction, Effect, IntervalKind};
 use crate::error::Result;
 use crate::report::effect::{direction_word, interval_name, text};
 use crate::report::format::percent;
@@ -36,6 +36,9 @@ pub(super) fn render(input: &Input<'_>) -> Result<String> {
         .collect();
     intervals.sort();
     intervals.dedup();
+    if intervals.is_empty() {
+        intervals.push(interval_name(IntervalKind::Hierarchical, confidence));
+    }
     let entries = [
         LegendEntry::new(
             format!("CI below 0: {}", direction_word(Direction::Faster)),

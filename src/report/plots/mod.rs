@@ -34,7 +34,7 @@ use crate::report::context::Context;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-pub use layout::{Header, LegendEntry, Line, Marker};
+use layout::{Header, LegendEntry, Line, Marker};
 
 /// Which plots a report has: the harness's calibration (detection, per-fork
 /// intervals against the true delay, fork medians) for a study, the

@@ -237,3 +237,16 @@ fn a_studys_ab_cells_say_faster_or_slower_and_its_aa_cells_seen() {
     let faster = count(forest, &format!("fill=\"{}\"", hex(FASTER)));
     assert_eq!(faster, 6 + 1);
 }
+
+#[test]
+fn a_comparison_without_cells_still_draws() {
+    let (mut a, _) = variants(1);
+    a.cells.clear();
+    a.headline.groups.clear();
+    let mut input = comparison(&a, &[]);
+    input.panels.clear();
+    for (_, svg) in render_all(&input).unwrap() {
+        assert!(svg.starts_with("<svg") && !svg.contains("NaN"));
+        assert!(!svg.contains(", ."), "an empty interval name");
+    }
+}
