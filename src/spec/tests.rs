@@ -91,7 +91,7 @@ fn empty_file_reports_the_first_required_key() {
 #[test]
 fn unknown_keys_are_named_with_their_table() {
     assert!(err(&format!("{MIN}forkz = 1\n")).starts_with(
-        "x.toml:7:1: unknown key `design.forkz`; valid keys here are: baseline, treatment, forks"
+        "x.toml:7:1: unknown key `design.forkz`; valid keys here are: baseline, treatment, treatments, forks"
     ));
     assert!(err(&format!("desgn = 1\n{MIN}"))
         .starts_with("x.toml:1:1: unknown key `desgn`; valid keys here are: name, title"));

@@ -298,9 +298,10 @@ fn design(raw: RawDesign) -> Result<Design, Problem> {
         ("shuffled", Schedule::Shuffled),
         ("sequential", Schedule::Sequential),
     ];
+    let baseline = arm(raw.baseline.as_ref(), "baseline")?;
     let (treatment, treatments) = treatments(&raw, &base, &arm)?;
     Ok(Design {
-        baseline: arm(raw.baseline.as_ref(), "baseline")?,
+        baseline,
         treatment,
         treatments,
         forks: count(raw.forks.as_ref(), "forks", &limits::FORKS, 10)?,
