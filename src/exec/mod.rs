@@ -210,7 +210,7 @@ fn exec_loaded(args: &ExecArgs, loaded: &LoadedSpec) -> Result<ExecOutcome> {
             check_resume_paths(p, &final_dir)?;
             resume::check_same_spec(
                 &info.spec.experiment,
-                &recorded_spec(&loaded, &args.spec)?.experiment,
+                &recorded_spec(loaded, &args.spec)?.experiment,
             )?;
             // Every kept fork is checked now, before anything runs.
             partial.finished_forks(&info)?;
@@ -226,7 +226,7 @@ fn exec_loaded(args: &ExecArgs, loaded: &LoadedSpec) -> Result<ExecOutcome> {
                 (None, None) => (Path::new("reports").join(&exp.name), "the output folder"),
             };
             target::check_out(&final_dir, what)?;
-            let info = new_run_info(args, &loaded, selection)?;
+            let info = new_run_info(args, loaded, selection)?;
             let partial = Partial::create(&partial_path(&final_dir), &info)?;
             (partial, final_dir, info)
         }
