@@ -234,12 +234,7 @@ fn load_text(
                 Ok(experiment) if found.is_empty() => return Ok((experiment, resolved)),
                 Ok(_) => break,
                 Err(p) => {
-                    // A problem at or around a key taken out follows from
-                    // that key's problem.
-                    if removed
-                        .iter()
-                        .any(|r| p.path.within(r) || r.within(&p.path))
-                    {
+                    if removed.iter().any(|r| follows_from(&p, r)) {
                         break;
                     }
                     (render(shown, &p, &locator).message, Some(p.path))
@@ -254,6 +249,25 @@ fn load_text(
     }
     Err(SpecError {
         message: found.join("\n"),
+    })
+}
+
+/// Whether `p` may only be a consequence of taking `removed` out: it is at
+/// or around that key, or its sentence names the key (a placeholder that
+/// read it, a sibling that is required in its place). Erring this way
+/// lists fewer problems, never one that is not there.
+fn follows_from(p: &Problem, removed: &KeyPath) -> bool {
+    if p.path.within(removed) || removed.within(&p.path) {
+        return true;
+    }
+    let Some(name) = removed.segments.last() else {
+        return false;
+    };
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    p.message.match_indices(name.as_str()).any(|(i, m)| {
+        let before = p.message[..i].chars().next_back();
+        let after = p.message[i + m.len()..].chars().next();
+        !before.is_some_and(word) && !after.is_some_and(word)
     })
 }
 
