@@ -150,10 +150,15 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
                 format!(" (gate self-check: `{b}` against itself)")
             }
         };
+        // The delay only when the grid sweeps it, as the report names cells.
+        let mut params = exp.grid.labelled(&c.params);
+        if exp.grid.delay_ns.len() < 2 && c.role == plan::Role::Experiment && params.len() > 1 {
+            params = plan::group_params(&params);
+        }
         out.push_str(&format!(
             "  cell {:<3} {}{role}\n",
             c.cell,
-            crate::report::format::params(&c.params)
+            crate::report::format::params(&params)
         ));
     }
     if to_size {
