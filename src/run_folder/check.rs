@@ -69,6 +69,28 @@ pub fn differing_keys(a: &Value, b: &Value, prefix: &str, out: &mut Vec<String>)
     }
 }
 
+/// Spec keys that may differ between two runs of one experiment: they
+/// name or describe the run, and change nothing that is measured.
+pub const DESCRIPTIVE: [&str; 5] = ["name", "title", "description", "seed", "report"];
+
+/// The keys in which two runs' specs differ, besides the descriptive
+/// ones: empty when they are runs of one experiment (`compare` refuses
+/// others, `history` marks the version where they start).
+pub fn spec_differences(a: &crate::spec::Experiment, b: &crate::spec::Experiment) -> Vec<String> {
+    let strip = |e: &crate::spec::Experiment| {
+        let mut v = value(e);
+        if let Some(m) = v.as_object_mut() {
+            for k in DESCRIPTIVE {
+                m.remove(k);
+            }
+        }
+        v
+    };
+    let mut keys = Vec::new();
+    differing_keys(&strip(a), &strip(b), "", &mut keys);
+    keys
+}
+
 fn first_difference(a: &Value, b: &Value, prefix: &str) -> Option<String> {
     let mut keys = Vec::new();
     differing_keys(a, b, prefix, &mut keys);

@@ -1,0 +1,424 @@
+//! `history.md`: what moved where at the top, then how a change is
+//! marked (with its false-alarm rate for this history), one table per
+//! cell, the plots, the machines and the versions that were skipped.
+
+use super::changes::{self, Boundary, CellStep};
+use super::words;
+use super::{Dated, Entry, History, Step};
+use crate::report::format;
+use crate::stats::apart::Side;
+
+/// Text from a commit or a recorded file, safe inside Markdown (a table
+/// cell included): punctuation that Markdown reads is escaped.
+fn text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        if "\\`*_[]<>|#!~".contains(ch) {
+            out.push('\\');
+        }
+        out.push(if ch.is_control() { ' ' } else { ch });
+    }
+    out
+}
+
+/// `s` as a code span: backslashes are literal there, so only the pipe
+/// (which would split a table row) is escaped and backticks are replaced.
+fn code(s: &str) -> String {
+    let inner: String = s
+        .chars()
+        .map(|c| match c {
+            '`' => '\'',
+            c if c.is_control() => ' ',
+            c => c,
+        })
+        .collect();
+    format!("`{}`", inner.replace('|', "\\|"))
+}
+
+/// A commit's subject, shortened to a table's width.
+fn subject(s: &str) -> String {
+    const MAX: usize = 72;
+    if s.chars().count() <= MAX {
+        return text(s);
+    }
+    let cut: String = s.chars().take(MAX - 1).collect();
+    format!("{}…", text(cut.trim_end()))
+}
+
+fn commit_ref(d: &Dated) -> String {
+    format!(
+        "`{}` ({}, “{}”)",
+        d.commit.short,
+        d.commit.date,
+        subject(&d.commit.subject)
+    )
+}
+
+/// "1 in 462".
+fn one_in(p: f64) -> String {
+    if p >= 1.0 {
+        return "always".into();
+    }
+    let n = (1.0 / p).round();
+    if n < 1e6 {
+        format!("1 in {n:.0}")
+    } else {
+        format!("1 in {:.1e}", n).replace("e", " × 10^")
+    }
+}
+
+/// The change of a cell in words: `**slower**: +84.7 [+82.0, +87.4]
+/// points of the baseline's median; D moved by 5.1 [4.9, 5.3] ms per run`.
+/// The word is the rule's (the share of the baseline); D in ns is shown
+/// beside it, signed, since a baseline that moved too can make it point
+/// the other way.
+fn change_words(c: &CellStep) -> String {
+    let word = match c.side {
+        Some(Side::Below) => "**faster**",
+        Some(Side::Above) => "**slower**",
+        None => "moved",
+    };
+    let points = c.change_relative.map_or(String::new(), |r| {
+        format!(
+            " {} points of the baseline's median;",
+            words::percent(r).replacen(" %", "", 1)
+        )
+    });
+    let d = c.change_ns;
+    format!(
+        "{word}:{points} D moved by {} per run",
+        format::estimate(d.estimate, d.lo, d.hi)
+    )
+}
+
+fn boundary_words(b: &Boundary) -> String {
+    match b {
+        Boundary::Spec(keys) => {
+            let shown: Vec<String> = keys.iter().take(6).map(|k| code(k)).collect();
+            let more = keys.len().saturating_sub(6);
+            format!(
+                "the spec changed ({}{})",
+                format::list(&shown, "and"),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            )
+        }
+        Boundary::Machine(what) => format!(
+            "the machine changed ({})",
+            what.iter()
+                .map(|(w, b, a)| format!("{w} {} → {}", code(b), code(a)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// The summary's bullets: every marked change, then every machine or spec
+/// change; one sentence when nothing moved.
+fn summary_items(h: &History) -> Vec<String> {
+    let mut out = Vec::new();
+    let runs: Vec<_> = h.runs().collect();
+    for (i, (n, d, v, step)) in runs.iter().enumerate() {
+        let Some(step) = step else { continue };
+        let prev = runs[i - 1].2;
+        if !step.boundaries.is_empty() {
+            let what: Vec<String> = step.boundaries.iter().map(boundary_words).collect();
+            out.push(format!(
+                "Version {n}, {}: {}; not compared as a change of the code.",
+                commit_ref(d),
+                what.join("; ")
+            ));
+            continue;
+        }
+        for c in step.cells.iter().filter(|c| c.marked) {
+            let (Some(before), Some(now)) = (
+                prev.cells.iter().find(|p| p.label == c.label),
+                v.cells.iter().find(|p| p.label == c.label),
+            ) else {
+                continue;
+            };
+            out.push(format!(
+                "Version {n}, {}, {}: {}. The effect went from {} to {}; all {} × {} fork comparisons agree (by chance: {}). Medians: {} {} → {}, {} {} → {}.",
+                commit_ref(d),
+                code(&c.label),
+                change_words(c),
+                words::effect(before.effect, before.relative, before.baseline_ns),
+                words::effect(now.effect, now.relative, now.baseline_ns),
+                c.forks.0,
+                c.forks.1,
+                one_in(c.by_chance),
+                code(&v.experiment.design.baseline),
+                format::duration(before.baseline_ns),
+                format::duration(now.baseline_ns),
+                code(&v.experiment.design.treatment),
+                format::duration(before.treatment_ns),
+                format::duration(now.treatment_ns),
+            ));
+        }
+    }
+    out
+}
+
+/// The summary as the terminal prints it.
+pub(super) fn summary_text(h: &History) -> String {
+    let items = summary_items(h);
+    if items.is_empty() {
+        return format!("{}\n", nothing_moved(h));
+    }
+    items.iter().map(|i| format!("- {i}\n")).collect()
+}
+
+fn nothing_moved(h: &History) -> String {
+    match h.runs().count() {
+        0 => "No version could be read (see Skipped versions).".into(),
+        1 => "One version: nothing to compare it with.".into(),
+        _ => "No version differs from the one before it by more than separate runs on its machine resolve, and no machine or spec changed.".into(),
+    }
+}
+
+fn rule(h: &History) -> String {
+    let steps: Vec<&Step> = h.runs().filter_map(|(_, _, _, s)| s).collect();
+    let confidence = h.runs().last().map_or(0.95, |(_, _, v, _)| v.confidence);
+    let alpha = 1.0 - confidence;
+    let (able, expected) = changes::expected_false_marks(&steps, alpha);
+    let unable = steps
+        .iter()
+        .filter(|s| s.boundaries.is_empty())
+        .flat_map(|s| &s.cells)
+        .filter(|c| c.by_chance > alpha)
+        .count();
+    let mut s = format!(
+        "**How a change is marked.** Two versions are two separate runs, and each fork of a run is a separate process, so each fork stands for a run of its own (as in a report's two-separate-runs comparison). Per cell, every fork of a version is compared with every fork of the version before it, by the fork's median D less the injected delay, as a share of the fork's own baseline median (a machine uniformly slower during one run moves both arms, and not this share; an injected delay adds the same to every version). A change is marked where all these comparisons point the same way, between versions on the same machine and of the same spec. If nothing changed, that happens by chance with probability 2 / C(n + m, n) for n and m forks, exactly and whatever the distribution, as long as separate runs on the machine vary as its forks do (a disturbance that lasts a whole run and moves all its forks together is not covered): {} for 4 and 4 forks, {} for 6 and 6, {} for 10 and 10. A comparison with too few forks to bring that chance to {} or below marks nothing. The size of a change is the difference of the two versions' hierarchical estimates (forks, then pairs) with an interval that combines both versions' {} intervals (MOVER, Zou & Donner 2008).",
+        one_in(crate::stats::apart::apart_by_chance(4, 4)),
+        one_in(crate::stats::apart::apart_by_chance(6, 6)),
+        one_in(crate::stats::apart::apart_by_chance(10, 10)),
+        format::percent(alpha),
+        format::percent(confidence),
+    );
+    s.push_str(&format!(
+        "\n\nIn this history, {able} comparison{} of a cell could mark a change; if nothing had changed they would make {} false marks on average (the sum of their chances).",
+        if able == 1 { "" } else { "s" },
+        expected_words(expected)
+    ));
+    if unable > 0 {
+        s.push_str(&format!(
+            " {unable} comparison{} had too few forks to mark anything.",
+            if unable == 1 { "" } else { "s" }
+        ));
+    }
+    s
+}
+
+/// An expected count: `0.05`, `1.2`, `3.1 × 10^-5`.
+fn expected_words(x: f64) -> String {
+    if x == 0.0 {
+        "0".into()
+    } else if x >= 0.01 {
+        format!("{:.2}", x)
+    } else {
+        let e = x.log10().floor();
+        format!("{:.1} × 10^{}", x / 10f64.powf(e), e)
+    }
+}
+
+/// The command that makes this history.
+fn command(h: &History) -> Vec<String> {
+    let mut argv = vec!["runner".to_string(), "history".into(), h.folder.clone()];
+    if let Some(s) = &h.since {
+        argv.push("--since".into());
+        argv.push(s.clone());
+    }
+    argv
+}
+
+fn step_words(step: Option<&Step>, label: &str) -> String {
+    let Some(step) = step else {
+        return "first version".into();
+    };
+    if !step.boundaries.is_empty() {
+        return step
+            .boundaries
+            .iter()
+            .map(|b| match b {
+                Boundary::Spec(_) => "spec changed",
+                Boundary::Machine(_) => "machine changed",
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+    }
+    let Some(c) = step.cells.iter().find(|c| c.label == label) else {
+        return "not in the version before".into();
+    };
+    match (c.marked, c.side) {
+        (true, _) => format!("change: {}", change_words(c)),
+        (false, Some(_)) => format!(
+            "forks apart, but {} × {} forks are apart by chance {}: not marked",
+            c.forks.0,
+            c.forks.1,
+            one_in(c.by_chance)
+        ),
+        (false, None) => "within what separate runs resolve".into(),
+    }
+}
+
+fn machines(h: &History) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (_, _, v, _) in h.runs() {
+        if !out.contains(&v.machine.name) {
+            out.push(v.machine.name.clone());
+        }
+    }
+    out
+}
+
+fn cell_table(h: &History, label: &str, machines: &[String]) -> String {
+    let rows: Vec<_> = h
+        .runs()
+        .filter_map(|(n, d, v, s)| Some((n, d, v, s, v.cells.iter().find(|c| c.label == label)?)))
+        .collect();
+    let gated = rows.iter().any(|r| r.2.gate.is_some());
+    let base = format::Column::time(
+        &rows
+            .iter()
+            .map(|r| format::Entry::Value(r.4.baseline_ns))
+            .collect::<Vec<_>>(),
+    );
+    let treat = format::Column::time(
+        &rows
+            .iter()
+            .map(|r| format::Entry::Value(r.4.treatment_ns))
+            .collect::<Vec<_>>(),
+    );
+    let mut out = format!("### {}\n\n", code(label));
+    out.push_str(&format!(
+        "| # | commit | date | subject | effect (treatment vs baseline) | baseline median | treatment median | forks |{} machine | vs. the version before |\n|---:|---|---|---|---|---:|---:|---:|{}---|---|\n",
+        if gated { " gate |" } else { "" },
+        if gated { "---|" } else { "" }
+    ));
+    for (n, d, v, step, c) in rows {
+        let m = machines
+            .iter()
+            .position(|x| *x == v.machine.name)
+            .unwrap_or(0)
+            + 1;
+        let gate = match (gated, v.gate) {
+            (false, _) => String::new(),
+            (true, Some(g)) => format!(" {} |", format!("{g:?}").to_lowercase()),
+            (true, None) => " none |".into(),
+        };
+        out.push_str(&format!(
+            "| {n} | `{}` | {} | {} | {} | {} | {} | {} |{gate} M{m} | {} |\n",
+            d.commit.short,
+            d.commit.date,
+            subject(&d.commit.subject),
+            words::effect(c.effect, c.relative, c.baseline_ns),
+            base.value(c.baseline_ns),
+            treat.value(c.treatment_ns),
+            c.forks.len(),
+            step_words(step, label)
+        ));
+    }
+    out
+}
+
+fn others(h: &History) -> String {
+    let mut out = String::new();
+    let skipped: Vec<String> = h
+        .entries
+        .iter()
+        .filter_map(|d| match &d.entry {
+            Entry::Skipped(why) => Some(format!("- {}: {}\n", commit_ref(d), text(why))),
+            Entry::Same { run_id } => Some(format!(
+                "- {}: run.json edited around run {}, which is listed already; not a new measurement\n",
+                commit_ref(d),
+                code(run_id)
+            )),
+            Entry::Run { .. } => None,
+        })
+        .collect();
+    if !skipped.is_empty() {
+        out.push_str("## Skipped versions\n\nThese commits changed run.json or pairs.csv, but what they hold was not used: a version is used only when it passes the checks `runner report` makes (run.json against its spec and seeds, every fork's rows against their digests).\n\n");
+        out.extend(skipped);
+        out.push('\n');
+    }
+    out
+}
+
+/// The whole `history.md`.
+pub(super) fn render(h: &History) -> String {
+    let runs: Vec<_> = h.runs().collect();
+    let title = runs.last().map_or(String::new(), |(_, _, v, _)| {
+        format!(": {}", text(&v.experiment.title.replace('\n', " ")))
+    });
+    let mut out = format!("# History of {}{title}\n\n", code(&h.folder));
+    let skipped = h
+        .entries
+        .iter()
+        .filter(|d| !matches!(d.entry, Entry::Run { .. }))
+        .count();
+    out.push_str(&format!(
+        "{} commit{} of the folder's first-parent history{} changed its run.json or pairs.csv: {} hold a run that passed its checks and {} compared below, {} {} not used (listed at the end); {} more only re-rendered the report. Every version is analysed again here from its own pairs.csv, by this runner, so all are analysed by one method. Made by {}.\n\n",
+        h.entries.len(),
+        if h.entries.len() == 1 { "" } else { "s" },
+        h.since.as_deref().map_or(String::new(), |s| format!(" (the version current at {} and every later one)", code(s))),
+        runs.len(),
+        if runs.len() == 1 { "is" } else { "are" },
+        skipped,
+        if skipped == 1 { "is" } else { "are" },
+        h.rerendered,
+        code(&crate::shell::join(&command(h))),
+    ));
+    out.push_str("## Summary\n\n");
+    let items = summary_items(h);
+    if items.is_empty() {
+        out.push_str(&nothing_moved(h));
+        out.push_str("\n\n");
+    } else {
+        for i in items {
+            out.push_str(&format!("- {i}\n"));
+        }
+        out.push('\n');
+    }
+    out.push_str(&rule(h));
+    out.push_str("\n\n## Per cell\n\n");
+    if let Some((_, _, v, _)) = runs.last() {
+        out.push_str(&format!(
+            "Baseline {}, treatment {}. The effect is the treatment's median D over forks, then pairs (the hierarchical estimate) with its {} interval: **slower**, **faster**, or no difference resolved when the interval covers 0; its size as the speed ratio, in % of the baseline's median and per run. The medians are each arm's median run over all measured pairs.\n\n",
+            code(&v.experiment.design.baseline),
+            code(&v.experiment.design.treatment),
+            format::percent(v.confidence)
+        ));
+    }
+    let machines = machines(h);
+    for label in super::plots::labels(h) {
+        out.push_str(&cell_table(h, &label, &machines));
+        out.push('\n');
+    }
+    out.push_str("![The effect of each version, with its interval and the marks](effect.svg)\n\n![Each arm's median run per version, with its fork range](medians.svg)\n\n");
+    if !machines.is_empty() {
+        out.push_str("## Machines\n\n");
+        for (i, m) in machines.iter().enumerate() {
+            let versions: Vec<String> = runs
+                .iter()
+                .filter(|(_, _, v, _)| v.machine.name == *m)
+                .map(|(n, _, _, _)| n.to_string())
+                .collect();
+            out.push_str(&format!(
+                "- M{}: {} (version{} {})\n",
+                i + 1,
+                text(m),
+                if versions.len() == 1 { "" } else { "s" },
+                versions.join(", ")
+            ));
+        }
+        out.push('\n');
+    }
+    out.push_str(&others(h));
+    while out.ends_with("\n\n") {
+        out.pop();
+    }
+    out
+}

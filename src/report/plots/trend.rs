@@ -1,0 +1,214 @@
+//! Trend plots over a report's committed versions (`runner history`):
+//! one panel per cell, the versions in commit order along x, each series
+//! a point with its interval (or range) per version, and vertical lines
+//! where the history marks a change (solid) or a machine or spec change
+//! (dashed grey). The caller gives the numbers; this file only draws, so
+//! the history's rule and the report's plots stay apart.
+
+use super::axis::{Axis, Ticked};
+use super::{font, legend, svg, Area, DrawResult, LegendEntry, Line, Marker};
+use super::{GREY, GRID, PALETTE, VERMILLION};
+use crate::error::Result;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+/// What the y values are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    /// Durations in ns, labelled in the unit that suits them.
+    Time,
+    /// Percent.
+    Percent,
+}
+
+/// One version's value of a series: the point and its interval or range.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Point {
+    /// The version's number (1 = oldest shown).
+    pub x: u32,
+    pub y: f64,
+    pub lo: f64,
+    pub hi: f64,
+}
+
+/// A vertical line between version `x - 1` and `x`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    Change(u32),
+    Boundary(u32),
+}
+
+pub struct Panel {
+    pub title: String,
+    /// One list of points per series, in the order of `Trend::series`.
+    pub series: Vec<Vec<Point>>,
+    pub marks: Vec<Mark>,
+}
+
+pub struct Trend {
+    pub file: &'static str,
+    pub title: String,
+    pub y_label: String,
+    pub scale: Scale,
+    /// Each series' legend label.
+    pub series: Vec<String>,
+    /// Versions along x: 1..=versions.
+    pub versions: u32,
+    pub panels: Vec<Panel>,
+}
+
+const PANEL_WIDTH: u32 = 760;
+const PANEL_HEIGHT: u32 = 330;
+const TITLE: u32 = 30;
+const HEADER: u32 = 96;
+
+/// Draws `t` as an SVG document.
+pub fn render(t: &Trend) -> Result<String> {
+    let rows = t.panels.len().max(1) as u32;
+    let height = HEADER + (PANEL_HEIGHT + TITLE) * rows;
+    svg(t.file, (PANEL_WIDTH, height), |root| {
+        let (header, body) = root.split_vertically(HEADER);
+        header.draw(&Text::new(
+            t.title.clone(),
+            (PANEL_WIDTH as i32 / 2, 18),
+            font(22).pos(Pos::new(HPos::Center, VPos::Center)),
+        ))?;
+        let mut entries: Vec<LegendEntry> = t
+            .series
+            .iter()
+            .enumerate()
+            .map(|(i, s)| LegendEntry {
+                label: s.clone(),
+                color: PALETTE[i % PALETTE.len()],
+                line: Line::Solid,
+                marker: Marker::Circle,
+            })
+            .collect();
+        entries.push(LegendEntry {
+            label: "change marked".into(),
+            color: VERMILLION,
+            line: Line::Solid,
+            marker: Marker::None,
+        });
+        entries.push(LegendEntry {
+            label: "machine or spec changed".into(),
+            color: GREY,
+            line: Line::Dashed,
+            marker: Marker::None,
+        });
+        let refs: Vec<&LegendEntry> = entries.iter().collect();
+        legend(&header, &refs, 16, 48, PANEL_WIDTH as i32 - 8)?;
+        let areas = body.split_evenly((rows as usize, 1));
+        for (p, area) in t.panels.iter().zip(areas.iter()) {
+            panel(area, t, p)?;
+        }
+        Ok(())
+    })
+}
+
+fn y_range(t: &Trend, p: &Panel) -> (f64, f64) {
+    let (lo, hi) = p
+        .series
+        .iter()
+        .flatten()
+        .flat_map(|q| [q.lo, q.hi, q.y])
+        .filter(|v| v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(v), b.max(v))
+        });
+    match t.scale {
+        // Zero stays in view for an effect, so its sign reads at a glance.
+        Scale::Percent => (lo.min(0.0), hi.max(0.0)),
+        // Times are never negative.
+        Scale::Time => (lo.max(0.0), hi),
+    }
+}
+
+fn panel(area: &Area<'_>, t: &Trend, p: &Panel) -> DrawResult {
+    let (strip, area) = area.split_vertically(TITLE);
+    strip.draw(&Text::new(
+        p.title.clone(),
+        (PANEL_WIDTH as i32 / 2, TITLE as i32 / 2 + 4),
+        font(17).pos(Pos::new(HPos::Center, VPos::Center)),
+    ))?;
+    let (lo, hi) = y_range(t, p);
+    let y = match t.scale {
+        Scale::Time => Axis::new(lo, hi, 0.08, None),
+        // Percent: the axis's nice ticks on plain numbers (its "ns" unit,
+        // a divisor of 1, is not printed: the label says %).
+        Scale::Percent => Axis::new(lo, hi, 0.08, Some(0.0)),
+    };
+    let n = t.versions.max(1);
+    let x_ticks: Vec<f64> = {
+        let step = n.div_ceil(12).max(1);
+        (1..=n)
+            .filter(|v| (v - 1) % step == 0)
+            .map(f64::from)
+            .collect()
+    };
+    let x = Ticked::new(0.5..f64::from(n) + 0.5, x_ticks);
+    let mut chart = ChartBuilder::on(&area)
+        .margin(10)
+        .margin_right(24)
+        .x_label_area_size(44)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x, y.coord())?;
+    let y_label = |v: &f64| y.label(*v);
+    let unit = match t.scale {
+        Scale::Time => format!("{} ({})", t.y_label, y.unit),
+        Scale::Percent => format!("{} (%)", t.y_label),
+    };
+    chart
+        .configure_mesh()
+        .bold_line_style(GRID)
+        .x_label_formatter(&|v: &f64| format!("{v:.0}"))
+        .y_label_formatter(&y_label)
+        .x_desc("version (oldest first)")
+        .y_desc(unit)
+        .label_style(font(15))
+        .axis_desc_style(font(16))
+        .draw()?;
+    if t.scale == Scale::Percent && y.lo < 0.0 && y.hi > 0.0 {
+        chart.draw_series(LineSeries::new(
+            vec![(0.5, 0.0), (f64::from(n) + 0.5, 0.0)],
+            BLACK.stroke_width(1),
+        ))?;
+    }
+    for m in &p.marks {
+        let (at, style, dashed) = match *m {
+            Mark::Change(v) => (v, VERMILLION.stroke_width(2), false),
+            Mark::Boundary(v) => (v, GREY.stroke_width(2), true),
+        };
+        let xv = f64::from(at) - 0.5;
+        let line = vec![(xv, y.lo), (xv, y.hi)];
+        if dashed {
+            chart.draw_series(DashedLineSeries::new(line, 5, 4, style))?;
+        } else {
+            chart.draw_series(LineSeries::new(line, style))?;
+        }
+    }
+    // Several series side by side within a version, so their bars do not hide each other.
+    let k = p.series.len().max(1) as f64;
+    for (i, points) in p.series.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let dx = if k > 1.0 {
+            (i as f64 - (k - 1.0) / 2.0) * 0.12
+        } else {
+            0.0
+        };
+        let ok: Vec<&Point> = points.iter().filter(|q| q.y.is_finite()).collect();
+        chart.draw_series(ok.iter().map(|q| {
+            let xv = f64::from(q.x) + dx;
+            PathElement::new(vec![(xv, q.lo), (xv, q.hi)], color.stroke_width(2))
+        }))?;
+        chart.draw_series(LineSeries::new(
+            ok.iter().map(|q| (f64::from(q.x) + dx, q.y)),
+            color.mix(0.5).stroke_width(1),
+        ))?;
+        chart.draw_series(
+            ok.iter()
+                .map(|q| Circle::new((f64::from(q.x) + dx, q.y), 4, color.filled())),
+        )?;
+    }
+    Ok(())
+}
