@@ -4,26 +4,31 @@
 //! Two versions are two separate runs, and a run's forks are separate
 //! processes: the reports' two-separate-runs comparison already treats
 //! each fork as a run of its own. So per cell, every fork of a version is
-//! compared with every fork of the version before it, on the fork's
-//! effect: its median D less the injected delay, as a share of its own
-//! baseline median. A machine uniformly slower during one run moves both
-//! arms and not this share; the injected delay is the harness's, the same
-//! in every version, and adds to D rather than scaling with the machine
-//! (in ns when a baseline median is 0). The rule marks a change when all
-//! those comparisons point the same way (`stats::apart`). If nothing
-//! changed, that happens by chance with probability 2 / C(n + m, n) for n
-//! and m forks, exactly, whatever the distribution, as long as separate
-//! runs on the machine vary as its forks do; a comparison whose forks are
-//! too few for that chance to be at most 1 − confidence marks nothing.
-//! The size of a change is the difference of the two versions'
-//! hierarchical estimates (forks, then pairs) with a MOVER interval.
+//! compared with every fork of the version before it (`stats::apart`, the
+//! Mann-Whitney U with its exact distribution), on two scales: the fork's
+//! median D less the injected delay, in ns, and the same as a share of the
+//! fork's own baseline median. A change of the code moves both; a machine
+//! uniformly slower during one run moves the ns and not the share; a run
+//! in which the rest slowed around a fixed part (a sleep, a wait on I/O)
+//! moves the share and not the ns. A change is marked where both scales
+//! point the same way with a chance of at most 1 − confidence divided by
+//! the number of comparisons in the history (Bonferroni), and where the
+//! interval of the change (the difference of the two versions'
+//! hierarchical estimates, forks then pairs, with a MOVER interval, in ns
+//! and in points of the baseline) excludes zero on that side. The chance
+//! that a history marks any change where none happened is then at most
+//! 1 − confidence, if separate runs on the machine vary as its forks do;
+//! the interval guards against a run whose forks all moved together (a
+//! machine busy for that whole run), which the forks alone cannot see. A
+//! comparison whose forks are too few to reach the level marks nothing.
 //!
-//! A version on another machine, or of another spec (any key but the
-//! ones that only name or describe a run), is a step of its own: its move
-//! is shown and never marked as a change of the code.
+//! A version on another machine, or of another spec (any key but the ones
+//! that only name or describe a run), is a step of its own: its move is
+//! shown and never marked as a change of the code, and it does not count
+//! among the comparisons.
 
 use super::version::{CellPoint, Version};
-use crate::stats::apart::{self, Bounded, Side};
+use crate::stats::apart::{self, Bounded, Comparison, Side};
 
 /// Why two consecutive versions are not compared as code.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,21 +43,54 @@ pub enum Boundary {
 #[derive(Debug, Clone, PartialEq)]
 pub struct CellStep {
     pub label: String,
-    /// Where every fork of this version lies from every fork of the one
-    /// before, when all agree.
-    pub side: Option<Side>,
-    /// The chance of `side` being set with nothing changed.
-    pub by_chance: f64,
-    /// Forks before and now.
-    pub forks: (usize, usize),
+    /// The forks compared by median D less the injected delay, in ns.
+    pub ns: Comparison,
+    /// The same as shares of each fork's baseline median (none when a
+    /// baseline median is 0).
+    pub share: Option<Comparison>,
     /// Median D now − before, ns.
     pub change_ns: Bounded,
     /// The change of (median D − d) in points of each version's baseline
-    /// median: the rule's scale.
+    /// median.
     pub change_relative: Option<Bounded>,
-    /// The rule marks a change: apart, by chance at most 1 − confidence,
-    /// same machine and spec.
+    /// The rule marks a change (set by [`mark`]).
     pub marked: bool,
+}
+
+impl CellStep {
+    /// The chance of the comparison with nothing changed: the larger of
+    /// the two scales', since a change must show on both.
+    pub fn p(&self) -> f64 {
+        self.share.map_or(self.ns.p, |s| s.p.max(self.ns.p))
+    }
+
+    /// Which way both scales point, when they agree.
+    pub fn side(&self) -> Option<Side> {
+        let ns = self.ns.side();
+        match self.share {
+            Some(s) if s.side() != ns => None,
+            _ => ns,
+        }
+    }
+
+    /// The smallest chance these fork counts can give.
+    pub fn smallest_p(&self) -> f64 {
+        apart::smallest_p(self.ns.n, self.ns.m)
+    }
+
+    /// Whether the interval of the change, in ns and in points of the
+    /// baseline, excludes zero on `side`.
+    pub fn resolved(&self, side: Side) -> bool {
+        let beyond = |b: &Bounded| match side {
+            Side::Above => b.lo > 0.0,
+            Side::Below => b.hi < 0.0,
+        };
+        beyond(&self.change_ns) && self.change_relative.as_ref().is_none_or(beyond)
+    }
+
+    pub fn forks(&self) -> (usize, usize) {
+        (self.ns.n, self.ns.m)
+    }
 }
 
 /// A version against the one before it.
@@ -68,28 +106,32 @@ impl Step {
     }
 }
 
-/// The values the rule compares for one cell: relative when every fork of
-/// both versions has a baseline median above 0.
-fn rule_values(before: &CellPoint, now: &CellPoint) -> (Vec<f64>, Vec<f64>) {
-    let relative = before
-        .forks
+/// The level of a history's rule.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rule {
+    /// 1 − confidence: the most the history's chance of any false mark can be.
+    pub alpha: f64,
+    /// Cell comparisons between versions on one machine and spec.
+    pub comparisons: usize,
+    /// The level each comparison must reach: alpha / comparisons.
+    pub each: f64,
+}
+
+/// The values the rule compares for one cell, on each scale: median D
+/// less the injected delay in ns, and as a share of the fork's baseline
+/// median (when every baseline median is above 0).
+fn rule_values(c: &CellPoint, share: bool) -> Vec<f64> {
+    let d = c.delay_ns as f64;
+    c.forks
         .iter()
-        .chain(&now.forks)
-        .all(|f| f.baseline_ns > 0.0);
-    let values = |c: &CellPoint| {
-        let d = c.delay_ns as f64;
-        c.forks
-            .iter()
-            .map(|f| {
-                if relative {
-                    (f.median_ns - d) / f.baseline_ns
-                } else {
-                    f.median_ns - d
-                }
-            })
-            .collect::<Vec<f64>>()
-    };
-    (values(before), values(now))
+        .map(|f| {
+            if share {
+                (f.median_ns - d) / f.baseline_ns
+            } else {
+                f.median_ns - d
+            }
+        })
+        .collect()
 }
 
 /// A cell's effect less its injected delay, as a share of its baseline
@@ -103,24 +145,32 @@ fn arms_share(c: &CellPoint) -> Option<Bounded> {
     })
 }
 
-fn cell_step(before: &CellPoint, now: &CellPoint, alpha: f64, comparable: bool) -> CellStep {
-    let (b, n) = rule_values(before, now);
-    let side = apart::apart(&b, &n).ok().flatten();
-    let by_chance = apart::apart_by_chance(b.len(), n.len());
-    CellStep {
+fn cell_step(before: &CellPoint, now: &CellPoint) -> Option<CellStep> {
+    let ns = apart::compare(&rule_values(before, false), &rule_values(now, false)).ok()?;
+    let shares = before
+        .forks
+        .iter()
+        .chain(&now.forks)
+        .all(|f| f.baseline_ns > 0.0);
+    let share = if shares {
+        apart::compare(&rule_values(before, true), &rule_values(now, true)).ok()
+    } else {
+        None
+    };
+    Some(CellStep {
         label: now.label.clone(),
-        side,
-        by_chance,
-        forks: (b.len(), n.len()),
+        ns,
+        share,
         change_ns: apart::difference(before.effect, now.effect),
         change_relative: arms_share(before)
             .zip(arms_share(now))
             .map(|(x, y)| apart::difference(x, y)),
-        marked: comparable && side.is_some() && by_chance <= alpha,
-    }
+        marked: false,
+    })
 }
 
-/// `now` against `before`: boundaries, and every cell both have.
+/// `now` against `before`: boundaries, and every cell both have (none
+/// marked yet: that needs the whole history, see [`mark`]).
 pub fn step(before: &Version, now: &Version) -> Step {
     let mut boundaries = Vec::new();
     let keys = crate::run_folder::check::spec_differences(&before.experiment, &now.experiment);
@@ -131,29 +181,34 @@ pub fn step(before: &Version, now: &Version) -> Step {
     if !moved.is_empty() {
         boundaries.push(Boundary::Machine(moved));
     }
-    let alpha = 1.0 - now.confidence.max(before.confidence);
-    let comparable = boundaries.is_empty();
     let cells = now
         .cells
         .iter()
-        .filter_map(|c| {
-            let b = before.cells.iter().find(|p| p.label == c.label)?;
-            Some(cell_step(b, c, alpha, comparable))
-        })
+        .filter_map(|c| cell_step(before.cells.iter().find(|p| p.label == c.label)?, c))
         .collect();
     Step { boundaries, cells }
 }
 
-/// The false marks a history's comparisons would make on average if
-/// nothing had changed: the sum of the chances of those that can mark.
-pub fn expected_false_marks(steps: &[&Step], alpha: f64) -> (usize, f64) {
-    let able: Vec<f64> = steps
+/// Marks the changes of a history's steps at `confidence` (see the module
+/// doc) and returns the rule's level.
+pub fn mark(steps: &mut [&mut Step], confidence: f64) -> Rule {
+    let alpha = 1.0 - confidence;
+    let comparisons = steps
         .iter()
         .filter(|s| s.boundaries.is_empty())
-        .flat_map(|s| s.cells.iter().map(|c| c.by_chance))
-        .filter(|&p| p <= alpha)
-        .collect();
-    (able.len(), able.iter().sum())
+        .map(|s| s.cells.len())
+        .sum::<usize>();
+    let each = alpha / comparisons.max(1) as f64;
+    for s in steps.iter_mut().filter(|s| s.boundaries.is_empty()) {
+        for c in &mut s.cells {
+            c.marked = c.p() <= each && c.side().is_some_and(|side| c.resolved(side));
+        }
+    }
+    Rule {
+        alpha,
+        comparisons,
+        each,
+    }
 }
 
 #[cfg(test)]
@@ -204,92 +259,123 @@ mod tests {
         }
     }
 
+    /// Steps of consecutive versions, marked as a history marks them.
+    fn marked(versions: &[Version]) -> (Vec<Step>, Rule) {
+        let mut steps: Vec<Step> = versions.windows(2).map(|w| step(&w[0], &w[1])).collect();
+        let rule = mark(&mut steps.iter_mut().collect::<Vec<_>>(), 0.95);
+        (steps, rule)
+    }
+
+    const FLAT: [f64; 8] = [-3.0, 1.0, 2.0, 0.0, 4.0, -1.0, 2.5, -2.0];
+    const SLOW: [f64; 8] = [900.0, 950.0, 880.0, 910.0, 905.0, 890.0, 930.0, 940.0];
+
     #[test]
-    fn a_change_is_marked_when_every_fork_moved_one_way() {
-        let before = version(vec![cell("d = 0", &[-3.0, 1.0, 2.0, 0.0], 1000.0)], "a", 4);
-        let after = version(
-            vec![cell("d = 0", &[900.0, 950.0, 880.0, 910.0], 1000.0)],
-            "a",
-            4,
-        );
-        let s = step(&before, &after);
-        assert!(s.boundaries.is_empty());
-        let c = &s.cells[0];
-        assert_eq!(c.side, Some(Side::Above));
-        assert!((c.by_chance - 2.0 / 70.0).abs() < 1e-12);
-        assert!(c.marked);
-        assert!(c.change_ns.lo > 0.0);
-        // Overlapping forks: no mark, however far the estimates moved.
-        let mixed = version(
-            vec![cell("d = 0", &[-5.0, 900.0, 950.0, 880.0], 1000.0)],
-            "a",
-            4,
-        );
-        assert!(!step(&before, &mixed).marked());
+    fn a_change_is_marked_where_the_forks_moved_one_way() {
+        let v = [
+            version(vec![cell("d = 0", &FLAT, 1000.0)], "a", 8),
+            version(vec![cell("d = 0", &FLAT.map(|x| x + 0.5), 1000.0)], "a", 8),
+            version(vec![cell("d = 0", &SLOW, 1000.0)], "a", 8),
+        ];
+        let (steps, rule) = marked(&v);
+        assert_eq!(rule.comparisons, 2);
+        assert!((rule.each - 0.025).abs() < 1e-12);
+        assert!(!steps[0].marked());
+        let c = &steps[1].cells[0];
+        assert_eq!(c.side(), Some(Side::Above));
+        assert!((c.p() - 2.0 / 12870.0).abs() < 1e-15);
+        assert!(c.marked && c.change_ns.lo > 0.0);
+    }
+
+    #[test]
+    fn one_outlying_fork_does_not_hide_a_change() {
+        // One earlier fork beyond two later ones: U = 62 of 64, p = 2 x
+        // (1 + 1 + 2) / 12870, still under 0.05.
+        let mut before = FLAT;
+        before[0] = 895.0;
+        let v = [
+            version(vec![cell("d = 0", &before, 1000.0)], "a", 8),
+            version(vec![cell("d = 0", &SLOW, 1000.0)], "a", 8),
+        ];
+        let (steps, _) = marked(&v);
+        assert_eq!(steps[0].cells[0].ns.u, 62.0);
+        assert!(steps[0].marked());
+    }
+
+    #[test]
+    fn forks_apart_with_an_interval_of_the_change_over_zero_mark_nothing() {
+        // Every fork moved by 6 ns, but each version's interval is ±10 ns:
+        // the run as a whole cannot tell.
+        let v = [
+            version(vec![cell("d = 0", &FLAT, 1000.0)], "a", 8),
+            version(vec![cell("d = 0", &FLAT.map(|x| x + 6.5), 1000.0)], "a", 8),
+        ];
+        let (steps, _) = marked(&v);
+        let c = &steps[0].cells[0];
+        assert!(c.p() < 0.05 && c.side() == Some(Side::Above), "{c:?}");
+        assert!(c.change_ns.lo < 0.0);
+        assert!(!c.marked);
     }
 
     #[test]
     fn too_few_forks_mark_nothing() {
-        // 3 and 3 forks: apart by chance 1 time in 10, above 5 %.
-        let before = version(vec![cell("d = 0", &[0.0, 1.0, 2.0], 1000.0)], "a", 3);
-        let after = version(vec![cell("d = 0", &[900.0, 950.0, 880.0], 1000.0)], "a", 3);
-        let s = step(&before, &after);
-        assert_eq!(s.cells[0].side, Some(Side::Above));
-        assert!(!s.marked());
+        // 3 and 3 forks: all apart has a chance of 1 in 10, above 5 %.
+        let v = [
+            version(vec![cell("d = 0", &[0.0, 1.0, 2.0], 1000.0)], "a", 3),
+            version(vec![cell("d = 0", &[900.0, 950.0, 880.0], 1000.0)], "a", 3),
+        ];
+        let (steps, _) = marked(&v);
+        assert_eq!(steps[0].cells[0].side(), Some(Side::Above));
+        assert_eq!(steps[0].cells[0].smallest_p(), 0.1);
+        assert!(!steps[0].marked());
     }
 
     #[test]
     fn a_machine_or_spec_change_is_a_boundary_not_a_mark() {
-        let before = version(vec![cell("d = 0", &[0.0, 1.0, 2.0, 3.0], 1000.0)], "a", 4);
-        let moved = version(
-            vec![cell("d = 0", &[900.0, 950.0, 880.0, 910.0], 1000.0)],
-            "b",
-            4,
-        );
-        let s = step(&before, &moved);
-        assert!(matches!(&s.boundaries[..], [Boundary::Machine(w)] if w[0].0 == "host"));
-        assert_eq!(s.cells[0].side, Some(Side::Above));
-        assert!(!s.marked());
-        let respec = version(
-            vec![cell("d = 0", &[900.0, 950.0, 880.0, 910.0], 1000.0)],
-            "a",
-            5,
-        );
-        let s = step(&before, &respec);
+        let before = version(vec![cell("d = 0", &FLAT, 1000.0)], "a", 8);
+        let moved = version(vec![cell("d = 0", &SLOW, 1000.0)], "b", 8);
+        let (steps, rule) = marked(&[before.clone(), moved]);
+        assert!(matches!(&steps[0].boundaries[..], [Boundary::Machine(w)] if w[0].0 == "host"));
+        assert_eq!(steps[0].cells[0].side(), Some(Side::Above));
+        assert!(!steps[0].marked());
+        assert_eq!(rule.comparisons, 0);
+        let respec = version(vec![cell("d = 0", &SLOW, 1000.0)], "a", 9);
+        let (steps, _) = marked(&[before, respec]);
         assert!(
-            matches!(&s.boundaries[..], [Boundary::Spec(k)] if k == &["design.forks".to_string()])
+            matches!(&steps[0].boundaries[..], [Boundary::Spec(k)] if k == &["design.forks".to_string()])
         );
-        assert!(!s.marked());
+        assert!(!steps[0].marked());
     }
 
     #[test]
     fn an_injected_delay_adds_and_does_not_scale() {
         // d = 500 in both; the baseline twice as fast in the second run:
-        // D / baseline doubles, (D - d) / baseline stays near 0.
-        let mut before = cell("d = 500", &[500.0, 501.0, 499.0, 500.5], 1000.0);
-        let mut after = cell("d = 500", &[500.2, 499.5, 500.8, 499.9], 500.0);
+        // D / baseline doubles, (D - d) / baseline and D - d stay near 0.
+        let mut before = cell("d = 500", &FLAT.map(|x| 500.0 + x), 1000.0);
+        let mut after = cell("d = 500", &FLAT.map(|x| 500.0 - x / 2.0), 500.0);
         before.delay_ns = 500;
         after.delay_ns = 500;
-        let s = step(
-            &version(vec![before], "a", 4),
-            &version(vec![after], "a", 4),
-        );
-        assert!(!s.marked(), "{s:?}");
+        let (steps, _) = marked(&[version(vec![before], "a", 8), version(vec![after], "a", 8)]);
+        assert!(!steps[0].marked(), "{steps:?}");
     }
 
     #[test]
-    fn a_uniformly_slower_machine_state_does_not_move_the_rule() {
-        // Both arms 2x slower in the second run, the effect 10 % in both.
-        let before = version(
-            vec![cell("d = 0", &[100.0, 101.0, 99.0, 100.5], 1000.0)],
-            "a",
-            4,
-        );
-        let after = version(
-            vec![cell("d = 0", &[200.0, 201.0, 198.0, 199.0], 2000.0)],
-            "a",
-            4,
-        );
-        assert!(!step(&before, &after).marked());
+    fn a_change_on_one_scale_only_is_not_marked() {
+        // Both arms 2x slower in the second run and D with them: the share
+        // of the baseline stays 10 %, only the ns moved.
+        let ten = FLAT.map(|x| 100.0 + x);
+        let twenty = FLAT.map(|x| 200.0 + 2.0 * x);
+        let (steps, _) = marked(&[
+            version(vec![cell("d = 0", &ten, 1000.0)], "a", 8),
+            version(vec![cell("d = 0", &twenty, 2000.0)], "a", 8),
+        ]);
+        assert_eq!(steps[0].cells[0].ns.side(), Some(Side::Above));
+        assert_eq!(steps[0].cells[0].side(), None);
+        assert!(!steps[0].marked());
+        // A fixed sleep with the rest slower: the same D, a smaller share.
+        let (steps, _) = marked(&[
+            version(vec![cell("d = 0", &ten, 1000.0)], "a", 8),
+            version(vec![cell("d = 0", &ten, 2000.0)], "a", 8),
+        ]);
+        assert!(!steps[0].marked());
     }
 }

@@ -150,12 +150,7 @@ impl Repo {
         .args(range)
         .arg("--")
         .arg(&self.folder);
-        let text = match output(&mut cmd)? {
-            Ok(t) => t,
-            // An empty repository has no HEAD: nothing was ever committed.
-            Err(e) if e.contains("does not have any commits") => String::new(),
-            Err(e) => return Err(run_failed(format!("git log failed: {e}"))),
-        };
+        let text = output(&mut cmd)?.map_err(|e| run_failed(format!("git log failed: {e}")))?;
         Ok(text
             .lines()
             .filter_map(|line| {
@@ -174,6 +169,12 @@ impl Repo {
     /// The commits that changed the folder, oldest first; with `since`,
     /// the one whose version was current at `since` and every later one.
     pub fn commits(&self, since: Option<&str>) -> Result<Vec<Commit>> {
+        // An empty repository has no HEAD: nothing was ever committed.
+        let head =
+            output(git(&self.top).args(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]))?;
+        if head.is_err() {
+            return Ok(Vec::new());
+        }
         match since {
             None => self.log(&["HEAD"]),
             Some(rev) => {

@@ -2,7 +2,7 @@
 //! marked (with its false-alarm rate for this history), one table per
 //! cell, the plots, the machines and the versions that were skipped.
 
-use super::changes::{self, Boundary, CellStep};
+use super::changes::{Boundary, CellStep};
 use super::words;
 use super::{Dated, Entry, History, Step};
 use crate::report::format;
@@ -73,7 +73,7 @@ fn one_in(p: f64) -> String {
 /// beside it, signed, since a baseline that moved too can make it point
 /// the other way.
 fn change_words(c: &CellStep) -> String {
-    let word = match c.side {
+    let word = match c.side() {
         Some(Side::Below) => "**faster**",
         Some(Side::Above) => "**slower**",
         None => "moved",
@@ -141,15 +141,16 @@ fn summary_items(h: &History) -> Vec<String> {
                 continue;
             };
             out.push(format!(
-                "Version {n}, {}, {}: {}. The effect went from {} to {}; all {} × {} fork comparisons agree (by chance: {}). Medians: {} {} → {}, {} {} → {}.",
+                "Version {n}, {}, {}: {}. The effect went from {} to {}; of the {} × {} fork comparisons, {} point this way (chance with nothing changed: {}). Medians: {} {} → {}, {} {} → {}.",
                 commit_ref(d),
                 code(&c.label),
                 change_words(c),
                 words::effect(before.effect, before.relative, before.baseline_ns),
                 words::effect(now.effect, now.relative, now.baseline_ns),
-                c.forks.0,
-                c.forks.1,
-                one_in(c.by_chance),
+                c.forks().0,
+                c.forks().1,
+                agreeing(c),
+                one_in(c.p()),
                 code(&v.experiment.design.baseline),
                 format::duration(before.baseline_ns),
                 format::duration(now.baseline_ns),
@@ -179,45 +180,55 @@ fn nothing_moved(h: &History) -> String {
     }
 }
 
+/// How many of the n x m fork comparisons point the way the change does.
+fn agreeing(c: &CellStep) -> String {
+    let (n, m) = c.forks();
+    let u = match c.side() {
+        Some(Side::Below) => (n * m) as f64 - c.ns.u,
+        _ => c.ns.u,
+    };
+    if u.fract() == 0.0 {
+        format!("{u:.0}")
+    } else {
+        format!("{u:.1}")
+    }
+}
+
 fn rule(h: &History) -> String {
-    let steps: Vec<&Step> = h.runs().filter_map(|(_, _, _, s)| s).collect();
-    let confidence = h.runs().last().map_or(0.95, |(_, _, v, _)| v.confidence);
-    let alpha = 1.0 - confidence;
-    let (able, expected) = changes::expected_false_marks(&steps, alpha);
-    let unable = steps
-        .iter()
+    let r = h.rule;
+    let confidence = 1.0 - r.alpha;
+    let mut s = format!(
+        "**How a change is marked.** Two versions are two separate runs, and each fork of a run is a separate process, so each fork stands for a run of its own (as in a report's two-separate-runs comparison). Per cell, every fork of a version is compared with every fork of the version before it, on two scales: the fork's median D less the injected delay, in ns, and the same as a share of the fork's own baseline median. A change of the code moves both; a machine uniformly slower during one run moves the ns and not the share, and a run in which everything around a fixed part (a sleep, a wait on I/O) slowed moves the share and not the ns. On each scale the count of comparisons that say \"higher\" is the Mann-Whitney U, whose chance with nothing changed is exact whatever the distribution, as long as separate runs on the machine vary as its forks do (a disturbance that lasts a whole run and moves all its forks together is not covered). A change is marked where both scales point the same way with a chance of at most {} divided by the number of comparisons in the history (Bonferroni), between versions on the same machine and of the same spec, and where the interval of the change excludes zero on that side: the difference of the two versions' hierarchical estimates (forks, then pairs), in ns and in points of the baseline's median, with an interval that combines both versions' {} intervals (MOVER, Zou & Donner 2008). So the chance that this history marks any change where none happened is at most {}; the interval also guards against a run whose forks all moved together, which the forks alone cannot see. With every fork of one version beyond every fork of the other, the chance is 2 / C(n + m, n): {} for 4 and 4 forks, {} for 6 and 6, {} for 10 and 10; a comparison with too few forks to reach the level marks nothing.",
+        format::percent(r.alpha),
+        format::percent(confidence),
+        format::percent(r.alpha),
+        one_in(crate::stats::apart::smallest_p(4, 4)),
+        one_in(crate::stats::apart::smallest_p(6, 6)),
+        one_in(crate::stats::apart::smallest_p(10, 10)),
+    );
+    let unable = h
+        .runs()
+        .filter_map(|(_, _, _, s)| s)
         .filter(|s| s.boundaries.is_empty())
         .flat_map(|s| &s.cells)
-        .filter(|c| c.by_chance > alpha)
+        .filter(|c| c.smallest_p() > r.each)
         .count();
-    let mut s = format!(
-        "**How a change is marked.** Two versions are two separate runs, and each fork of a run is a separate process, so each fork stands for a run of its own (as in a report's two-separate-runs comparison). Per cell, every fork of a version is compared with every fork of the version before it, by the fork's median D less the injected delay, as a share of the fork's own baseline median (a machine uniformly slower during one run moves both arms, and not this share; an injected delay adds the same to every version). A change is marked where all these comparisons point the same way, between versions on the same machine and of the same spec. If nothing changed, that happens by chance with probability 2 / C(n + m, n) for n and m forks, exactly and whatever the distribution, as long as separate runs on the machine vary as its forks do (a disturbance that lasts a whole run and moves all its forks together is not covered): {} for 4 and 4 forks, {} for 6 and 6, {} for 10 and 10. A comparison with too few forks to bring that chance to {} or below marks nothing. The size of a change is the difference of the two versions' hierarchical estimates (forks, then pairs) with an interval that combines both versions' {} intervals (MOVER, Zou & Donner 2008).",
-        one_in(crate::stats::apart::apart_by_chance(4, 4)),
-        one_in(crate::stats::apart::apart_by_chance(6, 6)),
-        one_in(crate::stats::apart::apart_by_chance(10, 10)),
-        format::percent(alpha),
-        format::percent(confidence),
-    );
     s.push_str(&format!(
-        "\n\nIn this history, {able} comparison{} of a cell could mark a change; if nothing had changed they would make {} false marks on average (the sum of their chances).",
-        if able == 1 { "" } else { "s" },
-        expected_words(expected)
+        "\n\nIn this history: {} comparison{} of a cell between versions on one machine and spec, so each is marked at a chance of {} or less.",
+        r.comparisons,
+        if r.comparisons == 1 { "" } else { "s" },
+        level_words(r.each)
     ));
     if unable > 0 {
-        s.push_str(&format!(
-            " {unable} comparison{} had too few forks to mark anything.",
-            if unable == 1 { "" } else { "s" }
-        ));
+        s.push_str(&format!(" {unable} of them had too few forks to reach it.",));
     }
     s
 }
 
-/// An expected count: `0.05`, `1.2`, `3.1 × 10^-5`.
-fn expected_words(x: f64) -> String {
-    if x == 0.0 {
-        "0".into()
-    } else if x >= 0.01 {
-        format!("{:.2}", x)
+/// A small probability: `0.025`, `7.1 × 10^-3`.
+fn level_words(x: f64) -> String {
+    if x >= 0.01 || x == 0.0 {
+        format!("{}", (x * 1000.0).round() / 1000.0)
     } else {
         let e = x.log10().floor();
         format!("{:.1} × 10^{}", x / 10f64.powf(e), e)
@@ -234,7 +245,7 @@ fn command(h: &History) -> Vec<String> {
     argv
 }
 
-fn step_words(step: Option<&Step>, label: &str) -> String {
+fn step_words(h: &History, step: Option<&Step>, label: &str) -> String {
     let Some(step) = step else {
         return "first version".into();
     };
@@ -252,16 +263,17 @@ fn step_words(step: Option<&Step>, label: &str) -> String {
     let Some(c) = step.cells.iter().find(|c| c.label == label) else {
         return "not in the version before".into();
     };
-    match (c.marked, c.side) {
-        (true, _) => format!("change: {}", change_words(c)),
-        (false, Some(_)) => format!(
-            "forks apart, but {} × {} forks are apart by chance {}: not marked",
-            c.forks.0,
-            c.forks.1,
-            one_in(c.by_chance)
-        ),
-        (false, None) => "within what separate runs resolve".into(),
+    if c.marked {
+        return format!("change: {}", change_words(c));
     }
+    if c.smallest_p() > h.rule.each {
+        return format!(
+            "too few forks to mark a change ({} and {})",
+            c.forks().0,
+            c.forks().1
+        );
+    }
+    "within what separate runs resolve".into()
 }
 
 fn machines(h: &History) -> Vec<String> {
@@ -318,7 +330,7 @@ fn cell_table(h: &History, label: &str, machines: &[String]) -> String {
             base.value(c.baseline_ns),
             treat.value(c.treatment_ns),
             c.forks.len(),
-            step_words(step, label)
+            step_words(h, step, label)
         ));
     }
     out

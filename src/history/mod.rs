@@ -20,7 +20,7 @@ mod words;
 use crate::error::{bad_input, Result};
 use std::path::{Path, PathBuf};
 
-pub use changes::{Boundary, CellStep, Step};
+pub use changes::{Boundary, CellStep, Rule, Step};
 pub use git::Commit;
 pub use version::Version;
 
@@ -57,6 +57,8 @@ pub struct History {
     /// pairs.csv (a report re-rendered): not versions.
     pub rerendered: usize,
     pub entries: Vec<Dated>,
+    /// The level at which changes were marked.
+    pub rule: Rule,
 }
 
 impl History {
@@ -168,11 +170,23 @@ pub fn read(dir: &Path, since: Option<&str>) -> Result<History> {
         };
         entries.push(Dated { commit, entry });
     }
+    // The rule's level depends on how many comparisons the whole history
+    // makes, so changes are marked once every version is read.
+    let confidence = last.as_ref().map_or(0.95, |v| v.confidence);
+    let mut steps: Vec<&mut Step> = entries
+        .iter_mut()
+        .filter_map(|d| match &mut d.entry {
+            Entry::Run { step: Some(s), .. } => Some(s),
+            _ => None,
+        })
+        .collect();
+    let rule = changes::mark(&mut steps, confidence);
     Ok(History {
         folder: repo.folder,
         since: since.map(String::from),
         rerendered,
         entries,
+        rule,
     })
 }
 

@@ -2,15 +2,15 @@
 //!
 //! A run's forks are independent processes, so they stand in for separate
 //! runs (the reports' two-separate-runs comparison does the same inside
-//! one run). Given the per-fork estimates of two runs, [`apart`] says
-//! whether every fork of the later run lies on one side of every fork of
-//! the earlier one: all n x m two-separate-runs comparisons between them
-//! agree on the direction. If nothing changed and the n + m forks are
-//! exchangeable, each of the C(n + m, n) ways to split their ranks
-//! between the runs is equally likely, and exactly two of them leave the
-//! runs apart, so [`apart_by_chance`] = 2 / C(n + m, n) is the rule's
-//! false-alarm rate, exactly, whatever the distribution (it is the extreme
-//! of the Mann-Whitney U statistic, U = 0 or n m; Mann & Whitney 1947).
+//! one run). [`compare`] takes the per-fork estimates of two runs and
+//! counts, over all n x m two-separate-runs comparisons between them, how
+//! many say "later is higher" (ties count half): the Mann-Whitney U
+//! statistic (Mann & Whitney 1947). If nothing changed and the n + m forks
+//! are exchangeable, every split of their ranks between the runs is
+//! equally likely, so the chance of a U at least as far from n m / 2 is
+//! exact, whatever the distribution: the coefficients of the Gaussian
+//! binomial [n + m choose n]_q count the splits with each U (Andrews 1976,
+//! ch. 3), and [`Comparison::p`] is the two-sided tail they give.
 //!
 //! [`difference`] gives the size of a change with an interval from the
 //! two runs' own intervals: the method of variance estimates recovery
@@ -22,51 +22,136 @@ use super::StatsError;
 /// Where the later run's forks lie relative to the earlier run's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Side {
-    /// Every later fork above every earlier fork.
+    /// Most later forks above the earlier ones.
     Above,
-    /// Every later fork below every earlier fork.
+    /// Most later forks below.
     Below,
 }
 
-fn checked(values: &[f64]) -> Result<(f64, f64), StatsError> {
+/// Two runs' forks compared.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Comparison {
+    /// Forks before and after.
+    pub n: usize,
+    pub m: usize,
+    /// Pairs (earlier fork, later fork) where the later is higher; a tie
+    /// counts half.
+    pub u: f64,
+    /// Two-sided: the chance of a U at least this far from n m / 2 if
+    /// nothing changed.
+    pub p: f64,
+}
+
+impl Comparison {
+    /// Which way the later run lies; none at exactly half.
+    pub fn side(&self) -> Option<Side> {
+        let half = (self.n * self.m) as f64 / 2.0;
+        if self.u > half {
+            Some(Side::Above)
+        } else if self.u < half {
+            Some(Side::Below)
+        } else {
+            None
+        }
+    }
+}
+
+fn finite(values: &[f64]) -> Result<(), StatsError> {
     if values.is_empty() {
         return Err(StatsError::Empty);
     }
     if values.iter().any(|v| v.is_nan()) {
         return Err(StatsError::NotANumber);
     }
-    Ok(values
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
-            (lo.min(v), hi.max(v))
-        }))
+    Ok(())
 }
 
-/// Whether `after`'s values all lie strictly on one side of `before`'s;
-/// a tie between the two runs is an overlap.
-pub fn apart(before: &[f64], after: &[f64]) -> Result<Option<Side>, StatsError> {
-    let (b_lo, b_hi) = checked(before)?;
-    let (a_lo, a_hi) = checked(after)?;
-    Ok(if a_lo > b_hi {
-        Some(Side::Above)
-    } else if a_hi < b_lo {
-        Some(Side::Below)
-    } else {
-        None
+/// The U statistic of `after` against `before` and its exact two-sided
+/// chance (see the module doc).
+pub fn compare(before: &[f64], after: &[f64]) -> Result<Comparison, StatsError> {
+    finite(before)?;
+    finite(after)?;
+    let mut u = 0.0f64;
+    for &b in before {
+        for &a in after {
+            u += if a > b {
+                1.0
+            } else if a == b {
+                0.5
+            } else {
+                0.0
+            };
+        }
+    }
+    let (n, m) = (before.len(), after.len());
+    let far = u.min((n * m) as f64 - u);
+    Ok(Comparison {
+        n,
+        m,
+        u,
+        p: (2.0 * lower_tail(n, m, far.floor() as usize)).min(1.0),
     })
 }
 
-/// The chance that [`apart`] says yes for n and m exchangeable values:
-/// 2 / C(n + m, n) (1 for an empty side, where nothing is compared).
-pub fn apart_by_chance(n: usize, m: usize) -> f64 {
+/// The smallest two-sided chance n and m forks can give: every fork of
+/// one run beyond every fork of the other, 2 / C(n + m, n).
+pub fn smallest_p(n: usize, m: usize) -> f64 {
+    (2.0 * lower_tail(n, m, 0)).min(1.0)
+}
+
+/// C(n + m, n) as f64 (infinite past about 1000 forks in all).
+fn splits(n: usize, m: usize) -> f64 {
+    let (small, large) = (n.min(m), n.max(m));
+    (1..=small).fold(1.0f64, |c, i| c * (large + i) as f64 / i as f64)
+}
+
+/// P(U <= k) with nothing changed: the coefficients of q^0..q^k of
+/// [n + m choose n]_q = prod_{i=1..n} (1 - q^(m+i)) / (1 - q^i), over all
+/// C(n + m, n) splits. Past f64's range of counts, the normal
+/// approximation of U (mean n m / 2, variance n m (n + m + 1) / 12).
+fn lower_tail(n: usize, m: usize, k: usize) -> f64 {
     if n == 0 || m == 0 {
         return 1.0;
     }
-    let (small, large) = (n.min(m), n.max(m));
-    // C(n + m, small) as a running product: exact for the small counts
-    // forks come in, and it only underflows towards 0 for huge ones.
-    let ways = (1..=small).fold(1.0f64, |c, i| c * (large + i) as f64 / i as f64);
-    (2.0 / ways).min(1.0)
+    let total = splits(n, m);
+    if !total.is_finite() {
+        let (nf, mf) = (n as f64, m as f64);
+        let z = (k as f64 + 0.5 - nf * mf / 2.0) / (nf * mf * (nf + mf + 1.0) / 12.0).sqrt();
+        return normal_cdf(z);
+    }
+    let k = k.min(n * m);
+    let mut c = vec![0.0f64; k + 1];
+    c[0] = 1.0;
+    for i in 1..=n {
+        // Divide by (1 - q^i) first, so every coefficient stays a count.
+        for u in i..=k {
+            c[u] += c[u - i];
+        }
+        let s = m + i;
+        for u in (s..=k).rev() {
+            c[u] -= c[u - s];
+        }
+    }
+    (c.iter().sum::<f64>() / total).min(1.0)
+}
+
+/// The standard normal distribution function, through erfc with a
+/// fractional error below 1.2e-7 everywhere (Press et al., Numerical
+/// Recipes, 2nd ed., sec. 6.2, `erfcc`).
+fn normal_cdf(z: f64) -> f64 {
+    let x = -z / std::f64::consts::SQRT_2;
+    let a = x.abs();
+    let t = 1.0 / (1.0 + 0.5 * a);
+    let poly = -a * a - 1.265_512_23
+        + t * (1.000_023_68
+            + t * (0.374_091_96
+                + t * (0.096_784_18
+                    + t * (-0.186_288_06
+                        + t * (0.278_868_07
+                            + t * (-1.135_203_98
+                                + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
+    let erfc = t * poly.exp();
+    0.5 * if x >= 0.0 { erfc } else { 2.0 - erfc }
 }
 
 /// An estimate with its interval.
@@ -93,40 +178,10 @@ pub fn difference(before: Bounded, after: Bounded) -> Bounded {
 mod tests {
     use super::*;
 
-    #[test]
-    fn apart_needs_every_value_on_one_side() {
-        assert_eq!(apart(&[1.0, 2.0], &[3.0, 4.0]), Ok(Some(Side::Above)));
-        assert_eq!(apart(&[3.0, 4.0], &[1.0, 2.0]), Ok(Some(Side::Below)));
-        assert_eq!(apart(&[1.0, 3.0], &[2.0, 4.0]), Ok(None));
-        // A tie is an overlap.
-        assert_eq!(apart(&[1.0, 2.0], &[2.0, 4.0]), Ok(None));
-        assert_eq!(apart(&[], &[1.0]), Err(StatsError::Empty));
-        assert_eq!(apart(&[f64::NAN], &[1.0]), Err(StatsError::NotANumber));
-    }
-
-    #[test]
-    fn the_chance_of_apart_is_two_of_all_rank_splits() {
-        // By hand: C(4, 2) = 6, C(6, 3) = 20, C(8, 4) = 70, C(12, 6) = 924.
-        assert_eq!(apart_by_chance(2, 2), 2.0 / 6.0);
-        assert_eq!(apart_by_chance(3, 3), 0.1);
-        assert!((apart_by_chance(4, 4) - 2.0 / 70.0).abs() < 1e-15);
-        assert!((apart_by_chance(6, 6) - 2.0 / 924.0).abs() < 1e-15);
-        // C(7, 3) = 35, either way round.
-        assert!((apart_by_chance(3, 4) - 2.0 / 35.0).abs() < 1e-15);
-        assert_eq!(apart_by_chance(3, 4), apart_by_chance(4, 3));
-        // One value each: apart unless tied, always.
-        assert_eq!(apart_by_chance(1, 1), 1.0);
-        assert_eq!(apart_by_chance(0, 5), 1.0);
-        // C(20, 10) = 184756.
-        assert!((apart_by_chance(10, 10) - 2.0 / 184_756.0).abs() < 1e-18);
-    }
-
-    #[test]
-    fn the_chance_matches_every_split_counted() {
-        // All ways to give 3 of 7 distinct ranks to the earlier run.
-        let (n, m) = (3usize, 4usize);
-        let mut apart_count = 0;
-        let mut total = 0;
+    /// Every way to give n of n + m distinct ranks to the earlier run,
+    /// with its U: the distribution counted by brute force.
+    fn brute_lower_tail(n: usize, m: usize, k: usize) -> f64 {
+        let (mut hit, mut total) = (0u64, 0u64);
         for mask in 0u32..(1 << (n + m)) {
             if mask.count_ones() as usize != n {
                 continue;
@@ -140,13 +195,67 @@ mod tests {
                     after.push(r as f64);
                 }
             }
-            if apart(&before, &after).unwrap().is_some() {
-                apart_count += 1;
+            if compare(&before, &after).unwrap().u <= k as f64 {
+                hit += 1;
             }
         }
-        assert_eq!(total, 35);
-        assert_eq!(apart_count, 2);
-        assert_eq!(apart_by_chance(n, m), apart_count as f64 / total as f64);
+        hit as f64 / total as f64
+    }
+
+    #[test]
+    fn the_tail_matches_every_split_counted() {
+        for (n, m) in [(1, 1), (2, 3), (3, 4), (4, 4), (5, 3), (6, 6)] {
+            for k in 0..=n * m {
+                let exact = lower_tail(n, m, k);
+                let brute = brute_lower_tail(n, m, k);
+                assert!(
+                    (exact - brute).abs() < 1e-12,
+                    "{n} {m} {k}: {exact} {brute}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn tables_of_the_u_test_by_hand() {
+        // C(8, 4) = 70 splits, one with U = 0: two-sided 2/70.
+        assert!((smallest_p(4, 4) - 2.0 / 70.0).abs() < 1e-15);
+        // C(16, 8) = 12870; U <= 7 has 1+1+2+3+5+7+11+15 = 45 splits.
+        assert!((lower_tail(8, 8, 7) - 45.0 / 12870.0).abs() < 1e-15);
+        // C(20, 10) = 184756.
+        assert!((smallest_p(10, 10) - 2.0 / 184_756.0).abs() < 1e-18);
+        assert_eq!(smallest_p(1, 1), 1.0);
+        assert_eq!(smallest_p(3, 3), 0.1);
+    }
+
+    #[test]
+    fn compare_counts_pairs_and_ties() {
+        let c = compare(&[1.0, 2.0], &[3.0, 4.0]).unwrap();
+        assert_eq!((c.u, c.side()), (4.0, Some(Side::Above)));
+        assert!((c.p - 2.0 / 6.0).abs() < 1e-15);
+        let c = compare(&[3.0, 4.0], &[1.0, 2.0]).unwrap();
+        assert_eq!((c.u, c.side()), (0.0, Some(Side::Below)));
+        // 2 vs 2 ties half; 3 beats 2; 2 loses to 4: U = 0.5 + 1 + 0 + 1.
+        let c = compare(&[2.0, 4.0], &[2.0, 3.0, 5.0]).unwrap();
+        assert_eq!(c.u, 0.5 + 0.0 + 1.0 + 0.0 + 1.0 + 1.0);
+        assert_eq!(c.p, 1.0_f64.min(2.0 * lower_tail(2, 3, 2)));
+        assert_eq!(compare(&[], &[1.0]), Err(StatsError::Empty));
+        assert_eq!(compare(&[f64::NAN], &[1.0]), Err(StatsError::NotANumber));
+    }
+
+    #[test]
+    fn the_normal_distribution_function_by_its_table() {
+        assert!((normal_cdf(0.0) - 0.5).abs() < 1e-7);
+        assert!((normal_cdf(1.959_964) - 0.975).abs() < 1e-7);
+        assert!((normal_cdf(-3.0) - 0.001_349_898).abs() < 1e-9);
+    }
+
+    #[test]
+    fn many_forks_use_the_normal_approximation_smoothly() {
+        // 600 and 600 forks: C(1200, 600) is past f64's range.
+        let exact_like = lower_tail(600, 600, 180_000);
+        assert!((exact_like - 0.5).abs() < 0.01, "{exact_like}");
+        assert!(lower_tail(600, 600, 0) < 1e-12);
     }
 
     #[test]
