@@ -139,9 +139,9 @@ fn rule_values(c: &CellPoint, share: bool) -> Vec<f64> {
 fn arms_share(c: &CellPoint) -> Option<Bounded> {
     let (b, d) = (c.baseline_ns, c.delay_ns as f64);
     (b > 0.0).then(|| Bounded {
-        estimate: (c.effect.estimate - d) / b,
-        lo: (c.effect.lo - d) / b,
-        hi: (c.effect.hi - d) / b,
+        estimate: (c.difference().estimate - d) / b,
+        lo: (c.difference().lo - d) / b,
+        hi: (c.difference().hi - d) / b,
     })
 }
 
@@ -161,7 +161,7 @@ fn cell_step(before: &CellPoint, now: &CellPoint) -> Option<CellStep> {
         label: now.label.clone(),
         ns,
         share,
-        change_ns: apart::difference(before.effect, now.effect),
+        change_ns: apart::difference(before.difference(), now.difference()),
         change_relative: arms_share(before)
             .zip(arms_share(now))
             .map(|(x, y)| apart::difference(x, y)),
@@ -217,20 +217,27 @@ mod tests {
     use crate::history::version::{ForkPoint, Machine};
 
     fn cell(label: &str, fork_d: &[f64], base: f64) -> CellPoint {
+        use crate::analysis::effect::{Direction, Effect, IntervalKind};
         let m = fork_d.iter().sum::<f64>() / fork_d.len() as f64;
+        let ci = [m - 10.0, m + 10.0];
         CellPoint {
             label: label.into(),
+            treatment: "n".into(),
             delay_ns: 0,
-            effect: Bounded {
-                estimate: m,
-                lo: m - 10.0,
-                hi: m + 10.0,
+            effect: Effect {
+                direction: Direction::of(ci),
+                interval: IntervalKind::Hierarchical,
+                difference_ns: m,
+                difference_ci_ns: ci,
+                baseline_median_ns: base,
+                relative: m / base,
+                relative_ci: [ci[0] / base, ci[1] / base],
+                time_ratio: 1.0 + m / base,
+                time_ratio_ci: [1.0 + ci[0] / base, 1.0 + ci[1] / base],
+                forks_faster: 0,
+                forks_slower: 0,
+                forks: fork_d.len() as u32,
             },
-            relative: Some(Bounded {
-                estimate: m / base,
-                lo: (m - 10.0) / base,
-                hi: (m + 10.0) / base,
-            }),
             baseline_ns: base,
             treatment_ns: base + m,
             forks: fork_d

@@ -3,9 +3,10 @@
 //! cell, the plots, the machines and the versions that were skipped.
 
 use super::changes::{Boundary, CellStep};
-use super::words;
 use super::{Dated, Entry, History, Step};
+use crate::report::effect as words;
 use crate::report::format;
+use crate::stats::apart::Bounded;
 use crate::stats::apart::Side;
 
 /// Text from a commit or a recorded file, safe inside Markdown (a table
@@ -67,28 +68,48 @@ fn one_in(p: f64) -> String {
     }
 }
 
-/// The change of a cell in words: `**slower**: +84.7 [+82.0, +87.4]
-/// points of the baseline's median; D moved by 5.1 [4.9, 5.3] ms per run`.
-/// The word is the rule's (the share of the baseline); D in ns is shown
-/// beside it, signed, since a baseline that moved too can make it point
-/// the other way.
+/// A change in points of the baseline's median: `+61 [+46, +76]`.
+fn points(r: Bounded) -> String {
+    let [m, lo, hi] = [r.estimate * 100.0, r.lo * 100.0, r.hi * 100.0];
+    let c = format::Column::plain(&[format::Entry::Estimate(m, lo, hi)], 3);
+    format!(
+        "{} [{}, {}]",
+        c.bare(m, true),
+        c.bare(lo, true),
+        c.bare(hi, true)
+    )
+}
+
+/// The change of a cell in words: `**slower**: +61 [+46, +76] points of
+/// the baseline's median; D moved by 9.6 [7.4, 12.1] ms per run`. The
+/// word is the rule's; D is signed beside it, since a baseline that moved
+/// too can make it point the other way.
 fn change_words(c: &CellStep) -> String {
     let word = match c.side() {
         Some(Side::Below) => "**faster**",
         Some(Side::Above) => "**slower**",
         None => "moved",
     };
-    let points = c.change_relative.map_or(String::new(), |r| {
-        format!(
-            " {} points of the baseline's median;",
-            words::percent(r).replacen(" %", "", 1)
-        )
+    let share = c.change_relative.map_or(String::new(), |r| {
+        format!(" {} points of the baseline's median;", points(r))
     });
     let d = c.change_ns;
     format!(
-        "{word}:{points} D moved by {} per run",
+        "{word}:{share} D moved by {} per run",
         format::estimate(d.estimate, d.lo, d.hi)
     )
+}
+
+/// A version's effect in one phrase: `slower (1.53x [1.41, 1.64] slower,
+/// +53 % [+41, +64] run time, 8.4 [6.5, 10.0] ms slower per run)`.
+fn effect_phrase(v: &super::Version, c: &super::version::CellPoint) -> String {
+    let t = words::text(
+        &c.effect,
+        &c.treatment,
+        &v.experiment.design.baseline,
+        v.confidence,
+    );
+    format!("{} ({})", t.direction, t.sizes)
 }
 
 fn boundary_words(b: &Boundary) -> String {
@@ -116,8 +137,8 @@ fn boundary_words(b: &Boundary) -> String {
     }
 }
 
-/// The summary's bullets: every marked change, then every machine or spec
-/// change; one sentence when nothing moved.
+/// The summary's bullets: per version, every marked change (one line per
+/// cell beneath), or the machine or spec change; none when nothing moved.
 fn summary_items(h: &History) -> Vec<String> {
     let mut out = Vec::new();
     let runs: Vec<_> = h.runs().collect();
@@ -133,6 +154,7 @@ fn summary_items(h: &History) -> Vec<String> {
             ));
             continue;
         }
+        let mut lines = Vec::new();
         for c in step.cells.iter().filter(|c| c.marked) {
             let (Some(before), Some(now)) = (
                 prev.cells.iter().find(|p| p.label == c.label),
@@ -140,13 +162,12 @@ fn summary_items(h: &History) -> Vec<String> {
             ) else {
                 continue;
             };
-            out.push(format!(
-                "Version {n}, {}, {}: {}. The effect went from {} to {}; of the {} × {} fork comparisons, {} point this way (chance with nothing changed: {}). Medians: {} {} → {}, {} {} → {}.",
-                commit_ref(d),
+            lines.push(format!(
+                "{}: {}. The effect went from {} to {}; of the {} × {} fork comparisons, {} point this way (chance with nothing changed: {}). Medians: {} {} → {}, {} {} → {}.",
                 code(&c.label),
                 change_words(c),
-                words::effect(before.effect, before.relative, before.baseline_ns),
-                words::effect(now.effect, now.relative, now.baseline_ns),
+                effect_phrase(prev, before),
+                effect_phrase(v, now),
                 c.forks().0,
                 c.forks().1,
                 agreeing(c),
@@ -154,10 +175,23 @@ fn summary_items(h: &History) -> Vec<String> {
                 code(&v.experiment.design.baseline),
                 format::duration(before.baseline_ns),
                 format::duration(now.baseline_ns),
-                code(&v.experiment.design.treatment),
+                code(&now.treatment),
                 format::duration(before.treatment_ns),
                 format::duration(now.treatment_ns),
             ));
+        }
+        match lines.len() {
+            0 => {}
+            1 => out.push(format!("Version {n}, {}, {}", commit_ref(d), lines[0])),
+            k => out.push(format!(
+                "Version {n}, {}: changes in {k} cells:\n{}",
+                commit_ref(d),
+                lines
+                    .iter()
+                    .map(|l| format!("  - {l}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            )),
         }
     }
     out
@@ -304,9 +338,10 @@ fn cell_table(h: &History, label: &str, machines: &[String]) -> String {
             .map(|r| format::Entry::Value(r.4.treatment_ns))
             .collect::<Vec<_>>(),
     );
+    let digits = words::Digits::of(&rows.iter().map(|r| &r.4.effect).collect::<Vec<_>>());
     let mut out = format!("### {}\n\n", code(label));
     out.push_str(&format!(
-        "| # | commit | date | subject | effect (treatment vs baseline) | baseline median | treatment median | forks |{} machine | vs. the version before |\n|---:|---|---|---|---|---:|---:|---:|{}---|---|\n",
+        "| # | commit | date | subject | effect | speed ratio | run time | per run | baseline median | treatment median | forks |{} machine | vs. the version before |\n|---:|---|---|---|---|---|---:|---:|---:|---:|---:|{}---|---|\n",
         if gated { " gate |" } else { "" },
         if gated { "---|" } else { "" }
     ));
@@ -321,12 +356,25 @@ fn cell_table(h: &History, label: &str, machines: &[String]) -> String {
             (true, Some(g)) => format!(" {} |", format!("{g:?}").to_lowercase()),
             (true, None) => " none |".into(),
         };
+        let t = words::text_in(
+            &c.effect,
+            &c.treatment,
+            &v.experiment.design.baseline,
+            v.confidence,
+            &digits,
+        );
+        let direction = match t.direction {
+            "faster" | "slower" => format!("**{}**", t.direction),
+            other => other.to_string(),
+        };
         out.push_str(&format!(
-            "| {n} | `{}` | {} | {} | {} | {} | {} | {} |{gate} M{m} | {} |\n",
+            "| {n} | `{}` | {} | {} | {direction} | {} | {} | {} | {} | {} | {} |{gate} M{m} | {} |\n",
             d.commit.short,
             d.commit.date,
             subject(&d.commit.subject),
-            words::effect(c.effect, c.relative, c.baseline_ns),
+            t.ratio,
+            t.percent,
+            t.per_run,
             base.value(c.baseline_ns),
             treat.value(c.treatment_ns),
             c.forks.len(),
@@ -397,10 +445,18 @@ pub(super) fn render(h: &History) -> String {
     out.push_str(&rule(h));
     out.push_str("\n\n## Per cell\n\n");
     if let Some((_, _, v, _)) = runs.last() {
+        let variants: Vec<String> = v
+            .experiment
+            .design
+            .variants()
+            .iter()
+            .map(|t| code(t))
+            .collect();
         out.push_str(&format!(
-            "Baseline {}, treatment {}. The effect is the treatment's median D over forks, then pairs (the hierarchical estimate) with its {} interval: **slower**, **faster**, or no difference resolved when the interval covers 0; its size as the speed ratio, in % of the baseline's median and per run. The medians are each arm's median run over all measured pairs.\n\n",
+            "Baseline {}, treatment{} {}. The effect is the treatment's median D over forks, then pairs (the hierarchical estimate) with its {} interval: **slower**, **faster**, or no difference resolved when the interval covers 0, with the speed ratio, the change in run time in % of the baseline's median, and the difference per run. The medians are each arm's median run over all measured pairs.\n\n",
             code(&v.experiment.design.baseline),
-            code(&v.experiment.design.treatment),
+            if variants.len() == 1 { "" } else { "s" },
+            format::list(&variants, "and"),
             format::percent(v.confidence)
         ));
     }

@@ -15,7 +15,6 @@ mod git;
 mod markdown;
 mod plots;
 mod version;
-mod words;
 
 use crate::error::{bad_input, Result};
 use std::path::{Path, PathBuf};

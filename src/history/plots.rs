@@ -60,7 +60,7 @@ pub(super) fn render(h: &History) -> Result<Vec<(&'static str, String)>> {
     let effect = Trend {
         file: "effect.svg",
         title: "Effect per version: treatment vs baseline".into(),
-        y_label: "median D, % of the baseline median".into(),
+        y_label: "change in run time".into(),
         scale: Scale::Percent,
         series: vec!["effect with its interval".into()],
         versions,
@@ -71,13 +71,17 @@ pub(super) fn render(h: &History) -> Result<Vec<(&'static str, String)>> {
                 series: vec![h
                     .runs()
                     .filter_map(|(n, _, v, _)| {
-                        let r = v.cells.iter().find(|c| &c.label == label)?.relative?;
-                        Some(Point {
-                            x: n,
-                            y: r.estimate * 100.0,
-                            lo: r.lo * 100.0,
-                            hi: r.hi * 100.0,
-                        })
+                        let e = &v.cells.iter().find(|c| &c.label == label)?.effect;
+                        let [lo, hi] = e.relative_ci;
+                        [e.relative, lo, hi]
+                            .iter()
+                            .all(|x| x.is_finite())
+                            .then_some(Point {
+                                x: n,
+                                y: e.relative * 100.0,
+                                lo: lo * 100.0,
+                                hi: hi * 100.0,
+                            })
                     })
                     .collect()],
                 marks: marks(h, label),

@@ -6,6 +6,7 @@
 //! whichever runner wrote it. What the history needs is kept; the rows
 //! are dropped before the next version is read.
 
+use crate::analysis::effect::Effect;
 use crate::analysis::gate::Verdict;
 use crate::environment::Environment;
 use crate::run_folder::{self, RunInfo};
@@ -104,14 +105,14 @@ pub struct ForkPoint {
 /// One experiment cell of one version.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CellPoint {
-    /// The grid values in words (`delay_us = 0`).
+    /// The grid values in words, as the report labels the cell
+    /// (`delay_us = 0`, a variant's name).
     pub label: String,
+    /// The treatment of this cell (a variant's, with several).
+    pub treatment: String,
     pub delay_ns: u64,
-    /// Median D over forks, then pairs (the hierarchical bootstrap), ns.
-    pub effect: Bounded,
-    /// The same as a fraction of the baseline's median (none when that
-    /// median is 0).
-    pub relative: Option<Bounded>,
+    /// The cell's effect as its report states it (`analysis::effect`).
+    pub effect: Effect,
     pub baseline_ns: f64,
     pub treatment_ns: f64,
     pub forks: Vec<ForkPoint>,
@@ -145,19 +146,15 @@ pub fn check(
     Ok((info, rows))
 }
 
-fn bounded(median: f64, ci: [f64; 2]) -> Bounded {
-    Bounded {
-        estimate: median,
-        lo: ci[0],
-        hi: ci[1],
-    }
-}
-
-fn scaled(b: Bounded, by: f64) -> Bounded {
-    Bounded {
-        estimate: b.estimate / by,
-        lo: b.lo / by,
-        hi: b.hi / by,
+impl CellPoint {
+    /// Median D with its interval, ns.
+    pub fn difference(&self) -> Bounded {
+        let e = &self.effect;
+        Bounded {
+            estimate: e.difference_ns,
+            lo: e.difference_ci_ns[0],
+            hi: e.difference_ci_ns[1],
+        }
     }
 }
 
@@ -170,26 +167,27 @@ pub fn read(run_json: &[u8], pairs: &[u8]) -> Result<Version, String> {
         .cells
         .iter()
         .filter(|c| !c.forks.is_empty())
-        .map(|c| {
-            let effect = bounded(c.hierarchical.median_ns, c.hierarchical.ci_ns);
-            let base = c.pooled.baseline_median_ns;
-            CellPoint {
-                label: crate::report::format::params(&c.params),
-                delay_ns: c.delay_ns,
-                effect,
-                relative: (base > 0.0).then(|| scaled(effect, base)),
-                baseline_ns: base,
-                treatment_ns: c.pooled.treatment_median_ns,
-                forks: c
-                    .forks
-                    .iter()
-                    .map(|f| ForkPoint {
-                        median_ns: f.median_ns,
-                        baseline_ns: f.baseline_median_ns,
-                        treatment_ns: f.treatment_median_ns,
-                    })
-                    .collect(),
-            }
+        .map(|c| CellPoint {
+            label: crate::report::format::params(&info.spec.experiment.grid.labelled(&c.params)),
+            treatment: c
+                .params
+                .get(crate::plan::TREATMENT_KEY)
+                .and_then(|t| t.as_str())
+                .unwrap_or(&info.spec.experiment.design.treatment)
+                .to_string(),
+            delay_ns: c.delay_ns,
+            effect: c.effect(),
+            baseline_ns: c.pooled.baseline_median_ns,
+            treatment_ns: c.pooled.treatment_median_ns,
+            forks: c
+                .forks
+                .iter()
+                .map(|f| ForkPoint {
+                    median_ns: f.median_ns,
+                    baseline_ns: f.baseline_median_ns,
+                    treatment_ns: f.treatment_median_ns,
+                })
+                .collect(),
         })
         .collect();
     Ok(Version {
