@@ -23,12 +23,26 @@
 //! comparison whose forks are too few to reach the level marks nothing.
 //!
 //! A version on another machine, or of another spec (any key but the ones
-//! that only name or describe a run), is a step of its own: its move is
+//! that only name, describe or size a run), is a step of its own: its move is
 //! shown and never marked as a change of the code, and it does not count
 //! among the comparisons.
 
 use super::version::{CellPoint, Version};
 use crate::stats::apart::{self, Bounded, Comparison, Side};
+
+/// Spec keys that may differ between versions compared as code: what
+/// names or describes a run, and its size (forks, pairs, warm-up), which
+/// changes how precise it is and not what it measures.
+const NOT_MEASURED: [&str; 8] = [
+    "name",
+    "title",
+    "description",
+    "seed",
+    "report",
+    "design.forks",
+    "design.pairs",
+    "design.warmup_pairs",
+];
 
 /// Why two consecutive versions are not compared as code.
 #[derive(Debug, Clone, PartialEq)]
@@ -173,7 +187,11 @@ fn cell_step(before: &CellPoint, now: &CellPoint) -> Option<CellStep> {
 /// marked yet: that needs the whole history, see [`mark`]).
 pub fn step(before: &Version, now: &Version) -> Step {
     let mut boundaries = Vec::new();
-    let keys = crate::run_folder::check::spec_differences(&before.experiment, &now.experiment);
+    let keys = crate::run_folder::check::spec_differences(
+        &before.experiment,
+        &now.experiment,
+        &NOT_MEASURED,
+    );
     if !keys.is_empty() {
         boundaries.push(Boundary::Spec(keys));
     }
@@ -345,12 +363,17 @@ mod tests {
         assert_eq!(steps[0].cells[0].side(), Some(Side::Above));
         assert!(!steps[0].marked());
         assert_eq!(rule.comparisons, 0);
-        let respec = version(vec![cell("d = 0", &SLOW, 1000.0)], "a", 9);
-        let (steps, _) = marked(&[before, respec]);
+        let mut respec = version(vec![cell("d = 0", &SLOW, 1000.0)], "a", 8);
+        respec.experiment.design.ordering = crate::spec::Ordering::Blocked;
+        let (steps, _) = marked(&[before.clone(), respec]);
         assert!(
-            matches!(&steps[0].boundaries[..], [Boundary::Spec(k)] if k == &["design.forks".to_string()])
+            matches!(&steps[0].boundaries[..], [Boundary::Spec(k)] if k == &["design.ordering".to_string()])
         );
         assert!(!steps[0].marked());
+        // More forks only make a run more precise: compared as code.
+        let bigger = version(vec![cell("d = 0", &SLOW, 1000.0)], "a", 9);
+        let (steps, _) = marked(&[before, bigger]);
+        assert!(steps[0].boundaries.is_empty() && steps[0].marked());
     }
 
     #[test]
