@@ -48,7 +48,9 @@ impl Machine {
                 e.hostname.clone(),
                 e.cpu_model.clone(),
                 e.logical_cores.to_string(),
-                e.memory_bytes.to_string(),
+                // To a tenth of a GiB: a VM reports a few kB more or less
+                // after a reboot, which is not another machine.
+                format!("{:.1} GiB", e.memory_bytes as f64 / f64::from(1u32 << 30)),
                 format!("{} {}", e.os, e.kernel),
                 database,
             ],
@@ -78,7 +80,7 @@ impl Machine {
             "host",
             "CPU",
             "logical cores",
-            "memory bytes",
+            "memory",
             "kernel",
             "database server",
         ];
