@@ -69,6 +69,12 @@ pub struct CellStep {
     pub change_relative: Option<Bounded>,
     /// The rule marks a change (set by [`mark`]).
     pub marked: bool,
+    /// Each arm's fork medians (baseline, treatment) compared as separate
+    /// runs, in ns: the machine's state moves them as much as the code.
+    pub arms: [Comparison; 2],
+    /// Which arms moved at the rule's level (set by [`mark`]); never a
+    /// change of the code on its own.
+    pub arms_moved: [bool; 2],
 }
 
 impl CellStep {
@@ -161,6 +167,22 @@ fn arms_share(c: &CellPoint) -> Option<Bounded> {
 
 fn cell_step(before: &CellPoint, now: &CellPoint) -> Option<CellStep> {
     let ns = apart::compare(&rule_values(before, false), &rule_values(now, false)).ok()?;
+    let arm = |treatment: bool| {
+        let medians = |c: &CellPoint| -> Vec<f64> {
+            c.forks
+                .iter()
+                .map(|f| {
+                    if treatment {
+                        f.treatment_ns
+                    } else {
+                        f.baseline_ns
+                    }
+                })
+                .collect()
+        };
+        apart::compare(&medians(before), &medians(now)).ok()
+    };
+    let arms = [arm(false)?, arm(true)?];
     let shares = before
         .forks
         .iter()
@@ -180,6 +202,8 @@ fn cell_step(before: &CellPoint, now: &CellPoint) -> Option<CellStep> {
             .zip(arms_share(now))
             .map(|(x, y)| apart::difference(x, y)),
         marked: false,
+        arms,
+        arms_moved: [false; 2],
     })
 }
 
@@ -220,6 +244,7 @@ pub fn mark(steps: &mut [&mut Step], confidence: f64) -> Rule {
     for s in steps.iter_mut().filter(|s| s.boundaries.is_empty()) {
         for c in &mut s.cells {
             c.marked = c.p() <= each && c.side().is_some_and(|side| c.resolved(side));
+            c.arms_moved = c.arms.map(|a| a.p <= each && a.side().is_some());
         }
     }
     Rule {
@@ -370,6 +395,13 @@ mod tests {
             matches!(&steps[0].boundaries[..], [Boundary::Spec(k)] if k == &["design.ordering".to_string()])
         );
         assert!(!steps[0].marked());
+        // The arms moved as separate runs (the baseline's median is the
+        // same, the treatment's 900 ns higher in every fork).
+        let (steps, _) = marked(&[
+            before.clone(),
+            version(vec![cell("d = 0", &SLOW, 1000.0)], "a", 8),
+        ]);
+        assert_eq!(steps[0].cells[0].arms_moved, [false, true]);
         // More forks only make a run more precise: compared as code.
         let bigger = version(vec![cell("d = 0", &SLOW, 1000.0)], "a", 9);
         let (steps, _) = marked(&[before, bigger]);

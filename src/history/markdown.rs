@@ -197,6 +197,58 @@ fn summary_items(h: &History) -> Vec<String> {
     out
 }
 
+/// Versions where an arm's fork medians moved one way at the rule's
+/// level, per version: what the machine's state moves as much as the code.
+fn arm_moves(h: &History) -> Vec<String> {
+    let mut out = Vec::new();
+    let runs: Vec<_> = h.runs().collect();
+    for (i, (n, d, v, step)) in runs.iter().enumerate() {
+        let Some(step) = step else { continue };
+        if !step.boundaries.is_empty() {
+            continue;
+        }
+        let prev = runs[i - 1].2;
+        let mut parts = Vec::new();
+        for (k, name) in [(0, &v.experiment.design.baseline), (1, &String::new())] {
+            let moved: Vec<&CellStep> = step.cells.iter().filter(|c| c.arms_moved[k]).collect();
+            let Some(first) = moved.first() else { continue };
+            let (Some(before), Some(now)) = (
+                prev.cells.iter().find(|p| p.label == first.label),
+                v.cells.iter().find(|p| p.label == first.label),
+            ) else {
+                continue;
+            };
+            let (name, b, a) = if k == 0 {
+                (name.clone(), before.baseline_ns, now.baseline_ns)
+            } else {
+                (now.treatment.clone(), before.treatment_ns, now.treatment_ns)
+            };
+            let way = match first.arms[k].side() {
+                Some(Side::Below) => "faster",
+                _ => "slower",
+            };
+            parts.push(format!(
+                "{} {} {way} in {} of {} cells (e.g. {}: {} → {})",
+                if k == 0 { "baseline" } else { "treatment" },
+                code(&name),
+                moved.len(),
+                step.cells.len(),
+                code(&first.label),
+                format::duration(b),
+                format::duration(a)
+            ));
+        }
+        if !parts.is_empty() {
+            out.push(format!(
+                "Version {n}, {}: {}.",
+                commit_ref(d),
+                parts.join("; ")
+            ));
+        }
+    }
+    out
+}
+
 /// The summary as the terminal prints it.
 pub(super) fn summary_text(h: &History) -> String {
     let items = summary_items(h);
@@ -439,6 +491,14 @@ pub(super) fn render(h: &History) -> String {
     } else {
         for i in items {
             out.push_str(&format!("- {i}\n"));
+        }
+        out.push('\n');
+    }
+    let arms = arm_moves(h);
+    if !arms.is_empty() {
+        out.push_str("**Arms that moved.** Where an arm's fork medians moved one way between versions at the same level: separate-run comparisons, which a change of the machine's state causes as much as one of the code, so they are not marked as changes (with a fixed baseline, a baseline that moved is the machine's).\n\n");
+        for a in arms {
+            out.push_str(&format!("- {a}\n"));
         }
         out.push('\n');
     }
