@@ -1,6 +1,7 @@
 //! The history's two SVG trends, drawn by `report::plots::trend`:
-//! `effect.svg` (each version's effect in % of its baseline median, with
-//! the interval) and `medians.svg` (each arm's median, with the range of
+//! `effect.svg` (each version's median D less the injected delay, in % of
+//! its baseline median, with the interval: the scale changes are marked
+//! on) and `medians.svg` (each arm's median, with the range of
 //! its fork medians), one panel per cell, with the history's marks.
 
 use super::History;
@@ -59,8 +60,8 @@ pub(super) fn render(h: &History) -> Result<Vec<(&'static str, String)>> {
         .unwrap_or_default();
     let effect = Trend {
         file: "effect.svg",
-        title: "Effect per version: treatment vs baseline".into(),
-        y_label: "change in run time".into(),
+        title: "Effect per version: treatment vs baseline, less any injected delay".into(),
+        y_label: "median D − d, of the baseline median".into(),
         scale: Scale::Percent,
         series: vec!["effect with its interval".into()],
         versions,
@@ -71,17 +72,18 @@ pub(super) fn render(h: &History) -> Result<Vec<(&'static str, String)>> {
                 series: vec![h
                     .runs()
                     .filter_map(|(n, _, v, _)| {
-                        let e = &v.cells.iter().find(|c| &c.label == label)?.effect;
-                        let [lo, hi] = e.relative_ci;
-                        [e.relative, lo, hi]
-                            .iter()
-                            .all(|x| x.is_finite())
-                            .then_some(Point {
-                                x: n,
-                                y: e.relative * 100.0,
-                                lo: lo * 100.0,
-                                hi: hi * 100.0,
-                            })
+                        let c = v.cells.iter().find(|c| &c.label == label)?;
+                        // Less the injected delay, which adds the same to
+                        // every version: the scale the marks are made on.
+                        let (b, d) = (c.baseline_ns, c.delay_ns as f64);
+                        let [lo, hi] = c.effect.difference_ci_ns;
+                        let pct = |x: f64| (x - d) / b * 100.0;
+                        (b > 0.0).then(|| Point {
+                            x: n,
+                            y: pct(c.effect.difference_ns),
+                            lo: pct(lo),
+                            hi: pct(hi),
+                        })
                     })
                     .collect()],
                 marks: marks(h, label),

@@ -316,7 +316,7 @@ pub(super) fn render(h: &History) -> String {
         out.push_str(&cell_table(h, &label, &machines));
         out.push('\n');
     }
-    out.push_str("![The effect of each version, with its interval and the marks](effect.svg)\n\n![Each arm's median run per version, with its fork range](medians.svg)\n\n");
+    out.push_str("![Each version's median D less the injected delay, in % of its baseline median, with its interval and the marks](effect.svg)\n\n![Each arm's median run per version, with its fork range](medians.svg)\n\n");
     if !machines.is_empty() {
         out.push_str("## Machines\n\n");
         for (i, m) in machines.iter().enumerate() {

@@ -105,7 +105,7 @@ pub(super) fn summary_items(h: &History) -> Vec<String> {
                 continue;
             };
             lines.push(format!(
-                "{}: {}. The effect went from {} to {}; of the {} × {} fork comparisons, {} point this way (chance with nothing changed: {}). Medians: {} {} → {}, {} {} → {}.",
+                "{}: {}. The effect went from {} to {}; of the {} × {} fork comparisons, {} point this way (chance with nothing changed: {}). Medians: baseline {} {} → {}, treatment {} {} → {}.",
                 code(&c.label),
                 change_words(c),
                 effect_phrase(prev, before),

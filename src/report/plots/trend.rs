@@ -1,13 +1,13 @@
 //! Trend plots over a report's committed versions (`runner history`):
 //! one panel per cell, the versions in commit order along x, each series
 //! a point with its interval (or range) per version, and vertical lines
-//! where the history marks a change (solid) or a machine or spec change
-//! (dashed grey). The caller gives the numbers; this file only draws, so
+//! where the history marks a change (solid black, apart from every
+//! series' colour) or a machine or spec change (dashed grey). The caller gives the numbers; this file only draws, so
 //! the history's rule and the report's plots stay apart.
 
 use super::axis::{Axis, Ticked};
 use super::{font, legend, svg, Area, DrawResult, LegendEntry, Line, Marker};
-use super::{GREY, GRID, PALETTE, VERMILLION};
+use super::{GREY, GRID, PALETTE};
 use crate::error::Result;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -86,7 +86,7 @@ pub fn render(t: &Trend) -> Result<String> {
             .collect();
         entries.push(LegendEntry {
             label: "change marked".into(),
-            color: VERMILLION,
+            color: BLACK,
             line: Line::Solid,
             marker: Marker::None,
         });
@@ -176,7 +176,7 @@ fn panel(area: &Area<'_>, t: &Trend, p: &Panel) -> DrawResult {
     }
     for m in &p.marks {
         let (at, style, dashed) = match *m {
-            Mark::Change(v) => (v, VERMILLION.stroke_width(2), false),
+            Mark::Change(v) => (v, BLACK.stroke_width(2), false),
             Mark::Boundary(v) => (v, GREY.stroke_width(2), true),
         };
         let xv = f64::from(at) - 0.5;
@@ -211,4 +211,49 @@ fn panel(area: &Area<'_>, t: &Trend, p: &Panel) -> DrawResult {
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn trend(scale: Scale) -> Trend {
+        let point = |x: u32, y: f64| Point {
+            x,
+            y,
+            lo: y - 1.0,
+            hi: y + 1.0,
+        };
+        Trend {
+            file: "t.svg",
+            title: "A trend".into(),
+            y_label: "value".into(),
+            scale,
+            series: vec!["one".into(), "two".into()],
+            versions: 3,
+            panels: vec![Panel {
+                title: "cell A".into(),
+                series: vec![
+                    vec![point(1, 10.0), point(2, 11.0), point(3, 30.0)],
+                    vec![point(1, 5.0), point(3, f64::NAN)],
+                ],
+                marks: vec![Mark::Change(3), Mark::Boundary(2)],
+            }],
+        }
+    }
+
+    #[test]
+    fn every_point_and_mark_is_drawn_and_the_bytes_repeat() {
+        for scale in [Scale::Time, Scale::Percent] {
+            let svg = render(&trend(scale)).unwrap();
+            assert!(svg.starts_with("<svg"), "{scale:?}");
+            assert!(svg.contains("cell A") && svg.contains("change marked"));
+            // Four finite points, plus the two series' legend markers; the
+            // NaN point is left out.
+            assert_eq!(svg.matches("<circle").count(), 4 + 2, "{scale:?}");
+            assert_eq!(svg, render(&trend(scale)).unwrap());
+        }
+        let svg = render(&trend(Scale::Percent)).unwrap();
+        assert!(svg.contains("value (%)"), "{svg}");
+    }
 }
