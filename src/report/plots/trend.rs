@@ -6,11 +6,11 @@
 //! the history's rule and the report's plots stay apart.
 
 use super::axis::{Axis, Ticked};
-use super::{font, legend, svg, Area, DrawResult, LegendEntry, Line, Marker};
+use super::layout::{panel_title, panel_titles, Header, LegendEntry, Line, Marker};
+use super::{font, svg, Area, DrawResult};
 use super::{GREY, GRID, PALETTE};
 use crate::error::Result;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// What the y values are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,49 +58,59 @@ pub struct Trend {
 }
 
 const PANEL_WIDTH: u32 = 760;
-const PANEL_HEIGHT: u32 = 330;
-const TITLE: u32 = 30;
-const HEADER: u32 = 96;
+/// The chart under a panel's title strip.
+const CHART_HEIGHT: u32 = 330;
 
 /// Draws `t` as an SVG document.
 pub fn render(t: &Trend) -> Result<String> {
     let rows = t.panels.len().max(1) as u32;
-    let height = HEADER + (PANEL_HEIGHT + TITLE) * rows;
-    svg(t.file, (PANEL_WIDTH, height), |root| {
-        let (header, body) = root.split_vertically(HEADER);
-        header.draw(&Text::new(
-            t.title.clone(),
-            (PANEL_WIDTH as i32 / 2, 18),
-            font(22).pos(Pos::new(HPos::Center, VPos::Center)),
-        ))?;
-        let mut entries: Vec<LegendEntry> = t
-            .series
+    let mut entries: Vec<LegendEntry> = t
+        .series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            LegendEntry::new(
+                s.clone(),
+                PALETTE[i % PALETTE.len()],
+                Line::Solid,
+                Marker::Circle,
+            )
+        })
+        .collect();
+    entries.push(LegendEntry::new(
+        "change marked",
+        BLACK,
+        Line::Solid,
+        Marker::None,
+    ));
+    entries.push(LegendEntry::new(
+        "machine or spec changed",
+        GREY,
+        Line::Dashed,
+        Marker::None,
+    ));
+    let header = Header {
+        title: t.title.clone(),
+        notes: Vec::new(),
+        legend: entries.iter().collect(),
+    };
+    let header_height = header.height(PANEL_WIDTH);
+    let (titles, strip) = panel_titles(
+        &t.panels
             .iter()
-            .enumerate()
-            .map(|(i, s)| LegendEntry {
-                label: s.clone(),
-                color: PALETTE[i % PALETTE.len()],
-                line: Line::Solid,
-                marker: Marker::Circle,
-            })
-            .collect();
-        entries.push(LegendEntry {
-            label: "change marked".into(),
-            color: BLACK,
-            line: Line::Solid,
-            marker: Marker::None,
-        });
-        entries.push(LegendEntry {
-            label: "machine or spec changed".into(),
-            color: GREY,
-            line: Line::Dashed,
-            marker: Marker::None,
-        });
-        let refs: Vec<&LegendEntry> = entries.iter().collect();
-        legend(&header, &refs, 16, 48, PANEL_WIDTH as i32 - 8)?;
+            .map(|p| vec![p.title.clone()])
+            .collect::<Vec<_>>(),
+        PANEL_WIDTH,
+    );
+    let height = header_height + (strip + CHART_HEIGHT) * rows;
+    svg(t.file, (PANEL_WIDTH, height), |root| {
+        let (top, body) = root.split_vertically(header_height);
+        header.draw(&top, PANEL_WIDTH)?;
         let areas = body.split_evenly((rows as usize, 1));
-        for (p, area) in t.panels.iter().zip(areas.iter()) {
-            panel(area, t, p)?;
+        for ((p, lines), area) in t.panels.iter().zip(&titles).zip(areas.iter()) {
+            let (title_area, chart_area) = area.split_vertically(strip);
+            panel_title(&title_area, lines, PANEL_WIDTH)?;
+            panel(&chart_area, t, p)?;
         }
         Ok(())
     })
@@ -125,12 +135,6 @@ fn y_range(t: &Trend, p: &Panel) -> (f64, f64) {
 }
 
 fn panel(area: &Area<'_>, t: &Trend, p: &Panel) -> DrawResult {
-    let (strip, area) = area.split_vertically(TITLE);
-    strip.draw(&Text::new(
-        p.title.clone(),
-        (PANEL_WIDTH as i32 / 2, TITLE as i32 / 2 + 4),
-        font(17).pos(Pos::new(HPos::Center, VPos::Center)),
-    ))?;
     let (lo, hi) = y_range(t, p);
     let y = match t.scale {
         Scale::Time => Axis::new(lo, hi, 0.08, None),
@@ -147,7 +151,7 @@ fn panel(area: &Area<'_>, t: &Trend, p: &Panel) -> DrawResult {
             .collect()
     };
     let x = Ticked::new(0.5..f64::from(n) + 0.5, x_ticks);
-    let mut chart = ChartBuilder::on(&area)
+    let mut chart = ChartBuilder::on(area)
         .margin(10)
         .margin_right(24)
         .x_label_area_size(44)
