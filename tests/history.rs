@@ -145,6 +145,24 @@ fn history_names_the_slow_commit_and_git_bisect_finds_it() {
     // The terminal says the same.
     let stdout = String::from_utf8(o.stdout).unwrap();
     assert!(stdout.contains(&format!("`{slow}`")), "{stdout}");
+    // --since: the version current at step 3, and every later one.
+    let o = run_in(
+        &repo,
+        &[
+            "history",
+            "reports/script",
+            "--since",
+            &commits[2],
+            "--out",
+            "../since",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", err_of(&o));
+    let md = std::fs::read_to_string(tmp.path().join("since/history.md")).unwrap();
+    assert!(md.starts_with("# History of `reports/script`"), "{md}");
+    assert!(md.contains("6 hold a run that passed its checks"), "{md}");
+    assert!(!md.contains(&format!("`{}`", commits[1])), "{md}");
+    assert_eq!(summary(&md).len(), 1, "{md}");
 
     // A tampered version is named and skipped; the change stays where it was.
     let pairs = repo.join("reports/script/pairs.csv");
@@ -223,8 +241,10 @@ fn bad_input_is_one_sentence_and_exit_2() {
         &["history", plain.join("reports/x").to_str().unwrap()],
     );
     refused(&o, &["outside the repository"]);
-    let o = run_in(&repo, &["history", "README", "--since", "no-such-rev"]);
+    let o = run_in(&repo, &["history", "reports", "--since", "no-such-rev"]);
     refused(&o, &["--since no-such-rev", "not a commit"]);
     let o = run_in(&repo, &["history", "reports/x", "--out", "reports/x/h"]);
     refused(&o, &["inside the report folder"]);
+    let o = run_in(&repo, &["history", "README"]);
+    refused(&o, &["README is a file"]);
 }

@@ -111,6 +111,12 @@ fn check_out(dir: &Path, out: &Path) -> Result<()> {
 
 /// Reads every version of the folder (see the module doc).
 pub fn read(dir: &Path, since: Option<&str>) -> Result<History> {
+    if std::fs::metadata(dir).is_ok_and(|m| !m.is_dir()) {
+        return Err(bad_input(format!(
+            "{} is a file; runner history reads a report folder (the folder that holds run.json, such as reports/NAME)",
+            dir.display()
+        )));
+    }
     let repo = git::Repo::of(dir)?;
     let commits = repo.commits(since)?;
     if commits.is_empty() {
