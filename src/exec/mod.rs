@@ -162,6 +162,82 @@ fn with_hint(e: RunnerError, hint: &str) -> RunnerError {
     }
 }
 
+/// The exit codes of `runner exec --bisect`, in `git bisect run`'s terms:
+/// the commit is good (the gate passed), bad (a regression), to be
+/// skipped (the gate could not decide, or the run failed: a commit that
+/// does not build or crashes tells nothing about the regression), or the
+/// bisection must stop (bad input: every commit would fail alike). Any
+/// code from 128 up stops `git bisect run`; 125 skips.
+pub mod bisect {
+    use crate::analysis::gate::Verdict;
+    use crate::error::RunnerError;
+
+    pub const GOOD: i32 = 0;
+    pub const BAD: i32 = 1;
+    pub const SKIP: i32 = 125;
+    pub const ABORT: i32 = 128;
+
+    /// The code of a finished run, from its gate's verdict (the exit code
+    /// exec returns is that verdict's, `Verdict::exit_code`).
+    pub fn of_outcome(exit_code: i32) -> i32 {
+        let verdict = [Verdict::Pass, Verdict::Regression, Verdict::Inconclusive]
+            .into_iter()
+            .find(|v| v.exit_code() == exit_code);
+        match verdict {
+            Some(Verdict::Pass) => GOOD,
+            Some(Verdict::Regression) => BAD,
+            Some(Verdict::Inconclusive) | None => SKIP,
+        }
+    }
+
+    /// The code of a run that did not finish.
+    pub fn of_error(e: &RunnerError) -> i32 {
+        match e {
+            RunnerError::BadInput(_) => ABORT,
+            RunnerError::RunFailed(_) => SKIP,
+        }
+    }
+
+    /// Whether a command line asks for `exec --bisect`, read from the raw
+    /// words (for a command line clap refused, which must stop a bisection
+    /// rather than exit 2, which `git bisect run` would take for "bad").
+    pub fn requested<S: AsRef<str>>(argv: &[S]) -> bool {
+        argv.get(1).is_some_and(|w| w.as_ref() == "exec")
+            && argv
+                .iter()
+                .skip(2)
+                .take_while(|w| w.as_ref() != "--")
+                .any(|w| w.as_ref() == "--bisect")
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        use crate::error::{bad_input, run_failed};
+
+        #[test]
+        fn verdicts_and_failures_map_to_git_bisect_run() {
+            assert_eq!(of_outcome(Verdict::Pass.exit_code()), GOOD);
+            assert_eq!(of_outcome(Verdict::Regression.exit_code()), BAD);
+            assert_eq!(of_outcome(Verdict::Inconclusive.exit_code()), SKIP);
+            assert_eq!(of_error(&run_failed("a fork crashed")), SKIP);
+            assert_eq!(of_error(&bad_input("no such file")), ABORT);
+            // git bisect run: 125 skips, 128 and above abort.
+            assert_eq!((SKIP, ABORT), (125, 128));
+        }
+
+        #[test]
+        fn the_flag_is_found_in_an_exec_command_line_only() {
+            assert!(requested(&[
+                "runner", "exec", "a.toml", "--bisect", "--bogus"
+            ]));
+            assert!(!requested(&["runner", "exec", "a.toml"]));
+            assert!(!requested(&["runner", "report", "--bisect"]));
+            assert!(!requested(&["runner", "exec", "--", "--bisect"]));
+        }
+    }
+}
+
 /// `runner exec`. A gated run that fails says so in the CI step summary
 /// too, so a reviewer sees why no verdict came.
 pub fn exec(args: &ExecArgs) -> Result<ExecOutcome> {
@@ -179,6 +255,12 @@ pub fn exec(args: &ExecArgs) -> Result<ExecOutcome> {
 
 fn exec_loaded(args: &ExecArgs, loaded: &LoadedSpec) -> Result<ExecOutcome> {
     let exp = &loaded.experiment;
+    if args.bisect && exp.gate.is_none() {
+        return Err(bad_input(format!(
+            "{}: --bisect needs a [gate] in the experiment file (e.g. max_slowdown = \"25%\"), whose verdict tells `git bisect run` good from bad",
+            args.spec.display()
+        )));
+    }
     if args.gate_required && exp.gate.is_none() {
         return Err(bad_input(format!(
             "{} has no [gate] table, and --gate-required asks for one: a file without a gate has no verdict to pass; add [gate] with max_slowdown, or run without --gate-required",

@@ -51,6 +51,11 @@ pub struct ExecArgs {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub gate_required: bool,
+    /// Exit codes for `git bisect run` (needs a [gate]): 0 the gate passes, 1 a regression,
+    /// 125 (skip this commit) inconclusive or a failed run, 128 (stop bisecting) bad input.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bisect: bool,
 }
 
 impl ExecArgs {
@@ -65,6 +70,7 @@ impl ExecArgs {
             shard: None,
             shards: None,
             gate_required: false,
+            bisect: false,
         }
     }
 }
@@ -237,6 +243,7 @@ impl Invocation {
                 }
                 a.flag("quiet", e.quiet);
                 a.flag("gate-required", e.gate_required);
+                a.flag("bisect", e.bisect);
                 if let Some(r) = &e.resume {
                     a.option("resume", text(r));
                 }
@@ -396,6 +403,7 @@ mod tests {
             shard: Some((2, 4)),
             shards: Some(4),
             gate_required: true,
+            bisect: true,
             ..exec("experiments/my spec.toml")
         }));
         // A positional that looks like a flag goes after `--`.
@@ -451,6 +459,23 @@ mod tests {
         assert_eq!(
             crate::shell::join(&inv.to_argv()),
             "runner exec experiments/aa.toml --out reports/aa --set 'design.forks=2' --quiet"
+        );
+    }
+
+    #[test]
+    fn bisect_is_recorded_only_when_given() {
+        let plain = serde_json::to_value(Invocation::Exec(exec("a.toml"))).unwrap();
+        assert!(plain.get("bisect").is_none(), "{plain}");
+        let inv = Invocation::Exec(ExecArgs {
+            bisect: true,
+            ..exec("a.toml")
+        });
+        let json = serde_json::to_value(&inv).unwrap();
+        assert_eq!(json["bisect"], true);
+        assert_eq!(serde_json::from_value::<Invocation>(json).unwrap(), inv);
+        assert_eq!(
+            crate::shell::join(&inv.to_argv()),
+            "runner exec a.toml --bisect"
         );
     }
 

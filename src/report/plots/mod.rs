@@ -25,6 +25,7 @@ mod fork_rows;
 mod layout;
 mod medians;
 mod text;
+pub mod trend;
 
 use crate::analysis::{Analysis, CellAnalysis, Verdict};
 use crate::error::{run_failed, Result};
