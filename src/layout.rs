@@ -1,4 +1,4 @@
-//! Memory layout as a design factor (issue 19; docs/guide/layout.md).
+//! Memory layout as a design factor (docs/guide/layout.md).
 //!
 //! The size of a process's environment, where its stack and heap start and
 //! address-space randomization shift timings by more than many published

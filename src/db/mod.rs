@@ -116,7 +116,7 @@ pub enum DbError {
     TransactionEnded(&'static str),
 }
 
-/// Picks the database for a run (docs/guide/experiment-file.md, "Backends"): `auto` takes
+/// Picks the database for a run (docs/reference.md, `[database]`): `auto` takes
 /// RUNNER_DATABASE_URL (when set and non-empty) or `database.url` and means
 /// PostgreSQL, else SQLite. `None`: `postgres` was asked for without a URL.
 pub fn resolve(config: &DatabaseConfig, run_id: &str) -> Result<Option<DbTarget>, DbError> {

@@ -16,7 +16,7 @@
 //!
 //! The parent is a child subreaper too: what a killed worker's commands
 //! leave (the worker cannot clean up after a SIGKILL) is re-parented here
-//! and killed after each fork (src/exec/sweep.rs).
+//! and killed after each fork (`reaper::after_worker`).
 
 use super::protocol::{CheckReport, ForkSummary, JobRequest, WorkerMessage, GO};
 use crate::interrupt;

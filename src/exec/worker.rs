@@ -130,7 +130,7 @@ pub fn main() -> Result<()> {
         .context("reading the job from stdin")?;
     let job: JobRequest = serde_json::from_str(&line).context("parsing the job")?;
     // Whatever a command starts comes back here when its parent dies, so
-    // it can be found and killed (src/exec/sweep.rs).
+    // it can be found and killed (`reaper::after_worker`).
     crate::reaper::become_subreaper();
     let stdout = std::io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());

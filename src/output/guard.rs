@@ -1,6 +1,7 @@
-//! The one guard every file runner writes goes through (docs/guide/own-code.md,
-//! "Safety (round 3)"): runner never replaces, moves or removes a file it
-//! did not write.
+//! The one guard every file runner writes goes through (docs/safety.md,
+//! "Your files: what runner writes, and what it never touches"): runner
+//! never replaces, moves or removes a file it did not write, because a
+//! report folder sits in a user's work tree beside files that are theirs.
 //!
 //! The record: every folder runner writes a file into holds
 //! `.runner-files.json`, the names of the files runner wrote there and the

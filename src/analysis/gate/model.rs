@@ -1,5 +1,5 @@
-//! The JSON of a gate's verdict: `analysis.json`'s `gate` (design
-//! section 2). Keys are part of the contract (templates/README.md).
+//! The JSON of a gate's verdict: `analysis.json`'s `gate`, which CI
+//! scripts read instead of parsing the report. Keys are part of the contract (templates/README.md).
 
 use crate::spec::GateStatistic;
 use crate::stats::gate::{upper_bound, Decision};
