@@ -207,7 +207,7 @@ fn bad_files_are_refused_naming_line_and_column() {
             "cell,delay_ns,fork,pair,first,baseline_ns,treatment_ns\na,0,0,0,baseline,1,2\na,5,0,0,baseline,1,2\nb,0,0,0,baseline,1,2\n",
             "cell \"b\" has no rows at delay 5 ns",
         ),
-        // Item 11: a column named twice was read from its first copy.
+        // A column named twice was read from its first copy.
         (
             "cell,fork,pair,first,baseline_ns,treatment_ns,baseline_ns\na,0,0,baseline,1,2,3\n",
             "bad.csv:1: the header names the column `baseline_ns` twice (columns 5 and 7)",
@@ -229,7 +229,7 @@ fn bad_files_are_refused_naming_line_and_column() {
     );
 }
 
-/// Item 10: without `--seed` (the documented form) runner draws one,
+/// Without `--seed` (the documented form) runner draws one,
 /// records it as drawn (run.json `seeds.drawn`, no seed in the spec, as
 /// `exec` does), and `runner report` re-renders the folder byte for byte;
 /// the Reproduce command pins the seed drawn.
@@ -270,7 +270,7 @@ fn without_a_seed_one_is_drawn_and_recorded_consistently() {
     assert_ne!(other, Some(master));
 }
 
-/// Item 11: Ctrl-C while `analyze` reads a file of millions of rows is
+/// Ctrl-C while `analyze` reads a file of millions of rows is
 /// answered at once (exit 1, the documented code for an interrupted run),
 /// and nothing is written.
 #[test]

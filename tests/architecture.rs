@@ -1,4 +1,4 @@
-//! No two top-level modules of the crate import each other (issues 21, 22):
+//! No two top-level modules of the crate import each other:
 //! the module map in docs/architecture.md is a layering, not a knot. An
 //! import is any `crate::NAME` path outside a comment in a module's files;
 //! a test module (`tests.rs`, `tests/`) counts like any other file.

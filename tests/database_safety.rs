@@ -1,4 +1,4 @@
-//! "User code cannot harm" for SQL (docs/guide/own-code.md, issue 18): whatever
+//! "User code cannot harm" for SQL (docs/safety.md, "Your database"): whatever
 //! the user's setup or measured SQL does, nothing outside runner's schemas
 //! lasts. Each PostgreSQL case runs the real binary against the real server
 //! in a database of its own, and compares the user's objects before and
@@ -92,7 +92,7 @@ fn stderr(o: &Output) -> String {
 }
 
 /// Setup and measured SQL that delete, update, truncate, alter and drop the
-/// user's own table in every form the red team used (and the SQL parser
+/// user's own table in every form a review of the guard tried (and the SQL parser
 /// does not recognise as a write to it): the run succeeds, and the table,
 /// its rows and its columns are exactly as before, because the fork's
 /// transaction is never committed.

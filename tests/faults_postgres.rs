@@ -237,7 +237,7 @@ fn a_run_does_not_resume_on_another_database() {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
-/// Item 12: another session holds a lock on the run's table. Before, the
+/// Another session holds a lock on the run's table. Before, the
 /// worker waited for as long as the lock was held and runner ignored
 /// Ctrl-C. Now the worker is stopped at once, a second Ctrl-C cuts the
 /// schema's clean-up short (lock_timeout bounds it otherwise), and once the
@@ -322,7 +322,7 @@ fn a_lock_held_on_the_runs_table_does_not_make_runner_ignore_ctrl_c() {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
-/// Item 14 on a real server: the URL's password (`bench:bench@` in PG_SPEC
+/// The URL's password (`bench:bench@` in PG_SPEC
 /// and in RUNNER_DATABASE_URL) is in no file of the run.
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]

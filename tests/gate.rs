@@ -341,7 +341,7 @@ fn the_ci_doc_experiment_is_a_valid_gate() {
     );
 }
 
-/// Item 11: a percentage of a slow baseline (1000 % of a 60 ms spin) would
+/// A percentage of a slow baseline (1000 % of a 60 ms spin) would
 /// size a 2x cell of 1.2 s; the run caps it at 1 s, and `check` says so and
 /// counts those cells in its estimate (it said 3 s for a run of 32 s).
 #[test]

@@ -110,8 +110,7 @@ fn the_first_readme_command_rewrites_only_the_report_of_its_own_kind() {
         .chain(before.keys())
         .filter(|p| before.get(*p) != after.get(*p))
         .collect();
-    // The report it replaces moves to reports/NAME.old (README, "The output
-    // folder"), which .gitignore keeps out of commits; nothing else changes.
+    // The report it replaces moves to reports/NAME.old (docs/guide/output-folder.md), which .gitignore keeps out of commits; nothing else changes.
     let old = PathBuf::from(format!("{name}.old"));
     let outside: Vec<&&PathBuf> = changed
         .iter()

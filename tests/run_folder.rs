@@ -1,4 +1,4 @@
-//! run.json has one owner (`run_folder`, issue 22): exec, merge and
+//! run.json has one owner (`run_folder`): exec, merge and
 //! analyze folders all read back with its one checked reader, each records
 //! the command that made it as parsed (`invocation`), an older folder's raw
 //! argv (`command_line`) reads as the same, and a damaged or foreign
