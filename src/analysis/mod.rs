@@ -129,15 +129,15 @@ pub fn analyse_gated(
         .flat_map(|g| g.cells.iter().map(|c| c.cell))
         .collect();
     let grouped = group(input, pairs.iter().filter(|p| !checks.contains(&p.cell)))?;
-    // Cells are independent: analysed on the bootstrap's threads
-    // (`stats::resample::map_in_order`), results in cell order.
+    // Cells are independent: analysed on the analysis's pool
+    // (`stats::pool`), results in cell order.
     let one = |info: &CellInfo| {
         analyse_cell(input, info, &grouped[&info.cell]).map_err(|source| AnalysisError::Stats {
             cell: info.cell,
             source,
         })
     };
-    let cells = crate::stats::resample::map_in_order(&input.cells, one);
+    let cells = crate::stats::pool::map_in_order(&input.cells, one);
     let cells = cells.into_iter().collect::<Result<Vec<_>, _>>()?;
     let headline = headline::headline(&cells);
     let gate = match gate {
