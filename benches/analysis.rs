@@ -129,8 +129,10 @@ fn main() {
         .collect();
     let hier = |threads: Option<usize>| {
         best_of_3(|| {
-            let mut rng = rand_pcg::Pcg64::seed_from_u64(9);
-            let one = || stats::hierarchical_median(&cell, 2000, 0.95, &mut rng).unwrap();
+            let one = || {
+                let mut rng = rand_pcg::Pcg64::seed_from_u64(9);
+                stats::hierarchical_median(&cell, 2000, 0.95, &mut rng).unwrap()
+            };
             match threads {
                 Some(t) => stats::pool::on_threads(t, one),
                 None => one(),
