@@ -291,7 +291,7 @@ fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> 
         backend_cpus,
         backend_ticks: apply::ticks(&pids).saturating_sub(backend_ticks_at_go),
     };
-    let usage = records.iter().any(|r| !r.usage.is_empty());
+    let usage = records.iter().any(|r| r.usage.is_some());
     for r in records {
         send(out, &WorkerMessage::Pair(r))?;
     }
