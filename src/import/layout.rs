@@ -3,11 +3,11 @@
 //! in the file) and pairs (renumbered 0.. per phase, in `pair` order), and
 //! the check that the design is uniform (equal forks, equal pairs).
 
-use super::table::{self, Row};
+use super::table;
 use crate::error::{bad_input, Result};
 use crate::plan::Cell;
 use crate::record::Phase;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// (label, delay) -> rows, and how the cells were told apart.
 pub(super) struct Cells {
@@ -19,18 +19,28 @@ pub(super) struct Cells {
 pub(super) fn cells_of(t: &table::Table, shown: &str) -> Result<Cells> {
     let mut labels: Vec<String> = Vec::new();
     let mut delays: Vec<u64> = Vec::new();
-    let mut combos: BTreeMap<(String, u64), u64> = BTreeMap::new();
-    for r in &t.rows {
-        let l = r.cell.clone().unwrap_or_default();
-        if !labels.contains(&l) {
-            labels.push(l.clone());
-        }
-        let d = r.delay_ns.unwrap_or(0);
+    // (label index, delay) -> the first line with it.
+    let mut combos: BTreeMap<(u32, u64), u64> = BTreeMap::new();
+    for (r, &line) in t.rows.iter().zip(&t.lines) {
+        let first = combos.entry((r.cell, r.delay_ns)).or_insert(line);
+        *first = (*first).min(line);
+    }
+    // Labels in order of first appearance in the file.
+    let mut first_line: BTreeMap<u32, u64> = BTreeMap::new();
+    for (&(l, d), &line) in &combos {
+        let at = first_line.entry(l).or_insert(line);
+        *at = (*at).min(line);
         if !delays.contains(&d) {
             delays.push(d);
         }
-        combos.entry((l, d)).or_insert(r.line);
     }
+    let mut by_line: Vec<(u64, u32)> = first_line.into_iter().map(|(l, at)| (at, l)).collect();
+    by_line.sort_unstable();
+    labels.extend(by_line.iter().map(|&(_, l)| t.labels[l as usize].clone()));
+    let combos: BTreeMap<(String, u64), u64> = combos
+        .into_iter()
+        .map(|((l, d), line)| ((t.labels[l as usize].clone(), d), line))
+        .collect();
     delays.sort_unstable();
     if !t.has_cell {
         return Ok(Cells {
@@ -91,73 +101,162 @@ pub(super) fn cell_ids(cells: &[Cell], by_label: bool) -> BTreeMap<(String, u64)
         .collect()
 }
 
-/// Each runner (cell, fork)'s rows: warm-up then measured, each by pair.
-pub(super) type Forks<'a> = BTreeMap<(u32, u32), (String, Vec<&'a Row>, Vec<&'a Row>)>;
+/// Each runner (cell, fork) in order: the fork's id in the file, and how
+/// many warm-up and measured rows it has (they follow each other in
+/// `t.rows` once [`forks`] has sorted them).
+pub(super) type Forks = BTreeMap<(u32, u32), (String, u32, u32)>;
 
-pub(super) fn forks<'a>(
-    t: &'a table::Table,
+/// Puts `t.rows` in runner's order and numbering, in place: each row's
+/// `cell` and `fork` become runner's, the rows sorted by (cell, fork,
+/// phase, pair) and each phase's pairs renumbered from 0. Checks that no
+/// fork has a pair twice in one phase and that the design is uniform.
+/// Returns the forks and (forks per cell, warm-up pairs, measured pairs).
+pub(super) fn forks(
+    t: &mut table::Table,
     ids: &BTreeMap<(String, u64), u32>,
     by_label: bool,
     shown: &str,
-) -> Result<(Forks<'a>, u32, u32, u32)> {
-    let key = |r: &Row| {
-        let l = if by_label {
-            r.cell.clone().unwrap_or_default()
-        } else {
-            String::new()
-        };
-        ids[&(l, r.delay_ns.unwrap_or(0))]
-    };
-    let mut per_cell: BTreeMap<u32, Vec<&Row>> = BTreeMap::new();
+) -> Result<(Forks, u32, u32, u32)> {
+    // Runner's cell of each (label, delay) seen, looked up once per pair
+    // of keys rather than per row.
+    let mut cell_of: HashMap<(u32, u64), u32> = HashMap::new();
     for r in &t.rows {
-        per_cell.entry(key(r)).or_default().push(r);
+        cell_of.entry((r.cell, r.delay_ns)).or_insert_with(|| {
+            let l = if by_label {
+                t.labels[r.cell as usize].clone()
+            } else {
+                String::new()
+            };
+            ids[&(l, r.delay_ns)]
+        });
     }
-    let mut out: Forks<'a> = BTreeMap::new();
-    let mut shape: Option<(u32, u32, u32, u32)> = None; // (cell, forks, warmup, pairs)
-    for (&cell, rows) in &per_cell {
-        let order = table::fork_order(&rows.iter().map(|r| r.fork.as_str()).collect::<Vec<_>>());
-        for (f, id) in order.iter().enumerate() {
-            let mut warm: Vec<&Row> = Vec::new();
-            let mut meas: Vec<&Row> = Vec::new();
-            for r in rows.iter().filter(|r| &r.fork == id) {
-                match r.phase {
-                    Phase::Warmup => warm.push(r),
-                    Phase::Measure => meas.push(r),
-                }
-            }
-            for list in [&mut warm, &mut meas] {
-                list.sort_by_key(|r| r.pair);
-                if let Some(w) = list.windows(2).find(|w| w[0].pair == w[1].pair) {
-                    return Err(bad_input(format!(
-                        "{shown}:{}: fork {id:?} has pair {} twice (also on line {}) in one phase",
-                        w[1].line, w[1].pair, w[0].line
-                    )));
-                }
-            }
-            let this = (
-                cell,
-                order.len() as u32,
-                warm.len() as u32,
-                meas.len() as u32,
-            );
-            if meas.is_empty() {
-                return Err(bad_input(format!(
-                    "{shown}: fork {id:?} has no measured pairs (phase `measure`)"
-                )));
-            }
-            match shape {
-                None => shape = Some(this),
-                Some(s) if (s.1, s.2, s.3) != (this.1, this.2, this.3) => {
-                    return Err(bad_input(format!(
-                        "{shown}: runner's design is uniform, but fork {id:?} has {} warm-up + {} measured pairs in a cell of {} forks, where the first fork read has {} + {} in a cell of {}; import forks of equal size",
-                        this.2, this.3, this.1, s.2, s.3, s.1
-                    )))
-                }
-                Some(_) => {}
-            }
-            out.insert((cell, f as u32), (id.clone(), warm, meas));
+    // Each cell's fork ids in order of first appearance, then runner's
+    // order of them (by number when every id is one).
+    let mut appearance: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    let mut seen: std::collections::HashSet<(u32, u32)> = Default::default();
+    for r in &t.rows {
+        let cell = cell_of[&(r.cell, r.delay_ns)];
+        if seen.insert((cell, r.fork)) {
+            appearance.entry(cell).or_default().push(r.fork);
         }
     }
+    let mut fork_of: HashMap<(u32, u32), u32> = HashMap::new();
+    let mut out: Forks = BTreeMap::new();
+    for (&cell, list) in &appearance {
+        let names: Vec<&str> = list
+            .iter()
+            .map(|&f| t.fork_ids[f as usize].as_str())
+            .collect();
+        let order = table::fork_order(&names);
+        let index: HashMap<&str, u32> = list
+            .iter()
+            .map(|&f| (t.fork_ids[f as usize].as_str(), f))
+            .collect();
+        for (n, id) in order.iter().enumerate() {
+            fork_of.insert((cell, index[id.as_str()]), n as u32);
+            out.insert((cell, n as u32), (id.clone(), 0, 0));
+        }
+    }
+    for r in t.rows.iter_mut() {
+        let cell = cell_of[&(r.cell, r.delay_ns)];
+        r.fork = fork_of[&(cell, r.fork)];
+        r.cell = cell;
+    }
+    // Sort a permutation (4 bytes a row) instead of the rows, so the file's
+    // line of each row stays at hand for messages; then move the rows.
+    let key = |i: u32| {
+        let r = &t.rows[i as usize];
+        (r.cell, r.fork, r.phase == Phase::Measure, r.pair, i)
+    };
+    let mut order: Vec<u32> = (0..t.rows.len() as u32).collect();
+    order.sort_unstable_by_key(|&i| key(i));
+    for w in order.windows(2) {
+        let (a, b) = (key(w[0]), key(w[1]));
+        if (a.0, a.1, a.2, a.3) == (b.0, b.1, b.2, b.3) {
+            let id = &out[&(a.0, a.1)].0;
+            return Err(bad_input(format!(
+                "{shown}:{}: fork {id:?} has pair {} twice (also on line {}) in one phase",
+                t.lines[w[1] as usize], a.3, t.lines[w[0] as usize]
+            )));
+        }
+    }
+    for &i in &order {
+        let r = &t.rows[i as usize];
+        let counts = out
+            .get_mut(&(r.cell, r.fork))
+            .expect("every fork is listed");
+        match r.phase {
+            Phase::Warmup => counts.1 += 1,
+            Phase::Measure => counts.2 += 1,
+        }
+    }
+    let mut shape: Option<(u32, u32, u32)> = None; // (forks, warmup, pairs)
+    for (&(cell, _), (id, warm, meas)) in &out {
+        if *meas == 0 {
+            return Err(bad_input(format!(
+                "{shown}: fork {id:?} has no measured pairs (phase `measure`)"
+            )));
+        }
+        let this = (appearance[&cell].len() as u32, *warm, *meas);
+        match shape {
+            None => shape = Some(this),
+            Some(s) if s != this => {
+                return Err(bad_input(format!(
+                    "{shown}: runner's design is uniform, but fork {id:?} has {} warm-up + {} measured pairs in a cell of {} forks, where the first fork read has {} + {} in a cell of {}; import forks of equal size",
+                    this.1, this.2, this.0, s.1, s.2, s.0
+                )))
+            }
+            Some(_) => {}
+        }
+    }
+    permute(&mut t.rows, &mut order);
+    t.lines = Vec::new();
+    // Pairs numbered from 0 in each phase of each fork.
+    let mut next = 0u32;
+    let mut last: Option<(u32, u32, Phase)> = None;
+    for r in t.rows.iter_mut() {
+        if last != Some((r.cell, r.fork, r.phase)) {
+            next = 0;
+            last = Some((r.cell, r.fork, r.phase));
+        }
+        r.pair = next;
+        next += 1;
+    }
     let s = shape.expect("rows exist");
-    Ok((out, s.1, s.2, s.3))
+    Ok((out, s.0, s.1, s.2))
+}
+
+/// Reorders `rows` in place so that row i becomes the old row `order[i]`,
+/// one cycle of the permutation at a time (`order` is used up: every
+/// entry ends as its own index).
+fn permute<T>(rows: &mut [T], order: &mut [u32]) {
+    for start in 0..rows.len() {
+        let mut cur = start;
+        while order[cur] as usize != cur {
+            let next = order[cur] as usize;
+            order[cur] = cur as u32;
+            if next == start {
+                break;
+            }
+            rows.swap(cur, next);
+            cur = next;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::permute;
+
+    #[test]
+    fn a_permutation_moves_each_row_to_its_place() {
+        let old = ["a", "b", "c", "d", "e", "f"];
+        let order = [3u32, 0, 4, 1, 2, 5];
+        let mut rows = old;
+        let mut o = order;
+        permute(&mut rows, &mut o);
+        let want: Vec<&str> = order.iter().map(|&i| old[i as usize]).collect();
+        assert_eq!(rows.to_vec(), want);
+        assert!(o.iter().enumerate().all(|(i, &x)| x as usize == i));
+    }
 }
