@@ -283,17 +283,24 @@ pub(crate) struct ForkData<'a> {
     pub fork: u32,
     pub measured: Vec<&'a PairRecord>,
     pub all: Vec<&'a PairRecord>,
-    /// One offset per measured pair within the clock's step (`dither`).
-    pub dither: Vec<f64>,
+    /// What draws the fork's offsets within the clock's step (`dither`):
+    /// drawn when asked for rather than held, a value per measured pair
+    /// being as much memory as the pairs' references.
+    dither: (u64, u32, f64),
 }
 
 impl ForkData<'_> {
+    /// One offset per measured pair within the clock's step (`dither`).
+    fn dither(&self) -> Vec<f64> {
+        let (master, cell, resolution) = self.dither;
+        dither::offsets(master, cell, self.fork, resolution, self.measured.len())
+    }
     /// D of each measured pair, dithered within the clock's step: the
     /// values every median of D is taken from.
     pub fn diffs(&self) -> Vec<f64> {
         self.measured
             .iter()
-            .zip(&self.dither)
+            .zip(self.dither())
             .map(|(p, o)| p.diff_ns() as f64 + o)
             .collect()
     }
@@ -302,7 +309,7 @@ impl ForkData<'_> {
     pub fn unwaited(&self) -> Vec<f64> {
         self.measured
             .iter()
-            .zip(&self.dither)
+            .zip(self.dither())
             .map(|(p, o)| (p.diff_ns() - p.spin_ns as i64) as f64 + o)
             .collect()
     }
@@ -315,10 +322,24 @@ impl ForkData<'_> {
 }
 
 /// Cell -> its forks in ascending fork order, checked against the cell list.
-fn group<'a>(
+fn group<'a, I>(
     input: &AnalysisInput,
-    pairs: impl IntoIterator<Item = &'a PairRecord>,
-) -> Result<BTreeMap<u32, Vec<ForkData<'a>>>, AnalysisError> {
+    pairs: I,
+) -> Result<BTreeMap<u32, Vec<ForkData<'a>>>, AnalysisError>
+where
+    I: IntoIterator<Item = &'a PairRecord>,
+    I::IntoIter: Clone,
+{
+    let pairs = pairs.into_iter();
+    // Each fork's rows counted first, so its lists are made at their size
+    // (grown by doubling they would take up to twice the memory: these
+    // lists are the analysis's largest after the rows themselves).
+    let mut sizes: std::collections::HashMap<(u32, u32), (usize, usize)> = Default::default();
+    for p in pairs.clone() {
+        let s = sizes.entry((p.cell, p.fork)).or_default();
+        s.0 += 1;
+        s.1 += usize::from(p.phase == Phase::Measure);
+    }
     let mut by_cell: BTreeMap<u32, BTreeMap<u32, ForkData<'a>>> = BTreeMap::new();
     let mut delays = BTreeMap::new();
     for info in &input.cells {
@@ -344,11 +365,14 @@ fn group<'a>(
             .get_mut(&p.cell)
             .expect("every listed cell has an entry")
             .entry(p.fork)
-            .or_insert_with(|| ForkData {
-                fork: p.fork,
-                measured: Vec::new(),
-                all: Vec::new(),
-                dither: Vec::new(),
+            .or_insert_with(|| {
+                let (all, measured) = sizes[&(p.cell, p.fork)];
+                ForkData {
+                    fork: p.fork,
+                    measured: Vec::with_capacity(measured),
+                    all: Vec::with_capacity(all),
+                    dither: (input.master_seed, p.cell, input.clock_resolution_ns),
+                }
             });
         fork.all.push(p);
         if p.phase == Phase::Measure {
@@ -366,13 +390,6 @@ fn group<'a>(
                 return Err(AnalysisError::EmptyFork { cell, fork: f.fork });
             }
             f.measured.sort_by_key(|p| p.pair);
-            f.dither = dither::offsets(
-                input.master_seed,
-                cell,
-                f.fork,
-                input.clock_resolution_ns,
-                f.measured.len(),
-            );
         }
         out.insert(cell, forks);
     }
