@@ -175,7 +175,7 @@ pub(crate) fn read(path: &Path) -> Result<Table> {
     loop {
         // A file of millions of rows takes seconds: a signal is answered
         // within a few thousand rows.
-        if rows.len() % INTERRUPT_ROWS == 0 && crate::interrupt::interrupted() {
+        if rows.len().is_multiple_of(INTERRUPT_ROWS) && crate::interrupt::interrupted() {
             return Err(run_failed(format!(
                 "{} while reading {shown}; nothing was written",
                 crate::interrupt::Interrupted
