@@ -14,6 +14,7 @@ pub mod db;
 pub mod environment;
 pub mod error;
 pub mod exec;
+pub mod hex;
 pub mod import;
 pub mod interrupt;
 pub mod layout;

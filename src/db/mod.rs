@@ -181,7 +181,7 @@ pub fn hash_rows(mut rows: Vec<(String, f64)>) -> String {
         h.update([0u8]);
         h.update(value.to_bits().to_le_bytes());
     }
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    crate::hex::hex(&h.finalize())
 }
 
 /// The steps of one preview on a seeded `model_field` table. The override

@@ -175,12 +175,7 @@ fn stdout_difference(a: &Stdout, b: &Stdout) -> Option<String> {
     };
     let (ha, hb) = (cut(&a.head), cut(&b.head));
     if ha == hb {
-        let hex = |h: &[u8; 32]| {
-            h.iter()
-                .take(8)
-                .map(|b| format!("{b:02x}"))
-                .collect::<String>()
-        };
+        let hex = |h: &[u8; 32]| crate::hex::hex(&h[..8]);
         return Some(format!(
             "stdout differs ({} vs {} bytes) after the first {shared} bytes, which agree (SHA-256 {}... vs {}...)",
             a.len,
