@@ -295,6 +295,16 @@ impl ForkData<'_> {
         let (master, cell, resolution) = self.dither;
         dither::offsets(master, cell, self.fork, resolution, self.measured.len())
     }
+    /// One offset within the clock's step per row of `all`, in its order,
+    /// for a run's own time (carry-over): drawn from the fork's stream
+    /// after the measured pairs' offsets, which stay what they were.
+    pub fn run_dither(&self) -> Vec<f64> {
+        let (master, cell, resolution) = self.dither;
+        let n = self.measured.len();
+        let mut all = dither::offsets(master, cell, self.fork, resolution, n + self.all.len());
+        all.drain(..n);
+        all
+    }
     /// D of each measured pair, dithered within the clock's step: the
     /// values every median of D is taken from.
     pub fn diffs(&self) -> Vec<f64> {
