@@ -49,14 +49,6 @@ fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     out
 }
 
-fn copy_tree(from: &Path, to: &Path) {
-    for (rel, bytes) in files(from) {
-        let dest = to.join(rel);
-        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
-        std::fs::write(dest, bytes).unwrap();
-    }
-}
-
 fn backend(run_json: &Path) -> String {
     read_json(run_json)["database"]["backend"]
         .as_str()
