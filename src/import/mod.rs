@@ -23,7 +23,7 @@
 //!   out what would rest on it (the spin column of the calibration); with
 //!   no start times, run order within a fork is pair order, then `first`.
 
-mod layout;
+mod shape;
 mod spec;
 mod table;
 
@@ -37,13 +37,13 @@ use crate::run_folder::partial::{partial_path, Partial};
 use crate::run_folder::{
     CheckReport, ForkRecord, ForkSummary, Imported, ImportedFork, Invocation, RunInfo, SpecInfo,
 };
-use layout::{cell_ids, cells_of, forks};
+use shape::{cell_ids, cells_of, forks};
 use std::path::{Path, PathBuf};
 
 pub use crate::run_folder::invocation::AnalyzeArgs;
 
 /// The run: spec, cells, jobs, seeds and forks, and the rows in runner's
-/// order and numbering (`t.rows`, changed in place: see [`layout::forks`]).
+/// order and numbering (`t.rows`, changed in place: see [`shape::forks`]).
 fn build(args: &AnalyzeArgs, t: &mut table::Table) -> Result<RunInfo> {
     let shown = args.csv.display().to_string();
     let stem = args

@@ -1,4 +1,4 @@
-//! The committed reports are laid out so that the README's first command
+//! The committed report folders are chosen so that the README's first command
 //! regenerates the same kind of report it overwrites: run on a fresh clone
 //! (no database), `exec experiments/aa.toml` rewrites only `reports/aa/`,
 //! which is itself an embedded-SQLite run, and leaves every other committed
