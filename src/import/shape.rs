@@ -20,13 +20,13 @@ pub(super) fn cells_of(t: &table::Table, shown: &str) -> Result<Cells> {
     let mut labels: Vec<String> = Vec::new();
     let mut delays: Vec<u64> = Vec::new();
     // (label index, delay) -> the first line with it.
-    let mut combos: BTreeMap<(u32, u64), u64> = BTreeMap::new();
+    let mut combos: BTreeMap<(u32, u64), u32> = BTreeMap::new();
     for (r, &line) in t.rows.iter().zip(&t.lines) {
         let first = combos.entry((r.cell, r.delay_ns)).or_insert(line);
         *first = (*first).min(line);
     }
     // Labels in order of first appearance in the file.
-    let mut first_line: BTreeMap<u32, u64> = BTreeMap::new();
+    let mut first_line: BTreeMap<u32, u32> = BTreeMap::new();
     for (&(l, d), &line) in &combos {
         let at = first_line.entry(l).or_insert(line);
         *at = (*at).min(line);
@@ -34,10 +34,10 @@ pub(super) fn cells_of(t: &table::Table, shown: &str) -> Result<Cells> {
             delays.push(d);
         }
     }
-    let mut by_line: Vec<(u64, u32)> = first_line.into_iter().map(|(l, at)| (at, l)).collect();
+    let mut by_line: Vec<(u32, u32)> = first_line.into_iter().map(|(l, at)| (at, l)).collect();
     by_line.sort_unstable();
     labels.extend(by_line.iter().map(|&(_, l)| t.labels[l as usize].clone()));
-    let combos: BTreeMap<(String, u64), u64> = combos
+    let combos: BTreeMap<(String, u64), u32> = combos
         .into_iter()
         .map(|((l, d), line)| ((t.labels[l as usize].clone(), d), line))
         .collect();

@@ -32,8 +32,10 @@ const INTERRUPT_ROWS: usize = 4096;
 pub(crate) struct Table {
     pub columns: Vec<String>,
     pub rows: Vec<PairRecord>,
-    /// The line each row starts on, for messages.
-    pub lines: Vec<u64>,
+    /// The line each row starts on, for messages (4 bytes: a file of at
+    /// most `MAX_ROWS` rows has fewer lines than that, but for quoted line
+    /// breaks, which saturate).
+    pub lines: Vec<u32>,
     pub labels: Vec<String>,
     pub fork_ids: Vec<String>,
     pub sha256: String,
@@ -168,7 +170,7 @@ pub(crate) fn read(path: &Path) -> Result<Table> {
     // file would take up to twice their size at the peak.
     let capacity = line_count(path).unwrap_or(0).min(MAX_ROWS) as usize;
     let mut rows: Vec<PairRecord> = Vec::with_capacity(capacity);
-    let mut lines: Vec<u64> = Vec::with_capacity(capacity);
+    let mut lines: Vec<u32> = Vec::with_capacity(capacity);
     let (mut labels, mut fork_ids) = (Interner::default(), Interner::default());
     labels.id("");
     let mut record = csv::StringRecord::new();
@@ -238,7 +240,7 @@ pub(crate) fn read(path: &Path) -> Result<Table> {
             treatment_at_ns: opt_ns(t_at, "treatment_at_ns")?,
             usage: None,
         });
-        lines.push(line);
+        lines.push(u32::try_from(line).unwrap_or(u32::MAX));
     }
     if rows.is_empty() {
         return Err(bad_input(format!(
