@@ -22,6 +22,7 @@ pub mod merge;
 pub mod output;
 pub mod placement;
 pub mod plan;
+pub mod preview;
 pub mod reaper;
 pub mod record;
 pub mod redact;
@@ -33,7 +34,6 @@ pub mod shell;
 pub mod spec;
 pub mod stats;
 pub mod strategy;
-pub mod workload;
 
 use cli::{Cli, Command};
 pub use error::{Result, RunnerError};

@@ -20,7 +20,7 @@ pub mod sqlite;
 mod sqlite_session;
 pub mod statements;
 
-use crate::workload::Model;
+use crate::preview::Model;
 pub use config::{Backend, DatabaseConfig};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -189,7 +189,7 @@ pub fn hash_rows(mut rows: Vec<(String, f64)>) -> String {
 /// model size), so a preview passes values alone.
 pub trait ModelTable {
     fn begin(&mut self) -> Result<(), DbError>;
-    /// Writes `values` for [`crate::workload::Overrides::field_names`], in that order.
+    /// Writes `values` for [`crate::preview::Overrides::field_names`], in that order.
     fn write_overrides(&mut self, values: &[f64]) -> Result<(), DbError>;
     /// Reads every row into `model`; any row order gives the same model.
     fn read_into(&mut self, model: &mut Model) -> Result<(), DbError>;

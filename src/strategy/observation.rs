@@ -2,7 +2,7 @@
 //! compared between the arms and between two runs of one arm, and, when
 //! they differ, described so the message says what differs.
 
-use crate::workload::Projection;
+use crate::preview::Projection;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 
