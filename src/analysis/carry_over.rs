@@ -81,13 +81,13 @@ pub(crate) fn predecessor_groups(forks: &[ForkData<'_>]) -> Vec<(Vec<f64>, Vec<f
         .iter()
         .map(|f| {
             let offset: std::collections::HashMap<*const PairRecord, f64> = f
-                .all
+                .all()
                 .iter()
                 .map(|&p| p as *const PairRecord)
                 .zip(f.run_dither())
                 .collect();
             let (mut after_t, mut after_b) = (Vec::new(), Vec::new());
-            for w in run_order(&f.all).windows(2) {
+            for w in run_order(f.all()).windows(2) {
                 let (prev, (arm, p)) = (w[0].0, w[1]);
                 if arm == Arm::Baseline && p.phase == Phase::Measure && p.first == Arm::Baseline {
                     let v = p.baseline_ns as f64 + offset[&(p as *const PairRecord)];

@@ -278,18 +278,29 @@ fn analyse_cell(
 }
 
 /// One fork's rows: measured pairs in `pair` order, and every row (warm-up
-/// included) for the run order.
+/// included) for the run order ([`ForkData::all`]).
 pub(crate) struct ForkData<'a> {
     pub fork: u32,
     pub measured: Vec<&'a PairRecord>,
-    pub all: Vec<&'a PairRecord>,
+    /// Every row in the order read; empty when that is `measured` (no
+    /// warm-up rows, measured rows read in pair order), which an import
+    /// of millions of pairs would otherwise hold twice.
+    all: Vec<&'a PairRecord>,
     /// What draws the fork's offsets within the clock's step (`dither`):
     /// drawn when asked for rather than held, a value per measured pair
     /// being as much memory as the pairs' references.
     dither: (u64, u32, f64),
 }
 
-impl ForkData<'_> {
+impl<'a> ForkData<'a> {
+    /// Every row of the fork (warm-up included), in the order read.
+    pub fn all(&self) -> &[&'a PairRecord] {
+        if self.all.is_empty() {
+            &self.measured
+        } else {
+            &self.all
+        }
+    }
     /// One offset per measured pair within the clock's step (`dither`).
     fn dither(&self) -> Vec<f64> {
         let (master, cell, resolution) = self.dither;
@@ -301,7 +312,7 @@ impl ForkData<'_> {
     pub fn run_dither(&self) -> Vec<f64> {
         let (master, cell, resolution) = self.dither;
         let n = self.measured.len();
-        let mut all = dither::offsets(master, cell, self.fork, resolution, n + self.all.len());
+        let mut all = dither::offsets(master, cell, self.fork, resolution, n + self.all().len());
         all.drain(..n);
         all
     }
@@ -380,11 +391,14 @@ where
                 ForkData {
                     fork: p.fork,
                     measured: Vec::with_capacity(measured),
-                    all: Vec::with_capacity(all),
+                    // Without warm-up rows, every row is a measured one.
+                    all: Vec::with_capacity(if all == measured { 0 } else { all }),
                     dither: (input.master_seed, p.cell, input.clock_resolution_ns),
                 }
             });
-        fork.all.push(p);
+        if fork.all.capacity() > 0 {
+            fork.all.push(p);
+        }
         if p.phase == Phase::Measure {
             fork.measured.push(p);
         }
@@ -398,6 +412,10 @@ where
         for f in &mut forks {
             if f.measured.is_empty() {
                 return Err(AnalysisError::EmptyFork { cell, fork: f.fork });
+            }
+            if f.all.is_empty() && !f.measured.is_sorted_by_key(|p| p.pair) {
+                // The order read is not pair order: keep it for `all`.
+                f.all = f.measured.clone();
             }
             f.measured.sort_by_key(|p| p.pair);
         }
