@@ -6,8 +6,9 @@
 //!
 //! - exact interval of a median: one fork (300 pairs), one cell pooled
 //!   (3000), and 24,000 and 100,000 values (odd and even n);
-//! - the hierarchical bootstrap of one cell on 1 thread and on all
-//!   (`RUNNER_THREADS` unset), which must give the same interval;
+//! - the hierarchical bootstrap of one cell on a pool of 1 thread and on
+//!   the analysis's pool (`RUNNER_THREADS` or every core), which must give
+//!   the same interval;
 //! - the hierarchical bootstrap of one cell of reports/validity's shape
 //!   (200 forks x 300 pairs) on all cores;
 //! - the whole `analyse` of the grid.
@@ -126,23 +127,25 @@ fn main() {
     let cell: Vec<&[i64]> = diffs[..(FORKS * PAIRS) as usize]
         .chunks(PAIRS as usize)
         .collect();
-    let hier = |threads: Option<&str>| {
-        match threads {
-            Some(t) => std::env::set_var("RUNNER_THREADS", t),
-            None => std::env::remove_var("RUNNER_THREADS"),
-        }
+    let hier = |threads: Option<usize>| {
         best_of_3(|| {
-            let mut rng = rand_pcg::Pcg64::seed_from_u64(9);
-            stats::hierarchical_median(&cell, 2000, 0.95, &mut rng).unwrap()
+            let one = || {
+                let mut rng = rand_pcg::Pcg64::seed_from_u64(9);
+                stats::hierarchical_median(&cell, 2000, 0.95, &mut rng).unwrap()
+            };
+            match threads {
+                Some(t) => stats::pool::on_threads(t, one),
+                None => one(),
+            }
         })
     };
-    let (t1, e1) = hier(Some("1"));
+    let (t1, e1) = hier(Some(1));
     let (tn, en) = hier(None);
     println!(
         "hierarchical bootstrap, 10 forks x 300 pairs, 2000 resamples: {:.1} ms on 1 thread, {:.1} ms on {} (same interval: {})",
         t1 * 1e3,
         tn * 1e3,
-        stats::resample::threads(),
+        stats::pool::threads(),
         e1 == en
     );
     // One cell of reports/validity (200 forks x 300 pairs): the shape
@@ -151,7 +154,6 @@ fn main() {
         .map(|i| diffs[i % diffs.len()] + (i / PAIRS as usize) as i64 % 7)
         .collect();
     let wide: Vec<&[i64]> = wide.chunks(PAIRS as usize).collect();
-    std::env::remove_var("RUNNER_THREADS");
     let (t, _) = best_of_3(|| {
         let mut rng = rand_pcg::Pcg64::seed_from_u64(9);
         stats::hierarchical_median(&wide, 2000, 0.95, &mut rng).unwrap()
@@ -159,7 +161,7 @@ fn main() {
     println!(
         "hierarchical bootstrap, 200 forks x 300 pairs, 2000 resamples: {:.1} ms on {} threads",
         t * 1e3,
-        stats::resample::threads()
+        stats::pool::threads()
     );
     let input = input();
     let (t, _) = best_of_3(|| analyse(&input, &records).unwrap());

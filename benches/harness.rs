@@ -1,5 +1,5 @@
-//! `cargo bench`: the harness measured against its own goals (README,
-//! "Performance"). Prints one line per figure; no timed assertions.
+//! `cargo bench`: the harness measured against its own goals (docs/guide/performance.md,
+//! whose table is this output). Prints one line per figure; no timed assertions.
 //!
 //! - floor: the median time of a timed `noop` run (the baseline's region:
 //!   the call and the wait mechanism at d = 0, three clock reads after the

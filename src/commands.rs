@@ -8,8 +8,8 @@ use std::path::Path;
 /// A rough duration of the analysis, in nanoseconds. Per cell the bootstrap
 /// draws `resamples` indices per measured pair about five times over (fork
 /// intervals, pooled, hierarchical, order, carry-over); one draw and its
-/// share of the median cost about 3 ns on the development machine (README,
-/// "Performance of the harness": 2.4e8 draws in 0.65 s). An order of
+/// share of the median cost about 3 ns on the development machine (2.4e8 draws
+/// in 0.65 s, `cargo bench --bench analysis`). An order of
 /// magnitude, so a user sees `resamples = 100000` coming.
 pub fn estimate_analysis_ns(exp: &crate::spec::Experiment, cells: u64) -> u64 {
     const NS_PER_DRAW: u64 = 3;

@@ -1,4 +1,4 @@
-//! Memory layout as a design factor (issue 19; docs/guide/layout.md).
+//! Memory layout as a design factor (docs/guide/layout.md).
 //!
 //! The size of a process's environment, where its stack and heap start and
 //! address-space randomization shift timings by more than many published
@@ -167,10 +167,19 @@ pub struct ForkLayout {
     pub heap_page_offset: u32,
 }
 
+/// `personality(2)`, which rustix does not wrap: 0xffffffff only reads
+/// the persona; any other value sets it, which changes only how the next
+/// exec maps the process. -1 on failure (then see `errno`).
+fn personality(persona: libc::c_ulong) -> libc::c_int {
+    // SAFETY: personality takes a plain integer and touches no memory of ours.
+    unsafe { libc::personality(persona) }
+}
+
+const QUERY: libc::c_ulong = 0xffff_ffff;
+
 /// Whether the personality of this process turns ASLR off.
 fn no_randomize() -> Option<bool> {
-    // SAFETY: 0xffffffff only queries the persona.
-    let p = unsafe { libc::personality(0xffff_ffff) };
+    let p = personality(QUERY);
     (p != -1).then_some(p & libc::ADDR_NO_RANDOMIZE != 0)
 }
 
@@ -179,53 +188,45 @@ fn no_randomize() -> Option<bool> {
 /// back with [`restore_persona`], or none when nothing changed. Errors are
 /// left to the worker to find and record.
 pub fn set_aslr_for_exec(on: bool) -> Option<libc::c_int> {
-    // SAFETY: personality only changes how the next exec maps the process.
-    unsafe {
-        let cur = libc::personality(0xffff_ffff);
-        if cur == -1 {
-            return None;
-        }
-        let want = if on {
-            cur & !libc::ADDR_NO_RANDOMIZE
-        } else {
-            cur | libc::ADDR_NO_RANDOMIZE
-        };
-        if want == cur {
-            return None;
-        }
-        (libc::personality(want as libc::c_ulong) != -1).then_some(cur)
+    let cur = personality(QUERY);
+    if cur == -1 {
+        return None;
     }
+    let want = if on {
+        cur & !libc::ADDR_NO_RANDOMIZE
+    } else {
+        cur | libc::ADDR_NO_RANDOMIZE
+    };
+    if want == cur {
+        return None;
+    }
+    (personality(want as libc::c_ulong) != -1).then_some(cur)
 }
 
 /// Puts back the persona [`set_aslr_for_exec`] replaced.
 pub fn restore_persona(persona: libc::c_int) {
-    // SAFETY: as above.
-    unsafe {
-        libc::personality(persona as libc::c_ulong);
-    }
+    personality(persona as libc::c_ulong);
 }
 
 /// Why asking for ADDR_NO_RANDOMIZE fails here: tried on this process and
 /// undone (it would only matter at this process's next exec).
 fn personality_refusal() -> Option<String> {
-    // SAFETY: see `set_aslr_for_exec`; the persona is restored at once.
-    unsafe {
-        let cur = libc::personality(0xffff_ffff);
-        if cur == -1 {
-            return Some(format!(
-                "personality() cannot be read: {}",
-                std::io::Error::last_os_error()
-            ));
-        }
-        if libc::personality((cur | libc::ADDR_NO_RANDOMIZE) as libc::c_ulong) == -1 {
-            return Some(format!(
-                "personality(ADDR_NO_RANDOMIZE) was refused: {} (a seccomp filter, e.g. a container's, may forbid it)",
-                std::io::Error::last_os_error()
-            ));
-        }
-        libc::personality(cur as libc::c_ulong);
-        None
+    // The persona is restored at once.
+    let cur = personality(QUERY);
+    if cur == -1 {
+        return Some(format!(
+            "personality() cannot be read: {}",
+            std::io::Error::last_os_error()
+        ));
     }
+    if personality((cur | libc::ADDR_NO_RANDOMIZE) as libc::c_ulong) == -1 {
+        return Some(format!(
+            "personality(ADDR_NO_RANDOMIZE) was refused: {} (a seccomp filter, e.g. a container's, may forbid it)",
+            std::io::Error::last_os_error()
+        ));
+    }
+    personality(cur as libc::c_ulong);
+    None
 }
 
 fn randomize_va_space() -> Option<u8> {

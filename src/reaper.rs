@@ -11,6 +11,7 @@
 //! it is reaped here, so its pid cannot have been reused by the time of the
 //! kill.
 
+use rustix::process::{self, Pid, Signal};
 use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
@@ -20,8 +21,7 @@ const PATIENCE: Duration = Duration::from_secs(10);
 
 /// Makes this process a child subreaper; false where the kernel refuses.
 pub fn become_subreaper() -> bool {
-    // SAFETY: a plain prctl on this process.
-    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) == 0 }
+    rustix::process::set_child_subreaper(Some(rustix::process::getpid())).is_ok()
 }
 
 /// Whether this process is a child subreaper: only then is every orphaned
@@ -29,10 +29,7 @@ pub fn become_subreaper() -> bool {
 /// test binary calling the command strategy in-process must not kill its
 /// other tests' children).
 pub fn is_subreaper() -> bool {
-    let mut on: libc::c_int = 0;
-    // SAFETY: PR_GET_CHILD_SUBREAPER writes one int at the pointer.
-    let r = unsafe { libc::prctl(libc::PR_GET_CHILD_SUBREAPER, &mut on as *mut libc::c_int) };
-    r == 0 && on != 0
+    rustix::process::child_subreaper().is_ok_and(|on| on.is_some())
 }
 
 use crate::environment::procfs::{read_process, read_processes, task_children, PidStat};
@@ -105,24 +102,24 @@ pub fn kill_children(keep: &BTreeSet<i32>, group: Option<i32>) -> (bool, BTreeSe
                 .iter()
                 .filter(|&&p| read_process(p as u32).is_some_and(|s| !s.zombie())),
         );
-        if let Some(g) = group {
-            // SAFETY: the group's leader is an unreaped child of ours, so
-            // the group id cannot have been reused.
-            unsafe { libc::kill(-g, libc::SIGKILL) };
+        // The group's leader is an unreaped child of ours, so the group id
+        // cannot have been reused.
+        if let Some(g) = group.and_then(Pid::from_raw) {
+            let _ = process::kill_process_group(g, Signal::KILL);
         }
         if others.is_empty() {
             return (true, seen);
         }
+        // Each is our child and not reaped yet (only this loop and the
+        // callers' own waits reap), so the pid is still its own.
+        let others: Vec<Pid> = others.iter().filter_map(|&p| Pid::from_raw(p)).collect();
         for &p in &others {
-            // SAFETY: p is our child and not reaped yet (only this loop and
-            // the callers' own waits reap), so the pid is still its own.
-            unsafe { libc::kill(p, libc::SIGKILL) };
+            let _ = process::kill_process(p, Signal::KILL);
         }
         let mut reaped = false;
         for &p in &others {
-            let mut status = 0;
-            // SAFETY: waits only for this child, without blocking.
-            if unsafe { libc::waitpid(p, &mut status, libc::WNOHANG) } == p {
+            // Only this child, without blocking.
+            if let Ok(Some(_)) = process::waitpid(Some(p), process::WaitOptions::NOHANG) {
                 reaped = true;
             }
         }

@@ -40,9 +40,12 @@ pub struct PairRecord {
     pub baseline_at_ns: u64,
     pub treatment_at_ns: u64,
     /// CPU time and peak memory of each arm's run, for kinds that measure
-    /// them (`command`); empty for the others.
-    #[serde(default, skip_serializing_if = "PairUsage::is_empty")]
-    pub usage: PairUsage,
+    /// them (`command`); `None` for the others. Boxed: most runs record
+    /// none, and a record is held per pair (millions of them in a large
+    /// analysis), so the 64 bytes of an empty usage would nearly double
+    /// its size. Read it with [`PairRecord::usage`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Box<PairUsage>>,
 }
 
 /// What one run of a child process used, from `wait4`'s rusage.
@@ -67,6 +70,11 @@ impl PairUsage {
     pub fn is_empty(&self) -> bool {
         self.baseline.is_none() && self.treatment.is_none()
     }
+
+    /// What a [`PairRecord`] holds: nothing when neither arm recorded usage.
+    pub fn boxed(self) -> Option<Box<PairUsage>> {
+        (!self.is_empty()).then(|| Box::new(self))
+    }
 }
 
 /// The header of `pairs.csv`, in column order (docs/guide/output-folder.md).
@@ -87,6 +95,16 @@ pub fn csv_header(usage: bool) -> String {
 }
 
 impl PairRecord {
+    /// Both arms' usage (empty when the kind records none).
+    pub fn usage(&self) -> PairUsage {
+        self.usage.as_deref().copied().unwrap_or_default()
+    }
+
+    /// The usage to change in place, made empty first if there was none.
+    pub fn usage_mut(&mut self) -> &mut PairUsage {
+        self.usage.get_or_insert_with(Default::default)
+    }
+
     /// D = treatment - baseline, signed.
     pub fn diff_ns(&self) -> i64 {
         self.treatment_ns as i64 - self.baseline_ns as i64
@@ -95,40 +113,87 @@ impl PairRecord {
     /// One CSV line without the trailing newline, columns as in
     /// [`CSV_HEADER`], then [`USAGE_COLUMNS`] when the pair has usage.
     pub fn to_csv_line(&self) -> String {
-        let phase = match self.phase {
+        let mut line = Vec::new();
+        write_line(&mut line, self);
+        line.pop();
+        String::from_utf8(line).expect("numbers and words are UTF-8")
+    }
+}
+
+/// The rows' CSV lines (each ending in `\n`), columns as in
+/// [`CSV_HEADER`], then [`USAGE_COLUMNS`] for a pair with usage: the one
+/// writer of `pairs.csv` and of a fork's rows, the csv crate's, the same
+/// that reads them back, so the two cannot disagree about a field.
+pub fn write_rows<'a, W: std::io::Write>(
+    out: W,
+    rows: impl IntoIterator<Item = &'a PairRecord>,
+) -> std::io::Result<W> {
+    use std::fmt::Write as _;
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_writer(out);
+    let mut field = String::new();
+    let mut put = |w: &mut csv::Writer<W>, v: Option<u64>| -> csv::Result<()> {
+        field.clear();
+        if let Some(v) = v {
+            write!(field, "{v}").expect("writing to a String");
+        }
+        w.write_field(&field)
+    };
+    let err = |e: csv::Error| std::io::Error::other(e.to_string());
+    for r in rows {
+        let phase = match r.phase {
             Phase::Warmup => "warmup",
             Phase::Measure => "measure",
         };
-        let first = match self.first {
+        let first = match r.first {
             Arm::Baseline => "baseline",
             Arm::Treatment => "treatment",
         };
-        let mut line = format!(
-            "{},{},{},{},{},{},{},{},{},{},{}",
-            self.cell,
-            self.fork,
-            phase,
-            self.pair,
-            first,
-            self.baseline_ns,
-            self.treatment_ns,
-            self.delay_ns,
-            self.spin_ns,
-            self.baseline_at_ns,
-            self.treatment_at_ns
-        );
-        if !self.usage.is_empty() {
-            for u in [self.usage.baseline, self.usage.treatment] {
-                match u {
-                    Some(u) => {
-                        line.push_str(&format!(",{},{},{}", u.user_ns, u.sys_ns, u.max_rss_kib))
-                    }
-                    None => line.push_str(",,,"),
-                }
+        put(&mut w, Some(r.cell.into())).map_err(err)?;
+        put(&mut w, Some(r.fork.into())).map_err(err)?;
+        w.write_field(phase).map_err(err)?;
+        put(&mut w, Some(r.pair.into())).map_err(err)?;
+        w.write_field(first).map_err(err)?;
+        for v in [
+            r.baseline_ns,
+            r.treatment_ns,
+            r.delay_ns,
+            r.spin_ns,
+            r.baseline_at_ns,
+            r.treatment_at_ns,
+        ] {
+            put(&mut w, Some(v)).map_err(err)?;
+        }
+        if let Some(u) = r.usage.as_deref() {
+            for arm in [u.baseline, u.treatment] {
+                put(&mut w, arm.map(|a| a.user_ns)).map_err(err)?;
+                put(&mut w, arm.map(|a| a.sys_ns)).map_err(err)?;
+                put(&mut w, arm.map(|a| a.max_rss_kib)).map_err(err)?;
             }
         }
-        line
+        w.write_record(None::<&[u8]>).map_err(err)?;
     }
+    w.into_inner()
+        .map_err(|e| std::io::Error::other(e.to_string()))
+}
+
+/// Appends one row's CSV line, `\n` included, to `out` (see [`write_rows`]).
+pub fn write_line(out: &mut Vec<u8>, r: &PairRecord) {
+    write_rows(out, [r]).expect("writing to memory");
+}
+
+/// A whole `pairs.csv`: the header for rows with (or without) usage, then
+/// the rows (see [`write_rows`]).
+pub fn write_csv<W: std::io::Write>(
+    mut out: W,
+    rows: &[PairRecord],
+    usage: bool,
+) -> std::io::Result<()> {
+    use std::io::Write as _;
+    writeln!(out, "{}", csv_header(usage))?;
+    write_rows(std::io::BufWriter::with_capacity(1 << 16, out), rows)?.flush()
 }
 
 /// A `pairs.csv` row as read: the usage columns are optional.
@@ -192,7 +257,8 @@ impl From<CsvRow> for PairRecord {
                     r.treatment_sys_ns,
                     r.treatment_max_rss_kib,
                 ),
-            },
+            }
+            .boxed(),
         }
     }
 }
@@ -240,7 +306,7 @@ mod tests {
             spin_ns: 0,
             baseline_at_ns: 100,
             treatment_at_ns: 50,
-            usage: PairUsage::default(),
+            usage: None,
         };
         assert_eq!(r.to_csv_line(), "1,2,measure,3,treatment,10,7,0,0,100,50");
         assert_eq!(r.diff_ns(), -3);
@@ -264,10 +330,10 @@ mod tests {
             spin_ns: 0,
             baseline_at_ns: 0,
             treatment_at_ns: 9,
-            usage: PairUsage::default(),
+            usage: None,
         };
         let plain = r.clone();
-        r.usage.treatment = Some(RunUsage {
+        r.usage_mut().treatment = Some(RunUsage {
             user_ns: 1000,
             sys_ns: 2000,
             max_rss_kib: 3,

@@ -17,10 +17,6 @@ fn analyze(dir: &Path, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
-fn err(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 #[test]
 fn runner_pairs_imported_give_the_per_fork_medians_report_gives() {
     let tmp = tempfile::tempdir().unwrap();
@@ -55,7 +51,7 @@ fn runner_pairs_imported_give_the_per_fork_medians_report_gives() {
             &resolution,
         ],
     );
-    assert!(o.status.success(), "{}", err(&o));
+    assert!(o.status.success(), "{}", err_of(&o));
     let stdout = String::from_utf8(o.stdout).unwrap();
     assert!(stdout.ends_with("report: imp/report.md\n"), "{stdout}");
     let (a, b) = (
@@ -126,7 +122,7 @@ fn a_minimal_csv_becomes_a_report_that_says_it_was_imported() {
     let t = tmp.path();
     std::fs::write(t.join("jmh.csv"), MINIMAL).unwrap();
     let o = analyze(t, &["jmh.csv", "--seed", "1", "--resamples", "100"]);
-    assert!(o.status.success(), "{}", err(&o));
+    assert!(o.status.success(), "{}", err_of(&o));
     let dir = t.join("reports/jmh");
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(report.starts_with("# jmh (imported)\n"), "{report}");
@@ -212,7 +208,7 @@ fn bad_files_are_refused_naming_line_and_column() {
             "cell,delay_ns,fork,pair,first,baseline_ns,treatment_ns\na,0,0,0,baseline,1,2\na,5,0,0,baseline,1,2\nb,0,0,0,baseline,1,2\n",
             "cell \"b\" has no rows at delay 5 ns",
         ),
-        // Item 11: a column named twice was read from its first copy.
+        // A column named twice was read from its first copy.
         (
             "cell,fork,pair,first,baseline_ns,treatment_ns,baseline_ns\na,0,0,baseline,1,2,3\n",
             "bad.csv:1: the header names the column `baseline_ns` twice (columns 5 and 7)",
@@ -221,20 +217,20 @@ fn bad_files_are_refused_naming_line_and_column() {
     for (text, says) in cases {
         std::fs::write(t.join("bad.csv"), text).unwrap();
         let o = analyze(t, &["bad.csv", "--out", "out"]);
-        assert_eq!(o.status.code(), Some(2), "{says}: {}", err(&o));
-        assert!(err(&o).contains(says), "{says}: {}", err(&o));
+        assert_eq!(o.status.code(), Some(2), "{says}: {}", err_of(&o));
+        assert!(err_of(&o).contains(says), "{says}: {}", err_of(&o));
         assert!(!t.join("out").exists() && !t.join("out.partial").exists());
     }
     let o = analyze(t, &["bad.csv", "--resamples", "5"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        err(&o).contains("--resamples must be from 100"),
+        err_of(&o).contains("--resamples must be from 100"),
         "{}",
-        err(&o)
+        err_of(&o)
     );
 }
 
-/// Item 10: without `--seed` (the documented form) runner draws one,
+/// Without `--seed` (the documented form) runner draws one,
 /// records it as drawn (run.json `seeds.drawn`, no seed in the spec, as
 /// `exec` does), and `runner report` re-renders the folder byte for byte;
 /// the Reproduce command pins the seed drawn.
@@ -244,7 +240,7 @@ fn without_a_seed_one_is_drawn_and_recorded_consistently() {
     let t = tmp.path();
     std::fs::write(t.join("jmh.csv"), MINIMAL).unwrap();
     let o = analyze(t, &["jmh.csv", "--resamples", "100", "--out", "imp"]);
-    assert!(o.status.success(), "{}", err(&o));
+    assert!(o.status.success(), "{}", err_of(&o));
     let dir = t.join("imp");
     let run = read_json(&dir.join("run.json"));
     assert_eq!(run["seeds"]["drawn"], true);
@@ -266,16 +262,16 @@ fn without_a_seed_one_is_drawn_and_recorded_consistently() {
         .args(["report", "imp"])
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", err(&o));
+    assert!(o.status.success(), "{}", err_of(&o));
     assert_eq!(tree(&dir), before);
     // Two runs draw two seeds.
     let o = analyze(t, &["jmh.csv", "--resamples", "100", "--out", "imp2"]);
-    assert!(o.status.success(), "{}", err(&o));
+    assert!(o.status.success(), "{}", err_of(&o));
     let other = read_json(&t.join("imp2/run.json"))["seeds"]["master"].as_u64();
     assert_ne!(other, Some(master));
 }
 
-/// Item 11: Ctrl-C while `analyze` reads a file of millions of rows is
+/// Ctrl-C while `analyze` reads a file of millions of rows is
 /// answered at once (exit 1, the documented code for an interrupted run),
 /// and nothing is written.
 #[test]
@@ -323,7 +319,7 @@ fn a_signal_while_reading_a_large_csv_is_answered_at_once() {
     assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGINT) }, 0);
     let o = wait_output(child, Duration::from_secs(60));
     let took = signalled.elapsed();
-    let e = err(&o);
+    let e = err_of(&o);
     assert_eq!(o.status.code(), Some(1), "{e}");
     assert!(
         e.starts_with("error: interrupted (Ctrl-C or a termination signal)")

@@ -1,4 +1,4 @@
-//! Bounds (issue 13, items 6, 8 and 15): counts, the spec file and the
+//! Bounds: counts, the spec file and the
 //! template are bounded, each refusal saying the bound and why, before
 //! anything is created; `check` says how long the analysis will take.
 
@@ -34,7 +34,7 @@ fn a_count_beyond_its_bound_is_refused_before_anything_is_created() {
     }
 }
 
-/// Item 8: `check /dev/zero` hung reading forever.
+/// `check /dev/zero` hung reading forever.
 #[test]
 fn an_endless_or_huge_spec_file_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
@@ -78,7 +78,7 @@ fn check_estimates_the_analysis() {
     );
 }
 
-/// Item 15: nested template loops ran to 4.2 GB; a template's work and
+/// Nested template loops ran to 4.2 GB; a template's work and
 /// output are bounded, and the folder is left as it was.
 #[test]
 fn a_runaway_template_is_stopped_and_changes_nothing() {

@@ -1,5 +1,5 @@
-//! Commands that leave nothing behind (issue 18, command part; design
-//! section 8, "Safety"): values reach `shell` quoted, `timeout_s` holds in
+//! Commands that leave nothing behind (docs/safety.md, "Your commands:
+//! nothing outlives its run"): values reach `shell` quoted, `timeout_s` holds in
 //! every phase, no process a command starts outlives its run (nor a
 //! Ctrl-C, nor a killed worker), and output is compared in bounded memory.
 //! Each test looks at the file system or at /proc before and after, not
@@ -65,7 +65,7 @@ fn run_json_forks(out: &Path) -> Vec<serde_json::Value> {
         .clone()
 }
 
-/// Item 4: a swept value is one word in `shell`, whatever it holds; an
+/// A swept value is one word in `shell`, whatever it holds; an
 /// env value is not a shell and stays raw; `{scratch}` under a TMPDIR
 /// with a space still works.
 #[test]
@@ -165,7 +165,7 @@ fn a_placeholder_inside_quotes_in_shell_is_refused() {
     }
 }
 
-/// Item 5: `timeout_s` holds in every phase (before: a `sleep 1000` in the
+/// `timeout_s` holds in every phase (before: a `sleep 1000` in the
 /// checks ran until fork_timeout_s, 30 minutes). Each phase ends in well
 /// under a minute, names itself, and leaves no `sleep` behind.
 #[test]
@@ -227,7 +227,7 @@ fn timeout_s_holds_in_every_phase() {
     }
 }
 
-/// Item 6: a command that backgrounds a process, or double-forks one into
+/// A command that backgrounds a process, or double-forks one into
 /// a session of its own, leaves nothing after the run; the run says how
 /// many it killed, in run.json and on the terminal.
 #[test]
@@ -314,7 +314,7 @@ fn spawn_exec(t: &Path, spec: &str, out: &str) -> std::process::Child {
         .unwrap()
 }
 
-/// Item 6: SIGINT or SIGTERM to runner alone (its worker is killed by the
+/// SIGINT or SIGTERM to runner alone (its worker is killed by the
 /// parent, so it cannot clean up), or SIGINT to runner's process group (a
 /// terminal's Ctrl-C: the worker dies of it; the command, in a group of
 /// its own, does not get it) while a command and its child run: neither
@@ -366,7 +366,7 @@ fn no_command_process_survives_a_signal_or_a_killed_worker() {
     }
 }
 
-/// Item 7: a command printing 300 MB is compared as it streams (before: the
+/// A command printing 300 MB is compared as it streams (before: the
 /// four outputs of the checks were held, 1.2 GB here, 12.3 GB for 3000M).
 /// Peak RSS of runner and its worker (the largest of this test binary's
 /// waited-for descendants) stays far below one output.

@@ -1,4 +1,4 @@
-//! "User code cannot harm" for SQL (docs/guide/own-code.md, issue 18): whatever
+//! "User code cannot harm" for SQL (docs/safety.md, "Your database"): whatever
 //! the user's setup or measured SQL does, nothing outside runner's schemas
 //! lasts. Each PostgreSQL case runs the real binary against the real server
 //! in a database of its own, and compares the user's objects before and
@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{pg_server_url, pg_url, private_database, read_json, runner, write_spec};
+use common::{err_of, pg_server_url, pg_url, private_database, read_json, runner, write_spec};
 use postgres::{Client, NoTls};
 use std::path::Path;
 use std::process::Output;
@@ -87,12 +87,8 @@ fn exec(dir: &Path, url: &str, name: &str, body: &str) -> Output {
         .unwrap()
 }
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 /// Setup and measured SQL that delete, update, truncate, alter and drop the
-/// user's own table in every form the red team used (and the SQL parser
+/// user's own table in every form a review of the guard tried (and the SQL parser
 /// does not recognise as a write to it): the run succeeds, and the table,
 /// its rows and its columns are exactly as before, because the fork's
 /// transaction is never committed.
@@ -132,7 +128,7 @@ fn setup_and_runs_that_write_the_users_tables_change_nothing() {
     for (i, (setup, run)) in cases.iter().enumerate() {
         let name = format!("w{i}");
         let out = exec(tmp.path(), &url, &name, &spec(*setup, run));
-        assert!(out.status.success(), "case {i}: {}", stderr(&out));
+        assert!(out.status.success(), "case {i}: {}", err_of(&out));
         assert_eq!(state(&url), before, "case {i}: the user's objects changed");
         let run_json = read_json(&tmp.path().join(&name).join("run.json"));
         for f in run_json["forks"].as_array().unwrap() {
@@ -172,7 +168,7 @@ fn a_hidden_commit_fails_the_fork_and_commits_nothing() {
     .enumerate()
     {
         let out = exec(tmp.path(), &url, &format!("c{i}"), &spec(*setup, run));
-        assert_eq!(out.status.code(), Some(1), "case {i}: {}", stderr(&out));
+        assert_eq!(out.status.code(), Some(1), "case {i}: {}", err_of(&out));
         assert_eq!(state(&url), before, "case {i}");
     }
 }
@@ -230,8 +226,8 @@ fn what_postgres_cannot_roll_back_is_refused_before_anything_runs() {
         ),
     ] {
         let out = exec(tmp.path(), &url, "refused", &spec(setup, &run));
-        assert_eq!(out.status.code(), Some(2), "{run}: {}", stderr(&out));
-        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{run}: {}", err_of(&out));
+        let err = err_of(&out);
         assert!(err.contains(named), "{run}: {err}");
         assert!(err.contains(".toml:"), "names file:line:col: {err}");
         assert!(!tmp.path().join("refused").exists(), "nothing ran");
@@ -258,8 +254,8 @@ fn a_sequence_moved_out_of_sight_fails_the_run_naming_it() {
     ] {
         let rows_before = state(&url)[..20].to_vec();
         let out = exec(tmp.path(), &url, "moved", &spec(None, run));
-        assert_eq!(out.status.code(), Some(1), "{run}: {}", stderr(&out));
-        assert!(stderr(&out).contains(named), "{run}: {}", stderr(&out));
+        assert_eq!(out.status.code(), Some(1), "{run}: {}", err_of(&out));
+        assert!(err_of(&out).contains(named), "{run}: {}", err_of(&out));
         assert!(!tmp.path().join("moved").exists());
         // The rows the INSERT wrote were rolled back all the same.
         assert_eq!(state(&url)[..20].to_vec(), rows_before);
@@ -288,13 +284,13 @@ fn a_superuser_role_is_a_warning_in_check_and_in_the_report() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&check.stdout);
-    assert!(check.status.success(), "{}", stderr(&check));
+    assert!(check.status.success(), "{}", err_of(&check));
     assert!(
         text.contains("warning     role \"bench_super\" is a superuser"),
         "{text}"
     );
     let out = exec(tmp.path(), &url, "su", &body);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(out.status.success(), "{}", err_of(&out));
     let report = std::fs::read_to_string(tmp.path().join("su/report.md")).unwrap();
     assert!(report.contains("**Warning, database role:** role \"bench_super\" is a superuser"));
     // The plain role gets no warning.
@@ -387,7 +383,7 @@ pairs = 3
             "UPDATE victim SET v = 'z'; DELETE FROM victim; SELECT count(*) FROM victim",
         ),
     );
-    assert!(ok.status.success(), "{}", stderr(&ok));
+    assert!(ok.status.success(), "{}", err_of(&ok));
     assert_eq!(
         std::fs::read(&db).unwrap(),
         bytes,
@@ -403,7 +399,7 @@ pairs = 3
             out.status.code(),
             Some(2),
             "{setup} / {run_sql}: {}",
-            stderr(&out)
+            err_of(&out)
         );
         assert!(!tmp.path().join("copy.db").exists());
     }

@@ -1,4 +1,4 @@
-//! Issue 20, item 5: `check`'s time estimate knows the user's code, because
+//! `check`'s time estimate knows the user's code, because
 //! it runs each arm a few times (untimed by the run, and said so), and exec
 //! prints the same estimate before its first fork ends. The workload's cost
 //! is known by construction (`sleep 0.05`), and the margins are ones a

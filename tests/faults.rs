@@ -234,7 +234,7 @@ fn a_disk_that_fills_mid_run_fails_the_run_with_exit_1() {
     assert_whole_records(&disk.join("out.partial"), 605);
 }
 
-/// Item 8: the disk fills after the last fork, while pairs.csv and the
+/// The disk fills after the last fork, while pairs.csv and the
 /// report are written: exit 1, the resume command printed, every fork kept;
 /// with room again, the printed command renders the report.
 #[test]
@@ -402,7 +402,7 @@ fn a_strategy_that_disagrees_stops_the_run_naming_strategy_and_input() {
     );
 }
 
-/// Item 11: the fault hook exists only in debug builds (which `cargo test`
+/// The fault hook exists only in debug builds (which `cargo test`
 /// runs); a debug build records its profile, and the hook when set, in
 /// run.json, and the report says the run is not a measurement to compare.
 #[test]

@@ -79,21 +79,28 @@ fn a_database_connection_killed_mid_run_fails_the_fork_and_resumes() {
     let schema = format!("runner_{run_id}");
     let app = format!("runner worker {schema}");
     let (mut c, _) = connect(&url).unwrap();
-    // By now the second worker sits in its pause, and the first one's
-    // connection is long closed.
-    std::thread::sleep(Duration::from_millis(700));
+    // The second worker in its pause: the one connection of the run's
+    // workers (the first worker's has closed) that has been idle for a
+    // while, which a worker timing its pairs never is (it runs a
+    // statement every few hundred microseconds).
     let mut killed = 0;
-    wait_for("the worker's connection", Duration::from_secs(10), || {
-        std::thread::sleep(Duration::from_millis(200));
-        let row = c
-            .query_one(
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1",
-                &[&app],
-            )
-            .unwrap();
-        killed = row.get::<_, i64>(0);
-        killed > 0
-    });
+    wait_for(
+        "the paused worker's connection",
+        Duration::from_secs(30),
+        || {
+            let row = c
+                .query_one(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+                 WHERE application_name = $1 AND state = 'idle' \
+                 AND state_change < now() - interval '300 milliseconds' \
+                 AND (SELECT count(*) FROM pg_stat_activity WHERE application_name = $1) = 1",
+                    &[&app],
+                )
+                .unwrap();
+            killed = row.get::<_, i64>(0);
+            killed > 0
+        },
+    );
     let o = wait_output(child, Duration::from_secs(30));
     let err = stderr(&o);
     eprintln!("{err}");
@@ -237,7 +244,7 @@ fn a_run_does_not_resume_on_another_database() {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
-/// Item 12: another session holds a lock on the run's table. Before, the
+/// Another session holds a lock on the run's table. Before, the
 /// worker waited for as long as the lock was held and runner ignored
 /// Ctrl-C. Now the worker is stopped at once, a second Ctrl-C cuts the
 /// schema's clean-up short (lock_timeout bounds it otherwise), and once the
@@ -322,7 +329,7 @@ fn a_lock_held_on_the_runs_table_does_not_make_runner_ignore_ctrl_c() {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
-/// Item 14 on a real server: the URL's password (`bench:bench@` in PG_SPEC
+/// The URL's password (`bench:bench@` in PG_SPEC
 /// and in RUNNER_DATABASE_URL) is in no file of the run.
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]

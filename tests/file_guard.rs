@@ -1,4 +1,4 @@
-//! One guard for every file runner writes (issue 18, items 8 and 9), on the
+//! One guard for every file runner writes, on the
 //! real binary: `compare`, `report`, `analyze`, `merge` and `exec` never
 //! replace a user's file, a link or a device; a report folder records the
 //! files runner wrote (`.runner-files.json`) and only those are ever moved
@@ -31,7 +31,7 @@ fn is_fifo(p: &Path) -> bool {
     std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_fifo())
 }
 
-/// Item 8: `compare --out` onto a user's file, a link to it, a FIFO or
+/// `compare --out` onto a user's file, a link to it, a FIFO or
 /// `/dev/null` is refused, exit 2, and nothing changes; its own output it
 /// replaces, until the user edits it.
 #[test]
@@ -206,7 +206,7 @@ fn every_out_refuses_a_users_file_a_link_a_device_and_a_users_folder() {
     }
 }
 
-/// Item 9: a user's `logo.svg` in a report folder is never taken for a
+/// A user's `logo.svg` in a report folder is never taken for a
 /// plot. The next run refuses to move the folder aside; so does the one
 /// after, when the logo is put into `DIR.old`; `runner report` re-renders
 /// around it. The same holds in a folder of an older runner (no record).

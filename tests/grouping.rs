@@ -1,6 +1,6 @@
 //! A cell's group (the headline's, the gate's, a report panel's) is every
 //! grid value but the harness's own delay, whatever the user's keys are
-//! called: a key named `delayed` is not the delay (issue 22: four
+//! called: a key named `delayed` is not the delay (before, four
 //! `starts_with("delay")` filters grouped such cells together).
 
 mod common;

@@ -1,4 +1,4 @@
-//! The raw data is bound to its run (issue 13, items 4, 9 and 15): `report`
+//! The raw data is bound to its run: `report`
 //! and `--resume` refuse, exit 2, data or a run.json that is not the run's,
 //! naming the fork file or the key, never panicking, never computing a
 //! number from it and never changing a file.
@@ -132,7 +132,7 @@ fn report_refuses_another_runs_pairs() {
     }
 }
 
-/// run.json damaged or edited: every check names the key (item 9: before,
+/// run.json damaged or edited: every check names the key (before,
 /// `design.baseline` naming no strategy panicked in the report).
 #[test]
 fn report_refuses_an_edited_run_json_naming_the_key() {

@@ -1,4 +1,4 @@
-//! Property (issue 13): random corruptions of a finished folder's files (a
+//! Property: random corruptions of a finished folder's files (a
 //! byte flipped, a row dropped or duplicated, a file truncated) are always
 //! either refused by `runner report` with exit 2, leaving every file as it
 //! was, or provably harmless: the report renders and every number in it,

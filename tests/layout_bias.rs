@@ -1,4 +1,4 @@
-//! Memory layout as a design factor (issue 19) through the real binary:
+//! Memory layout as a design factor through the real binary:
 //! each fork's layout is a function of the seed, recorded in run.json and
 //! announced by `check`; `fixed` gives every fork the same one; a command
 //! the worker starts finds the padding in its environment; a bad value is

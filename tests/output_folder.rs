@@ -1,4 +1,4 @@
-//! The output folder on the real binary (issue 13, items 1, 2, 3, 8 and 15):
+//! The output folder on the real binary:
 //! runner never replaces, deletes or overwrites what it did not write; it
 //! refuses before anything runs, exit 2, and leaves every file as it was.
 
@@ -17,7 +17,7 @@ fn exec_out(t: &Path, out: &str, extra: &[&str]) -> std::process::Output {
     run_in(t, &args)
 }
 
-/// Item 1, as reproduced: `u/` holds a user's notes and `u.old/` a user's
+/// As reproduced: `u/` holds a user's notes and `u.old/` a user's
 /// folder; before, runner deleted both. Now: refused before anything runs.
 #[test]
 fn an_out_that_is_not_runners_is_refused_before_anything_runs() {
@@ -112,7 +112,7 @@ fn a_report_folder_is_replaced_and_the_previous_one_kept_in_out_old() {
     assert_eq!(tree(t), before);
 }
 
-/// Item 2: a finished folder is not resumed (it was re-measured and
+/// A finished folder is not resumed (it was re-measured and
 /// overwritten, keeping the old run id); only an unfinished .partial is.
 #[test]
 fn a_finished_folder_is_never_resumed() {
@@ -145,7 +145,7 @@ fn a_finished_folder_is_never_resumed() {
     assert_eq!(tree(t), before);
 }
 
-/// Item 3: `report DIR --out` never overwrites the raw data, a user's file,
+/// `report DIR --out` never overwrites the raw data, a user's file,
 /// or anything inside DIR but its report.md.
 #[test]
 fn report_out_never_overwrites_raw_data_or_a_users_file() {
@@ -197,7 +197,7 @@ fn report_out_never_overwrites_raw_data_or_a_users_file() {
     assert!(t.join("copy/forest.svg").is_file());
 }
 
-/// Item 8: the printed resume command names the folders this attempt used,
+/// The printed resume command names the folders this attempt used,
 /// not the ones the run was first started with.
 #[test]
 fn the_resume_command_names_the_folders_given() {
@@ -248,7 +248,7 @@ fn the_resume_command_names_the_folders_given() {
     assert!(t.join("b/report.md").is_file() && !t.join("a").exists());
 }
 
-/// Item 15: a stray file in forks/ (a copy of a fork's record) is not a
+/// A stray file in forks/ (a copy of a fork's record) is not a
 /// second copy of that fork.
 #[test]
 fn a_stray_file_in_forks_is_not_counted() {
@@ -289,7 +289,7 @@ fn a_stray_file_in_forks_is_not_counted() {
     assert_eq!(rows.len(), 4 * 45);
 }
 
-/// Item 15: a disk full at the very start leaves no half-made `.partial`
+/// A disk full at the very start leaves no half-made `.partial`
 /// (before, one that neither exec nor resume accepted); once there is room
 /// the same command runs.
 #[test]

@@ -7,10 +7,10 @@ mod common;
 use common::pg_url;
 use runner::db::postgres::{connect, create_run_schema, drop_run_schema};
 use runner::db::{db_info, hash_rows, DbError, DbTarget};
+use runner::preview::Model;
 use runner::spec::{StrategyKind, WorkloadParams};
 use runner::strategy::agreement::{check_agreement, Side, Two};
 use runner::strategy::{build, Setting, Strategy};
-use runner::workload::Model;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 const W: WorkloadParams = WorkloadParams {

@@ -273,6 +273,32 @@ fn after<'a>(line: &'a str, key: &str) -> &'a str {
     rest.split([' ', ';']).next().unwrap()
 }
 
+/// The cost figures of `benches/scale.sh`, as committed in
+/// `benches/scale.txt`: its first line says when and under what load.
+fn scale_block() -> String {
+    let text = std::fs::read_to_string(root().join("benches/scale.txt")).unwrap();
+    let mut lines = text.lines();
+    let when = lines
+        .next()
+        .and_then(|l| l.strip_prefix("# "))
+        .expect("benches/scale.txt starts with `# when, CPUs, load average`");
+    let goal = |label: &str| {
+        if label.contains("x 100") {
+            "≤ 120 bytes a pair; ≤ 15x the time of aa x 10"
+        } else if label.starts_with("report") {
+            "≤ 0.5 s on 2 cores"
+        } else {
+            ""
+        }
+    };
+    let mut out = format!("Measured {when}.\n\n| figure | goal | measured |\n|---|---|---|\n");
+    for l in lines.filter(|l| !l.trim().is_empty()) {
+        let (label, rest) = l.split_once(": ").expect("`label: figures`");
+        out.push_str(&format!("| {label} | {} | {rest} |\n", goal(label)));
+    }
+    out
+}
+
 fn bench_block() -> String {
     let text = std::fs::read_to_string(root().join("benches/harness.txt")).unwrap();
     let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
@@ -379,6 +405,7 @@ fn the_report_index_and_bench_figures_are_the_committed_ones() {
         "history-bench",
         &history_bench_block(),
     );
+    check_block("docs/guide/performance.md", "scale", &scale_block());
 }
 
 /// A measured figure (a duration or a percentage) in README prose must sit

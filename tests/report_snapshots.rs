@@ -352,6 +352,16 @@ fn data_on_the_clocks_steps_is_dithered_within_a_step_and_the_smallest_delay_tri
     let (report, summary) = render_case(FLOOR, &command, &pairs);
     assert_snapshot("floor.md", &report);
     assert_snapshot("floor.txt", &summary);
+    // Order and carry-over at clock ties included, no interval collapses
+    // to a point, and a cell's numbers share one digit rule.
+    assert!(
+        !report.contains("[0, 0]"),
+        "a collapsed interval:\n{report}"
+    );
+    assert!(
+        !report.contains("| 0 [-") && !report.contains("| 0 [0"),
+        "a zero estimate printed by another rule than its interval:\n{report}"
+    );
     for needle in [
         "Every fork saw 100 ns (2.50 times the 40.0 ns median baseline run), so this harness's threshold is ≤ 100 ns, the smallest delay tried.",
         // Every D lies on the 10 ns clock's steps: dithered within a step,

@@ -1,4 +1,4 @@
-//! run.json has one owner (`run_folder`, issue 22): exec, merge and
+//! run.json has one owner (`run_folder`): exec, merge and
 //! analyze folders all read back with its one checked reader, each records
 //! the command that made it as parsed (`invocation`), an older folder's raw
 //! argv (`command_line`) reads as the same, and a damaged or foreign
@@ -28,10 +28,6 @@ fn report(dir: &Path) -> std::process::Output {
         .unwrap()
 }
 
-fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 #[test]
 fn exec_merge_and_analyze_folders_read_back_with_their_invocation() {
     let tmp = tempfile::tempdir().unwrap();
@@ -42,7 +38,7 @@ fn exec_merge_and_analyze_folders_read_back_with_their_invocation() {
     let s1 = shard(dir, &spec, "1/2", "s1", &[], &[]);
     let s2 = shard(dir, &spec, "2/2", "s2", &[], &[]);
     let o = merge(dir, "m", &[&s1, &s2], &[]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.status.success(), "{}", err_of(&o));
     std::fs::write(dir.join("pairs.csv"), PAIRS).unwrap();
     let o = run_in(
         dir,
@@ -57,7 +53,7 @@ fn exec_merge_and_analyze_folders_read_back_with_their_invocation() {
             "old",
         ],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.status.success(), "{}", err_of(&o));
 
     let read = |d: &Path| runner::run_folder::read(d).unwrap_or_else(|e| panic!("{e}"));
     let exec = ExecArgs {
@@ -147,7 +143,7 @@ fn an_older_folders_argv_is_parsed_once_into_the_invocation() {
     assert_eq!(serde_json::to_value(&info.invocation).unwrap(), now);
     std::fs::remove_file(out.join("report.md")).unwrap();
     let o = report(&out);
-    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.status.success(), "{}", err_of(&o));
     assert_eq!(std::fs::read(out.join("report.md")).unwrap(), report_md);
 }
 
@@ -191,7 +187,7 @@ fn a_damaged_or_foreign_run_json_is_one_sentence_and_exit_2() {
         let _ = std::fs::remove_file(out.join(".runner-files.json"));
         let before = tree(&out);
         let o = report(&out);
-        let e = stderr(&o);
+        let e = err_of(&o);
         assert_eq!(o.status.code(), Some(2), "{says}: {e}");
         assert!(e.contains(says), "expected {says:?} in: {e}");
         assert!(e.contains("run.json"), "names the file: {e}");

@@ -1,4 +1,4 @@
-//! Item 14 of issue 13: a password in a database URL (in the spec, in
+//! A password in a database URL (in the spec, in
 //! `--set database.url=...`, in either URL form) reaches no output file and
 //! no message; before, it was written verbatim into run.json and report.md.
 

@@ -1,5 +1,5 @@
 //! Signals, dead parents, locks, closed streams and silent servers on the
-//! real binary (issue 13, items 5, 7, 8, 10, 12, 13 and 15). Timing enters
+//! real binary. Timing enters
 //! only as generous upper bounds on a wait that would otherwise last
 //! minutes (or forever).
 
@@ -49,7 +49,7 @@ fn spawn_runner(t: &Path, args: &[&str], fault: Option<&str>) -> std::process::C
     cmd.spawn().unwrap()
 }
 
-/// Item 5: Ctrl-C after the forks (before: ignored for minutes while the
+/// Ctrl-C after the forks (before: ignored for minutes while the
 /// analysis grew past 600 MB). exec stops at once, exit 1, every fork kept
 /// in a folder the printed command finishes.
 #[test]
@@ -87,7 +87,7 @@ fn a_signal_during_the_analysis_stops_exec_and_keeps_a_resumable_folder() {
     assert!(t.join("out/report.md").is_file());
 }
 
-/// Item 5 for `runner report`: SIGTERM while it analyses stops it, exit 1,
+/// The same for `runner report`: SIGTERM while it analyses stops it, exit 1,
 /// and the folder is exactly as it was.
 #[test]
 fn a_signal_during_report_leaves_the_folder_as_it_was() {
@@ -115,7 +115,7 @@ fn a_signal_during_report_leaves_the_folder_as_it_was() {
     assert_eq!(tree(&out), before);
 }
 
-/// Items 7, 8 and 10: `kill -9` of the parent takes its worker along at
+/// `kill -9` of the parent takes its worker along at
 /// once (before: it measured on for ~40 s); the lock it leaves, even naming
 /// a live pid, is free; of several resumes started at once exactly one
 /// runs (before: two in 4 of 12 tries, tearing a fork file).
@@ -189,7 +189,7 @@ fn a_killed_parent_takes_its_worker_along_and_one_resume_wins() {
     );
 }
 
-/// Item 13: a closed stdout or stderr (`| head -1`) never panics and never
+/// A closed stdout or stderr (`| head -1`) never panics and never
 /// stops a run.
 #[test]
 fn closed_streams_never_abort_a_run_or_panic() {
@@ -269,7 +269,7 @@ forks = 1
 pairs = 10
 "#;
 
-/// Item 12: a server that accepts and never answers (before: exec hung for
+/// A server that accepts and never answers (before: exec hung for
 /// good) times out after connect_timeout; and Ctrl-C ends the wait at once.
 /// Nothing is left behind either way.
 #[test]

@@ -73,18 +73,27 @@ pub(crate) fn carry_over(
 
 /// Per fork (in fork order): baseline_ns of its measured baseline runs that
 /// ran first in their pair and followed a treatment run, and of those that
-/// followed a baseline run, each in run order.
-pub(crate) fn predecessor_groups(forks: &[ForkData<'_>]) -> Vec<(Vec<u64>, Vec<u64>)> {
+/// followed a baseline run, each in run order; dithered within the clock's
+/// step (`ForkData::run_dither`), or at clock ties both groups' medians
+/// would be one step and the interval of their difference a point.
+pub(crate) fn predecessor_groups(forks: &[ForkData<'_>]) -> Vec<(Vec<f64>, Vec<f64>)> {
     forks
         .iter()
         .map(|f| {
+            let offset: std::collections::HashMap<*const PairRecord, f64> = f
+                .all()
+                .iter()
+                .map(|&p| p as *const PairRecord)
+                .zip(f.run_dither())
+                .collect();
             let (mut after_t, mut after_b) = (Vec::new(), Vec::new());
-            for w in run_order(&f.all).windows(2) {
+            for w in run_order(f.all()).windows(2) {
                 let (prev, (arm, p)) = (w[0].0, w[1]);
                 if arm == Arm::Baseline && p.phase == Phase::Measure && p.first == Arm::Baseline {
+                    let v = p.baseline_ns as f64 + offset[&(p as *const PairRecord)];
                     match prev {
-                        Arm::Treatment => after_t.push(p.baseline_ns),
-                        Arm::Baseline => after_b.push(p.baseline_ns),
+                        Arm::Treatment => after_t.push(v),
+                        Arm::Baseline => after_b.push(v),
                     }
                 }
             }

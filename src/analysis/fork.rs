@@ -11,13 +11,13 @@ use super::{AnalysisInput, ForkAnalysis, ForkData, Spread, Verdict};
 use crate::stats::{self, StatsError};
 
 /// Each fork on its own (its exact interval, medians and PELT classes), on
-/// the bootstrap's threads (`stats::resample::map_in_order`): results in
-/// fork order, the first error in fork order is the one returned.
+/// the analysis's pool (`stats::pool`): results in fork order, the first
+/// error in fork order is the one returned.
 pub(crate) fn forks(
     input: &AnalysisInput,
     forks: &[ForkData<'_>],
 ) -> Result<Vec<ForkAnalysis>, StatsError> {
-    crate::stats::resample::map_in_order(forks, |f| one(input, f))
+    crate::stats::pool::map_in_order(forks, |f| one(input, f))
         .into_iter()
         .collect()
 }

@@ -1,4 +1,4 @@
-//! The Layout section's numbers (issue 19): how far apart the forks'
+//! The Layout section's numbers: how far apart the forks'
 //! baseline medians are under each memory layout, whether randomizing the
 //! layout widened that spread (random over fixed, with a bootstrap
 //! interval), and how much of the between-fork variance under `random`

@@ -130,15 +130,15 @@ pub fn analyse_gated(
         .flat_map(|g| g.cells.iter().map(|c| c.cell))
         .collect();
     let grouped = group(input, pairs.iter().filter(|p| !checks.contains(&p.cell)))?;
-    // Cells are independent: analysed on the bootstrap's threads
-    // (`stats::resample::map_in_order`), results in cell order.
+    // Cells are independent: analysed on the analysis's pool
+    // (`stats::pool`), results in cell order.
     let one = |info: &CellInfo| {
         analyse_cell(input, info, &grouped[&info.cell]).map_err(|source| AnalysisError::Stats {
             cell: info.cell,
             source,
         })
     };
-    let cells = crate::stats::resample::map_in_order(&input.cells, one);
+    let cells = crate::stats::pool::map_in_order(&input.cells, one);
     let cells = cells.into_iter().collect::<Result<Vec<_>, _>>()?;
     let headline = headline::headline(&cells);
     let gate = match gate {
@@ -305,22 +305,50 @@ fn analyse_cell(
 }
 
 /// One fork's rows: measured pairs in `pair` order, and every row (warm-up
-/// included) for the run order.
+/// included) for the run order ([`ForkData::all`]).
 pub(crate) struct ForkData<'a> {
     pub fork: u32,
     pub measured: Vec<&'a PairRecord>,
-    pub all: Vec<&'a PairRecord>,
-    /// One offset per measured pair within the clock's step (`dither`).
-    pub dither: Vec<f64>,
+    /// Every row in the order read; empty when that is `measured` (no
+    /// warm-up rows, measured rows read in pair order), which an import
+    /// of millions of pairs would otherwise hold twice.
+    all: Vec<&'a PairRecord>,
+    /// What draws the fork's offsets within the clock's step (`dither`):
+    /// drawn when asked for rather than held, a value per measured pair
+    /// being as much memory as the pairs' references.
+    dither: (u64, u32, f64),
 }
 
-impl ForkData<'_> {
+impl<'a> ForkData<'a> {
+    /// Every row of the fork (warm-up included), in the order read.
+    pub fn all(&self) -> &[&'a PairRecord] {
+        if self.all.is_empty() {
+            &self.measured
+        } else {
+            &self.all
+        }
+    }
+    /// One offset per measured pair within the clock's step (`dither`).
+    fn dither(&self) -> Vec<f64> {
+        let (master, cell, resolution) = self.dither;
+        dither::offsets(master, cell, self.fork, resolution, self.measured.len())
+    }
+    /// One offset within the clock's step per row of `all`, in its order,
+    /// for a run's own time (carry-over): drawn from the fork's stream
+    /// after the measured pairs' offsets, which stay what they were.
+    pub fn run_dither(&self) -> Vec<f64> {
+        let (master, cell, resolution) = self.dither;
+        let n = self.measured.len();
+        let mut all = dither::offsets(master, cell, self.fork, resolution, n + self.all().len());
+        all.drain(..n);
+        all
+    }
     /// D of each measured pair, dithered within the clock's step: the
     /// values every median of D is taken from.
     pub fn diffs(&self) -> Vec<f64> {
         self.measured
             .iter()
-            .zip(&self.dither)
+            .zip(self.dither())
             .map(|(p, o)| p.diff_ns() as f64 + o)
             .collect()
     }
@@ -329,7 +357,7 @@ impl ForkData<'_> {
     pub fn unwaited(&self) -> Vec<f64> {
         self.measured
             .iter()
-            .zip(&self.dither)
+            .zip(self.dither())
             .map(|(p, o)| (p.diff_ns() - p.spin_ns as i64) as f64 + o)
             .collect()
     }
@@ -342,10 +370,24 @@ impl ForkData<'_> {
 }
 
 /// Cell -> its forks in ascending fork order, checked against the cell list.
-fn group<'a>(
+fn group<'a, I>(
     input: &AnalysisInput,
-    pairs: impl IntoIterator<Item = &'a PairRecord>,
-) -> Result<BTreeMap<u32, Vec<ForkData<'a>>>, AnalysisError> {
+    pairs: I,
+) -> Result<BTreeMap<u32, Vec<ForkData<'a>>>, AnalysisError>
+where
+    I: IntoIterator<Item = &'a PairRecord>,
+    I::IntoIter: Clone,
+{
+    let pairs = pairs.into_iter();
+    // Each fork's rows counted first, so its lists are made at their size
+    // (grown by doubling they would take up to twice the memory: these
+    // lists are the analysis's largest after the rows themselves).
+    let mut sizes: std::collections::HashMap<(u32, u32), (usize, usize)> = Default::default();
+    for p in pairs.clone() {
+        let s = sizes.entry((p.cell, p.fork)).or_default();
+        s.0 += 1;
+        s.1 += usize::from(p.phase == Phase::Measure);
+    }
     let mut by_cell: BTreeMap<u32, BTreeMap<u32, ForkData<'a>>> = BTreeMap::new();
     let mut delays = BTreeMap::new();
     for info in &input.cells {
@@ -371,13 +413,19 @@ fn group<'a>(
             .get_mut(&p.cell)
             .expect("every listed cell has an entry")
             .entry(p.fork)
-            .or_insert_with(|| ForkData {
-                fork: p.fork,
-                measured: Vec::new(),
-                all: Vec::new(),
-                dither: Vec::new(),
+            .or_insert_with(|| {
+                let (all, measured) = sizes[&(p.cell, p.fork)];
+                ForkData {
+                    fork: p.fork,
+                    measured: Vec::with_capacity(measured),
+                    // Without warm-up rows, every row is a measured one.
+                    all: Vec::with_capacity(if all == measured { 0 } else { all }),
+                    dither: (input.master_seed, p.cell, input.clock_resolution_ns),
+                }
             });
-        fork.all.push(p);
+        if fork.all.capacity() > 0 {
+            fork.all.push(p);
+        }
         if p.phase == Phase::Measure {
             fork.measured.push(p);
         }
@@ -392,14 +440,11 @@ fn group<'a>(
             if f.measured.is_empty() {
                 return Err(AnalysisError::EmptyFork { cell, fork: f.fork });
             }
+            if f.all.is_empty() && !f.measured.is_sorted_by_key(|p| p.pair) {
+                // The order read is not pair order: keep it for `all`.
+                f.all = f.measured.clone();
+            }
             f.measured.sort_by_key(|p| p.pair);
-            f.dither = dither::offsets(
-                input.master_seed,
-                cell,
-                f.fork,
-                input.clock_resolution_ns,
-                f.measured.len(),
-            );
         }
         out.insert(cell, forks);
     }

@@ -336,7 +336,7 @@ pub struct GroupHeadline {
     /// Over the d = 0 cells: forks whose CI lay below 0.
     pub zero_delay_forks_reversed: Option<u32>,
     /// Seen + reversed at d = 0: in an A/A cell a difference either way is
-    /// a false one (docs/guide/statistics.md, "A/A honesty").
+    /// a false one, so counting only *seen* would halve the error rate.
     pub zero_delay_false_positives: Option<u32>,
     pub zero_delay_forks_total: Option<u32>,
 }

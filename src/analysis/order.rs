@@ -66,15 +66,23 @@ fn paired_random(
 }
 
 /// Per fork (in fork order): D of its measured pairs with the treatment
-/// first, and with it second, each in pair order.
-pub(crate) fn position_groups(forks: &[ForkData<'_>]) -> Vec<(Vec<i64>, Vec<i64>)> {
+/// first, and with it second, each in pair order; dithered within the
+/// clock's step like every D whose median is taken (`ForkData::diffs`), or
+/// at clock ties both groups' medians would be one step and the interval
+/// of their difference a point.
+pub(crate) fn position_groups(forks: &[ForkData<'_>]) -> Vec<(Vec<f64>, Vec<f64>)> {
     forks
         .iter()
         .map(|f| {
-            let (first, second): (Vec<_>, Vec<_>) =
-                f.measured.iter().partition(|p| p.first == Arm::Treatment);
-            let d = |v: Vec<&&crate::record::PairRecord>| v.iter().map(|p| p.diff_ns()).collect();
-            (d(first), d(second))
+            let (mut first, mut second) = (Vec::new(), Vec::new());
+            for (p, d) in f.measured.iter().zip(f.diffs()) {
+                if p.first == Arm::Treatment {
+                    first.push(d);
+                } else {
+                    second.push(d);
+                }
+            }
+            (first, second)
         })
         .collect()
 }

@@ -509,12 +509,12 @@ fn usage_is_paired_and_absent_when_not_recorded() {
             sys_ns: user / 10,
             max_rss_kib: 1000 + user,
         };
-        p.usage.baseline = Some(u(bu));
-        p.usage.treatment = Some(u(tu));
+        p.usage_mut().baseline = Some(u(bu));
+        p.usage_mut().treatment = Some(u(tu));
     }
     // A warm-up pair with absurd usage must not count.
     let mut f = f.warmup(0, 0, 0, 10, 10);
-    f.pairs.last_mut().unwrap().usage.treatment = Some(RunUsage {
+    f.pairs.last_mut().unwrap().usage_mut().treatment = Some(RunUsage {
         user_ns: 1 << 40,
         sys_ns: 0,
         max_rss_kib: 0,

@@ -46,7 +46,7 @@ pub(crate) fn usage(
         .iter()
         .flat_map(|f| f.measured.iter().copied())
         .collect();
-    if pairs.iter().all(|p| p.usage.is_empty()) {
+    if pairs.iter().all(|p| p.usage.is_none()) {
         return Ok(None);
     }
     let mut stats = Vec::with_capacity(3);
@@ -65,7 +65,9 @@ pub(crate) fn usage(
         };
         let diffs: Vec<i64> = pairs
             .iter()
-            .filter_map(|p| Some(get(&p.usage.treatment?) as i64 - get(&p.usage.baseline?) as i64))
+            .filter_map(|p| {
+                Some(get(&p.usage().treatment?) as i64 - get(&p.usage().baseline?) as i64)
+            })
             .collect();
         let (difference, ci) = if diffs.is_empty() {
             (None, None)
@@ -74,15 +76,15 @@ pub(crate) fn usage(
             (Some(e.median), Some([e.ci.lo, e.ci.hi]))
         };
         stats.push(UsageStat {
-            baseline_median: median(|p| p.usage.baseline)?,
-            treatment_median: median(|p| p.usage.treatment)?,
+            baseline_median: median(|p| p.usage().baseline)?,
+            treatment_median: median(|p| p.usage().treatment)?,
             difference,
             ci,
         });
     }
     let n_paired = pairs
         .iter()
-        .filter(|p| p.usage.baseline.is_some() && p.usage.treatment.is_some())
+        .filter(|p| p.usage().baseline.is_some() && p.usage().treatment.is_some())
         .count() as u32;
     let [user_ns, sys_ns, max_rss_kib]: [UsageStat; 3] = stats.try_into().expect("three measures");
     Ok(Some(Usage {

@@ -20,7 +20,7 @@ pub mod sqlite;
 mod sqlite_session;
 pub mod statements;
 
-use crate::workload::Model;
+use crate::preview::Model;
 pub use config::{Backend, DatabaseConfig};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -116,7 +116,7 @@ pub enum DbError {
     TransactionEnded(&'static str),
 }
 
-/// Picks the database for a run (docs/guide/experiment-file.md, "Backends"): `auto` takes
+/// Picks the database for a run (docs/reference.md, `[database]`): `auto` takes
 /// RUNNER_DATABASE_URL (when set and non-empty) or `database.url` and means
 /// PostgreSQL, else SQLite. `None`: `postgres` was asked for without a URL.
 pub fn resolve(config: &DatabaseConfig, run_id: &str) -> Result<Option<DbTarget>, DbError> {
@@ -181,7 +181,7 @@ pub fn hash_rows(mut rows: Vec<(String, f64)>) -> String {
         h.update([0u8]);
         h.update(value.to_bits().to_le_bytes());
     }
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    crate::hex::hex(&h.finalize())
 }
 
 /// The steps of one preview on a seeded `model_field` table. The override
@@ -189,7 +189,7 @@ pub fn hash_rows(mut rows: Vec<(String, f64)>) -> String {
 /// model size), so a preview passes values alone.
 pub trait ModelTable {
     fn begin(&mut self) -> Result<(), DbError>;
-    /// Writes `values` for [`crate::workload::Overrides::field_names`], in that order.
+    /// Writes `values` for [`crate::preview::Overrides::field_names`], in that order.
     fn write_overrides(&mut self, values: &[f64]) -> Result<(), DbError>;
     /// Reads every row into `model`; any row order gives the same model.
     fn read_into(&mut self, model: &mut Model) -> Result<(), DbError>;

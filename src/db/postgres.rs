@@ -12,7 +12,7 @@
 //! fields), so the write costs the same whatever the slider touches.
 
 use super::{check_row_count, hash_rows, schema_name, DbError, DbInfo, ModelTable};
-use crate::workload::{Model, Overrides};
+use crate::preview::{Model, Overrides};
 use postgres::config::Host;
 use postgres::error::SqlState;
 use postgres::{Client, Config, NoTls, SimpleQueryMessage, Statement};

@@ -54,10 +54,7 @@ fn text(v: ValueRef<'_>) -> Option<String> {
         ValueRef::Integer(i) => Some(i.to_string()),
         ValueRef::Real(f) => Some(format!("{f:?}")),
         ValueRef::Text(t) => Some(String::from_utf8_lossy(t).into_owned()),
-        ValueRef::Blob(b) => Some(format!(
-            "x'{}'",
-            b.iter().map(|x| format!("{x:02x}")).collect::<String>()
-        )),
+        ValueRef::Blob(b) => Some(format!("x'{}'", crate::hex::hex(b))),
     }
 }
 

@@ -1,5 +1,5 @@
 use super::*;
-use crate::workload::{Calculator, Overrides};
+use crate::preview::{Calculator, Overrides};
 
 fn cfg(backend: Backend, url: Option<&str>) -> DatabaseConfig {
     DatabaseConfig {

@@ -83,9 +83,15 @@ pub fn measure_clock() -> ClockInfo {
     }
 }
 
+/// The 1, 5 and 15 minute load averages, from /proc/loadavg like the
+/// machine check and the sentinels (one source, so the figures recorded
+/// before and after a run and the ones its checks judge cannot disagree);
+/// zeros where the file is unreadable.
 pub fn load_average() -> [f64; 3] {
-    let l = sysinfo::System::load_average();
-    [l.one, l.five, l.fifteen]
+    procfs::read("/proc/loadavg")
+        .as_deref()
+        .and_then(procfs::loadavg)
+        .map_or([0.0; 3], |l| l.averages)
 }
 
 fn governor() -> Option<String> {

@@ -1,5 +1,7 @@
-//! How long a run will take, for `check` and for exec's progress (issue 20):
-//! one function, so both say the same thing.
+//! How long a run will take, for `check` and for exec's progress: one
+//! function, so both say the same thing (a `check` that promised one
+//! duration and an exec that printed another would teach users to ignore
+//! both).
 //!
 //! runner cannot know what the user's code costs before it runs it, so it
 //! runs it: a few untimed trial runs of each distinct arm (as each cell

@@ -83,7 +83,10 @@ impl Fault {
                 std::process::exit(code)
             }
             Kind::Sigkill => {
-                unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+                let _ = rustix::process::kill_process(
+                    rustix::process::getpid(),
+                    rustix::process::Signal::KILL,
+                );
                 unreachable!("SIGKILL cannot be caught");
             }
             Kind::Hang => loop {

@@ -16,7 +16,7 @@
 //!
 //! The parent is a child subreaper too: what a killed worker's commands
 //! leave (the worker cannot clean up after a SIGKILL) is re-parented here
-//! and killed after each fork (src/exec/sweep.rs).
+//! and killed after each fork (`reaper::after_worker`).
 
 use super::protocol::{CheckReport, ForkSummary, JobRequest, WorkerMessage, GO};
 use crate::interrupt;
@@ -148,21 +148,10 @@ fn spawn(
 }
 
 fn set_nonblocking(pipe: &std::io::PipeWriter, on: bool) -> std::io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let fd = pipe.as_raw_fd();
-    // SAFETY: fcntl on a descriptor this process owns.
-    unsafe {
-        let flags = libc::fcntl(fd, libc::F_GETFL);
-        let flags = if on {
-            flags | libc::O_NONBLOCK
-        } else {
-            flags & !libc::O_NONBLOCK
-        };
-        if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags) < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
-    Ok(())
+    use rustix::fs::{fcntl_getfl, fcntl_setfl, OFlags};
+    let mut flags = fcntl_getfl(pipe)?;
+    flags.set(OFlags::NONBLOCK, on);
+    Ok(fcntl_setfl(pipe, flags)?)
 }
 
 /// The worker's first act: it is killed when the parent's spawning thread
@@ -177,17 +166,15 @@ pub fn die_with_parent() -> anyhow::Result<()> {
     else {
         return Ok(());
     };
-    // SAFETY: plain prctl and getppid on this process.
-    unsafe {
-        if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
-            anyhow::bail!(
-                "cannot tie the worker to its parent: {}",
-                std::io::Error::last_os_error()
-            );
-        }
-        if libc::getppid() != parent {
-            anyhow::bail!("the parent ended before the worker started");
-        }
+    use rustix::process::{getppid, set_parent_process_death_signal, Signal};
+    if let Err(e) = set_parent_process_death_signal(Some(Signal::KILL)) {
+        anyhow::bail!(
+            "cannot tie the worker to its parent: {}",
+            std::io::Error::from(e)
+        );
+    }
+    if getppid().map(|p| p.as_raw_nonzero().get()) != Some(parent) {
+        anyhow::bail!("the parent ended before the worker started");
     }
     Ok(())
 }

@@ -14,8 +14,8 @@ use super::protocol::JobRequest;
 use crate::db::postgres::{connect, job_table, make_tables};
 use crate::db::DbTarget;
 use crate::error::{run_failed, Result};
+use crate::preview::Model;
 use crate::spec::StrategyKind;
-use crate::workload::Model;
 use postgres::Client;
 
 /// The slots of `job` whose instance is a `tx-rollback` on a premade table:

@@ -130,7 +130,7 @@ pub fn main() -> Result<()> {
         .context("reading the job from stdin")?;
     let job: JobRequest = serde_json::from_str(&line).context("parsing the job")?;
     // Whatever a command starts comes back here when its parent dies, so
-    // it can be found and killed (src/exec/sweep.rs).
+    // it can be found and killed (`reaper::after_worker`).
     crate::reaper::become_subreaper();
     let stdout = std::io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
@@ -291,7 +291,7 @@ fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> 
         backend_cpus,
         backend_ticks: apply::ticks(&pids).saturating_sub(backend_ticks_at_go),
     };
-    let usage = records.iter().any(|r| !r.usage.is_empty());
+    let usage = records.iter().any(|r| r.usage.is_some());
     for r in records {
         send(out, &WorkerMessage::Pair(r))?;
     }

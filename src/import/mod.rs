@@ -23,26 +23,28 @@
 //!   out what would rest on it (the spin column of the calibration); with
 //!   no start times, run order within a fork is pair order, then `first`.
 
-mod layout;
+mod shape;
 mod spec;
 mod table;
 
 use crate::error::{bad_input, run_failed, Result};
 use crate::output::{guard, target};
 use crate::plan;
-use crate::record::{PairRecord, Phase};
+use crate::record::PairRecord;
 use crate::run_folder::assemble::{now_rfc3339, Builder, Source};
+use crate::run_folder::digest::RowDigest;
 use crate::run_folder::partial::{partial_path, Partial};
 use crate::run_folder::{
     CheckReport, ForkRecord, ForkSummary, Imported, ImportedFork, Invocation, RunInfo, SpecInfo,
 };
-use layout::{cell_ids, cells_of, forks};
+use shape::{cell_ids, cells_of, forks};
 use std::path::{Path, PathBuf};
 
 pub use crate::run_folder::invocation::AnalyzeArgs;
 
-/// The run: spec, cells, jobs, seeds, forks and the bytes of pairs.csv.
-fn build(args: &AnalyzeArgs, t: &table::Table) -> Result<(RunInfo, Vec<u8>)> {
+/// The run: spec, cells, jobs, seeds and forks, and the rows in runner's
+/// order and numbering (`t.rows`, changed in place: see [`shape::forks`]).
+fn build(args: &AnalyzeArgs, t: &mut table::Table) -> Result<RunInfo> {
     let shown = args.csv.display().to_string();
     let stem = args
         .csv
@@ -65,12 +67,13 @@ fn build(args: &AnalyzeArgs, t: &table::Table) -> Result<(RunInfo, Vec<u8>)> {
         .title
         .clone()
         .unwrap_or_else(|| format!("{stem} (imported)"));
+    let sha256 = t.sha256.clone();
     // A first spec gives the cells; the forks' shape completes it.
     let settings = |forks: u32, warmup: u32, pairs: u32| spec::Settings {
         name: &stem,
         title: &title,
         file: &shown,
-        sha256: &t.sha256,
+        sha256: &sha256,
         seed: (!drawn).then_some(master),
         baseline: &args.baseline,
         treatment: &args.treatment,
@@ -95,32 +98,28 @@ fn build(args: &AnalyzeArgs, t: &table::Table) -> Result<(RunInfo, Vec<u8>)> {
     let toml = spec::toml(&settings(n_forks, warmup, pairs));
     let exp = parse(&toml)?;
     let cells_planned = plan::cells(&exp);
-    let mut bytes = format!("{}\n", crate::record::csv_header(false)).into_bytes();
+    for r in t.rows.iter_mut() {
+        r.delay_ns = cells_planned[r.cell as usize].delay_ns;
+    }
+    // The digests of pairs.csv and of each fork's rows, from the lines
+    // the folder's file will hold, without holding them.
+    let mut whole = RowDigest::default();
+    whole.push(format!("{}\n", crate::record::csv_header(false)).as_bytes());
     let mut records = Vec::new();
     let mut sources = Vec::new();
+    let mut at = 0usize;
+    let mut line = Vec::new();
     for (&(cell, fork), (source, warm, meas)) in &forks {
-        let delay_ns = cells_planned[cell as usize].delay_ns;
-        let mut part = Vec::new();
-        for (phase, list) in [(Phase::Warmup, warm), (Phase::Measure, meas)] {
-            for (i, r) in list.iter().enumerate() {
-                let rec = PairRecord {
-                    cell,
-                    fork,
-                    phase,
-                    pair: i as u32,
-                    first: r.first,
-                    baseline_ns: r.baseline_ns,
-                    treatment_ns: r.treatment_ns,
-                    delay_ns,
-                    spin_ns: r.spin_ns.unwrap_or(0),
-                    baseline_at_ns: r.baseline_at_ns.unwrap_or(0),
-                    treatment_at_ns: r.treatment_at_ns.unwrap_or(0),
-                    usage: Default::default(),
-                };
-                part.extend_from_slice(rec.to_csv_line().as_bytes());
-                part.push(b'\n');
-            }
+        let n = (warm + meas) as usize;
+        let mut part = RowDigest::default();
+        for r in &t.rows[at..at + n] {
+            line.clear();
+            crate::record::write_line(&mut line, r);
+            part.push(&line);
+            whole.push(&line);
         }
+        at += n;
+        let (rows, sha256) = part.finish();
         records.push(ForkRecord {
             summary: ForkSummary {
                 cell,
@@ -143,8 +142,8 @@ fn build(args: &AnalyzeArgs, t: &table::Table) -> Result<(RunInfo, Vec<u8>)> {
                 seeded_hash: None,
             },
             wall_ns: 0,
-            rows: (warm.len() + meas.len()) as u64,
-            sha256: crate::run_folder::sha256_bytes(&part),
+            rows,
+            sha256,
             host: None,
             sentinel: None,
             database_guard: None,
@@ -155,11 +154,10 @@ fn build(args: &AnalyzeArgs, t: &table::Table) -> Result<(RunInfo, Vec<u8>)> {
             fork,
             source: source.clone(),
         });
-        bytes.extend_from_slice(&part);
     }
     let imported = Imported {
         file: shown.clone(),
-        sha256: t.sha256.clone(),
+        sha256,
         rows: t.rows.len() as u64,
         columns: t.columns.clone(),
         cells_by: cells.by.into(),
@@ -170,19 +168,18 @@ fn build(args: &AnalyzeArgs, t: &table::Table) -> Result<(RunInfo, Vec<u8>)> {
     let at = now_rfc3339();
     let invocation = Invocation::Analyze(args.clone());
     // What every reader checks, checked before anything is written.
-    let info = Builder::new(&invocation, SpecInfo::new(shown, toml, exp), master, drawn)
+    Builder::new(&invocation, SpecInfo::new(shown, toml, exp), master, drawn)
         .times(at.clone(), Some(at))
         .assemble(Source::Imported {
             imported,
             forks: records,
-            pairs_csv: bytes.clone(),
+            pairs_sha256: whole.finish().1,
         })
         .map_err(|e| {
             run_failed(format!(
                 "the imported run does not check out ({e}); this is a bug"
             ))
-        })?;
-    Ok((info, bytes))
+        })
 }
 
 fn check_args(args: &AnalyzeArgs) -> Result<()> {
@@ -229,9 +226,10 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<(PathBuf, String)> {
     // Reading and laying out millions of rows takes seconds: on a thread of
     // its own, so a signal is answered at once (the reader also stops).
     let owned = args.clone();
-    let (info, bytes) = crate::interrupt::run(0, move || -> Result<(RunInfo, Vec<u8>)> {
-        let t = table::read(&owned.csv)?;
-        build(&owned, &t)
+    let (info, pairs) = crate::interrupt::run(0, move || -> Result<(RunInfo, Vec<PairRecord>)> {
+        let mut t = table::read(&owned.csv)?;
+        let info = build(&owned, &mut t)?;
+        Ok((info, t.rows))
     })
     .map_err(|i| {
         run_failed(format!(
@@ -240,16 +238,22 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<(PathBuf, String)> {
         ))
     })??;
     let partial = Partial::create(&partial_path(&out), &info)?;
-    let (for_thread, data) = (info.clone(), bytes.clone());
+    // pairs.csv first, streamed from the rows: the analysis then holds the
+    // rows alone, not their text besides.
+    let stored = guard::write_with(&partial.dir.join("pairs.csv"), |w| {
+        crate::record::write_csv(w, &pairs, false)
+    });
+    if let Err(e) = stored {
+        partial.remove();
+        return Err(e);
+    }
+    let for_thread = info.clone();
     let rendered = crate::interrupt::run(0, move || {
-        let pairs =
-            crate::run_folder::digest::check_pairs(&data, &for_thread).map_err(bad_input)?;
         let template = crate::report::template_for(&for_thread, None)?;
         crate::report::render_run(&for_thread, &pairs, template)
     })
     .map_err(|i| run_failed(format!("{i} during the analysis; nothing was written")));
     let written = rendered.and_then(|r| r).and_then(|rendering| {
-        guard::write(&partial.dir.join("pairs.csv"), &bytes)?;
         crate::report::write(&partial.dir, None, &rendering)?;
         partial.write_run_info(&info)?;
         partial.drop_fork_files()?;

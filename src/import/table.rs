@@ -10,8 +10,10 @@
 //! the file, the line and the column.
 
 use crate::error::{bad_input, run_failed, Result};
-use crate::record::{Arm, Phase};
-use std::collections::BTreeMap;
+use crate::record::{Arm, PairRecord, Phase};
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
 use std::path::Path;
 
 /// Rows past this are refused, as `pairs.csv` rows are (the analysis reads
@@ -20,32 +22,76 @@ const MAX_ROWS: u64 = 20_000_000;
 /// Rows read between two looks at the signal count.
 const INTERRUPT_ROWS: usize = 4096;
 
-/// One row as read.
-#[derive(Debug, Clone)]
-pub(crate) struct Row {
-    pub line: u64,
-    pub cell: Option<String>,
-    pub delay_ns: Option<u64>,
-    pub fork: String,
-    pub phase: Phase,
-    pub pair: u64,
-    pub first: Arm,
-    pub baseline_ns: u64,
-    pub treatment_ns: u64,
-    pub spin_ns: Option<u64>,
-    pub baseline_at_ns: Option<u64>,
-    pub treatment_at_ns: Option<u64>,
-}
-
-/// The file as read.
+/// The file as read. Each row is held as the record it will become, with
+/// provisional keys: `cell` is the row's label (an index into `labels`),
+/// `fork` its fork id (an index into `fork_ids`), `pair` the file's pair
+/// number and `delay_ns` its delay (0 without a delay column). Ids are
+/// kept once each rather than per row: a file of millions of rows holds a
+/// few hundred distinct ones, and a string per row would double the
+/// memory an import needs. Absent optional columns read as 0.
 pub(crate) struct Table {
     pub columns: Vec<String>,
-    pub rows: Vec<Row>,
+    pub rows: Vec<PairRecord>,
+    /// The line each row starts on, for messages (4 bytes: a file of at
+    /// most `MAX_ROWS` rows has fewer lines than that, but for quoted line
+    /// breaks, which saturate).
+    pub lines: Vec<u32>,
+    pub labels: Vec<String>,
+    pub fork_ids: Vec<String>,
     pub sha256: String,
     pub has_cell: bool,
     pub has_delay: bool,
     pub has_spin: bool,
     pub has_start_times: bool,
+}
+
+/// Hashes what passes through, so the file is read once, in a buffer,
+/// instead of whole into memory first.
+struct Hashing<R> {
+    inner: R,
+    hasher: Sha256,
+}
+
+impl<R: Read> Read for Hashing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+}
+
+/// The file's `\n`s: at least its rows, as no row is without one but the
+/// last (which the header's newline makes up for).
+fn line_count(path: &Path) -> std::io::Result<u64> {
+    let mut file = std::fs::File::open(path)?;
+    let mut buf = vec![0u8; 1 << 16];
+    let mut n = 0u64;
+    loop {
+        let got = file.read(&mut buf)?;
+        if got == 0 {
+            return Ok(n);
+        }
+        n += buf[..got].iter().filter(|&&b| b == b'\n').count() as u64;
+    }
+}
+
+/// One index per distinct text, in order of first appearance.
+#[derive(Default)]
+struct Interner {
+    names: Vec<String>,
+    index: HashMap<String, u32>,
+}
+
+impl Interner {
+    fn id(&mut self, text: &str) -> u32 {
+        if let Some(&i) = self.index.get(text) {
+            return i;
+        }
+        let i = self.names.len() as u32;
+        self.names.push(text.to_string());
+        self.index.insert(text.to_string(), i);
+        i
+    }
 }
 
 const REQUIRED: [&str; 5] = ["fork", "pair", "first", "baseline_ns", "treatment_ns"];
@@ -59,11 +105,15 @@ fn nanos(text: &str, scale: f64) -> Option<u64> {
 
 pub(crate) fn read(path: &Path) -> Result<Table> {
     let shown = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| bad_input(format!("cannot read {shown}: {e}")))?;
-    let sha256 = crate::run_folder::sha256_bytes(&bytes);
+    let file =
+        std::fs::File::open(path).map_err(|e| bad_input(format!("cannot read {shown}: {e}")))?;
     let mut reader = csv::ReaderBuilder::new()
         .trim(csv::Trim::All)
-        .from_reader(bytes.as_slice());
+        .buffer_capacity(1 << 16)
+        .from_reader(Hashing {
+            inner: file,
+            hasher: Sha256::new(),
+        });
     let header = reader
         .headers()
         .map_err(|e| bad_input(format!("{shown}: cannot read the header line: {e}")))?
@@ -116,17 +166,29 @@ pub(crate) fn read(path: &Path) -> Result<Table> {
         at("baseline_at_ns"),
         at("treatment_at_ns"),
     );
-    let mut rows = Vec::new();
-    for record in reader.records() {
+    // Room for every row at once: grown by doubling, the rows of a large
+    // file would take up to twice their size at the peak.
+    let capacity = line_count(path).unwrap_or(0).min(MAX_ROWS) as usize;
+    let mut rows: Vec<PairRecord> = Vec::with_capacity(capacity);
+    let mut lines: Vec<u32> = Vec::with_capacity(capacity);
+    let (mut labels, mut fork_ids) = (Interner::default(), Interner::default());
+    labels.id("");
+    let mut record = csv::StringRecord::new();
+    loop {
         // A file of millions of rows takes seconds: a signal is answered
         // within a few thousand rows.
-        if rows.len() % INTERRUPT_ROWS == 0 && crate::interrupt::interrupted() {
+        if rows.len().is_multiple_of(INTERRUPT_ROWS) && crate::interrupt::interrupted() {
             return Err(run_failed(format!(
                 "{} while reading {shown}; nothing was written",
                 crate::interrupt::Interrupted
             )));
         }
-        let record = record.map_err(|e| bad_input(format!("{shown}: {e}")))?;
+        let more = reader
+            .read_record(&mut record)
+            .map_err(|e| bad_input(format!("{shown}: {e}")))?;
+        if !more {
+            break;
+        }
         let line = record.position().map_or(0, |p| p.line());
         if rows.len() as u64 >= MAX_ROWS {
             return Err(bad_input(format!(
@@ -142,7 +204,7 @@ pub(crate) fn read(path: &Path) -> Result<Table> {
         let ns = |i: usize, c: &str| {
             nanos(get(i), 1.0).ok_or_else(|| bad(c, "a non-negative number of nanoseconds", get(i)))
         };
-        let opt_ns = |i: Option<usize>, c: &str| i.map(|i| ns(i, c)).transpose();
+        let opt_ns = |i: Option<usize>, c: &str| i.map_or(Ok(0), |i| ns(i, c));
         let delay =
             match (delay_ns, delay_us) {
                 (Some(i), _) => Some(ns(i, "delay_ns")?),
@@ -151,11 +213,13 @@ pub(crate) fn read(path: &Path) -> Result<Table> {
                 })?),
                 (None, None) => None,
             };
-        rows.push(Row {
-            line,
-            cell: cell.map(|i| get(i).to_string()),
-            delay_ns: delay,
-            fork: get(fork).to_string(),
+        if get(fork).is_empty() {
+            return Err(bad("fork", "a fork id (any text)", ""));
+        }
+        rows.push(PairRecord {
+            cell: cell.map_or(0, |i| labels.id(get(i))),
+            delay_ns: delay.unwrap_or(0),
+            fork: fork_ids.id(get(fork)),
             phase: match phase.map(get) {
                 None | Some("measure") => Phase::Measure,
                 Some("warmup") => Phase::Warmup,
@@ -163,7 +227,7 @@ pub(crate) fn read(path: &Path) -> Result<Table> {
             },
             pair: get(pair)
                 .parse()
-                .map_err(|_| bad("pair", "a non-negative integer", get(pair)))?,
+                .map_err(|_| bad("pair", "a whole number from 0 to 4294967295", get(pair)))?,
             first: match get(first) {
                 "baseline" => Arm::Baseline,
                 "treatment" => Arm::Treatment,
@@ -174,17 +238,22 @@ pub(crate) fn read(path: &Path) -> Result<Table> {
             spin_ns: opt_ns(spin, "spin_ns")?,
             baseline_at_ns: opt_ns(b_at, "baseline_at_ns")?,
             treatment_at_ns: opt_ns(t_at, "treatment_at_ns")?,
+            usage: None,
         });
-        if get(fork).is_empty() {
-            return Err(bad("fork", "a fork id (any text)", ""));
-        }
+        lines.push(u32::try_from(line).unwrap_or(u32::MAX));
     }
     if rows.is_empty() {
         return Err(bad_input(format!(
             "{shown}: there are no rows after the header"
         )));
     }
+    rows.shrink_to_fit();
+    lines.shrink_to_fit();
+    let sha256 = crate::output::hex(&reader.into_inner().hasher.finalize());
     Ok(Table {
+        labels: labels.names,
+        fork_ids: fork_ids.names,
+        lines,
         has_cell: cell.is_some(),
         has_delay: delay_ns.is_some() || delay_us.is_some(),
         has_spin: spin.is_some(),
@@ -199,8 +268,9 @@ pub(crate) fn read(path: &Path) -> Result<Table> {
 /// else in order of first appearance.
 pub(crate) fn fork_order(ids: &[&str]) -> Vec<String> {
     let mut seen: Vec<String> = Vec::new();
+    let mut known = std::collections::HashSet::new();
     for id in ids {
-        if !seen.iter().any(|s| s == id) {
+        if known.insert(*id) {
             seen.push(id.to_string());
         }
     }

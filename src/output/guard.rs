@@ -1,6 +1,7 @@
-//! The one guard every file runner writes goes through (docs/guide/own-code.md,
-//! "Safety (round 3)"): runner never replaces, moves or removes a file it
-//! did not write.
+//! The one guard every file runner writes goes through (docs/safety.md,
+//! "Your files: what runner writes, and what it never touches"): runner
+//! never replaces, moves or removes a file it did not write, because a
+//! report folder sits in a user's work tree beside files that are theirs.
 //!
 //! The record: every folder runner writes a file into holds
 //! `.runner-files.json`, the names of the files runner wrote there and the
@@ -295,6 +296,70 @@ pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
         std::io::ErrorKind::AlreadyExists => refused(path, "appeared while runner was writing it"),
         _ => io_err("write", path, e),
     })?;
+    record.pending.remove(&name);
+    record.files.insert(name, sha);
+    write_record(&dir, &record)
+}
+
+/// [`write`] for a file too large to hold whole (an import's pairs.csv):
+/// `fill` writes its bytes, which are hashed as they pass. Only a path
+/// that is missing or runner's may be written this way (a user's file
+/// could only be kept by comparing it with bytes not yet made).
+pub fn write_with(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
+    use sha2::{Digest, Sha256};
+    struct Hashing<'a> {
+        file: &'a mut dyn Write,
+        hasher: Sha256,
+    }
+    impl Write for Hashing<'_> {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let n = self.file.write(buf)?;
+            self.hasher.update(&buf[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            self.file.flush()
+        }
+    }
+    let (dir, name) = split(path);
+    let existing = read_record(&dir).map_err(|why| record_error(&dir, &why))?;
+    let before = owner_in(&dir, &name, existing.as_ref());
+    if let Owner::Foreign(why) = &before {
+        return Err(refused(path, why));
+    }
+    let parent = parent_or_dot(path);
+    let filled = (|| {
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".runner-write-")
+            .permissions(fs::Permissions::from_mode(0o666))
+            .tempfile_in(parent)?;
+        let mut hashing = Hashing {
+            file: tmp.as_file_mut(),
+            hasher: Sha256::new(),
+        };
+        fill(&mut hashing)?;
+        let sha = super::hex(&hashing.hasher.finalize());
+        tmp.as_file().sync_all()?;
+        Ok((tmp, sha))
+    })();
+    let (tmp, sha) = filled.map_err(|e: std::io::Error| io_err("write", path, e))?;
+    // As in `write`: the hash is pending before the file is in place.
+    let mut record = record_for_update(&dir, existing);
+    record.pending.insert(name.clone(), sha.clone());
+    write_record(&dir, &record)?;
+    let placed = if before == Owner::Missing {
+        tmp.persist_noclobber(path).map_err(|e| e.error)
+    } else {
+        tmp.persist(path).map_err(|e| e.error)
+    };
+    placed.map_err(|e| match e.kind() {
+        std::io::ErrorKind::AlreadyExists => refused(path, "appeared while runner was writing it"),
+        _ => io_err("write", path, e),
+    })?;
+    sync_dir(parent);
     record.pending.remove(&name);
     record.files.insert(name, sha);
     write_record(&dir, &record)

@@ -1,10 +1,9 @@
 //! CPU placement: which CPU the worker runs on and, for a database server
-//! on this host, which CPU its backend serving the worker runs on (design
-//! section 3). On the 2-vCPU VM runner is developed on, a worker and its
+//! on this host, which CPU its backend serving the worker runs on. On the 2-vCPU VM runner is developed on, a worker and its
 //! PostgreSQL backend on different CPUs pay a cross-CPU wake-up on every
 //! statement, and the scheduler moving them adds "slow forks"; pinning both
 //! to one CPU cut aa's wall time 2.2x and its per-fork intervals 2-3x
-//! (issue 11). So placement is a design key, sweepable in `[grid]`, and
+//! (`reports/placement-postgres`). So placement is a design key, sweepable in `[grid]`, and
 //! what was pinned (and what could not be, and why) is recorded per fork.
 //!
 //! [`pin`] does the system calls, [`apply`] what a worker does with them,
@@ -34,8 +33,8 @@ pub enum Placement {
 }
 
 /// The placement of an experiment that names none. Chosen from
-/// `experiments/placement.toml` on PostgreSQL and SQLite (README, "CPU
-/// placement").
+/// `experiments/placement.toml` on PostgreSQL and SQLite
+/// (docs/guide/placement.md).
 pub const DEFAULT: Placement = Placement::SameCore;
 
 /// The spellings `design.placement` accepts, for error messages.

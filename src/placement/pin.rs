@@ -1,53 +1,36 @@
 //! The system calls behind placement (Linux): which CPUs runner may use,
 //! pinning a process to one, and which CPU a process is on now.
 
+use rustix::thread::{sched_getaffinity, sched_setaffinity, CpuSet};
 use std::io;
 
 /// The CPUs this process may run on, ascending (its affinity mask, which
 /// `taskset`, cgroups' cpusets and container limits narrow). Empty where
 /// the kernel does not say.
 pub fn allowed_cpus() -> Vec<u32> {
-    // SAFETY: a zeroed cpu_set_t is a valid empty set; the kernel writes at
-    // most size_of::<cpu_set_t>() bytes into it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return Vec::new();
-        }
-        (0..libc::CPU_SETSIZE as usize)
-            .filter(|&c| libc::CPU_ISSET(c, &set))
-            .map(|c| c as u32)
-            .collect()
-    }
+    let Ok(set) = sched_getaffinity(None) else {
+        return Vec::new();
+    };
+    (0..CpuSet::MAX_CPU)
+        .filter(|&c| set.is_set(c))
+        .map(|c| c as u32)
+        .collect()
 }
 
 /// Pins `pid` (0: this thread's process) to `cpu` alone.
 pub fn pin(pid: u32, cpu: u32) -> io::Result<()> {
-    if cpu as usize >= libc::CPU_SETSIZE as usize {
+    if cpu as usize >= CpuSet::MAX_CPU {
         return Err(io::Error::from_raw_os_error(libc::EINVAL));
     }
-    // SAFETY: as above; CPU_SET's index was checked against CPU_SETSIZE.
-    let rc = unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu as usize, &mut set);
-        libc::sched_setaffinity(
-            pid as libc::pid_t,
-            std::mem::size_of::<libc::cpu_set_t>(),
-            &set,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    let mut set = CpuSet::new();
+    set.set(cpu as usize);
+    let pid = rustix::process::Pid::from_raw(pid as i32);
+    sched_setaffinity(pid, &set).map_err(io::Error::from)
 }
 
 /// The CPU the calling thread runs on now (a vDSO call, tens of ns).
 pub fn current_cpu() -> Option<u32> {
-    // SAFETY: sched_getcpu has no arguments and only returns a value.
-    let c = unsafe { libc::sched_getcpu() };
-    u32::try_from(c).ok()
+    u32::try_from(rustix::thread::sched_getcpu()).ok()
 }
 
 /// The CPU another process last ran on: field 39 (`processor`) of

@@ -263,10 +263,9 @@ pub fn plan(exp: &Experiment, master_seed: u64, sizing: Option<&GateSizing>) -> 
 }
 
 /// A rough duration of one job in nanoseconds, for `check`. The per-run
-/// costs were measured on the development machine (README, "What the study's
-/// experiments show"): the calculator at about 0.8 ns per cohort step, a
-/// tx-rollback preview about 55 µs more on SQLite and 500 µs more on a local
-/// PostgreSQL. The user's own code is a guess (a small process, a short
+/// costs were measured on the development machine: the calculator at
+/// about 0.8 ns per cohort step, a tx-rollback preview about 55 µs more on
+/// SQLite and 500 µs more on a local PostgreSQL. The user's own code is a guess (a small process, a short
 /// query): runner cannot know what it costs before it runs it. They are
 /// orders of magnitude, not promises.
 pub fn estimate_job_ns(exp: &Experiment, cell: &Cell, on_postgres: bool) -> u64 {

@@ -59,6 +59,12 @@ fn fixed(v: f64, decimals: usize) -> String {
     if v == 0.0 {
         return "0".into();
     }
+    digits(v, decimals)
+}
+
+/// `v` with `decimals` decimals, zero included (`0.0`): the numbers of one
+/// cell share one rule, so `0 [-10.0, 1.0]` reads `0.0 [-10.0, 1.0]`.
+fn digits(v: f64, decimals: usize) -> String {
     let s = format!("{v:.decimals$}");
     match s.strip_prefix('-') {
         Some(rest) if rest.chars().all(|c| c == '0' || c == '.') => rest.to_string(),
@@ -267,6 +273,12 @@ impl Column {
         fixed(v / self.divisor, self.decimals)
     }
 
+    /// One of several numbers in a cell (an estimate and its interval, a
+    /// range): zero keeps the column's decimals like its neighbours.
+    fn in_cell(&self, v: f64) -> String {
+        digits(v / self.divisor, self.decimals)
+    }
+
     /// A lone value: `2.43 ms`; zero is `0`.
     pub fn value(&self, v: f64) -> String {
         if !v.is_finite() {
@@ -285,9 +297,9 @@ impl Column {
         }
         format!(
             "{} [{}, {}] {}",
-            self.number(m),
-            self.number(lo),
-            self.number(hi),
+            self.in_cell(m),
+            self.in_cell(lo),
+            self.in_cell(hi),
             self.unit
         )
     }
@@ -297,7 +309,7 @@ impl Column {
         if !lo.is_finite() || !hi.is_finite() {
             return "n/a".into();
         }
-        format!("[{}, {}] {}", self.number(lo), self.number(hi), self.unit)
+        format!("[{}, {}] {}", self.in_cell(lo), self.in_cell(hi), self.unit)
     }
 
     /// A range of values: `510 to 746 µs`.
@@ -305,7 +317,7 @@ impl Column {
         if !lo.is_finite() || !hi.is_finite() {
             return "n/a".into();
         }
-        format!("{} to {} {}", self.number(lo), self.number(hi), self.unit)
+        format!("{} to {} {}", self.in_cell(lo), self.in_cell(hi), self.unit)
     }
 }
 

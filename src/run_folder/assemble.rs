@@ -22,12 +22,13 @@ pub enum Source {
     /// `exec`: measured by this run, one at a time (none yet: they are
     /// recorded as they finish); a shard (`--shard I/N`) holds its share.
     Measured { shard: Option<ShardInfo> },
-    /// `analyze`: pairs another harness measured, whole, with the bytes of
-    /// the pairs.csv written from them.
+    /// `analyze`: pairs another harness measured, whole, with the SHA-256
+    /// of the pairs.csv written from them (its bytes are streamed to the
+    /// folder, never held whole: an import can be millions of rows).
     Imported {
         imported: Imported,
         forks: Vec<ForkRecord>,
-        pairs_csv: Vec<u8>,
+        pairs_sha256: String,
     },
     /// `merge`: the forks of shard folders, with the bytes of the joined
     /// pairs.csv; `merged.missing` are the jobs no shard held.
@@ -135,13 +136,19 @@ impl Builder {
             Source::Imported {
                 imported,
                 forks,
-                pairs_csv,
-            } => (None, Some(imported), None, forks, Some(pairs_csv)),
+                pairs_sha256,
+            } => (None, Some(imported), None, forks, Some(pairs_sha256)),
             Source::Merged {
                 merged,
                 forks,
                 pairs_csv,
-            } => (None, None, Some(merged), forks, Some(pairs_csv)),
+            } => (
+                None,
+                None,
+                Some(merged),
+                forks,
+                Some(super::sha256_bytes(&pairs_csv)),
+            ),
         };
         let finished_at = match (&pairs, self.finished_at) {
             (Some(_), None) => Some(now_rfc3339()),
@@ -162,7 +169,7 @@ impl Builder {
             cells: Vec::new(),
             jobs: Vec::new(),
             forks,
-            pairs_sha256: pairs.as_deref().map(super::sha256_bytes),
+            pairs_sha256: pairs,
             database: self.database,
             gate_sizing: self.gate_sizing,
             imported,

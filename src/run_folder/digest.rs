@@ -177,14 +177,10 @@ pub fn check_pairs(bytes: &[u8], info: &RunInfo) -> std::result::Result<Vec<Pair
         );
         check_fork(rows, rec, exp, &name)
     };
-    let (checked, whole) = std::thread::scope(|scope| {
-        let whole = scope.spawn(|| crate::run_folder::sha256_bytes(bytes));
-        let checked = crate::stats::resample::map_in_order(&blocks, check);
-        let whole = whole
-            .join()
-            .unwrap_or_else(|e| std::panic::resume_unwind(e));
-        (checked, whole)
-    });
+    let (checked, whole) = crate::stats::pool::join(
+        || crate::stats::pool::map_in_order(&blocks, check),
+        || crate::run_folder::sha256_bytes(bytes),
+    );
     let mut out = Vec::with_capacity(checked.iter().map(|c| c.as_ref().map_or(0, Vec::len)).sum());
     for rows in checked {
         out.extend(rows?);

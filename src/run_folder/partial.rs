@@ -1,6 +1,6 @@
 //! The folder a run lives in until it is complete: `DIR.partial/`.
 //!
-//! Layout: `run.json`, `lock` (see [`crate::output::lock`]), and per finished fork
+//! Contents: `run.json`, `lock` (see [`crate::output::lock`]), and per finished fork
 //! `forks/c<cell>-f<fork>.csv` (its rows) plus `forks/c<cell>-f<fork>.json`
 //! (its record, with the rows' count and SHA-256). A fork counts as finished
 //! only when its `.json` exists, and that is written last, after the `.csv`

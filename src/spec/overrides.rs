@@ -2,7 +2,7 @@
 //! override is checked by exactly the same rules as the file.
 //!
 //! Edits go through `toml_edit` so the resolved text that is hashed into
-//! run.json keeps the user's comments and layout.
+//! run.json keeps the user's comments and formatting.
 
 use toml_edit::{DocumentMut, Item, Table, TableLike, Value};
 

@@ -35,6 +35,7 @@ pub mod exact;
 pub mod gate;
 pub mod modes;
 pub mod nested;
+pub mod pool;
 pub mod quantile;
 pub mod resample;
 pub mod variance;

@@ -4,7 +4,7 @@
 //! machines it saw as much as on how many forks.
 //!
 //! - [`nested_components`]: variance components of a two-stage nested
-//!   random-effects layout by the ANOVA method of moments, for unbalanced
+//!   random-effects design by the ANOVA method of moments, for unbalanced
 //!   data (Searle, Casella & McCulloch 1992, sec. 5.6; Sokal & Rohlf,
 //!   "Biometry", nested ANOVA): with a machines, B forks, N pairs,
 //!   n_ij pairs in fork j of machine i and n_i. on machine i,
@@ -16,7 +16,7 @@
 //!   k2 = (sum_i sum_j n_ij^2 / n_i. - sum_ij n_ij^2 / N) / (a - 1),
 //!   k3 = (N - sum_i n_i.^2 / N) / (a - 1); negative estimates clamp to 0.
 //! - [`nested_median_components`]: the same split for fork *medians*, as
-//!   `variance::median_components` does for two levels: a one-way layout
+//!   `variance::median_components` does for two levels: a one-way design
 //!   of the fork medians by machine gives the machines' share and, beyond
 //!   the medians' own sampling noise (from their bootstrap intervals), the
 //!   forks'.

@@ -19,7 +19,6 @@
 
 use rand::{RngCore, SeedableRng};
 use rand_pcg::Pcg64;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Resamples per chunk of a nested bootstrap (see [`chunk_streams`]).
 pub const CHUNK: u32 = 256;
@@ -40,42 +39,10 @@ pub fn chunk_streams<R: RngCore>(rng: &mut R, resamples: u32) -> Vec<(Pcg64, u32
         .collect()
 }
 
-/// Threads for the nested bootstraps: `RUNNER_THREADS` if it is a positive
-/// integer, else every core `std::thread::available_parallelism` reports.
-/// The output does not depend on it (see [`chunk_streams`]).
-pub fn threads() -> usize {
-    std::env::var("RUNNER_THREADS")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|&t| t > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-}
-
-/// `f` of every item, on [`threads`] threads, each taking a contiguous run
-/// of the items; returned in item order, so the result does not depend on
-/// the thread count. A panic on a thread is raised again here.
-pub fn map_in_order<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = threads().min(items.len());
-    if threads <= 1 {
-        return items.iter().map(f).collect();
-    }
-    let per = items.len().div_ceil(threads);
-    let f = &f;
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = items
-            .chunks(per)
-            .map(|part| scope.spawn(move || part.iter().map(f).collect::<Vec<R>>()))
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    })
-}
-
 /// `resamples` statistics, resample b computed by `one` from chunk
-/// b / CHUNK's sampler, on [`threads`] threads; returned in resample order.
-/// `state` makes each chunk's scratch space (e.g. draw counts).
+/// b / CHUNK's sampler, on the analysis's pool (`stats::pool`); returned in
+/// resample order. `state` makes each chunk's scratch space (e.g. draw
+/// counts).
 pub fn par_resamples<R, S, F>(
     rng: &mut R,
     resamples: u32,
@@ -86,58 +53,17 @@ where
     R: RngCore,
     F: Fn(&mut IndexSampler<'_, Pcg64>, &mut S) -> f64 + Sync,
 {
-    par_resamples_on(threads(), rng, resamples, state, one)
-}
-
-/// [`par_resamples`] on `threads` threads.
-fn par_resamples_on<R, S, F>(
-    threads: usize,
-    rng: &mut R,
-    resamples: u32,
-    state: impl Fn() -> S + Sync,
-    one: F,
-) -> Vec<f64>
-where
-    R: RngCore,
-    F: Fn(&mut IndexSampler<'_, Pcg64>, &mut S) -> f64 + Sync,
-{
     let streams = chunk_streams(rng, resamples);
-    let run = |c: usize| -> Vec<f64> {
-        let (mut r, count) = streams[c].clone();
+    let run = |chunk: &(Pcg64, u32)| -> Vec<f64> {
+        let (mut r, count) = chunk.clone();
         let mut st = state();
         let mut s = IndexSampler::new(&mut r);
         (0..count).map(|_| one(&mut s, &mut st)).collect()
     };
-    let threads = threads.min(streams.len());
-    if threads <= 1 {
-        return (0..streams.len()).flat_map(run).collect();
-    }
-    let next = AtomicUsize::new(0);
-    let mut done: Vec<(usize, Vec<f64>)> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let c = next.fetch_add(1, Ordering::Relaxed);
-                        if c >= streams.len() {
-                            return mine;
-                        }
-                        mine.push((c, run(c)));
-                    }
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| match w.join() {
-                Ok(v) => v,
-                Err(panic) => std::panic::resume_unwind(panic),
-            })
-            .collect()
-    });
-    done.sort_unstable_by_key(|(c, _)| *c);
-    done.into_iter().flat_map(|(_, v)| v).collect()
+    super::pool::map_in_order(&streams, run)
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
 /// Uniform integers below `n` from a generator, four 16-bit chunks per output.
@@ -369,16 +295,17 @@ mod tests {
     #[test]
     fn thread_count_changes_no_statistic() {
         let run = |threads| {
-            par_resamples_on(
-                threads,
-                &mut Pcg64::seed_from_u64(4),
-                CHUNK * 5 + 17,
-                || 0u64,
-                |s, calls| {
-                    *calls += 1;
-                    f64::from(s.below(1000)) + *calls as f64 * 1e-3
-                },
-            )
+            crate::stats::pool::on_threads(threads, || {
+                par_resamples(
+                    &mut Pcg64::seed_from_u64(4),
+                    CHUNK * 5 + 17,
+                    || 0u64,
+                    |s, calls| {
+                        *calls += 1;
+                        f64::from(s.below(1000)) + *calls as f64 * 1e-3
+                    },
+                )
+            })
         };
         let one = run(1);
         assert_eq!(one.len() as u32, CHUNK * 5 + 17);

@@ -1,7 +1,7 @@
 //! How much of the noise lives between forks and how much inside them, and
 //! what that means for the next experiment's size.
 //!
-//! Variance components of a one-way random-effects layout (forks x pairs) by
+//! Variance components of a one-way random-effects design (forks x pairs) by
 //! the ANOVA method of moments (Searle, Casella & McCulloch 1992, ch. 3):
 //! MSB = sum n_i (mean_i - mean)^2 / (k - 1), MSW = sum (y - mean_i)^2 / (N - k),
 //! n0 = (N - sum n_i^2 / N) / (k - 1) (= pairs per fork when balanced),

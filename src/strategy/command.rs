@@ -28,7 +28,7 @@ pub use reap::{describe, left_behind};
 use reap::{finish, run_out, succeeded, wait_exit};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::os::fd::AsRawFd;
+use std::os::fd::AsFd;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -323,7 +323,7 @@ impl Strategy for Command {
         let mut sink = |b: &[u8]| digest.push(b);
         let status = match child.stdout.take() {
             Some(pipe) => {
-                let fd = pipe.as_raw_fd();
+                let fd = pipe.as_fd();
                 let read = reap::read_while_running(pid, fd, deadline, &mut sink);
                 let exited = matches!(read, Ok(reap::Read::Exited));
                 let status = finish(pid, exited)?.status;

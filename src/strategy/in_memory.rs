@@ -2,8 +2,8 @@
 //! strategy must agree with bit for bit.
 
 use super::{Observation, Outcome, Strategy};
+use crate::preview::{Calculator, Model, Overrides, Projection};
 use crate::spec::WorkloadParams;
-use crate::workload::{Calculator, Model, Overrides, Projection};
 
 /// Loads the model once; each run copies it into a scratch model (reusing
 /// its allocation), applies the input's overrides to the copy and

@@ -2,7 +2,7 @@
 //! compared between the arms and between two runs of one arm, and, when
 //! they differ, described so the message says what differs.
 
-use crate::workload::Projection;
+use crate::preview::Projection;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 
@@ -175,12 +175,7 @@ fn stdout_difference(a: &Stdout, b: &Stdout) -> Option<String> {
     };
     let (ha, hb) = (cut(&a.head), cut(&b.head));
     if ha == hb {
-        let hex = |h: &[u8; 32]| {
-            h.iter()
-                .take(8)
-                .map(|b| format!("{b:02x}"))
-                .collect::<String>()
-        };
+        let hex = |h: &[u8; 32]| crate::hex::hex(&h[..8]);
         return Some(format!(
             "stdout differs ({} vs {} bytes) after the first {shared} bytes, which agree (SHA-256 {}... vs {}...)",
             a.len,

@@ -1,6 +1,6 @@
 use super::*;
+use crate::preview::{calculate, Model, Overrides};
 use crate::spec::{CommandSpec, Program, SqlSpec, SqlText};
-use crate::workload::{calculate, Model, Overrides};
 use std::time::{Duration, Instant};
 
 /// The worker's agreement check on two instances, over several inputs.

@@ -4,8 +4,8 @@
 use super::in_memory::{fingerprint, preview};
 use super::{Observation, Outcome, Strategy};
 use crate::db::{open_table, DbTarget, ModelTable};
+use crate::preview::{Calculator, Model, Overrides, Projection};
 use crate::spec::WorkloadParams;
-use crate::workload::{Calculator, Model, Overrides, Projection};
 use anyhow::Context;
 
 /// Holds its own seeded table (own connection on PostgreSQL) and reusable

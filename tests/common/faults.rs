@@ -8,9 +8,8 @@ use std::time::{Duration, Instant};
 
 pub type Key = (String, String, String, String, String);
 
-pub fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+/// The one stderr-as-text helper, under the name these tests use.
+pub use super::err_of as stderr;
 
 /// `runner exec SPEC --out DIR --quiet EXTRA`, with RUNNER_FAULT when given.
 /// However the run ends, no worker it started is alive after it (the next

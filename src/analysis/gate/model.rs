@@ -1,5 +1,6 @@
-//! The JSON of a gate's verdict: `analysis.json`'s `gate`. Keys are part
-//! of what scripts read (templates/README.md).
+//! The JSON of a gate's verdict: `analysis.json`'s `gate`, which CI
+//! scripts read instead of parsing the report. Keys are part of what
+//! scripts read (templates/README.md).
 
 use crate::spec::GateStatistic;
 use crate::stats::gate::{lower_bound, upper_bound, Decision};

@@ -88,7 +88,7 @@ max_slowdown = "1000%"
         }
     }
 
-    /// Item 11, on the numbers the red team recorded: 1000 % of a 60 ms
+    /// A percentage that is large against a slow baseline: 1000 % of a 60 ms
     /// baseline is a 600 ms threshold, whose 2x cell would inject 1.2 s;
     /// it injects runner's largest delay, 1 s, and the recorded sizing
     /// checks out against the spec.

@@ -4,9 +4,9 @@
 
 use super::{Arms, JobRequest};
 use crate::exec::protocol::CheckReport;
+use crate::preview::Overrides;
 use crate::spec::StrategyKind;
 use crate::strategy::agreement::{check_agreement, Side};
-use crate::workload::Overrides;
 use anyhow::Result;
 
 /// `input 123`, and for the preview the slider position it maps to.

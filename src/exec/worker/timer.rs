@@ -213,7 +213,8 @@ impl<'a> Timer<'a> {
             usage: PairUsage {
                 baseline: b.usage,
                 treatment: t.usage,
-            },
+            }
+            .boxed(),
         }
     }
 

@@ -1,4 +1,4 @@
-//! The report's Layout section (issue 19): what each memory layout of the
+//! The report's Layout section: what each memory layout of the
 //! run did, whether randomizing layout widened the spread of the forks'
 //! baseline medians, and what each recorded factor explained, in words.
 //! Only runs whose forks recorded a layout have one, so other reports

@@ -1,5 +1,5 @@
 //! The run's overhead: how much of the forks' wall time was not spent in
-//! timed regions or in the baseline's padding (issue 20). A harness that
+//! timed regions or in the baseline's padding. A harness that
 //! spends most of a run starting processes and writing files makes every
 //! experiment slower than it needs to be, so the report states the ratio.
 

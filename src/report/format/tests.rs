@@ -144,8 +144,9 @@ fn a_column_of_estimates_has_one_unit_and_one_number_of_decimals() {
 
 #[test]
 fn a_column_mixing_units_and_digits_reads_in_one_style() {
-    // The column: "0 [-10, 4] µs", "-6.00 µs [-14, 0] µs",
-    // "501.2 [496.5, 504.4] µs".
+    // A column as it once printed: "0 [-10, 4] µs", "-6.00 µs [-14, 0] µs",
+    // "501.2 [496.5, 504.4] µs". A zero among a cell's numbers keeps the
+    // column's decimals, so each cell has one digit rule.
     let rows = [
         (0.0, -10_000.0, 4_000.0),
         (-6_000.0, -14_000.0, 0.0),
@@ -155,8 +156,8 @@ fn a_column_mixing_units_and_digits_reads_in_one_style() {
     assert_eq!(
         estimates(&c, &rows),
         [
-            "0 [-10.0, 4.0] µs",
-            "-6.0 [-14.0, 0] µs",
+            "0.0 [-10.0, 4.0] µs",
+            "-6.0 [-14.0, 0.0] µs",
             "501.2 [496.5, 504.4] µs"
         ]
     );

@@ -11,8 +11,11 @@
 use crate::reaper as sweep;
 use crate::record::RunUsage;
 use anyhow::{bail, Result};
+use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::io::Errno;
+use rustix::process::{pidfd_open, waitid, Pid, PidfdFlags, WaitId, WaitIdOptions};
 use std::collections::BTreeSet;
-use std::os::fd::RawFd;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -72,70 +75,57 @@ pub(super) fn run_out(pid: i32, timeout: Option<Duration>) -> Result<Option<i32>
 /// reaping it.
 pub(super) fn wait_exit(pid: i32, timeout: Option<Duration>) -> Result<bool> {
     let Some(t) = timeout else {
-        // SAFETY: waits for one child of ours; WNOWAIT leaves it unreaped.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let Some(p) = Pid::from_raw(pid) else {
+            bail!("waiting for a command: no process {pid}");
+        };
+        // One child of ours; NOWAIT leaves it unreaped.
         loop {
-            let r = unsafe {
-                libc::waitid(
-                    libc::P_PID,
-                    pid as libc::id_t,
-                    &mut info,
-                    libc::WEXITED | libc::WNOWAIT,
-                )
-            };
-            if r == 0 {
-                return Ok(true);
-            }
-            if errno() != libc::EINTR {
-                bail!("waiting for a command: {}", std::io::Error::last_os_error());
+            match waitid(
+                WaitId::Pid(p),
+                WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
+            ) {
+                Ok(_) => return Ok(true),
+                Err(Errno::INTR) => continue,
+                Err(e) => bail!("waiting for a command: {}", std::io::Error::from(e)),
             }
         }
     };
     let fd = pidfd(pid)?;
-    let ready = poll(&mut [pollfd(fd)], Some(Instant::now() + t));
-    // SAFETY: our own descriptor, closed once.
-    unsafe { libc::close(fd) };
-    Ok(ready? > 0)
+    let ready = poll(&mut [pollfd(fd.as_fd())], Some(Instant::now() + t))?;
+    Ok(ready > 0)
 }
 
-fn pidfd(pid: i32) -> Result<RawFd> {
-    // SAFETY: pidfd_open takes a pid and flags and returns a descriptor.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
-    if fd < 0 {
-        bail!(
+fn pidfd(pid: i32) -> Result<OwnedFd> {
+    let opened = Pid::from_raw(pid)
+        .ok_or(Errno::SRCH)
+        .and_then(|p| pidfd_open(p, PidfdFlags::empty()));
+    opened.map_err(|e| {
+        anyhow::anyhow!(
             "timeout_s and the output check need pidfd_open (Linux 5.3 or later): {}",
-            std::io::Error::last_os_error()
-        );
-    }
-    Ok(fd)
+            std::io::Error::from(e)
+        )
+    })
 }
 
-fn pollfd(fd: RawFd) -> libc::pollfd {
-    libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    }
+fn pollfd(fd: BorrowedFd<'_>) -> PollFd<'_> {
+    PollFd::from_borrowed_fd(fd, PollFlags::IN)
 }
 
 /// `poll` until `deadline` (forever when `None`), retried on EINTR;
 /// returns how many descriptors are ready (0: the deadline passed).
-fn poll(fds: &mut [libc::pollfd], deadline: Option<Instant>) -> Result<i32> {
+fn poll(fds: &mut [PollFd<'_>], deadline: Option<Instant>) -> Result<usize> {
     loop {
-        let ms = match deadline {
-            None => -1,
-            Some(d) => d
-                .saturating_duration_since(Instant::now())
-                .as_millis()
-                .clamp(0, i32::MAX as u128) as i32,
-        };
-        // SAFETY: fds is a valid slice of pollfd.
-        let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
-        if r >= 0 {
-            return Ok(r);
-        }
-        if errno() != libc::EINTR {
-            bail!("waiting for a command: {}", std::io::Error::last_os_error());
+        let left = deadline.map(|d| {
+            let t = d.saturating_duration_since(Instant::now());
+            Timespec {
+                tv_sec: t.as_secs() as i64,
+                tv_nsec: i64::from(t.subsec_nanos()),
+            }
+        });
+        match rustix::event::poll(fds, left.as_ref()) {
+            Ok(n) => return Ok(n),
+            Err(Errno::INTR) => continue,
+            Err(e) => bail!("waiting for a command: {}", std::io::Error::from(e)),
         }
     }
 }
@@ -154,38 +144,43 @@ pub(super) enum Read {
 /// keeps its stdout open cannot make the read outlast the deadline.
 pub(super) fn read_while_running(
     pid: i32,
-    pipe: RawFd,
+    pipe: BorrowedFd<'_>,
     deadline: Option<Instant>,
     sink: &mut impl FnMut(&[u8]),
 ) -> Result<Read> {
     let pfd = pidfd(pid)?;
-    let result = (|| {
-        let mut fds = [pollfd(pipe), pollfd(pfd)];
-        loop {
-            if poll(&mut fds, deadline)? == 0 {
-                return Ok(Read::TimedOut);
-            }
-            if fds[0].revents != 0 && !read_some(pipe, sink)? {
-                // End of output: only the exit is left to wait for.
-                fds[0].fd = -1;
-            }
-            if fds[1].revents != 0 {
-                return Ok(Read::Exited);
-            }
+    let mut open = true;
+    loop {
+        let mut fds = vec![pollfd(pfd.as_fd())];
+        if open {
+            fds.push(pollfd(pipe));
         }
-    })();
-    // SAFETY: our own descriptor, closed once.
-    unsafe { libc::close(pfd) };
-    result
+        if poll(&mut fds, deadline)? == 0 {
+            return Ok(Read::TimedOut);
+        }
+        let exited = !fds[0].revents().is_empty();
+        let readable = open && !fds[1].revents().is_empty();
+        drop(fds);
+        if readable && !read_some(pipe, sink)? {
+            // End of output: only the exit is left to wait for.
+            open = false;
+        }
+        if exited {
+            return Ok(Read::Exited);
+        }
+    }
 }
 
 /// Reads what `pipe` has after the run and everything it started were
 /// killed; false when it was still open at `deadline` (a process beyond
 /// runner's reach holds it).
-pub(super) fn drain(pipe: RawFd, deadline: Instant, sink: &mut impl FnMut(&[u8])) -> Result<bool> {
-    let mut fds = [pollfd(pipe)];
+pub(super) fn drain(
+    pipe: BorrowedFd<'_>,
+    deadline: Instant,
+    sink: &mut impl FnMut(&[u8]),
+) -> Result<bool> {
     loop {
-        if poll(&mut fds, Some(deadline))? == 0 {
+        if poll(&mut [pollfd(pipe)], Some(deadline))? == 0 {
             return Ok(false);
         }
         if !read_some(pipe, sink)? {
@@ -195,25 +190,18 @@ pub(super) fn drain(pipe: RawFd, deadline: Instant, sink: &mut impl FnMut(&[u8])
 }
 
 /// One read into `sink`; false at the end of the output.
-fn read_some(fd: RawFd, sink: &mut impl FnMut(&[u8])) -> Result<bool> {
+fn read_some(fd: BorrowedFd<'_>, sink: &mut impl FnMut(&[u8])) -> Result<bool> {
     let mut buf = [0u8; 1 << 16];
     loop {
-        // SAFETY: reads at most buf.len() bytes into buf.
-        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
-        if n > 0 {
-            sink(&buf[..n as usize]);
-            return Ok(true);
-        }
-        if n == 0 {
-            return Ok(false);
-        }
-        match errno() {
-            libc::EINTR => continue,
-            libc::EAGAIN => return Ok(true),
-            _ => bail!(
-                "reading a command's stdout: {}",
-                std::io::Error::last_os_error()
-            ),
+        match rustix::io::read(fd, &mut buf) {
+            Ok(0) => return Ok(false),
+            Ok(n) => {
+                sink(&buf[..n]);
+                return Ok(true);
+            }
+            Err(Errno::INTR) => continue,
+            Err(Errno::AGAIN) => return Ok(true),
+            Err(e) => bail!("reading a command's stdout: {}", std::io::Error::from(e)),
         }
     }
 }
@@ -228,8 +216,7 @@ pub(super) fn finish(pid: i32, exited: bool) -> Result<Ended> {
     if !exited {
         // Dead but unreaped: what it started outside its group is then
         // re-parented here, where the sweep finds it.
-        // SAFETY: `pid` is our unreaped child, so its group id is its own.
-        unsafe { libc::kill(-pid, libc::SIGKILL) };
+        kill_group(pid);
         wait_exit(pid, None)?;
     }
     if subreaper {
@@ -243,11 +230,18 @@ pub(super) fn finish(pid: i32, exited: bool) -> Result<Ended> {
             ));
         }
     }
-    // SAFETY: `pid` is our unreaped child, so its group id is its own.
-    unsafe { libc::kill(-pid, libc::SIGKILL) };
+    kill_group(pid);
     let (status, usage) = wait4(pid)?;
     LEFT.fetch_add(left.len() as u64, Ordering::SeqCst);
     Ok(Ended { status, usage })
+}
+
+/// SIGKILL to the group `pid` leads: `pid` is our unreaped child, so its
+/// group id is its own.
+fn kill_group(pid: i32) {
+    if let Some(p) = Pid::from_raw(pid) {
+        let _ = rustix::process::kill_process_group(p, rustix::process::Signal::KILL);
+    }
 }
 
 /// Live processes other than the leader in its group or, in a subreaper,
@@ -275,9 +269,11 @@ fn leftovers(pid: i32, exited: bool, subreaper: bool) -> BTreeSet<i32> {
 
 fn wait4(pid: i32) -> Result<(i32, RunUsage)> {
     let mut status = 0;
-    // SAFETY: rusage is plain data filled by wait4.
+    // rustix has no wait4 (nor another way to a child's rusage).
+    // SAFETY: wait4 writes an int and a rusage, plain data, at our pointers.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     loop {
+        // SAFETY: as above; `pid` is our child, waited for alone.
         let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
         if r == pid {
             break;

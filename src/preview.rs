@@ -201,7 +201,9 @@ impl Calculator {
         }
     }
 
-    /// Design section 4, step by step; O(months^2 x plans) on purpose.
+    /// The projection step by step, with no shortcut: O(months^2 x plans) on
+    /// purpose, so a run has real work that no cache can skip (every
+    /// override changes the grid).
     pub fn calculate(&mut self, model: &Model) -> Projection {
         let months = self.months;
         let mut ending_mrr = 0.0;

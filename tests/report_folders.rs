@@ -1,4 +1,4 @@
-//! The committed reports are laid out so that the README's first command
+//! The committed report folders are chosen so that the README's first command
 //! regenerates the same kind of report it overwrites: run on a fresh clone
 //! (no database), `exec experiments/aa.toml` rewrites only `reports/aa/`,
 //! which is itself an embedded-SQLite run, and leaves every other committed
@@ -47,14 +47,6 @@ fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let mut out = BTreeMap::new();
     walk(dir, dir, &mut out);
     out
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    for (rel, bytes) in files(from) {
-        let dest = to.join(rel);
-        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
-        std::fs::write(dest, bytes).unwrap();
-    }
 }
 
 fn backend(run_json: &Path) -> String {
@@ -110,8 +102,7 @@ fn the_first_readme_command_rewrites_only_the_report_of_its_own_kind() {
         .chain(before.keys())
         .filter(|p| before.get(*p) != after.get(*p))
         .collect();
-    // The report it replaces moves to reports/NAME.old (README, "The output
-    // folder"), which .gitignore keeps out of commits; nothing else changes.
+    // The report it replaces moves to reports/NAME.old (docs/guide/output-folder.md), which .gitignore keeps out of commits; nothing else changes.
     let old = PathBuf::from(format!("{name}.old"));
     let outside: Vec<&&PathBuf> = changed
         .iter()

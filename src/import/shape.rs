@@ -1,0 +1,262 @@
+//! How another harness's rows map onto runner's design: cells (by label,
+//! by delay, or a grid of both), forks (numbered 0.. per cell, by their id
+//! in the file) and pairs (renumbered 0.. per phase, in `pair` order), and
+//! the check that the design is uniform (equal forks, equal pairs).
+
+use super::table;
+use crate::error::{bad_input, Result};
+use crate::plan::Cell;
+use crate::record::Phase;
+use std::collections::{BTreeMap, HashMap};
+
+/// (label, delay) -> rows, and how the cells were told apart.
+pub(super) struct Cells {
+    pub delays: Vec<u64>,
+    pub labels: Vec<String>,
+    pub by: &'static str,
+}
+
+pub(super) fn cells_of(t: &table::Table, shown: &str) -> Result<Cells> {
+    let mut labels: Vec<String> = Vec::new();
+    let mut delays: Vec<u64> = Vec::new();
+    // (label index, delay) -> the first line with it.
+    let mut combos: BTreeMap<(u32, u64), u32> = BTreeMap::new();
+    for (r, &line) in t.rows.iter().zip(&t.lines) {
+        let first = combos.entry((r.cell, r.delay_ns)).or_insert(line);
+        *first = (*first).min(line);
+    }
+    // Labels in order of first appearance in the file.
+    let mut first_line: BTreeMap<u32, u32> = BTreeMap::new();
+    for (&(l, d), &line) in &combos {
+        let at = first_line.entry(l).or_insert(line);
+        *at = (*at).min(line);
+        if !delays.contains(&d) {
+            delays.push(d);
+        }
+    }
+    let mut by_line: Vec<(u32, u32)> = first_line.into_iter().map(|(l, at)| (at, l)).collect();
+    by_line.sort_unstable();
+    labels.extend(by_line.iter().map(|&(_, l)| t.labels[l as usize].clone()));
+    let combos: BTreeMap<(String, u64), u32> = combos
+        .into_iter()
+        .map(|((l, d), line)| ((t.labels[l as usize].clone(), d), line))
+        .collect();
+    delays.sort_unstable();
+    if !t.has_cell {
+        return Ok(Cells {
+            delays,
+            labels: Vec::new(),
+            by: "delay",
+        });
+    }
+    if !t.has_delay {
+        return Ok(Cells {
+            delays,
+            labels,
+            by: "cell",
+        });
+    }
+    // A label per delay and a delay per label: the labels only name the delays.
+    if combos.len() == labels.len() && combos.len() == delays.len() {
+        return Ok(Cells {
+            delays,
+            labels: Vec::new(),
+            by: "delay",
+        });
+    }
+    if combos.len() == labels.len() * delays.len() {
+        return Ok(Cells {
+            delays,
+            labels,
+            by: "cell x delay",
+        });
+    }
+    let missing = labels
+        .iter()
+        .flat_map(|l| delays.iter().map(move |d| (l.clone(), *d)))
+        .find(|k| !combos.contains_key(k))
+        .expect("not a full grid");
+    Err(bad_input(format!(
+        "{shown}: cell {:?} has no rows at delay {} ns; runner's cells are a grid (every cell label at every delay), so give every label every delay, or only one of the `cell` and delay columns",
+        missing.0, missing.1
+    )))
+}
+
+/// The runner cell of each (label, delay).
+pub(super) fn cell_ids(cells: &[Cell], by_label: bool) -> BTreeMap<(String, u64), u32> {
+    cells
+        .iter()
+        .map(|c| {
+            let label = if by_label {
+                c.params
+                    .get("cell")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default()
+                    .to_string()
+            } else {
+                String::new()
+            };
+            ((label, c.delay_ns), c.cell)
+        })
+        .collect()
+}
+
+/// Each runner (cell, fork) in order: the fork's id in the file, and how
+/// many warm-up and measured rows it has (they follow each other in
+/// `t.rows` once [`forks`] has sorted them).
+pub(super) type Forks = BTreeMap<(u32, u32), (String, u32, u32)>;
+
+/// Puts `t.rows` in runner's order and numbering, in place: each row's
+/// `cell` and `fork` become runner's, the rows sorted by (cell, fork,
+/// phase, pair) and each phase's pairs renumbered from 0. Checks that no
+/// fork has a pair twice in one phase and that the design is uniform.
+/// Returns the forks and (forks per cell, warm-up pairs, measured pairs).
+pub(super) fn forks(
+    t: &mut table::Table,
+    ids: &BTreeMap<(String, u64), u32>,
+    by_label: bool,
+    shown: &str,
+) -> Result<(Forks, u32, u32, u32)> {
+    // Runner's cell of each (label, delay) seen, looked up once per pair
+    // of keys rather than per row.
+    let mut cell_of: HashMap<(u32, u64), u32> = HashMap::new();
+    for r in &t.rows {
+        cell_of.entry((r.cell, r.delay_ns)).or_insert_with(|| {
+            let l = if by_label {
+                t.labels[r.cell as usize].clone()
+            } else {
+                String::new()
+            };
+            ids[&(l, r.delay_ns)]
+        });
+    }
+    // Each cell's fork ids in order of first appearance, then runner's
+    // order of them (by number when every id is one).
+    let mut appearance: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    let mut seen: std::collections::HashSet<(u32, u32)> = Default::default();
+    for r in &t.rows {
+        let cell = cell_of[&(r.cell, r.delay_ns)];
+        if seen.insert((cell, r.fork)) {
+            appearance.entry(cell).or_default().push(r.fork);
+        }
+    }
+    let mut fork_of: HashMap<(u32, u32), u32> = HashMap::new();
+    let mut out: Forks = BTreeMap::new();
+    for (&cell, list) in &appearance {
+        let names: Vec<&str> = list
+            .iter()
+            .map(|&f| t.fork_ids[f as usize].as_str())
+            .collect();
+        let order = table::fork_order(&names);
+        let index: HashMap<&str, u32> = list
+            .iter()
+            .map(|&f| (t.fork_ids[f as usize].as_str(), f))
+            .collect();
+        for (n, id) in order.iter().enumerate() {
+            fork_of.insert((cell, index[id.as_str()]), n as u32);
+            out.insert((cell, n as u32), (id.clone(), 0, 0));
+        }
+    }
+    for r in t.rows.iter_mut() {
+        let cell = cell_of[&(r.cell, r.delay_ns)];
+        r.fork = fork_of[&(cell, r.fork)];
+        r.cell = cell;
+    }
+    // Sort a permutation (4 bytes a row) instead of the rows, so the file's
+    // line of each row stays at hand for messages; then move the rows.
+    let key = |i: u32| {
+        let r = &t.rows[i as usize];
+        (r.cell, r.fork, r.phase == Phase::Measure, r.pair, i)
+    };
+    let mut order: Vec<u32> = (0..t.rows.len() as u32).collect();
+    order.sort_unstable_by_key(|&i| key(i));
+    for w in order.windows(2) {
+        let (a, b) = (key(w[0]), key(w[1]));
+        if (a.0, a.1, a.2, a.3) == (b.0, b.1, b.2, b.3) {
+            let id = &out[&(a.0, a.1)].0;
+            return Err(bad_input(format!(
+                "{shown}:{}: fork {id:?} has pair {} twice (also on line {}) in one phase",
+                t.lines[w[1] as usize], a.3, t.lines[w[0] as usize]
+            )));
+        }
+    }
+    for &i in &order {
+        let r = &t.rows[i as usize];
+        let counts = out
+            .get_mut(&(r.cell, r.fork))
+            .expect("every fork is listed");
+        match r.phase {
+            Phase::Warmup => counts.1 += 1,
+            Phase::Measure => counts.2 += 1,
+        }
+    }
+    let mut shape: Option<(u32, u32, u32)> = None; // (forks, warmup, pairs)
+    for (&(cell, _), (id, warm, meas)) in &out {
+        if *meas == 0 {
+            return Err(bad_input(format!(
+                "{shown}: fork {id:?} has no measured pairs (phase `measure`)"
+            )));
+        }
+        let this = (appearance[&cell].len() as u32, *warm, *meas);
+        match shape {
+            None => shape = Some(this),
+            Some(s) if s != this => {
+                return Err(bad_input(format!(
+                    "{shown}: runner's design is uniform, but fork {id:?} has {} warm-up + {} measured pairs in a cell of {} forks, where the first fork read has {} + {} in a cell of {}; import forks of equal size",
+                    this.1, this.2, this.0, s.1, s.2, s.0
+                )))
+            }
+            Some(_) => {}
+        }
+    }
+    permute(&mut t.rows, &mut order);
+    t.lines = Vec::new();
+    // Pairs numbered from 0 in each phase of each fork.
+    let mut next = 0u32;
+    let mut last: Option<(u32, u32, Phase)> = None;
+    for r in t.rows.iter_mut() {
+        if last != Some((r.cell, r.fork, r.phase)) {
+            next = 0;
+            last = Some((r.cell, r.fork, r.phase));
+        }
+        r.pair = next;
+        next += 1;
+    }
+    let s = shape.expect("rows exist");
+    Ok((out, s.0, s.1, s.2))
+}
+
+/// Reorders `rows` in place so that row i becomes the old row `order[i]`,
+/// one cycle of the permutation at a time (`order` is used up: every
+/// entry ends as its own index).
+fn permute<T>(rows: &mut [T], order: &mut [u32]) {
+    for start in 0..rows.len() {
+        let mut cur = start;
+        while order[cur] as usize != cur {
+            let next = order[cur] as usize;
+            order[cur] = cur as u32;
+            if next == start {
+                break;
+            }
+            rows.swap(cur, next);
+            cur = next;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::permute;
+
+    #[test]
+    fn a_permutation_moves_each_row_to_its_place() {
+        let old = ["a", "b", "c", "d", "e", "f"];
+        let order = [3u32, 0, 4, 1, 2, 5];
+        let mut rows = old;
+        let mut o = order;
+        permute(&mut rows, &mut o);
+        let want: Vec<&str> = order.iter().map(|&i| old[i as usize]).collect();
+        assert_eq!(rows.to_vec(), want);
+        assert!(o.iter().enumerate().all(|(i, &x)| x as usize == i));
+    }
+}

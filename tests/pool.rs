@@ -1,0 +1,90 @@
+//! The analysis runs on one bounded pool: with `RUNNER_THREADS=2`, no more
+//! than two threads are added to the process while it reads and analyses
+//! the largest committed run, however its cells, forks and bootstraps nest. The test
+//! reads /proc/self/task while the analysis runs (this file holds one test,
+//! so no other test's threads come and go meanwhile).
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+const THREADS: usize = 2;
+
+/// (task id, name) of every thread of this process.
+fn tasks() -> Vec<(u32, String)> {
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| {
+            let id: u32 = e.file_name().to_str()?.parse().ok()?;
+            let name = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
+            Some((id, name.trim().to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn an_analysis_adds_at_most_runner_threads_threads() {
+    if !Path::new("/proc/self/task").is_dir() {
+        eprintln!("SKIPPED: no /proc/self/task on this system");
+        return;
+    }
+    // Before anything builds the pool (it reads the variable once).
+    std::env::set_var("RUNNER_THREADS", THREADS.to_string());
+    let done = Arc::new(AtomicBool::new(false));
+    let sampler = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let mut seen: BTreeSet<(u32, String)> = BTreeSet::new();
+            let mut most = 0;
+            let mut samples = 0u64;
+            while !done.load(Ordering::Relaxed) {
+                let now = tasks();
+                most = most.max(now.len());
+                seen.extend(now);
+                samples += 1;
+                std::thread::yield_now();
+            }
+            (most, seen, samples)
+        })
+    };
+    // The sampler is running: what is alive now is the baseline.
+    let before: BTreeSet<u32> = loop {
+        let now = tasks();
+        if now.len() >= 2 {
+            break now.into_iter().map(|(id, _)| id).collect();
+        }
+    };
+    // Reading checks the forks' rows on the pool too.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/validity");
+    let (info, pairs) = runner::report::read_folder(&dir).expect("reports/validity reads");
+    let analysis = runner::report::analyse(&info, &pairs).expect("the analysis runs");
+    done.store(true, Ordering::Relaxed);
+    let (most, seen, samples) = sampler.join().unwrap();
+
+    assert!(analysis.cells.len() > 1, "a run of several cells");
+    assert!(samples > 10, "the sampler looked only {samples} times");
+    // A thread is one task id; a new thread may be seen twice, under its
+    // creator's name and then under its own.
+    let added: Vec<&(u32, String)> = seen.iter().filter(|(id, _)| !before.contains(id)).collect();
+    let ids: BTreeSet<u32> = added.iter().map(|(id, _)| *id).collect();
+    assert!(
+        ids.len() <= THREADS,
+        "the analysis started {} threads with RUNNER_THREADS={THREADS}: {added:?}",
+        ids.len()
+    );
+    assert!(
+        most <= before.len() + THREADS,
+        "{most} threads alive at once, {} before the analysis",
+        before.len()
+    );
+    // Not vacuous: the pool's workers were seen at work.
+    assert!(
+        added
+            .iter()
+            .any(|(_, name)| name.starts_with(runner::stats::pool::THREAD_NAME)),
+        "no pool thread was seen: {added:?}"
+    );
+}
