@@ -32,6 +32,7 @@ pub mod shell;
 pub mod spec;
 pub mod stats;
 pub mod strategy;
+pub mod temp;
 pub mod workload;
 
 use cli::{Cli, Command};

@@ -11,6 +11,7 @@
 //! over rows sorted by name bytes, so it is the same function on both
 //! backends and does not depend on a server's collation.
 
+pub mod cancel;
 pub mod config;
 pub mod guard;
 mod pg_session;

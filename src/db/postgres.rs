@@ -142,7 +142,11 @@ pub fn connect(url: &str) -> Result<(Client, Endpoint), DbError> {
         message,
     };
     match rx.recv_timeout(limit + Duration::from_millis(500)) {
-        Ok(Ok(client)) => Ok((client, endpoint)),
+        Ok(Ok(mut client)) => {
+            // A worker's parent learns of the connection before it is used.
+            super::cancel::announce(&mut client)?;
+            Ok((client, endpoint))
+        }
         Ok(Err(e)) => Err(fail(message(&e))),
         Err(_) => Err(fail(format!(
             "the server did not complete the connection within {} s (connect_timeout in the URL raises this)",

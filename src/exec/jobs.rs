@@ -134,6 +134,8 @@ pub(super) fn run_jobs(
             Ok(r) => Some(backend_pids(&r.summary)),
             Err(_) => None,
         };
+        // Arms whose outputs differ are the experiment file's to fix (exit 2).
+        let disagreement = matches!(&outcome, Err(f) if f.disagreement);
         let database_guard = guard.compare(print_before, backends.as_deref())?;
         let changed = database_guard.as_ref().filter(|g| !g.held).map(|g| {
             format!(
@@ -198,7 +200,11 @@ pub(super) fn run_jobs(
         };
         writer.discard();
         progress.clear();
-        return Err(run_failed(failure));
+        return Err(if disagreement {
+            crate::error::bad_input(failure)
+        } else {
+            run_failed(failure)
+        });
     }
     progress.finish(todo_len);
     if interrupt::interrupted() {

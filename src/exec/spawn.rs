@@ -18,7 +18,7 @@
 //! leave (the worker cannot clean up after a SIGKILL) is re-parented here
 //! and killed after each fork (src/exec/sweep.rs).
 
-use super::protocol::{CheckReport, ForkSummary, JobRequest, WorkerMessage, GO};
+use super::protocol::{CheckReport, ForkSummary, JobRequest, TrialReport, WorkerMessage, GO};
 use crate::interrupt;
 use crate::record::PairRecord;
 use std::collections::BTreeSet;
@@ -45,12 +45,26 @@ pub struct ForkFailure {
     /// Stopped by Ctrl-C or a termination signal (the parent's, or the
     /// worker's own SIGINT from a terminal).
     pub interrupted: bool,
+    /// The arms' outputs differ: the experiment file must change, and no
+    /// re-run (or resume) can help.
+    pub disagreement: bool,
+    /// Processes its commands left, killed by the parent's sweep.
+    pub left_processes: u64,
 }
 
 pub struct ForkResult {
     pub checks: CheckReport,
     pub summary: ForkSummary,
     pub wall_ns: u64,
+    /// A trial job's timings.
+    pub trial: Option<TrialReport>,
+}
+
+/// What a worker reported before its `Done`.
+struct Received {
+    checks: CheckReport,
+    summary: ForkSummary,
+    trial: Option<TrialReport>,
 }
 
 /// What the stdout thread hands over.
@@ -68,7 +82,16 @@ enum Ended {
     TimedOut,
     Interrupted,
     Because(String),
+    /// The worker's own `Failed`: it is on its way out, its connections idle.
+    Failed(String),
+    /// The worker's agreement check found the arms' outputs differ.
+    Disagreed(String),
 }
+
+/// How long the parent gives the database server to cancel and end a
+/// stopped fork's sessions: part of the 2 s in which runner answers a
+/// timeout or a signal.
+const CANCEL_BUDGET: Duration = Duration::from_millis(1500);
 
 /// The children this process had before it became a subreaper (a shell's
 /// `cmd & exec runner ...`): not runner's, never swept.
@@ -213,6 +236,10 @@ pub struct Worker {
     started: Instant,
     deadline: Instant,
     reaped: bool,
+    /// Where its connections go, to cancel what they run if it is stopped.
+    database: Option<crate::db::DbTarget>,
+    /// The database server processes it said it connected to.
+    backends: Vec<u32>,
 }
 
 impl Worker {
@@ -223,6 +250,8 @@ impl Worker {
             reason,
             stderr_tail: Vec::new(),
             interrupted: false,
+            disagreement: false,
+            left_processes: 0,
         };
         let exe =
             std::env::current_exe().map_err(|e| fail(format!("cannot find own binary: {e}")))?;
@@ -264,6 +293,8 @@ impl Worker {
             started,
             deadline: started + timeout,
             reaped: false,
+            database: job.database.clone(),
+            backends: Vec::new(),
         })
     }
 
@@ -282,17 +313,36 @@ impl Worker {
             // Closed after the word: the worker reads nothing more.
             let _ = writeln!(stdin, "{GO}");
         }
-        let outcome = receive(&self.rx, &mut on_pair, timing_over, self.deadline);
-        let (status, outcome) = reap(&mut self.child, outcome, self.deadline);
+        let outcome = receive(
+            &self.rx,
+            &mut on_pair,
+            timing_over,
+            self.deadline,
+            &mut self.backends,
+        );
+        // A fork that is stopped has its queries cancelled on the server
+        // before the worker is killed (`db::cancel`), once.
+        let mut cancelled: Option<Vec<String>> = None;
+        let (database, backends) = (self.database.clone(), self.backends.clone());
+        let mut stop_queries = || {
+            cancelled.get_or_insert_with(|| stop_backends(database.as_ref(), &backends));
+        };
+        let (status, outcome) = reap(&mut self.child, outcome, self.deadline, &mut stop_queries);
         self.reaped = true;
         live().remove(&(self.child.id() as i32));
         let swept = sweep_after_worker();
         let _ = self.stderr_closed.recv_timeout(STDERR_GRACE);
+        // The worker's own `error: ...` line repeats the message it sent.
+        let said = match &outcome {
+            Err(Ended::Failed(m) | Ended::Disagreed(m)) => m.as_str(),
+            _ => "",
+        };
         let stderr_tail: Vec<String> = self
             .tail
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .iter()
+            .filter(|l| said.is_empty() || !said.contains(l.trim_start_matches("error: ")))
             .cloned()
             .collect();
         let wall_ns = self.started.elapsed().as_nanos() as u64;
@@ -301,16 +351,26 @@ impl Worker {
             use std::os::unix::process::ExitStatusExt;
             matches!(&status, Some(s) if s.signal() == Some(libc::SIGINT))
         };
+        let on_server = cancelled
+            .filter(|c| !c.is_empty())
+            .map(|c| format!("; on the database server, runner {}", c.join("; ")))
+            .unwrap_or_default();
         let failure = |reason: String, interrupted: bool| ForkFailure {
             reason: if swept > 0 {
-                format!("{reason} ({swept} process(es) started by its commands were still running and were killed)")
+                format!("{reason} ({swept} process(es) started by its commands were still running and were killed){on_server}")
             } else {
-                reason
+                format!("{reason}{on_server}")
             },
             stderr_tail: stderr_tail.clone(),
             interrupted: interrupted || worker_sigint || interrupt::interrupted(),
+            disagreement: false,
+            left_processes: swept,
         };
-        let (checks, mut summary) = match outcome {
+        let Received {
+            checks,
+            mut summary,
+            trial,
+        } = match outcome {
             Ok(done) => done,
             Err(Ended::Interrupted) => return Err(failure("interrupted".into(), true)),
             Err(Ended::TimedOut) => {
@@ -331,7 +391,15 @@ impl Worker {
                 };
                 return Err(failure(reason, false));
             }
-            Err(Ended::Because(reason)) => return Err(failure(reason, false)),
+            Err(Ended::Because(reason) | Ended::Failed(reason)) => {
+                return Err(failure(reason, false))
+            }
+            Err(Ended::Disagreed(reason)) => {
+                return Err(ForkFailure {
+                    disagreement: true,
+                    ..failure(reason, false)
+                })
+            }
         };
         summary.left_processes += swept;
         match status {
@@ -339,6 +407,7 @@ impl Worker {
                 checks,
                 summary,
                 wall_ns,
+                trial,
             }),
             Some(s) => Err(failure(describe_exit(s), false)),
             None => Err(failure("cannot wait for the worker".into(), false)),
@@ -351,6 +420,13 @@ impl Drop for Worker {
     /// fork) is killed and reaped, with whatever it started.
     fn drop(&mut self) {
         if !self.reaped {
+            // Its set-up may be running the user's SQL on the server.
+            while let Ok(e) = self.rx.try_recv() {
+                if let Event::Message(WorkerMessage::Backend { pid }) = e {
+                    self.backends.push(pid);
+                }
+            }
+            stop_backends(self.database.as_ref(), &self.backends);
             let _ = self.child.kill();
             let _ = self.child.wait();
             live().remove(&(self.child.id() as i32));
@@ -359,14 +435,33 @@ impl Drop for Worker {
     }
 }
 
-/// Messages until `Done`, a failure, the deadline or a signal.
+/// Cancels what the server processes `backends` of a stopped fork run and
+/// ends their sessions (`db::cancel`); what was done, one sentence each.
+/// Nothing to do without PostgreSQL; a server that does not answer is
+/// said, and the fork is stopped all the same.
+fn stop_backends(database: Option<&crate::db::DbTarget>, backends: &[u32]) -> Vec<String> {
+    let Some(crate::db::DbTarget::Postgres { url, .. }) = database else {
+        return Vec::new();
+    };
+    match crate::db::cancel::stop_backends(url, backends, CANCEL_BUDGET) {
+        Ok(done) => done,
+        Err(e) => vec![format!(
+            "could not cancel the queries of server processes {backends:?}: {e}"
+        )],
+    }
+}
+
+/// Messages until `Done`, a failure, the deadline or a signal; the
+/// database server processes the worker announces go into `backends`.
 fn receive(
     rx: &mpsc::Receiver<Event>,
     on_pair: &mut impl FnMut(&PairRecord) -> crate::error::Result<()>,
     timing_over: impl FnOnce(),
     deadline: Instant,
-) -> Result<(CheckReport, ForkSummary), Ended> {
+    backends: &mut Vec<u32>,
+) -> Result<Received, Ended> {
     let mut checks = None;
+    let mut trial = None;
     let mut timing_over = Some(timing_over);
     loop {
         if interrupt::interrupted() {
@@ -390,20 +485,30 @@ fn receive(
             }
         }
         match event {
+            Event::Message(WorkerMessage::Backend { pid }) => backends.push(pid),
+            Event::Message(WorkerMessage::Trial(t)) => trial = Some(t),
             Event::Message(WorkerMessage::Checked(c)) => checks = Some(c),
             Event::Message(WorkerMessage::Pair(p)) => {
                 on_pair(&p).map_err(|e| Ended::Because(e.to_string()))?
             }
-            Event::Message(WorkerMessage::Done(s)) => {
+            Event::Message(WorkerMessage::Done(summary)) => {
                 return match checks.take() {
-                    Some(c) => Ok((c, s)),
+                    Some(checks) => Ok(Received {
+                        checks,
+                        summary,
+                        trial,
+                    }),
                     None => Err(Ended::Because(
                         "the worker finished without reporting its checks".into(),
                     )),
                 }
             }
-            Event::Message(WorkerMessage::Failed { message }) => {
-                return Err(Ended::Because(message))
+            Event::Message(WorkerMessage::Failed {
+                message,
+                disagreement: true,
+            }) => return Err(Ended::Disagreed(message)),
+            Event::Message(WorkerMessage::Failed { message, .. }) => {
+                return Err(Ended::Failed(message))
             }
             Event::Bad(reason) => return Err(Ended::Because(reason)),
             Event::End => return Err(Ended::Early),
@@ -413,24 +518,29 @@ fn receive(
 
 /// Waits for the worker to exit, killing it first when the fork did not
 /// finish cleanly, and still answering the deadline and signals (a worker
-/// may hang on its way out). Returns its exit status (`None`: could not be
-/// waited for) and the outcome, turned into a timeout or an interruption
-/// when that is why it had to be killed.
+/// may hang on its way out). Before a kill, `stop_queries` cancels what
+/// the worker's connections run on the database server. Returns its exit
+/// status (`None`: could not be waited for) and the outcome, turned into a
+/// timeout or an interruption when that is why it had to be killed.
 fn reap(
     child: &mut Child,
-    outcome: Result<(CheckReport, ForkSummary), Ended>,
+    outcome: Result<Received, Ended>,
     deadline: Instant,
-) -> (
-    Option<ExitStatus>,
-    Result<(CheckReport, ForkSummary), Ended>,
-) {
+    stop_queries: &mut impl FnMut(),
+) -> (Option<ExitStatus>, Result<Received, Ended>) {
     let mut outcome = outcome;
     // Anything but a clean `Done` or a worker's own `Failed`: stop it now.
     if matches!(
         outcome,
         Err(Ended::TimedOut | Ended::Interrupted) | Err(Ended::Because(_))
     ) {
+        stop_queries();
         let _ = child.kill();
+    } else if matches!(outcome, Err(Ended::Failed(_))) {
+        let _ = child.kill();
+    } else if matches!(outcome, Err(Ended::Early)) {
+        // A worker that died mid-query left the query running on the server.
+        stop_queries();
     }
     loop {
         match child.wait_timeout(interrupt::POLL) {
@@ -443,11 +553,13 @@ fn reap(
         }
         // Still running: only a deadline or a signal makes this wait end.
         if interrupt::interrupted() {
+            stop_queries();
             let _ = child.kill();
             if outcome.is_ok() {
                 outcome = Err(Ended::Interrupted);
             }
         } else if Instant::now() >= deadline {
+            stop_queries();
             let _ = child.kill();
             outcome = Err(Ended::TimedOut);
         }
