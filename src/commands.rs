@@ -247,7 +247,7 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
             arms.join(", ")
         ));
     }
-    if let Some(Stopped::Failed(why)) = stopped {
+    if let Some(Stopped::Failed(why) | Stopped::TimedOut(why)) = stopped {
         // What exec's first fork would meet, said now; the estimate is a
         // guess from there on.
         out.push_str(&format!(

@@ -112,6 +112,9 @@ fn stop(url: &str, pids: &[u32], deadline: Instant) -> Result<Vec<String>, DbErr
         .map_err(pg("cancel the fork's queries"))?;
     let pids: Vec<i32> = pids.iter().filter_map(|&p| i32::try_from(p).ok()).collect();
     let found = activity(&mut client, &pids)?;
+    // Which lock a query waited for, said with what was cancelled.
+    let u32s: Vec<u32> = pids.iter().map(|&p| p as u32).collect();
+    let locked = super::locks::waits(&mut client, &u32s, Duration::ZERO).unwrap_or_default();
     let active: Vec<i32> = found
         .iter()
         .filter(|s| s.state == "active")
@@ -154,7 +157,17 @@ fn stop(url: &str, pids: &[u32], deadline: Instant) -> Result<Vec<String>, DbErr
     Ok(found
         .iter()
         .filter(|s| s.state == "active")
-        .map(|s| describe(s, gone))
+        .map(|s| {
+            let mut said = describe(s, gone);
+            if let Some(w) = locked.iter().find(|w| w.pid == s.pid) {
+                said.push_str(&format!(
+                    "; it had waited {:.1} s for {}",
+                    w.waited_s,
+                    w.what()
+                ));
+            }
+            said
+        })
         .collect())
 }
 

@@ -14,6 +14,7 @@
 pub mod cancel;
 pub mod config;
 pub mod guard;
+pub mod locks;
 mod pg_session;
 pub mod postgres;
 pub mod session;

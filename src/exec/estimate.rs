@@ -35,9 +35,27 @@ pub struct Estimate {
     pub runs: u32,
     /// Why some arm's cost is a guess; none when every arm was timed.
     pub guessed: Option<String>,
+    /// Why the trials stopped short, if they did.
+    pub stopped: Option<Stopped>,
 }
 
 impl Estimate {
+    /// What the trials proved a run cannot get past (the arms' outputs
+    /// differ, a run that outlasts the fork timeout, a signal): exec stops
+    /// with it before its first fork instead of at it. A trial that merely
+    /// failed is left for the forks to report in their own words.
+    pub fn blocking(&self) -> Option<crate::error::RunnerError> {
+        use crate::error::{bad_input, run_failed};
+        match self.stopped.as_ref()? {
+            Stopped::Disagreement(m) => Some(bad_input(format!(
+                "exec's trial run, before any fork, found that {m}"
+            ))),
+            Stopped::TimedOut(m) => Some(run_failed(format!("before any fork, {m}"))),
+            Stopped::Interrupted => Some(run_failed(crate::interrupt::Interrupted.to_string())),
+            Stopped::Failed(_) => None,
+        }
+    }
+
     /// `about 11.2 s (...)`: the line `check` prints after `estimate`, and
     /// exec in its progress.
     pub fn describe(&self) -> String {
@@ -95,7 +113,10 @@ pub fn from_trials(
         Some(Stopped::Disagreement(_)) => {
             Some("the trial runs stopped: the arms' outputs differ".to_string())
         }
-        Some(Stopped::Failed(e)) => Some(e.lines().next().unwrap_or_default().to_string()),
+        Some(Stopped::Failed(_)) => Some("a trial run failed".to_string()),
+        Some(Stopped::TimedOut(_)) => {
+            Some("a trial run was still running at the fork timeout".to_string())
+        }
     };
     let forks = u64::from(exp.design.forks.get());
     let start = if on_postgres {
@@ -140,6 +161,7 @@ pub fn from_trials(
         } else {
             why.or_else(|| Some("an arm was not timed".into()))
         },
+        stopped: stopped.clone(),
     }
 }
 
@@ -170,6 +192,7 @@ mod tests {
             timed: vec![("gzip1".into(), 30_000_000)],
             runs: 3,
             guessed: None,
+            stopped: None,
         };
         assert_eq!(
             e.describe(),

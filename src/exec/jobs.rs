@@ -50,6 +50,10 @@ pub(super) fn run_jobs(
             todo_len,
             e.describe()
         ));
+        if let Some(stop) = e.blocking() {
+            progress.clear();
+            return Err(stop);
+        }
     }
     let timeout = Duration::from_secs(exp.design.fork_timeout_s);
     let pairs_per_job = plan::Plan::pairs_per_job(exp);
@@ -181,8 +185,9 @@ pub(super) fn run_jobs(
             // The fork ran, but the database changed: that alone fails it.
             Ok(_) => String::new(),
             Err(f) if f.interrupted => format!(
-                "{} during {label}; the worker was stopped and its unfinished fork discarded",
-                interrupt::Interrupted
+                "{} during {label}; the worker was stopped and its unfinished fork discarded{}",
+                interrupt::Interrupted,
+                f.on_server
             ),
             Err(f) => {
                 let mut msg = format!("{label} (job seed {}) failed: {}", job.seed, f.reason);

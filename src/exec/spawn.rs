@@ -50,6 +50,12 @@ pub struct ForkFailure {
     pub disagreement: bool,
     /// Processes its commands left, killed by the parent's sweep.
     pub left_processes: u64,
+    /// Killed at the fork timeout.
+    pub timed_out: bool,
+    /// What was cancelled on the database server before the worker was
+    /// killed (`; on the database server, runner cancelled ...`; empty when
+    /// nothing was), also at the end of `reason`.
+    pub on_server: String,
 }
 
 pub struct ForkResult {
@@ -240,6 +246,8 @@ pub struct Worker {
     database: Option<crate::db::DbTarget>,
     /// The database server processes it said it connected to.
     backends: Vec<u32>,
+    /// `cell 0 fork 1`, for what is said while it runs.
+    label: String,
 }
 
 impl Worker {
@@ -252,6 +260,8 @@ impl Worker {
             interrupted: false,
             disagreement: false,
             left_processes: 0,
+            timed_out: false,
+            on_server: String::new(),
         };
         let exe =
             std::env::current_exe().map_err(|e| fail(format!("cannot find own binary: {e}")))?;
@@ -295,6 +305,11 @@ impl Worker {
             reaped: false,
             database: job.database.clone(),
             backends: Vec::new(),
+            label: if job.trial {
+                format!("the trial run of cell {}", job.cell)
+            } else {
+                format!("cell {} fork {}", job.cell, job.fork)
+            },
         })
     }
 
@@ -313,13 +328,25 @@ impl Worker {
             // Closed after the word: the worker reads nothing more.
             let _ = writeln!(stdin, "{GO}");
         }
+        let url = match &self.database {
+            Some(crate::db::DbTarget::Postgres { url, .. }) => Some(url.as_str()),
+            _ => None,
+        };
+        let mut watch = crate::db::locks::LockWatch::new(url);
+        let label = self.label.clone();
         let outcome = receive(
             &self.rx,
             &mut on_pair,
             timing_over,
             self.deadline,
             &mut self.backends,
+            &mut |backends: &[u32]| {
+                for said in watch.poll(backends) {
+                    crate::console::warn(&format!("{label}: {said}"));
+                }
+            },
         );
+        let waited = watch.last.take();
         // A fork that is stopped has its queries cancelled on the server
         // before the worker is killed (`db::cancel`), once.
         let mut cancelled: Option<Vec<String>> = None;
@@ -351,10 +378,14 @@ impl Worker {
             use std::os::unix::process::ExitStatusExt;
             matches!(&status, Some(s) if s.signal() == Some(libc::SIGINT))
         };
-        let on_server = cancelled
+        let mut on_server = cancelled
             .filter(|c| !c.is_empty())
             .map(|c| format!("; on the database server, runner {}", c.join("; ")))
             .unwrap_or_default();
+        // A lock wait seen while it set up, if nothing above says it.
+        if let Some(w) = waited.filter(|_| outcome.is_err() && on_server.is_empty()) {
+            on_server = format!("; before that, {}", w.sentence());
+        }
         let failure = |reason: String, interrupted: bool| ForkFailure {
             reason: if swept > 0 {
                 format!("{reason} ({swept} process(es) started by its commands were still running and were killed){on_server}")
@@ -365,6 +396,8 @@ impl Worker {
             interrupted: interrupted || worker_sigint || interrupt::interrupted(),
             disagreement: false,
             left_processes: swept,
+            timed_out: false,
+            on_server: on_server.clone(),
         };
         let Received {
             checks,
@@ -374,13 +407,16 @@ impl Worker {
             Ok(done) => done,
             Err(Ended::Interrupted) => return Err(failure("interrupted".into(), true)),
             Err(Ended::TimedOut) => {
-                return Err(failure(
-                    format!(
-                        "the worker was still running after the fork timeout of {} s (design.fork_timeout_s) and was killed",
-                        (self.deadline - self.started).as_secs()
-                    ),
-                    false,
-                ))
+                return Err(ForkFailure {
+                    timed_out: true,
+                    ..failure(
+                        format!(
+                            "the worker was still running after the fork timeout of {} s (design.fork_timeout_s) and was killed",
+                            (self.deadline - self.started).as_secs()
+                        ),
+                        false,
+                    )
+                })
             }
             // A worker that died mid-stream: how it died says more than the
             // missing lines do.
@@ -453,12 +489,15 @@ fn stop_backends(database: Option<&crate::db::DbTarget>, backends: &[u32]) -> Ve
 
 /// Messages until `Done`, a failure, the deadline or a signal; the
 /// database server processes the worker announces go into `backends`.
+/// Until the worker reports its checks (it times nothing before), `watch`
+/// looks at what those processes wait for.
 fn receive(
     rx: &mpsc::Receiver<Event>,
     on_pair: &mut impl FnMut(&PairRecord) -> crate::error::Result<()>,
     timing_over: impl FnOnce(),
     deadline: Instant,
     backends: &mut Vec<u32>,
+    watch: &mut impl FnMut(&[u32]),
 ) -> Result<Received, Ended> {
     let mut checks = None;
     let mut trial = None;
@@ -472,7 +511,12 @@ fn receive(
         }
         let event = match rx.recv_timeout(interrupt::POLL) {
             Ok(e) => e,
-            Err(mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if checks.is_none() {
+                    watch(backends);
+                }
+                continue;
+            }
             Err(mpsc::RecvTimeoutError::Disconnected) => Event::End,
         };
         // Records and the summary are sent only after the timed runs.

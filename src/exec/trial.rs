@@ -40,6 +40,8 @@ pub enum Stopped {
     Disagreement(String),
     /// Ctrl-C or a termination signal.
     Interrupted,
+    /// A trial was still running at `design.fork_timeout_s`: so would a fork be.
+    TimedOut(String),
     /// A trial failed (a setup, a run, the worker); the message says which.
     Failed(String),
 }
@@ -100,6 +102,14 @@ pub fn run(exp: &Experiment, cells: &[Cell], db: Option<&DbTarget>) -> Outcome {
                     Stopped::Interrupted
                 } else if f.disagreement {
                     Stopped::Disagreement(f.reason)
+                } else if f.timed_out {
+                    Stopped::TimedOut(format!(
+                        "a trial run of `{}` against `{}` {}",
+                        job.baseline_name,
+                        job.treatment_name,
+                        f.reason
+                            .replacen("the worker was still running", "was still running", 1)
+                    ))
                 } else {
                     let mut why = format!(
                         "a trial run of `{}` against `{}` failed: {}",
