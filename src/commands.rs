@@ -55,7 +55,8 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
         .iter()
         .any(|n| exp.strategies[n.as_str()].needs_database());
     let target = if needs_db {
-        crate::db::resolve(&exp.database, "check").ok().flatten()
+        crate::db::resolve(&exp.database, "check")
+            .map_err(|e| crate::error::bad_input(e.to_string()))?
     } else {
         None
     };

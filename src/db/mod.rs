@@ -141,6 +141,8 @@ pub fn resolve_with(
         .filter(|u| !u.trim().is_empty())
         .or(config.url.as_deref().filter(|u| !u.trim().is_empty()));
     let postgres = |url: &str| -> Result<Option<DbTarget>, DbError> {
+        // Refused before it is used or shown anywhere (`redact::credentials`).
+        crate::redact::credentials(url).map_err(|e| DbError::BadUrl(e.to_string()))?;
         Ok(Some(DbTarget::Postgres {
             url: url.to_owned(),
             schema: schema_name(run_id)?,

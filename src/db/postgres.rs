@@ -58,6 +58,9 @@ pub const STATEMENT_TIMEOUT_MS: u64 = 60_000;
 pub const LOCK_TIMEOUT_MS: u64 = 10_000;
 
 fn parse(url: &str) -> Result<(Config, Endpoint), DbError> {
+    // Where the password ends, decided as `redact` masks it: a URL that
+    // would put part of it into the host is refused, never shown.
+    crate::redact::credentials(url).map_err(|e| DbError::BadUrl(e.to_string()))?;
     let mut config: Config = url
         .parse()
         .map_err(|e: postgres::Error| DbError::BadUrl(message(&e)))?;
