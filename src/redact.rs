@@ -42,12 +42,13 @@ fn ends_value(c: char) -> bool {
 #[error("the database URL has an `@` that does not end its user name and password (a password with an unencoded `@`, or an `@` in the database name or query), so where the password ends is ambiguous; percent-encode the password (`@` as `%40`, `/` as `%2F`, `?` as `%3F`, `:` as `%3A`); runner shows no part of this URL, as it may hold a password")]
 pub struct AmbiguousUrl;
 
+/// Byte ranges of a URL's user name and (when given) password.
+pub type Credentials = (std::ops::Range<usize>, Option<std::ops::Range<usize>>);
+
 /// Where the user name and the password of `url` are, as byte ranges, the
 /// way the connection code reads a `scheme://user:password@host/db?query`
 /// URL: up to the first `@`. `None`: not a URL, or none given.
-pub fn credentials(
-    url: &str,
-) -> Result<Option<(std::ops::Range<usize>, Option<std::ops::Range<usize>>)>, AmbiguousUrl> {
+pub fn credentials(url: &str) -> Result<Option<Credentials>, AmbiguousUrl> {
     let Some(start) = url.find("://").map(|i| i + 3) else {
         return Ok(None);
     };
