@@ -138,7 +138,10 @@ pairs = 20
     );
     assert!(err.contains("disk full"), "{err}");
     // No fork finished: nothing is kept to resume, nothing blocks the next exec.
-    assert!(err.contains("no fork had finished, so nothing was kept"), "{err}");
+    assert!(
+        err.contains("no fork had finished, so nothing was kept"),
+        "{err}"
+    );
     assert!(!err.contains("--resume"), "{err}");
     assert!(!tmp.path().join("out.partial").exists());
     assert!(!err.contains("panicked"), "{err}");

@@ -212,7 +212,7 @@ fn cleanup(db: Option<&RunDatabase>) {
     let db = db.clone();
     if interrupt::run(interrupt::count(), move || db.cleanup()).is_err() {
         crate::console::warn(&format!(
-            "stopped dropping the run's schema; drop it yourself with DROP SCHEMA {schema} CASCADE, or resume the run, which drops it first"
+            "stopped dropping the run's schema; drop it yourself with DROP SCHEMA {schema} CASCADE (a resume of the run, when its folder is kept, drops it first)"
         ));
     }
 }
