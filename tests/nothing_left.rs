@@ -377,7 +377,8 @@ fn an_edited_invocation_or_clock_resolution_is_refused() {
     let out = finished(t);
     let injected =
         "small.toml\n```\n# Injected\n<img src=x onerror=alert(1)>\n[link](https://example.com)";
-    let cases: Vec<(&str, Box<dyn Fn(&mut serde_json::Value)>, &str)> = vec![
+    type Edit = Box<dyn Fn(&mut serde_json::Value)>;
+    let cases: Vec<(&str, Edit, &str)> = vec![
         (
             "spec",
             Box::new(move |r| r["invocation"]["spec"] = injected.into()),
@@ -507,10 +508,7 @@ fn the_clock_resolution_flag_is_bounded() {
         );
         assert_refused(
             &o,
-            &[
-                &format!("--clock-resolution-ns must be from 0 to 1000000 (1 ms"),
-                bad,
-            ],
+            &["--clock-resolution-ns must be from 0 to 1000000 (1 ms", bad],
         );
         assert!(!t.join("a").exists());
     }
