@@ -213,7 +213,7 @@ pub fn render_run(
 ) -> Result<Rendering> {
     // Everything shown comes from a copy whose recorded text cannot change
     // the report's structure (`safe`).
-    let info = &safe::for_markdown(info);
+    let info = &safe::for_markdown(info).map_err(crate::error::bad_input)?;
     let analysis = analyse(info, pairs)?;
     let mut ctx = context::build(info, &analysis);
     ctx.run.overhead = context::overhead::view(info, pairs);

@@ -42,11 +42,15 @@ enum Mode {
     Keep,
 }
 
-/// A copy of `info` whose strings can go into Markdown as they are.
-pub fn for_markdown(info: &RunInfo) -> RunInfo {
-    let mut v = serde_json::to_value(info).expect("run info serializes");
+/// A copy of `info` whose strings can go into Markdown as they are. An
+/// error (a record that no longer reads once its text is inert) stops the
+/// rendering rather than fall back on the raw text.
+pub fn for_markdown(info: &RunInfo) -> Result<RunInfo, String> {
+    let mut v = serde_json::to_value(info).map_err(|e| e.to_string())?;
     walk(&mut v, &mut Vec::new());
-    serde_json::from_value(v).unwrap_or_else(|_| info.clone())
+    serde_json::from_value(v).map_err(|e| {
+        format!("run.json does not read back once its text is made safe for Markdown ({e})")
+    })
 }
 
 fn mode(path: &[String]) -> Mode {
@@ -196,6 +200,23 @@ mod tests {
             inert("SELECT 1 WHERE a<b\n AND `x`", Mode::Code).unwrap(),
             "SELECT 1 WHERE a<b  AND 'x'"
         );
+    }
+
+    #[test]
+    fn a_committed_record_reads_back_the_same_and_an_edited_one_reads_back_inert() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/reports/aa/run.json");
+        let info = RunInfo::read(std::path::Path::new(path)).unwrap();
+        let same = for_markdown(&info).unwrap();
+        assert_eq!(
+            serde_json::to_value(&same).unwrap(),
+            serde_json::to_value(&info).unwrap()
+        );
+        let mut edited = info.clone();
+        edited.environment.cpu_model = "CPU\n# x <img src=y>".into();
+        edited.spec.path = "a`b".into();
+        let safe = for_markdown(&edited).unwrap();
+        assert_eq!(safe.environment.cpu_model, "CPU # x &lt;img src=y>");
+        assert_eq!(safe.spec.path, "a'b");
     }
 
     #[test]
