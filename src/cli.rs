@@ -104,6 +104,29 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
+    /// A committed report folder over its git history: what moved, at which commit, by how much.
+    #[command(
+        long_about = "Reads every committed version of a report folder from the repository's git \
+                      objects (nothing is checked out), checks each by its digests as `runner \
+                      report` does (a version that fails is named and skipped), analyses each \
+                      again, and writes history.md and two SVG trends (effect.svg, medians.svg) \
+                      to commit: per cell, at each commit, the effect with its interval, each \
+                      arm's median and the machine, with a change marked wherever consecutive \
+                      versions differ by more than separate runs on that machine resolve. A \
+                      machine or spec change is marked as such."
+    )]
+    History {
+        /// A report folder committed in the current repository, e.g. reports/aa.
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+        /// Start at the version current at this revision (a hash, a tag, HEAD~20), default the
+        /// folder's first commit.
+        #[arg(long, value_name = "REV")]
+        since: Option<String>,
+        /// Output folder, default history-NAME beside DIR (e.g. reports/history-aa).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
     /// Analyse pairs another harness measured (a CSV), into a report folder like exec's.
     #[command(
         long_about = "Reads a CSV of pairs measured by another harness (JMH, pyperf, a script) \

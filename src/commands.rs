@@ -8,19 +8,6 @@ use crate::plan;
 use crate::spec;
 use std::path::Path;
 
-fn human_duration(ns: u64) -> String {
-    let s = ns as f64 / 1e9;
-    if s < 1.0 {
-        "under 1 s".to_string()
-    } else if s < 60.0 {
-        format!("{s:.0} s")
-    } else if s < 3600.0 {
-        format!("{:.1} min", s / 60.0)
-    } else {
-        format!("{:.1} h", s / 3600.0)
-    }
-}
-
 /// A rough duration of the analysis, in nanoseconds. Per cell the bootstrap
 /// draws `resamples` indices per measured pair about five times over (fork
 /// intervals, pooled, hierarchical, order, carry-over); one draw and its
@@ -41,19 +28,18 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
     let exp = &loaded.experiment;
     let cells = plan::all_cells(exp, None);
     let forks = u64::from(exp.design.forks.get());
-    // A percentage gate's 2x cells are sized by the run itself.
+    // A percentage gate's 2x and 0.5x cells are sized by the run itself.
     let to_size = crate::plan::self_check::needs_sizing(exp, None);
-    let cells_total = cells.len() as u64
-        + if to_size {
-            cells.len() as u64 - plan::cells(exp).len() as u64
-        } else {
-            0
-        };
+    let groups = crate::plan::self_check::groups(&plan::cells(exp)).len() as u64;
+    let per_group = 1 + u64::from(exp.gate.is_some_and(|g| g.within_check));
+    let cells_total = cells.len() as u64 + if to_size { groups * per_group } else { 0 };
     let jobs = cells_total * forks;
     let per_job = plan::Plan::pairs_per_job(exp);
-    let needs_db = [&exp.design.baseline, &exp.design.treatment]
+    let needs_db = exp
+        .design
+        .arms()
         .iter()
-        .any(|n| exp.strategies[n.as_str()].needs_database());
+        .any(|n| exp.strategies[*n].needs_database());
     let target = if needs_db {
         crate::db::resolve(&exp.database, "check")
             .map_err(|e| crate::error::bad_input(e.to_string()))?
@@ -100,7 +86,12 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
     out.push_str(&format!(
         "arms        baseline {} vs treatment {}{}\n",
         strategy(&exp.design.baseline),
-        strategy(&exp.design.treatment),
+        exp.design
+            .variants()
+            .iter()
+            .map(|t| strategy(t))
+            .collect::<Vec<_>>()
+            .join(", "),
         if exp.design.is_aa() {
             " (A/A, one shared instance)"
         } else {
@@ -184,15 +175,23 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
                 format!(" (gate self-check: `{b}` against itself)")
             }
         };
+        // The delay only when the grid sweeps it, as the report names cells.
+        let mut params = exp.grid.labelled(&c.params);
+        if exp.grid.delay_ns.len() < 2 && c.role == plan::Role::Experiment && params.len() > 1 {
+            params = plan::group_params(&params);
+        }
         out.push_str(&format!(
             "  cell {:<3} {}{role}\n",
             c.cell,
-            crate::report::format::params(&c.params)
+            crate::report::format::params(&params)
         ));
     }
     if to_size {
         out.push_str(&format!(
-            "  and one gate self-check cell per group at twice the threshold, sized once the cells above have run (`{}` against itself)\n",
+            "  and {} gate self-check cell{} per group at twice{} the threshold, sized once the cells above have run (`{}` against itself)\n",
+            if per_group == 2 { "two" } else { "one" },
+            if per_group == 2 { "s" } else { "" },
+            if per_group == 2 { " and at half" } else { "" },
             exp.design.baseline
         ));
         for g in sized.iter().flat_map(|s| &s.groups) {
@@ -221,12 +220,24 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
     }
     if let Some(g) = &exp.gate {
         out.push_str(&format!(
-            "gate        max_slowdown {}, {} interval decides, self-check {}, min_power {}; exit 0 pass, 3 regression, 4 inconclusive\n",
+            "gate        max_slowdown {}, {} interval decides, self-check {}, min_power {}, max_false_block {}; exit 0 pass, 3 regression, 4 inconclusive\n",
             g.max_slowdown,
             g.statistic,
             if g.self_check { "on" } else { "off" },
-            g.min_power
+            g.min_power,
+            g.max_false_block
         ));
+        let confidence = exp.analysis.confidence;
+        let needed = crate::stats::gate::forks_to_bound(g.max_false_block, confidence)
+            .max(crate::stats::gate::forks_for_power(g.min_power, confidence));
+        if g.self_check && forks < u64::from(needed) && needed < u32::MAX {
+            out.push_str(&format!(
+                "warning     with {forks} forks per cell the self-check cannot bound the gate's error rates at {} or show a power of {} (one-sided {} bounds), so the gate will be inconclusive; it needs at least {needed} forks per cell (--set design.forks={needed})\n",
+                crate::report::format::percent(g.max_false_block),
+                crate::report::format::percent(g.min_power),
+                crate::report::format::percent(confidence),
+            ));
+        }
     }
     out.push_str(&format!(
         "jobs        {jobs} ({cells_total} cells x {forks} forks), each a fresh process\n"
@@ -265,7 +276,7 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
     out.push_str(&format!("estimate    {}\n", estimate.describe()));
     out.push_str(&format!(
         "analysis    about {} ({} resamples x {} measured pairs, after the forks)\n",
-        human_duration(estimate_analysis_ns(exp, cells_total)),
+        crate::exec::estimate::human(estimate_analysis_ns(exp, cells_total)),
         exp.analysis.resamples,
         jobs * u64::from(exp.design.pairs.get())
     ));

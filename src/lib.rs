@@ -14,6 +14,7 @@ pub mod db;
 pub mod environment;
 pub mod error;
 pub mod exec;
+pub mod history;
 pub mod import;
 pub mod interrupt;
 pub mod layout;
@@ -71,6 +72,11 @@ pub fn run(cli: Cli) -> Result<i32> {
                 Some(path) => console::out(&format!("{}\n", path.display())),
                 None => console::out(&text),
             }
+            Ok(0)
+        }
+        Command::History { dir, since, out } => {
+            let outcome = history::history(&dir, since.as_deref(), out.as_deref())?;
+            console::out(&outcome.summary);
             Ok(0)
         }
         Command::Analyze(args) => {

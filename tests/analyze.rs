@@ -151,8 +151,13 @@ fn a_minimal_csv_becomes_a_report_that_says_it_was_imported() {
             "an imported report claims {claim:?}:\n{report}"
         );
     }
+    // The command as the user ran it: here, the test's binary by its path.
+    let binary = assert_cmd::cargo::cargo_bin("runner");
     assert!(
-        report.contains("cargo run --release -- analyze jmh.csv --resamples 100 --seed 1"),
+        report.contains(&format!(
+            "{} analyze jmh.csv --resamples 100 --seed 1",
+            binary.display()
+        )),
         "{report}"
     );
     let a = read_json(&dir.join("analysis.json"));

@@ -91,9 +91,7 @@ fn runs_of_different_specs_are_refused_naming_the_keys() {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8(o.stderr).unwrap();
     assert!(
-        err.contains(
-            "are runs of different specs (design.pairs, strategies.spin.duration_ns differ)"
-        ),
+        err.contains("are runs of different specs (strategies.spin.duration_ns differ)"),
         "{err}"
     );
     assert!(o.stdout.is_empty());

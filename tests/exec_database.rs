@@ -100,8 +100,11 @@ fn tx_rollback_on_postgres_leaves_the_table_unchanged_and_drops_its_schema() {
     let user = ep.user.as_deref().unwrap_or("");
     assert!(
         report.contains(&format!(
-            "RUNNER_DATABASE_URL=postgres://{user}@{}:{}/{} cargo run --release -- exec",
-            ep.host, ep.port, ep.database
+            "RUNNER_DATABASE_URL=postgres://{user}@{}:{}/{} {} exec",
+            ep.host,
+            ep.port,
+            ep.database,
+            assert_cmd::cargo::cargo_bin("runner").display()
         )),
         "{report}"
     );

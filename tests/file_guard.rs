@@ -297,6 +297,7 @@ pairs = 30
 resamples = 100
 [gate]
 max_slowdown = "2us"
+self_check = false
 "#;
 
 /// Gate outputs: `$GITHUB_STEP_SUMMARY` is appended to only as a regular

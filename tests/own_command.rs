@@ -323,10 +323,10 @@ delay_us = [0, 20000]
             .unwrap_or_else(|| panic!("no paragraph for {label} in {finding}"))
             .to_string()
     };
-    let aa = paragraph(r#"strategies.b.argv = ["true"]."#);
+    let aa = paragraph("b.argv = true.");
     assert!(aa.contains("With no delay injected"), "{aa}");
     assert!(!aa.contains("The two arms differ"), "{aa}");
-    let ab = paragraph(r#"strategies.b.argv = ["sh","-c","exit 0"]."#);
+    let ab = paragraph("b.argv = sh -c 'exit 0'.");
     assert!(ab.contains("The two arms differ"), "{ab}");
     assert!(
         !ab.contains("threshold is") && !ab.contains("false positive"),
@@ -336,7 +336,7 @@ delay_us = [0, 20000]
 
 /// The terminal summary's table keeps its columns aligned when a swept key
 /// makes labels longer than the usual column: every row's fork count starts
-/// where the header's "forks seen" does.
+/// where the header's "forks" does.
 #[test]
 fn the_summary_table_stays_aligned_with_long_labels() {
     let tmp = tempfile::tempdir().unwrap();
@@ -367,9 +367,9 @@ delay_us = [0]
     let lines: Vec<&str> = stdout.lines().collect();
     let header = lines
         .iter()
-        .position(|l| l.contains("forks seen"))
+        .position(|l| l.contains(" forks ") && l.contains("pooled median"))
         .unwrap_or_else(|| panic!("no table in {stdout}"));
-    let column = lines[header].find("forks seen").unwrap();
+    let column = lines[header].find(" forks ").unwrap() + 1;
     let rows = &lines[header + 1..header + 3];
     assert!(rows.iter().any(|r| r.len() > 40), "{stdout}");
     for row in rows {

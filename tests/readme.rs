@@ -307,6 +307,20 @@ fn bench_block() -> String {
     )
 }
 
+/// The line of `benches/history.txt` as a table row.
+fn history_bench_block() -> String {
+    let text = std::fs::read_to_string(root().join("benches/history.txt")).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("history:"))
+        .expect("a history: line");
+    format!(
+        "| figure | goal | measured |\n|---|---|---|\n\
+         | `runner history` over 50 committed versions of a 2-cell x 4-fork x 50-pair report folder | < 5 s | {} s (best of 3) |\n",
+        after(line, "folder: ")
+    )
+}
+
 /// `text` (of `file`) with the block `name` replaced by `body`; errors
 /// when the markers are missing.
 fn with_block(text: &str, file: &str, name: &str, body: &str) -> String {
@@ -360,6 +374,11 @@ fn the_report_index_and_bench_figures_are_the_committed_ones() {
     check_block("reports/README.md", "reports", &reports_block(&dirs));
     check_block("README.md", "validity", &validity_block(&dirs));
     check_block("docs/guide/performance.md", "bench", &bench_block());
+    check_block(
+        "docs/guide/performance.md",
+        "history-bench",
+        &history_bench_block(),
+    );
 }
 
 /// A measured figure (a duration or a percentage) in README prose must sit

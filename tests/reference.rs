@@ -19,9 +19,12 @@ fn valid_keys(body: &str) -> Vec<String> {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(2), "{err}");
+    // The first problem is the unknown key; others the file has follow on
+    // lines of their own.
     let list = err
-        .split(" are: ")
-        .nth(1)
+        .lines()
+        .next()
+        .and_then(|l| l.split(" are: ").nth(1))
         .unwrap_or_else(|| panic!("no list of valid keys in {err:?}"));
     list.trim()
         .split(", ")

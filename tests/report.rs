@@ -87,7 +87,26 @@ fn committed_report_folders_are_reproduced_byte_for_byte() {
             .arg(&copy)
             .assert()
             .success();
-        for f in FILES {
+        // The plots of the folder's kind: a study's or a comparison's.
+        let svgs = |d: &std::path::Path| -> std::collections::BTreeSet<String> {
+            std::fs::read_dir(d)
+                .unwrap()
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".svg"))
+                .collect()
+        };
+        let drawn = svgs(&copy);
+        assert_eq!(
+            svgs(&dir),
+            drawn,
+            "{} holds other plots than `runner report` draws for it; re-render it and remove the others",
+            dir.display()
+        );
+        let files = ["report.md", "analysis.json"]
+            .into_iter()
+            .chain(drawn.iter().map(String::as_str));
+        for f in files {
             assert!(
                 std::fs::read(copy.join(f)).unwrap() == std::fs::read(dir.join(f)).unwrap(),
                 "{}/{f} is not what `runner report` renders; re-render it with `cargo run --release -- report {}`",

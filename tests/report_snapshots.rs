@@ -287,8 +287,8 @@ fn an_aa_report_states_thresholds_false_positives_and_two_speeds() {
         "The forks ran at two speeds: 8 of 24 forks",
         "These figures come from one run on one machine",
         // One unit per cell, written once; zero as 0; exact delays.
-        "| 0 | 1/6 (1 reversed) |",
-        "| 25 µs | 5/6 |",
+        "| 0 | 1/6 seen, 1 reversed |",
+        "| 25 µs | 5/6 seen |",
         // The reproduce command: quoted --set, --out kept, --quiet dropped.
         "cargo run --release -- exec experiments/snap.toml --out reports/snap --set 'grid.delay_us=[0, 5, 10, 25]'",
         "commit `0123456789abcdef0123456789abcdef01234567`",
@@ -358,8 +358,8 @@ fn data_on_the_clocks_steps_is_dithered_within_a_step_and_the_smallest_delay_tri
         "Every fork saw 100 ns (2.50 times the 40.0 ns median baseline run), so this harness's threshold is ≤ 100 ns, the smallest delay tried.",
         // Every D lies on the 10 ns clock's steps: dithered within a step,
         // the intervals are neither points nor wider than the step.
-        "| 0 | 0/3 | -0.52 [-1.66, 0.63] ns |",
-        "| 100 ns | 3/3 | 170.08 [169.55, 170.52] ns |",
+        "| 0 | 0/3 seen | -0.52 [-1.66, 0.63] ns |",
+        "| 100 ns | 3/3 seen | 170.08 [169.55, 170.52] ns |",
         "- Database: none (no strategy used one).",
     ] {
         assert!(report.contains(needle), "report lacks {needle:?}");
@@ -413,11 +413,19 @@ fn an_ab_report_labels_cells_by_their_params_and_counts_no_false_positives() {
     assert_snapshot("ab.md", &report);
     assert_snapshot("ab.txt", &summary);
     assert!(
-        report.contains("**plans = 10.** `other` took **"),
+        report.contains("**plans = 10.** `other` is **slower** than `memory`: **24."),
         "{report}"
     );
-    assert!(report.contains("slower in 100 % of 120 pairs"));
+    assert!(report.contains("slower in 3 of 3 forks"));
     assert!(report.contains("| plans = 40 |"));
     assert!(!report.contains("false positive"));
-    assert!(summary.contains("plans = 40: other - memory = "));
+    // Ranked by the ratio: the larger model is the smaller slowdown.
+    let rows: Vec<&str> = summary
+        .lines()
+        .filter(|l| l.starts_with("plans = "))
+        .collect();
+    assert!(
+        rows[0].starts_with("plans = 40") && rows[0].contains("slower"),
+        "{summary}"
+    );
 }

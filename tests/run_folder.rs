@@ -100,6 +100,7 @@ fn exec_merge_and_analyze_folders_read_back_with_their_invocation() {
             resamples: 2000,
             confidence: 0.95,
             clock_resolution_ns: 0,
+            quiet: false,
         })
     );
     // Recorded once, as parsed: no raw argv beside it.

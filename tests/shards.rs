@@ -125,7 +125,7 @@ fn a_merged_two_shard_run_of_aa_has_the_rows_of_one_process() {
     );
     assert!(!report.contains("## Machines"));
     assert!(
-        report.contains("--shard 1/2") && report.contains("-- merge "),
+        report.contains("--shard 1/2") && report.contains(" merge "),
         "{report}"
     );
     let o = run_in(dir, &["report", merged.to_str().unwrap()]);

@@ -20,6 +20,7 @@
 mod carry_over;
 mod cross_runs;
 mod dither;
+pub mod effect;
 mod fork;
 pub mod gate;
 mod headline;
@@ -174,6 +175,30 @@ pub fn analyse_gated(
     })
 }
 
+/// Each fork's measured D of `cell`, dithered within the clock's step as
+/// every median of D is (`dither`), in fork order: what a comparison of two
+/// runs' effects resamples.
+pub fn fork_diffs(
+    input: &AnalysisInput,
+    pairs: &[PairRecord],
+    cell: u32,
+) -> Result<Vec<Vec<f64>>, AnalysisError> {
+    let only = AnalysisInput {
+        cells: input
+            .cells
+            .iter()
+            .filter(|c| c.cell == cell)
+            .cloned()
+            .collect(),
+        ..input.clone()
+    };
+    let grouped = group(&only, pairs.iter().filter(|p| p.cell == cell))?;
+    Ok(grouped
+        .get(&cell)
+        .map(|forks| forks.iter().map(ForkData::diffs).collect())
+        .unwrap_or_default())
+}
+
 /// The two-group contrast that order and carry-over both report, over the
 /// forks that have values in both groups: median(a) - median(b) with a
 /// hierarchical percentile bootstrap CI (forks, then each fork's a and b
@@ -248,7 +273,9 @@ fn analyse_cell(
     let pooled = pooled::pooled(input, forks)?;
     let calibration = pooled::calibration(input, info, forks, &fork_results, &pooled)?;
     let count = |v: Verdict| fork_results.iter().filter(|f| f.verdict == v).count() as u32;
+    let hierarchical = pooled::hierarchical(input, info, forks)?;
     Ok(CellAnalysis {
+        effect: Some(effect::effect(&pooled, &hierarchical, &fork_results)),
         cell: info.cell,
         params: info.params.clone(),
         delay_ns: info.delay_ns,
@@ -256,7 +283,7 @@ fn analyse_cell(
         forks_total: forks.len() as u32,
         forks_seen: count(Verdict::Seen),
         forks_reversed: count(Verdict::Reversed),
-        hierarchical: pooled::hierarchical(input, info, forks)?,
+        hierarchical,
         cross_runs: cross_runs::cross_runs(info, &fork_results),
         correlation: fork::correlation(&fork_results),
         spread: fork::spread(&fork_results),

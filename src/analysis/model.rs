@@ -45,6 +45,11 @@ pub struct CellAnalysis {
     pub forks_reversed: u32,
     pub pooled: Pooled,
     pub hierarchical: Estimate,
+    /// The effect in the user's terms (direction, difference, % and
+    /// ratio); absent from analysis.json written before it existed, where
+    /// [`CellAnalysis::effect`] derives it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effect: Option<super::effect::Effect>,
     pub cross_runs: CrossRuns,
     /// Pearson r of fork baseline medians vs treatment medians; null with
     /// fewer than two forks or no spread.
@@ -186,6 +191,9 @@ pub struct CrossRuns {
     pub correct: Option<u32>,
     /// Estimates > 0, for any d.
     pub slower: u32,
+    /// Estimates < 0, for any d.
+    #[serde(default)]
+    pub faster: u32,
     pub min_ns: Option<f64>,
     pub max_ns: Option<f64>,
     pub note: Option<String>,

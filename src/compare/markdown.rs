@@ -1,7 +1,7 @@
 //! The Markdown `runner compare` prints: the two runs, whether the machines
 //! match, one row per cell and arm, and the warning about separate runs.
 
-use super::{Arm, Row, Run};
+use super::{Arm, EffectRow, Row, Run};
 use crate::report::format;
 use crate::run_folder::RunInfo;
 
@@ -102,7 +102,7 @@ fn half_width(r: &Row) -> f64 {
 }
 
 /// What separate runs can and cannot resolve, from the runs' own spread.
-fn separate_runs(rows: &[Row], confidence: f64) -> String {
+fn separate_runs(run: &Run, rows: &[Row], confidence: f64) -> String {
     let spread = |r: &Row| (r.forks_a.1 - r.forks_a.0).max(r.forks_b.1 - r.forks_b.0);
     let widest = rows.iter().max_by(|x, y| spread(x).total_cmp(&spread(y)));
     let loosest = rows
@@ -126,32 +126,181 @@ fn separate_runs(rows: &[Row], confidence: f64) -> String {
     format!(
         "**What separate runs can resolve.** Two runs share no process, so only the spread between forks tells a change from chance. Within one run, the {} fork medians at {} already spread over {} (A: {}; B: {}): one process of each run could differ by that much with nothing changed. Over all their forks these two runs resolve a change larger than about {} (the widest half-interval above, {} at {}, at {} confidence); a smaller change cannot be told from chance, so \"no change resolved\" does not mean \"no change\". To see smaller ones, measure both versions as the two arms of one paired run (as `[gate]` does), which cancels the spread between processes.",
         arm(w),
-        format::params(&w.params),
+        cell_label(run, w.cell),
         format::duration((w.forks_a.1 - w.forks_a.0).max(w.forks_b.1 - w.forks_b.0)),
         format::range(w.forks_a.0, w.forks_a.1),
         format::range(w.forks_b.0, w.forks_b.1),
         format::duration(half_width(h)),
         arm(h),
-        format::params(&h.params),
+        cell_label(run, h.cell),
         format::percent(confidence)
     )
 }
 
-pub(super) fn render(a: &Run, b: &Run, rows: &[Row]) -> String {
+/// The two runs' machine checks that differ: `load average (A OK, B WARN)`.
+fn checks_differ(a: &RunInfo, b: &RunInfo) -> Option<String> {
+    if a.imported.is_some() || b.imported.is_some() {
+        return None;
+    }
+    let (ca, cb) = (&a.environment.checks, &b.environment.checks);
+    let differ: Vec<String> = ca
+        .iter()
+        .filter_map(|x| {
+            let y = cb.iter().find(|y| y.check == x.check)?;
+            (x.status != y.status).then(|| {
+                format!(
+                    "{} (A {}, B {})",
+                    x.check.label(),
+                    x.status.tag(),
+                    y.status.tag()
+                )
+            })
+        })
+        .collect();
+    (!differ.is_empty()).then(|| {
+        format!(
+            "**Machine checks differ**: {}. A check that warns in one run only can move that run's timings; read a change with it in mind.",
+            format::list(&differ, "and")
+        )
+    })
+}
+
+/// A cell by its params (its delay only when the grid has several), or by
+/// its treatment when nothing else tells cells apart.
+fn cell_label(r: &Run, cell: u32) -> String {
+    let exp = &r.info.spec.experiment;
+    let Some(c) = r.info.cells.iter().find(|c| c.cell == cell) else {
+        return cell.to_string();
+    };
+    let mut params = exp.grid.labelled(&c.params);
+    if exp.grid.delay_ns.len() < 2 {
+        params = crate::plan::group_params(&params);
+    }
+    if params.is_empty() {
+        format!("`{}`", c.arms(&exp.design).1)
+    } else {
+        format::params(&params)
+    }
+}
+
+/// `10 forks x (80 + 300 pairs)`.
+fn size(info: &RunInfo) -> String {
+    let d = &info.spec.experiment.design;
+    format!(
+        "{} x ({} warm-up + {} measured pairs)",
+        crate::report::effect::forks_count(d.forks.get()),
+        d.warmup_pairs,
+        d.pairs
+    )
+}
+
+/// How the effect moved from A to B, in words.
+fn effect_change(e: &EffectRow) -> &'static str {
+    if e.change.ci.lo > 0.0 {
+        "the treatment lost ground: slower against the baseline in B"
+    } else if e.change.ci.hi < 0.0 {
+        "the treatment gained: faster against the baseline in B"
+    } else {
+        "no change of the effect resolved"
+    }
+}
+
+fn effect_section(a: &Run, effects: &[EffectRow], confidence: f64) -> String {
+    let exp = &a.info.spec.experiment;
+    let mut out = format!(
+        "## The effect in each run
+
+The paired effect of each cell's treatment against `{}`, in each run on its own (intervals: {}), and how it changed: median D in B − median D in A, with its {} interval from a hierarchical bootstrap over each run's forks (forks, then pairs inside each).
+
+",
+        exp.design.baseline,
+        crate::report::effect::interval_name(
+            effects.first().map_or(crate::analysis::effect::IntervalKind::Hierarchical, |e| e.a.interval),
+            confidence
+        ),
+        format::percent(confidence)
+    );
+    out.push_str(&format!(
+        "| cell | in A | in B | change of D, B − A [{} CI] | |\n|---|---|---|---:|---|\n",
+        format::percent(confidence)
+    ));
+    let change = format::Column::time(
+        &effects
+            .iter()
+            .map(|e| format::Entry::Estimate(e.change.median, e.change.ci.lo, e.change.ci.hi))
+            .collect::<Vec<_>>(),
+    );
+    let all: Vec<&crate::analysis::effect::Effect> =
+        effects.iter().flat_map(|e| [&e.a, &e.b]).collect();
+    let digits = crate::report::effect::Digits::of(&all);
+    for e in effects {
+        let words = |x: &crate::analysis::effect::Effect| {
+            let t = crate::report::effect::text_in(
+                x,
+                &e.treatment,
+                &exp.design.baseline,
+                confidence,
+                &digits,
+            );
+            match x.direction {
+                crate::analysis::effect::Direction::NoDifference => {
+                    format!("{} ({})", t.direction, t.ratio)
+                }
+                _ => t.ratio,
+            }
+        };
+        let label = cell_label(a, e.cell);
+        out.push_str(&format!(
+            "| {label} | {} | {} | {} | {} |\n",
+            words(&e.a),
+            words(&e.b),
+            change.estimate(e.change.median, e.change.ci.lo, e.change.ci.hi),
+            effect_change(e)
+        ));
+    }
+    if let Some(widest) = effects.iter().max_by(|x, y| {
+        let w = |e: &EffectRow| e.change.ci.hi - e.change.ci.lo;
+        w(x).total_cmp(&w(y))
+    }) {
+        out.push_str(&format!(
+            "\nEach run's own intervals are as narrow as pairs inside one process make them; the change between two runs is not, since separate runs share no process. Here the change is resolved only beyond about ± {} (the widest half-interval above): a smaller change of the effect cannot be told from the difference between two runs on this machine, so \"no change resolved\" does not mean \"no change\".\n\n",
+            format::duration((widest.change.ci.hi - widest.change.ci.lo) / 2.0)
+        ));
+    }
+    out
+}
+
+pub(super) fn render(a: &Run, b: &Run, effects: &[EffectRow], rows: &[Row]) -> String {
     let exp = &a.info.spec.experiment;
     let confidence = exp.analysis.confidence;
     let mut out = format!("# Compare: {}\n\n", exp.title.replace('\n', " "));
     out.push_str(&run_line("A", a));
     out.push_str(&run_line("B", b));
+    let (size_a, size_b) = (size(&a.info), size(&b.info));
+    let sized = if size_a == size_b {
+        String::new()
+    } else {
+        format!("; A ran {size_a} per cell, B {size_b}")
+    };
     out.push_str(&format!(
-        "- Spec: the same experiment (`{}`; `{}` as baseline, `{}` as treatment).\n- {}\n\n",
+        "- Spec: the same experiment (`{}`; `{}` as baseline, {} as treatment){sized}.\n- {}\n",
         a.info.spec.path,
         exp.design.baseline,
-        exp.design.treatment,
+        exp.design
+            .variants()
+            .iter()
+            .map(|t| format!("`{t}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
         machines(&a.info, &b.info)
     ));
+    if let Some(c) = checks_differ(&a.info, &b.info) {
+        out.push_str(&format!("- {c}\n"));
+    }
+    out.push('\n');
+    out.push_str(&effect_section(a, effects, confidence));
     out.push_str(&format!(
-        "Change = median run in B − median run in A, per arm, with its {} interval from a hierarchical bootstrap over each run's forks (forks, then runs inside each).\n\n",
+        "## How each arm moved\n\nChange = median run in B − median run in A, per arm, with its {} interval from a hierarchical bootstrap over each run's forks (forks, then runs inside each). An arm moves with the machine as much as with the code; the effect above is what the pairs measure.\n\n",
         format::percent(confidence)
     ));
     out.push_str(&format!(
@@ -169,13 +318,15 @@ pub(super) fn render(a: &Run, b: &Run, rows: &[Row]) -> String {
     let forks_a = column(|r| format::Entry::Span(r.forks_a.0, r.forks_a.1));
     let forks_b = column(|r| format::Entry::Span(r.forks_b.0, r.forks_b.1));
     for r in rows {
+        let cell = a.info.cells.iter().find(|c| c.cell == r.cell);
+        let treatment = cell.map_or(exp.design.treatment.as_str(), |c| c.arms(&exp.design).1);
         let arm = match r.arm {
             Arm::Baseline => format!("`{}` (baseline)", exp.design.baseline),
-            Arm::Treatment => format!("`{}` (treatment)", exp.design.treatment),
+            Arm::Treatment => format!("`{treatment}` (treatment)"),
         };
         out.push_str(&format!(
             "| {} | {arm} | {} | {} | {} | {} | {} | {} | {} |\n",
-            format::params(&r.params),
+            cell_label(a, r.cell),
             median_a.value(r.median_a),
             median_b.value(r.median_b),
             change.estimate(r.change.median, r.change.ci.lo, r.change.ci.hi),
@@ -190,14 +341,19 @@ pub(super) fn render(a: &Run, b: &Run, rows: &[Row]) -> String {
         ));
     }
     out.push('\n');
-    out.push_str(&separate_runs(rows, confidence));
-    out.push_str(&format!(
-        "\n\nBootstrap: {} resamples per interval; the seed of cell c and arm a (0 baseline, 1 treatment) is derived from both master seeds (`seed::derive(A, compare, [B, c, a])`), so the same two folders give the same intervals: {}.\n",
-        exp.analysis.resamples,
+    out.push_str(&separate_runs(a, rows, confidence));
+    let mut seeds: Vec<String> = effects
+        .iter()
+        .map(|e| format!("cell {} effect: {}", e.cell, e.seed))
+        .collect();
+    seeds.extend(
         rows.iter()
-            .map(|r| format!("cell {} arm {}: {}", r.cell, r.arm.index(), r.seed))
-            .collect::<Vec<_>>()
-            .join(", ")
+            .map(|r| format!("cell {} arm {}: {}", r.cell, r.arm.index(), r.seed)),
+    );
+    out.push_str(&format!(
+        "\n\nBootstrap: {} resamples per interval; the seed of cell c and stream a (0 baseline, 1 treatment, 2 the effect) is derived from both master seeds (`seed::derive(A, compare, [B, c, a])`), so the same two folders give the same intervals: {}.\n",
+        exp.analysis.resamples,
+        seeds.join(", ")
     ));
     out
 }

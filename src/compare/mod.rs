@@ -1,21 +1,32 @@
 //! `runner compare DIR_A DIR_B`: two finished runs of one experiment (e.g.
-//! yesterday's and today's). Per experiment cell and arm: how far the
-//! median run moved from A to B, with a hierarchical bootstrap interval
-//! over each run's forks (`stats::hierarchical_median_shift`), and what two
-//! separate runs can and cannot resolve, from the runs' own fork spread.
+//! yesterday's and today's, or before and after a change to the machine).
+//!
+//! What a paired run measures is the effect: treatment against baseline,
+//! inside each fork. So compare sets the two runs' effects side by side,
+//! per experiment cell, in the words of the report (faster / slower / no
+//! difference resolved, ratio, % and difference), and gives the change of
+//! the effect from A to B, median D in B − median D in A, with an interval
+//! from a hierarchical bootstrap over each run's forks
+//! (`stats::hierarchical_median_shift` on each fork's dithered D). Separate
+//! runs share no process, so that interval is as narrow as two runs on this
+//! machine can resolve; the Markdown says so. Beside it, how each arm's
+//! median run moved (the machine's drift as much as the code's).
 //!
 //! Both folders are read and checked like `runner report` reads one. Runs
 //! of different specs are refused (exit 2) naming the keys that differ;
-//! only what names or describes a run may differ (`name`, `title`,
-//! `description`, `seed`, `report`). Different machines are said, not
-//! refused. The output is Markdown, on stdout or in `--out FILE`.
+//! what names or describes a run may differ (`name`, `title`,
+//! `description`, `seed`, `report`), and so may its size (forks, pairs,
+//! warm-up), which changes precision, not what is measured. Different
+//! machines, and machine checks that differ, are said, not refused. The
+//! output is Markdown, on stdout or in `--out FILE`.
 //!
-//! Seeds: the stream of cell c and arm a (0 baseline, 1 treatment) is
-//! `seed::derive(master_A, Compare, [master_B, c, a])`, printed with the
-//! output, so the same two folders always give the same intervals.
+//! Seeds: the stream of cell c and arm a (0 baseline, 1 treatment, 2 the
+//! effect) is `seed::derive(master_A, Compare, [master_B, c, a])`, printed
+//! with the output, so the same two folders always give the same intervals.
 
 mod markdown;
 
+use crate::analysis::effect::Effect;
 use crate::error::{bad_input, Result};
 use crate::record::{PairRecord, Phase};
 use crate::report::read_folder;
@@ -31,11 +42,16 @@ use std::path::{Path, PathBuf};
 /// name or describe the run, and change nothing that is measured.
 const DESCRIPTIVE: [&str; 5] = ["name", "title", "description", "seed", "report"];
 
+/// Spec keys that size a run: more forks, pairs or warm-up change how
+/// precise it is, not what it measures.
+const SIZE: [&str; 3] = ["design.forks", "design.pairs", "design.warmup_pairs"];
+
 /// One run as compare reads it.
 pub(crate) struct Run {
     pub dir: PathBuf,
     pub info: RunInfo,
     pub pairs: Vec<PairRecord>,
+    pub analysis: crate::analysis::Analysis,
 }
 
 /// Which arm.
@@ -54,11 +70,13 @@ impl Arm {
     }
 }
 
-/// One cell and arm of the comparison.
+/// The stream index of the effect's bootstrap (after the two arms').
+const EFFECT_STREAM: u64 = 2;
+
+/// One cell and arm: how its median run moved from A to B.
 #[derive(Debug, Clone)]
 pub(crate) struct Row {
     pub cell: u32,
-    pub params: serde_json::Map<String, serde_json::Value>,
     pub arm: Arm,
     pub median_a: f64,
     pub median_b: f64,
@@ -70,12 +88,26 @@ pub(crate) struct Row {
     pub seed: u64,
 }
 
+/// One cell: the effect in each run and how it changed.
+#[derive(Debug, Clone)]
+pub(crate) struct EffectRow {
+    pub cell: u32,
+    /// The treatment strategy of the cell (its variant).
+    pub treatment: String,
+    pub a: Effect,
+    pub b: Effect,
+    /// Median D in B − median D in A, hierarchical interval.
+    pub change: stats::MedianEstimate,
+    pub seed: u64,
+}
+
 /// The seed of cell `cell`, arm `arm`'s bootstrap (see the module doc).
 pub fn stream_seed(master_a: u64, master_b: u64, cell: u32, arm: u64) -> u64 {
     seed::derive(master_a, Domain::Compare, &[master_b, u64::from(cell), arm])
 }
 
-/// The keys in which two runs' specs differ, besides the descriptive ones.
+/// The keys in which two runs' specs differ, besides the descriptive and
+/// size ones.
 fn spec_differences(a: &RunInfo, b: &RunInfo) -> Vec<String> {
     let strip = |info: &RunInfo| {
         let mut v = serde_json::to_value(&info.spec.experiment).expect("experiment serializes");
@@ -88,6 +120,7 @@ fn spec_differences(a: &RunInfo, b: &RunInfo) -> Vec<String> {
     };
     let mut keys = Vec::new();
     differing_keys(&strip(a), &strip(b), "", &mut keys);
+    keys.retain(|k| !SIZE.contains(&k.as_str()));
     keys
 }
 
@@ -118,6 +151,10 @@ fn fork_range(forks: &[Vec<u64>]) -> Result<(f64, f64), stats::StatsError> {
         }))
 }
 
+fn fail(cell: u32) -> impl Fn(stats::StatsError) -> crate::error::RunnerError {
+    move |e| bad_input(format!("cell {cell}: cannot compare: {e}"))
+}
+
 fn rows(a: &Run, b: &Run) -> Result<Vec<Row>> {
     let exp = &a.info.spec.experiment;
     let (resamples, confidence) = (exp.analysis.resamples, exp.analysis.confidence);
@@ -129,26 +166,23 @@ fn rows(a: &Run, b: &Run) -> Result<Vec<Row>> {
                 arm_values(&a.pairs, cell.cell, arm),
                 arm_values(&b.pairs, cell.cell, arm),
             );
-            let fail = |e: stats::StatsError| {
-                bad_input(format!("cell {}: cannot compare: {e}", cell.cell))
-            };
+            let fail = fail(cell.cell);
             let ga: Vec<&[u64]> = va.iter().map(Vec::as_slice).collect();
             let gb: Vec<&[u64]> = vb.iter().map(Vec::as_slice).collect();
             let seed = stream_seed(ma, mb, cell.cell, arm.index());
             let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
             let change =
                 stats::hierarchical_median_shift(&ga, &gb, resamples, confidence, &mut rng)
-                    .map_err(fail)?;
+                    .map_err(&fail)?;
             let all = |v: &[Vec<u64>]| v.iter().flatten().copied().collect::<Vec<u64>>();
             out.push(Row {
                 cell: cell.cell,
-                params: cell.params.clone(),
                 arm,
-                median_a: stats::median(&all(&va)).map_err(fail)?,
-                median_b: stats::median(&all(&vb)).map_err(fail)?,
+                median_a: stats::median(&all(&va)).map_err(&fail)?,
+                median_b: stats::median(&all(&vb)).map_err(&fail)?,
                 change,
-                forks_a: fork_range(&va).map_err(fail)?,
-                forks_b: fork_range(&vb).map_err(fail)?,
+                forks_a: fork_range(&va).map_err(&fail)?,
+                forks_b: fork_range(&vb).map_err(&fail)?,
                 n_forks: (va.len(), vb.len()),
                 seed,
             });
@@ -157,12 +191,58 @@ fn rows(a: &Run, b: &Run) -> Result<Vec<Row>> {
     Ok(out)
 }
 
+/// The effect of each experiment cell in A and in B, and its change.
+fn effect_rows(a: &Run, b: &Run) -> Result<Vec<EffectRow>> {
+    let exp = &a.info.spec.experiment;
+    let (resamples, confidence) = (exp.analysis.resamples, exp.analysis.confidence);
+    let (ma, mb) = (a.info.seeds.master, b.info.seeds.master);
+    let (input_a, input_b) = (
+        crate::report::context::analysis_input(&a.info),
+        crate::report::context::analysis_input(&b.info),
+    );
+    let mut out = Vec::new();
+    for cell in a.info.cells.iter().filter(|c| c.role.is_experiment()) {
+        let find = |r: &Run| {
+            r.analysis
+                .cells
+                .iter()
+                .find(|c| c.cell == cell.cell)
+                .map(|c| c.effect())
+        };
+        let (Some(ea), Some(eb)) = (find(a), find(b)) else {
+            continue;
+        };
+        let diffs = |input, r: &Run| {
+            crate::analysis::fork_diffs(input, &r.pairs, cell.cell)
+                .map_err(|e| bad_input(format!("cell {}: cannot compare: {e}", cell.cell)))
+        };
+        let (da, db) = (diffs(&input_a, a)?, diffs(&input_b, b)?);
+        let ga: Vec<&[f64]> = da.iter().map(Vec::as_slice).collect();
+        let gb: Vec<&[f64]> = db.iter().map(Vec::as_slice).collect();
+        let seed = stream_seed(ma, mb, cell.cell, EFFECT_STREAM);
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+        let change = stats::hierarchical_median_shift(&ga, &gb, resamples, confidence, &mut rng)
+            .map_err(fail(cell.cell))?;
+        out.push(EffectRow {
+            cell: cell.cell,
+            treatment: cell.arms(&exp.design).1.to_string(),
+            a: ea,
+            b: eb,
+            change,
+            seed,
+        });
+    }
+    Ok(out)
+}
+
 fn read(dir: &Path) -> Result<Run> {
     let (info, pairs) = read_folder(dir)?;
+    let analysis = crate::report::analyse(&info, &pairs)?;
     Ok(Run {
         dir: dir.to_path_buf(),
         info,
         pairs,
+        analysis,
     })
 }
 
@@ -199,14 +279,16 @@ pub fn compare(
             keys.join(", ")
         };
         return Err(bad_input(format!(
-            "{} and {} are runs of different specs ({shown} differ); compare reads two runs of one experiment, which may differ only in {}",
+            "{} and {} are runs of different specs ({shown} differ); compare reads two runs of one experiment, which may differ only in {} and in their size ({})",
             dir_a.display(),
             dir_b.display(),
-            DESCRIPTIVE.join(", ")
+            DESCRIPTIVE.join(", "),
+            SIZE.join(", ")
         )));
     }
+    let effects = effect_rows(&a, &b)?;
     let rows = rows(&a, &b)?;
-    let text = markdown::render(&a, &b, &rows);
+    let text = markdown::render(&a, &b, &effects, &rows);
     match out {
         None => Ok((text, None)),
         Some(o) => {

@@ -20,9 +20,11 @@ impl RunDatabase {
     /// When `resuming`, a schema of this run that survived a killed parent is
     /// dropped first (only if runner's marker says it is this run's).
     pub fn prepare(exp: &Experiment, run_id: &str, resuming: bool) -> Result<Option<RunDatabase>> {
-        let needs = [&exp.design.baseline, &exp.design.treatment]
+        let needs = exp
+            .design
+            .arms()
             .iter()
-            .any(|name| exp.strategies[name.as_str()].needs_database());
+            .any(|name| exp.strategies[*name].needs_database());
         if !needs {
             return Ok(None);
         }

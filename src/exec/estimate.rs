@@ -76,10 +76,12 @@ impl Estimate {
     }
 }
 
-/// `0.4 s`, `11 s`, `3.5 min`, `1.2 h`.
+/// `under 0.1 s`, `0.4 s`, `11 s`, `3.5 min`, `1.2 h`.
 pub fn human(ns: u64) -> String {
     let s = ns as f64 / 1e9;
-    if s < 10.0 {
+    if s < 0.05 {
+        "under 0.1 s".into()
+    } else if s < 10.0 {
         format!("{s:.1} s")
     } else if s < 60.0 {
         format!("{s:.0} s")

@@ -165,11 +165,111 @@ fn with_hint(e: RunnerError, hint: &str) -> RunnerError {
     }
 }
 
-/// `runner exec`.
+/// The exit codes of `runner exec --bisect`, in `git bisect run`'s terms:
+/// the commit is good (the gate passed), bad (a regression), to be
+/// skipped (the gate could not decide, or the run failed: a commit that
+/// does not build or crashes tells nothing about the regression), or the
+/// bisection must stop (bad input: every commit would fail alike). Any
+/// code from 128 up stops `git bisect run`; 125 skips.
+pub mod bisect {
+    use crate::analysis::gate::Verdict;
+    use crate::error::RunnerError;
+
+    pub const GOOD: i32 = 0;
+    pub const BAD: i32 = 1;
+    pub const SKIP: i32 = 125;
+    pub const ABORT: i32 = 128;
+
+    /// The code of a finished run, from its gate's verdict (the exit code
+    /// exec returns is that verdict's, `Verdict::exit_code`).
+    pub fn of_outcome(exit_code: i32) -> i32 {
+        let verdict = [Verdict::Pass, Verdict::Regression, Verdict::Inconclusive]
+            .into_iter()
+            .find(|v| v.exit_code() == exit_code);
+        match verdict {
+            Some(Verdict::Pass) => GOOD,
+            Some(Verdict::Regression) => BAD,
+            Some(Verdict::Inconclusive) | None => SKIP,
+        }
+    }
+
+    /// The code of a run that did not finish.
+    pub fn of_error(e: &RunnerError) -> i32 {
+        match e {
+            RunnerError::BadInput(_) => ABORT,
+            RunnerError::RunFailed(_) => SKIP,
+        }
+    }
+
+    /// Whether a command line asks for `exec --bisect`, read from the raw
+    /// words (for a command line clap refused, which must stop a bisection
+    /// rather than exit 2, which `git bisect run` would take for "bad").
+    pub fn requested<S: AsRef<str>>(argv: &[S]) -> bool {
+        argv.get(1).is_some_and(|w| w.as_ref() == "exec")
+            && argv
+                .iter()
+                .skip(2)
+                .take_while(|w| w.as_ref() != "--")
+                .any(|w| w.as_ref() == "--bisect")
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        use crate::error::{bad_input, run_failed};
+
+        #[test]
+        fn verdicts_and_failures_map_to_git_bisect_run() {
+            assert_eq!(of_outcome(Verdict::Pass.exit_code()), GOOD);
+            assert_eq!(of_outcome(Verdict::Regression.exit_code()), BAD);
+            assert_eq!(of_outcome(Verdict::Inconclusive.exit_code()), SKIP);
+            assert_eq!(of_error(&run_failed("a fork crashed")), SKIP);
+            assert_eq!(of_error(&bad_input("no such file")), ABORT);
+            // git bisect run: 125 skips, 128 and above abort.
+            assert_eq!((SKIP, ABORT), (125, 128));
+        }
+
+        #[test]
+        fn the_flag_is_found_in_an_exec_command_line_only() {
+            assert!(requested(&[
+                "runner", "exec", "a.toml", "--bisect", "--bogus"
+            ]));
+            assert!(!requested(&["runner", "exec", "a.toml"]));
+            assert!(!requested(&["runner", "report", "--bisect"]));
+            assert!(!requested(&["runner", "exec", "--", "--bisect"]));
+        }
+    }
+}
+
+/// `runner exec`. A gated run that fails says so in the CI step summary
+/// too, so a reviewer sees why no verdict came.
 pub fn exec(args: &ExecArgs) -> Result<ExecOutcome> {
     interrupt::install();
     let loaded = spec::load(&args.spec, &args.set)?;
+    let result = exec_loaded(args, &loaded);
+    if let (Err(e), Some(_)) = (&result, loaded.experiment.gate) {
+        crate::report::gate_files::append_failure(
+            &loaded.experiment,
+            &crate::redact::secrets(&e.to_string()),
+        );
+    }
+    result
+}
+
+fn exec_loaded(args: &ExecArgs, loaded: &LoadedSpec) -> Result<ExecOutcome> {
     let exp = &loaded.experiment;
+    if args.bisect && exp.gate.is_none() {
+        return Err(bad_input(format!(
+            "{}: --bisect needs a [gate] in the experiment file (e.g. max_slowdown = \"25%\"), whose verdict tells `git bisect run` good from bad",
+            args.spec.display()
+        )));
+    }
+    if args.gate_required && exp.gate.is_none() {
+        return Err(bad_input(format!(
+            "{} has no [gate] table, and --gate-required asks for one: a file without a gate has no verdict to pass; add [gate] with max_slowdown, or run without --gate-required",
+            args.spec.display()
+        )));
+    }
     // A template that does not even parse fails now, not after the run.
     if let Some(t) = &exp.report.template {
         crate::report::check_template(t)?;
@@ -204,7 +304,7 @@ pub fn exec(args: &ExecArgs) -> Result<ExecOutcome> {
             check_resume_paths(p, &final_dir)?;
             resume::check_same_spec(
                 &info.spec.experiment,
-                &recorded_spec(&loaded, &args.spec)?.experiment,
+                &recorded_spec(loaded, &args.spec)?.experiment,
             )?;
             // Every kept fork is checked now, before anything runs.
             partial.finished_forks(&info)?;
@@ -220,7 +320,7 @@ pub fn exec(args: &ExecArgs) -> Result<ExecOutcome> {
                 (None, None) => (Path::new("reports").join(&exp.name), "the output folder"),
             };
             target::check_out(&final_dir, what)?;
-            let info = new_run_info(args, &loaded, selection)?;
+            let info = new_run_info(args, loaded, selection)?;
             let partial = Partial::create(&partial_path(&final_dir), &info)?;
             (partial, final_dir, info)
         }

@@ -55,6 +55,12 @@ fn build(args: &AnalyzeArgs, t: &table::Table) -> Result<(RunInfo, Vec<u8>)> {
         Some(s) => (s, false),
         None => (rand::random::<u64>() >> 11, true),
     };
+    if drawn && !args.quiet {
+        // As exec says it: the seed that reproduces this analysis.
+        crate::console::err(&format!(
+            "seed: drawn {master} (recorded in run.json; --seed {master} repeats this analysis)"
+        ));
+    }
     let title = args
         .title
         .clone()

@@ -65,13 +65,15 @@ impl Record {
     }
 }
 
-/// The names runner writes into a report folder: its data files and the
-/// plots. Only these count as runner's in a folder without a record.
+/// The names runner wrote into a report folder before it kept a record:
+/// its data files and a study's plots (the only plots runner drew then).
+/// Only these count as runner's in a folder without a record; every later
+/// plot is written where the record lists what runner wrote.
 pub fn runner_names() -> impl Iterator<Item = &'static str> {
     DATA_FILES
         .iter()
         .copied()
-        .chain(super::PLOT_FILES.iter().copied())
+        .chain(super::STUDY_PLOTS.iter().copied())
 }
 
 /// A finished (or, with `finished = false`, any) run.json of runner's,

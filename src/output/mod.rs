@@ -18,10 +18,14 @@
 //!   `--out` that is not runner's is refused, never replaced.
 //! - [`promote`]: the finished folder takes the place of `DIR` only once whole.
 
-/// The plots a report links to (`report::plots` renders them): named here,
-/// with the other files runner writes, so the output folder knows its own
-/// files without asking the report.
-pub const PLOT_FILES: [&str; 3] = ["detection.svg", "forest.svg", "medians.svg"];
+/// The plots a report links to, by the kind of experiment
+/// (`report::plots::Kind` renders them): named here, with the other files
+/// runner writes, so the output folder knows its own files without asking
+/// the report. A study (an A/A design, or injected delays) has these.
+pub const STUDY_PLOTS: [&str; 3] = ["detection.svg", "forest.svg", "medians.svg"];
+/// The plots of a plain comparison (two or more versions, no delay
+/// beyond 0).
+pub const COMPARISON_PLOTS: [&str; 2] = ["effect.svg", "distributions.svg"];
 
 pub mod atomic;
 pub mod guard;
@@ -36,7 +40,7 @@ use crate::error::{bad_input, run_failed, RunnerError};
 use std::path::Path;
 
 /// The files runner writes into a finished report folder (besides the
-/// plots, which `report::plots::FILES` names; `gate.json` only for a run
+/// plots, [`STUDY_PLOTS`] or [`COMPARISON_PLOTS`]; `gate.json` only for a run
 /// with a gate). A folder's `.runner-files.json` says which of them runner
 /// wrote there ([`guard`]); these names count only in an older folder
 /// without that record.

@@ -24,7 +24,15 @@ pub struct Cell {
     /// (an experiment cell) from the run.json of runs without a gate.
     #[serde(default, skip_serializing_if = "Role::is_experiment")]
     pub role: Role,
+    /// The variant this cell's treatment arm runs, with several
+    /// (`design.treatments`); absent with one treatment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub treatment: Option<String>,
 }
+
+/// The cell parameter that names a cell's variant when the design has
+/// several treatments: a report groups and labels cells by it.
+pub const TREATMENT_KEY: &str = "treatment";
 
 /// The grid key of the injected delay: the one key a cell's group does not
 /// share. Cells are grouped by every other grid value, the user's own keys
@@ -57,6 +65,9 @@ pub enum Role {
     /// The gate's self-check at twice its threshold: the baseline against
     /// itself plus a known delay, so the share the rule flags is its power.
     GatePower,
+    /// The gate's self-check at half its threshold: a slowdown within the
+    /// budget, so the share the rule flags is its false-block rate.
+    GateWithin,
 }
 
 impl Role {
@@ -69,10 +80,15 @@ impl Cell {
     /// The strategies the cell's two arms run (names in `[strategies]`):
     /// the design's for an experiment cell, the baseline on both sides for
     /// the gate's self-check (an A/A of what the gate protects).
-    pub fn arms<'a>(&self, design: &'a Design) -> (&'a str, &'a str) {
+    pub fn arms<'a>(&'a self, design: &'a Design) -> (&'a str, &'a str) {
         match self.role {
-            Role::Experiment => (&design.baseline, &design.treatment),
-            Role::GateNull | Role::GatePower => (&design.baseline, &design.baseline),
+            Role::Experiment => (
+                &design.baseline,
+                self.treatment.as_deref().unwrap_or(&design.treatment),
+            ),
+            Role::GateNull | Role::GatePower | Role::GateWithin => {
+                (&design.baseline, &design.baseline)
+            }
         }
     }
 }
@@ -109,7 +125,13 @@ pub use crate::spec::values::{number, param_text};
 pub fn cells(exp: &Experiment) -> Vec<Cell> {
     let mut combos: Vec<(WorkloadParams, serde_json::Map<String, serde_json::Value>)> =
         vec![(exp.workload, serde_json::Map::new())];
-    for (key, values) in exp.grid.swept() {
+    // Variants outermost: a report reads variant by variant.
+    let mut swept = exp.grid.swept();
+    if !exp.design.treatments.is_empty() {
+        let names = exp.design.treatments.iter().map(|t| t.as_str().into());
+        swept.insert(0, (TREATMENT_KEY.to_string(), names.collect()));
+    }
+    for (key, values) in swept {
         let mut next = Vec::new();
         for (w, p) in &combos {
             for v in &values {
@@ -137,6 +159,10 @@ pub fn cells(exp: &Experiment) -> Vec<Cell> {
                 cell: out.len() as u32,
                 delay_ns: ns,
                 workload: w,
+                treatment: (!exp.design.treatments.is_empty())
+                    .then(|| p.get(TREATMENT_KEY).and_then(|v| v.as_str()))
+                    .flatten()
+                    .map(String::from),
                 params,
                 role: Role::Experiment,
             });

@@ -1,21 +1,32 @@
-//! The gate's self-check cells (docs/guide/commands.md). For every group of
-//! experiment cells (cells that differ only in their delay, as the headline
-//! groups them), the baseline runs against itself twice more: at d = 0
-//! (`GateNull`: whatever the rule flags there is a false alarm) and at twice
-//! the threshold (`GatePower`: what the rule flags there is its power).
+//! The gate's self-check cells (docs/guide/gate.md). For every group of
+//! experiment cells (cells that differ only in their delay, and for several
+//! variants in nothing else: they share one baseline), the baseline runs
+//! against itself three times more: at d = 0 (`GateNull`: whatever the rule
+//! flags there is a false alarm), at twice the threshold (`GatePower`: what
+//! the rule flags there is its power) and at half the threshold
+//! (`GateWithin`: a slowdown within the budget, so what the rule flags is a
+//! false block).
 //!
-//! A duration threshold sizes the 2x cell from the spec, so every cell runs
-//! in one shuffled schedule. A percentage threshold needs the baseline's
-//! median first: the 2x cells run in a second phase, sized from the
-//! experiment cells of the first (`analysis::gate::sizing`), and the sizing is
-//! recorded in run.json (`gate_sizing`) so the plan can be derived again.
+//! A duration threshold sizes the injected cells from the spec, so every
+//! cell runs in one shuffled schedule. A percentage threshold needs the
+//! baseline's median first: the 2x and 0.5x cells run in a second phase,
+//! sized from the experiment cells of the first (`analysis::gate::sizing`),
+//! and the sizing is recorded in run.json (`gate_sizing`) so the plan can
+//! be derived again.
 
 use super::{number, Cell, Role};
 use crate::spec::{Experiment, MaxSlowdown};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-pub use super::group_params;
+/// What the cells of one gate group share: every grid value but the delay
+/// and the variant (all variants are measured against one baseline, so
+/// one self-check serves them all).
+pub fn group_params(params: &Map<String, Value>) -> Map<String, Value> {
+    let mut out = super::group_params(params);
+    out.remove(super::TREATMENT_KEY);
+    out
+}
 
 /// The experiment cells grouped by their non-delay params, in order of
 /// first appearance: (shared params, cell numbers).
@@ -40,6 +51,11 @@ pub fn groups(cells: &[Cell]) -> Vec<(Map<String, Value>, Vec<u32>)> {
 /// inconclusive, never to a false pass).
 pub fn power_delay_ns(threshold_ns: f64) -> u64 {
     ((2.0 * threshold_ns).round() as u64).min(crate::spec::limits::MAX_DELAY_NS)
+}
+
+/// The injected delay of a 0.5x cell: half the threshold, in whole ns.
+pub fn within_delay_ns(threshold_ns: f64) -> u64 {
+    (0.5 * threshold_ns).round() as u64
 }
 
 /// Whether [`power_delay_ns`] capped the 2x cell of `threshold_ns`.
@@ -67,11 +83,17 @@ pub fn self_check(exp: &Experiment, experiment: &[Cell], sizing: Option<&GateSiz
             workload: experiment[members[0] as usize].workload,
             params,
             role,
+            treatment: None,
         });
     };
     for g in 0..groups.len() {
         push(g, Role::GateNull, 0);
     }
+    let threshold = |g: usize| match (gate.max_slowdown, sizing) {
+        (MaxSlowdown::Ns(ns), _) => Some(ns as f64),
+        (MaxSlowdown::Percent(_), Some(s)) => s.groups.get(g).map(|s| s.threshold_ns),
+        (MaxSlowdown::Percent(_), None) => None,
+    };
     for g in 0..groups.len() {
         let delay = match (gate.max_slowdown, sizing) {
             (MaxSlowdown::Ns(ns), _) => Some(power_delay_ns(ns as f64)),
@@ -82,17 +104,26 @@ pub fn self_check(exp: &Experiment, experiment: &[Cell], sizing: Option<&GateSiz
             push(g, Role::GatePower, d);
         }
     }
+    // After the 2x cells, so a run recorded before the 0.5x cells existed
+    // numbers its cells as it did.
+    if gate.within_check {
+        for g in 0..groups.len() {
+            if let Some(t) = threshold(g) {
+                push(g, Role::GateWithin, within_delay_ns(t));
+            }
+        }
+    }
     out
 }
 
-/// 1 for the 2x cells of a percentage threshold (sized from phase 0), 0
-/// for every other cell.
+/// 1 for the 2x and 0.5x cells of a percentage threshold (sized from
+/// phase 0), 0 for every other cell.
 pub fn phase(exp: &Experiment, cell: &Cell) -> u32 {
     let percent = matches!(
         exp.gate.map(|g| g.max_slowdown),
         Some(MaxSlowdown::Percent(_))
     );
-    u32::from(percent && cell.role == Role::GatePower)
+    u32::from(percent && matches!(cell.role, Role::GatePower | Role::GateWithin))
 }
 
 /// Whether the run must size its 2x cells before it can finish: a

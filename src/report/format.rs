@@ -182,6 +182,26 @@ impl Column {
         Column::build(entries, &SIZE_UNITS, 0)
     }
 
+    /// A column of plain numbers (a ratio, a percentage) with at most
+    /// `finest` decimals; the unit is left to the caller.
+    pub fn plain(entries: &[Entry], finest: usize) -> Column {
+        Column::build(entries, &[("", 1.0)], finest)
+    }
+
+    /// A plain number with this column's decimals, no unit; `+` before a
+    /// positive one when `signed`.
+    pub fn bare(&self, v: f64, signed: bool) -> String {
+        if !v.is_finite() {
+            return "n/a".into();
+        }
+        let s = self.number(v);
+        if signed && v > 0.0 && s != "0" {
+            format!("+{s}")
+        } else {
+            s
+        }
+    }
+
     /// `finest`: decimals that reach the finest meaningful step in the
     /// smallest unit.
     fn build(entries: &[Entry], units: &[(&'static str, f64)], finest: usize) -> Column {
@@ -330,13 +350,28 @@ pub fn correlation(r: f64) -> String {
     }
 }
 
-/// `{"plans": 40, "months": 60}` -> `plans = 40, months = 60`.
+/// A cell's params in words, never as JSON: `{"plans": 40, "months": 60}`
+/// -> `plans = 40, months = 60`; a variant by its name alone
+/// (`{"treatment": "quick"}` -> `quick`); a swept strategy key without its
+/// `strategies.` prefix and an argv as the command line it is
+/// (`fast.argv = gzip -1 -c input`). Labels from `[grid.labels]` are
+/// applied before (`spec::Grid::labelled`).
 pub fn params(params: &serde_json::Map<String, serde_json::Value>) -> String {
+    use serde_json::Value;
     params
         .iter()
-        .map(|(k, v)| match v {
-            serde_json::Value::String(s) => format!("{k} = {s}"),
-            _ => format!("{k} = {v}"),
+        .map(|(k, v)| {
+            let text = match v {
+                Value::String(s) => s.clone(),
+                Value::Array(items) if items.iter().all(Value::is_string) => {
+                    crate::shell::join(&items.iter().filter_map(Value::as_str).collect::<Vec<_>>())
+                }
+                other => other.to_string(),
+            };
+            match k.as_str() {
+                crate::plan::TREATMENT_KEY => text,
+                _ => format!("{} = {text}", k.strip_prefix("strategies.").unwrap_or(k)),
+            }
         })
         .collect::<Vec<_>>()
         .join(", ")

@@ -54,9 +54,15 @@ struct GateJson<'a> {
     false_positive_forks: Option<[u32; 2]>,
     false_positive_upper_bound: Option<f64>,
     nominal_false_positive_share: f64,
+    false_block_share: Option<f64>,
+    false_block_forks: Option<[u32; 2]>,
+    false_block_upper_bound: Option<f64>,
+    max_false_block: f64,
     power: Option<f64>,
     power_forks: Option<[u32; 2]>,
+    power_lower_bound: Option<f64>,
     min_power: f64,
+    forks_needed: Option<u32>,
     cells: Vec<JsonCell>,
     seeds: JsonSeeds,
     run_id: &'a str,
@@ -123,7 +129,7 @@ pub fn files(info: &RunInfo, analysis: &Analysis, view: &GateView<'_>) -> GateFi
     let checks: Vec<u32> = g
         .groups
         .iter()
-        .flat_map(|gr| [&gr.false_alarms, &gr.power])
+        .flat_map(|gr| [&gr.false_alarms, &gr.power, &gr.false_blocks])
         .filter_map(|c| c.as_ref().map(|c| c.cell))
         .collect();
     let json = GateJson {
@@ -145,9 +151,15 @@ pub fn files(info: &RunInfo, analysis: &Analysis, view: &GateView<'_>) -> GateFi
         false_positive_forks: pair(g.false_alarms.as_ref()),
         false_positive_upper_bound: g.false_alarms.map(|s| s.upper_bound),
         nominal_false_positive_share: g.nominal_false_alarm,
+        false_block_share: g.false_blocks.map(|s| s.share),
+        false_block_forks: pair(g.false_blocks.as_ref()),
+        false_block_upper_bound: g.false_blocks.map(|s| s.upper_bound),
+        max_false_block: g.max_false_block,
         power: g.power.map(|s| s.share),
         power_forks: pair(g.power.as_ref()),
+        power_lower_bound: g.power.map(|s| s.lower_bound),
         min_power: g.min_power,
+        forks_needed: g.forks_needed.filter(|n| *n < u32::MAX),
         cells: g
             .groups
             .iter()
@@ -205,10 +217,14 @@ fn step_summary(exp: &Experiment, view: &GateView<'_>) -> String {
         v.verdict,
         v.self_check
     );
+    if let Some(t) = &v.rates {
+        out.push('\n');
+        out.push_str(t);
+    }
     if v.rows.len() > 1 {
         out.push_str(&format!(
-            "\n| cell | threshold | `{}` − `{}` | decision |\n|---|---|---:|---|\n",
-            exp.design.treatment, exp.design.baseline
+            "\n| cell | threshold | treatment − `{}` | decision |\n|---|---|---:|---|\n",
+            exp.design.baseline
         ));
         for r in &v.rows {
             out.push_str(&format!(
@@ -226,20 +242,68 @@ fn step_summary(exp: &Experiment, view: &GateView<'_>) -> String {
     out
 }
 
+/// Where a reviewer finds the report: the folder as a path relative to
+/// the directory the job ran in (the repository's checkout, in a
+/// workflow), never an absolute path of the runner machine, and the run's
+/// page, whose artifacts hold the folder, when GitHub Actions says where
+/// it is.
+fn where_to_read(dir: &Path) -> String {
+    let shown = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| {
+            crate::output::target::absolute(dir)
+                .ok()?
+                .strip_prefix(&cwd)
+                .ok()
+                .map(Path::to_path_buf)
+        })
+        .unwrap_or_else(|| {
+            dir.file_name()
+                .map(std::path::PathBuf::from)
+                .unwrap_or_else(|| dir.to_path_buf())
+        });
+    let page = match (
+        std::env::var("GITHUB_SERVER_URL"),
+        std::env::var("GITHUB_REPOSITORY"),
+        std::env::var("GITHUB_RUN_ID"),
+    ) {
+        (Ok(server), Ok(repo), Ok(run))
+            if !server.is_empty() && !repo.is_empty() && !run.is_empty() =>
+        {
+            format!(" (in this run's artifacts: {server}/{repo}/actions/runs/{run})")
+        }
+        _ => String::new(),
+    };
+    format!(
+        "Report: `{}`, verdict for scripts: `{}`{page}.",
+        shown.join("report.md").display(),
+        shown.join(GATE_JSON).display()
+    )
+}
+
 /// Appends `markdown` (and where the report is) to `$GITHUB_STEP_SUMMARY`
 /// when it is set; does nothing otherwise. Only a regular file is appended
 /// to (`output::guard::append`: never a link, a device or a FIFO). A file
 /// that cannot be written is a warning, not a failed run: the verdict and
 /// gate.json stand.
 pub fn append_step_summary(markdown: &str, dir: &Path) {
+    append(&format!("{markdown}\n{}\n\n", where_to_read(dir)));
+}
+
+/// A gated run that failed before its verdict, for `$GITHUB_STEP_SUMMARY`:
+/// the reviewer sees why there is no verdict, and where the kept forks are.
+pub fn append_failure(exp: &Experiment, error: &str) {
+    append(&format!(
+        "### runner gate: FAILED ({})\n\nThe run failed before the gate could decide, so there is no verdict:\n\n```\n{}\n```\n\n",
+        exp.title.replace('\n', " "),
+        error.replace("```", "'''")
+    ));
+}
+
+fn append(text: &str) {
     let Some(path) = std::env::var_os(STEP_SUMMARY_ENV).filter(|p| !p.is_empty()) else {
         return;
     };
-    let text = format!(
-        "{markdown}\nReport: `{}`; verdict for scripts: `{}`.\n\n",
-        dir.join("report.md").display(),
-        dir.join(GATE_JSON).display()
-    );
     let written = crate::output::guard::append(Path::new(&path), text.as_bytes());
     if let Err(e) = written {
         crate::console::warn(&format!(

@@ -9,6 +9,7 @@
 //! computed from data that is not the run's.
 
 pub mod context;
+pub mod effect;
 pub mod filters;
 pub mod format;
 pub mod gate_files;
@@ -221,7 +222,7 @@ pub fn render_run(
     let report = render(&name, &source, &ctx)?;
     let mut analysis_json = serde_json::to_string_pretty(&analysis).expect("analysis serializes");
     analysis_json.push('\n');
-    let plots = plots::render_all(&analysis, info.spec.experiment.design.is_aa())?;
+    let plots = plots::render_all(&plots::Input::of(&analysis, &ctx, pairs))?;
     let summary = render("summary", include_str!("summary.txt.j2"), &ctx)?;
     let gate = ctx
         .gate

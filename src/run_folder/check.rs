@@ -71,6 +71,25 @@ pub fn differing_keys(a: &Value, b: &Value, prefix: &str, out: &mut Vec<String>)
     }
 }
 
+/// The keys (`design.forks`, `grid.delay_us`) in which two runs' specs
+/// differ, leaving out `allowed` keys and everything below them.
+pub fn spec_differences(
+    a: &crate::spec::Experiment,
+    b: &crate::spec::Experiment,
+    allowed: &[&str],
+) -> Vec<String> {
+    let mut keys = Vec::new();
+    differing_keys(&value(a), &value(b), "", &mut keys);
+    keys.retain(|k| {
+        !allowed.iter().any(|a| {
+            k == a
+                || k.strip_prefix(a)
+                    .is_some_and(|rest| rest.starts_with(['.', '[']))
+        })
+    });
+    keys
+}
+
 fn first_difference(a: &Value, b: &Value, prefix: &str) -> Option<String> {
     let mut keys = Vec::new();
     differing_keys(a, b, prefix, &mut keys);
@@ -347,6 +366,30 @@ fn check_layout(info: &RunInfo, i: usize, f: &super::ForkSummary) -> Result<(), 
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn spec_differences_leave_out_the_allowed_keys_and_below() {
+        let spec = |forks: u32, title: &str, delays: &str| {
+            let toml = format!(
+                "title = \"{title}\"\n[strategies.n]\nkind = \"noop\"\n[design]\nbaseline = \"n\"\ntreatment = \"n\"\nforks = {forks}\n[grid]\ndelay_us = {delays}\n"
+            );
+            crate::spec::parse_recorded("a.toml", &toml, &Default::default()).unwrap()
+        };
+        let (a, b) = (spec(2, "a", "[0]"), spec(3, "b", "[0, 5]"));
+        assert_eq!(
+            spec_differences(&a, &b, &[]),
+            ["design.forks", "grid.delay_ns", "grid.delay_us", "title"]
+        );
+        assert_eq!(
+            spec_differences(&a, &b, &["title", "design.forks", "grid"]),
+            Vec::<String>::new()
+        );
+        // `design.fork` is not a parent of `design.forks`.
+        assert_eq!(
+            spec_differences(&a, &b, &["design.fork", "title", "grid"]),
+            ["design.forks"]
+        );
+    }
 
     #[test]
     fn differing_keys_name_objects_and_array_elements() {

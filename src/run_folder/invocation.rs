@@ -46,6 +46,16 @@ pub struct ExecArgs {
     /// Indexed Job's completions).
     #[arg(long, value_name = "N")]
     pub shards: Option<u32>,
+    /// Refuse (exit 2) an experiment file without `[gate]`: in CI, a file
+    /// that lost its gate must not read as a pass.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gate_required: bool,
+    /// Exit codes for `git bisect run` (needs a [gate]): 0 the gate passes, 1 a regression,
+    /// 125 (skip this commit) inconclusive or a failed run, 128 (stop bisecting) bad input.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bisect: bool,
 }
 
 impl ExecArgs {
@@ -59,6 +69,8 @@ impl ExecArgs {
             quiet: false,
             shard: None,
             shards: None,
+            gate_required: false,
+            bisect: false,
         }
     }
 }
@@ -116,6 +128,11 @@ pub struct AnalyzeArgs {
     #[arg(long, value_name = "NS", default_value_t = 0)]
     #[serde(default)]
     pub clock_resolution_ns: u64,
+    /// Nothing on stderr but errors (the seed a drawn run used is in
+    /// run.json); the summary still goes to stdout, as with exec.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub quiet: bool,
 }
 
 /// The command that made a run's folder, as run.json records it.
@@ -225,6 +242,8 @@ impl Invocation {
                     a.option("set", s.clone());
                 }
                 a.flag("quiet", e.quiet);
+                a.flag("gate-required", e.gate_required);
+                a.flag("bisect", e.bisect);
                 if let Some(r) = &e.resume {
                     a.option("resume", text(r));
                 }
@@ -264,6 +283,7 @@ impl Invocation {
                 if z.clock_resolution_ns != 0 {
                     a.option("clock-resolution-ns", z.clock_resolution_ns.to_string());
                 }
+                a.flag("quiet", z.quiet);
                 a.finish("analyze")
             }
         }
@@ -382,6 +402,8 @@ mod tests {
             quiet: true,
             shard: Some((2, 4)),
             shards: Some(4),
+            gate_required: true,
+            bisect: true,
             ..exec("experiments/my spec.toml")
         }));
         // A positional that looks like a flag goes after `--`.
@@ -409,6 +431,7 @@ mod tests {
             resamples: RESAMPLES,
             confidence: CONFIDENCE,
             clock_resolution_ns: 0,
+            quiet: false,
         };
         round_trips(Invocation::Analyze(analyze.clone()));
         round_trips(Invocation::Analyze(AnalyzeArgs {
@@ -420,6 +443,7 @@ mod tests {
             resamples: 500,
             confidence: 0.9,
             clock_resolution_ns: 20,
+            quiet: true,
             ..analyze
         }));
     }
@@ -435,6 +459,23 @@ mod tests {
         assert_eq!(
             crate::shell::join(&inv.to_argv()),
             "runner exec experiments/aa.toml --out reports/aa --set 'design.forks=2' --quiet"
+        );
+    }
+
+    #[test]
+    fn bisect_is_recorded_only_when_given() {
+        let plain = serde_json::to_value(Invocation::Exec(exec("a.toml"))).unwrap();
+        assert!(plain.get("bisect").is_none(), "{plain}");
+        let inv = Invocation::Exec(ExecArgs {
+            bisect: true,
+            ..exec("a.toml")
+        });
+        let json = serde_json::to_value(&inv).unwrap();
+        assert_eq!(json["bisect"], true);
+        assert_eq!(serde_json::from_value::<Invocation>(json).unwrap(), inv);
+        assert_eq!(
+            crate::shell::join(&inv.to_argv()),
+            "runner exec a.toml --bisect"
         );
     }
 

@@ -125,6 +125,12 @@ pub struct BuildInfo {
     pub profile: String,
     /// `RUNNER_FAULT` as the workers saw it, when a debug build ran with it set.
     pub fault: Option<String>,
+    /// How the user started runner, for the report's Reproduce command:
+    /// `cargo run --release --` from a checkout, else the program as typed
+    /// (`runner`, `./target/release/runner`). Absent from runs recorded
+    /// before it, which were started with cargo.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launched_as: Option<String>,
 }
 
 impl BuildInfo {
@@ -140,8 +146,31 @@ impl BuildInfo {
             } else {
                 None
             },
+            launched_as: Some(launched_as(debug)),
         }
     }
+}
+
+/// `cargo run` sets the package's variables for the program it runs, and
+/// `cargo test` also sets `CARGO_BIN_EXE_runner` for the tests it runs (so
+/// a test's runner is a program started by path, as it is).
+fn launched_as(debug: bool) -> String {
+    let var = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
+    let by_cargo = std::env::var("CARGO_PKG_NAME").as_deref() == Ok("runner")
+        && var("CARGO_MANIFEST_DIR")
+        && !var("CARGO_BIN_EXE_runner");
+    if by_cargo {
+        return if debug {
+            "cargo run --"
+        } else {
+            "cargo run --release --"
+        }
+        .into();
+    }
+    std::env::args_os()
+        .next()
+        .map(|a| crate::shell::join(&[a.to_string_lossy()]))
+        .unwrap_or_else(|| "runner".into())
 }
 
 impl BuildInfo {
@@ -153,6 +182,9 @@ impl BuildInfo {
         }
         if self.fault.is_none() {
             self.fault = other.fault;
+        }
+        if self.launched_as.is_none() {
+            self.launched_as = other.launched_as;
         }
     }
 }
@@ -215,6 +247,7 @@ mod tests {
         let build = |profile: &str, fault: Option<&str>| BuildInfo {
             profile: profile.into(),
             fault: fault.map(String::from),
+            launched_as: None,
         };
         let mut b = build("release", None);
         b.add(build("debug", Some("hang")));

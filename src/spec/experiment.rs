@@ -77,7 +77,13 @@ pub enum Schedule {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Design {
     pub baseline: String,
+    /// The treatment; with several variants (`treatments`), the first.
     pub treatment: String,
+    /// Several variants, each compared with the one baseline in cells of
+    /// its own (`design.treatments`); empty for one treatment, and absent
+    /// from the run.json of such runs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub treatments: Vec<String>,
     pub forks: NonZeroU32,
     /// May be zero: warm-up is advice, not a requirement.
     pub warmup_pairs: u32,
@@ -120,7 +126,28 @@ impl std::fmt::Display for Schedule {
 impl Design {
     /// Same strategy name on both sides: an A/A experiment sharing one instance.
     pub fn is_aa(&self) -> bool {
-        self.baseline == self.treatment
+        self.treatments.is_empty() && self.baseline == self.treatment
+    }
+
+    /// Every treatment the baseline is compared with, in the file's order.
+    pub fn variants(&self) -> Vec<&str> {
+        if self.treatments.is_empty() {
+            vec![self.treatment.as_str()]
+        } else {
+            self.treatments.iter().map(String::as_str).collect()
+        }
+    }
+
+    /// Every strategy a cell of the experiment may run: the baseline, then
+    /// each treatment.
+    pub fn arms(&self) -> Vec<&str> {
+        let mut out = vec![self.baseline.as_str()];
+        for v in self.variants() {
+            if !out.contains(&v) {
+                out.push(v);
+            }
+        }
+        out
     }
 }
 
@@ -147,6 +174,10 @@ pub struct Grid {
     /// when not swept (every cell then has `design.layout`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub layout: Vec<crate::layout::Layout>,
+    /// `[grid.labels]`: short names for a swept key's values, in the order
+    /// of its values, shown in reports instead of the values themselves.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, Vec<String>>,
 }
 
 /// `strategies.NAME.KEY = [...]` in `[grid]`: one validated [`super::Field`]
@@ -172,6 +203,28 @@ impl SweptKey {
 }
 
 impl Grid {
+    /// A cell's params as a report names them: each value of a labelled
+    /// key replaced by its label (`[grid.labels]`).
+    pub fn labelled(
+        &self,
+        params: &serde_json::Map<String, serde_json::Value>,
+    ) -> serde_json::Map<String, serde_json::Value> {
+        let mut out = params.clone();
+        let swept = self.swept();
+        for (key, labels) in &self.labels {
+            let Some(value) = params.get(key) else {
+                continue;
+            };
+            let values = swept.iter().find(|(k, _)| k == key).map(|(_, v)| v);
+            if let Some(i) = values.and_then(|v| v.iter().position(|x| x == value)) {
+                if let Some(l) = labels.get(i) {
+                    out.insert(key.clone(), l.clone().into());
+                }
+            }
+        }
+        out
+    }
+
     /// Every swept key except the delay, with its values as a cell's
     /// `params` shows them, sorted by key: the order cells are expanded in.
     pub fn swept(&self) -> Vec<(String, Vec<serde_json::Value>)> {

@@ -4,8 +4,9 @@
 //! [gate]
 //! max_slowdown = "2%"          # of the baseline median, or a duration: "50us", "0.5ms", "800ns"
 //! statistic = "hierarchical"   # which interval decides: hierarchical (default) | pooled
-//! min_power = 0.8              # below this measured power a pass is "inconclusive"
-//! self_check = true            # A/A cells at d = 0 and at twice the threshold
+//! min_power = 0.8              # the self-check's power, by its lower bound, must reach this
+//! max_false_block = 0.1        # its false-alarm and false-block rates, by their upper bounds, must stay below this
+//! self_check = true            # A/A cells at d = 0, at half and at twice the threshold
 //! ```
 
 use super::limits::MAX_DELAY_NS;
@@ -20,11 +21,30 @@ use toml::Value;
 pub struct Gate {
     pub max_slowdown: MaxSlowdown,
     pub statistic: GateStatistic,
-    /// A pass needs at least this share of the 2x self-check forks flagged.
+    /// A pass needs the 2x self-check's power, by its one-sided lower
+    /// bound at the run's confidence, to reach this.
     pub min_power: f64,
+    /// Any verdict needs the self-check's false-alarm and false-block
+    /// rates, by their one-sided upper bounds, to stay at or below this.
+    #[serde(default = "gate_default_max_false_block")]
+    pub max_false_block: f64,
     /// Add the calibration cells (A/A of the baseline at d = 0 and at
     /// twice the threshold) to the run.
     pub self_check: bool,
+    /// The self-check also has a cell at half the threshold (the
+    /// false-block rate). Absent, so false, in the run.json of runs made
+    /// before that cell existed: their plan has no such cell.
+    #[serde(default)]
+    pub within_check: bool,
+}
+
+/// The default `max_false_block`: with 29 forks a self-check that blocks
+/// none bounds the rate at 9.8 % (95 % confidence).
+pub const DEFAULT_MAX_FALSE_BLOCK: f64 = 0.1;
+
+/// [`DEFAULT_MAX_FALSE_BLOCK`] as a serde default.
+pub fn gate_default_max_false_block() -> f64 {
+    DEFAULT_MAX_FALSE_BLOCK
 }
 
 /// The largest slowdown the gate lets pass.
@@ -167,15 +187,29 @@ pub(crate) fn gate(raw: RawGate) -> Result<Gate, Problem> {
         Some(other) => {
             return Err(Problem::value(
                 &power_path,
-                format!("gate.min_power must be a share above 0 and at most 1 (default 0.8: the 2x self-check must flag at least 80 % of its forks for a pass to count), got {}", describe(other)),
+                format!("gate.min_power must be a share above 0 and at most 1 (default 0.8: the 2x self-check must show, by its lower bound, that the rule catches at least 80 % of such slowdowns for a pass to count), got {}", describe(other)),
             ))
         }
     };
+    let block_path = base.child("max_false_block");
+    let max_false_block = match &raw.max_false_block {
+        None => DEFAULT_MAX_FALSE_BLOCK,
+        Some(Value::Float(f)) if *f > 0.0 && *f < 1.0 => *f,
+        Some(other) => {
+            return Err(Problem::value(
+                &block_path,
+                format!("gate.max_false_block must be a share above 0 and below 1 (default {DEFAULT_MAX_FALSE_BLOCK}: the self-check must show that the rule blocks unchanged code, or a change of half the threshold, in at most 10 % of forks), got {}", describe(other)),
+            ))
+        }
+    };
+    let self_check = boolean(raw.self_check.as_ref(), &base.child("self_check"), true)?;
     Ok(Gate {
         max_slowdown,
         statistic,
         min_power,
-        self_check: boolean(raw.self_check.as_ref(), &base.child("self_check"), true)?,
+        max_false_block,
+        self_check,
+        within_check: self_check,
     })
 }
 

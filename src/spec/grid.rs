@@ -75,6 +75,7 @@ pub(crate) fn grid(
         strategy_keys: Vec::new(),
         placement: Vec::new(),
         layout: Vec::new(),
+        labels: BTreeMap::new(),
     };
     for (key, v) in &raw {
         let path = base.child(key);
@@ -103,6 +104,7 @@ pub(crate) fn grid(
                 grid.workload.insert(key.clone(), values);
             }
             "strategies" => nested(v, &path, strategies, &mut grid, files)?,
+            "labels" => {}
             dotted if dotted.starts_with("strategies.") => {
                 let rest = &dotted["strategies.".len()..];
                 let Some((name, k)) = rest.rsplit_once('.') else {
@@ -120,7 +122,86 @@ pub(crate) fn grid(
         }
     }
     grid.strategy_keys.sort_by_key(SweptKey::label);
+    if let Some(v) = raw.get("labels") {
+        grid.labels = labels(v, &base.child("labels"), &grid)?;
+    }
     Ok(grid)
+}
+
+/// `[grid.labels]`: for a swept key, one short, unique name per value, in
+/// the order of its values (`"strategies.fast.argv" = ["gzip -1", "gzip -6"]`).
+fn labels(
+    v: &Value,
+    path: &KeyPath,
+    grid: &Grid,
+) -> Result<BTreeMap<String, Vec<String>>, Problem> {
+    let Value::Table(t) = v else {
+        return Err(Problem::value(
+            path,
+            format!(
+                "{path} must be a table of swept keys to their labels, e.g. [grid.labels] \"strategies.fast.argv\" = [\"gzip -1\", \"gzip -6\"]"
+            ),
+        ));
+    };
+    let swept = grid.swept();
+    let mut out = BTreeMap::new();
+    for (key, v) in flatten_labels(t) {
+        let at = path.child(&key);
+        let Some((_, values)) = swept.iter().find(|(k, _)| *k == key) else {
+            let keys: Vec<&str> = swept.iter().map(|(k, _)| k.as_str()).collect();
+            return Err(Problem::key(
+                &at,
+                format!(
+                    "{at} labels a key that [grid] does not sweep; swept keys are: {}",
+                    if keys.is_empty() {
+                        "none".to_string()
+                    } else {
+                        keys.join(", ")
+                    }
+                ),
+            ));
+        };
+        let names = array(v, &at, "short names, one per swept value", |e, p| match e {
+            Value::String(s) if !s.trim().is_empty() && !s.contains(['\n', '|', '`']) => {
+                Ok(s.clone())
+            }
+            other => Err(super::values::got(
+                p,
+                "a short name on one line, without | or `",
+                other,
+            )),
+        })?;
+        if names.len() != values.len() {
+            return Err(Problem::value(
+                &at,
+                format!(
+                    "{at} has {} labels for {} swept values; give one label per value, in the order of the values",
+                    names.len(),
+                    values.len()
+                ),
+            ));
+        }
+        unique(&at, &names, |j| format!("\"{}\"", names[j]))?;
+        out.insert(key, names);
+    }
+    Ok(out)
+}
+
+/// `[grid.labels]` keys as dotted names: a nested `strategies.fast.argv`
+/// table and a quoted `"strategies.fast.argv"` key mean the same.
+fn flatten_labels(t: &toml::Table) -> Vec<(String, &Value)> {
+    let mut out = Vec::new();
+    for (k, v) in t {
+        match v {
+            Value::Table(inner) => {
+                for (rest, v) in flatten_labels(inner) {
+                    out.push((format!("{k}.{rest}"), v));
+                }
+            }
+            _ => out.push((k.clone(), v)),
+        }
+    }
+    out
 }
 
 fn delays(v: Option<&Value>, path: &KeyPath) -> Result<(Vec<f64>, Vec<u64>), Problem> {

@@ -23,6 +23,11 @@ impl KeyPath {
         KeyPath::default()
     }
 
+    /// `self` is `other` or lies inside it (array elements aside).
+    pub fn within(&self, other: &KeyPath) -> bool {
+        self.segments.starts_with(&other.segments)
+    }
+
     pub fn child(&self, key: &str) -> Self {
         let mut segments = self.segments.clone();
         segments.push(key.to_string());

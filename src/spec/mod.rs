@@ -24,10 +24,12 @@ pub mod values;
 mod tests;
 
 pub use experiment::*;
-pub use gate::{Gate, GateStatistic, MaxSlowdown};
+pub use gate::{
+    gate_default_max_false_block, Gate, GateStatistic, MaxSlowdown, DEFAULT_MAX_FALSE_BLOCK,
+};
 pub use kinds::*;
 
-use location::{line_col, path_at, Locator, Position, Problem};
+use location::{line_col, path_at, KeyPath, Locator, Position, Problem};
 use std::path::{Path, PathBuf};
 use toml_edit::{DocumentMut, ImDocument};
 
@@ -229,12 +231,78 @@ fn load_text(
         locator.overrides.push((o.path, o.flag));
     }
     let resolved = doc.to_string();
-    let raw: raw::RawSpec =
-        toml::from_str(&resolved).map_err(|e| serde_error(shown, &resolved, &e, &locator))?;
-    let experiment = validate::experiment(raw, ctx).map_err(|p| render(shown, &p, &locator))?;
-    Ok((experiment, resolved))
+    let mut found: Vec<String> = Vec::new();
+    let mut removed: Vec<KeyPath> = Vec::new();
+    // Every bad key in one pass: after a problem with a key that can be
+    // taken out, the file is checked again without it, so the user sees
+    // all of its problems at once. A problem that only follows from an
+    // earlier one (the key is required, or another key names it) is at a
+    // path already taken out, and ends the pass.
+    for _ in 0..MAX_PROBLEMS {
+        let text = doc.to_string();
+        let (message, path) = match toml::from_str::<raw::RawSpec>(&text) {
+            Err(e) => serde_error(shown, &text, &e, &locator),
+            Ok(raw) => match validate::experiment(raw, ctx) {
+                Ok(experiment) if found.is_empty() => return Ok((experiment, resolved)),
+                Ok(_) => break,
+                Err(p) => {
+                    if removed.iter().any(|r| follows_from(&p, r)) {
+                        break;
+                    }
+                    (render(shown, &p, &locator).message, Some(p.path))
+                }
+            },
+        };
+        found.push(message);
+        match path {
+            Some(path) if remove_key(&mut doc, &path) => removed.push(path),
+            _ => break,
+        }
+    }
+    Err(SpecError {
+        message: found.join("\n"),
+    })
 }
 
+/// Whether `p` may only be a consequence of taking `removed` out: it is at
+/// or around that key, or its sentence names the key (a placeholder that
+/// read it, a sibling that is required in its place). Erring this way
+/// lists fewer problems, never one that is not there.
+fn follows_from(p: &Problem, removed: &KeyPath) -> bool {
+    if p.path.within(removed) || removed.within(&p.path) {
+        return true;
+    }
+    let Some(name) = removed.segments.last() else {
+        return false;
+    };
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    p.message.match_indices(name.as_str()).any(|(i, m)| {
+        let before = p.message[..i].chars().next_back();
+        let after = p.message[i + m.len()..].chars().next();
+        !before.is_some_and(word) && !after.is_some_and(word)
+    })
+}
+
+/// At most this many problems of one file are listed.
+const MAX_PROBLEMS: usize = 20;
+
+/// Takes the key at `path` (its whole value, for an array element) out of
+/// `doc`; false when there is no such key.
+fn remove_key(doc: &mut DocumentMut, path: &KeyPath) -> bool {
+    let Some((last, parents)) = path.segments.split_last() else {
+        return false;
+    };
+    let mut table: &mut dyn toml_edit::TableLike = doc.as_table_mut();
+    for seg in parents {
+        let Some(next) = table.get_mut(seg).and_then(|i| i.as_table_like_mut()) else {
+            return false;
+        };
+        table = next;
+    }
+    table.remove(last).is_some()
+}
+
+/// `problem` with its position: `FILE:LINE:COL: ...`.
 fn render(shown: &str, problem: &Problem, locator: &Locator) -> SpecError {
     SpecError::new(match locator.position(problem) {
         Position::At(line, col) => format!("{shown}:{line}:{col}: {}", problem.message),
@@ -245,8 +313,14 @@ fn render(shown: &str, problem: &Problem, locator: &Locator) -> SpecError {
 
 /// Serde reports unknown keys and non-table values by a span in the resolved
 /// text; turn that span back into a key path so the error names the key and
-/// the position in the file as written.
-fn serde_error(shown: &str, resolved: &str, e: &toml::de::Error, locator: &Locator) -> SpecError {
+/// the position in the file as written. The message, and the key's path when
+/// serde's span names one.
+fn serde_error(
+    shown: &str,
+    resolved: &str,
+    e: &toml::de::Error,
+    locator: &Locator,
+) -> (String, Option<KeyPath>) {
     let message = e
         .message()
         .lines()
@@ -258,7 +332,7 @@ fn serde_error(shown: &str, resolved: &str, e: &toml::de::Error, locator: &Locat
         .ok()
         .and_then(|d| path_at(d.as_table(), e.span().map_or(0, |s| s.start)));
     let Some((path, _)) = found else {
-        return SpecError::new(format!("{shown}: {message}"));
+        return (SpecError::new(format!("{shown}: {message}")).message, None);
     };
     let problem = if let Some(valid) = unknown_key_expected(&message) {
         Problem::key(
@@ -276,7 +350,7 @@ fn serde_error(shown: &str, resolved: &str, e: &toml::de::Error, locator: &Locat
         let got = value.unwrap_or_else(|| "a value of another type".into());
         Problem::value(&path, format!("{path} must be a table (e.g. [{path}] with its keys on the lines below), got {got}"))
     };
-    render(shown, &problem, locator)
+    (render(shown, &problem, locator).message, Some(path))
 }
 
 /// The valid keys listed by serde's `unknown field` error, without quoting.

@@ -51,6 +51,7 @@ pub(crate) type RawStrategy = toml::Table;
 pub(crate) struct RawDesign {
     pub baseline: Option<Value>,
     pub treatment: Option<Value>,
+    pub treatments: Option<Value>,
     pub forks: Option<Value>,
     pub warmup_pairs: Option<Value>,
     pub pairs: Option<Value>,
@@ -86,5 +87,6 @@ pub(crate) struct RawGate {
     pub max_slowdown: Option<Value>,
     pub statistic: Option<Value>,
     pub min_power: Option<Value>,
+    pub max_false_block: Option<Value>,
     pub self_check: Option<Value>,
 }

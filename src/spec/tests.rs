@@ -91,7 +91,7 @@ fn empty_file_reports_the_first_required_key() {
 #[test]
 fn unknown_keys_are_named_with_their_table() {
     assert!(err(&format!("{MIN}forkz = 1\n")).starts_with(
-        "x.toml:7:1: unknown key `design.forkz`; valid keys here are: baseline, treatment, forks"
+        "x.toml:7:1: unknown key `design.forkz`; valid keys here are: baseline, treatment, treatments, forks"
     ));
     assert!(err(&format!("desgn = 1\n{MIN}"))
         .starts_with("x.toml:1:1: unknown key `desgn`; valid keys here are: name, title"));
@@ -285,4 +285,30 @@ fn overrides_apply_and_are_named_in_errors() {
 fn errors_are_one_line() {
     let e = run(MIN, &["design.ordering=\"a\\nb\""], None).unwrap_err();
     assert!(!e.contains('\n'), "{e}");
+}
+
+#[test]
+fn every_bad_key_is_reported_in_one_pass() {
+    let text = format!(
+        "colour = \"red\"\n{MIN}forks = 0\nforkz = 3\n[analysis]\nconfidence = 1.5\n[grid]\ndelay_us = [-1]\n"
+    );
+    let e = err(&text);
+    let lines: Vec<&str> = e.lines().collect();
+    assert_eq!(lines.len(), 5, "{e}");
+    for (line, says) in [
+        (0, "x.toml:1:1: unknown key `colour`"),
+        (1, "x.toml:9:1: unknown key `design.forkz`"),
+        (2, "x.toml:8:9: design.forks must be a positive integer"),
+        (
+            3,
+            "x.toml:13:13: grid.delay_us[0] must be a non-negative number",
+        ),
+        (4, "x.toml:11:14: analysis.confidence must be a number"),
+    ] {
+        assert!(lines[line].starts_with(says), "line {line}: {e}");
+    }
+    // A problem that follows from an earlier one is not listed: the
+    // baseline names a strategy whose table is wrong.
+    let e = err("[strategies.a]\nkind = \"nope\"\n[design]\nbaseline = \"a\"\ntreatment = \"a\"\n");
+    assert_eq!(e.lines().count(), 1, "{e}");
 }

@@ -210,7 +210,7 @@ fn readers(
     grid: &Grid,
     sites: &[Site<'_>],
 ) -> Result<(), Problem> {
-    let arms = [design.baseline.as_str(), design.treatment.as_str()];
+    let arms = design.arms();
     // Imported arms ran elsewhere, in whatever cells their data names.
     if arms
         .iter()
@@ -226,11 +226,16 @@ fn readers(
     let preview = arms
         .iter()
         .any(|a| strategies.get(*a).is_some_and(StrategyKind::reads_workload));
+    let treatments = design
+        .variants()
+        .iter()
+        .map(|t| format!("`{t}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
     let nobody = |key: &str| {
         format!(
-            "grid.{key} is read by nothing: neither baseline `{}` nor treatment `{}`{} uses {{{key}}}; use it in argv, env or SQL, or remove it",
+            "grid.{key} is read by nothing: neither baseline `{}` nor treatment {treatments}{} uses {{{key}}}; use it in argv, env or SQL, or remove it",
             design.baseline,
-            design.treatment,
             if grid.workload.contains_key(key) { " computes the preview or" } else { "" }
         )
     };
@@ -248,7 +253,7 @@ fn readers(
     for s in &grid.strategy_keys {
         if !arms.contains(&s.strategy.as_str()) {
             let path = swept_path(s);
-            return Err(Problem::key(&path, format!("{path} sweeps strategy `{}`, which is neither the baseline (`{}`) nor the treatment (`{}`); the sweep would change nothing", s.strategy, design.baseline, design.treatment)));
+            return Err(Problem::key(&path, format!("{path} sweeps strategy `{}`, which is neither the baseline (`{}`) nor a treatment ({treatments}); the sweep would change nothing", s.strategy, design.baseline)));
         }
     }
     Ok(())

@@ -84,15 +84,19 @@ pub(crate) fn experiment(raw: RawSpec, ctx: &Context) -> Result<Experiment, Prob
     let database = database(raw.database.unwrap_or_default(), ctx.files)?;
     let design = design(raw.design.unwrap_or_default())?;
     let strategies = strategies(raw.strategies.unwrap_or_default(), ctx.files)?;
-    for (arm, chosen) in [
-        ("baseline", &design.baseline),
-        ("treatment", &design.treatment),
-    ] {
-        if !strategies.contains_key(chosen) {
+    let mut chosen = vec![(root("design").child("baseline"), &design.baseline)];
+    if design.treatments.is_empty() {
+        chosen.push((root("design").child("treatment"), &design.treatment));
+    }
+    for (i, t) in design.treatments.iter().enumerate() {
+        chosen.push((root("design").child("treatments").at(i), t));
+    }
+    for (path, name) in chosen {
+        if !strategies.contains_key(name) {
             let defined: Vec<&str> = strategies.keys().map(String::as_str).collect();
             return Err(Problem::value(
-                &root("design").child(arm),
-                format!("design.{arm} names strategy `{chosen}`, which is not defined; defined strategies are: {}", defined.join(", ")),
+                &path,
+                format!("{path} names strategy `{name}`, which is not defined; defined strategies are: {}", defined.join(", ")),
             ));
         }
     }
@@ -220,6 +224,50 @@ fn workload(raw: RawWorkload) -> Result<WorkloadParams, Problem> {
     Ok(w)
 }
 
+/// Reads `design.baseline` or `design.treatment` as a strategy name.
+type ArmName<'a> = dyn Fn(Option<&Value>, &str) -> Result<String, Problem> + 'a;
+
+/// `treatment = "x"`, or several variants `treatments = ["x", "y"]` (one
+/// of the two): the first treatment, and the variants when there are
+/// several (a list of one is the same as `treatment`).
+fn treatments(
+    raw: &RawDesign,
+    base: &KeyPath,
+    arm: &ArmName<'_>,
+) -> Result<(String, Vec<String>), Problem> {
+    let path = base.child("treatments");
+    let Some(v) = &raw.treatments else {
+        return Ok((arm(raw.treatment.as_ref(), "treatment")?, Vec::new()));
+    };
+    if raw.treatment.is_some() {
+        return Err(Problem::key(
+            &path,
+            "design.treatment and design.treatments are both set; give one treatment as `treatment = \"name\"` or several as `treatments = [\"a\", \"b\"]`".to_string(),
+        ));
+    }
+    let names = super::values::array(
+        v,
+        &path,
+        "names of [strategies.*] tables (e.g. [\"quick\", \"long\"])",
+        |e, p| {
+            string(Some(e), p, "the name of a [strategies.*] table").map(|s| s.unwrap_or_default())
+        },
+    )?;
+    if let Some((i, j)) = super::values::first_duplicate(&names) {
+        return Err(Problem::value(
+            &path.at(j),
+            format!(
+                "{} = \"{}\" repeats {}; each variant is named once",
+                path.at(j),
+                names[j],
+                path.at(i)
+            ),
+        ));
+    }
+    let first = names[0].clone();
+    Ok((first, if names.len() > 1 { names } else { Vec::new() }))
+}
+
 fn design(raw: RawDesign) -> Result<Design, Problem> {
     let base = root("design");
     let arm = |v: Option<&Value>, key: &str| -> Result<String, Problem> {
@@ -250,9 +298,12 @@ fn design(raw: RawDesign) -> Result<Design, Problem> {
         ("shuffled", Schedule::Shuffled),
         ("sequential", Schedule::Sequential),
     ];
+    let baseline = arm(raw.baseline.as_ref(), "baseline")?;
+    let (treatment, treatments) = treatments(&raw, &base, &arm)?;
     Ok(Design {
-        baseline: arm(raw.baseline.as_ref(), "baseline")?,
-        treatment: arm(raw.treatment.as_ref(), "treatment")?,
+        baseline,
+        treatment,
+        treatments,
         forks: count(raw.forks.as_ref(), "forks", &limits::FORKS, 10)?,
         warmup_pairs: match &raw.warmup_pairs {
             Some(v) => limits::warmup(v, &base.child("warmup_pairs"))?,

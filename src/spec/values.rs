@@ -27,7 +27,7 @@ pub(crate) fn describe(v: &Value) -> String {
     }
 }
 
-fn got(path: &KeyPath, what: &str, v: &Value) -> Problem {
+pub(crate) fn got(path: &KeyPath, what: &str, v: &Value) -> Problem {
     Problem::value(path, format!("{path} must be {what}, got {}", describe(v)))
 }
 

@@ -1,30 +1,31 @@
 //! The regression gate's rule and its self-check, as functions of numbers
-//! (docs/guide/commands.md).
+//! (docs/guide/gate.md).
 //!
 //! The rule compares an estimate of the slowdown (median D, in ns) and its
-//! interval with a threshold t > 0:
+//! interval [lo, hi] with a threshold t > 0, symmetrically:
 //!
-//! - **pass**: the whole interval lies below t. Whatever the true slowdown
-//!   is, at this confidence it is smaller than t.
-//! - **regression**: the whole interval lies above 0 *and* the estimate
-//!   exceeds t. There is a slowdown, and its best estimate is larger than
-//!   what the gate allows. Asking for both keeps a real but small slowdown
-//!   (interval above 0, estimate under t) from failing the build, and a
-//!   noisy estimate over t whose interval reaches 0 from failing it either.
-//! - **inconclusive**: anything else: the interval reaches t, and the data
-//!   cannot say the slowdown is above it. This machine could not resolve t.
+//! - **pass**: hi < t, the whole interval lies below t. Whatever the true
+//!   slowdown is, at this confidence it is smaller than t.
+//! - **regression**: lo > t, the whole interval lies above t. The slowdown
+//!   is, at this confidence, larger than what the gate allows.
+//! - **inconclusive**: the interval straddles t; the data cannot say on
+//!   which side the slowdown lies.
 //!
-//! Applied to each fork of an A/A cell (no difference at all), the share of
-//! forks the rule calls a regression is its measured false-alarm rate; its
-//! interval lies above 0 in a share (1 - confidence) / 2 of forks by chance,
-//! and the estimate must also pass t, so that is the rate it may reach at
-//! most ([`nominal_false_alarm`]). Applied to each fork of a cell with 2t
-//! injected, the share it flags is its power: how often it catches a
-//! slowdown of twice the threshold.
+//! So a change within the budget (any true slowdown s <= t) is blocked only
+//! when its interval lies wholly above its own true value: for a valid
+//! interval, at most (1 - confidence) / 2 of the time, and less the further
+//! s sits below t ([`nominal_false_alarm`]). The self-check measures that
+//! on the machine, per fork: in A/A cells at d = 0 (a change of size 0:
+//! the false-alarm rate) and at half the threshold (a change within the
+//! budget: the false-block rate), and its power in cells at twice the
+//! threshold (a change the gate must catch).
 //!
-//! [`upper_bound`] puts a one-sided Clopper-Pearson bound on such a share
-//! (Clopper & Pearson 1934), so "0 of 200 forks" can be read against the
-//! nominal rate.
+//! A share seen in n forks is read through one-sided Clopper-Pearson
+//! bounds (Clopper & Pearson 1934): [`upper_bound`] for the error rates,
+//! [`lower_bound`] for the power, so 0 blocked of 2 forks says "at most
+//! 77.6 %", and 2 caught of 2 "at least 22.4 %", not 0 % and 100 %.
+//! [`forks_to_bound`] and [`forks_for_power`] are the fewest forks whose
+//! perfect outcome would meet a required bound.
 
 /// What the rule says about one estimate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,12 +35,13 @@ pub enum Decision {
     Inconclusive,
 }
 
-/// The rule of the module doc. `ci` is `[lo, hi]`; `threshold` > 0.
-pub fn decide(estimate: f64, ci: [f64; 2], threshold: f64) -> Decision {
+/// The rule of the module doc. `ci` is `[lo, hi]`; `threshold` > 0. The
+/// estimate is not consulted: the interval alone decides, on both sides.
+pub fn decide(_estimate: f64, ci: [f64; 2], threshold: f64) -> Decision {
     let [lo, hi] = ci;
     if hi < threshold {
         Decision::Pass
-    } else if lo > 0.0 && estimate > threshold {
+    } else if lo > threshold {
         Decision::Regression
     } else {
         Decision::Inconclusive
@@ -53,8 +55,8 @@ pub fn flagged<I: IntoIterator<Item = Decision>>(decisions: I) -> (u32, u32) {
     })
 }
 
-/// The false-alarm rate the rule may reach at most when nothing changed:
-/// the chance that a `confidence` interval lies wholly above 0.
+/// The rate at which the rule may block a change within the budget: the
+/// chance that a `confidence` interval lies wholly above the true value.
 pub fn nominal_false_alarm(confidence: f64) -> f64 {
     (1.0 - confidence) / 2.0
 }
@@ -104,6 +106,62 @@ pub fn upper_bound(k: u32, n: u32, confidence: f64) -> Option<f64> {
     Some((lo + hi) / 2.0)
 }
 
+/// One-sided Clopper-Pearson lower bound at `confidence` on a share seen
+/// as `k` of `n`: the smallest p under which seeing k or more still has
+/// probability at least 1 - confidence. `None` for n = 0.
+pub fn lower_bound(k: u32, n: u32, confidence: f64) -> Option<f64> {
+    if n == 0 {
+        return None;
+    }
+    if k == 0 {
+        return Some(0.0);
+    }
+    // The lower bound on "caught" is one minus the upper bound on "missed".
+    upper_bound(n - k, n, confidence).map(|u| 1.0 - u)
+}
+
+/// The fewest forks with which a self-check that blocks none of them
+/// bounds the error rate at `max_share` or less: n >= ln(1 - confidence) /
+/// ln(1 - max_share), since the bound of 0 of n is 1 - (1 - confidence)^(1/n).
+pub fn forks_to_bound(max_share: f64, confidence: f64) -> u32 {
+    let n = (1.0 - confidence).ln() / (1.0 - max_share).ln();
+    fewest(n, |n| {
+        upper_bound(0, n, confidence).is_some_and(|u| u <= max_share)
+    })
+}
+
+/// The fewest forks with which a self-check that catches every one of them
+/// shows a power of at least `min_power`: n >= ln(1 - confidence) /
+/// ln(min_power), since the bound of n of n is (1 - confidence)^(1/n).
+pub fn forks_for_power(min_power: f64, confidence: f64) -> u32 {
+    if min_power <= 0.0 {
+        return 1;
+    }
+    if min_power >= 1.0 {
+        return u32::MAX;
+    }
+    let n = (1.0 - confidence).ln() / min_power.ln();
+    fewest(n, |n| {
+        lower_bound(n, n, confidence).is_some_and(|l| l >= min_power)
+    })
+}
+
+/// The closed form `n` rounded up, checked against `holds` (the bounds are
+/// found by bisection, so a value on the boundary can land either side).
+fn fewest(n: f64, holds: impl Fn(u32) -> bool) -> u32 {
+    if !n.is_finite() || n >= f64::from(u32::MAX) {
+        return u32::MAX;
+    }
+    let mut k = (n.ceil() as u32).max(1);
+    while k > 1 && holds(k - 1) {
+        k -= 1;
+    }
+    while !holds(k) && k < u32::MAX {
+        k += 1;
+    }
+    k
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,16 +172,17 @@ mod tests {
         assert_eq!(decide(50.0, [20.0, 90.0], 100.0), Decision::Pass);
         // Interval below t even when it reaches below 0 (a speed-up).
         assert_eq!(decide(-50.0, [-90.0, -10.0], 100.0), Decision::Pass);
-        // Above 0 and estimate 150 > 100.
+        // The whole interval above t.
         assert_eq!(decide(150.0, [120.0, 180.0], 100.0), Decision::Regression);
-        assert_eq!(decide(150.0, [1.0, 300.0], 100.0), Decision::Regression);
-        // Real (above 0) but the estimate 80 is under t, interval reaches it.
+        // The estimate over t is not enough: the interval reaches below it.
+        assert_eq!(decide(150.0, [1.0, 300.0], 100.0), Decision::Inconclusive);
+        assert_eq!(decide(70.0, [64.0, 86.0], 63.0), Decision::Regression);
+        assert_eq!(decide(70.0, [60.0, 86.0], 63.0), Decision::Inconclusive);
+        // Real (above 0) but within the budget only partly: straddles t.
         assert_eq!(decide(80.0, [30.0, 130.0], 100.0), Decision::Inconclusive);
-        // Estimate over t but the interval reaches 0.
-        assert_eq!(decide(150.0, [-5.0, 300.0], 100.0), Decision::Inconclusive);
-        // Boundaries: hi == t is not "below"; lo == 0 is not "above".
+        // Boundaries: hi == t is not "below"; lo == t is not "above".
         assert_eq!(decide(50.0, [0.0, 100.0], 100.0), Decision::Inconclusive);
-        assert_eq!(decide(150.0, [0.0, 200.0], 100.0), Decision::Inconclusive);
+        assert_eq!(decide(150.0, [100.0, 200.0], 100.0), Decision::Inconclusive);
     }
 
     #[test]
@@ -165,5 +224,31 @@ mod tests {
         // More data, tighter bound, always above the seen share.
         assert!(upper_bound(5, 1000, 0.95).unwrap() < upper_bound(1, 200, 0.95).unwrap());
         assert!(upper_bound(5, 1000, 0.95).unwrap() > 0.005);
+    }
+
+    #[test]
+    fn clopper_pearson_lower_bounds_mirror_the_upper() {
+        // n of n: the bound solves p^n = alpha: 2 of 2 at 95 % is 0.2236.
+        let l = lower_bound(2, 2, 0.95).unwrap();
+        assert!((l - 0.05_f64.sqrt()).abs() < 1e-12, "{l}");
+        assert_eq!(lower_bound(0, 5, 0.95), Some(0.0));
+        assert_eq!(lower_bound(0, 0, 0.95), None);
+        // 9 of 10: 1 - the upper bound of 1 of 10 (0.3942) = 0.6058.
+        assert!((lower_bound(9, 10, 0.95).unwrap() - 0.6058).abs() < 1e-4);
+    }
+
+    #[test]
+    fn forks_needed_for_a_bound() {
+        // 0 of 29 bounds at 1 - 0.05^(1/29) = 0.0981 <= 10 %; 0 of 28 at
+        // 0.1129.
+        assert_eq!(forks_to_bound(0.10, 0.95), 29);
+        assert!(upper_bound(0, 29, 0.95).unwrap() <= 0.10);
+        assert!(upper_bound(0, 28, 0.95).unwrap() > 0.10);
+        // 2.5 %: ln(0.05) / ln(0.975) = 118.3.
+        assert_eq!(forks_to_bound(0.025, 0.95), 119);
+        // 14 of 14 shows at least 0.05^(1/14) = 0.8074 >= 0.8; 13 of 13 only
+        // 0.7944.
+        assert_eq!(forks_for_power(0.8, 0.95), 14);
+        assert_eq!(forks_for_power(1.0, 0.95), u32::MAX);
     }
 }

@@ -23,7 +23,11 @@
 //!   of more machines or more forks narrows an interval most.
 //! - [`modes`]: whether fork medians fall into two speeds (optimal two-means
 //!   split, Ashman's D).
+//! - [`apart`]: two separate runs told apart by their forks (the extreme of
+//!   Mann & Whitney 1947, an exact false-alarm rate) and the size of a
+//!   change between them (MOVER, Zou & Donner 2008).
 
+pub mod apart;
 pub mod bootstrap;
 pub mod changepoint;
 pub mod correlation;

@@ -85,6 +85,7 @@ pub fn read_json(path: &Path) -> serde_json::Value {
 pub mod faults;
 pub mod leftovers;
 pub mod shards;
+pub mod svg;
 
 /// A database of this test's own on the PostgreSQL server named by
 /// RUNNER_DATABASE_URL: its URL, with the same role and password.

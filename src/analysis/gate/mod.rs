@@ -1,16 +1,24 @@
-//! The gate's verdict from the analysed cells (docs/guide/commands.md): the rule
-//! of `stats::gate` applied to each experiment cell's deciding interval,
-//! and to each fork of the self-check cells, whose shares are the rule's
-//! measured false-alarm rate (A/A at d = 0) and power (A/A at twice the
-//! threshold).
+//! The gate's verdict from the analysed cells (docs/guide/gate.md): the
+//! rule of `stats::gate` applied to each experiment cell's deciding
+//! interval, and to each fork of the self-check cells, whose shares are the
+//! rule's measured false-alarm rate (A/A at d = 0), false-block rate (A/A
+//! at half the threshold) and power (A/A at twice the threshold).
 //!
 //! Per group of experiment cells (the cells that differ only in their
-//! delay): the threshold (a duration, or a share of the pooled median of the
-//! group's measured baseline runs), each cell's decision, the self-check.
-//! The verdict over everything: any regression is a regression; else any
-//! inconclusive cell is inconclusive; else, when the self-check ran and a
-//! group's power is below `min_power`, inconclusive too (a pass that could
-//! not have failed is not a pass); else a pass.
+//! delay, or in their variant): the threshold (a duration, or a share of
+//! the pooled median of the group's measured baseline runs), each cell's
+//! decision, the self-check. The verdict over everything:
+//!
+//! 1. when the self-check ran and cannot bound its error rates at
+//!    `max_false_block` (the one-sided upper bound of the false-alarm or
+//!    false-block share is above it), inconclusive: too few forks to mean
+//!    anything, or a rule that blocks within-budget changes too often
+//!    here; a verdict with no stated error rate is not one to block on;
+//! 2. else any regression is a regression; else any inconclusive cell is
+//!    inconclusive;
+//! 3. else, when the self-check's power, by its lower bound, is below
+//!    `min_power`, inconclusive too (a pass that could not have failed is
+//!    not a pass); else a pass.
 //!
 //! The self-check forks' intervals are every fork's interval: exact
 //! (`stats::exact_median`), so they need no stream.
@@ -27,7 +35,9 @@ use crate::plan::self_check::GateSizing;
 use crate::plan::Role;
 use crate::record::{PairRecord, Phase};
 use crate::spec::{Gate, GateStatistic};
-use crate::stats::gate::{decide, flagged, nominal_false_alarm, Decision};
+use crate::stats::gate::{
+    decide, flagged, forks_for_power, forks_to_bound, nominal_false_alarm, Decision,
+};
 use crate::stats::{self, StatsError};
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
@@ -160,19 +170,24 @@ pub(crate) fn gate<'a>(
         };
         let false_alarms = check(Role::GateNull)?;
         let power = check(Role::GatePower)?;
+        let false_blocks = check(Role::GateWithin)?;
         let worst = decided
             .iter()
             .map(|c| c.decision)
             .max()
             .unwrap_or(Verdict::Pass);
+        let unbounded = [&false_alarms, &false_blocks]
+            .iter()
+            .filter_map(|c| c.as_ref())
+            .any(|c| c.share.upper_bound > gate.max_false_block);
         let weak = power
             .as_ref()
-            .is_some_and(|p| p.share.share < gate.min_power);
+            .is_some_and(|p| p.share.lower_bound < gate.min_power);
         out.push(GateGroup {
             params,
             baseline_median_ns: median,
             threshold_ns,
-            verdict: if worst == Verdict::Pass && weak {
+            verdict: if unbounded || (worst == Verdict::Pass && weak) {
                 Verdict::Inconclusive
             } else {
                 worst
@@ -180,6 +195,7 @@ pub(crate) fn gate<'a>(
             cells: decided,
             false_alarms,
             power,
+            false_blocks,
         });
     }
     let decided = out.iter().flat_map(|g| &g.cells).map(|c| c.decision).max();
@@ -188,12 +204,31 @@ pub(crate) fn gate<'a>(
         .map(|g| g.verdict)
         .max()
         .unwrap_or(Verdict::Inconclusive);
+    let error_unbounded = out.iter().any(|g| {
+        [&g.false_alarms, &g.false_blocks]
+            .iter()
+            .filter_map(|c| c.as_ref())
+            .any(|c| c.share.upper_bound > gate.max_false_block)
+    });
     let reason = match (verdict, decided) {
+        (Verdict::Inconclusive, _) if error_unbounded => Reason::ErrorRateUnbounded,
         (Verdict::Regression, _) => Reason::Regression,
         (Verdict::Inconclusive, Some(Verdict::Pass)) => Reason::LowPower,
         (Verdict::Inconclusive, _) => Reason::IntervalReachesThreshold,
         (Verdict::Pass, _) => Reason::IntervalBelowThreshold,
     };
+    // The forks per cell a self-check needs to be able to say anything:
+    // enough that one blocking no fork bounds the error rates, and one
+    // catching every fork shows the power asked for.
+    let forks_needed = matches!(reason, Reason::ErrorRateUnbounded | Reason::LowPower).then(|| {
+        let bound = forks_to_bound(gate.max_false_block, input.confidence);
+        let power = if out.iter().any(|g| g.power.is_some()) {
+            forks_for_power(gate.min_power, input.confidence)
+        } else {
+            0
+        };
+        bound.max(power)
+    });
     let total = |pick: fn(&GateGroup) -> Option<&SelfCheck>| {
         let checks: Vec<&SelfCheck> = out.iter().filter_map(pick).collect();
         (!checks.is_empty()).then(|| {
@@ -207,18 +242,21 @@ pub(crate) fn gate<'a>(
         .iter()
         .filter_map(|g| g.power.as_ref())
         .map(|p| p.share)
-        .min_by(|a, b| a.share.total_cmp(&b.share));
+        .min_by(|a, b| a.lower_bound.total_cmp(&b.lower_bound));
     Ok(GateAnalysis {
         max_slowdown: gate.max_slowdown.to_string(),
         statistic: gate.statistic,
         min_power: gate.min_power,
+        max_false_block: gate.max_false_block,
         self_check: gate.self_check,
         nominal_false_alarm: nominal_false_alarm(input.confidence),
         verdict,
         reason,
         exit_code: verdict.exit_code(),
         false_alarms: total(|g| g.false_alarms.as_ref()),
+        false_blocks: total(|g| g.false_blocks.as_ref()),
         power,
+        forks_needed,
         groups: out,
     })
 }

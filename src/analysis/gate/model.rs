@@ -1,8 +1,8 @@
-//! The JSON of a gate's verdict: `analysis.json`'s `gate` (design
-//! section 2). Keys are part of the contract (templates/README.md).
+//! The JSON of a gate's verdict: `analysis.json`'s `gate`. Keys are part
+//! of what scripts read (templates/README.md).
 
 use crate::spec::GateStatistic;
-use crate::stats::gate::{upper_bound, Decision};
+use crate::stats::gate::{lower_bound, upper_bound, Decision};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -13,8 +13,13 @@ pub struct GateAnalysis {
     pub max_slowdown: String,
     pub statistic: GateStatistic,
     pub min_power: f64,
+    /// The largest false-alarm or false-block rate, by its upper bound,
+    /// the self-check may show.
+    #[serde(default = "crate::spec::gate_default_max_false_block")]
+    pub max_false_block: f64,
     pub self_check: bool,
-    /// (1 - confidence) / 2: the false-alarm rate the rule may reach.
+    /// (1 - confidence) / 2: the rate at which the rule may block a change
+    /// within the budget.
     pub nominal_false_alarm: f64,
     pub verdict: Verdict,
     /// Why, as a code: `interval-below-threshold`, `regression`,
@@ -25,8 +30,16 @@ pub struct GateAnalysis {
     pub groups: Vec<GateGroup>,
     /// Every group's d = 0 self-check forks together; null without a self-check.
     pub false_alarms: Option<Share>,
+    /// Every group's 0.5x self-check forks together; null without one.
+    #[serde(default)]
+    pub false_blocks: Option<Share>,
     /// The group with the lowest power; null without a self-check.
     pub power: Option<Share>,
+    /// When the self-check was too small to bound the error rates or show
+    /// the power asked for: the forks per cell that would, were every fork
+    /// to come out right. Null otherwise.
+    #[serde(default)]
+    pub forks_needed: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -61,13 +74,17 @@ pub enum Reason {
     /// Every interval lies below the threshold and the self-check (if any)
     /// has the power asked for.
     IntervalBelowThreshold,
-    /// An interval lies above 0 with its estimate over the threshold.
+    /// An interval lies wholly above the threshold.
     Regression,
     /// An interval reaches the threshold without showing a regression.
     IntervalReachesThreshold,
-    /// Every interval lies below the threshold, but the 2x self-check
-    /// flagged too few forks.
+    /// Every interval lies below the threshold, but the 2x self-check's
+    /// power, by its lower bound, is below `min_power`.
     LowPower,
+    /// The self-check's false-alarm or false-block rate, by its upper
+    /// bound, is above `max_false_block`: too few forks to bound it, or a
+    /// rule that blocks within-budget changes too often on this machine.
+    ErrorRateUnbounded,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -80,6 +97,9 @@ pub struct GateGroup {
     pub cells: Vec<GateCell>,
     pub false_alarms: Option<SelfCheck>,
     pub power: Option<SelfCheck>,
+    /// The 0.5x cell; absent for runs made before it existed.
+    #[serde(default)]
+    pub false_blocks: Option<SelfCheck>,
     pub verdict: Verdict,
 }
 
@@ -112,8 +132,10 @@ pub struct Share {
     pub forks: u32,
     /// flagged / forks.
     pub share: f64,
-    /// One-sided Clopper-Pearson bound at the run's confidence.
+    /// One-sided Clopper-Pearson bounds at the run's confidence.
     pub upper_bound: f64,
+    #[serde(default)]
+    pub lower_bound: f64,
 }
 
 impl Share {
@@ -127,6 +149,7 @@ impl Share {
                 f64::from(flagged) / f64::from(forks)
             },
             upper_bound: upper_bound(flagged, forks, confidence).unwrap_or(1.0),
+            lower_bound: lower_bound(flagged, forks, confidence).unwrap_or(0.0),
         }
     }
 }

@@ -58,13 +58,18 @@ fn input() -> AnalysisInput {
     }
 }
 
+/// A gate whose self-check of 4 and 5 forks can meet its bounds: 0 or 1
+/// blocked of 4 is at most 52.7 % or 75.1 %, under 80 %; 5 caught of 5 at
+/// least 54.9 %, over 50 %. (The defaults, 10 % and 80 %, need 29 forks.)
 fn gate(max: MaxSlowdown, power_delay: u64) -> GateInput {
     GateInput {
         gate: Gate {
             max_slowdown: max,
             statistic: GateStatistic::Hierarchical,
-            min_power: 0.8,
+            min_power: 0.5,
+            max_false_block: 0.8,
             self_check: true,
+            within_check: false,
         },
         sizing: None,
         cells: vec![
@@ -102,7 +107,7 @@ fn verdict(
 #[test]
 fn an_interval_below_the_threshold_with_power_passes() {
     // t = 100 ns; D = 40: [40, 40] < 100. The null check has one fork at
-    // D = 150 (flagged: [150, 150] > 0 and 150 > 100); power 5 of 5.
+    // D = 150 (flagged: [150, 150] lies above 100); power 5 of 5.
     let g = verdict(
         MaxSlowdown::Ns(100),
         40,
@@ -115,6 +120,7 @@ fn an_interval_below_the_threshold_with_power_passes() {
     );
     let fa = g.false_alarms.unwrap();
     assert_eq!((fa.flagged, fa.forks, fa.share), (1, 4, 0.25));
+    assert!((fa.upper_bound - 0.7514).abs() < 1e-3, "{}", fa.upper_bound);
     let p = g.power.unwrap();
     assert_eq!((p.flagged, p.forks, p.share), (5, 5, 1.0));
     assert_eq!(g.groups[0].threshold_ns, 100.0);
@@ -134,7 +140,7 @@ fn a_slowdown_over_the_threshold_is_a_regression_whatever_the_power() {
 
 #[test]
 fn low_power_turns_a_pass_into_inconclusive() {
-    // 3 of 5 forks flagged = 0.6 < 0.8.
+    // 3 of 5 forks caught: at least 18.9 % by the bound, under 50 %.
     let g = verdict(
         MaxSlowdown::Ns(100),
         40,
@@ -146,12 +152,70 @@ fn low_power_turns_a_pass_into_inconclusive() {
         (Verdict::Inconclusive, Reason::LowPower, 4)
     );
     assert_eq!(g.power.unwrap().share, 0.6);
+    assert!(g.power.unwrap().lower_bound < 0.5);
     assert_eq!(g.groups[0].cells[0].decision, Verdict::Pass);
+    // The forks that would show 50 %: 5 of 5 is at least 54.9 %.
+    assert_eq!(
+        g.forks_needed,
+        Some(5.max(crate::stats::gate::forks_to_bound(0.8, 0.95)))
+    );
+}
+
+#[test]
+fn a_self_check_too_small_to_bound_its_rates_is_inconclusive_whatever_the_interval() {
+    // The default 10 %: 0 blocked of 4 forks is at most 52.7 %.
+    let mut pairs = cell(0, 0, 3, |_| 150);
+    pairs.extend(cell(1, 0, 4, |_| 0));
+    pairs.extend(cell(2, 200, 5, |_| 200));
+    let mut g = gate(MaxSlowdown::Ns(100), 200);
+    g.gate.max_false_block = crate::spec::DEFAULT_MAX_FALSE_BLOCK;
+    let a = analyse_gated(&input(), Some(&g), &pairs)
+        .unwrap()
+        .gate
+        .unwrap();
+    assert_eq!(
+        (a.verdict, a.reason, a.exit_code),
+        (Verdict::Inconclusive, Reason::ErrorRateUnbounded, 4)
+    );
+    // The interval alone would have said regression.
+    assert_eq!(a.groups[0].cells[0].decision, Verdict::Regression);
+    assert_eq!(a.forks_needed, Some(29));
+}
+
+#[test]
+fn the_half_threshold_cell_counts_false_blocks() {
+    // t = 100, 50 injected: forks at D = 50 pass the rule; one at 150 is
+    // blocked, 1 of 4.
+    let mut pairs = cell(0, 0, 3, |_| 40);
+    pairs.extend(cell(1, 0, 4, |_| 0));
+    pairs.extend(cell(2, 200, 5, |_| 200));
+    pairs.extend(cell(3, 50, 4, |f| if f == 2 { 150 } else { 50 }));
+    let mut g = gate(MaxSlowdown::Ns(100), 200);
+    g.cells.push(GateCellInfo {
+        cell: 3,
+        role: Role::GateWithin,
+        params: params(0.05),
+        delay_ns: 50,
+    });
+    let a = analyse_gated(&input(), Some(&g), &pairs)
+        .unwrap()
+        .gate
+        .unwrap();
+    let fb = a.false_blocks.unwrap();
+    assert_eq!((fb.flagged, fb.forks), (1, 4));
+    assert_eq!(a.verdict, Verdict::Pass);
+    // A stricter bound than 1 of 4 can meet makes it inconclusive.
+    g.gate.max_false_block = 0.7;
+    let a = analyse_gated(&input(), Some(&g), &pairs)
+        .unwrap()
+        .gate
+        .unwrap();
+    assert_eq!(a.reason, Reason::ErrorRateUnbounded);
 }
 
 #[test]
 fn an_interval_reaching_the_threshold_is_inconclusive() {
-    // D = 100 exactly: [100, 100] is not below 100, and 100 does not exceed it.
+    // D = 100 exactly: [100, 100] lies neither below nor above 100.
     let g = verdict(MaxSlowdown::Ns(100), 100, |_| 0, |_| 200);
     assert_eq!(
         (g.verdict, g.reason),

@@ -36,13 +36,51 @@ pub struct CellText {
     /// The recommendation in words: `4 x 300 (± 4.88 µs), cheaper than
     /// this run`, with the search's limits named; none with one fork.
     pub recommended: Option<String>,
+    /// The two arms' strategy names (the cell's variant for the treatment).
+    pub baseline: String,
+    pub treatment: String,
+    /// Both arms run the same thing: an A/A cell, whose differences are
+    /// the harness's (seen / reversed), not an effect.
+    pub same_arms: bool,
+    /// The effect in words (`report::effect`); none in an A/A experiment.
+    pub effect: Option<crate::report::effect::EffectText>,
+    /// The forks' own verdicts, short: `3/10 seen, 1 reversed` for an A/A
+    /// cell (its delay's direction is known), `3/3 faster` for an A/B one.
+    pub forks_column: String,
 }
 
-pub(super) fn view<'a>(c: &'a CellAnalysis, a: &Analysis, exp: &Experiment) -> CellView<'a> {
+pub(super) fn view<'a>(
+    c: &'a CellAnalysis,
+    a: &Analysis,
+    exp: &Experiment,
+    treatment: String,
+    same_arms: bool,
+) -> CellView<'a> {
+    // Every cell of an A/B experiment has an effect, its A/A-like cells
+    // too (a variant identical to the baseline answers "no difference
+    // resolved", which is the point of including it).
+    let effect = (!exp.design.is_aa()).then(|| {
+        super::comparison::text(&c.effect(), &treatment, &exp.design.baseline, a.confidence)
+    });
+    let forks_column = if same_arms {
+        let reversed = if c.forks_reversed > 0 {
+            format!(", {} reversed", c.forks_reversed)
+        } else {
+            String::new()
+        };
+        format!("{}/{} seen{reversed}", c.forks_seen, c.forks_total)
+    } else {
+        super::comparison::forks_agreeing(&c.effect())
+    };
     CellView {
         data: c,
         view: CellText {
-            label: label(c, a),
+            label: label(c, a, exp),
+            baseline: exp.design.baseline.clone(),
+            treatment,
+            same_arms,
+            effect,
+            forks_column,
             delay: format::delay(c.delay_ns as f64),
             median_se_ns: c
                 .variance
@@ -54,19 +92,26 @@ pub(super) fn view<'a>(c: &'a CellAnalysis, a: &Analysis, exp: &Experiment) -> C
     }
 }
 
-/// The delay, the other params, or both: whatever tells rows apart.
-pub(super) fn label(c: &CellAnalysis, a: &Analysis) -> String {
+/// The delay, the other params, or both: whatever tells rows apart; with
+/// one cell of an A/B comparison, the treatment's name.
+pub(super) fn label(c: &CellAnalysis, a: &Analysis, exp: &Experiment) -> String {
     let many_groups = a.headline.groups.len() > 1;
     let mut delays: Vec<u64> = a.cells.iter().map(|c| c.delay_ns).collect();
     delays.sort_unstable();
     delays.dedup();
     let mut parts = Vec::new();
-    if delays.len() > 1 || !many_groups {
+    // A plain A/B (one cell, no delay) is named by its treatment; a study
+    // by its delays.
+    let plain = !exp.design.is_aa() && delays == [0];
+    if delays.len() > 1 || (!many_groups && !plain) {
         parts.push(format::delay(c.delay_ns as f64));
     }
     if many_groups {
-        let others = crate::plan::group_params(&c.params);
+        let others = crate::plan::group_params(&exp.grid.labelled(&c.params));
         parts.push(format::params(&others));
+    }
+    if parts.is_empty() {
+        parts.push(exp.design.variants().join(", "));
     }
     parts.join(", ")
 }
@@ -117,7 +162,7 @@ fn recommended(c: &CellAnalysis, exp: &Experiment) -> Option<String> {
 
 /// The widest spread of baseline fork medians within one cell, against the
 /// injected delays.
-pub(super) fn spread_sentence(a: &Analysis) -> Option<String> {
+pub(super) fn spread_sentence(a: &Analysis, exp: &Experiment) -> Option<String> {
     let widest = a
         .cells
         .iter()
@@ -165,9 +210,9 @@ pub(super) fn spread_sentence(a: &Analysis) -> Option<String> {
     let at = if a.cells.len() < 2 {
         String::new()
     } else if a.headline.groups.len() > 1 {
-        format!(" (in the cell {})", label(widest, a))
+        format!(" (in the cell {})", label(widest, a, exp))
     } else {
-        format!(" (at d = {})", label(widest, a))
+        format!(" (at d = {})", label(widest, a, exp))
     };
     Some(format!(
         "Within one cell, the forks' baseline medians differed by up to {}{at}{against}.",

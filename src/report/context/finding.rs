@@ -26,6 +26,9 @@ pub struct GroupView<'a> {
 pub struct GroupText {
     /// The group's params (`plans = 40`), empty when only the delay is swept.
     pub label: String,
+    /// Both arms of the group's cells run the same thing: its delays
+    /// measure the harness (seen / reversed).
+    pub same_arms: bool,
     /// Smallest delay every fork saw, and where the threshold lies.
     pub threshold: Option<String>,
     /// The threshold as bounds (ns): it lies above `threshold_above_ns`
@@ -76,7 +79,8 @@ pub(super) fn view<'a>(
         return GroupView {
             data: g,
             view: GroupText {
-                label: format::params(&g.params),
+                label: format::params(&exp.grid.labelled(&g.params)),
+                same_arms,
                 threshold: (!positive.is_empty()).then(|| ARMS_DIFFER.to_string()),
                 threshold_above_ns: None,
                 threshold_at_most_ns: None,
@@ -91,7 +95,8 @@ pub(super) fn view<'a>(
     GroupView {
         data: g,
         view: GroupText {
-            label: format::params(&g.params),
+            label: format::params(&exp.grid.labelled(&g.params)),
+            same_arms,
             threshold: threshold(&positive, all_seen),
             threshold_above_ns: all_seen
                 .and_then(|k| k.checked_sub(1))
@@ -316,8 +321,17 @@ pub(super) fn one_run(info: &RunInfo) -> String {
     } else {
         "one run on one machine".to_string()
     };
+    let moves = if info
+        .cells
+        .iter()
+        .any(|c| c.role.is_experiment() && c.delay_ns > 0)
+    {
+        "a count of forks or a threshold can move by a grid step or more"
+    } else {
+        "an estimate can move within its interval, and one near the edge of resolving a difference can fall either side of it"
+    };
     format!(
-        "These figures come from {on} ({} forks per cell, master seed {}). A repeat with the same seed runs the same schedule, inputs and analysis, but measures new timings, so a count of forks or a threshold can move by a grid step or more.",
+        "These figures come from {on} ({} forks per cell, master seed {}). A repeat with the same seed runs the same schedule, inputs and analysis, but measures new timings, so {moves}.",
         exp.design.forks, info.seeds.master
     )
 }

@@ -148,7 +148,11 @@ fn factors_text(l: &LayoutAnalysis, confidence: f64, resamples: u32) -> Option<S
     })
 }
 
-pub fn view(analysis: &Analysis, confidence_label: &str) -> Option<LayoutView> {
+pub fn view(
+    analysis: &Analysis,
+    exp: &crate::spec::Experiment,
+    confidence_label: &str,
+) -> Option<LayoutView> {
     let l = analysis.layout.as_ref()?;
     let medians = format::Column::time(
         &l.cells
@@ -162,7 +166,7 @@ pub fn view(analysis: &Analysis, confidence_label: &str) -> Option<LayoutView> {
         .filter_map(|c| {
             let cell = analysis.cells.iter().find(|a| a.cell == c.cell)?;
             Some(LayoutRow {
-                cell: super::cells::label(cell, analysis),
+                cell: super::cells::label(cell, analysis, exp),
                 layout: c.layout.to_string(),
                 forks: c.forks,
                 baseline_medians: medians.range(c.baseline_min_ns, c.baseline_max_ns),

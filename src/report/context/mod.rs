@@ -13,6 +13,7 @@
 
 mod cells;
 mod checks;
+pub mod comparison;
 mod finding;
 mod gate;
 mod layout;
@@ -113,6 +114,9 @@ pub struct Context<'a> {
     pub headline: HeadlineView<'a>,
     /// The regression gate's verdict and self-check; none without `[gate]`.
     pub gate: Option<GateView<'a>>,
+    /// The A/B comparison in the user's words (effects, ranked variants);
+    /// none when every cell is an A/A.
+    pub comparison: Option<comparison::ComparisonView>,
     pub spec: SpecView<'a>,
     pub environment: &'a Environment,
     pub database: Option<DatabaseView>,
@@ -158,6 +162,12 @@ pub struct SpecView<'a> {
     pub is_aa: bool,
     /// An arm computes the preview, so `workload` means something.
     pub reads_workload: bool,
+    /// The strategies the arms run: the baseline, then each treatment.
+    pub arms: Vec<&'a str>,
+    /// Every treatment, in the file's order (one, or several variants).
+    pub variants: Vec<&'a str>,
+    /// Strategy name -> its kind's label (`command`, `sql`, ...).
+    pub kinds: std::collections::BTreeMap<&'a str, &'static str>,
     /// Strategy name -> what a `command` or `sql` strategy runs, as the
     /// file wrote it, Markdown-quoted; none for the preview kinds.
     pub runs: std::collections::BTreeMap<&'a str, Option<String>>,
@@ -254,6 +264,9 @@ pub struct RunText {
     pub dither_step: Option<String>,
     /// The machine's memory: `23.5 GiB`.
     pub memory: String,
+    /// The header of a table's first column: `true delay` for a study of
+    /// one group, `variant` for several treatments, else `cell`.
+    pub key: &'static str,
 }
 
 /// Builds the context of one run.
@@ -262,11 +275,18 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
     let cells: Vec<CellView<'a>> = analysis
         .cells
         .iter()
-        .map(|c| cells::view(c, analysis, exp))
+        .map(|c| {
+            let treatment = comparison::treatment_of(info, c.cell);
+            cells::view(c, analysis, exp, treatment, same_arms(info, c.cell))
+        })
         .collect();
     let machines = machines::machines(info, analysis, &cells);
     let machine_checks = checks::view(info, &cells);
-    let group = |g: &'a GroupHeadline| finding::view(g, analysis, exp, same_arms(info, g));
+    let group_same = |g: &GroupHeadline| g.cells.first().is_some_and(|&c| same_arms(info, c));
+    let group = |g: &'a GroupHeadline| finding::view(g, analysis, exp, group_same(g));
+    let all_groups: Vec<&GroupHeadline> = analysis.headline.groups.iter().collect();
+    let same_group: Vec<bool> = all_groups.iter().map(|g| group_same(g)).collect();
+    let comparison = comparison::view(&cells, &all_groups, &same_group, analysis.confidence);
     let headline = HeadlineView {
         first: group(&analysis.headline.first),
         groups: analysis.headline.groups.iter().map(group).collect(),
@@ -278,12 +298,23 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
             confidence: super::format::percent(analysis.confidence),
             nominal_false_positives: super::format::percent(1.0 - analysis.confidence),
             one_run: finding::one_run(info),
-            spread: cells::spread_sentence(analysis),
+            spread: cells::spread_sentence(analysis, exp),
             design_search: cells::design_search_sentence(analysis, exp),
             two_speeds: headline.groups.iter().any(|g| g.view.two_speeds.is_some()),
             dither_step: Some(clock_resolution_ns(info))
                 .filter(|&r| r > 0.0)
                 .map(super::format::delay),
+            key: if exp.design.treatments.len() > 1
+                && analysis.headline.groups.len() == exp.design.treatments.len()
+            {
+                "variant"
+            } else if analysis.headline.groups.len() == 1
+                && (exp.design.is_aa() || run_has_delays(info))
+            {
+                "true delay"
+            } else {
+                "cell"
+            },
             memory: format!(
                 "{:.1} GiB",
                 info.environment.memory_bytes as f64 / f64::from(1u32 << 30)
@@ -291,10 +322,11 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
         },
         cells,
         headline,
+        comparison,
         gate: analysis
             .gate
             .as_ref()
-            .map(|g| gate::view(g, exp, analysis.confidence)),
+            .map(|g| gate::view(g, exp, &analysis.cells, analysis.confidence)),
         spec: SpecView {
             experiment: exp,
             path: &info.spec.path,
@@ -302,9 +334,18 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
             baseline_kind: exp.strategies[&exp.design.baseline].label(),
             treatment_kind: exp.strategies[&exp.design.treatment].label(),
             is_aa: exp.design.is_aa(),
-            reads_workload: [&exp.design.baseline, &exp.design.treatment]
+            reads_workload: exp
+                .design
+                .arms()
                 .iter()
-                .any(|n| exp.strategies[n.as_str()].reads_workload()),
+                .any(|n| exp.strategies[*n].reads_workload()),
+            arms: exp.design.arms(),
+            variants: exp.design.variants(),
+            kinds: exp
+                .strategies
+                .iter()
+                .map(|(name, kind)| (name.as_str(), kind.label()))
+                .collect(),
             runs: exp
                 .strategies
                 .iter()
@@ -320,24 +361,20 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
         machines,
         machine_checks,
         placement: placement::view(info, analysis),
-        layout: layout::view(analysis, &super::format::percent(analysis.confidence)),
+        layout: layout::view(analysis, exp, &super::format::percent(analysis.confidence)),
     }
 }
 
-/// Whether both arms of a headline group run the same thing: an A/A
-/// experiment, or a group whose cells bind both arms' strategies (sweeps
-/// and placeholders applied) to the same settings, like the `gzip -1` cells
-/// of a sweep that also tries `gzip -6`.
-fn same_arms(info: &RunInfo, g: &GroupHeadline) -> bool {
+/// Whether both arms of a cell run the same thing: an A/A experiment, or
+/// a cell that binds both arms' strategies (sweeps and placeholders
+/// applied) to the same settings, like the `gzip -1` cells of a sweep that
+/// also tries `gzip -6`.
+fn same_arms(info: &RunInfo, cell: u32) -> bool {
     let exp = &info.spec.experiment;
     if exp.design.is_aa() {
         return true;
     }
-    let Some(cell) = g
-        .cells
-        .first()
-        .and_then(|id| info.cells.iter().find(|c| c.cell == *id))
-    else {
+    let Some(cell) = info.cells.iter().find(|c| c.cell == cell) else {
         return false;
     };
     let runs = |name: &str| {
@@ -350,7 +387,8 @@ fn same_arms(info: &RunInfo, g: &GroupHeadline) -> bool {
         }
         kind
     };
-    runs(&exp.design.baseline) == runs(&exp.design.treatment)
+    let (baseline, treatment) = cell.arms(&exp.design);
+    runs(baseline) == runs(treatment)
 }
 
 /// What a `command` or `sql` strategy runs, as the file wrote it, for the
@@ -490,6 +528,14 @@ fn residue(guards: &[&crate::db::guard::GuardRecord]) -> Option<Vec<String>> {
     )
 }
 
+/// An experiment cell injects a delay: the run is (also) a study of the
+/// harness. A gate's self-check cells do not count.
+fn run_has_delays(info: &RunInfo) -> bool {
+    info.cells
+        .iter()
+        .any(|c| c.role.is_experiment() && c.delay_ns > 0)
+}
+
 fn run_view(info: &RunInfo) -> RunView {
     let checks = || info.forks.iter().map(|f| &f.checks);
     RunView {
@@ -507,7 +553,7 @@ fn run_view(info: &RunInfo) -> RunView {
         arms_compared: checks().any(|c| c.arms_agree == Some(true)),
         arms_agree: checks().all(|c| c.arms_agree != Some(false)),
         matches_in_memory: checks().any(|c| c.matches_in_memory == Some(true)),
-        has_delays: info.cells.iter().any(|c| c.delay_ns > 0),
+        has_delays: run_has_delays(info),
         wall_s: info.forks.iter().map(|f| f.wall_ns).sum::<u64>() as f64 / 1e9,
         overhead: None,
         build_profile: info.build.profile.clone(),

@@ -26,17 +26,23 @@ pub struct Reproduce {
     pub determinism: String,
 }
 
-/// `runner ...` as `cargo run --release -- ...`, quoted by [`crate::shell`].
-fn cargo(argv: Vec<String>) -> String {
-    let mut args: Vec<String> = ["cargo", "run", "--release", "--"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    args.extend(argv.into_iter().skip(1));
-    crate::shell::join(&args)
+/// `runner ...` as the user started runner (`cargo run --release -- ...`,
+/// `runner ...`), quoted by [`crate::shell`]; a run recorded before runner
+/// kept that was started with cargo.
+fn launched(info: &RunInfo, argv: Vec<String>) -> String {
+    let prefix = info
+        .build
+        .launched_as
+        .as_deref()
+        .unwrap_or("cargo run --release --");
+    format!(
+        "{prefix} {}",
+        crate::shell::join(&argv.into_iter().skip(1).collect::<Vec<_>>())
+    )
 }
 
-/// `cargo run --release -- exec SPEC [--out DIR] [--shard I/N] [--set K=V]...`:
+/// `runner exec SPEC [--out DIR] [--shard I/N] [--set K=V]...`, started as
+/// the user started it:
 /// the recorded invocation without `--quiet` and `--resume`, the shard the
 /// folder records (however it was chosen), and the master seed pinned when
 /// the run drew it.
@@ -52,17 +58,18 @@ pub fn reproduce_command(info: &RunInfo) -> String {
     if info.seeds.drawn {
         args.set.push(format!("seed={}", info.seeds.master));
     }
-    cargo(Invocation::Exec(args).to_argv())
+    launched(info, Invocation::Exec(args).to_argv())
 }
 
-/// `cargo run --release -- analyze FILE [flags] --seed S`: the recorded
+/// `runner analyze FILE [flags] --seed S`: the recorded
 /// `runner analyze` command with the master seed pinned.
 fn analyze_command(info: &RunInfo) -> String {
     let mut invocation = info.invocation.clone();
     if let Invocation::Analyze(a) = &mut invocation {
         a.seed = Some(info.seeds.master);
+        a.quiet = false;
     }
-    cargo(invocation.to_argv())
+    launched(info, invocation.to_argv())
 }
 
 /// A merged run: each shard's command (one line each; on many machines,
@@ -81,7 +88,7 @@ fn merged_command(info: &RunInfo, m: &crate::shard::MergedInfo) -> String {
             reproduce_command(&shard)
         })
         .collect();
-    lines.push(cargo(info.invocation.to_argv()));
+    lines.push(launched(info, info.invocation.to_argv()));
     lines.join("\n")
 }
 

@@ -24,8 +24,11 @@ fn gated_floor() -> (RunInfo, Analysis) {
     let gate = crate::spec::Gate {
         max_slowdown: crate::spec::MaxSlowdown::Ns(500),
         statistic: crate::spec::GateStatistic::Hierarchical,
-        min_power: 0.8,
+        min_power: 0.5,
+        // 10 forks a cell: 0 blocked of 10 is at most 25.9 %.
+        max_false_block: 0.3,
         self_check: true,
+        within_check: false,
     };
     info.spec.experiment.gate = Some(gate);
     let mut input = analysis_input(&info);

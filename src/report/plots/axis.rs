@@ -21,20 +21,18 @@ impl Axis {
     /// Labelled in the unit that suits `magnitude_ns` when given rather than
     /// the axis's own range, so several panels share one unit.
     pub fn new(lo: f64, hi: f64, pad: f64, magnitude_ns: Option<f64>) -> Axis {
-        let (mut lo, mut hi) = if lo.is_finite() && hi.is_finite() {
-            (lo.min(hi), lo.max(hi))
-        } else {
-            (0.0, 1.0)
-        };
-        if hi - lo < 1e-9 {
-            let half = (lo.abs() * 0.01).max(2.0);
-            lo -= half;
-            hi += half;
-        }
-        let span = hi - lo;
-        lo -= span * pad;
-        hi += span * pad;
+        let (lo, hi) = widen(lo, hi, pad);
         let (unit, div) = unit_for(magnitude_ns.unwrap_or(lo.abs().max(hi.abs())));
+        Axis::ticked(lo, hi, unit, div)
+    }
+
+    /// An axis of percentages over `[lo, hi]` (in %), widened as [`Axis::new`].
+    pub fn percent(lo: f64, hi: f64, pad: f64) -> Axis {
+        let (lo, hi) = widen(lo, hi, pad);
+        Axis::ticked(lo, hi, "%", 1.0)
+    }
+
+    fn ticked(lo: f64, hi: f64, unit: &'static str, div: f64) -> Axis {
         let step_unit = nice_step((hi - lo) / div / 5.0);
         let decimals = decimals_for(step_unit);
         let step = step_unit * div;
@@ -64,6 +62,36 @@ impl Axis {
             _ => s,
         }
     }
+}
+
+/// `[lo, hi]` ordered, of non-zero width, widened by `pad` of its span.
+fn widen(lo: f64, hi: f64, pad: f64) -> (f64, f64) {
+    let (mut lo, mut hi) = if lo.is_finite() && hi.is_finite() {
+        (lo.min(hi), lo.max(hi))
+    } else {
+        (0.0, 1.0)
+    };
+    if hi - lo < 1e-9 {
+        let half = (lo.abs() * 0.01).max(2.0);
+        lo -= half;
+        hi += half;
+    }
+    let span = hi - lo;
+    (lo - span * pad, hi + span * pad)
+}
+
+/// The data range `[lo, hi]` stretched to take in zero when zero lies
+/// within one span of it, so a panel shows whether intervals clear 0
+/// without squeezing a far-off range against it.
+pub(super) fn with_zero_near(mut lo: f64, mut hi: f64) -> (f64, f64) {
+    let span = hi - lo;
+    if lo > 0.0 && lo <= span {
+        lo = 0.0;
+    }
+    if hi < 0.0 && -hi <= span {
+        hi = 0.0;
+    }
+    (lo, hi)
 }
 
 /// A linear f64 range whose tick marks are exactly `ticks`. (plotters'
@@ -153,5 +181,12 @@ mod tests {
         let d = Axis::new(2.0, 8.0, 0.0, Some(5_000.0));
         assert_eq!(d.unit, "µs");
         assert_eq!(d.label(d.ticks[0]), "0.002");
+        let p = Axis::percent(-34.0, -30.0, 0.0);
+        assert_eq!(p.unit, "%");
+        let labels: Vec<_> = p.ticks.iter().map(|t| p.label(*t)).collect();
+        assert_eq!(labels, ["-34", "-33", "-32", "-31", "-30"]);
+        assert_eq!(with_zero_near(5.0, 12.0), (0.0, 12.0));
+        assert_eq!(with_zero_near(20.0, 30.0), (20.0, 30.0));
+        assert_eq!(with_zero_near(-12.0, -5.0), (-12.0, 0.0));
     }
 }

@@ -12,10 +12,8 @@
 //! direction is right; the legend says so, and gives n for each share.
 
 use super::axis::{delay_us_label, Ticked};
-use super::{
-    font, legend, legend_rows, params_label, svg, LegendEntry, Line, Marker, GREY, GRID, PALETTE,
-    VERMILLION,
-};
+use super::layout::{legend, legend_rows};
+use super::{font, svg, LegendEntry, Line, Marker, GREY, GRID, PALETTE, VERMILLION};
 use crate::analysis::{Analysis, CellAnalysis};
 use crate::error::Result;
 use crate::report::format::percent;
@@ -33,13 +31,14 @@ pub(super) struct Series {
     pub points: Vec<(f64, f64)>,
 }
 
-pub(super) fn render(a: &Analysis, aa: bool) -> Result<String> {
+pub(super) fn render(input: &super::Input<'_>) -> Result<String> {
+    let (a, aa) = (input.analysis, input.aa);
     let mut delays: Vec<u64> = a.cells.iter().map(|c| c.delay_ns).collect();
     delays.sort_unstable();
     delays.dedup();
     let x_of = |d: u64| delays.binary_search(&d).unwrap_or(0) as f64;
     let zero_apart = aa && delays.first() == Some(&0) && delays.len() > 1;
-    let series = series(a, &x_of, aa);
+    let series = series(a, &x_of, aa, &input.groups);
     let reference = (aa && delays.first() == Some(&0)).then(|| LegendEntry {
         label: format!(
             "{}: false positives that {} confidence allows",
@@ -113,7 +112,7 @@ pub(super) fn render(a: &Analysis, aa: bool) -> Result<String> {
                 Line::Solid => {
                     chart.draw_series(LineSeries::new(s.points.clone(), style))?;
                 }
-                Line::Dotted | Line::None => {}
+                Line::Dotted | Line::Band | Line::None => {}
             }
             let c = s.entry.color;
             match s.entry.marker {
@@ -151,10 +150,15 @@ fn n_label(counts: impl Iterator<Item = u32>) -> String {
     }
 }
 
-/// Per group: the forks series (in an A/A experiment d > 0 only, with
+/// Per group (`groups` names each): the forks series (in an A/A experiment d > 0 only, with
 /// d = 0 as its own false-positive mark), and the cross-runs series when
 /// any cell with d > 0 made a comparison (one fork per cell makes none).
-pub(super) fn series(a: &Analysis, x_of: &dyn Fn(u64) -> f64, aa: bool) -> Vec<Series> {
+pub(super) fn series(
+    a: &Analysis,
+    x_of: &dyn Fn(u64) -> f64,
+    aa: bool,
+    groups: &[String],
+) -> Vec<Series> {
     let many = a.headline.groups.len() > 1;
     let mut out = Vec::new();
     for (i, g) in a.headline.groups.iter().enumerate() {
@@ -169,7 +173,7 @@ pub(super) fn series(a: &Analysis, x_of: &dyn Fn(u64) -> f64, aa: bool) -> Vec<S
             .filter(|c| c.forks_total > 0)
             .collect();
         let suffix = if many {
-            format!(", {}", params_label(&g.params))
+            format!(", {}", groups.get(i).map_or("", String::as_str))
         } else {
             String::new()
         };

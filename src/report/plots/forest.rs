@@ -3,84 +3,144 @@
 //! its own x range (a 2 µs interval must stay visible beside a 500 µs
 //! delay) but all share one unit; where zero lies off a panel's range, an
 //! arrow at that edge points to it, so "above zero" stays readable.
+//!
+//! A fork's colour says what its interval means. Where both arms run the
+//! same thing, the delay's direction is known: above 0 the fork saw it,
+//! below 0 it reversed it. Where they differ (a study's A/B cells), D is
+//! the treatment's own effect plus the delay, whose sign nobody knew
+//! beforehand: below 0 is faster, above 0 slower, in `report::effect`'s
+//! words and colours of their own.
 
-use super::axis::{Axis, Ticked};
-use super::{font, legend, panels, svg, Area, DrawResult, LegendEntry, Line, Marker};
-use super::{BLUE, GREEN, GREY, GRID, VERMILLION};
-use crate::analysis::{Analysis, CellAnalysis, Verdict};
+use super::axis::{with_zero_near, Axis};
+use super::fork_rows::{self, ForkRow, BOTTOM};
+use super::layout::{panel_title, panel_titles};
+use super::{fork_color, svg, Area, DrawResult, Header, Input, LegendEntry, Line, Marker, Panel};
+use super::{BLUE, FASTER, GREEN, GREY, SLOWER, VERMILLION};
+use crate::analysis::effect::Direction;
+use crate::analysis::CellAnalysis;
 use crate::error::Result;
+use crate::report::effect::{direction_word, forks};
 use crate::report::format::percent;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 const PANEL_WIDTH: u32 = 440;
-const HEADER: u32 = 70;
 const ROW: u32 = 18;
-/// The bottom of a panel's y range: one free row under the last fork,
-/// where the arrow to an off-range zero goes.
-const BOTTOM: f64 = -1.4;
 
-pub(super) fn render(a: &Analysis) -> Result<String> {
-    let panels = panels(a);
+pub(super) fn render(input: &Input<'_>) -> Result<String> {
+    let panels = &input.panels;
     let (cols, rows) = super::grid(panels.len());
-    let forks = panels.iter().map(|(c, _)| c.forks.len()).max().unwrap_or(1) as u32;
-    let panel_height = 110 + ROW * (forks + 1);
+    let forks_max = panels.iter().map(|p| p.cell.forks.len()).max().unwrap_or(1) as u32;
     let width = PANEL_WIDTH * cols as u32;
-    let height = HEADER + panel_height * rows as u32;
-    let ci = percent(a.confidence);
+    let ci = percent(input.analysis.confidence);
+    let entries = legend_entries(panels);
+    let header = Header {
+        title: format!("Per-fork median difference D with its {ci} CI"),
+        notes: vec![],
+        legend: entries.iter().collect(),
+    };
+    let header_height = header.height(width);
+    let (titles, strip) = panel_titles(
+        &panels
+            .iter()
+            .map(|p| vec![format!("{}: {}", p.title, verdicts(p))])
+            .collect::<Vec<_>>(),
+        PANEL_WIDTH,
+    );
+    let panel_height = strip + 100 + ROW * (forks_max + 1);
+    let height = header_height + panel_height * rows as u32;
     svg("forest.svg", (width, height), |root| {
-        let (header, body) = root.split_vertically(HEADER);
-        header.draw(&Text::new(
-            format!("Per-fork median difference D with its {ci} CI"),
-            (width as i32 / 2, 18),
-            font(22).pos(Pos::new(HPos::Center, VPos::Center)),
-        ))?;
-        let entries = [
-            entry(
-                "CI above 0: saw the delay",
-                BLUE,
-                Line::Solid,
-                Marker::Circle,
-            ),
-            entry("CI covers 0", GREY, Line::Solid, Marker::Circle),
-            entry(
-                "CI below 0: reversed",
-                VERMILLION,
-                Line::Solid,
-                Marker::Circle,
-            ),
-            entry("true delay d", GREEN, Line::Dashed, Marker::None),
-            entry(
-                "zero (an arrow where it is off the range)",
-                BLACK,
-                Line::Solid,
-                Marker::None,
-            ),
-        ];
-        let refs: Vec<&LegendEntry> = entries.iter().collect();
-        legend(&header, &refs, 16, 50, width as i32 - 8)?;
+        let (top, body) = root.split_vertically(header_height);
+        header.draw(&top, width)?;
         let unit_of = panels
             .iter()
-            .map(|(c, _)| {
-                let x = x_axis(c, None);
+            .map(|p| {
+                let x = x_axis(p.cell, None);
                 x.lo.abs().max(x.hi.abs())
             })
             .fold(0.0, f64::max);
         let areas = body.split_evenly((rows, cols));
-        for ((cell, title), area) in panels.iter().zip(areas.iter()) {
-            panel(area, cell, title, &ci, unit_of)?;
+        for ((p, lines), area) in panels.iter().zip(&titles).zip(areas.iter()) {
+            let (title_area, chart_area) = area.split_vertically(strip);
+            panel_title(&title_area, lines, PANEL_WIDTH)?;
+            panel(&chart_area, p, &ci, unit_of)?;
         }
         Ok(())
     })
 }
 
-fn entry(label: &str, color: RGBColor, line: Line, marker: Marker) -> LegendEntry {
-    LegendEntry {
-        label: label.to_string(),
-        color,
-        line,
-        marker,
+/// What a panel's title says about its forks: `10/10 saw it` where the
+/// arms run the same thing (the delay's direction is known), `faster in 3
+/// of 3 forks` where they differ.
+fn verdicts(p: &Panel<'_>) -> String {
+    if p.compares {
+        forks(&p.cell.effect())
+    } else {
+        format!("{}/{} saw it", p.cell.forks_seen, p.cell.forks_total)
     }
+}
+
+/// Seen and reversed for cells whose arms run the same thing, faster and
+/// slower for cells that compare two: each only when a panel has it.
+fn legend_entries(panels: &[Panel<'_>]) -> Vec<LegendEntry> {
+    let same = panels.iter().any(|p| !p.compares) || panels.is_empty();
+    let compares = panels.iter().any(|p| p.compares);
+    let mut out = Vec::new();
+    if same {
+        out.push(LegendEntry::new(
+            "CI above 0: saw the delay",
+            BLUE,
+            Line::Solid,
+            Marker::Circle,
+        ));
+        out.push(LegendEntry::new(
+            "CI covers 0",
+            GREY,
+            Line::Solid,
+            Marker::Circle,
+        ));
+        out.push(LegendEntry::new(
+            "CI below 0: reversed",
+            VERMILLION,
+            Line::Solid,
+            Marker::Circle,
+        ));
+    }
+    if compares {
+        let word = |d| direction_word(d);
+        out.push(LegendEntry::new(
+            format!("CI below 0: {}", word(Direction::Faster)),
+            FASTER,
+            Line::Solid,
+            Marker::Circle,
+        ));
+        if !same {
+            out.push(LegendEntry::new(
+                format!("CI covers 0: {}", word(Direction::NoDifference)),
+                GREY,
+                Line::Solid,
+                Marker::Circle,
+            ));
+        }
+        out.push(LegendEntry::new(
+            format!("CI above 0: {}", word(Direction::Slower)),
+            SLOWER,
+            Line::Solid,
+            Marker::Circle,
+        ));
+    }
+    out.push(LegendEntry::new(
+        "true delay d",
+        GREEN,
+        Line::Dashed,
+        Marker::None,
+    ));
+    out.push(LegendEntry::new(
+        "zero (an arrow where it is off the range)",
+        BLACK,
+        Line::Solid,
+        Marker::None,
+    ));
+    out
 }
 
 /// The x range: every CI and d; zero too when it is within one data span,
@@ -93,99 +153,34 @@ fn x_axis(c: &CellAnalysis, unit_of: Option<f64>) -> Axis {
         .iter()
         .flat_map(|f| f.ci_ns)
         .filter(|v| v.is_finite());
-    let (mut lo, mut hi) = finite.fold((d, d), |(lo, hi), v| (lo.min(v), hi.max(v)));
-    let span = hi - lo;
-    if lo > 0.0 && lo <= span {
-        lo = 0.0;
-    }
-    if hi < 0.0 && -hi <= span {
-        hi = 0.0;
-    }
+    let (lo, hi) = finite.fold((d, d), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let (lo, hi) = with_zero_near(lo, hi);
     Axis::new(lo, hi, 0.06, unit_of)
 }
 
-fn panel(area: &Area<'_>, c: &CellAnalysis, title: &str, ci: &str, unit_of: f64) -> DrawResult {
+fn panel(area: &Area<'_>, p: &Panel<'_>, ci: &str, unit_of: f64) -> DrawResult {
+    let c = p.cell;
     let x = x_axis(c, Some(unit_of));
-    let n = c.forks.len();
-    let top = n as f64 - 0.4;
-    // Fork 0 on top.
-    let y_of = |i: usize| (n - 1 - i) as f64;
-    let y_keys: Vec<f64> = (0..n).map(|i| i as f64).collect();
-    let seen = format!("{title}: {}/{} saw it", c.forks_seen, c.forks_total);
-    let mut chart = ChartBuilder::on(area)
-        .caption(seen, font(17))
-        .margin(10)
-        .margin_right(20)
-        .x_label_area_size(44)
-        .y_label_area_size(44)
-        .build_cartesian_2d(x.coord(), Ticked::new(BOTTOM..top, y_keys))?;
-    let x_label = |v: &f64| x.label(*v);
-    let y_label = |v: &f64| {
-        let i = v.round();
-        if i >= 0.0 && (i as usize) < n {
-            format!("{}", c.forks[n - 1 - i as usize].fork)
-        } else {
-            String::new()
-        }
-    };
-    chart
-        .configure_mesh()
-        .bold_line_style(GRID)
-        .x_label_formatter(&x_label)
-        .y_label_formatter(&y_label)
-        .x_desc(format!("median D and {ci} CI ({})", x.unit))
-        .y_desc("fork")
-        .label_style(font(15))
-        .axis_desc_style(font(16))
-        .draw()?;
-    if x.lo <= 0.0 && 0.0 <= x.hi {
-        chart.draw_series(std::iter::once(PathElement::new(
-            vec![(0.0, BOTTOM), (0.0, top)],
-            BLACK.stroke_width(1),
-        )))?;
-    } else {
-        // Zero is off this panel's range: point to it from the near edge,
-        // in the free row under the last fork.
-        let (edge, text, pos) = if x.hi < 0.0 {
-            (x.hi, "zero is off the range →", HPos::Right)
-        } else {
-            (x.lo, "← zero is off the range", HPos::Left)
-        };
-        chart.draw_series(std::iter::once(Text::new(
-            text,
-            (edge, -0.9),
-            font(15).pos(Pos::new(pos, VPos::Center)),
-        )))?;
-    }
+    let rows: Vec<ForkRow> = c
+        .forks
+        .iter()
+        .map(|f| ForkRow {
+            fork: f.fork,
+            estimate: f.median_ns,
+            interval: f.ci_ns,
+            color: fork_color(f.verdict, p.compares),
+        })
+        .collect();
+    let top = fork_rows::top(rows.len());
     let d = c.delay_ns as f64;
-    chart.draw_series(DashedLineSeries::new(
-        vec![(d, BOTTOM), (d, top)],
-        6,
-        4,
-        GREEN.stroke_width(2),
-    ))?;
-    for (i, f) in c.forks.iter().enumerate() {
-        let [lo, hi] = f.ci_ns;
-        if !(lo.is_finite() && hi.is_finite() && f.median_ns.is_finite()) {
-            continue;
-        }
-        let y = y_of(i);
-        let color = match f.verdict {
-            Verdict::Seen => BLUE,
-            Verdict::NotSeen => GREY,
-            Verdict::Reversed => VERMILLION,
-        };
-        let bar = color.stroke_width(2);
-        chart.draw_series([
-            PathElement::new(vec![(lo, y), (hi, y)], bar),
-            PathElement::new(vec![(lo, y - 0.25), (lo, y + 0.25)], bar),
-            PathElement::new(vec![(hi, y - 0.25), (hi, y + 0.25)], bar),
-        ])?;
-        chart.draw_series(std::iter::once(Circle::new(
-            (f.median_ns, y),
+    let desc = format!("median D and {ci} CI ({})", x.unit);
+    fork_rows::draw(area, &x, &desc, &rows, |chart| {
+        chart.draw_series(DashedLineSeries::new(
+            vec![(d, BOTTOM), (d, top)],
+            6,
             4,
-            color.filled(),
-        )))?;
-    }
-    Ok(())
+            GREEN.stroke_width(2),
+        ))?;
+        Ok(())
+    })
 }

@@ -7,69 +7,73 @@
 //! figure's title).
 
 use super::axis::Axis;
-use super::{font, legend, panels, svg, Area, DrawResult, LegendEntry, Line, Marker};
+use super::layout::{panel_title, panel_titles};
+use super::{font, svg, Area, DrawResult, Header, Input, LegendEntry, Line, Marker};
 use super::{BLUE, GREEN, GRID};
-use crate::analysis::{Analysis, CellAnalysis};
+use crate::analysis::CellAnalysis;
 use crate::error::Result;
 use crate::report::format::correlation;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 const PANEL_WIDTH: u32 = 400;
-/// A panel's title strip, then the chart: margins 10 (right 20) and label
-/// areas 60 (y) and 44 (x) leave a plotting area of 310 x 310 pixels.
-const TITLE: u32 = 30;
-const PANEL_HEIGHT: u32 = TITLE + 10 + 310 + 10 + 44;
-const HEADER: u32 = 92;
+/// The chart under a panel's title: margins 10 (right 20) and label areas
+/// 60 (y) and 44 (x) leave a plotting area of 310 x 310 pixels.
+const CHART_HEIGHT: u32 = 10 + 310 + 10 + 44;
 
-pub(super) fn render(a: &Analysis) -> Result<String> {
-    let panels = panels(a);
+pub(super) fn render(input: &Input<'_>) -> Result<String> {
+    let panels = &input.panels;
     let (cols, rows) = super::grid(panels.len());
     let width = PANEL_WIDTH * cols as u32;
-    let height = HEADER + PANEL_HEIGHT * rows as u32;
+    let entries = [
+        LegendEntry::new("one fork", BLUE, Line::None, Marker::Circle),
+        LegendEntry::new("y = x + d", GREEN, Line::Dashed, Marker::None),
+    ];
+    let header = Header {
+        title: "Baseline vs treatment median of each fork".into(),
+        notes: vec!["r: Pearson correlation of the forks' baseline and treatment medians".into()],
+        legend: entries.iter().collect(),
+    };
+    let header_height = header.height(width);
+    let (titles, strip) = panel_titles(
+        &panels
+            .iter()
+            .map(|p| vec![caption(p.cell, &p.title)])
+            .collect::<Vec<_>>(),
+        PANEL_WIDTH,
+    );
+    let height = header_height + (strip + CHART_HEIGHT) * rows as u32;
     svg("medians.svg", (width, height), |root| {
-        let (header, body) = root.split_vertically(HEADER);
-        header.draw(&Text::new(
-            "Baseline vs treatment median of each fork",
-            (width as i32 / 2, 18),
-            font(22).pos(Pos::new(HPos::Center, VPos::Center)),
-        ))?;
-        header.draw(&Text::new(
-            "r: Pearson correlation of the forks' baseline and treatment medians",
-            (width as i32 / 2, 44),
-            font(15).pos(Pos::new(HPos::Center, VPos::Center)),
-        ))?;
-        let entries = [
-            LegendEntry {
-                label: "one fork".into(),
-                color: BLUE,
-                line: Line::None,
-                marker: Marker::Circle,
-            },
-            LegendEntry {
-                label: "y = x + d".into(),
-                color: GREEN,
-                line: Line::Dashed,
-                marker: Marker::None,
-            },
-        ];
-        let refs: Vec<&LegendEntry> = entries.iter().collect();
-        legend(&header, &refs, 16, 72, width as i32 - 8)?;
+        let (top, body) = root.split_vertically(header_height);
+        header.draw(&top, width)?;
         let unit_of = panels
             .iter()
-            .map(|(c, _)| {
-                let (x, y) = axes(c, None);
+            .map(|p| {
+                let (x, y) = axes(p.cell, None);
                 [x.lo, x.hi, y.lo, y.hi]
                     .into_iter()
                     .fold(0.0, |m: f64, v| m.max(v.abs()))
             })
             .fold(0.0, f64::max);
         let areas = body.split_evenly((rows, cols));
-        for ((cell, title), area) in panels.iter().zip(areas.iter()) {
-            panel(area, cell, title, unit_of)?;
+        for ((p, lines), area) in panels.iter().zip(&titles).zip(areas.iter()) {
+            let (title_area, chart_area) = area.split_vertically(strip);
+            panel_title(&title_area, lines, PANEL_WIDTH)?;
+            panel(&chart_area, p.cell, unit_of)?;
         }
         Ok(())
     })
+}
+
+/// The panel's title with r: `d = 25 µs, r = 0.987`, or `r > 0.999` when
+/// it only rounds to 1.
+fn caption(c: &CellAnalysis, title: &str) -> String {
+    match c.correlation {
+        Some(r) => match correlation(r) {
+            s if s.starts_with(['<', '>']) => format!("{title}, r {s}"),
+            s => format!("{title}, r = {s}"),
+        },
+        None => title.to_string(),
+    }
 }
 
 /// Axes of equal span (ns), one around the baseline medians and one around
@@ -96,23 +100,9 @@ fn axes(c: &CellAnalysis, unit_of: Option<f64>) -> (Axis, Axis) {
     (around(bl, bh), around(tl, th))
 }
 
-fn panel(area: &Area<'_>, c: &CellAnalysis, title: &str, unit_of: f64) -> DrawResult {
+fn panel(area: &Area<'_>, c: &CellAnalysis, unit_of: f64) -> DrawResult {
     let (x, y) = axes(c, Some(unit_of));
-    let caption = match c.correlation {
-        // "r = 0.987", or "r > 0.999" when it only rounds to 1.
-        Some(r) => match correlation(r) {
-            s if s.starts_with(['<', '>']) => format!("{title}, r {s}"),
-            s => format!("{title}, r = {s}"),
-        },
-        None => title.to_string(),
-    };
-    let (strip, area) = area.split_vertically(TITLE);
-    strip.draw(&Text::new(
-        caption,
-        (PANEL_WIDTH as i32 / 2, TITLE as i32 / 2 + 4),
-        font(17).pos(Pos::new(HPos::Center, VPos::Center)),
-    ))?;
-    let mut chart = ChartBuilder::on(&area)
+    let mut chart = ChartBuilder::on(area)
         .margin(10)
         .margin_right(20)
         .x_label_area_size(44)

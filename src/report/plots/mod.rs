@@ -1,47 +1,164 @@
-//! The plots beside `report.md` (docs/guide/output-folder.md and templates/README.md), drawn with
-//! `plotters` into SVG from the analysis alone, so `runner report`
+//! The plots beside `report.md` (docs/guide/output-folder.md and
+//! templates/README.md), drawn with `plotters` into SVG from the analysis,
+//! the recorded pairs and the spec's names alone, so `runner report`
 //! redraws them byte for byte.
+//!
+//! The plots follow the experiment ([`Kind`]): a study (an A/A design or a
+//! delay grid) shows what the harness resolves, against delays whose
+//! direction is known; a plain comparison of two versions shows the effect
+//! and both arms' run times, in the words of `report::effect`.
 //!
 //! Text: plotters is built without a font feature, so its SVG backend writes
 //! each label as an SVG `<text>` element in the generic `sans-serif` family
 //! and the viewer (GitHub, a browser) renders it. Nothing reads a system
 //! font or lays out glyphs at build time, which is also what keeps the bytes
-//! identical across machines; label widths are plotters' own estimate, so
-//! the layouts below leave generous room for labels.
+//! identical across machines; [`text`] measures labels with a conservative
+//! estimate, and the layouts make room (headers grow with their legend's
+//! rows, titles wrap) so no label is drawn over another at any panel count.
 
 mod axis;
 mod detection;
+mod distributions;
+mod effect;
 mod forest;
+mod fork_rows;
+mod layout;
 mod medians;
+mod text;
+pub mod trend;
 
-use crate::analysis::{Analysis, CellAnalysis};
+use crate::analysis::{Analysis, CellAnalysis, Verdict};
 use crate::error::{run_failed, Result};
+use crate::record::PairRecord;
+use crate::report::context::Context;
 
 use plotters::coord::Shift;
-use plotters::element::DashedPathElement;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
-use std::path::Path;
 
-/// The files `write_all` writes, in the order the report shows them.
-pub use crate::output::PLOT_FILES as FILES;
+use layout::{Header, LegendEntry, Line, Marker};
 
-/// Draws every plot of `analysis` as `(file name, SVG text)`.
-/// `aa`: both arms run the same strategy, so d = 0 measures false positives.
-pub fn render_all(analysis: &Analysis, aa: bool) -> Result<Vec<(&'static str, String)>> {
-    Ok(vec![
-        (FILES[0], detection::render(analysis, aa)?),
-        (FILES[1], forest::render(analysis)?),
-        (FILES[2], medians::render(analysis)?),
-    ])
+/// Which plots a report has: the harness's calibration (detection, per-fork
+/// intervals against the true delay, fork medians) for a study, the
+/// effect and both arms' distributions for a plain comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// An A/A design, or any cell with an injected delay: what is measured
+    /// is the harness's resolution, against a delay of known direction.
+    Study,
+    /// Two (or more) versions of the user's code, no delay beyond 0: what
+    /// is measured is the treatment's effect, of unknown direction.
+    Comparison,
 }
 
-/// Writes every plot into `dir`.
-pub fn write_all(dir: &Path, analysis: &Analysis, aa: bool) -> Result<()> {
-    for (name, svg) in render_all(analysis, aa)? {
-        crate::output::guard::write(&dir.join(name), svg.as_bytes())?;
+impl Kind {
+    pub fn of(aa: bool, has_delays: bool) -> Kind {
+        if aa || has_delays {
+            Kind::Study
+        } else {
+            Kind::Comparison
+        }
     }
-    Ok(())
+
+    /// The files of this kind, in the order the report shows them; the
+    /// output folder's list (`output::STUDY_PLOTS`, `output::COMPARISON_PLOTS`).
+    pub fn files(self) -> &'static [&'static str] {
+        match self {
+            Kind::Study => &crate::output::STUDY_PLOTS,
+            Kind::Comparison => &crate::output::COMPARISON_PLOTS,
+        }
+    }
+}
+
+/// One cell's panel.
+pub struct Panel<'a> {
+    pub cell: &'a CellAnalysis,
+    /// `d = 25 µs`, `d = 0, plans = 10` in a study; the variant's name or
+    /// the cell's params in a comparison; never JSON.
+    pub title: String,
+    /// The two arms run different things: the forks' intervals say faster
+    /// or slower, not seen or reversed.
+    pub compares: bool,
+    /// The treatment strategy's name.
+    pub treatment: String,
+}
+
+/// What a report's plots are drawn from: nothing but the analysis, the
+/// run's recorded pairs and the spec's names, so `runner report` redraws
+/// them byte for byte.
+pub struct Input<'a> {
+    pub analysis: &'a Analysis,
+    pub kind: Kind,
+    /// Both arms run the same strategy, so d = 0 measures false positives.
+    pub aa: bool,
+    pub baseline: String,
+    /// The cells that have forks, in the analysis's order.
+    pub panels: Vec<Panel<'a>>,
+    /// Each headline group's name: its params without the delay, with the
+    /// file's `[grid.labels]` (`plans = 10`, `fast.argv = gzip -6`).
+    pub groups: Vec<String>,
+    /// Every recorded pair (the distributions use the measured ones).
+    pub pairs: &'a [PairRecord],
+}
+
+impl<'a> Input<'a> {
+    /// The plots' input from the report's context: its cells' labels and
+    /// arms, and the spec's design.
+    pub fn of(analysis: &'a Analysis, ctx: &Context<'a>, pairs: &'a [PairRecord]) -> Input<'a> {
+        let exp = ctx.spec.experiment;
+        let kind = Kind::of(ctx.spec.is_aa, ctx.run.has_delays);
+        let many = ctx.headline.groups.len() > 1;
+        let panels = ctx
+            .cells
+            .iter()
+            .filter(|c| !c.data.forks.is_empty())
+            .map(|c| Panel {
+                cell: c.data,
+                title: match kind {
+                    Kind::Study => {
+                        let mut t = format!("d = {}", c.view.delay);
+                        if many {
+                            let others =
+                                crate::plan::group_params(&exp.grid.labelled(&c.data.params));
+                            t.push_str(&format!(", {}", super::format::params(&others)));
+                        }
+                        t
+                    }
+                    Kind::Comparison => c.view.label.clone(),
+                },
+                compares: !c.view.same_arms,
+                treatment: c.view.treatment.clone(),
+            })
+            .collect();
+        let groups = analysis
+            .headline
+            .groups
+            .iter()
+            .map(|g| super::format::params(&exp.grid.labelled(&g.params)))
+            .collect();
+        Input {
+            analysis,
+            kind,
+            groups,
+            aa: ctx.spec.is_aa,
+            baseline: exp.design.baseline.clone(),
+            panels,
+            pairs,
+        }
+    }
+}
+
+/// Draws every plot of the input's kind as `(file name, SVG text)`.
+pub fn render_all(input: &Input<'_>) -> Result<Vec<(&'static str, String)>> {
+    let files = input.kind.files();
+    let drawn = match input.kind {
+        Kind::Study => vec![
+            detection::render(input)?,
+            forest::render(input)?,
+            medians::render(input)?,
+        ],
+        Kind::Comparison => vec![effect::render(input)?, distributions::render(input)?],
+    };
+    Ok(files.iter().copied().zip(drawn).collect())
 }
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
@@ -70,29 +187,26 @@ const SKY: RGBColor = RGBColor(86, 180, 233);
 const GREY: RGBColor = RGBColor(150, 150, 150);
 const GRID: RGBColor = RGBColor(225, 225, 225);
 const PALETTE: [RGBColor; 5] = [BLUE, VERMILLION, GREEN, PURPLE, SKY];
+/// A treatment's direction, apart from the study's seen (blue) and
+/// reversed (vermillion), so a study with A/B cells tells them apart.
+const FASTER: RGBColor = SKY;
+const SLOWER: RGBColor = RGBColor(230, 159, 0);
 
 fn font(size: u32) -> TextStyle<'static> {
     ("sans-serif", size).into_font().color(&BLACK)
 }
 
-use super::format::params as params_label;
-
-/// The cells that have forks, and the title of each one's panel: its delay,
-/// plus its other params when the grid sweeps more than the delay.
-fn panels(a: &Analysis) -> Vec<(&CellAnalysis, String)> {
-    let many = a.headline.groups.len() > 1;
-    a.cells
-        .iter()
-        .filter(|c| !c.forks.is_empty())
-        .map(|c| {
-            let mut title = format!("d = {}", super::format::delay(c.delay_ns as f64));
-            if many {
-                let others = crate::plan::group_params(&c.params);
-                title.push_str(&format!(", {}", params_label(&others)));
-            }
-            (c, title)
-        })
-        .collect()
+/// The colour of a fork's interval: its verdict against the injected
+/// delay in a cell whose arms run the same thing, its direction in one
+/// that compares two.
+fn fork_color(v: Verdict, compares: bool) -> RGBColor {
+    match (v, compares) {
+        (Verdict::Seen, false) => BLUE,
+        (Verdict::Reversed, false) => VERMILLION,
+        (Verdict::Seen, true) => SLOWER,
+        (Verdict::Reversed, true) => FASTER,
+        (Verdict::NotSeen, _) => GREY,
+    }
 }
 
 /// Columns and rows for `n` small panels.
@@ -106,88 +220,7 @@ fn grid(n: usize) -> (usize, usize) {
     (cols, n.max(1).div_ceil(cols))
 }
 
-/// The mark drawn on a legend entry's sample.
-#[derive(Clone, Copy)]
-enum Marker {
-    Circle,
-    /// An open circle: the d = 0 false-positive point of `detection.svg`.
-    HollowCircle,
-    Triangle,
-    None,
-}
-
-/// The line of a legend entry's sample.
-#[derive(Clone, Copy, PartialEq)]
-enum Line {
-    Solid,
-    Dashed,
-    Dotted,
-    /// The marker alone, as the points it stands for are drawn.
-    None,
-}
-
-/// One legend entry: a line sample, a marker, the label.
-struct LegendEntry {
-    label: String,
-    color: RGBColor,
-    line: Line,
-    marker: Marker,
-}
-
-/// Where each legend entry goes: `(x, row)`, left to right from `x0`,
-/// wrapping before `width` (pixels; widths are plotters' 0.7 em per byte).
-fn legend_layout(entries: &[&LegendEntry], x0: i32, width: i32) -> Vec<(i32, i32)> {
-    let (mut x, mut row) = (x0, 0);
-    let mut out = Vec::new();
-    for e in entries {
-        let w = 44 + (e.label.len() as i32) * 7 + 28;
-        if x > x0 && x + w > width {
-            x = x0;
-            row += 1;
-        }
-        out.push((x, row));
-        x += w;
-    }
-    out
-}
-
-/// How many rows `legend` needs.
-fn legend_rows(entries: &[&LegendEntry], x0: i32, width: i32) -> u32 {
-    legend_layout(entries, x0, width)
-        .last()
-        .map_or(0, |(_, row)| *row as u32 + 1)
-}
-
-/// Draws the legend on `area`, first row centred on `y0`, rows 20 px apart.
-fn legend(area: &Area<'_>, entries: &[&LegendEntry], x0: i32, y0: i32, width: i32) -> DrawResult {
-    for (e, (x, row)) in entries.iter().zip(legend_layout(entries, x0, width)) {
-        let y = y0 + 20 * row;
-        let style = ShapeStyle::from(&e.color).stroke_width(2);
-        let sample = vec![(x, y), (x + 36, y)];
-        match e.line {
-            Line::Solid => area.draw(&PathElement::new(sample, style))?,
-            Line::Dashed => area.draw(&DashedPathElement::new(sample, 5, 3, style))?,
-            Line::Dotted => area.draw(&DashedPathElement::new(sample, 2, 3, style))?,
-            Line::None => {}
-        }
-        match e.marker {
-            Marker::Circle => area.draw(&Circle::new((x + 18, y), 4, e.color.filled()))?,
-            Marker::HollowCircle => {
-                area.draw(&Circle::new((x + 18, y), 5, e.color.stroke_width(2)))?
-            }
-            Marker::Triangle => {
-                area.draw(&TriangleMarker::new((x + 18, y), 5, e.color.filled()))?
-            }
-            Marker::None => {}
-        }
-        area.draw(&Text::new(
-            e.label.clone(),
-            (x + 44, y),
-            font(15).pos(Pos::new(HPos::Left, VPos::Center)),
-        ))?;
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_comparison;

@@ -7,17 +7,26 @@ use serde_json::json;
 
 const DELAYS_NS: [u64; 8] = [0, 5_000, 10_000, 25_000, 50_000, 100_000, 250_000, 500_000];
 
-/// The study's shape: 8 delays x `forks` forks of 60 pairs around 800 µs,
-/// each fork with its own offset (the fork effect) and a little noise.
-fn study(forks: u32) -> Analysis {
+/// One cell of a fixture: its params, its delay, the factor of the
+/// treatment's run time over the baseline's.
+pub(super) struct FixtureCell {
+    pub params: serde_json::Value,
+    pub delay_ns: u64,
+    pub scale: f64,
+}
+
+/// `cells` x `forks` forks of 60 pairs around 800 µs, each fork with its
+/// own offset (the fork effect) and a little noise, analysed.
+pub(super) fn measured(cells: &[FixtureCell], forks: u32) -> (Analysis, Vec<PairRecord>) {
     let mut rng = rand_pcg::Pcg64::seed_from_u64(3);
     let mut pairs = Vec::new();
-    for (cell, &d) in DELAYS_NS.iter().enumerate() {
+    for (cell, c) in cells.iter().enumerate() {
+        let d = c.delay_ns;
         for fork in 0..forks {
             let offset = 800_000 + 7_000 * u64::from(fork);
             for pair in 0..60u32 {
                 let b = offset + rng.gen_range(0..4_000);
-                let t = offset + d + rng.gen_range(0..4_000);
+                let t = (offset as f64 * c.scale) as u64 + d + rng.gen_range(0..4_000);
                 let slot = 10_000_000 * u64::from(pair);
                 pairs.push(PairRecord {
                     cell: cell as u32,
@@ -46,29 +55,71 @@ fn study(forks: u32) -> Analysis {
         confidence: 0.95,
         ordering: Ordering::PairedRandom,
         pad_baseline: true,
-        cells: DELAYS_NS
+        cells: cells
             .iter()
             .enumerate()
-            .map(|(cell, &d)| CellInfo {
+            .map(|(cell, c)| CellInfo {
                 cell: cell as u32,
-                params: json!({ "delay_us": d / 1000 }).as_object().unwrap().clone(),
-                delay_ns: d,
+                params: c.params.as_object().unwrap().clone(),
+                delay_ns: c.delay_ns,
             })
             .collect(),
         target_half_width_ns: None,
         clock_resolution_ns: 0.0,
     };
-    analyse(&input, &pairs).expect("fixture analyses")
+    let a = analyse(&input, &pairs).expect("fixture analyses");
+    (a, pairs)
+}
+
+/// The study's shape: 8 delays, both arms the same.
+fn study(forks: u32) -> Analysis {
+    let cells: Vec<FixtureCell> = DELAYS_NS
+        .iter()
+        .map(|&d| FixtureCell {
+            params: json!({ "delay_us": d / 1000 }),
+            delay_ns: d,
+            scale: 1.0,
+        })
+        .collect();
+    measured(&cells, forks).0
+}
+
+/// The study's panels: `d = ...` titles, both arms the same.
+pub(super) fn study_input<'a>(a: &'a Analysis, pairs: &'a [PairRecord]) -> Input<'a> {
+    Input {
+        analysis: a,
+        kind: Kind::Study,
+        aa: true,
+        baseline: "app".into(),
+        panels: a
+            .cells
+            .iter()
+            .filter(|c| !c.forks.is_empty())
+            .map(|c| Panel {
+                cell: c,
+                title: format!("d = {}", crate::report::format::delay(c.delay_ns as f64)),
+                compares: false,
+                treatment: "app".into(),
+            })
+            .collect(),
+        groups: a
+            .headline
+            .groups
+            .iter()
+            .map(|g| crate::report::format::params(&g.params))
+            .collect(),
+        pairs,
+    }
 }
 
 fn plots(a: &Analysis) -> std::collections::BTreeMap<&'static str, String> {
-    render_all(a, true)
+    render_all(&study_input(a, &[]))
         .expect("plots draw")
         .into_iter()
         .collect()
 }
 
-fn count(svg: &str, needle: &str) -> usize {
+pub(super) fn count(svg: &str, needle: &str) -> usize {
     svg.matches(needle).count()
 }
 
@@ -158,7 +209,7 @@ fn d0_is_a_false_positive_rate_counting_reversed_forks_and_is_not_joined_to_the_
     a.cells[0].forks_seen = 1;
     a.cells[0].forks_reversed = 2;
     let x_of = |d: u64| DELAYS_NS.iter().position(|x| *x == d).unwrap() as f64;
-    let series = detection::series(&a, &x_of, true);
+    let series = detection::series(&a, &x_of, true, &[]);
     let solid = &series[0];
     assert!(
         solid.points.iter().all(|(x, _)| *x > 0.0),
@@ -169,7 +220,7 @@ fn d0_is_a_false_positive_rate_counting_reversed_forks_and_is_not_joined_to_the_
     assert_eq!(zero.points, [(0.0, 0.3)]);
     assert!(matches!(zero.entry.line, Line::None));
     // An A/B experiment has no false positives: d = 0 is an ordinary point.
-    let ab = detection::series(&a, &x_of, false);
+    let ab = detection::series(&a, &x_of, false, &[]);
     assert_eq!(ab[0].points[0], (0.0, 0.1));
 }
 

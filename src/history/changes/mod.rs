@@ -1,0 +1,258 @@
+//! Where consecutive versions differ by more than separate runs on their
+//! machine resolve.
+//!
+//! Two versions are two separate runs, and a run's forks are separate
+//! processes: the reports' two-separate-runs comparison already treats
+//! each fork as a run of its own. So per cell, every fork of a version is
+//! compared with every fork of the version before it (`stats::apart`, the
+//! Mann-Whitney U with its exact distribution), on two scales: the fork's
+//! median D less the injected delay, in ns, and the same as a share of the
+//! fork's own baseline median. A change of the code moves both; a machine
+//! uniformly slower during one run moves the ns and not the share; a run
+//! in which the rest slowed around a fixed part (a sleep, a wait on I/O)
+//! moves the share and not the ns. A change is marked where both scales
+//! point the same way with a chance of at most 1 − confidence divided by
+//! the number of comparisons in the history (Bonferroni), and where the
+//! interval of the change (the difference of the two versions'
+//! hierarchical estimates, forks then pairs, with a MOVER interval, in ns
+//! and in points of the baseline) excludes zero on that side. The chance
+//! that a history marks any change where none happened is then at most
+//! 1 − confidence, if separate runs on the machine vary as its forks do;
+//! the interval guards against a run whose forks all moved together (a
+//! machine busy for that whole run), which the forks alone cannot see. A
+//! comparison whose forks are too few to reach the level marks nothing.
+//!
+//! A version on another machine, or of another spec (any key but the ones
+//! that only name, describe or size a run), is a step of its own: its move is
+//! shown and never marked as a change of the code, and it does not count
+//! among the comparisons.
+
+use super::version::{CellPoint, Version};
+use crate::stats::apart::{self, Bounded, Comparison, Side};
+
+/// Spec keys that may differ between versions compared as code: what
+/// names or describes a run, and its size (forks, pairs, warm-up), which
+/// changes how precise it is and not what it measures.
+const NOT_MEASURED: [&str; 8] = [
+    "name",
+    "title",
+    "description",
+    "seed",
+    "report",
+    "design.forks",
+    "design.pairs",
+    "design.warmup_pairs",
+];
+
+/// Why two consecutive versions are not compared as code.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Boundary {
+    /// The spec's measured keys differ (named).
+    Spec(Vec<String>),
+    /// The machine differs: (what, before, now).
+    Machine(Vec<(String, String, String)>),
+}
+
+/// One cell from one version to the next.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellStep {
+    pub label: String,
+    /// The forks compared by median D less the injected delay, in ns.
+    pub ns: Comparison,
+    /// The same as shares of each fork's baseline median (none when a
+    /// baseline median is 0).
+    pub share: Option<Comparison>,
+    /// Median D now − before, ns.
+    pub change_ns: Bounded,
+    /// The change of (median D − d) in points of each version's baseline
+    /// median.
+    pub change_relative: Option<Bounded>,
+    /// The rule marks a change (set by [`mark`]).
+    pub marked: bool,
+    /// Each arm's fork medians (baseline, treatment) compared as separate
+    /// runs, in ns: the machine's state moves them as much as the code.
+    pub arms: [Comparison; 2],
+    /// Which arms moved at the rule's level (set by [`mark`]); never a
+    /// change of the code on its own.
+    pub arms_moved: [bool; 2],
+}
+
+impl CellStep {
+    /// The chance of the comparison with nothing changed: the larger of
+    /// the two scales', since a change must show on both.
+    pub fn p(&self) -> f64 {
+        self.share.map_or(self.ns.p, |s| s.p.max(self.ns.p))
+    }
+
+    /// Which way both scales point, when they agree.
+    pub fn side(&self) -> Option<Side> {
+        let ns = self.ns.side();
+        match self.share {
+            Some(s) if s.side() != ns => None,
+            _ => ns,
+        }
+    }
+
+    /// The smallest chance these fork counts can give.
+    pub fn smallest_p(&self) -> f64 {
+        apart::smallest_p(self.ns.n, self.ns.m)
+    }
+
+    /// Whether the interval of the change, in ns and in points of the
+    /// baseline, excludes zero on `side`.
+    pub fn resolved(&self, side: Side) -> bool {
+        let beyond = |b: &Bounded| match side {
+            Side::Above => b.lo > 0.0,
+            Side::Below => b.hi < 0.0,
+        };
+        beyond(&self.change_ns) && self.change_relative.as_ref().is_none_or(beyond)
+    }
+
+    pub fn forks(&self) -> (usize, usize) {
+        (self.ns.n, self.ns.m)
+    }
+}
+
+/// A version against the one before it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    pub boundaries: Vec<Boundary>,
+    pub cells: Vec<CellStep>,
+}
+
+impl Step {
+    pub fn marked(&self) -> bool {
+        self.cells.iter().any(|c| c.marked)
+    }
+}
+
+/// The level of a history's rule.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rule {
+    /// 1 − confidence: the most the history's chance of any false mark can be.
+    pub alpha: f64,
+    /// Cell comparisons between versions on one machine and spec.
+    pub comparisons: usize,
+    /// The level each comparison must reach: alpha / comparisons.
+    pub each: f64,
+}
+
+/// The values the rule compares for one cell, on each scale: median D
+/// less the injected delay in ns, and as a share of the fork's baseline
+/// median (when every baseline median is above 0).
+fn rule_values(c: &CellPoint, share: bool) -> Vec<f64> {
+    let d = c.delay_ns as f64;
+    c.forks
+        .iter()
+        .map(|f| {
+            if share {
+                (f.median_ns - d) / f.baseline_ns
+            } else {
+                f.median_ns - d
+            }
+        })
+        .collect()
+}
+
+/// A cell's effect less its injected delay, as a share of its baseline
+/// median: the scale of the rule, for the size of a change.
+fn arms_share(c: &CellPoint) -> Option<Bounded> {
+    let (b, d) = (c.baseline_ns, c.delay_ns as f64);
+    (b > 0.0).then(|| Bounded {
+        estimate: (c.difference().estimate - d) / b,
+        lo: (c.difference().lo - d) / b,
+        hi: (c.difference().hi - d) / b,
+    })
+}
+
+fn cell_step(before: &CellPoint, now: &CellPoint) -> Option<CellStep> {
+    let ns = apart::compare(&rule_values(before, false), &rule_values(now, false)).ok()?;
+    let arm = |treatment: bool| {
+        let medians = |c: &CellPoint| -> Vec<f64> {
+            c.forks
+                .iter()
+                .map(|f| {
+                    if treatment {
+                        f.treatment_ns
+                    } else {
+                        f.baseline_ns
+                    }
+                })
+                .collect()
+        };
+        apart::compare(&medians(before), &medians(now)).ok()
+    };
+    let arms = [arm(false)?, arm(true)?];
+    let shares = before
+        .forks
+        .iter()
+        .chain(&now.forks)
+        .all(|f| f.baseline_ns > 0.0);
+    let share = if shares {
+        apart::compare(&rule_values(before, true), &rule_values(now, true)).ok()
+    } else {
+        None
+    };
+    Some(CellStep {
+        label: now.label.clone(),
+        ns,
+        share,
+        change_ns: apart::difference(before.difference(), now.difference()),
+        change_relative: arms_share(before)
+            .zip(arms_share(now))
+            .map(|(x, y)| apart::difference(x, y)),
+        marked: false,
+        arms,
+        arms_moved: [false; 2],
+    })
+}
+
+/// `now` against `before`: boundaries, and every cell both have (none
+/// marked yet: that needs the whole history, see [`mark`]).
+pub fn step(before: &Version, now: &Version) -> Step {
+    let mut boundaries = Vec::new();
+    let keys = crate::run_folder::check::spec_differences(
+        &before.experiment,
+        &now.experiment,
+        &NOT_MEASURED,
+    );
+    if !keys.is_empty() {
+        boundaries.push(Boundary::Spec(keys));
+    }
+    let moved = now.machine.changes_from(&before.machine);
+    if !moved.is_empty() {
+        boundaries.push(Boundary::Machine(moved));
+    }
+    let cells = now
+        .cells
+        .iter()
+        .filter_map(|c| cell_step(before.cells.iter().find(|p| p.label == c.label)?, c))
+        .collect();
+    Step { boundaries, cells }
+}
+
+/// Marks the changes of a history's steps at `confidence` (see the module
+/// doc) and returns the rule's level.
+pub fn mark(steps: &mut [&mut Step], confidence: f64) -> Rule {
+    let alpha = 1.0 - confidence;
+    let comparisons = steps
+        .iter()
+        .filter(|s| s.boundaries.is_empty())
+        .map(|s| s.cells.len())
+        .sum::<usize>();
+    let each = alpha / comparisons.max(1) as f64;
+    for s in steps.iter_mut().filter(|s| s.boundaries.is_empty()) {
+        for c in &mut s.cells {
+            c.marked = c.p() <= each && c.side().is_some_and(|side| c.resolved(side));
+            c.arms_moved = c.arms.map(|a| a.p <= each && a.side().is_some());
+        }
+    }
+    Rule {
+        alpha,
+        comparisons,
+        each,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,303 @@
+//! A report folder's committed versions, read from git's object store
+//! through the git command line: `git log` lists the commits that touched
+//! the folder, and one `git cat-file --batch` process hands over the
+//! blobs, one version at a time, so memory holds one version's files and
+//! nothing is checked out.
+//!
+//! The commits are the folder's first-parent history: the line of the
+//! branch as it was built, where a side branch's report arrives with the
+//! commit that merged it. Pathspecs are literal (`--literal-pathspecs`),
+//! so a folder named with `*` or `:` means just that folder.
+
+use crate::error::{bad_input, run_failed, Result};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+/// A commit, as the history shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Commit {
+    pub hash: String,
+    pub short: String,
+    /// Committer date, `YYYY-MM-DD HH:MM` in the committer's time zone.
+    pub date: String,
+    pub subject: String,
+}
+
+/// The repository a report folder is in.
+pub struct Repo {
+    pub top: PathBuf,
+    /// The folder, relative to `top`, with `/` separators.
+    pub folder: String,
+}
+
+fn git(dir: &Path) -> Command {
+    let mut c = Command::new("git");
+    c.arg("-C").arg(dir).arg("--literal-pathspecs");
+    // The user's pager, colours and translations stay out of what is parsed.
+    c.env("GIT_PAGER", "cat")
+        .env("LC_ALL", "C")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE");
+    c
+}
+
+fn spawn_failed(e: std::io::Error) -> crate::error::RunnerError {
+    run_failed(format!(
+        "cannot run git ({e}); runner history reads committed reports with the git command line, so install git or put it on PATH"
+    ))
+}
+
+/// Runs git and returns its stdout, or its stderr's first line.
+fn output(cmd: &mut Command) -> Result<std::result::Result<String, String>> {
+    let out = cmd.output().map_err(spawn_failed)?;
+    if out.status.success() {
+        Ok(Ok(String::from_utf8_lossy(&out.stdout).into_owned()))
+    } else {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let first = err.lines().next().unwrap_or("").trim();
+        Ok(Err(first
+            .strip_prefix("fatal: ")
+            .unwrap_or(first)
+            .to_string()))
+    }
+}
+
+/// The top folder of the repository holding `dir`, if any.
+fn top_of(dir: &Path) -> Result<Option<PathBuf>> {
+    Ok(output(git(dir).args(["rev-parse", "--show-toplevel"]))?
+        .ok()
+        .map(|t| PathBuf::from(t.trim_end_matches('\n'))))
+}
+
+impl Repo {
+    /// The repository that holds `folder` (which may no longer exist in
+    /// the working tree): one sentence and exit 2 when there is none, or
+    /// when the folder lies outside the repository of the current folder.
+    pub fn of(folder: &Path) -> Result<Repo> {
+        let abs = crate::output::target::absolute(folder)
+            .map_err(|e| bad_input(format!("{}: {e}", folder.display())))?;
+        let existing = abs
+            .ancestors()
+            .find(|a| a.is_dir())
+            .unwrap_or(Path::new("/"));
+        let top = match top_of(existing)? {
+            Some(t) => t,
+            None => {
+                let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+                return Err(match top_of(&cwd)? {
+                    Some(t) => bad_input(format!(
+                        "{} is outside the repository at {}; runner history reads a report folder committed in this repository, such as reports/NAME",
+                        folder.display(),
+                        t.display()
+                    )),
+                    None => bad_input(format!(
+                        "{} is not in a git repository; runner history reads the versions of a report folder that were committed with git",
+                        folder.display()
+                    )),
+                });
+            }
+        };
+        let top = std::fs::canonicalize(&top).unwrap_or(top);
+        let rel = abs.strip_prefix(&top).map_err(|_| {
+            bad_input(format!(
+                "{} is outside the repository at {}",
+                folder.display(),
+                top.display()
+            ))
+        })?;
+        let parts: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        if parts.is_empty() {
+            return Err(bad_input(format!(
+                "{} is the repository's top folder, not a report folder; name the folder that holds run.json, such as reports/NAME",
+                folder.display()
+            )));
+        }
+        let rel = parts.join("/");
+        if rel.contains('\n') {
+            return Err(bad_input(format!(
+                "{:?}: a folder name with a line break cannot be read from git's batch interface; rename the folder",
+                folder.display()
+            )));
+        }
+        Ok(Repo { top, folder: rel })
+    }
+
+    /// The commit `rev` names, or a sentence saying it names none.
+    fn resolve(&self, rev: &str) -> Result<String> {
+        let spec = format!("{rev}^{{commit}}");
+        match output(git(&self.top).args(["rev-parse", "--verify", "--quiet", "--end-of-options", &spec]))? {
+            Ok(hash) if !hash.trim().is_empty() => Ok(hash.trim().to_string()),
+            _ => Err(bad_input(format!(
+                "--since {rev} is not a commit of the repository at {}; give a revision git knows (a hash, a tag, HEAD~20)",
+                self.top.display()
+            ))),
+        }
+    }
+
+    fn log(&self, range: &[&str]) -> Result<Vec<Commit>> {
+        let mut cmd = git(&self.top);
+        cmd.args([
+            "log",
+            "--first-parent",
+            "--reverse",
+            "--no-show-signature",
+            "--format=%H%x00%h%x00%cI%x00%s",
+        ])
+        .args(range)
+        .arg("--")
+        .arg(&self.folder);
+        let text = output(&mut cmd)?.map_err(|e| run_failed(format!("git log failed: {e}")))?;
+        Ok(text
+            .lines()
+            .filter_map(|line| {
+                let mut f = line.splitn(4, '\0');
+                let (hash, short, date, subject) = (f.next()?, f.next()?, f.next()?, f.next()?);
+                Some(Commit {
+                    hash: hash.into(),
+                    short: short.into(),
+                    date: date.get(..16).unwrap_or(date).replace('T', " "),
+                    subject: subject.into(),
+                })
+            })
+            .collect())
+    }
+
+    /// The commits that changed the folder, oldest first; with `since`,
+    /// the one whose version was current at `since` and every later one.
+    pub fn commits(&self, since: Option<&str>) -> Result<Vec<Commit>> {
+        // An empty repository has no HEAD: nothing was ever committed.
+        let head =
+            output(git(&self.top).args(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]))?;
+        if head.is_err() {
+            return Ok(Vec::new());
+        }
+        match since {
+            None => self.log(&["HEAD"]),
+            Some(rev) => {
+                let base = self.resolve(rev)?;
+                // `-1` walks back from `since` to the last commit that
+                // touched the folder: the version current at `since`.
+                let mut out = self.log(&["-1", &base])?;
+                out.extend(self.log(&[&format!("{base}..HEAD")])?);
+                Ok(out)
+            }
+        }
+    }
+
+    /// Readers of the folder's files at any commit.
+    pub fn files(&self) -> Result<Files> {
+        Ok(Files {
+            check: Cat::start(&self.top, "--batch-check")?,
+            batch: Cat::start(&self.top, "--batch")?,
+            folder: self.folder.clone(),
+        })
+    }
+}
+
+/// One `git cat-file` process, asked one object at a time (git flushes
+/// after each object unless told to buffer).
+struct Cat {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+}
+
+fn read_failed(e: std::io::Error) -> crate::error::RunnerError {
+    run_failed(format!("reading from git cat-file failed: {e}"))
+}
+
+impl Cat {
+    fn start(top: &Path, mode: &str) -> Result<Cat> {
+        let mut child = git(top)
+            .args(["cat-file", mode])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(spawn_failed)?;
+        let stdin = child.stdin.take().expect("piped");
+        let stdout = BufReader::new(child.stdout.take().expect("piped"));
+        Ok(Cat {
+            child,
+            stdin: Some(stdin),
+            stdout,
+        })
+    }
+
+    /// Asks for `name` and reads git's header line, split in words.
+    fn ask(&mut self, name: &str) -> Result<Vec<String>> {
+        let stdin = self.stdin.as_mut().expect("open until drop");
+        writeln!(stdin, "{name}").map_err(read_failed)?;
+        stdin.flush().map_err(read_failed)?;
+        let mut header = String::new();
+        if self.stdout.read_line(&mut header).map_err(read_failed)? == 0 {
+            return Err(run_failed("git cat-file stopped answering"));
+        }
+        Ok(header.split_whitespace().map(String::from).collect())
+    }
+
+    fn body(&mut self, size: u64) -> Result<Vec<u8>> {
+        let mut bytes = Vec::with_capacity(size as usize);
+        (&mut self.stdout)
+            .take(size)
+            .read_to_end(&mut bytes)
+            .map_err(read_failed)?;
+        let mut newline = [0u8; 1];
+        self.stdout.read_exact(&mut newline).map_err(read_failed)?;
+        if bytes.len() as u64 != size {
+            return Err(run_failed("git cat-file sent less than it announced"));
+        }
+        Ok(bytes)
+    }
+}
+
+impl Drop for Cat {
+    fn drop(&mut self) {
+        // Closing stdin ends git cat-file; it is reaped here.
+        drop(self.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+/// The folder's files at any commit: which blob a file is (cheap, to skip
+/// a commit that changed nothing the history reads), and its bytes.
+pub struct Files {
+    check: Cat,
+    batch: Cat,
+    folder: String,
+}
+
+impl Files {
+    /// The blob id of `name` in the folder at `commit`; none when the
+    /// commit has no such file (or something else than a file there).
+    pub fn blob(&mut self, commit: &str, name: &str) -> Result<Option<String>> {
+        let words = self
+            .check
+            .ask(&format!("{commit}:{}/{name}", self.folder))?;
+        Ok(match words.as_slice() {
+            [oid, kind, _] if kind == "blob" => Some(oid.clone()),
+            _ => None,
+        })
+    }
+
+    /// The bytes of blob `oid`.
+    pub fn read(&mut self, oid: &str) -> Result<Vec<u8>> {
+        let words = self.batch.ask(oid)?;
+        match words.as_slice() {
+            [_, kind, size] if kind == "blob" => {
+                let size = size
+                    .parse()
+                    .map_err(|_| run_failed(format!("git cat-file answered {words:?}")))?;
+                self.batch.body(size)
+            }
+            _ => Err(run_failed(format!(
+                "git cat-file has no blob {oid} (it answered {:?})",
+                words.join(" ")
+            ))),
+        }
+    }
+}

@@ -1,0 +1,234 @@
+//! `runner history reports/NAME [--since REV] [--out DIR]`: a report
+//! folder over its committed versions (docs/guide/history.md).
+//!
+//! Every commit of the folder's first-parent history that changed its
+//! run.json or pairs.csv is a version ([`git`]); each is read from git's
+//! objects, checked by its digests like `runner report` checks a folder,
+//! and analysed again ([`version`]); a version that fails is named and
+//! skipped, never used. Consecutive versions are compared by the rule of
+//! [`changes`]. The output, `history.md` and two trend plots, goes to
+//! `--out` (default: `history-NAME` beside the folder), through the file
+//! guard, to be committed like a report.
+
+mod changes;
+mod git;
+mod markdown;
+mod plots;
+mod version;
+
+use crate::error::{bad_input, Result};
+use std::path::{Path, PathBuf};
+
+pub use changes::{Boundary, CellStep, Rule, Step};
+pub use git::Commit;
+pub use version::Version;
+
+/// What a commit of the folder holds, as the history reads it.
+#[derive(Debug, Clone)]
+pub enum Entry {
+    /// A run, checked and analysed, and how it compares with the version
+    /// before it (none for the first).
+    Run {
+        version: Box<Version>,
+        step: Option<Step>,
+    },
+    /// A version that could not be read or failed its checks: why.
+    Skipped(String),
+    /// run.json edited around a run already listed (same run id and rows
+    /// still check): not a new measurement.
+    Same { run_id: String },
+}
+
+/// A commit and what it holds.
+#[derive(Debug, Clone)]
+pub struct Dated {
+    pub commit: Commit,
+    pub entry: Entry,
+}
+
+/// The whole history of one folder.
+#[derive(Debug, Clone)]
+pub struct History {
+    /// The folder, relative to the repository's top (`reports/aa`).
+    pub folder: String,
+    pub since: Option<String>,
+    /// Commits that touched the folder but changed neither run.json nor
+    /// pairs.csv (a report re-rendered): not versions.
+    pub rerendered: usize,
+    pub entries: Vec<Dated>,
+    /// The level at which changes were marked.
+    pub rule: Rule,
+}
+
+impl History {
+    /// The versions that were read, numbered from 1 in commit order.
+    pub fn runs(&self) -> impl Iterator<Item = (u32, &Dated, &Version, Option<&Step>)> {
+        self.entries
+            .iter()
+            .filter_map(|d| match &d.entry {
+                Entry::Run { version, step } => Some((d, version.as_ref(), step.as_ref())),
+                _ => None,
+            })
+            .zip(1u32..)
+            .map(|((d, v, s), n)| (n, d, v, s))
+    }
+}
+
+/// What `runner history` wrote and prints.
+pub struct Outcome {
+    pub summary: String,
+    pub written: PathBuf,
+}
+
+/// The default output folder: `history-NAME` beside the report folder.
+fn default_out(dir: &Path) -> PathBuf {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "report".into());
+    crate::output::parent_or_dot(dir).join(format!("history-{name}"))
+}
+
+/// `--out` must not be the report folder or inside it: runner writes
+/// nothing into a run's folder but the run's own files.
+fn check_out(dir: &Path, out: &Path) -> Result<()> {
+    let (Ok(d), Ok(o)) = (
+        crate::output::target::absolute(dir),
+        crate::output::target::absolute(out),
+    ) else {
+        return Ok(());
+    };
+    if o.starts_with(&d) {
+        return Err(bad_input(format!(
+            "--out {} is inside the report folder {}; the history goes beside it (default {})",
+            out.display(),
+            dir.display(),
+            default_out(dir).display()
+        )));
+    }
+    Ok(())
+}
+
+/// Reads every version of the folder (see the module doc).
+pub fn read(dir: &Path, since: Option<&str>) -> Result<History> {
+    if std::fs::metadata(dir).is_ok_and(|m| !m.is_dir()) {
+        return Err(bad_input(format!(
+            "{} is a file; runner history reads a report folder (the folder that holds run.json, such as reports/NAME)",
+            dir.display()
+        )));
+    }
+    let repo = git::Repo::of(dir)?;
+    let commits = repo.commits(since)?;
+    if commits.is_empty() {
+        return Err(bad_input(match since {
+            None => format!(
+                "{} was never committed in the repository at {} (no commit touched it); commit the report folder first",
+                dir.display(),
+                repo.top.display()
+            ),
+            Some(rev) => format!(
+                "{} has no committed version at or after {rev} in the repository at {}",
+                dir.display(),
+                repo.top.display()
+            ),
+        }));
+    }
+    let mut files = repo.files()?;
+    let mut entries: Vec<Dated> = Vec::new();
+    let mut rerendered = 0;
+    let mut last_blobs = None;
+    let mut last: Option<Version> = None;
+    for commit in commits {
+        let blobs = (
+            files.blob(&commit.hash, crate::run_folder::FILE)?,
+            files.blob(&commit.hash, "pairs.csv")?,
+        );
+        if last_blobs.as_ref() == Some(&blobs) {
+            rerendered += 1;
+            continue;
+        }
+        last_blobs = Some(blobs.clone());
+        let entry = match blobs {
+            (None, _) => Entry::Skipped(
+                "no run.json at this commit (the folder was removed, or holds no finished run)"
+                    .into(),
+            ),
+            (Some(_), None) => Entry::Skipped("no pairs.csv at this commit".into()),
+            (Some(r), Some(p)) => {
+                let run = files.read(&r)?;
+                let pairs = files.read(&p)?;
+                match version::read(&run, &pairs) {
+                    Err(why) => Entry::Skipped(why),
+                    Ok(v) if last.as_ref().is_some_and(|l| l.run_id == v.run_id) => {
+                        Entry::Same { run_id: v.run_id }
+                    }
+                    Ok(v) => {
+                        let step = last.as_ref().map(|l| changes::step(l, &v));
+                        last = Some(v.clone());
+                        Entry::Run {
+                            version: Box::new(v),
+                            step,
+                        }
+                    }
+                }
+            }
+        };
+        entries.push(Dated { commit, entry });
+    }
+    // The rule's level depends on how many comparisons the whole history
+    // makes, so changes are marked once every version is read.
+    let confidence = last.as_ref().map_or(0.95, |v| v.confidence);
+    let mut steps: Vec<&mut Step> = entries
+        .iter_mut()
+        .filter_map(|d| match &mut d.entry {
+            Entry::Run { step: Some(s), .. } => Some(s),
+            _ => None,
+        })
+        .collect();
+    let rule = changes::mark(&mut steps, confidence);
+    Ok(History {
+        folder: repo.folder,
+        since: since.map(String::from),
+        rerendered,
+        entries,
+        rule,
+    })
+}
+
+/// `runner history`: read, render, write.
+pub fn history(dir: &Path, since: Option<&str>, out: Option<&Path>) -> Result<Outcome> {
+    let out = out.map_or_else(|| default_out(dir), Path::to_path_buf);
+    check_out(dir, &out)?;
+    let h = read(dir, since)?;
+    let text = markdown::render(&h);
+    let svgs = plots::render(&h)?;
+    let mut files: Vec<(PathBuf, &[u8])> = vec![(out.join("history.md"), text.as_bytes())];
+    files.extend(
+        svgs.iter()
+            .map(|(name, svg)| (out.join(name), svg.as_bytes())),
+    );
+    if std::fs::symlink_metadata(&out).is_ok_and(|m| !m.is_dir()) {
+        return Err(bad_input(format!(
+            "--out {} is not a folder",
+            out.display()
+        )));
+    }
+    std::fs::create_dir_all(&out)
+        .map_err(|e| crate::output::io_err("create the folder", &out, e))?;
+    // Every file checked before the first is written: a refusal changes nothing.
+    for (path, bytes) in &files {
+        crate::output::guard::check(path, bytes)?;
+    }
+    for (path, bytes) in &files {
+        crate::output::guard::write(path, bytes)?;
+    }
+    let written = out.join("history.md");
+    Ok(Outcome {
+        summary: format!(
+            "{}\nhistory: {}\n",
+            markdown::summary_text(&h),
+            written.display()
+        ),
+        written,
+    })
+}

@@ -1,0 +1,203 @@
+//! One committed version of a report folder: its run.json and pairs.csv
+//! checked exactly as `runner report` checks a folder (run.json against
+//! its spec and seeds, every fork's rows against their digests, the
+//! whole file against `pairs_sha256`), then analysed by this runner, so
+//! every version's figures come from its own checked rows by one method,
+//! whichever runner wrote it. What the history needs is kept; the rows
+//! are dropped before the next version is read.
+
+use crate::analysis::effect::Effect;
+use crate::analysis::gate::Verdict;
+use crate::environment::Environment;
+use crate::run_folder::{self, RunInfo};
+use crate::spec::Experiment;
+use crate::stats::apart::Bounded;
+
+/// Where a version was measured: what makes two of its runs comparable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Machine {
+    /// `host (CPU, N logical cores)`, or the note for imported data.
+    pub name: String,
+    /// Host, CPU, cores, memory, kernel and database server: a change in
+    /// any of these is a machine change.
+    key: Vec<String>,
+}
+
+impl Machine {
+    fn of(info: &RunInfo) -> Machine {
+        if info.imported.is_some() {
+            return Machine {
+                name: "unknown (imported data)".into(),
+                key: vec![format!("imported {}", info.run_id)],
+            };
+        }
+        let e: &Environment = &info.environment;
+        let database = info.database.as_ref().map_or(String::new(), |d| {
+            format!(
+                "{} {}",
+                d["backend"].as_str().unwrap_or(""),
+                d["version"].as_str().unwrap_or("")
+            )
+        });
+        Machine {
+            name: format!(
+                "{} ({}, {} logical cores)",
+                e.hostname, e.cpu_model, e.logical_cores
+            ),
+            key: vec![
+                e.hostname.clone(),
+                e.cpu_model.clone(),
+                e.logical_cores.to_string(),
+                // To a tenth of a GiB: a VM reports a few kB more or less
+                // after a reboot, which is not another machine.
+                format!("{:.1} GiB", e.memory_bytes as f64 / f64::from(1u32 << 30)),
+                format!("{} {}", e.os, e.kernel),
+                database,
+            ],
+        }
+    }
+
+    /// A machine known by its host alone (for tests of the rule).
+    #[cfg(test)]
+    pub fn named(host: &str) -> Machine {
+        Machine {
+            name: host.into(),
+            key: vec![
+                host.into(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+            ],
+        }
+    }
+
+    /// What differs from `before`: (what, before, now); empty on the
+    /// same machine.
+    pub fn changes_from(&self, before: &Machine) -> Vec<(String, String, String)> {
+        const WHAT: [&str; 6] = [
+            "host",
+            "CPU",
+            "logical cores",
+            "memory",
+            "kernel",
+            "database server",
+        ];
+        if self.key.len() != before.key.len() {
+            return vec![("source".into(), before.name.clone(), self.name.clone())];
+        }
+        WHAT.iter()
+            .zip(self.key.iter().zip(&before.key))
+            .filter(|(_, (a, b))| a != b)
+            .map(|(w, (a, b))| (w.to_string(), b.clone(), a.clone()))
+            .collect()
+    }
+}
+
+/// One fork of a cell, as two-separate-runs comparisons see it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ForkPoint {
+    /// The fork's median D.
+    pub median_ns: f64,
+    pub baseline_ns: f64,
+    pub treatment_ns: f64,
+}
+
+/// One experiment cell of one version.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellPoint {
+    /// The grid values in words, as the report labels the cell
+    /// (`delay_us = 0`, a variant's name).
+    pub label: String,
+    /// The treatment of this cell (a variant's, with several).
+    pub treatment: String,
+    pub delay_ns: u64,
+    /// The cell's effect as its report states it (`analysis::effect`).
+    pub effect: Effect,
+    pub baseline_ns: f64,
+    pub treatment_ns: f64,
+    pub forks: Vec<ForkPoint>,
+}
+
+/// A version that was read, checked and analysed.
+#[derive(Debug, Clone)]
+pub struct Version {
+    pub run_id: String,
+    pub machine: Machine,
+    pub experiment: Experiment,
+    pub confidence: f64,
+    pub gate: Option<Verdict>,
+    pub cells: Vec<CellPoint>,
+}
+
+/// Checks a version's two files as `runner report` checks a folder; the
+/// error is one sentence naming the file.
+pub fn check(
+    run_json: &[u8],
+    pairs: &[u8],
+) -> Result<(RunInfo, Vec<crate::record::PairRecord>), String> {
+    let info: RunInfo = serde_json::from_slice(run_json)
+        .map_err(|e| format!("run.json is not a valid run.json: {e}"))?;
+    run_folder::check::check(&info).map_err(|e| format!("run.json: {e}"))?;
+    if info.finished_at.is_none() {
+        return Err("run.json holds a run in progress (no finish time)".into());
+    }
+    let rows =
+        run_folder::digest::check_pairs(pairs, &info).map_err(|e| format!("pairs.csv: {e}"))?;
+    Ok((info, rows))
+}
+
+impl CellPoint {
+    /// Median D with its interval, ns.
+    pub fn difference(&self) -> Bounded {
+        let e = &self.effect;
+        Bounded {
+            estimate: e.difference_ns,
+            lo: e.difference_ci_ns[0],
+            hi: e.difference_ci_ns[1],
+        }
+    }
+}
+
+/// Reads, checks and analyses one version.
+pub fn read(run_json: &[u8], pairs: &[u8]) -> Result<Version, String> {
+    let (info, rows) = check(run_json, pairs)?;
+    let analysis = crate::report::analyse(&info, &rows).map_err(|e| e.to_string())?;
+    drop(rows);
+    let cells = analysis
+        .cells
+        .iter()
+        .filter(|c| !c.forks.is_empty())
+        .map(|c| CellPoint {
+            label: crate::report::format::params(&info.spec.experiment.grid.labelled(&c.params)),
+            treatment: c
+                .params
+                .get(crate::plan::TREATMENT_KEY)
+                .and_then(|t| t.as_str())
+                .unwrap_or(&info.spec.experiment.design.treatment)
+                .to_string(),
+            delay_ns: c.delay_ns,
+            effect: c.effect(),
+            baseline_ns: c.pooled.baseline_median_ns,
+            treatment_ns: c.pooled.treatment_median_ns,
+            forks: c
+                .forks
+                .iter()
+                .map(|f| ForkPoint {
+                    median_ns: f.median_ns,
+                    baseline_ns: f.baseline_median_ns,
+                    treatment_ns: f.treatment_median_ns,
+                })
+                .collect(),
+        })
+        .collect();
+    Ok(Version {
+        run_id: info.run_id.clone(),
+        machine: Machine::of(&info),
+        confidence: analysis.confidence,
+        gate: analysis.gate.as_ref().map(|g| g.verdict),
+        experiment: info.spec.experiment,
+        cells,
+    })
+}

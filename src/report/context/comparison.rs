@@ -1,0 +1,298 @@
+//! What an A/B comparison says, in the user's words: the Finding's effect
+//! sentences, the summary table ranked by the speed ratio (several variants
+//! or a sweep), how the effect relates to the harness's threshold when the
+//! run also measured one, and warnings when the run order moved the arms by
+//! an amount that matters against the effect.
+//!
+//! A cell is a comparison when its two arms run different things; its
+//! effect at d = 0 is the user's answer. A cell with an injected delay adds
+//! the delay on top of that difference and is reported in the tables, not
+//! ranked.
+
+use super::cells::CellView;
+use crate::analysis::effect::{Direction, Effect};
+use crate::analysis::{CarryOver, CellAnalysis, GroupHeadline, Order};
+use crate::report::effect::{self, EffectText};
+use crate::report::format;
+use serde::Serialize;
+
+/// The comparison cells of a run; none when every cell is an A/A.
+#[derive(Debug, Serialize)]
+pub struct ComparisonView {
+    /// The cells at d = 0 whose arms differ, fastest treatment first (by
+    /// the time ratio; ties in cell order).
+    pub rows: Vec<SummaryRow>,
+    /// More than one row: the report opens with the ranked table.
+    pub ranked: bool,
+    /// The intervals' name(s): `hierarchical 95 % interval (forks, then pairs)`.
+    pub interval: String,
+    /// How the effect compares with the smallest delay every fork of an
+    /// A/A group saw; none without such a group.
+    pub threshold: Option<String>,
+    /// Order and carry-over effects that are large against the effect.
+    pub warnings: Vec<Warning>,
+}
+
+/// A warning of the Finding.
+#[derive(Debug, Serialize)]
+pub struct Warning {
+    /// `carry-over` or `order`.
+    pub kind: &'static str,
+    pub text: String,
+}
+
+/// One ranked row: a variant (or a cell of a sweep) against the baseline.
+#[derive(Debug, Serialize)]
+pub struct SummaryRow {
+    pub cell: u32,
+    /// The variant's name or the cell's params: `quick`, `fast.argv = gzip -6`.
+    pub label: String,
+    /// The treatment strategy's name.
+    pub treatment: String,
+    #[serde(flatten)]
+    pub text: EffectText,
+    /// `3/3 faster`: forks whose own interval agrees with the direction.
+    pub forks_agreeing: String,
+    pub baseline_median_ns: f64,
+    pub treatment_median_ns: f64,
+    /// The injected delay when the row's cell has one (`50 µs`).
+    pub delay: Option<String>,
+}
+
+/// The treatment strategy a cell runs against the baseline.
+pub fn treatment_of(info: &crate::run_folder::RunInfo, cell: u32) -> String {
+    let exp = &info.spec.experiment;
+    info.cells
+        .iter()
+        .find(|c| c.cell == cell)
+        .and_then(|c| c.treatment.clone())
+        .unwrap_or_else(|| exp.design.treatment.clone())
+}
+
+/// `cells` with their views; `comparing` tells which compare different arms.
+pub(super) fn view(
+    cells: &[CellView<'_>],
+    groups: &[&GroupHeadline],
+    same_group: &[bool],
+    confidence: f64,
+) -> Option<ComparisonView> {
+    let answers: Vec<&CellView<'_>> = cells
+        .iter()
+        .filter(|c| c.view.effect.is_some() && c.data.delay_ns == 0)
+        .collect();
+    let answers = if answers.is_empty() {
+        // Only delayed A/B cells: the smallest delay stands for the answer.
+        let min = cells
+            .iter()
+            .filter(|c| c.view.effect.is_some())
+            .map(|c| c.data.delay_ns)
+            .min()?;
+        cells
+            .iter()
+            .filter(|c| c.view.effect.is_some() && c.data.delay_ns == min)
+            .collect()
+    } else {
+        answers
+    };
+    let effects: Vec<Effect> = answers.iter().map(|c| c.data.effect()).collect();
+    let digits = effect::Digits::of(&effects.iter().collect::<Vec<_>>());
+    let mut rows: Vec<SummaryRow> = answers
+        .iter()
+        .map(|c| row(c, &digits, confidence))
+        .collect();
+    rows.sort_by(|a, b| {
+        let ratio = |r: &SummaryRow| {
+            let c = cells.iter().find(|c| c.data.cell == r.cell);
+            c.map_or(f64::NAN, |c| c.data.effect().time_ratio)
+        };
+        ratio(a).total_cmp(&ratio(b)).then(a.cell.cmp(&b.cell))
+    });
+    let kinds: std::collections::BTreeSet<String> = answers
+        .iter()
+        .map(|c| effect::interval_name(c.data.effect().interval, confidence))
+        .collect();
+    let warnings = answers
+        .iter()
+        .flat_map(|c| warnings(c, answers.len() > 1))
+        .collect();
+    Some(ComparisonView {
+        ranked: rows.len() > 1,
+        rows,
+        interval: kinds.into_iter().collect::<Vec<_>>().join("; "),
+        threshold: threshold(&answers, groups, same_group),
+        warnings,
+    })
+}
+
+fn row(c: &CellView<'_>, digits: &effect::Digits, confidence: f64) -> SummaryRow {
+    let e = c.data.effect();
+    let text = effect::text_in(&e, &c.view.treatment, &c.view.baseline, confidence, digits);
+    SummaryRow {
+        forks_agreeing: forks_agreeing(&e),
+        cell: c.data.cell,
+        label: c.view.label.clone(),
+        treatment: c.view.treatment.clone(),
+        text,
+        delay: (c.data.delay_ns > 0).then(|| c.view.delay.clone()),
+        baseline_median_ns: c.data.pooled.baseline_median_ns,
+        treatment_median_ns: c.data.pooled.treatment_median_ns,
+    }
+}
+
+/// The forks whose own interval agrees with the cell's direction: `3/3
+/// faster`, `2/3 unresolved`.
+pub fn forks_agreeing(e: &Effect) -> String {
+    match e.direction {
+        Direction::Faster => format!("{}/{} faster", e.forks_faster, e.forks),
+        Direction::Slower => format!("{}/{} slower", e.forks_slower, e.forks),
+        Direction::NoDifference => format!(
+            "{}/{} unresolved",
+            e.forks - e.forks_faster - e.forks_slower,
+            e.forks
+        ),
+    }
+}
+
+/// "The 1.01 ms difference is 202 times the smallest delay every fork saw
+/// (5 µs)", from the first A/A group that has a threshold.
+fn threshold(
+    answers: &[&CellView<'_>],
+    groups: &[&GroupHeadline],
+    same_group: &[bool],
+) -> Option<String> {
+    let smallest = groups
+        .iter()
+        .zip(same_group)
+        .filter(|(_, same)| **same)
+        .find_map(|(g, _)| g.smallest_delay_seen_by_all_ns)?;
+    let d = smallest as f64;
+    let parts: Vec<String> = answers
+        .iter()
+        .map(|c| {
+            let e = c.data.effect();
+            let size = format::duration(e.difference_ns.abs());
+            let times = e.difference_ns.abs() / d;
+            let who = if answers.len() > 1 {
+                format!(" ({})", c.view.label)
+            } else {
+                String::new()
+            };
+            match e.direction {
+                Direction::NoDifference => format!(
+                    "no difference was resolved{who}, and this harness sees a delay of {} in every fork, so a difference larger than that would most likely have shown",
+                    format::delay(d)
+                ),
+                _ => format!(
+                    "the {size} difference{who} is {} the smallest delay every fork saw ({})",
+                    times_text(times),
+                    format::delay(d)
+                ),
+            }
+        })
+        .collect();
+    let text = format::list(&parts, "and");
+    let mut chars = text.chars();
+    let first = chars.next()?.to_uppercase().collect::<String>();
+    Some(format!("{first}{}.", chars.as_str()))
+}
+
+/// `202 times`, `2.5 times`, `0.40 times`.
+fn times_text(x: f64) -> String {
+    if x >= 10.0 {
+        format!("{x:.0} times")
+    } else if x >= 1.0 {
+        format!("{x:.1} times")
+    } else {
+        format!("{x:.2} times")
+    }
+}
+
+/// How large a contrast must be before the Finding warns: resolved (its
+/// interval excludes 0), at least a tenth of the effect's size (with no
+/// direction resolved, the half-width of the effect's interval: what the
+/// run could have resolved), and at least 1 % of the baseline's median run
+/// (the size of change a performance result is usually argued about), so
+/// a few ns of order effect on a busy-wait do not raise a warning.
+fn matters(contrast_ci: [f64; 2], contrast: f64, e: &Effect) -> bool {
+    let excludes_zero = contrast_ci[0] > 0.0 || contrast_ci[1] < 0.0;
+    let scale = match e.direction {
+        Direction::NoDifference => (e.difference_ci_ns[1] - e.difference_ci_ns[0]) / 2.0,
+        _ => e.difference_ns.abs() / 10.0,
+    };
+    let floor = crate::analysis::DEFAULT_TARGET_FRACTION * e.baseline_median_ns;
+    excludes_zero && contrast.abs() >= scale.max(floor)
+}
+
+/// Order and carry-over warnings for one comparison cell.
+fn warnings(c: &CellView<'_>, named: bool) -> Vec<Warning> {
+    let data: &CellAnalysis = c.data;
+    let e = data.effect();
+    let who = if named {
+        format!("{}: ", c.view.label)
+    } else {
+        String::new()
+    };
+    let (b, t) = (&c.view.baseline, &c.view.treatment);
+    let mut out = Vec::new();
+    if let Some(w) = carry_over_warning(&data.carry_over, &e, b, t) {
+        out.push(Warning {
+            kind: "carry-over",
+            text: format!("{who}{w}"),
+        });
+    }
+    if let Some(w) = order_warning(&data.order, &e, t) {
+        out.push(Warning {
+            kind: "order",
+            text: format!("{who}{w}"),
+        });
+    }
+    out
+}
+
+fn carry_over_warning(co: &CarryOver, e: &Effect, b: &str, t: &str) -> Option<String> {
+    let (diff, ci) = (co.difference_ns?, co.ci_ns?);
+    let (after_t, after_b) = (co.after_treatment_median_ns?, co.after_baseline_median_ns?);
+    if !matters(ci, diff, e) {
+        return None;
+    }
+    let (word, size) = if diff > 0.0 {
+        ("slower", format::estimate(diff, ci[0], ci[1]))
+    } else {
+        ("faster", format::estimate(-diff, -ci[1], -ci[0]))
+    };
+    Some(format!(
+        "a `{b}` run that followed a `{t}` run was {size} {word} than one that followed a `{b}` run ({} against {}), against an effect of {}. The medians above mix both; {} is `{b}`'s median without it.",
+        format::duration(after_t),
+        format::duration(after_b),
+        format::duration(e.difference_ns.abs()),
+        format::duration(after_b),
+    ))
+}
+
+fn order_warning(order: &Order, e: &Effect, t: &str) -> Option<String> {
+    let Order::PairedRandom {
+        treatment_first_median_ns: Some(first),
+        treatment_second_median_ns: Some(second),
+        difference_ns: Some(diff),
+        ci_ns: Some(ci),
+        ..
+    } = order
+    else {
+        return None;
+    };
+    if !matters(*ci, *diff, e) {
+        return None;
+    }
+    Some(format!(
+        "the difference was {} with `{t}` first and {} with `{t}` second in its pair (their difference {}), against an effect of {}; the pairs' random order balances the two, so the effect is their mix.",
+        format::duration(*first),
+        format::duration(*second),
+        format::estimate(*diff, ci[0], ci[1]),
+        format::duration(e.difference_ns.abs()),
+    ))
+}
+
+/// The effect text of a comparison cell.
+pub(super) fn text(e: &Effect, treatment: &str, baseline: &str, confidence: f64) -> EffectText {
+    effect::text(e, treatment, baseline, confidence)
+}

@@ -1,0 +1,355 @@
+//! The one home of the words for an effect, so the Finding, the terminal,
+//! the tables, the plots, the gate, `compare` and `history` never disagree:
+//! **faster**, **slower** or **no difference resolved**, with the size three
+//! ways (the speed ratio `1.52x`, the change in run time in %, the
+//! difference per run as a positive duration), each with its interval.
+//!
+//! A negative duration is never called "less" or "more": a faster
+//! treatment's difference is printed as its size, "1.01 ms faster per run".
+//! Only when the interval covers 0 (no direction) is a signed difference
+//! printed, since its interval has both signs anyway.
+//!
+//! Digits follow `format`'s rule for intervals: two significant digits of
+//! the interval's width, so no interval collapses to one number.
+
+use crate::analysis::effect::{Direction, Effect, IntervalKind};
+use crate::report::format::{self, Column, Entry};
+use serde::Serialize;
+
+/// An effect in words; every field is plain text (no Markdown).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EffectText {
+    /// `faster`, `slower` or `no difference resolved`.
+    pub direction: &'static str,
+    /// The speed ratio: `1.521x [1.499, 1.540] faster`, `2.03x [2.01,
+    /// 2.05] slower`; with no direction the time ratio, `time ratio 1.002x
+    /// [0.991, 1.013]`.
+    pub ratio: String,
+    /// The change in run time, signed: `-34.3 % [-35.1, -33.3]`.
+    pub percent: String,
+    /// The difference per run: `1.01 [0.97, 1.04] ms faster per run`, or
+    /// signed when no direction is resolved: `+6 [-27, 39] ns per run`.
+    pub per_run: String,
+    /// `faster in 3 of 3 forks`, `slower in 2 of 3 forks, faster in 1`.
+    pub forks: String,
+    /// The interval's name: `hierarchical 95 % (forks, then pairs)` or
+    /// `pooled 95 % (all pairs as one sample)`.
+    pub interval: String,
+    /// The three sizes in one phrase: `1.521x [1.499, 1.540] faster,
+    /// -34.3 % [-35.1, -33.3] run time, 1.01 [0.97, 1.04] ms faster per run`.
+    pub sizes: String,
+    /// One sentence: "`quick` is faster than `base`: ...; faster in 3 of 3
+    /// forks." Names in backticks.
+    pub sentence: String,
+    /// The same sentence with the direction and the ratio in bold, for
+    /// Markdown.
+    pub sentence_md: String,
+}
+
+/// The direction as a word.
+pub fn direction_word(d: Direction) -> &'static str {
+    match d {
+        Direction::Faster => "faster",
+        Direction::Slower => "slower",
+        Direction::NoDifference => "no difference resolved",
+    }
+}
+
+/// The interval's name at `confidence`.
+pub fn interval_name(kind: IntervalKind, confidence: f64) -> String {
+    match kind {
+        IntervalKind::Hierarchical => format!(
+            "hierarchical {} (forks, then pairs)",
+            format::percent(confidence)
+        ),
+        IntervalKind::Pooled => format!(
+            "pooled {} (all pairs as one sample)",
+            format::percent(confidence)
+        ),
+    }
+}
+
+/// How the three sizes of a set of effects are printed: one column each
+/// (a table's rows, or one effect alone), so rows line up and share their
+/// decimals (`format`'s rule: two significant digits of the narrowest
+/// interval).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Digits {
+    ratio: Column,
+    percent: Column,
+    time: Column,
+}
+
+impl Digits {
+    pub fn of(effects: &[&Effect]) -> Digits {
+        let ratio: Vec<Entry> = effects
+            .iter()
+            .map(|e| {
+                let (m, lo, hi) = speed_ratio(e);
+                Entry::Estimate(m, lo, hi)
+            })
+            .collect();
+        let percent: Vec<Entry> = effects
+            .iter()
+            .map(|e| {
+                Entry::Estimate(
+                    e.relative * 100.0,
+                    e.relative_ci[0] * 100.0,
+                    e.relative_ci[1] * 100.0,
+                )
+            })
+            .collect();
+        let time: Vec<Entry> = effects
+            .iter()
+            .map(|e| {
+                let (m, lo, hi) = size(e);
+                Entry::Estimate(m, lo, hi)
+            })
+            .collect();
+        let ratio = Column::plain(&ratio, 4);
+        Digits {
+            // At least two decimals: `1.5x` would hide that 1.46 and 1.54 differ.
+            ratio: Column {
+                decimals: ratio.decimals.max(2),
+                ..ratio
+            },
+            percent: Column::plain(&percent, 3),
+            time: Column::time(&time),
+        }
+    }
+}
+
+/// The effect of `treatment` against `baseline` in words.
+pub fn text(e: &Effect, treatment: &str, baseline: &str, confidence: f64) -> EffectText {
+    text_in(e, treatment, baseline, confidence, &Digits::of(&[e]))
+}
+
+/// [`text`] with the digits of a table column.
+pub fn text_in(
+    e: &Effect,
+    treatment: &str,
+    baseline: &str,
+    confidence: f64,
+    digits: &Digits,
+) -> EffectText {
+    let (ratio, percent, per_run) = (ratio(e, digits), percent(e, digits), per_run(e, digits));
+    let sizes = format!("{ratio}, {percent} run time, {per_run}");
+    let forks = forks(e);
+    let sentence = match e.direction {
+        Direction::NoDifference => format!(
+            "No difference resolved between `{treatment}` and `{baseline}`: {sizes}; {forks}."
+        ),
+        d => format!(
+            "`{treatment}` is {} than `{baseline}`: {sizes}; {forks}.",
+            direction_word(d)
+        ),
+    };
+    let sentence_md = match e.direction {
+        Direction::NoDifference => format!(
+            "**No difference resolved** between `{treatment}` and `{baseline}`: {ratio}, {percent} run time, {per_run}; {forks}."
+        ),
+        d => format!(
+            "`{treatment}` is **{}** than `{baseline}`: **{ratio}**, {percent} run time, {per_run}; {forks}.",
+            direction_word(d)
+        ),
+    };
+    EffectText {
+        direction: direction_word(e.direction),
+        ratio,
+        percent,
+        per_run,
+        forks,
+        interval: interval_name(e.interval, confidence),
+        sizes,
+        sentence,
+        sentence_md,
+    }
+}
+
+/// A share with its interval as a signed % with one digit rule:
+/// `+2.2 % [+2.0, +2.7]`.
+pub fn percent_of(share: f64, ci: [f64; 2]) -> String {
+    let (m, lo, hi) = (share * 100.0, ci[0] * 100.0, ci[1] * 100.0);
+    if ![m, lo, hi].iter().all(|v| v.is_finite()) {
+        return "n/a".into();
+    }
+    let c = Column::plain(&[Entry::Estimate(m, lo, hi)], 3);
+    format!(
+        "{} % [{}, {}]",
+        c.bare(m, true),
+        c.bare(lo, true),
+        c.bare(hi, true)
+    )
+}
+
+/// The speed ratio and its interval, as printed: faster as baseline over
+/// treatment (`1.52x faster`), else treatment over baseline.
+fn speed_ratio(e: &Effect) -> (f64, f64, f64) {
+    let [lo, hi] = e.time_ratio_ci;
+    match e.direction {
+        Direction::Faster => (1.0 / e.time_ratio, 1.0 / hi, 1.0 / lo),
+        _ => (e.time_ratio, lo, hi),
+    }
+}
+
+/// The difference as printed: its size for a direction, signed without.
+fn size(e: &Effect) -> (f64, f64, f64) {
+    let m = e.difference_ns;
+    let [lo, hi] = e.difference_ci_ns;
+    match e.direction {
+        Direction::Faster => (-m, -hi, -lo),
+        _ => (m, lo, hi),
+    }
+}
+
+/// The speed ratio in words (module doc).
+fn ratio(e: &Effect, digits: &Digits) -> String {
+    let (m, lo, hi) = speed_ratio(e);
+    let numbers = if [m, lo, hi].iter().all(|v| v.is_finite() && *v > 0.0) {
+        let c = digits.ratio;
+        format!(
+            "{}x [{}, {}]",
+            c.bare(m, false),
+            c.bare(lo, false),
+            c.bare(hi, false)
+        )
+    } else {
+        "n/a".into()
+    };
+    match e.direction {
+        Direction::Faster => format!("{numbers} faster"),
+        Direction::Slower => format!("{numbers} slower"),
+        Direction::NoDifference => format!("time ratio {numbers}"),
+    }
+}
+
+/// The change in run time, signed, in %: `-34.3 % [-35.1, -33.3]`.
+fn percent(e: &Effect, digits: &Digits) -> String {
+    let [m, lo, hi] = [
+        e.relative * 100.0,
+        e.relative_ci[0] * 100.0,
+        e.relative_ci[1] * 100.0,
+    ];
+    if ![m, lo, hi].iter().all(|v| v.is_finite()) {
+        return "n/a".into();
+    }
+    let c = digits.percent;
+    format!(
+        "{} % [{}, {}]",
+        c.bare(m, true),
+        c.bare(lo, true),
+        c.bare(hi, true)
+    )
+}
+
+/// The difference per run: a size with its direction, or signed when the
+/// interval covers 0.
+fn per_run(e: &Effect, digits: &Digits) -> String {
+    let (m, lo, hi) = size(e);
+    let text = digits.time.estimate(m, lo, hi);
+    match e.direction {
+        Direction::Faster => format!("{text} faster per run"),
+        Direction::Slower => format!("{text} slower per run"),
+        Direction::NoDifference if m > 0.0 && !text.starts_with('0') => {
+            format!("+{text} per run")
+        }
+        Direction::NoDifference => format!("{text} per run"),
+    }
+}
+
+/// `n fork` / `n forks`.
+pub fn forks_count(n: u32) -> String {
+    format!("{n} fork{}", if n == 1 { "" } else { "s" })
+}
+
+/// How the forks, each on its own interval, split.
+pub fn forks(e: &Effect) -> String {
+    let n = forks_count(e.forks);
+    let (faster, slower) = (e.forks_faster, e.forks_slower);
+    match e.direction {
+        Direction::Faster if slower == 0 => format!("faster in {faster} of {n}"),
+        Direction::Faster => format!("faster in {faster} of {n}, slower in {slower}"),
+        Direction::Slower if faster == 0 => format!("slower in {slower} of {n}"),
+        Direction::Slower => format!("slower in {slower} of {n}, faster in {faster}"),
+        Direction::NoDifference if faster == 0 && slower == 0 => {
+            format!("no fork resolved a difference on its own ({n})")
+        }
+        Direction::NoDifference => {
+            format!("faster in {faster} and slower in {slower} of {n}")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn effect(d: f64, ci: [f64; 2], base: f64, faster: u32, slower: u32) -> Effect {
+        let rel = |x: f64| x / base;
+        Effect {
+            direction: Direction::of(ci),
+            interval: IntervalKind::Hierarchical,
+            difference_ns: d,
+            difference_ci_ns: ci,
+            baseline_median_ns: base,
+            relative: rel(d),
+            relative_ci: [rel(ci[0]), rel(ci[1])],
+            time_ratio: 1.0 + rel(d),
+            time_ratio_ci: [1.0 + rel(ci[0]), 1.0 + rel(ci[1])],
+            forks_faster: faster,
+            forks_slower: slower,
+            forks: 3,
+        }
+    }
+
+    #[test]
+    fn faster_is_said_with_positive_sizes() {
+        let e = effect(-1_012_000.0, [-1_038_000.0, -974_000.0], 2_970_000.0, 3, 0);
+        let t = text(&e, "two", "one", 0.95);
+        assert_eq!(t.direction, "faster");
+        assert_eq!(t.per_run, "1.012 [0.974, 1.038] ms faster per run");
+        assert_eq!(t.percent, "-34.1 % [-34.9, -32.8]");
+        assert_eq!(t.ratio, "1.517x [1.488, 1.537] faster");
+        assert_eq!(t.forks, "faster in 3 of 3 forks");
+        assert_eq!(
+            t.sentence,
+            "`two` is faster than `one`: 1.517x [1.488, 1.537] faster, -34.1 % [-34.9, -32.8] run time, 1.012 [0.974, 1.038] ms faster per run; faster in 3 of 3 forks."
+        );
+        assert!(!t.sentence.contains("less") && !t.sentence.contains("-1.0"));
+    }
+
+    #[test]
+    fn slower_is_said_with_a_plus() {
+        let e = effect(40_000.0, [37_000.0, 54_000.0], 1_000_000.0, 0, 2);
+        let t = text(&e, "b", "a", 0.95);
+        assert_eq!(t.direction, "slower");
+        assert_eq!(t.per_run, "40 [37, 54] µs slower per run");
+        assert_eq!(t.percent, "+4.0 % [+3.7, +5.4]");
+        assert_eq!(t.ratio, "1.040x [1.037, 1.054] slower");
+        assert_eq!(t.forks, "slower in 2 of 3 forks");
+    }
+
+    #[test]
+    fn no_difference_keeps_the_sign_and_says_so() {
+        let e = effect(6.0, [-27.0, 39.0], 1_000.0, 0, 0);
+        let t = text(&e, "b", "a", 0.95);
+        assert_eq!(t.direction, "no difference resolved");
+        assert_eq!(t.per_run, "+6 [-27, 39] ns per run");
+        assert_eq!(t.ratio, "time ratio 1.006x [0.973, 1.039]");
+        assert_eq!(
+            t.forks,
+            "no fork resolved a difference on its own (3 forks)"
+        );
+        assert!(t
+            .sentence
+            .starts_with("No difference resolved between `b` and `a`: "));
+    }
+
+    #[test]
+    fn interval_names_say_which() {
+        assert_eq!(
+            interval_name(IntervalKind::Pooled, 0.95),
+            "pooled 95 % (all pairs as one sample)"
+        );
+    }
+}
