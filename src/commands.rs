@@ -1,6 +1,9 @@
 //! The small commands (`check`, `env`) and the terminal summary of `exec`.
 
-use crate::error::Result;
+mod trial;
+
+use crate::error::{run_failed, Result};
+use crate::exec::trial::Stopped;
 use crate::plan;
 use crate::spec;
 use std::path::Path;
@@ -17,8 +20,10 @@ pub fn estimate_analysis_ns(exp: &crate::spec::Experiment, cells: u64) -> u64 {
     5 * u64::from(exp.analysis.resamples) * measured * NS_PER_DRAW
 }
 
-/// `runner check`: the plan, and nothing run.
+/// `runner check`: the plan, with a few trial runs of the arms (contained
+/// as exec's forks are) for the estimate and for what the run would meet.
 pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
+    crate::interrupt::install();
     let loaded = spec::load(spec_path, set)?;
     let exp = &loaded.experiment;
     let cells = plan::all_cells(exp, None);
@@ -36,21 +41,40 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
         .iter()
         .any(|n| exp.strategies[*n].needs_database());
     let target = if needs_db {
-        crate::db::resolve(&exp.database, "check").ok().flatten()
+        crate::db::resolve(&exp.database, "check")
+            .map_err(|e| crate::error::bad_input(e.to_string()))?
     } else {
         None
     };
     let on_postgres = matches!(target, Some(crate::db::DbTarget::Postgres { .. }));
+    // The trials' commands and scratch folders live in a private folder
+    // of this run, removed however `check` ends.
+    let temp = crate::temp::RunTemp::create().map_err(|e| {
+        run_failed(format!(
+            "cannot make runner's private temporary folder in {}: {e}",
+            std::env::temp_dir().display()
+        ))
+    })?;
+    temp.use_for_process();
+    let trials = trial::run(exp, &cells, target.as_ref())?;
+    let (timed, stopped) = &trials.outcome;
     // A percentage gate's 2x cells count with the delay the run would give
-    // them if the baseline cost what `estimate_run_ns` guesses (capped at
-    // 1 s, as the run caps it).
+    // them from the baseline the trials measured (or, untimed, what
+    // `estimate_run_ns` guesses), capped at 1 s as the run caps it.
+    let baseline_ns = |c: &plan::Cell| {
+        timed
+            .run_ns(&plan::bind(exp, c, &exp.design.baseline))
+            .ok_or(())
+    };
     let sized = crate::plan::self_check::estimate(exp, &plan::cells(exp), |c| {
-        plan::estimate_run_ns(exp, c, &exp.design.baseline, on_postgres)
+        baseline_ns(c)
+            .unwrap_or_else(|()| plan::estimate_run_ns(exp, c, &exp.design.baseline, on_postgres))
     });
-    let estimate = crate::exec::estimate::estimate(
+    let estimate = crate::exec::estimate::from_trials(
         exp,
         &plan::all_cells(exp, sized.as_ref()),
         target.as_ref(),
+        &trials.outcome,
     );
     let strategy = |name: &str| format!("{name} ({})", exp.strategies[name].label());
     let mut out = String::new();
@@ -92,7 +116,8 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
     let planned: Vec<String> = placements
         .iter()
         .map(|p| match p.cpus(&allowed) {
-            Ok(c) => match (c.worker, c.backend) {
+            // A database backend is placed only where a run has one.
+            Ok(c) => match (c.worker, c.backend.filter(|_| on_postgres)) {
                 (None, _) => format!("{p} (left to the scheduler)"),
                 (Some(w), Some(b)) => {
                     format!("{p} (worker on CPU {w}, a local database backend on CPU {b})")
@@ -171,8 +196,18 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
         ));
         for g in sized.iter().flat_map(|s| &s.groups) {
             let capped = crate::plan::self_check::power_delay_capped(g.threshold_ns);
+            let measured = g
+                .cells
+                .first()
+                .and_then(|&c| cells.iter().find(|x| x.cell == c))
+                .is_some_and(|c| baseline_ns(c).is_ok());
             out.push_str(&format!(
-                "    estimated here from a baseline run of about {}: {} injected{}\n",
+                "    estimated here from {} of {}: {} injected{}\n",
+                if measured {
+                    "the trial runs' median baseline run"
+                } else {
+                    "a guessed baseline run"
+                },
                 crate::report::format::duration(g.baseline_median_ns),
                 crate::report::format::delay(g.delay_ns as f64),
                 if capped {
@@ -222,6 +257,20 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
             "trial       {} run(s) of each arm here, untimed by the run (median): {}\n",
             estimate.runs,
             arms.join(", ")
+        ));
+    }
+    if let Some(Stopped::Failed(why) | Stopped::TimedOut(why)) = stopped {
+        // What exec's first fork would meet, said now; the estimate is a
+        // guess from there on.
+        out.push_str(&format!(
+            "trial       failed, as exec's first fork would: {}\n",
+            why.replace('\n', "\n            ")
+        ));
+    }
+    if timed.left_processes > 0 {
+        out.push_str(&format!(
+            "warning     the trial runs' commands left {} process(es) running after their runs ended; runner killed them (exec counts them per fork, in forks[].left_processes)\n",
+            timed.left_processes
         ));
     }
     out.push_str(&format!("estimate    {}\n", estimate.describe()));

@@ -35,6 +35,7 @@ pub mod shell;
 pub mod spec;
 pub mod stats;
 pub mod strategy;
+pub mod temp;
 
 use cli::{Cli, Command};
 pub use error::{Result, RunnerError};

@@ -6,6 +6,15 @@
 //! Both forms PostgreSQL accepts are covered: `scheme://user:PASSWORD@host`
 //! and `password=PASSWORD` (key/value connection strings, and URL query
 //! parameters). The result still parses as a connection string.
+//!
+//! Where a URL's password ends is decided once, by [`credentials`], the
+//! way the connection code reads it (everything up to the first `@` is
+//! the user and password), and both the masking here and the checks that
+//! refuse a URL before it is used or shown (`db::postgres::Endpoint`, the
+//! spec's `database.url`) call it. A URL whose `@` is not the only one
+//! before the host ends (a password with an unencoded `@`) is ambiguous:
+//! connecting would take part of the password for the host and print it.
+//! It is refused, and masked here from the first `:` to its last `@`.
 
 /// What a password is replaced with.
 pub const MASK: &str = "***";
@@ -20,9 +29,46 @@ pub fn has_secret(text: &str) -> bool {
     secrets(text) != text
 }
 
-/// Ends the authority part of a URL, or a value.
+/// Ends a value in a text: a URL or a `password=` value. A comma, a
+/// bracket or a slash may be part of a password, so only what quotes a
+/// value or separates words ends it.
 fn ends_value(c: char) -> bool {
-    c.is_whitespace() || matches!(c, '"' | '\'' | '`' | ',' | ']' | '}')
+    c.is_whitespace() || matches!(c, '"' | '\'' | '`')
+}
+
+/// A URL whose user name and password cannot be told apart from its host,
+/// database or query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the database URL has an `@` that does not end its user name and password (a password with an unencoded `@`, or an `@` in the database name or query), so where the password ends is ambiguous; percent-encode the password (`@` as `%40`, `/` as `%2F`, `?` as `%3F`, `:` as `%3A`); runner shows no part of this URL, as it may hold a password")]
+pub struct AmbiguousUrl;
+
+/// Byte ranges of a URL's user name and (when given) password.
+pub type Credentials = (std::ops::Range<usize>, Option<std::ops::Range<usize>>);
+
+/// Where the user name and the password of `url` are, as byte ranges, the
+/// way the connection code reads a `scheme://user:password@host/db?query`
+/// URL: up to the first `@`. `None`: not a URL, or none given.
+pub fn credentials(url: &str) -> Result<Option<Credentials>, AmbiguousUrl> {
+    let Some(start) = url.find("://").map(|i| i + 3) else {
+        return Ok(None);
+    };
+    let rest = &url[start..];
+    let Some(at) = rest.find('@') else {
+        return Ok(None);
+    };
+    // After the one `@`, up to the query, no other may follow: the
+    // connection would read one as part of the host or database, and show it.
+    let host_and_path = rest[at + 1..].split('?').next().unwrap_or_default();
+    if host_and_path.contains('@') {
+        return Err(AmbiguousUrl);
+    }
+    let user_end = rest[..at].find(':').unwrap_or(at);
+    // A user name with `/` or `?`: the `@` belongs to a path or a query.
+    if rest[..user_end].contains(['/', '?', '#']) {
+        return Err(AmbiguousUrl);
+    }
+    let password = (user_end < at).then(|| start + user_end + 1..start + at);
+    Ok(Some((start..start + user_end, password)))
 }
 
 /// `scheme://user:PASSWORD@host...` -> `scheme://user:***@host...`.
@@ -32,23 +78,28 @@ fn userinfo(text: &str) -> String {
     while let Some(at) = rest.find("://") {
         let (head, tail) = rest.split_at(at + 3);
         out.push_str(head);
-        let end = tail
-            .find(|c: char| ends_value(c) || matches!(c, '/' | '?' | '#'))
-            .unwrap_or(tail.len());
-        let authority = &tail[..end];
-        match authority.rfind('@') {
-            Some(amp) => {
-                let user_info = &authority[..amp];
-                match user_info.find(':') {
-                    Some(colon) => {
-                        out.push_str(&user_info[..=colon]);
-                        out.push_str(MASK);
-                        out.push_str(&authority[amp..]);
-                    }
-                    None => out.push_str(authority),
-                }
+        let end = tail.find(ends_value).unwrap_or(tail.len());
+        let value = &tail[..end];
+        // The URL alone, from its `://`: where its password is.
+        let url = format!("x://{value}");
+        let shift = |r: std::ops::Range<usize>| r.start - 4..r.end - 4;
+        let password = match credentials(&url) {
+            Ok(Some((_, password))) => password.map(shift),
+            Ok(None) => None,
+            // Ambiguous: everything from the first `:` before an `@` to
+            // the last `@` may be password.
+            Err(AmbiguousUrl) => value.find('@').and_then(|first| {
+                let colon = value[..first].find(':')?;
+                Some(colon + 1..value.rfind('@').unwrap_or(first))
+            }),
+        };
+        match password {
+            Some(p) => {
+                out.push_str(&value[..p.start]);
+                out.push_str(MASK);
+                out.push_str(&value[p.end..]);
             }
-            None => out.push_str(authority),
+            None => out.push_str(value),
         }
         rest = &tail[end..];
     }
@@ -134,6 +185,15 @@ mod tests {
         );
         // '@' inside the password: the host starts after the last one.
         assert_eq!(secrets("postgres://u:a@b@h/db"), "postgres://u:***@h/db");
+        // '/', '?', ',' inside it: the password still ends at the `@`.
+        assert_eq!(
+            secrets("postgres://u:a/b?c,d@h/db x"),
+            "postgres://u:***@h/db x"
+        );
+        assert_eq!(
+            secrets("error: postgres://u:abc@def@host/db: no such host"),
+            "error: postgres://u:***@host/db: no such host"
+        );
         assert_eq!(secrets("postgres://u@h/db"), "postgres://u@h/db");
         assert_eq!(secrets("postgres://h:5432/db"), "postgres://h:5432/db");
         assert_eq!(
@@ -163,6 +223,27 @@ mod tests {
             secrets("password authentication failed"),
             "password authentication failed"
         );
+    }
+
+    #[test]
+    fn credentials_end_at_the_first_at_and_a_second_one_is_refused() {
+        let url = "postgres://bench:p/w?x@127.0.0.1:5432/db?application_name=a@b";
+        let (user, password) = credentials(url).unwrap().unwrap();
+        assert_eq!(&url[user], "bench");
+        assert_eq!(&url[password.unwrap()], "p/w?x");
+        let (_, none) = credentials("postgres://u@h/db").unwrap().unwrap();
+        assert_eq!(none, None);
+        assert_eq!(credentials("postgres://h:5432/db"), Ok(None));
+        assert_eq!(credentials("host=h password=x"), Ok(None));
+        for ambiguous in [
+            "postgres://u:abc@def@host/db",
+            "postgres://u:a@b/c@host/db",
+            "postgres://host/db?user=me@corp",
+        ] {
+            assert_eq!(credentials(ambiguous), Err(AmbiguousUrl), "{ambiguous}");
+        }
+        let said = AmbiguousUrl.to_string();
+        assert!(said.contains("percent-encode"), "{said}");
     }
 
     #[test]

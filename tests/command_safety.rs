@@ -403,7 +403,7 @@ fn a_large_output_is_compared_in_bounded_memory() {
     );
     let o = exec(t, &s, "out-differ", None, &[]);
     let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
         err.contains("stdout differs (1048576 vs 1048577 bytes) after the first 65536 bytes, which agree (SHA-256 "),
         "{err}"

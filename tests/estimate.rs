@@ -131,7 +131,7 @@ fn quiet_exec_runs_no_trials() {
 }
 
 /// An arm that cannot run yet (here: it fails) leaves the estimate a guess,
-/// and says why, instead of failing `check`.
+/// and `check` says why, as exec's first fork would, instead of failing.
 #[test]
 fn check_says_when_it_cannot_know() {
     let tmp = tempfile::tempdir().unwrap();
@@ -143,13 +143,21 @@ fn check_says_when_it_cannot_know() {
     let o = run_in(tmp.path(), &["check", spec.to_str().unwrap()]);
     assert!(o.status.success(), "{}", err_of(&o));
     let text = String::from_utf8(o.stdout).unwrap();
-    assert!(!text.contains("\ntrial "), "{text}");
+    let trial = text
+        .lines()
+        .find(|l| l.starts_with("trial "))
+        .unwrap_or_else(|| panic!("no trial line: {text}"));
+    assert!(
+        trial.contains("failed, as exec's first fork would")
+            && trial.contains("command `false` of strategy `a` ended with exit 1"),
+        "{trial}"
+    );
     let estimate = text
         .lines()
         .find_map(|l| l.strip_prefix("estimate    "))
         .unwrap();
     assert!(
-        estimate.contains("a guess from typical per-run costs: a trial run of `a` failed"),
+        estimate.contains("a guess from typical per-run costs: a trial run failed"),
         "{estimate}"
     );
 }

@@ -173,9 +173,15 @@ fn a_second_exec_on_the_same_folder_is_refused() {
         );
         assert_eq!(err.lines().count(), 1, "{err}");
     }
-    // The refused execs did not disturb the first one's folder.
-    assert!(partial.join("run.json").is_file());
-    assert!(!partial.join("lock").exists());
+    // The refused execs did not disturb the first one, which stopped
+    // before any fork finished and so kept nothing that would block the
+    // next exec.
+    assert!(
+        stderr(&o).contains("no fork had finished, so nothing was kept"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!partial.exists());
 }
 
 #[test]
@@ -336,8 +342,10 @@ fn resuming_with_a_changed_spec_is_refused_naming_the_keys() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
     let spec = write_spec(t, "small", SMALL_AA);
-    let o = exec(t, &spec, "out", Some("exit=3@pair=1"), &[]);
+    // The second job of seed 7's schedule: one fork is kept to resume.
+    let o = exec(t, &spec, "out", Some("exit=3@cell=1,fork=1,pair=1"), &[]);
     assert_eq!(o.status.code(), Some(1));
+    assert_eq!(kept_forks(&t.join("out.partial")), [(0, 1)]);
     let o = exec(
         t,
         &spec,
@@ -364,7 +372,8 @@ fn resuming_with_a_changed_spec_is_refused_naming_the_keys() {
 }
 
 /// A strategy that returns a different result stops the run before any
-/// timing, with exit 1, naming the strategies and the input. The test hook
+/// timing, with exit 2 (the experiment must change; no re-run helps),
+/// naming the strategies and the input, and keeps nothing. The test hook
 /// `wrong-result` flips the last bit of the treatment's projection (and
 /// of its fingerprints).
 #[test]
@@ -380,7 +389,7 @@ fn a_strategy_that_disagrees_stops_the_run_naming_strategy_and_input() {
     let spec = write_spec(t, "ab", &ab);
     let o = exec(t, &spec, "ab", Some("wrong-result"), &[]);
     let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
         err.contains(
             "baseline `memory` (in-memory) and treatment `other` (in-memory) disagree on the same input (input "
@@ -388,14 +397,15 @@ fn a_strategy_that_disagrees_stops_the_run_naming_strategy_and_input() {
         "{err}"
     );
     assert!(!err.contains("panicked"), "{err}");
-    assert!(kept_forks(&t.join("ab.partial")).is_empty());
+    assert!(!err.contains("--resume"), "{err}");
+    assert!(!t.join("ab.partial").exists());
 
     // One shared instance (A/A): it agrees with itself, but not with the
     // in-memory calculation.
     let spec = write_spec(t, "aa", SMALL_AA);
     let o = exec(t, &spec, "aa", Some("wrong-result"), &[]);
     let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
         err.contains("strategy `memory` (in-memory) disagrees with the in-memory calculation on the same input (input "),
         "{err}"

@@ -137,7 +137,13 @@ pairs = 20
         "{err}"
     );
     assert!(err.contains("disk full"), "{err}");
-    assert!(err.contains("--resume"), "{err}");
+    // No fork finished: nothing is kept to resume, nothing blocks the next exec.
+    assert!(
+        err.contains("no fork had finished, so nothing was kept"),
+        "{err}"
+    );
+    assert!(!err.contains("--resume"), "{err}");
+    assert!(!tmp.path().join("out.partial").exists());
     assert!(!err.contains("panicked"), "{err}");
 
     // allow_failure keeps going and times the failing runs too.
@@ -184,7 +190,14 @@ pairs = 5
     let s = spec(tmp.path(), "differ", body);
     let o = exec(tmp.path(), &s, "out", None, &[]);
     let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(1), "{err}");
+    // The experiment file must change: exit 2, naming what to change, and
+    // no resume command (a resume runs the same file).
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("set `compare_output = false` in [strategies.a] and [strategies.b]"),
+        "{err}"
+    );
+    assert!(!err.contains("--resume"), "{err}");
     assert!(
         err.contains(
             "baseline `a` (command) and treatment `b` (command) disagree on the same input"

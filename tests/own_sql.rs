@@ -99,7 +99,7 @@ rows = [100]
         &[],
     );
     let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
         err.contains(
             "baseline `right` (sql) and treatment `wrong` (sql) disagree on the same input"
@@ -158,7 +158,7 @@ rows = [3, 70]
         None,
         &[],
     );
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("disagree"), "{}", stderr(&o));
 }
 

@@ -12,6 +12,14 @@
 //! its live rows, and for a sequence its last value. Also every schema and
 //! function (catalog `xmin`) and the number of large objects.
 //!
+//! A rollback restores what a table holds, not what it occupies: every row
+//! version a rolled-back write made stays in the table as a dead row until
+//! VACUUM reclaims it, and the table (with its indexes) keeps the pages it
+//! grew by. So per table the guard also reads its dead row versions
+//! (`n_dead_tup`) and its size (`pg_total_relation_size`), and records
+//! what a fork added ([`Residue`]): not a change of content, but said in
+//! the report instead of "unchanged".
+//!
 //! Limits, said in the README too: statistics of a session reach the
 //! views when it ends, so the parent waits for the fork's connections to
 //! close first; an ANALYZE or VACUUM of a table during the fork (autovacuum)
@@ -41,6 +49,9 @@ struct State {
     /// ANALYZE and VACUUM runs so far: when they moved, the counters above
     /// were reset and are not compared.
     maintenance: Option<i64>,
+    /// Dead row versions and bytes on disk (table, indexes, TOAST).
+    dead: Option<i64>,
+    bytes: Option<i64>,
 }
 
 /// Everything outside runner's schemas, by qualified name.
@@ -64,6 +75,22 @@ pub struct GuardRecord {
     /// What changed, one sentence each (empty when `held`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub changes: Vec<String>,
+    /// What rolled-back writes left in the tables (dead row versions,
+    /// bytes), one entry per table that has some; absent in records made
+    /// before runner counted them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub residue: Option<Vec<Residue>>,
+}
+
+/// What a fork's rolled-back writes left in one table: the content is as
+/// before, but the row versions they made stay, dead, until VACUUM.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Residue {
+    pub table: String,
+    /// Dead row versions added during the fork.
+    pub dead_rows: u64,
+    /// Bytes the table, its indexes and TOAST grew by.
+    pub bytes: u64,
 }
 
 /// Every schema runner made carries this comment (see `postgres::marker`).
@@ -92,7 +119,8 @@ impl Guard {
                 "SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname), c.relkind::text, c.xmin::text, \
                         s.n_mod_since_analyze, s.n_live_tup, \
                         s.vacuum_count + s.autovacuum_count + s.analyze_count + s.autoanalyze_count, \
-                        q.last_value::text \
+                        q.last_value::text, s.n_dead_tup, \
+                        CASE WHEN c.relkind IN ('r', 'm') THEN pg_total_relation_size(c.oid) END \
                  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
                  LEFT JOIN pg_stat_all_tables s ON s.relid = c.oid \
                  LEFT JOIN pg_sequences q ON q.schemaname = n.nspname AND q.sequencename = c.relname \
@@ -185,6 +213,8 @@ impl Guard {
                     live: r.get(4),
                     maintenance: r.get(5),
                     last_value: r.get(6),
+                    dead: r.get(7),
+                    bytes: r.get(8),
                 },
             );
         }
@@ -206,6 +236,8 @@ impl Guard {
                     live: None,
                     maintenance: None,
                     last_value: None,
+                    dead: None,
+                    bytes: None,
                 },
             );
         }
@@ -226,6 +258,7 @@ impl Fingerprint {
     /// per object, and the counts compared.
     pub fn compare(&self, after: &Fingerprint) -> GuardRecord {
         let mut changes = Vec::new();
+        let mut residue = Vec::new();
         let name = |key: &str, s: &State| {
             if s.kind == "schema" || s.kind == "function" {
                 key.to_owned()
@@ -239,6 +272,24 @@ impl Fingerprint {
                 continue;
             };
             let what = name(key, b);
+            let grew = |x: Option<i64>, y: Option<i64>| match (x, y) {
+                (Some(x), Some(y)) if y > x => (y - x) as u64,
+                _ => 0,
+            };
+            // A VACUUM during the fork reset the dead count: only bytes then.
+            let dead_rows = if b.maintenance == a.maintenance {
+                grew(b.dead, a.dead)
+            } else {
+                0
+            };
+            let bytes = grew(b.bytes, a.bytes);
+            if dead_rows > 0 || bytes > 0 {
+                residue.push(Residue {
+                    table: key.clone(),
+                    dead_rows,
+                    bytes,
+                });
+            }
             if b.last_value != a.last_value {
                 changes.push(format!(
                     "{what} moved (last value {} -> {})",
@@ -286,6 +337,7 @@ impl Fingerprint {
             functions: count("function"),
             held: changes.is_empty(),
             changes,
+            residue: Some(residue),
         }
     }
 }
@@ -302,6 +354,8 @@ mod tests {
             live: Some(live),
             last_value: None,
             maintenance: Some(maintenance),
+            dead: Some(0),
+            bytes: Some(8192),
         }
     }
 
@@ -335,6 +389,31 @@ mod tests {
     }
 
     #[test]
+    fn what_a_rollback_leaves_is_counted_but_is_no_change() {
+        let before = print(vec![("public.acc", table("10", 5, 1000, 0))]);
+        let mut after = before.clone();
+        let acc = after.objects.get_mut("public.acc").unwrap();
+        acc.dead = Some(1000);
+        acc.bytes = Some(8192 + 65536);
+        let r = before.compare(&after);
+        assert!(r.held, "the content is the same");
+        assert_eq!(
+            r.residue,
+            Some(vec![Residue {
+                table: "public.acc".into(),
+                dead_rows: 1000,
+                bytes: 65536
+            }])
+        );
+        // A VACUUM in between reset the count: the bytes are still said.
+        after.objects.get_mut("public.acc").unwrap().maintenance = Some(1);
+        after.objects.get_mut("public.acc").unwrap().dead = Some(0);
+        let r = before.compare(&after);
+        assert_eq!(r.residue.unwrap()[0].dead_rows, 0);
+        assert_eq!(before.compare(&before).residue, Some(Vec::new()));
+    }
+
+    #[test]
     fn sequences_created_and_dropped_objects_are_changes() {
         let seq = |v: &str| State {
             kind: "sequence",
@@ -343,6 +422,8 @@ mod tests {
             live: None,
             last_value: Some(v.into()),
             maintenance: None,
+            dead: None,
+            bytes: None,
         };
         let before = print(vec![
             ("public.s", seq("1")),

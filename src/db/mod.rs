@@ -11,8 +11,10 @@
 //! over rows sorted by name bytes, so it is the same function on both
 //! backends and does not depend on a server's collation.
 
+pub mod cancel;
 pub mod config;
 pub mod guard;
+pub mod locks;
 mod pg_session;
 pub mod postgres;
 pub mod session;
@@ -139,6 +141,8 @@ pub fn resolve_with(
         .filter(|u| !u.trim().is_empty())
         .or(config.url.as_deref().filter(|u| !u.trim().is_empty()));
     let postgres = |url: &str| -> Result<Option<DbTarget>, DbError> {
+        // Refused before it is used or shown anywhere (`redact::credentials`).
+        crate::redact::credentials(url).map_err(|e| DbError::BadUrl(e.to_string()))?;
         Ok(Some(DbTarget::Postgres {
             url: url.to_owned(),
             schema: schema_name(run_id)?,

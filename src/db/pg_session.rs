@@ -17,7 +17,8 @@
 //! before anything runs (`statements::lasting`) or, hidden in a function,
 //! found by the fingerprint after the fork (`db::guard`).
 //!
-//! Measured runs see the schema first, then the user's `search_path`. A run
+//! `setup` and the measured runs see the schema first, then the user's
+//! `search_path`. A run
 //! sends its statements as one simple-protocol query (one round trip; the
 //! server parses and plans them every time, as psql would) between an
 //! untimed `SAVEPOINT` and an untimed `ROLLBACK TO SAVEPOINT`. Values arrive
@@ -84,12 +85,19 @@ impl PgSession {
                  CREATE TABLE {schema}.runner_never (id int PRIMARY KEY); \
                  CREATE TABLE {schema}.runner_never_commit (id int REFERENCES {schema}.runner_never \
                      DEFERRABLE INITIALLY DEFERRED); \
-                 INSERT INTO {schema}.runner_never_commit VALUES (1); \
-                 SET LOCAL search_path TO {schema}",
+                 INSERT INTO {schema}.runner_never_commit VALUES (1)",
                 marker = marker(&schema)
             ))
             .map_err(pg("open the fork's transaction and create the strategy's schema"))?;
         let xid = txid(&mut client)?;
+        // The strategy's schema first (what `setup` creates goes there),
+        // then the user's: `setup` reads their tables as `run` does.
+        let path: Vec<String> = std::iter::once(schema.clone())
+            .chain(search_path.iter().map(|s| ident(s)))
+            .collect();
+        client
+            .batch_execute(&format!("SET LOCAL search_path TO {}", path.join(", ")))
+            .map_err(pg("set search_path"))?;
         if let Some(sql) = setup {
             let statements = split(sql, SqlDialect::Postgres).map_err(|r| DbError::Postgres {
                 context: "setup",
@@ -99,9 +107,7 @@ impl PgSession {
                 client.batch_execute(&sql[r]).map_err(pg("setup"))?;
             }
         }
-        let path: Vec<String> = std::iter::once(schema.clone())
-            .chain(search_path.iter().map(|s| ident(s)))
-            .collect();
+        // Again after `setup`, which may have changed it.
         client
             .batch_execute(&format!("SET LOCAL search_path TO {}", path.join(", ")))
             .map_err(pg("set search_path"))?;

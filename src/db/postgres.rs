@@ -58,6 +58,9 @@ pub const STATEMENT_TIMEOUT_MS: u64 = 60_000;
 pub const LOCK_TIMEOUT_MS: u64 = 10_000;
 
 fn parse(url: &str) -> Result<(Config, Endpoint), DbError> {
+    // Where the password ends, decided as `redact` masks it: a URL that
+    // would put part of it into the host is refused, never shown.
+    crate::redact::credentials(url).map_err(|e| DbError::BadUrl(e.to_string()))?;
     let mut config: Config = url
         .parse()
         .map_err(|e: postgres::Error| DbError::BadUrl(message(&e)))?;
@@ -142,7 +145,11 @@ pub fn connect(url: &str) -> Result<(Client, Endpoint), DbError> {
         message,
     };
     match rx.recv_timeout(limit + Duration::from_millis(500)) {
-        Ok(Ok(client)) => Ok((client, endpoint)),
+        Ok(Ok(mut client)) => {
+            // A worker's parent learns of the connection before it is used.
+            super::cancel::announce(&mut client)?;
+            Ok((client, endpoint))
+        }
         Ok(Err(e)) => Err(fail(message(&e))),
         Err(_) => Err(fail(format!(
             "the server did not complete the connection within {} s (connect_timeout in the URL raises this)",

@@ -5,24 +5,18 @@
 //!
 //! runner cannot know what the user's code costs before it runs it, so it
 //! runs it: a few untimed trial runs of each distinct arm (as each cell
-//! binds it) in this process, before any worker starts. What it cannot
-//! run here it guesses from per-run costs measured on the development
-//! machine (`plan::estimate_run_ns`) and says so: an arm on PostgreSQL
-//! needs the run's own schema, which only exec creates, and a failing
-//! trial (a command that cannot start yet) must not stop `check`.
+//! binds it), in trial workers contained like forks (`trial`), before any
+//! fork starts; on PostgreSQL in a schema of their own (exec's run schema,
+//! or one `check` makes and drops). What a failing trial (a command that
+//! cannot start yet) leaves untimed is guessed from per-run costs measured
+//! on the development machine (`plan::estimate_run_ns`), and said so.
 
-use super::worker::{draws::Draws, timed_run};
+use super::trial::Stopped;
 use crate::db::DbTarget;
 use crate::plan::{self, Cell, Plan};
-use crate::spec::{Experiment, StrategyKind};
-use crate::strategy::{self, Setting};
-use std::time::{Duration, Instant};
+use crate::spec::Experiment;
 
-/// Trial runs per arm.
-pub const TRIAL_RUNS: u32 = 3;
-/// Trials of one arm stop after this much time, once one run is in: an
-/// arm that takes minutes must not make `check` take as long as a fork.
-const TRIAL_BUDGET: Duration = Duration::from_secs(2);
+pub use super::worker::TRIAL_RUNS;
 /// A fork's own cost outside its runs: a process start, the arms' set-up
 /// (a connection and a seeded table on PostgreSQL), the agreement check,
 /// and the parent's records. Measured on the development machine (2 vCPUs,
@@ -43,9 +37,27 @@ pub struct Estimate {
     pub runs: u32,
     /// Why some arm's cost is a guess; none when every arm was timed.
     pub guessed: Option<String>,
+    /// Why the trials stopped short, if they did.
+    pub stopped: Option<Stopped>,
 }
 
 impl Estimate {
+    /// What the trials proved a run cannot get past (the arms' outputs
+    /// differ, a run that outlasts the fork timeout, a signal): exec stops
+    /// with it before its first fork instead of at it. A trial that merely
+    /// failed is left for the forks to report in their own words.
+    pub fn blocking(&self) -> Option<crate::error::RunnerError> {
+        use crate::error::{bad_input, run_failed};
+        match self.stopped.as_ref()? {
+            Stopped::Disagreement(m) => Some(bad_input(format!(
+                "exec's trial run, before any fork, found that {m}"
+            ))),
+            Stopped::TimedOut(m) => Some(run_failed(format!("before any fork, {m}"))),
+            Stopped::Interrupted => Some(run_failed(crate::interrupt::Interrupted.to_string())),
+            Stopped::Failed(_) => None,
+        }
+    }
+
     /// `about 11.2 s (...)`: the line `check` prints after `estimate`, and
     /// exec in its progress.
     pub fn describe(&self) -> String {
@@ -82,83 +94,78 @@ pub fn human(ns: u64) -> String {
     }
 }
 
-/// One distinct arm (a strategy as a cell binds it) and what its trial found.
-struct Arm {
-    kind: StrategyKind,
-    /// Median trial run; none when it was not timed.
-    run_ns: Option<u64>,
+/// The estimate for running every job of `cells` (x `design.forks`), with
+/// the arms run a few times here, in trial workers, against `db`. A trial
+/// that fails or is stopped leaves the rest a guess, said so (exec's forks
+/// will say what is wrong; `check` calls [`from_trials`] and says it).
+pub fn estimate(exp: &Experiment, cells: &[Cell], db: Option<&DbTarget>) -> Estimate {
+    let outcome = super::trial::run(exp, cells, db);
+    from_trials(exp, cells, db, &outcome)
 }
 
-/// The estimate for running every job of `cells` (x `design.forks`), with
-/// the arms run a few times here against `db`.
-pub fn estimate(exp: &Experiment, cells: &[Cell], db: Option<&DbTarget>) -> Estimate {
+/// The estimate from trials already run (`trial::run`).
+pub fn from_trials(
+    exp: &Experiment,
+    cells: &[Cell],
+    db: Option<&DbTarget>,
+    (trials, stopped): &super::trial::Outcome,
+) -> Estimate {
     let on_postgres = matches!(db, Some(DbTarget::Postgres { .. }));
-    let mut arms: Vec<Arm> = Vec::new();
-    let mut why: Option<String> = None;
-    let mut runs = TRIAL_RUNS;
-    for cell in cells {
-        let (b, t) = cell.arms(&exp.design);
-        for name in [b, t] {
-            let kind = plan::bind(exp, cell, name);
-            if arms.iter().any(|a| a.kind == kind) {
-                continue;
-            }
-            let run_ns = if kind.needs_database() && on_postgres {
-                why.get_or_insert_with(|| {
-                    "an arm on PostgreSQL is not run before the run has its own schema".into()
-                });
-                None
-            } else {
-                match trial(&kind, name, cell, db) {
-                    Ok((median, n)) => {
-                        runs = runs.min(n);
-                        Some(median)
-                    }
-                    Err(e) => {
-                        why.get_or_insert_with(|| format!("a trial run of `{name}` failed: {e:#}"));
-                        None
-                    }
-                }
-            };
-            arms.push(Arm { kind, run_ns });
+    let why = match stopped {
+        None => None,
+        Some(Stopped::Interrupted) => Some("the trial runs were interrupted".to_string()),
+        Some(Stopped::Disagreement(_)) => {
+            Some("the trial runs stopped: the arms' outputs differ".to_string())
         }
-    }
+        Some(Stopped::Failed(_)) => Some("a trial run failed".to_string()),
+        Some(Stopped::TimedOut(_)) => {
+            Some("a trial run was still running at the fork timeout".to_string())
+        }
+    };
     let forks = u64::from(exp.design.forks.get());
     let start = if on_postgres {
         FORK_START_POSTGRES_NS
     } else {
         FORK_START_NS
     };
+    let run_ns = |cell: &Cell, name: &str| {
+        let kind = plan::bind(exp, cell, name);
+        trials
+            .run_ns(&kind)
+            .unwrap_or_else(|| plan::estimate_run_ns(exp, cell, name, on_postgres))
+    };
     let total_ns = cells
         .iter()
-        .map(|cell| {
-            let run_ns = |name: &str| {
-                let kind = plan::bind(exp, cell, name);
-                arms.iter()
-                    .find(|a| a.kind == kind)
-                    .and_then(|a| a.run_ns)
-                    .unwrap_or_else(|| plan::estimate_run_ns(exp, cell, name, on_postgres))
-            };
-            forks * job_ns(exp, cell, start, run_ns)
-        })
+        .map(|cell| forks * job_ns(exp, cell, start, |name| run_ns(cell, name)))
         .sum();
     // By the names the file gives the arms (two names may run one thing).
     let mut timed: Vec<(String, u64)> = Vec::new();
     for cell in cells {
         let (b, t) = cell.arms(&exp.design);
         for name in [b, t] {
-            let kind = plan::bind(exp, cell, name);
-            let ns = arms.iter().find(|a| a.kind == kind).and_then(|a| a.run_ns);
+            let ns = trials.run_ns(&plan::bind(exp, cell, name));
             if let Some(ns) = ns.filter(|_| !timed.iter().any(|(n, _)| n == name)) {
                 timed.push((name.to_string(), ns));
             }
         }
     }
+    // Every arm timed: nothing was guessed, whatever stopped afterwards.
+    let all_timed = cells.iter().all(|cell| {
+        let (b, t) = cell.arms(&exp.design);
+        [b, t]
+            .iter()
+            .all(|n| trials.run_ns(&plan::bind(exp, cell, n)).is_some())
+    });
     Estimate {
         total_ns,
         timed,
-        runs,
-        guessed: why,
+        runs: trials.runs,
+        guessed: if all_timed {
+            None
+        } else {
+            why.or_else(|| Some("an arm was not timed".into()))
+        },
+        stopped: stopped.clone(),
     }
 }
 
@@ -169,53 +176,6 @@ pub fn job_ns(exp: &Experiment, cell: &Cell, start_ns: u64, run_ns: impl Fn(&str
     let waits = if exp.design.pad_baseline { 2 } else { 1 };
     let per_pair = run_ns(baseline) + run_ns(treatment) + cell.delay_ns * waits;
     start_ns + per_pair * Plan::pairs_per_job(exp)
-}
-
-/// Up to [`TRIAL_RUNS`] runs of `kind` in this process after one that is
-/// not counted, with its set-up and teardown; the median run and how many
-/// there were.
-fn trial(
-    kind: &StrategyKind,
-    name: &str,
-    cell: &Cell,
-    db: Option<&DbTarget>,
-) -> anyhow::Result<(u64, u32)> {
-    let at = Setting {
-        workload: cell.workload,
-        db,
-        slot: "trial",
-        name,
-        table: None,
-    };
-    let mut s = strategy::build(kind, &at)?;
-    let mut draws = Draws::new(u64::from(cell.cell));
-    let started = Instant::now();
-    let mut times = Vec::new();
-    let outcome = (|| -> anyhow::Result<()> {
-        let mut once = || -> anyhow::Result<u64> {
-            let input = draws.input();
-            s.before(input)?;
-            let (elapsed, _) = timed_run(s.as_mut(), input, 0, 0)?;
-            s.after()?;
-            Ok(elapsed)
-        };
-        // A first run that is not counted: it pays for cold caches (a
-        // program's pages, a file just written by `setup`), as a fork's
-        // warm-up pairs do, and would make the estimate too high.
-        let cold = once()?;
-        while times.len() < TRIAL_RUNS as usize && started.elapsed() < TRIAL_BUDGET {
-            times.push(once()?);
-        }
-        if times.is_empty() {
-            times.push(cold);
-        }
-        Ok(())
-    })();
-    let down = s.teardown();
-    outcome?;
-    down?;
-    times.sort_unstable();
-    Ok((times[times.len() / 2], times.len() as u32))
 }
 
 #[cfg(test)]
@@ -236,6 +196,7 @@ mod tests {
             timed: vec![("gzip1".into(), 30_000_000)],
             runs: 3,
             guessed: None,
+            stopped: None,
         };
         assert_eq!(
             e.describe(),

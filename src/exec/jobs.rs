@@ -50,6 +50,10 @@ pub(super) fn run_jobs(
             todo_len,
             e.describe()
         ));
+        if let Some(stop) = e.blocking() {
+            progress.clear();
+            return Err(stop);
+        }
     }
     let timeout = Duration::from_secs(exp.design.fork_timeout_s);
     let pairs_per_job = plan::Plan::pairs_per_job(exp);
@@ -134,6 +138,8 @@ pub(super) fn run_jobs(
             Ok(r) => Some(backend_pids(&r.summary)),
             Err(_) => None,
         };
+        // Arms whose outputs differ are the experiment file's to fix (exit 2).
+        let disagreement = matches!(&outcome, Err(f) if f.disagreement);
         let database_guard = guard.compare(print_before, backends.as_deref())?;
         let changed = database_guard.as_ref().filter(|g| !g.held).map(|g| {
             format!(
@@ -179,8 +185,9 @@ pub(super) fn run_jobs(
             // The fork ran, but the database changed: that alone fails it.
             Ok(_) => String::new(),
             Err(f) if f.interrupted => format!(
-                "{} during {label}; the worker was stopped and its unfinished fork discarded",
-                interrupt::Interrupted
+                "{} during {label}; the worker was stopped and its unfinished fork discarded{}",
+                interrupt::Interrupted,
+                f.on_server
             ),
             Err(f) => {
                 let mut msg = format!("{label} (job seed {}) failed: {}", job.seed, f.reason);
@@ -198,7 +205,11 @@ pub(super) fn run_jobs(
         };
         writer.discard();
         progress.clear();
-        return Err(run_failed(failure));
+        return Err(if disagreement {
+            crate::error::bad_input(failure)
+        } else {
+            run_failed(failure)
+        });
     }
     progress.finish(todo_len);
     if interrupt::interrupted() {

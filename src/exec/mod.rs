@@ -17,6 +17,7 @@ pub mod resume;
 mod run;
 pub mod spawn;
 mod tables;
+pub mod trial;
 pub mod worker;
 
 use crate::error::{bad_input, run_failed, Result, RunnerError};
@@ -121,6 +122,8 @@ fn job_request(
         database: db.cloned(),
         placement: plan::placement(exp, cell),
         layout: crate::layout::plan(plan::layout(exp, cell), info.seeds.master, job.seed),
+        temp_dir: crate::temp::private_root(),
+        trial: false,
     }
 }
 
@@ -271,6 +274,15 @@ fn exec_loaded(args: &ExecArgs, loaded: &LoadedSpec) -> Result<ExecOutcome> {
     if let Some(t) = &exp.report.template {
         crate::report::check_template(t)?;
     }
+    // Every temporary file of the run (a command's scratch folder) lives
+    // in one private folder, removed however exec ends (`temp`).
+    let temp = crate::temp::RunTemp::create().map_err(|e| {
+        run_failed(format!(
+            "cannot make runner's private temporary folder in {}: {e}",
+            std::env::temp_dir().display()
+        ))
+    })?;
+    temp.use_for_process();
     let resuming = args.resume.is_some();
     let selection =
         shard::select(args.shard, args.shards, &|k| std::env::var(k).ok()).map_err(bad_input)?;

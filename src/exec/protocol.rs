@@ -46,6 +46,25 @@ pub struct JobRequest {
     /// parent has already applied its padding and personality.
     #[serde(default)]
     pub layout: Option<crate::layout::LayoutPlan>,
+    /// The parent's private temporary folder (`temp`), where the worker
+    /// puts its scratch folders; the parent removes it however the run ends.
+    #[serde(default)]
+    pub temp_dir: Option<std::path::PathBuf>,
+    /// A trial job (`check`, exec's estimate): after the checks and the go,
+    /// the worker times a few runs of each arm instead of the pairs, and
+    /// reports them in a [`WorkerMessage::Trial`].
+    #[serde(default)]
+    pub trial: bool,
+}
+
+/// A trial job's timings: each instance's median run (ns) after one run
+/// that is not counted, and how many runs that median is of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrialReport {
+    pub baseline_ns: u64,
+    /// None: one instance serves both arms (A/A), timed once.
+    pub treatment_ns: Option<u64>,
+    pub runs: u32,
 }
 
 /// What a worker says, one per line.
@@ -56,9 +75,21 @@ pub enum WorkerMessage {
     Checked(CheckReport),
     Pair(PairRecord),
     Done(ForkSummary),
+    /// A trial job's timings, before its `Done`.
+    Trial(TrialReport),
+    /// A database server process the worker connected to, said as soon as
+    /// it is connected and before any of the user's SQL runs on it, so the
+    /// parent can cancel what it runs if the fork has to be stopped.
+    Backend {
+        pid: u32,
+    },
     /// The worker hit an error it could describe; it exits 1 after this.
     Failed {
         message: String,
+        /// The arms' outputs differ (`strategy::agreement::Disagreement`):
+        /// the experiment file must change; running again cannot help.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        disagreement: bool,
     },
 }
 

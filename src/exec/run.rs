@@ -5,7 +5,7 @@
 use super::database::RunDatabase;
 use super::resume::{check_same_database, resume_command};
 use super::{jobs, with_hint, ExecArgs, ExecOutcome};
-use crate::error::{run_failed, Result};
+use crate::error::{run_failed, Result, RunnerError};
 use crate::interrupt;
 use crate::report;
 use crate::run_folder::assemble::now_rfc3339;
@@ -51,9 +51,38 @@ impl Run<'_> {
             .and_then(|()| self.run_all(&mut info, &partial, db.as_ref().map(|d| &d.target)));
         cleanup(db.as_ref());
         if let Err(e) = result {
-            return Err(with_hint(e, &self.kept(&partial, &info)));
+            return Err(self.stopped(partial, &info, e));
         }
         self.finish(partial, info)
+    }
+
+    /// A run that stopped before its last fork: what it keeps and what to
+    /// do next. A new run with no finished fork keeps nothing (its folder
+    /// would only make the next exec refuse). A failure of the input (the
+    /// arms' outputs differ) is not followed by a resume command: --resume
+    /// runs the same experiment file, and refuses a changed one.
+    fn stopped(&self, partial: Partial, info: &RunInfo, e: RunnerError) -> RunnerError {
+        let kept = partial.finished_forks(info).map(|f| f.len()).unwrap_or(0);
+        if kept == 0 && !self.resuming {
+            let dir = partial.dir.display().to_string();
+            partial.remove();
+            return with_hint(
+                e,
+                &format!("no fork had finished, so nothing was kept ({dir} is removed); run the same exec again once the cause is fixed"),
+            );
+        }
+        match e {
+            RunnerError::BadInput(_) => with_hint(
+                e,
+                &format!(
+                    "{kept} of {} forks finished and are kept in {}; resuming runs the missing forks with the same experiment file, so if the file must change, move {} away (or delete it) and run exec again",
+                    info.jobs.len(),
+                    partial.dir.display(),
+                    partial.dir.display()
+                ),
+            ),
+            RunnerError::RunFailed(_) => with_hint(e, &self.kept(&partial, info)),
+        }
     }
 
     /// Every job; for a gate with a percentage threshold, in two phases:
@@ -183,7 +212,7 @@ fn cleanup(db: Option<&RunDatabase>) {
     let db = db.clone();
     if interrupt::run(interrupt::count(), move || db.cleanup()).is_err() {
         crate::console::warn(&format!(
-            "stopped dropping the run's schema; drop it yourself with DROP SCHEMA {schema} CASCADE, or resume the run, which drops it first"
+            "stopped dropping the run's schema; drop it yourself with DROP SCHEMA {schema} CASCADE (a resume of the run, when its folder is kept, drops it first)"
         ));
     }
 }

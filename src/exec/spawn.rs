@@ -18,17 +18,19 @@
 //! leave (the worker cannot clean up after a SIGKILL) is re-parented here
 //! and killed after each fork (`reaper::after_worker`).
 
-use super::protocol::{CheckReport, ForkSummary, JobRequest, WorkerMessage, GO};
+mod stream;
+
+use super::protocol::{CheckReport, ForkSummary, JobRequest, TrialReport, WorkerMessage, GO};
 use crate::interrupt;
 use crate::record::PairRecord;
 use std::collections::BTreeSet;
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
-use wait_timeout::ChildExt;
+use stream::{describe_exit, read_messages, reap, receive, stop_backends, Ended, Event, Received};
 
 /// Lines of the worker's stderr kept for an error message.
 const STDERR_TAIL: usize = 12;
@@ -45,29 +47,25 @@ pub struct ForkFailure {
     /// Stopped by Ctrl-C or a termination signal (the parent's, or the
     /// worker's own SIGINT from a terminal).
     pub interrupted: bool,
+    /// The arms' outputs differ: the experiment file must change, and no
+    /// re-run (or resume) can help.
+    pub disagreement: bool,
+    /// Processes its commands left, killed by the parent's sweep.
+    pub left_processes: u64,
+    /// Killed at the fork timeout.
+    pub timed_out: bool,
+    /// What was cancelled on the database server before the worker was
+    /// killed (`; on the database server, runner cancelled ...`; empty when
+    /// nothing was), also at the end of `reason`.
+    pub on_server: String,
 }
 
 pub struct ForkResult {
     pub checks: CheckReport,
     pub summary: ForkSummary,
     pub wall_ns: u64,
-}
-
-/// What the stdout thread hands over.
-enum Event {
-    Message(WorkerMessage),
-    /// A line that is not a protocol message, or a read error.
-    Bad(String),
-    End,
-}
-
-/// Why the stream of messages stopped short.
-enum Ended {
-    /// End of output without a `Done`.
-    Early,
-    TimedOut,
-    Interrupted,
-    Because(String),
+    /// A trial job's timings.
+    pub trial: Option<TrialReport>,
 }
 
 /// The children this process had before it became a subreaper (a shell's
@@ -200,6 +198,12 @@ pub struct Worker {
     started: Instant,
     deadline: Instant,
     reaped: bool,
+    /// Where its connections go, to cancel what they run if it is stopped.
+    database: Option<crate::db::DbTarget>,
+    /// The database server processes it said it connected to.
+    backends: Vec<u32>,
+    /// `cell 0 fork 1`, for what is said while it runs.
+    label: String,
 }
 
 impl Worker {
@@ -210,6 +214,10 @@ impl Worker {
             reason,
             stderr_tail: Vec::new(),
             interrupted: false,
+            disagreement: false,
+            left_processes: 0,
+            timed_out: false,
+            on_server: String::new(),
         };
         let exe =
             std::env::current_exe().map_err(|e| fail(format!("cannot find own binary: {e}")))?;
@@ -251,6 +259,13 @@ impl Worker {
             started,
             deadline: started + timeout,
             reaped: false,
+            database: job.database.clone(),
+            backends: Vec::new(),
+            label: if job.trial {
+                format!("the trial run of cell {}", job.cell)
+            } else {
+                format!("cell {} fork {}", job.cell, job.fork)
+            },
         })
     }
 
@@ -269,17 +284,48 @@ impl Worker {
             // Closed after the word: the worker reads nothing more.
             let _ = writeln!(stdin, "{GO}");
         }
-        let outcome = receive(&self.rx, &mut on_pair, timing_over, self.deadline);
-        let (status, outcome) = reap(&mut self.child, outcome, self.deadline);
+        let url = match &self.database {
+            Some(crate::db::DbTarget::Postgres { url, .. }) => Some(url.as_str()),
+            _ => None,
+        };
+        let mut watch = crate::db::locks::LockWatch::new(url);
+        let label = self.label.clone();
+        let outcome = receive(
+            &self.rx,
+            &mut on_pair,
+            timing_over,
+            self.deadline,
+            &mut self.backends,
+            &mut |backends: &[u32]| {
+                for said in watch.poll(backends) {
+                    crate::console::warn(&format!("{label}: {said}"));
+                }
+            },
+        );
+        let waited = watch.last.take();
+        // A fork that is stopped has its queries cancelled on the server
+        // before the worker is killed (`db::cancel`), once.
+        let mut cancelled: Option<Vec<String>> = None;
+        let (database, backends) = (self.database.clone(), self.backends.clone());
+        let mut stop_queries = || {
+            cancelled.get_or_insert_with(|| stop_backends(database.as_ref(), &backends));
+        };
+        let (status, outcome) = reap(&mut self.child, outcome, self.deadline, &mut stop_queries);
         self.reaped = true;
         live().remove(&(self.child.id() as i32));
         let swept = sweep_after_worker();
         let _ = self.stderr_closed.recv_timeout(STDERR_GRACE);
+        // The worker's own `error: ...` line repeats the message it sent.
+        let said = match &outcome {
+            Err(Ended::Failed(m) | Ended::Disagreed(m)) => m.as_str(),
+            _ => "",
+        };
         let stderr_tail: Vec<String> = self
             .tail
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .iter()
+            .filter(|l| said.is_empty() || !said.contains(l.trim_start_matches("error: ")))
             .cloned()
             .collect();
         let wall_ns = self.started.elapsed().as_nanos() as u64;
@@ -288,26 +334,45 @@ impl Worker {
             use std::os::unix::process::ExitStatusExt;
             matches!(&status, Some(s) if s.signal() == Some(libc::SIGINT))
         };
+        let mut on_server = cancelled
+            .filter(|c| !c.is_empty())
+            .map(|c| format!("; on the database server, runner {}", c.join("; ")))
+            .unwrap_or_default();
+        // A lock wait seen while it set up, if nothing above says it.
+        if let Some(w) = waited.filter(|_| outcome.is_err() && on_server.is_empty()) {
+            on_server = format!("; before that, {}", w.sentence());
+        }
         let failure = |reason: String, interrupted: bool| ForkFailure {
             reason: if swept > 0 {
-                format!("{reason} ({swept} process(es) started by its commands were still running and were killed)")
+                format!("{reason} ({swept} process(es) started by its commands were still running and were killed){on_server}")
             } else {
-                reason
+                format!("{reason}{on_server}")
             },
             stderr_tail: stderr_tail.clone(),
             interrupted: interrupted || worker_sigint || interrupt::interrupted(),
+            disagreement: false,
+            left_processes: swept,
+            timed_out: false,
+            on_server: on_server.clone(),
         };
-        let (checks, mut summary) = match outcome {
+        let Received {
+            checks,
+            mut summary,
+            trial,
+        } = match outcome {
             Ok(done) => done,
             Err(Ended::Interrupted) => return Err(failure("interrupted".into(), true)),
             Err(Ended::TimedOut) => {
-                return Err(failure(
-                    format!(
-                        "the worker was still running after the fork timeout of {} s (design.fork_timeout_s) and was killed",
-                        (self.deadline - self.started).as_secs()
-                    ),
-                    false,
-                ))
+                return Err(ForkFailure {
+                    timed_out: true,
+                    ..failure(
+                        format!(
+                            "the worker was still running after the fork timeout of {} s (design.fork_timeout_s) and was killed",
+                            (self.deadline - self.started).as_secs()
+                        ),
+                        false,
+                    )
+                })
             }
             // A worker that died mid-stream: how it died says more than the
             // missing lines do.
@@ -318,7 +383,15 @@ impl Worker {
                 };
                 return Err(failure(reason, false));
             }
-            Err(Ended::Because(reason)) => return Err(failure(reason, false)),
+            Err(Ended::Because(reason) | Ended::Failed(reason)) => {
+                return Err(failure(reason, false))
+            }
+            Err(Ended::Disagreed(reason)) => {
+                return Err(ForkFailure {
+                    disagreement: true,
+                    ..failure(reason, false)
+                })
+            }
         };
         summary.left_processes += swept;
         match status {
@@ -326,6 +399,7 @@ impl Worker {
                 checks,
                 summary,
                 wall_ns,
+                trial,
             }),
             Some(s) => Err(failure(describe_exit(s), false)),
             None => Err(failure("cannot wait for the worker".into(), false)),
@@ -338,155 +412,17 @@ impl Drop for Worker {
     /// fork) is killed and reaped, with whatever it started.
     fn drop(&mut self) {
         if !self.reaped {
+            // Its set-up may be running the user's SQL on the server.
+            while let Ok(e) = self.rx.try_recv() {
+                if let Event::Message(WorkerMessage::Backend { pid }) = e {
+                    self.backends.push(pid);
+                }
+            }
+            stop_backends(self.database.as_ref(), &self.backends);
             let _ = self.child.kill();
             let _ = self.child.wait();
             live().remove(&(self.child.id() as i32));
             sweep_after_worker();
         }
     }
-}
-
-/// Messages until `Done`, a failure, the deadline or a signal.
-fn receive(
-    rx: &mpsc::Receiver<Event>,
-    on_pair: &mut impl FnMut(&PairRecord) -> crate::error::Result<()>,
-    timing_over: impl FnOnce(),
-    deadline: Instant,
-) -> Result<(CheckReport, ForkSummary), Ended> {
-    let mut checks = None;
-    let mut timing_over = Some(timing_over);
-    loop {
-        if interrupt::interrupted() {
-            return Err(Ended::Interrupted);
-        }
-        if Instant::now() >= deadline {
-            return Err(Ended::TimedOut);
-        }
-        let event = match rx.recv_timeout(interrupt::POLL) {
-            Ok(e) => e,
-            Err(mpsc::RecvTimeoutError::Timeout) => continue,
-            Err(mpsc::RecvTimeoutError::Disconnected) => Event::End,
-        };
-        // Records and the summary are sent only after the timed runs.
-        if matches!(
-            event,
-            Event::Message(WorkerMessage::Pair(_) | WorkerMessage::Done(_))
-        ) {
-            if let Some(f) = timing_over.take() {
-                f();
-            }
-        }
-        match event {
-            Event::Message(WorkerMessage::Checked(c)) => checks = Some(c),
-            Event::Message(WorkerMessage::Pair(p)) => {
-                on_pair(&p).map_err(|e| Ended::Because(e.to_string()))?
-            }
-            Event::Message(WorkerMessage::Done(s)) => {
-                return match checks.take() {
-                    Some(c) => Ok((c, s)),
-                    None => Err(Ended::Because(
-                        "the worker finished without reporting its checks".into(),
-                    )),
-                }
-            }
-            Event::Message(WorkerMessage::Failed { message }) => {
-                return Err(Ended::Because(message))
-            }
-            Event::Bad(reason) => return Err(Ended::Because(reason)),
-            Event::End => return Err(Ended::Early),
-        }
-    }
-}
-
-/// Waits for the worker to exit, killing it first when the fork did not
-/// finish cleanly, and still answering the deadline and signals (a worker
-/// may hang on its way out). Returns its exit status (`None`: could not be
-/// waited for) and the outcome, turned into a timeout or an interruption
-/// when that is why it had to be killed.
-fn reap(
-    child: &mut Child,
-    outcome: Result<(CheckReport, ForkSummary), Ended>,
-    deadline: Instant,
-) -> (
-    Option<ExitStatus>,
-    Result<(CheckReport, ForkSummary), Ended>,
-) {
-    let mut outcome = outcome;
-    // Anything but a clean `Done` or a worker's own `Failed`: stop it now.
-    if matches!(
-        outcome,
-        Err(Ended::TimedOut | Ended::Interrupted) | Err(Ended::Because(_))
-    ) {
-        let _ = child.kill();
-    }
-    loop {
-        match child.wait_timeout(interrupt::POLL) {
-            Ok(Some(status)) => return (Some(status), outcome),
-            Ok(None) => {}
-            Err(_) => {
-                let _ = child.kill();
-                return (child.wait().ok(), outcome);
-            }
-        }
-        // Still running: only a deadline or a signal makes this wait end.
-        if interrupt::interrupted() {
-            let _ = child.kill();
-            if outcome.is_ok() {
-                outcome = Err(Ended::Interrupted);
-            }
-        } else if Instant::now() >= deadline {
-            let _ = child.kill();
-            outcome = Err(Ended::TimedOut);
-        }
-    }
-}
-
-fn describe_exit(s: ExitStatus) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    match (s.code(), s.signal()) {
-        (Some(c), _) => format!("the worker exited with code {c}"),
-        (None, Some(sig)) => format!(
-            "the worker was killed by signal {sig} ({})",
-            signal_name(sig)
-        ),
-        _ => "the worker ended abnormally".into(),
-    }
-}
-
-fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGINT => "SIGINT",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGILL => "SIGILL",
-        libc::SIGFPE => "SIGFPE",
-        _ => "see man 7 signal",
-    }
-}
-
-/// The stdout thread: one event per line, then `End`.
-fn read_messages(reader: impl BufRead, tx: mpsc::Sender<Event>) {
-    for (n, line) in reader.lines().enumerate() {
-        let event = match line {
-            Err(e) => Event::Bad(format!("cannot read the worker's output: {e}")),
-            Ok(line) => match serde_json::from_str::<WorkerMessage>(&line) {
-                Ok(m) => Event::Message(m),
-                Err(e) => {
-                    let shown: String = line.chars().take(120).collect();
-                    Event::Bad(format!(
-                        "the worker printed a malformed record on line {}: {e}: {shown:?}",
-                        n + 1
-                    ))
-                }
-            },
-        };
-        let stop = matches!(event, Event::Bad(_));
-        if tx.send(event).is_err() || stop {
-            return;
-        }
-    }
-    let _ = tx.send(Event::End);
 }

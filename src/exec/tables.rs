@@ -137,6 +137,8 @@ mod tests {
             placement: crate::placement::Placement::None,
             premade_tables: premade,
             layout: None,
+            temp_dir: None,
+            trial: false,
         }
     }
 

@@ -13,8 +13,10 @@
 mod check;
 pub mod draws;
 mod timer;
+mod trial;
 
 pub use timer::timed_run;
+pub use trial::RUNS as TRIAL_RUNS;
 
 use super::fault::Fault;
 use super::protocol::{ForkSummary, JobRequest, WorkerMessage};
@@ -129,9 +131,19 @@ pub fn main() -> Result<()> {
         .read_line(&mut line)
         .context("reading the job from stdin")?;
     let job: JobRequest = serde_json::from_str(&line).context("parsing the job")?;
+    if let Some(dir) = &job.temp_dir {
+        crate::temp::set_root(dir.clone());
+    }
     // Whatever a command starts comes back here when its parent dies, so
     // it can be found and killed (`reaper::after_worker`).
     crate::reaper::become_subreaper();
+    // Each database connection is told to the parent at once, before any
+    // SQL runs on it, so a fork stopped mid-query can have it cancelled.
+    crate::db::cancel::announce_backends(|pid| {
+        let mut raw = std::io::stdout().lock();
+        let _ = send(&mut raw, &WorkerMessage::Backend { pid });
+        let _ = raw.flush();
+    });
     let stdout = std::io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let result = run_job(&job, &mut stdin, &mut out);
@@ -144,6 +156,7 @@ pub fn main() -> Result<()> {
             &mut out,
             &WorkerMessage::Failed {
                 message: format!("{e:#}"),
+                disagreement: crate::strategy::agreement::is_disagreement(e),
             },
         )?;
     }
@@ -247,6 +260,9 @@ fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> 
     send(out, &WorkerMessage::Checked(report))?;
     out.flush()?;
     wait_for_go(stdin)?;
+    if job.trial {
+        return trial::run(job, arms, &mut draws, out);
+    }
     // The backends' CPU time from here to the end of the timed runs falls
     // inside the parent's sentinel window (go to the first record).
     let backend_ticks_at_go = apply::ticks(&pids);

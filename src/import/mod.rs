@@ -195,6 +195,13 @@ fn check_args(args: &AnalyzeArgs) -> Result<()> {
             args.confidence
         )));
     }
+    let most = crate::run_folder::recorded::MAX_CLOCK_RESOLUTION_NS;
+    if args.clock_resolution_ns > most {
+        return Err(bad_input(format!(
+            "--clock-resolution-ns must be from 0 to {most} (1 ms, the coarsest clock runner analyses; 0, the default, takes the times as exact), got {}",
+            args.clock_resolution_ns
+        )));
+    }
     for (flag, name) in [
         ("--baseline", &args.baseline),
         ("--treatment", &args.treatment),

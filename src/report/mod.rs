@@ -14,6 +14,7 @@ pub mod filters;
 pub mod format;
 pub mod gate_files;
 pub mod plots;
+pub mod safe;
 
 use crate::analysis::{self, Analysis};
 use crate::error::{bad_input, Result, RunnerError};
@@ -211,6 +212,9 @@ pub fn render_run(
     pairs: &[PairRecord],
     template: (String, String),
 ) -> Result<Rendering> {
+    // Everything shown comes from a copy whose recorded text cannot change
+    // the report's structure (`safe`).
+    let info = &safe::for_markdown(info).map_err(crate::error::bad_input)?;
     let analysis = analyse(info, pairs)?;
     let mut ctx = context::build(info, &analysis);
     ctx.run.overhead = context::overhead::view(info, pairs);

@@ -178,6 +178,8 @@ impl Builder {
             environment: self.environment.unwrap_or_else(crate::environment::capture),
             started_at: self.started_at.unwrap_or_else(now_rfc3339),
             finished_at,
+            // Set by the writer, from what is recorded then.
+            record_sha256: None,
         };
         info.forks.sort_by_key(|f| (f.summary.cell, f.summary.fork));
         info.replan();

@@ -17,7 +17,9 @@
 //!   exactly its share (`shard::deal`), or for a partial merge the plan less
 //!   the jobs `merged.missing` names;
 //! - every fork record names a job, once; a finished run has one per job and
-//!   a digest of `pairs.csv`.
+//!   a digest of `pairs.csv`;
+//! - the invocation agrees with the spec, the clock resolutions are within
+//!   bounds, and both are what was recorded (`recorded`).
 //!
 //! The rows themselves are checked against the fork digests by
 //! `run_folder::digest`.
@@ -211,7 +213,8 @@ pub fn check(info: &RunInfo) -> Result<(), String> {
     if seeds.cells != cells {
         return Err("seeds.cells is not what the master seed derives".into());
     }
-    check_forks(info)
+    check_forks(info)?;
+    super::recorded::check(info)
 }
 
 /// The jobs the folder must hold, and how errors name that set: the whole

@@ -190,6 +190,10 @@ pub fn check_pairs(bytes: &[u8], info: &RunInfo) -> std::result::Result<Vec<Pair
             "there are rows of cell {c} fork {f}, which is not a finished fork of this run"
         ));
     }
+    super::recorded::check_against_rows(
+        info,
+        out.iter().flat_map(|r| [r.baseline_ns, r.treatment_ns]),
+    )?;
     match &info.pairs_sha256 {
         Some(d) if *d == whole => Ok(out),
         Some(_) => Err("the file does not match pairs_sha256 in run.json (its rows are the run's, so the header or the order of forks was changed)".into()),

@@ -124,7 +124,7 @@ pub struct AnalyzeArgs {
     /// The step of the clock that timed the pairs, in ns (e.g. 20): every D is
     /// dithered within it before its medians, as `report` does for runner's own
     /// runs (docs/guide/statistics.md, "Ties and the clock's steps"). 0, the
-    /// default, takes the times as exact.
+    /// default, takes the times as exact; at most 1000000 (1 ms).
     #[arg(long, value_name = "NS", default_value_t = 0)]
     #[serde(default)]
     pub clock_resolution_ns: u64,

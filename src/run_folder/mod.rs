@@ -21,6 +21,7 @@ mod fork;
 mod imported;
 pub mod invocation;
 pub mod partial;
+pub mod recorded;
 
 pub use fork::{file_stem, CheckReport, ForkRecord, ForkSummary};
 pub use imported::{Imported, ImportedFork};
@@ -77,6 +78,11 @@ pub struct RunInfo {
     pub environment: Environment,
     pub started_at: String,
     pub finished_at: Option<String>,
+    /// SHA-256 binding `invocation` and the recorded clock resolutions,
+    /// which change the report but come from nothing else in the folder
+    /// ([`recorded`]); set by every write, absent in older folders.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record_sha256: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -218,8 +224,13 @@ impl RunInfo {
         }
     }
 
+    /// The file as written: with `record_sha256` of what it records now.
     pub fn to_json(&self) -> String {
-        let mut s = serde_json::to_string_pretty(self).expect("run info serializes");
+        let bound = RunInfo {
+            record_sha256: Some(recorded::digest(self)),
+            ..self.clone()
+        };
+        let mut s = serde_json::to_string_pretty(&bound).expect("run info serializes");
         s.push('\n');
         s
     }

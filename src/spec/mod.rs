@@ -173,6 +173,18 @@ pub fn parse_recorded(
     toml: &str,
     recorded: &Recorded,
 ) -> Result<Experiment, SpecError> {
+    parse_recorded_with(path, toml, recorded, &[])
+}
+
+/// [`parse_recorded`] with `--set` flags applied to the recorded text, as
+/// exec applied them to the file: a flag the recorded text already
+/// reflects changes nothing (how run.json's `invocation` is checked).
+pub fn parse_recorded_with(
+    path: &str,
+    toml: &str,
+    recorded: &Recorded,
+    flags: &[String],
+) -> Result<Experiment, SpecError> {
     let stem = Path::new(path)
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -182,7 +194,7 @@ pub fn parse_recorded(
         env_url: None,
         files: validate::Files::Recorded(recorded),
     };
-    load_text("spec.toml", toml.to_string(), &[], &ctx).map(|(e, _)| e)
+    load_text("spec.toml", toml.to_string(), flags, &ctx).map(|(e, _)| e)
 }
 
 /// Everything after reading the file; kept free of I/O (except the template

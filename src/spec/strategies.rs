@@ -34,6 +34,8 @@ pub(crate) fn database(raw: RawDatabase, files: Files) -> Result<DatabaseConfig,
     )?;
     if let (Some(u), false) = (&url, backend == Backend::Sqlite) {
         // The URL itself is not echoed: it may hold a password.
+        crate::redact::credentials(u)
+            .map_err(|e| Problem::value(&url_path, format!("database.url: {e}")))?;
         postgres::Config::from_str(u).map_err(|e| {
             Problem::value(&url_path, format!("database.url is not a valid PostgreSQL connection string ({e}); expected e.g. postgres://user@127.0.0.1:5432/db"))
         })?;
@@ -71,6 +73,12 @@ pub(crate) fn check_database_usable(
         return Ok(());
     }
     if let Some(env) = ctx.env_url {
+        crate::redact::credentials(env).map_err(|e| {
+            Problem::nowhere(format!(
+                "RUNNER_DATABASE_URL: {e}; strategy `{name}` ({}) would use it",
+                kind.label()
+            ))
+        })?;
         return postgres::Config::from_str(env).map(|_| ()).map_err(|e| {
             Problem::nowhere(format!("RUNNER_DATABASE_URL is not a valid PostgreSQL connection string ({e}); strategy `{name}` ({}) would use it", kind.label()))
         });

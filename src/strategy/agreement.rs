@@ -8,7 +8,7 @@
 use super::{build, Observation, Setting, Strategy};
 use crate::record::Arm;
 use crate::spec::{StrategyKind, WorkloadParams};
-use anyhow::{bail, Result};
+use anyhow::Result;
 
 /// The two arms as the check sees them: in an A/A fork both are one
 /// instance, so the check asks for an arm rather than holding two.
@@ -42,6 +42,41 @@ impl Side<'_> {
     fn who(&self) -> String {
         format!("`{}` ({})", self.name, self.label)
     }
+}
+
+/// The arms' outputs differ where the check compares them: a fact about
+/// the experiment file (the arms do not compute the same thing, or it
+/// compares what it should not), so no re-run can pass it. Carried as an
+/// error type so that `check` and `exec` can tell it from a failure that
+/// running again might cure.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Disagreement(pub String);
+
+/// Whether `e`, or an error it wraps, is a [`Disagreement`].
+pub fn is_disagreement(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.is::<Disagreement>())
+}
+
+/// What to change when command outputs differ: both arms' tables, or the
+/// one strategy's.
+fn output_hint(names: &[&str], first: &Observation) -> String {
+    if !matches!(
+        first,
+        Observation::Command {
+            stdout: Some(_),
+            ..
+        }
+    ) {
+        return String::new();
+    }
+    let mut names: Vec<&str> = names.to_vec();
+    names.dedup();
+    let tables: Vec<String> = names.iter().map(|n| format!("[strategies.{n}]")).collect();
+    format!(
+        "; if the output is meant to differ, set `compare_output = false` in {} (runner then checks only the exit status)",
+        tables.join(" and ")
+    )
 }
 
 /// What the check found, for run.json's `checks`.
@@ -79,19 +114,23 @@ pub fn check_agreement(
     };
     for (side, first, again) in [(baseline, &b1, &b2), (treatment, &t1, &t2)] {
         if let Some(d) = first.difference(again) {
-            bail!(
-                "strategy {} returned different results for the same input ({shown}): {d}; it carries state from one run to the next",
-                side.who()
-            );
+            return Err(Disagreement(format!(
+                "strategy {} returned different results for the same input ({shown}): {d}; it carries state from one run to the next{}",
+                side.who(),
+                output_hint(&[side.name], first)
+            ))
+            .into());
         }
     }
     let arms_agree = if b1.comparable(&t1) {
         if let Some(d) = b1.difference(&t1) {
-            bail!(
-                "baseline {} and treatment {} disagree on the same input ({shown}): {d}",
+            return Err(Disagreement(format!(
+                "baseline {} and treatment {} disagree on the same input ({shown}): {d}{}",
                 baseline.who(),
-                treatment.who()
-            );
+                treatment.who(),
+                output_hint(&[baseline.name, treatment.name], &b1)
+            ))
+            .into());
         }
         Some(true)
     } else {
@@ -106,10 +145,11 @@ pub fn check_agreement(
         for (side, got) in [(baseline, &b1), (treatment, &t1)] {
             if let Observation::Preview(_) = got {
                 if let Some(d) = got.difference(&expected) {
-                    bail!(
+                    return Err(Disagreement(format!(
                         "strategy {} disagrees with the in-memory calculation on the same input ({shown}): {d}",
                         side.who()
-                    );
+                    ))
+                    .into());
                 }
                 matches_in_memory = Some(true);
             }

@@ -27,8 +27,9 @@ use anyhow::{bail, Context, Result};
 pub use reap::{describe, left_behind};
 use reap::{finish, run_out, succeeded, wait_exit};
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{Seek, SeekFrom};
 use std::os::fd::AsFd;
+use std::os::unix::fs::FileExt;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -54,10 +55,10 @@ pub struct Command {
     allow_failure: bool,
     compare_output: bool,
     /// `{scratch}`: made at set-up when a text uses it, removed at teardown.
-    scratch: Option<PathBuf>,
-    /// Receives every child's stderr; truncated before each run.
+    scratch: Option<tempfile::TempDir>,
+    /// Receives every child's stderr; truncated before each run. Unnamed,
+    /// so nothing is left of it however the worker ends.
     stderr: File,
-    stderr_path: PathBuf,
     /// The run's process, built (untimed) by `before`.
     ready: Option<std::process::Command>,
     input: u64,
@@ -81,18 +82,15 @@ impl Command {
             .texts()
             .iter()
             .any(|(_, _, t)| placeholder::names(t).iter().any(|(n, _)| *n == SCRATCH));
-        let tag = format!("runner-{}-{}", std::process::id(), at.slot);
+        // A fresh private folder at a random name (`temp`): nothing that
+        // was there before is used or removed.
         let scratch = if uses_scratch {
-            let dir = std::env::temp_dir().join(&tag);
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(&dir)
-                .with_context(|| format!("creating the scratch directory {}", dir.display()))?;
-            Some(dir)
+            Some(crate::temp::scratch().context("creating the scratch directory")?)
         } else {
             None
         };
         if let Some(dir) = &scratch {
-            let dir = dir.display().to_string();
+            let dir = dir.path().display().to_string();
             let fill = |t: &str, into: Quoting| {
                 placeholder::substitute(t, false, |n| match n {
                     SCRATCH => Fill::With(placeholder::escape(&into.quote(&dir))),
@@ -108,14 +106,8 @@ impl Command {
                 .transpose()
                 .map_err(anyhow::Error::from)
         };
-        let stderr_path = std::env::temp_dir().join(format!("{tag}.stderr"));
-        let stderr = File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&stderr_path)
-            .with_context(|| format!("creating {}", stderr_path.display()))?;
+        let stderr = crate::temp::unnamed_file()
+            .context("creating a file for the stderr of the strategy's commands")?;
         let mut command = Command {
             name: at.name.to_string(),
             argv: compile(&spec.program.argv())?,
@@ -133,7 +125,6 @@ impl Command {
             compare_output: spec.compare_output,
             scratch,
             stderr,
-            stderr_path,
             ready: None,
             input: 0,
             running: None,
@@ -213,8 +204,13 @@ impl Command {
 
     /// The last lines of the last child's stderr, as an indented block.
     fn stderr_tail(&self) -> String {
-        let mut text = String::new();
-        let _ = File::open(&self.stderr_path).and_then(|mut f| f.read_to_string(&mut text));
+        // At offset 0 without moving the shared offset the children write at.
+        let len = self.stderr.metadata().map_or(0, |m| m.len());
+        let keep = len.min(64 * 1024);
+        let mut bytes = vec![0; keep as usize];
+        let n = self.stderr.read_at(&mut bytes, len - keep).unwrap_or(0);
+        bytes.truncate(n);
+        let text = String::from_utf8_lossy(&bytes);
         let lines: Vec<&str> = text.lines().collect();
         if lines.is_empty() {
             return "; its stderr was empty".into();
@@ -360,7 +356,9 @@ impl Strategy for Command {
             self.once("teardown", &teardown, 0)?;
         }
         if let Some(dir) = self.scratch.take() {
-            std::fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
+            let shown = dir.path().display().to_string();
+            dir.close()
+                .with_context(|| format!("removing the scratch directory {shown}"))?;
         }
         Ok(())
     }
@@ -372,9 +370,6 @@ impl Drop for Command {
         if let Some(pid) = self.running.take() {
             let _ = finish(pid, true);
         }
-        if let Some(dir) = &self.scratch {
-            let _ = std::fs::remove_dir_all(dir);
-        }
-        let _ = std::fs::remove_file(&self.stderr_path);
+        // The scratch folder goes with its `TempDir`.
     }
 }

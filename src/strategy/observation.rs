@@ -71,8 +71,12 @@ pub enum Observation {
         /// `None` when `compare_output = false`.
         stdout: Option<Stdout>,
     },
-    /// Per statement, the rows as text (`None` is SQL NULL).
-    Rows(Vec<Vec<Vec<Option<String>>>>),
+    /// Per statement, the rows as text (`None` is SQL NULL), and the
+    /// statements as the run sent them (to name them in a message).
+    Rows {
+        rows: Vec<Vec<Vec<Option<String>>>>,
+        statements: Vec<String>,
+    },
 }
 
 impl Observation {
@@ -94,7 +98,7 @@ impl Observation {
                         ..
                     }
                 )
-                | (Observation::Rows(_), Observation::Rows(_))
+                | (Observation::Rows { .. }, Observation::Rows { .. })
         )
     }
 
@@ -136,7 +140,16 @@ impl Observation {
                     _ => None,
                 }
             }
-            (Observation::Rows(a), Observation::Rows(b)) => rows_difference(a, b),
+            (
+                Observation::Rows {
+                    rows: a,
+                    statements: sa,
+                },
+                Observation::Rows {
+                    rows: b,
+                    statements: sb,
+                },
+            ) => rows_difference(a, b, sa, sb),
             (a, b) => Some(format!("{} vs {}", a.sort(), b.sort())),
         }
     }
@@ -146,7 +159,7 @@ impl Observation {
             Observation::Nothing => "no output",
             Observation::Preview(_) => "a preview",
             Observation::Command { .. } => "a command's output",
-            Observation::Rows(_) => "rows",
+            Observation::Rows { .. } => "rows",
         }
     }
 }
@@ -211,13 +224,34 @@ fn show_row(r: &Row) -> String {
     format!("({})", cells.join(", "))
 }
 
-/// Rows as a multiset per statement: what one side has more of than the other.
-fn rows_difference(a: &[Vec<Row>], b: &[Vec<Row>]) -> Option<String> {
+/// `2 statements (`CREATE TEMP TABLE x ...`, `SELECT ...`)`.
+fn statement_list(statements: &[String]) -> String {
+    let shown: Vec<String> = statements
+        .iter()
+        .map(|s| {
+            format!(
+                "`{}`",
+                shorten(&s.split_whitespace().collect::<Vec<_>>().join(" "))
+            )
+        })
+        .collect();
+    format!(
+        "{} statement{} ({})",
+        statements.len(),
+        if statements.len() == 1 { "" } else { "s" },
+        shown.join(", ")
+    )
+}
+
+/// Rows as a multiset per statement: what one side has more of than the
+/// other. The sides are compared statement by statement, so a different
+/// number of statements is said with the statements and what to change.
+fn rows_difference(a: &[Vec<Row>], b: &[Vec<Row>], sa: &[String], sb: &[String]) -> Option<String> {
     if a.len() != b.len() {
         return Some(format!(
-            "{} statements returned results vs {}",
-            a.len(),
-            b.len()
+            "the first ran {} and the second {}; rows are compared statement by statement, so both must run the same number of statements, each returning the rows its counterpart returns: move statements that only prepare (CREATE, INSERT, SET) into `setup`, or make both `run` texts the same shape",
+            statement_list(sa),
+            statement_list(sb)
         ));
     }
     for (i, (ra, rb)) in a.iter().zip(b).enumerate() {
@@ -264,10 +298,13 @@ mod tests {
     use super::*;
 
     fn rows(v: &[&[&str]]) -> Observation {
-        Observation::Rows(vec![v
-            .iter()
-            .map(|r| r.iter().map(|c| Some(c.to_string())).collect())
-            .collect()])
+        Observation::Rows {
+            rows: vec![v
+                .iter()
+                .map(|r| r.iter().map(|c| Some(c.to_string())).collect())
+                .collect()],
+            statements: vec!["SELECT x".into()],
+        }
     }
 
     #[test]
@@ -277,8 +314,30 @@ mod tests {
         let d = a.difference(&rows(&[&["1", "x"], &["1", "x"]])).unwrap();
         assert!(d.contains("only in the first: (2, y)"), "{d}");
         assert!(d.contains("only in the second: (1, x)"), "{d}");
-        let null = Observation::Rows(vec![vec![vec![None]]]);
+        let null = Observation::Rows {
+            rows: vec![vec![vec![None]]],
+            statements: vec!["SELECT x".into()],
+        };
         assert!(!null.same(&rows(&[&["NULL"]])), "NULL is not the text NULL");
+    }
+
+    #[test]
+    fn a_different_number_of_statements_is_named_with_the_fix() {
+        let one = rows(&[&["1"]]);
+        let two = Observation::Rows {
+            rows: vec![vec![], vec![vec![Some("1".into())]]],
+            statements: vec![
+                "CREATE TEMP TABLE x AS\n   SELECT 1 AS v".into(),
+                "SELECT v FROM x".into(),
+            ],
+        };
+        let d = one.difference(&two).unwrap();
+        assert!(
+            d.starts_with("the first ran 1 statement (`SELECT x`) and the second 2 statements (`CREATE TEMP TABLE x AS SELECT 1 AS v`, `SELECT v FROM x`)"),
+            "{d}"
+        );
+        assert!(d.contains("into `setup`"), "{d}");
+        assert!(!d.contains("1 statements"), "{d}");
     }
 
     #[test]

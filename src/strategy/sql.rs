@@ -98,7 +98,10 @@ impl Strategy for Sql {
             .run(&self.rendered, Some(&mut rows))
             .with_context(|| self.failed())?;
         self.session.rollback().with_context(|| self.failed())?;
-        Ok(Observation::Rows(rows))
+        Ok(Observation::Rows {
+            rows,
+            statements: self.rendered.clone(),
+        })
     }
 
     fn teardown(&mut self) -> Result<()> {

@@ -83,6 +83,7 @@ pub fn read_json(path: &Path) -> serde_json::Value {
 }
 
 pub mod faults;
+pub mod leftovers;
 pub mod shards;
 pub mod svg;
 

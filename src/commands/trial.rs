@@ -1,0 +1,92 @@
+//! `check`'s trial runs: what exec's forks would meet, found before the run.
+//!
+//! The arms run in trial workers (`exec::trial`), contained exactly as
+//! exec's forks are. On PostgreSQL they run in a schema `check` makes for
+//! them and drops after, and (like every fork) in transactions that are
+//! rolled back, so `check` leaves nothing on the server. What they find is
+//! said before any run: arms whose outputs differ are bad input (exit 2,
+//! naming what to change); any other failure (a `setup` that cannot see a
+//! table, a command that cannot start yet) is printed with the plan, and
+//! the estimate is then a guess.
+
+use crate::db::DbTarget;
+use crate::error::{bad_input, run_failed, Result};
+use crate::exec::trial::{self, Stopped};
+use crate::interrupt;
+use crate::plan::Cell;
+use crate::spec::Experiment;
+
+/// The trials and what `check` prints about them.
+pub struct CheckTrials {
+    pub outcome: trial::Outcome,
+}
+
+/// A schema of `check`'s own, dropped when it goes (or said, if it cannot be).
+struct Throwaway {
+    url: String,
+    run_id: String,
+}
+
+impl Drop for Throwaway {
+    fn drop(&mut self) {
+        let (url, run_id) = (self.url.clone(), self.run_id.clone());
+        // A second Ctrl-C cuts the drop short, as at the end of exec.
+        let dropped = interrupt::run(interrupt::count(), move || {
+            crate::db::postgres::drop_run_schema(&url, &run_id)
+        });
+        if !matches!(dropped, Ok(Ok(()))) {
+            crate::console::warn(&format!(
+                "could not drop the schema check made for its trial runs; drop it yourself with DROP SCHEMA runner_{} CASCADE",
+                self.run_id
+            ));
+        }
+    }
+}
+
+/// The target the trials run against: PostgreSQL in a fresh schema of
+/// `check`'s own (the name exec would give a run, with a random id).
+fn trial_target(
+    target: Option<&DbTarget>,
+) -> std::result::Result<(Option<DbTarget>, Option<Throwaway>), String> {
+    let Some(DbTarget::Postgres { url, .. }) = target else {
+        return Ok((target.cloned(), None));
+    };
+    let run_id = format!("check_{:016x}", rand::random::<u64>());
+    let (u, id) = (url.clone(), run_id.clone());
+    let made = interrupt::run(interrupt::count(), move || {
+        crate::db::postgres::create_run_schema(&u, &id)
+    })
+    .map_err(|i| format!("{i} while making a schema for the trial runs"))?
+    .map_err(|e| format!("could not make a schema for the trial runs: {e}"))?;
+    Ok((
+        Some(DbTarget::Postgres {
+            url: url.clone(),
+            schema: made,
+        }),
+        Some(Throwaway {
+            url: url.clone(),
+            run_id,
+        }),
+    ))
+}
+
+/// Runs the trials of `cells` against `target`. Arms that disagree are
+/// bad input, a signal stops `check` (exit 1); anything else is kept in
+/// the outcome for the plan to print.
+pub fn run(exp: &Experiment, cells: &[Cell], target: Option<&DbTarget>) -> Result<CheckTrials> {
+    let outcome = match trial_target(target) {
+        Err(why) if interrupt::interrupted() => return Err(run_failed(why)),
+        Err(why) => (trial::Trials::default(), Some(Stopped::Failed(why))),
+        Ok((db, _schema)) => trial::run(exp, cells, db.as_ref()),
+    };
+    match &outcome.1 {
+        Some(Stopped::Interrupted) => Err(run_failed(format!(
+            "{} during check's trial runs; every process they started was stopped",
+            interrupt::Interrupted
+        ))),
+        Some(Stopped::Disagreement(why)) => Err(bad_input(format!(
+            "check's trial run found that {why}; exec would stop at its first fork for the same reason"
+        ))),
+        _ => Ok(CheckTrials { outcome }),
+    }
+}

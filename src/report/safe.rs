@@ -1,0 +1,229 @@
+//! What run.json says, made safe to put into Markdown.
+//!
+//! A report prints recorded text: paths and flags of the command that made
+//! the folder, the machine's names (its CPU model, the busiest processes,
+//! which may be another user's), the database server's version, strategy
+//! names, grid values, table names. Any of it may come from an edited
+//! run.json or from someone else on the machine, so none of it may change
+//! the structure of the report: close a code span or a fence, start a
+//! heading or a list, or add HTML. The context is built from a copy of the
+//! record in which every string is made inert first, once, so no view can
+//! forget to:
+//!
+//! - a control character (a newline above all: it is what starts a
+//!   heading or closes a fence) becomes a space;
+//! - a `<` that could open an HTML tag, comment or autolink becomes `&lt;`;
+//! - a backtick becomes `'`, so a value inside a code span stays inside it.
+//!
+//! The exceptions are the texts that are Markdown by contract: the title
+//! keeps its backticks (it is one line, without tags), the description
+//! keeps its lines too (without tags, and a code fence it opens is closed),
+//! and an SQL text keeps `<` (it is shown only inside a code span, as an
+//! operator). The recorded command lines are shown only by
+//! `shell::join`, one line in a fenced block, and are kept as they are; so
+//! are the resolved spec's text and its digest, which are compared, never
+//! shown.
+
+use crate::run_folder::RunInfo;
+use serde_json::Value;
+
+/// How a string is made inert.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Everything above.
+    Full,
+    /// No line breaks or tags; Markdown otherwise (the title).
+    Line,
+    /// No tags, fences closed; lines kept (the description).
+    Paragraphs,
+    /// No line breaks or backticks; `<` kept (SQL, shown in code spans).
+    Code,
+    /// Left as it is.
+    Keep,
+}
+
+/// A copy of `info` whose strings can go into Markdown as they are. An
+/// error (a record that no longer reads once its text is inert) stops the
+/// rendering rather than fall back on the raw text.
+pub fn for_markdown(info: &RunInfo) -> Result<RunInfo, String> {
+    let mut v = serde_json::to_value(info).map_err(|e| e.to_string())?;
+    walk(&mut v, &mut Vec::new());
+    serde_json::from_value(v).map_err(|e| {
+        format!("run.json does not read back once its text is made safe for Markdown ({e})")
+    })
+}
+
+fn mode(path: &[String]) -> Mode {
+    let p: Vec<&str> = path.iter().map(String::as_str).collect();
+    match p.as_slice() {
+        ["spec", "toml" | "sha256"] => Mode::Keep,
+        // Shown only as a command line (`shell::join`, one line with its
+        // control characters escaped) in a fenced block, where neither a
+        // backtick nor a tag means anything: kept, so the Reproduce
+        // command is the one that ran.
+        ["invocation", ..] | ["merged", "shards", _, "invocation", ..] => Mode::Keep,
+        ["spec", "experiment", "title"] => Mode::Line,
+        ["spec", "experiment", "description"] => Mode::Paragraphs,
+        ["spec", "experiment", "strategies", _, .., "text"] => Mode::Code,
+        _ => Mode::Full,
+    }
+}
+
+fn walk(v: &mut Value, path: &mut Vec<String>) {
+    match v {
+        Value::String(s) => {
+            if let Some(safe) = inert(s, mode(path)) {
+                *s = safe;
+            }
+        }
+        Value::Array(a) => {
+            for x in a.iter_mut() {
+                walk(x, path);
+            }
+        }
+        Value::Object(m) => {
+            // Keys are shown too (strategy names, grid keys); renamed the
+            // same way wherever they appear, so lookups still agree.
+            let entries: Vec<(String, Value)> = std::mem::take(m).into_iter().collect();
+            for (k, mut x) in entries {
+                path.push(k.clone());
+                walk(&mut x, path);
+                path.pop();
+                let k = inert(&k, Mode::Full).unwrap_or(k);
+                m.insert(k, x);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `<` followed by what starts a tag, a closing tag, a comment, a
+/// processing instruction or an autolink.
+fn opens_tag(rest: &str) -> bool {
+    rest.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || matches!(c, '/' | '!' | '?'))
+}
+
+/// `s` made inert for `mode`; `None` when it already is.
+fn inert(s: &str, mode: Mode) -> Option<String> {
+    if mode == Mode::Keep {
+        return None;
+    }
+    let mut out = String::with_capacity(s.len());
+    for (i, c) in s.char_indices() {
+        match c {
+            '\n' if mode == Mode::Paragraphs => out.push(c),
+            c if c.is_control() && mode != Mode::Paragraphs => out.push(' '),
+            '<' if mode != Mode::Code && opens_tag(&s[i + 1..]) => out.push_str("&lt;"),
+            '`' if matches!(mode, Mode::Full | Mode::Code) => out.push('\''),
+            c => out.push(c),
+        }
+    }
+    if mode == Mode::Paragraphs && open_fence(&out) {
+        out.push_str(if out.ends_with('\n') {
+            "```\n"
+        } else {
+            "\n```\n"
+        });
+    }
+    (out != s).then_some(out)
+}
+
+/// Whether the Markdown `text` leaves a fenced code block open (a line
+/// starting with ``` or ~~~ opens one; the same fence closes it).
+fn open_fence(text: &str) -> bool {
+    let mut open: Option<&str> = None;
+    for line in text.lines() {
+        let t = line.trim_start_matches(' ');
+        if line.len() - t.len() > 3 {
+            continue;
+        }
+        for fence in ["```", "~~~"] {
+            if t.starts_with(fence) {
+                match open {
+                    None => open = Some(fence),
+                    Some(f)
+                        if f == fence
+                            && t.trim_end()
+                                .chars()
+                                .all(|c| c == fence.as_bytes()[0] as char) =>
+                    {
+                        open = None
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+    }
+    open.is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_recorded_string_cannot_close_a_fence_start_a_heading_or_add_html() {
+        let evil =
+            "a.toml\n```\n# Injected\n<img src=x onerror=alert(1)> [x](javascript:alert(1)) `code`";
+        let safe = inert(evil, Mode::Full).unwrap();
+        assert!(!safe.contains('\n'), "{safe}");
+        assert!(!safe.contains('`'), "{safe}");
+        assert!(!safe.contains("<img"), "{safe}");
+        assert!(safe.contains("&lt;img"), "{safe}");
+        // Ordinary text is left alone, comparisons included.
+        for fine in [
+            "Intel(R) Xeon(R) CPU @ 2.20GHz",
+            "v < 10",
+            "p<0.05",
+            "a -> b",
+        ] {
+            assert_eq!(inert(fine, Mode::Full), None, "{fine}");
+        }
+    }
+
+    #[test]
+    fn markdown_by_contract_keeps_its_markdown_but_no_html_or_open_fence() {
+        assert_eq!(inert("A/A of `sort`", Mode::Line), None);
+        assert_eq!(
+            inert("A\n# B <b>x</b>", Mode::Line).unwrap(),
+            "A # B &lt;b>x&lt;/b>"
+        );
+        let d = "Intro.\n\n```sh\nrunner exec x\n```\n";
+        assert_eq!(inert(d, Mode::Paragraphs), None);
+        let open = "Intro.\n\n```\nthe rest of the report would be code";
+        assert!(inert(open, Mode::Paragraphs)
+            .unwrap()
+            .ends_with("code\n```\n"));
+        assert_eq!(
+            inert("SELECT 1 WHERE a<b\n AND `x`", Mode::Code).unwrap(),
+            "SELECT 1 WHERE a<b  AND 'x'"
+        );
+    }
+
+    #[test]
+    fn a_committed_record_reads_back_the_same_and_an_edited_one_reads_back_inert() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/reports/aa/run.json");
+        let info = RunInfo::read(std::path::Path::new(path)).unwrap();
+        let same = for_markdown(&info).unwrap();
+        assert_eq!(
+            serde_json::to_value(&same).unwrap(),
+            serde_json::to_value(&info).unwrap()
+        );
+        let mut edited = info.clone();
+        edited.environment.cpu_model = "CPU\n# x <img src=y>".into();
+        edited.spec.path = "a`b".into();
+        let safe = for_markdown(&edited).unwrap();
+        assert_eq!(safe.environment.cpu_model, "CPU # x &lt;img src=y>");
+        assert_eq!(safe.spec.path, "a'b");
+    }
+
+    #[test]
+    fn keys_and_their_uses_are_renamed_alike() {
+        let mut v = serde_json::json!({"strategies": {"a`b": {"kind": "noop"}}, "design": {"baseline": "a`b"}});
+        walk(&mut v, &mut Vec::new());
+        assert_eq!(v["design"]["baseline"], "a'b");
+        assert!(v["strategies"].get("a'b").is_some());
+    }
+}
