@@ -71,8 +71,9 @@ fn git_ok(dir: &Path, args: &[&str]) -> String {
     String::from_utf8(o.stdout).unwrap().trim().to_string()
 }
 
-/// Runs the spec at the current commit into reports/script and commits
-/// everything with `subject`; returns the short hash.
+/// Runs the spec at the current commit into the throwaway repository's
+/// report folder and commits everything with `subject`; returns the short
+/// hash.
 fn measure_and_commit(dir: &Path, subject: &str) -> String {
     let o = run_in(dir, &["exec", "bench.toml", "--quiet"]);
     // The gate's verdict is the exit code (0, 3 or 4); the report is

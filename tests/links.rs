@@ -261,8 +261,11 @@ fn problems() -> Vec<String> {
             let text = code_span_re.replace_all(&text, |c: &regex::Captures| {
                 " ".repeat(c.get(0).unwrap().len())
             });
-            // A template's links are relative to the report it renders.
-            let dir = if file.extension().is_some_and(|e| e == "j2") {
+            // A template's links are relative to the report it renders: a
+            // study's plots are in reports/aa, a comparison's in an A/B
+            // report.
+            let template = file.extension().is_some_and(|e| e == "j2");
+            let dir = if template {
                 root().join("reports/aa")
             } else {
                 dir.clone()
@@ -277,6 +280,8 @@ fn problems() -> Vec<String> {
                 let (path, anchor) = target.split_once('#').unwrap_or((target, ""));
                 let resolved = if path.is_empty() {
                     file.clone()
+                } else if template && !dir.join(path).exists() {
+                    root().join("reports/gzip-levels").join(path)
                 } else {
                     dir.join(path)
                 };

@@ -81,8 +81,13 @@ proptest! {
             bytes[0] = 0xff;
         }
         file.write_all(&bytes).unwrap();
+        // One line per problem, each naming the file: a problem's own
+        // sentence never breaks a line.
         if let Err(e) = runner::spec::load(file.path(), &flags) {
-            prop_assert!(!e.message.contains('\n'), "multi-line error: {}", e.message);
+            let shown = file.path().display().to_string();
+            for line in e.message.lines() {
+                prop_assert!(line.starts_with(&shown), "a line without its file: {}", e.message);
+            }
         }
     }
 }
