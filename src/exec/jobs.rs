@@ -1,38 +1,37 @@
 //! Runs every job that has no finished fork yet, one worker at a time.
 
+use super::measured::Measured;
 use super::progress::Progress;
 use super::spawn;
 use crate::environment::sentinel::{self, Snapshot};
 use crate::error::{run_failed, Result};
 use crate::interrupt;
 use crate::plan::{self, Job};
+use crate::run_folder::digest::check_rows;
 use crate::run_folder::partial::{ParentSaw, Partial};
 use crate::run_folder::RunInfo;
 use crate::spec::Experiment;
-use std::collections::HashSet;
 use std::time::Duration;
 
+/// Runs the jobs of `info` that `measured` does not hold yet, adding each
+/// finished fork to it (its files committed to `partial` first).
 pub(super) fn run_jobs(
     exp: &Experiment,
     info: &RunInfo,
     partial: &Partial,
+    measured: &mut Measured,
     db: Option<&crate::db::DbTarget>,
     quiet: bool,
     announce: bool,
 ) -> Result<()> {
-    let done: HashSet<(u32, u32)> = partial
-        .finished_forks(info)?
-        .iter()
-        .map(|f| (f.summary.cell, f.summary.fork))
-        .collect();
     let todo: Vec<Job> = info
         .jobs
         .iter()
-        .filter(|j| !done.contains(&(j.cell, j.fork)))
+        .filter(|j| !measured.contains(j.cell, j.fork))
         .copied()
         .collect();
     let todo_len = todo.len();
-    let mut progress = Progress::new(quiet, info.jobs.len() as u64, done.len() as u64);
+    let mut progress = Progress::new(quiet, info.jobs.len() as u64, measured.len() as u64);
     // The estimate `check` gives, for the jobs still to run; its trial runs
     // happen here, before any worker starts.
     if announce && !quiet && todo_len > 0 {
@@ -92,6 +91,7 @@ pub(super) fn run_jobs(
         }
         let label = format!("cell {} fork {}", job.cell, job.fork);
         let mut writer = partial.fork_writer(job.cell, job.fork)?;
+        let mut rows = Vec::with_capacity(pairs_per_job as usize);
         let worker = next.take().unwrap_or_else(|| start(i));
         progress.start_fork(&label, pairs_per_job);
         let print_before = guard.take()?;
@@ -105,6 +105,7 @@ pub(super) fn run_jobs(
             w.run(
                 |p| {
                     progress.pair();
+                    rows.push(p.clone());
                     writer.push(p)
                 },
                 || {
@@ -178,7 +179,15 @@ pub(super) fn run_jobs(
                     sentinel,
                     database_guard,
                 };
-                partial.commit_fork(writer, r.summary, r.checks, saw)?;
+                // The rows go on to the analysis from memory: checked here as
+                // every reader checks a stored fork.
+                if let Err(e) = check_rows(&rows, job.cell, job.fork, exp, &label) {
+                    writer.discard();
+                    progress.clear();
+                    return Err(run_failed(format!("the worker's rows: {e}")));
+                }
+                let record = partial.commit_fork(writer, r.summary, r.checks, saw)?;
+                measured.add(record, rows);
                 progress.finish_fork(&label, seconds);
                 continue;
             }

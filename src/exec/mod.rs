@@ -11,6 +11,7 @@ pub mod database;
 pub mod estimate;
 pub mod fault;
 mod jobs;
+mod measured;
 pub mod progress;
 pub mod protocol;
 pub mod resume;
@@ -286,7 +287,7 @@ fn exec_loaded(args: &ExecArgs, loaded: &LoadedSpec) -> Result<ExecOutcome> {
     let resuming = args.resume.is_some();
     let selection =
         shard::select(args.shard, args.shards, &|k| std::env::var(k).ok()).map_err(bad_input)?;
-    let (partial, final_dir, info) = match &args.resume {
+    let (partial, final_dir, info, measured) = match &args.resume {
         Some(p) => {
             let final_dir = match &args.out {
                 Some(o) => o.clone(),
@@ -306,9 +307,10 @@ fn exec_loaded(args: &ExecArgs, loaded: &LoadedSpec) -> Result<ExecOutcome> {
                 &info.spec.experiment,
                 &recorded_spec(loaded, &args.spec)?.experiment,
             )?;
-            // Every kept fork is checked now, before anything runs.
-            partial.finished_forks(&info)?;
-            (partial, final_dir, info)
+            // Every kept fork is checked now, before anything runs, and
+            // held in memory from here on.
+            let measured = measured::Measured::load(&partial, &info)?;
+            (partial, final_dir, info, measured)
         }
         None => {
             let (final_dir, what) = match (&args.out, selection) {
@@ -322,7 +324,7 @@ fn exec_loaded(args: &ExecArgs, loaded: &LoadedSpec) -> Result<ExecOutcome> {
             target::check_out(&final_dir, what)?;
             let info = new_run_info(args, loaded, selection)?;
             let partial = Partial::create(&partial_path(&final_dir), &info)?;
-            (partial, final_dir, info)
+            (partial, final_dir, info, measured::Measured::default())
         }
     };
     if info.seeds.drawn && !args.quiet {
@@ -337,5 +339,5 @@ fn exec_loaded(args: &ExecArgs, loaded: &LoadedSpec) -> Result<ExecOutcome> {
         final_dir,
         resuming,
     };
-    run.go(partial, info)
+    run.go(partial, info, measured)
 }

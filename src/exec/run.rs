@@ -3,13 +3,14 @@
 //! message that says what is kept and prints the command that resumes.
 
 use super::database::RunDatabase;
+use super::measured::Measured;
 use super::resume::{check_same_database, resume_command};
 use super::{jobs, with_hint, ExecArgs, ExecOutcome};
 use crate::error::{run_failed, Result, RunnerError};
 use crate::interrupt;
+use crate::record::PairRecord;
 use crate::report;
 use crate::run_folder::assemble::now_rfc3339;
-use crate::run_folder::digest::check_pairs;
 use crate::run_folder::partial::Partial;
 use crate::run_folder::RunInfo;
 use crate::spec::Experiment;
@@ -27,7 +28,12 @@ impl Run<'_> {
         resume_command(self.args, &self.final_dir, &partial.dir)
     }
 
-    pub fn go(self, partial: Partial, mut info: RunInfo) -> Result<ExecOutcome> {
+    pub fn go(
+        self,
+        partial: Partial,
+        mut info: RunInfo,
+        mut measured: Measured,
+    ) -> Result<ExecOutcome> {
         let db = match self.prepare_database(&info) {
             Ok(db) => db,
             // Nothing ran: a new run leaves nothing behind.
@@ -46,14 +52,15 @@ impl Run<'_> {
         }
         info.database = db.as_ref().map(|d| d.info.clone());
         // Recorded now, so a resume can check it runs on the same database.
-        let result = partial
-            .write_run_info(&info)
-            .and_then(|()| self.run_all(&mut info, &partial, db.as_ref().map(|d| &d.target)));
+        let result = partial.write_run_info(&info).and_then(|()| {
+            let db = db.as_ref().map(|d| &d.target);
+            self.run_all(&mut info, &partial, &mut measured, db)
+        });
         cleanup(db.as_ref());
         if let Err(e) = result {
             return Err(self.stopped(partial, &info, e));
         }
-        self.finish(partial, info)
+        self.finish(partial, info, measured)
     }
 
     /// A run that stopped before its last fork: what it keeps and what to
@@ -85,38 +92,51 @@ impl Run<'_> {
         }
     }
 
-    /// Every job; for a gate with a percentage threshold, in two phases:
-    /// the first phase's forks size the 2x self-check cells (recorded in
-    /// run.json, so a resume picks up from either phase), then those run.
+    /// The run's phases, one after the other, each fork added to `measured`
+    /// as it finishes:
+    ///
+    /// 1. every job the plan holds from the start;
+    /// 2. for a gate with a percentage threshold, its 2x self-check cells:
+    ///    sized from the experiment cells' rows of phase 1 (in memory), the
+    ///    sizing recorded in run.json and the plan derived again with it,
+    ///    then their jobs. A resume picks up in either phase: the sizing
+    ///    is recorded once phase 1 is complete.
     fn run_all(
         &self,
         info: &mut RunInfo,
         partial: &Partial,
+        measured: &mut Measured,
         db: Option<&crate::db::DbTarget>,
     ) -> Result<()> {
         let quiet = self.args.quiet;
-        jobs::run_jobs(self.exp, info, partial, db, quiet, true)?;
+        jobs::run_jobs(self.exp, info, partial, measured, db, quiet, true)?;
         if !crate::plan::self_check::needs_sizing(self.exp, info.gate_sizing.as_ref()) {
             return Ok(());
         }
+        self.size_gate(info, measured)?;
+        partial.write_run_info(info)?;
+        jobs::run_jobs(self.exp, info, partial, measured, db, quiet, false)
+    }
+
+    /// Phase 2's plan: the 2x self-check cells sized from phase 1's rows.
+    fn size_gate(&self, info: &mut RunInfo, measured: &Measured) -> Result<()> {
         let cells: Vec<u32> = info
             .cells
             .iter()
             .filter(|c| c.role.is_experiment())
             .map(|c| c.cell)
             .collect();
-        let rows = partial.rows_of(info, &cells)?;
+        let rows: Vec<PairRecord> = measured.rows_of(&cells).cloned().collect();
         let sizing = crate::analysis::gate::sizing::size(self.exp, &info.cells, &rows)
             .map_err(run_failed)?;
-        if !quiet {
+        if !self.args.quiet {
             for line in crate::report::gate_files::sizing_lines(self.exp, &sizing) {
                 crate::console::err(&line);
             }
         }
         info.gate_sizing = Some(sizing);
         info.replan();
-        partial.write_run_info(info)?;
-        jobs::run_jobs(self.exp, info, partial, db, quiet, false)
+        Ok(())
     }
 
     /// What a failed run keeps, and the command that goes on from there.
@@ -142,7 +162,14 @@ impl Run<'_> {
     /// Every fork finished: pairs.csv, analysis, report, the final run.json,
     /// then the folder into place. Until the final run.json is written the
     /// folder resumes (it only renders); after it, it is a finished report.
-    fn finish(self, partial: Partial, mut info: RunInfo) -> Result<ExecOutcome> {
+    /// The analysis reads the rows from memory; pairs.csv is the forks'
+    /// files joined, byte for byte what `runner report` will read.
+    fn finish(
+        self,
+        partial: Partial,
+        mut info: RunInfo,
+        measured: Measured,
+    ) -> Result<ExecOutcome> {
         let kept = |e| {
             with_hint(
                 e,
@@ -153,14 +180,15 @@ impl Run<'_> {
                 ),
             )
         };
-        info.forks = partial.finished_forks(&info).map_err(kept)?;
+        let (forks, pairs) = measured.into_parts();
+        info.forks = forks;
         info.environment.load_after = Some(crate::environment::load_average());
         let bytes = partial.assemble_pairs(&info.forks).map_err(kept)?;
         info.pairs_sha256 = Some(crate::run_folder::sha256_bytes(&bytes));
+        drop(bytes);
         info.finished_at = Some(now_rfc3339());
         let for_thread = info.clone();
         let rendering = interrupt::run(0, move || {
-            let pairs = check_pairs(&bytes, &for_thread).map_err(crate::error::bad_input)?;
             let template = report::template_for(&for_thread, None)?;
             report::render_run(&for_thread, &pairs, template)
         })

@@ -51,18 +51,50 @@ pub fn check_fork(
             "{name}: the SHA-256 differs from the one recorded when cell {cell} fork {fork} finished, so the rows were changed afterwards"
         ));
     }
-    let warmup = u64::from(exp.design.warmup_pairs);
-    let pairs = u64::from(exp.design.pairs.get());
-    if rec.rows != warmup + pairs {
+    let (warmup, pairs) = (exp.design.warmup_pairs, exp.design.pairs.get());
+    if rec.rows != u64::from(warmup) + u64::from(pairs) {
         return Err(format!(
             "cell {cell} fork {fork} is recorded with {} rows, but the spec gives every fork {warmup} warm-up + {pairs} pairs",
             rec.rows
         ));
     }
-    let mut out = Vec::with_capacity(rec.rows as usize);
-    let rows = crate::record::parse_rows(bytes, rec.summary.resource_usage);
-    for (i, row) in rows.into_iter().enumerate() {
-        let r = row.map_err(|e| format!("{name}, row {}: {e}", i + 1))?;
+    let rows = crate::record::parse_rows(bytes, rec.summary.resource_usage)
+        .into_iter()
+        .enumerate()
+        .map(|(i, row)| row.map_err(|e| format!("{name}, row {}: {e}", i + 1)))
+        .collect::<std::result::Result<Vec<_>, String>>()?;
+    if rec.rows != rows.len() as u64 {
+        return Err(format!(
+            "{name} has {} rows, but cell {cell} fork {fork} finished with {}",
+            rows.len(),
+            rec.rows
+        ));
+    }
+    check_rows(&rows, cell, fork, exp, name)?;
+    Ok(rows)
+}
+
+/// Checks one fork's rows as they were measured (or parsed): warm-up +
+/// pairs of them, the warm-up's indices 0.. then the measured pairs' 0..,
+/// each once, in order, every one of cell `cell` fork `fork`. The check
+/// every reader makes of a stored fork, made by exec of the rows a worker
+/// just streamed, which it keeps in memory for the analysis.
+pub fn check_rows(
+    rows: &[PairRecord],
+    cell: u32,
+    fork: u32,
+    exp: &Experiment,
+    name: &str,
+) -> std::result::Result<(), String> {
+    let warmup = u64::from(exp.design.warmup_pairs);
+    let pairs = u64::from(exp.design.pairs.get());
+    if rows.len() as u64 != warmup + pairs {
+        return Err(format!(
+            "cell {cell} fork {fork} has {} rows, but the spec gives every fork {warmup} warm-up + {pairs} pairs",
+            rows.len()
+        ));
+    }
+    for (i, r) in rows.iter().enumerate() {
         let (phase, index) = if (i as u64) < warmup {
             (Phase::Warmup, i as u64)
         } else {
@@ -79,16 +111,8 @@ pub fn check_fork(
                 r.pair
             ));
         }
-        out.push(r);
     }
-    if out.len() as u64 != rec.rows {
-        return Err(format!(
-            "{name} has {} rows, but cell {cell} fork {fork} finished with {}",
-            out.len(),
-            rec.rows
-        ));
-    }
-    Ok(out)
+    Ok(())
 }
 
 fn phase_name(p: Phase) -> &'static str {
@@ -208,4 +232,68 @@ fn line_key(line: &[u8]) -> Option<(u32, u32)> {
     let cell = fields.next()?.parse().ok()?;
     let fork = fields.next()?.parse().ok()?;
     Some((cell, fork))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Arm;
+
+    fn experiment() -> Experiment {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.toml");
+        std::fs::write(
+            &path,
+            "[strategies.n]\nkind = \"noop\"\n[design]\nbaseline = \"n\"\ntreatment = \"n\"\nwarmup_pairs = 1\npairs = 2\n",
+        )
+        .unwrap();
+        crate::spec::load(&path, &[]).unwrap().experiment
+    }
+
+    fn row(fork: u32, phase: Phase, pair: u32) -> PairRecord {
+        PairRecord {
+            cell: 3,
+            fork,
+            phase,
+            pair,
+            first: Arm::Baseline,
+            baseline_ns: 10,
+            treatment_ns: 12,
+            delay_ns: 0,
+            spin_ns: 0,
+            baseline_at_ns: 0,
+            treatment_at_ns: 20,
+            usage: Default::default(),
+        }
+    }
+
+    /// The rows a worker streams are held to what a reader of the fork's
+    /// file checks: the count, the phases and indices in order, the fork.
+    #[test]
+    fn rows_as_measured_are_checked_like_a_stored_fork() {
+        let exp = experiment();
+        let good = vec![
+            row(1, Phase::Warmup, 0),
+            row(1, Phase::Measure, 0),
+            row(1, Phase::Measure, 1),
+        ];
+        assert_eq!(check_rows(&good, 3, 1, &exp, "f"), Ok(()));
+        let e = check_rows(&good[..2], 3, 1, &exp, "f").unwrap_err();
+        assert!(
+            e.contains("has 2 rows, but the spec gives every fork 1 warm-up + 2 pairs"),
+            "{e}"
+        );
+        let mut swapped = good.clone();
+        swapped.swap(1, 2);
+        let e = check_rows(&swapped, 3, 1, &exp, "f").unwrap_err();
+        assert_eq!(
+            e,
+            "f, row 2: expected cell 3 fork 1 measure pair 0, found cell 3 fork 1 measure pair 1"
+        );
+        let e = check_rows(&good, 3, 2, &exp, "f").unwrap_err();
+        assert!(
+            e.starts_with("f, row 1: expected cell 3 fork 2 warmup pair 0"),
+            "{e}"
+        );
+    }
 }

@@ -177,6 +177,12 @@ impl Partial {
     /// digest, the spec and the job list; a fork that fails is bad input
     /// naming its file (nothing is re-run or deleted on a guess).
     pub fn finished_forks(&self, info: &RunInfo) -> Result<Vec<ForkRecord>> {
+        Ok(self.kept(info)?.into_iter().map(|(rec, _)| rec).collect())
+    }
+
+    /// [`Self::finished_forks`] with each fork's rows, parsed as they were
+    /// checked: what a resumed run holds in memory before its first fork.
+    pub fn kept(&self, info: &RunInfo) -> Result<Vec<(ForkRecord, Vec<PairRecord>)>> {
         let forks = self.dir.join("forks");
         let jobs: HashSet<(u32, u32)> = info.jobs.iter().map(|j| (j.cell, j.fork)).collect();
         let mut out = Vec::new();
@@ -209,7 +215,7 @@ impl Partial {
             let csv = self.fork_path(cell, fork, "csv");
             let bytes =
                 fs::read(&csv).map_err(|e| damaged(format!("cannot read its rows: {e}")))?;
-            check_fork(
+            let rows = check_fork(
                 &bytes,
                 &rec,
                 &info.spec.experiment,
@@ -222,32 +228,9 @@ impl Partial {
                     path.display()
                 ))
             })?;
-            out.push(rec);
+            out.push((rec, rows));
         }
-        out.sort_by_key(|r| (r.summary.cell, r.summary.fork));
-        Ok(out)
-    }
-
-    /// The rows of the finished forks of `cells` (in (cell, fork) order),
-    /// each fork checked as [`Self::finished_forks`] checks it.
-    pub fn rows_of(&self, info: &RunInfo, cells: &[u32]) -> Result<Vec<PairRecord>> {
-        let mut out = Vec::new();
-        for rec in self.finished_forks(info)? {
-            let (cell, fork) = (rec.summary.cell, rec.summary.fork);
-            if !cells.contains(&cell) {
-                continue;
-            }
-            let csv = self.fork_path(cell, fork, "csv");
-            let bytes = fs::read(&csv).map_err(|e| io_err("read", &csv, e))?;
-            let rows = check_fork(
-                &bytes,
-                &rec,
-                &info.spec.experiment,
-                &csv.display().to_string(),
-            )
-            .map_err(bad_input)?;
-            out.extend(rows);
-        }
+        out.sort_by_key(|(r, _)| (r.summary.cell, r.summary.fork));
         Ok(out)
     }
 

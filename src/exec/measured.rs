@@ -1,0 +1,64 @@
+//! The forks a run holds, in memory: the ones a resumed run kept (read and
+//! checked once, when it starts) and the ones it measures. The gate's
+//! sizing, the stopping rule and the analysis read them from here; the
+//! files under `DIR.partial/forks/` exist so that a stopped run can be
+//! resumed, not to be read back by the run that wrote them.
+
+use crate::error::Result;
+use crate::record::PairRecord;
+use crate::run_folder::partial::Partial;
+use crate::run_folder::{ForkRecord, RunInfo};
+use std::collections::BTreeMap;
+
+/// Finished forks by (cell, fork), each with its record and its rows.
+#[derive(Default)]
+pub(super) struct Measured {
+    forks: BTreeMap<(u32, u32), (ForkRecord, Vec<PairRecord>)>,
+}
+
+impl Measured {
+    /// The forks `partial` kept from an earlier attempt, each checked
+    /// against its digest, the spec and the job list.
+    pub fn load(partial: &Partial, info: &RunInfo) -> Result<Measured> {
+        let forks = partial
+            .kept(info)?
+            .into_iter()
+            .map(|(rec, rows)| ((rec.summary.cell, rec.summary.fork), (rec, rows)))
+            .collect();
+        Ok(Measured { forks })
+    }
+
+    /// A fork just committed, with the rows its worker streamed.
+    pub fn add(&mut self, record: ForkRecord, rows: Vec<PairRecord>) {
+        let key = (record.summary.cell, record.summary.fork);
+        self.forks.insert(key, (record, rows));
+    }
+
+    pub fn contains(&self, cell: u32, fork: u32) -> bool {
+        self.forks.contains_key(&(cell, fork))
+    }
+
+    pub fn len(&self) -> usize {
+        self.forks.len()
+    }
+
+    /// The rows of `cells`' finished forks, in (cell, fork) order.
+    pub fn rows_of<'a>(&'a self, cells: &'a [u32]) -> impl Iterator<Item = &'a PairRecord> {
+        self.forks
+            .iter()
+            .filter(|((cell, _), _)| cells.contains(cell))
+            .flat_map(|(_, (_, rows))| rows)
+    }
+
+    /// Every record and every row, in (cell, fork) order: pairs.csv's order.
+    pub fn into_parts(self) -> (Vec<ForkRecord>, Vec<PairRecord>) {
+        let rows = self.forks.values().map(|(_, r)| r.len()).sum();
+        let mut records = Vec::with_capacity(self.forks.len());
+        let mut all = Vec::with_capacity(rows);
+        for (rec, rows) in self.forks.into_values() {
+            records.push(rec);
+            all.extend(rows);
+        }
+        (records, all)
+    }
+}
