@@ -30,6 +30,7 @@ pub mod model;
 mod order;
 mod pooled;
 mod steady;
+pub mod stop;
 pub mod streams;
 mod trace;
 pub mod usage;
@@ -103,6 +104,9 @@ pub enum AnalysisError {
     Stats { cell: u32, source: StatsError },
     #[error("{0}")]
     GateSizing(String),
+    /// A sequential design's recorded stop does not match its data.
+    #[error("{0}")]
+    Stop(String),
 }
 
 /// Every statistic of docs/guide/statistics.md, for all cells, plus the headline.
@@ -117,6 +121,18 @@ pub fn analyse(input: &AnalysisInput, pairs: &[PairRecord]) -> Result<Analysis, 
 pub fn analyse_gated(
     input: &AnalysisInput,
     gate: Option<&gate::GateInput>,
+    pairs: &[PairRecord],
+) -> Result<Analysis, AnalysisError> {
+    analyse_run(input, gate, None, pairs)
+}
+
+/// [`analyse_gated`] for a sequential design too: each experiment cell
+/// gets its stop (`cells[].stop`, see [`stop`]), checked against the one
+/// run.json records, and a gate decides on that interval.
+pub fn analyse_run(
+    input: &AnalysisInput,
+    gate: Option<&gate::GateInput>,
+    stop: Option<&stop::StopInput>,
     pairs: &[PairRecord],
 ) -> Result<Analysis, AnalysisError> {
     if !(input.confidence > 0.0 && input.confidence < 1.0) {
@@ -139,7 +155,12 @@ pub fn analyse_gated(
         })
     };
     let cells = crate::stats::pool::map_in_order(&input.cells, one);
-    let cells = cells.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let mut cells = cells.into_iter().collect::<Result<Vec<_>, _>>()?;
+    if let Some(s) = stop {
+        for c in &mut cells {
+            c.stop = Some(stop::cell(input, s, c.cell, &grouped[&c.cell])?);
+        }
+    }
     let headline = headline::headline(&cells);
     let gate = match gate {
         None => None,
@@ -298,6 +319,7 @@ fn analyse_cell(
         ),
         usage: usage::usage(input, forks)?,
         machines: None,
+        stop: None,
         calibration,
         pooled,
         forks: fork_results,

@@ -69,6 +69,10 @@ pub struct CellAnalysis {
     /// on more than one host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machines: Option<super::machines::CellMachines>,
+    /// A sequential design's stop: forks run, why, and the deciding
+    /// interval; absent (not null) for fixed designs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<super::stop::CellStop>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -2,7 +2,9 @@
 
 use super::measured::Measured;
 use super::progress::Progress;
+use super::queue::{Ahead, Queue};
 use super::spawn;
+use super::stopper::Stopper;
 use crate::environment::sentinel::{self, Snapshot};
 use crate::error::{run_failed, Result};
 use crate::interrupt;
@@ -14,24 +16,30 @@ use crate::spec::Experiment;
 use std::time::Duration;
 
 /// Runs the jobs of `info` that `measured` does not hold yet, adding each
-/// finished fork to it (its files committed to `partial` first).
+/// finished fork to it (its files committed to `partial` first). In a
+/// sequential design, each fork's cell is looked at once it is committed
+/// (`stopper`): a cell that is done is recorded in run.json and its
+/// remaining jobs are passed over (`queue`).
 pub(super) fn run_jobs(
     exp: &Experiment,
-    info: &RunInfo,
+    info: &mut RunInfo,
     partial: &Partial,
     measured: &mut Measured,
     db: Option<&crate::db::DbTarget>,
     quiet: bool,
     announce: bool,
 ) -> Result<()> {
-    let todo: Vec<Job> = info
-        .jobs
-        .iter()
+    let stopper = Stopper::new(info);
+    if let Some(st) = &stopper {
+        // A run stopped between a fork's commit and its cell's stop.
+        record_stops(st, info, partial, measured, None, &Progress::Quiet)?;
+    }
+    let todo: Vec<Job> = crate::plan::stop::remaining(&info.jobs, &info.stops)
+        .into_iter()
         .filter(|j| !measured.contains(j.cell, j.fork))
-        .copied()
         .collect();
-    let todo_len = todo.len();
-    let mut progress = Progress::new(quiet, info.jobs.len() as u64, measured.len() as u64);
+    let (todo_len, kept) = (todo.len(), measured.len());
+    let mut progress = Progress::new(quiet, (kept + todo_len) as u64, kept as u64);
     // The estimate `check` gives, for the jobs still to run; its trial runs
     // happen here, before any worker starts.
     if announce && !quiet && todo_len > 0 {
@@ -44,8 +52,9 @@ pub(super) fn run_jobs(
             total_ns: (e.total_ns as f64 * share) as u64,
             ..e
         };
+        let most = if stopper.is_some() { "at most " } else { "" };
         progress.println(&format!(
-            "estimate: {} jobs (cell x fork), {}",
+            "estimate: {most}{} jobs (cell x fork), {}",
             todo_len,
             e.describe()
         ));
@@ -75,16 +84,21 @@ pub(super) fn run_jobs(
     // fork's from here) to its own: the forks' job_ns add up to the run's
     // wall time however their workers overlap.
     let mut since = std::time::Instant::now();
-    // The tables of tx-rollback arms on PostgreSQL, made a fork ahead:
-    // the first two forks' now.
-    let mut tables = super::tables::Tables::open(db, requests.first())?;
-    if let Some(t) = &mut tables {
-        t.step(&[], &requests.iter().take(2).collect::<Vec<_>>())?;
-    }
+    let mut queue = Queue::new(&requests);
+    // The tables of tx-rollback arms on PostgreSQL, made a fork ahead.
+    let mut ahead = Ahead::open(db, &requests)?;
     // The next fork's worker, started when this fork's timing ended: it sets
     // up and checks its arms while this fork is stored, and waits for its go.
-    let mut next: Option<std::result::Result<spawn::Worker, spawn::ForkFailure>> = None;
-    for (i, job) in todo.iter().enumerate() {
+    let mut next: Option<(
+        usize,
+        std::result::Result<spawn::Worker, spawn::ForkFailure>,
+    )> = None;
+    // The fork run before this one, whose tables go when this one's timing ends.
+    let mut previous: Option<usize> = None;
+    let mut run = 0;
+    let mut current = queue.next(None);
+    while let Some(i) = current {
+        let job = &todo[i];
         if interrupt::interrupted() {
             progress.clear();
             return Err(run_failed(interrupt::Interrupted.to_string()));
@@ -92,7 +106,17 @@ pub(super) fn run_jobs(
         let label = format!("cell {} fork {}", job.cell, job.fork);
         let mut writer = partial.fork_writer(job.cell, job.fork)?;
         let mut rows = Vec::with_capacity(pairs_per_job as usize);
-        let worker = next.take().unwrap_or_else(|| start(i));
+        // The worker started ahead, unless none was or its cell has since
+        // stopped (dropped here, which kills it).
+        let worker = match next.take() {
+            Some((k, w)) if k == i => w,
+            _ => {
+                if !ahead.ready(i) {
+                    ahead.step(&queue, None, &[Some(i), queue.next(Some(i))])?;
+                }
+                start(i)
+            }
+        };
         progress.start_fork(&label, pairs_per_job);
         let print_before = guard.take()?;
         // The sentinel's window is the fork's timing, from the go to its
@@ -111,16 +135,21 @@ pub(super) fn run_jobs(
                 || {
                     // The next worker first: its start-up is the longest
                     // part of the time between two forks' timing. It is
-                    // runner's own CPU time to the snapshot.
-                    next = (i + 1 < requests.len()).then(|| start(i + 1));
+                    // runner's own CPU time to the snapshot. Its tables
+                    // were made a fork ahead, unless a stop changed which
+                    // job is next.
+                    let n = queue.next(Some(i));
+                    let then = n.and_then(|n| queue.next(Some(n)));
+                    let ready = n.is_none_or(|n| ahead.ready(n));
+                    if !ready {
+                        tables_made = ahead.step(&queue, previous, &[n, then]);
+                    }
+                    next = n.filter(|_| tables_made.is_ok()).map(|n| (n, start(n)));
                     after = Snapshot::take(&own);
                     // The fork before last is long done; the fork after
                     // next starts only when the next one's timing ends.
-                    if let Some(t) = &mut tables {
-                        let done: Vec<_> =
-                            i.checked_sub(1).map(|k| &requests[k]).into_iter().collect();
-                        let ahead: Vec<_> = requests.get(i + 2).into_iter().collect();
-                        tables_made = t.step(&done, &ahead);
+                    if ready {
+                        tables_made = ahead.step(&queue, previous, &[then]);
                     }
                 },
             )
@@ -189,6 +218,15 @@ pub(super) fn run_jobs(
                 let record = partial.commit_fork(writer, r.summary, r.checks, saw)?;
                 measured.add(record, rows);
                 progress.finish_fork(&label, seconds);
+                run += 1;
+                if let Some(st) = &stopper {
+                    for cell in record_stops(st, info, partial, measured, Some(job.cell), &progress)? {
+                        queue.stop(cell);
+                    }
+                    progress.skip_to((kept + run + queue.left_after(i)) as u64);
+                }
+                previous = Some(i);
+                current = queue.next(Some(i));
                 continue;
             }
             // The fork ran, but the database changed: that alone fails it.
@@ -220,11 +258,40 @@ pub(super) fn run_jobs(
             run_failed(failure)
         });
     }
-    progress.finish(todo_len);
+    progress.finish(run);
     if interrupt::interrupted() {
         return Err(run_failed(interrupt::Interrupted.to_string()));
     }
     Ok(())
+}
+
+/// The stops `stopper` finds due after a fork of `changed` (of every cell
+/// for `None`), recorded in run.json before anything else runs; returns
+/// the cells that stopped.
+fn record_stops(
+    stopper: &Stopper,
+    info: &mut RunInfo,
+    partial: &Partial,
+    measured: &Measured,
+    changed: Option<u32>,
+    progress: &Progress,
+) -> Result<Vec<u32>> {
+    let due = stopper.due(info, measured, changed)?;
+    if due.is_empty() {
+        return Ok(Vec::new());
+    }
+    for s in &due {
+        progress.println(&format!(
+            "cell {} stops after {} fork{}: {}",
+            s.cell,
+            s.forks_run,
+            if s.forks_run == 1 { "" } else { "s" },
+            s.reason.describe()
+        ));
+    }
+    info.stops.extend(due.iter().copied());
+    partial.write_run_info(info)?;
+    Ok(due.iter().map(|s| s.cell).collect())
 }
 
 /// The fingerprint of the database outside runner's schemas, taken before

@@ -42,6 +42,21 @@ impl Measured {
         self.forks.len()
     }
 
+    /// How many finished forks `cell` has.
+    pub fn forks_of(&self, cell: u32) -> u32 {
+        self.forks.range((cell, 0)..=(cell, u32::MAX)).count() as u32
+    }
+
+    /// The run's time so far: its forks' `job_ns` (each from the previous
+    /// fork's commit to its own), summed over this attempt and any before
+    /// it; a fork recorded without one counts its worker's wall time.
+    pub fn run_time_ns(&self) -> u64 {
+        self.forks
+            .values()
+            .map(|(rec, _)| rec.job_ns.unwrap_or(rec.wall_ns))
+            .sum()
+    }
+
     /// The rows of `cells`' finished forks, in (cell, fork) order.
     pub fn rows_of<'a>(&'a self, cells: &'a [u32]) -> impl Iterator<Item = &'a PairRecord> {
         self.forks

@@ -14,9 +14,11 @@ mod jobs;
 mod measured;
 pub mod progress;
 pub mod protocol;
+mod queue;
 pub mod resume;
 mod run;
 pub mod spawn;
+mod stopper;
 mod tables;
 pub mod trial;
 pub mod worker;
@@ -287,6 +289,14 @@ fn exec_loaded(args: &ExecArgs, loaded: &LoadedSpec) -> Result<ExecOutcome> {
     let resuming = args.resume.is_some();
     let selection =
         shard::select(args.shard, args.shards, &|k| std::env::var(k).ok()).map_err(bad_input)?;
+    if let (Some(s), Some(_)) = (selection, exp.design.stop) {
+        return Err(bad_input(format!(
+            "{} has [design.stop], whose cells stop once their own forks so far say so, which shards running apart cannot know; run it whole (without --shard {}/{} and without SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX set), or fix the forks with design.forks and no [design.stop]",
+            args.spec.display(),
+            s.index,
+            s.count
+        )));
+    }
     let (partial, final_dir, info, measured) = match &args.resume {
         Some(p) => {
             let final_dir = match &args.out {

@@ -93,6 +93,16 @@ impl Progress {
         }
     }
 
+    /// The jobs the run will hold in all, now that some will not run (a
+    /// sequential design's stopped cells).
+    pub fn skip_to(&mut self, total_jobs: u64) {
+        match self {
+            Progress::Quiet => {}
+            Progress::Lines { total, .. } => *total = total_jobs,
+            Progress::Bars { jobs, .. } => jobs.set_length(total_jobs),
+        }
+    }
+
     /// A message that must not be torn by the bars.
     pub fn println(&self, msg: &str) {
         match self {

@@ -5,6 +5,7 @@
 
 pub mod deal;
 pub mod self_check;
+pub mod stop;
 
 use crate::plan::self_check::GateSizing;
 use crate::seed::{self, Domain};
@@ -250,16 +251,38 @@ pub fn plan(exp: &Experiment, master_seed: u64, sizing: Option<&GateSizing>) -> 
             // run.json records the first phase's seed as `seeds.schedule`;
             // the second phase's is the same path with the phase appended.
             let path: &[u64] = if phase == 0 { &[] } else { &[u64::from(phase)] };
-            seed::shuffle(
-                &mut seed::rng(master_seed, Domain::Schedule, path),
-                &mut jobs,
-            );
+            let mut rng = seed::rng(master_seed, Domain::Schedule, path);
+            if exp.design.stop.is_some() {
+                jobs = rounds(jobs, &mut rng);
+            } else {
+                seed::shuffle(&mut rng, &mut jobs);
+            }
         }
         jobs
     };
     let mut jobs = jobs_of(0);
     jobs.extend(jobs_of(1));
     Plan { cells, jobs }
+}
+
+/// A sequential design's shuffled order: round r holds fork r of every
+/// cell, in an order of its own, so every cell has its k-th fork before
+/// any has its (k+1)-th, and a cell that stops leaves the others' order
+/// as it was (the schedule a run follows is the plan less the stopped
+/// cells' jobs: the same seed gives the same prefix). Fork numbers count
+/// up within each cell, so a cell that stopped after k forks ran forks
+/// 0..k.
+fn rounds(jobs: Vec<Job>, rng: &mut rand_pcg::Pcg64) -> Vec<Job> {
+    let mut by_round: std::collections::BTreeMap<u32, Vec<Job>> = Default::default();
+    for j in jobs {
+        by_round.entry(j.fork).or_default().push(j);
+    }
+    let mut out = Vec::new();
+    for (_, mut round) in by_round {
+        seed::shuffle(rng, &mut round);
+        out.extend(round);
+    }
+    out
 }
 
 /// A rough duration of one job in nanoseconds, for `check`. The per-run

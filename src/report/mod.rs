@@ -56,7 +56,8 @@ pub fn read_folder(dir: &Path) -> Result<(RunInfo, Vec<PairRecord>)> {
 pub fn analyse(info: &RunInfo, pairs: &[PairRecord]) -> Result<Analysis> {
     let input = context::analysis_input(info);
     let gate = context::gate_input(info);
-    let mut analysis = analysis::analyse_gated(&input, gate.as_ref(), pairs)
+    let stop = context::stop_input(info);
+    let mut analysis = analysis::analyse_run(&input, gate.as_ref(), stop.as_ref(), pairs)
         .map_err(|e| bad_input(e.to_string()))?;
     let hosts: std::collections::BTreeMap<(u32, u32), String> = info
         .forks

@@ -172,6 +172,7 @@ impl Builder {
             pairs_sha256: pairs,
             database: self.database,
             gate_sizing: self.gate_sizing,
+            stops: Vec::new(),
             imported,
             shard,
             merged,

@@ -16,8 +16,11 @@
 //!   order is the schedule's business): the whole plan, or for a shard
 //!   exactly its share (`shard::deal`), or for a partial merge the plan less
 //!   the jobs `merged.missing` names;
-//! - every fork record names a job, once; a finished run has one per job and
-//!   a digest of `pairs.csv`;
+//! - a sequential design's stopping points (`stops`) are within its rule
+//!   and name each experiment cell once;
+//! - every fork record names a job, once, none past its cell's stop; a
+//!   finished run has one per job it ran (every job, less those past a
+//!   cell's stop) and a digest of `pairs.csv`;
 //! - the invocation agrees with the spec, the clock resolutions are within
 //!   bounds, and both are what was recorded (`recorded`).
 //!
@@ -177,6 +180,7 @@ pub fn check(info: &RunInfo) -> Result<(), String> {
     }
     let (expected, whose) = expected_jobs(info, &plan.jobs)?;
     check_jobs(info, &expected, &whose)?;
+    check_stops(info)?;
     let bootstrap: BTreeSet<_> = expected
         .iter()
         .map(|j| super::DerivedSeed {
@@ -302,8 +306,69 @@ fn check_jobs(info: &RunInfo, derived: &[plan::Job], whose: &str) -> Result<(), 
     Ok(())
 }
 
+/// A sequential design's stopping points (`stops`): only with
+/// `[design.stop]`, never in a shard, each an experiment cell once, within
+/// `min_forks..=max_forks` (`max` exactly at `max_forks`); a finished run
+/// has one for every experiment cell. Whether the rule really held there
+/// is the analysis's check, which has the data.
+fn check_stops(info: &RunInfo) -> Result<(), String> {
+    let design = &info.spec.experiment.design;
+    let Some(rule) = design.stop else {
+        if info.stops.is_empty() {
+            return Ok(());
+        }
+        return Err(
+            "stops are recorded, but the spec has no [design.stop], so every cell runs all its forks"
+                .into(),
+        );
+    };
+    if info.shard.is_some() || info.merged.is_some() {
+        return Err("the spec has [design.stop], which a sharded run cannot follow (each cell's stop depends on all its forks), but run.json records a shard or a merge".into());
+    }
+    let experiment: BTreeSet<u32> = info
+        .cells
+        .iter()
+        .filter(|c| c.role.is_experiment())
+        .map(|c| c.cell)
+        .collect();
+    let mut seen = BTreeSet::new();
+    for (i, s) in info.stops.iter().enumerate() {
+        if !experiment.contains(&s.cell) {
+            return Err(format!(
+                "stops[{i}] is cell {}, which is not one of the experiment's cells (the gate's self-check cells always run all their forks)",
+                s.cell
+            ));
+        }
+        if !seen.insert(s.cell) {
+            return Err(format!("stops[{i}] repeats cell {}", s.cell));
+        }
+        let (min, max) = (rule.min_forks.get(), rule.max_forks.get());
+        if s.forks_run < min || s.forks_run > max {
+            return Err(format!(
+                "stops[{i}].forks_run is {}, outside design.stop's {min} to {max} forks",
+                s.forks_run
+            ));
+        }
+        if (s.reason == crate::plan::stop::StopReason::Max) != (s.forks_run == max) {
+            return Err(format!(
+                "stops[{i}] says cell {} stopped after {} forks for reason `{}`; a cell stops for `max` exactly when it has run max_forks ({max}) forks and its rule did not hold",
+                s.cell, s.forks_run, s.reason
+            ));
+        }
+    }
+    if info.finished_at.is_some() {
+        if let Some(c) = experiment.iter().find(|c| !seen.contains(c)) {
+            return Err(format!(
+                "the run is marked finished, but stops records no stopping point for cell {c}"
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn check_forks(info: &RunInfo) -> Result<(), String> {
     let jobs: BTreeSet<(u32, u32)> = info.jobs.iter().map(|j| (j.cell, j.fork)).collect();
+    let stopped: BTreeMap<u32, u32> = info.stops.iter().map(|s| (s.cell, s.forks_run)).collect();
     let mut seen = BTreeSet::new();
     for (i, f) in info.forks.iter().enumerate() {
         let key = (f.summary.cell, f.summary.fork);
@@ -313,13 +378,25 @@ fn check_forks(info: &RunInfo) -> Result<(), String> {
                 key.0, key.1
             ));
         }
+        if let Some(&k) = stopped.get(&key.0).filter(|&&k| key.1 >= k) {
+            return Err(format!(
+                "forks[{i}] is cell {} fork {}, but stops records that cell stopping after {k} forks (forks 0 to {})",
+                key.0,
+                key.1,
+                k - 1
+            ));
+        }
         if !seen.insert(key) {
             return Err(format!("forks[{i}] repeats cell {} fork {}", key.0, key.1));
         }
         check_layout(info, i, &f.summary)?;
     }
     if info.finished_at.is_some() {
-        if let Some((c, f)) = jobs.iter().find(|k| !seen.contains(k)) {
+        let ran: BTreeSet<(u32, u32)> = crate::plan::stop::remaining(&info.jobs, &info.stops)
+            .iter()
+            .map(|j| (j.cell, j.fork))
+            .collect();
+        if let Some((c, f)) = ran.iter().find(|k| !seen.contains(k)) {
             return Err(format!(
                 "the run is marked finished but has no record of cell {c} fork {f}"
             ));

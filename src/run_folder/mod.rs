@@ -61,6 +61,12 @@ pub struct RunInfo {
     /// other run). The cells and jobs above are derived with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate_sizing: Option<crate::plan::self_check::GateSizing>,
+    /// A sequential design (`[design.stop]`): each experiment cell's
+    /// stopping point, recorded when its last fork was committed (absent
+    /// for fixed designs). `jobs` stays the whole plan; the cells' jobs past
+    /// their stop never ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stops: Vec<crate::plan::stop::Stopped>,
     /// Pairs measured by another harness and imported by `runner analyze`:
     /// where they came from. Absent for runs runner measured. For an
     /// imported run, `environment` is where `analyze` ran, not where the

@@ -104,6 +104,11 @@ pub struct Design {
         skip_serializing_if = "crate::layout::Layout::is_system"
     )]
     pub layout: crate::layout::Layout,
+    /// `[design.stop]`: a sequential design, whose cells stop once their
+    /// rule holds (`forks` is then its `max_forks`). Absent from the
+    /// run.json of fixed designs, so theirs stays as it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<super::StopRule>,
 }
 
 fn default_layout() -> crate::layout::Layout {

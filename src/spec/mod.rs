@@ -15,6 +15,7 @@ mod overrides;
 pub mod placeholder;
 mod raw;
 mod sql;
+mod stop;
 mod strategies;
 mod uses;
 mod validate;
@@ -28,6 +29,7 @@ pub use gate::{
     gate_default_max_false_block, Gate, GateStatistic, MaxSlowdown, DEFAULT_MAX_FALSE_BLOCK,
 };
 pub use kinds::*;
+pub use stop::{describe_rule, HalfWidth, StopRule};
 
 use location::{line_col, path_at, KeyPath, Locator, Position, Problem};
 use std::path::{Path, PathBuf};

@@ -61,6 +61,17 @@ pub(crate) struct RawDesign {
     pub fork_timeout_s: Option<Value>,
     pub placement: Option<Value>,
     pub layout: Option<Value>,
+    pub stop: Option<RawStop>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawStop {
+    pub half_width: Option<Value>,
+    pub decide: Option<Value>,
+    pub min_forks: Option<Value>,
+    pub max_forks: Option<Value>,
+    pub max_time: Option<Value>,
 }
 
 /// Swept parameters: `delay_us`, the `[workload]` keys, any other bare key

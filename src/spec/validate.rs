@@ -82,7 +82,12 @@ pub(crate) fn experiment(raw: RawSpec, ctx: &Context) -> Result<Experiment, Prob
     };
     let workload = workload(raw.workload.unwrap_or_default())?;
     let database = database(raw.database.unwrap_or_default(), ctx.files)?;
-    let design = design(raw.design.unwrap_or_default())?;
+    let min_forks_given = raw
+        .design
+        .as_ref()
+        .and_then(|d| d.stop.as_ref())
+        .is_some_and(|s| s.min_forks.is_some());
+    let mut design = design(raw.design.unwrap_or_default())?;
     let strategies = strategies(raw.strategies.unwrap_or_default(), ctx.files)?;
     let mut chosen = vec![(root("design").child("baseline"), &design.baseline)];
     if design.treatments.is_empty() {
@@ -112,6 +117,10 @@ pub(crate) fn experiment(raw: RawSpec, ctx: &Context) -> Result<Experiment, Prob
     super::uses::check(&strategies, &design, &grid, dialect)?;
     let gate = raw.gate.map(super::gate::gate).transpose()?;
     limits::check_totals(&design, &grid, gate.as_ref())?;
+    let analysis = analysis(raw.analysis.unwrap_or_default())?;
+    if let Some(stop) = design.stop.as_mut() {
+        super::stop::bounded(stop, min_forks_given, analysis.confidence)?;
+    }
     Ok(Experiment {
         name,
         title,
@@ -122,7 +131,7 @@ pub(crate) fn experiment(raw: RawSpec, ctx: &Context) -> Result<Experiment, Prob
         strategies,
         design,
         grid,
-        analysis: analysis(raw.analysis.unwrap_or_default())?,
+        analysis,
         report: report(raw.report.unwrap_or_default(), ctx)?,
         gate,
     })
@@ -300,11 +309,18 @@ fn design(raw: RawDesign) -> Result<Design, Problem> {
     ];
     let baseline = arm(raw.baseline.as_ref(), "baseline")?;
     let (treatment, treatments) = treatments(&raw, &base, &arm)?;
+    let stop = raw
+        .stop
+        .map(|s| super::stop::stop(s, raw.forks.as_ref()))
+        .transpose()?;
     Ok(Design {
         baseline,
         treatment,
         treatments,
-        forks: count(raw.forks.as_ref(), "forks", &limits::FORKS, 10)?,
+        forks: match &stop {
+            Some(s) => s.max_forks,
+            None => count(raw.forks.as_ref(), "forks", &limits::FORKS, 10)?,
+        },
         warmup_pairs: match &raw.warmup_pairs {
             Some(v) => limits::warmup(v, &base.child("warmup_pairs"))?,
             None => 80,
@@ -336,6 +352,7 @@ fn design(raw: RawDesign) -> Result<Design, Problem> {
             Some(v) => super::values::layout(v, &base.child("layout"))?,
             None => crate::layout::DEFAULT,
         },
+        stop,
     })
 }
 

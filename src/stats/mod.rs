@@ -21,6 +21,8 @@
 //! - [`nested`]: machines -> forks -> pairs: nested variance components
 //!   (Searle, Casella & McCulloch 1992), a three-level bootstrap, and which
 //!   of more machines or more forks narrows an interval most.
+//! - [`sequential`]: Lai's (1976) confidence sequence for a mean, valid
+//!   at every look (Wang & Ramdas 2023), and the fixed-n t interval beside it.
 //! - [`modes`]: whether fork medians fall into two speeds (optimal two-means
 //!   split, Ashman's D).
 //! - [`apart`]: two separate runs told apart by their forks (the extreme of
@@ -38,6 +40,7 @@ pub mod nested;
 pub mod pool;
 pub mod quantile;
 pub mod resample;
+pub mod sequential;
 pub mod variance;
 
 pub use bootstrap::{

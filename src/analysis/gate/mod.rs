@@ -141,9 +141,14 @@ pub(crate) fn gate<'a>(
         let decided: Vec<GateCell> = members
             .iter()
             .map(|c| {
-                let (estimate_ns, ci_ns) = match gate.statistic {
-                    GateStatistic::Hierarchical => (c.hierarchical.median_ns, c.hierarchical.ci_ns),
-                    GateStatistic::Pooled => (c.pooled.median_ns, c.pooled.ci_ns),
+                // A sequential design stopped where its data said: only
+                // its confidence sequence is valid there.
+                let (estimate_ns, ci_ns) = match (&c.stop, gate.statistic) {
+                    (Some(s), _) => (s.estimate_ns, s.interval_ns),
+                    (None, GateStatistic::Hierarchical) => {
+                        (c.hierarchical.median_ns, c.hierarchical.ci_ns)
+                    }
+                    (None, GateStatistic::Pooled) => (c.pooled.median_ns, c.pooled.ci_ns),
                 };
                 GateCell {
                     cell: c.cell,

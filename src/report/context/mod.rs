@@ -21,6 +21,7 @@ mod machines;
 pub mod overhead;
 mod placement;
 mod reproduce;
+mod stop;
 
 pub use cells::{CellText, CellView};
 pub use checks::{CheckRow, FlaggedFork, MachineChecksView};
@@ -30,6 +31,7 @@ pub use layout::{FactorRow, LayoutRow, LayoutView};
 pub use machines::{HostRow, MachinesText, MachinesView, MergeView, ShardView};
 pub use placement::{PlacementRow, PlacementView};
 pub use reproduce::{reproduce_command, Reproduce};
+pub use stop::stop_input;
 
 use crate::analysis::gate::{GateCellInfo, GateInput};
 use crate::analysis::{Analysis, AnalysisInput, CellInfo, GroupHeadline};
