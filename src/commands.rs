@@ -274,6 +274,12 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
         ));
     }
     out.push_str(&format!("estimate    {}\n", estimate.describe()));
+    out.push_str(&crate::exec::stop_estimate::check_line(
+        exp,
+        &plan::all_cells(exp, sized.as_ref()),
+        target.as_ref(),
+        &estimate,
+    ));
     out.push_str(&format!(
         "analysis    about {} ({} resamples x {} measured pairs, after the forks)\n",
         crate::exec::estimate::human(estimate_analysis_ns(exp, cells_total)),

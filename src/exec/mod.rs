@@ -18,6 +18,7 @@ mod queue;
 pub mod resume;
 mod run;
 pub mod spawn;
+pub mod stop_estimate;
 mod stopper;
 mod tables;
 pub mod trial;

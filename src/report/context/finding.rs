@@ -330,8 +330,13 @@ pub(super) fn one_run(info: &RunInfo) -> String {
     } else {
         "an estimate can move within its interval, and one near the edge of resolving a difference can fall either side of it"
     };
+    let up_to = if exp.design.stop.is_some() {
+        "up to "
+    } else {
+        ""
+    };
     format!(
-        "These figures come from {on} ({} forks per cell, master seed {}). A repeat with the same seed runs the same schedule, inputs and analysis, but measures new timings, so {moves}.",
+        "These figures come from {on} ({up_to}{} forks per cell, master seed {}). A repeat with the same seed runs the same schedule, inputs and analysis, but measures new timings, so {moves}.",
         exp.design.forks, info.seeds.master
     )
 }

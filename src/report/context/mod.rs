@@ -31,7 +31,7 @@ pub use layout::{FactorRow, LayoutRow, LayoutView};
 pub use machines::{HostRow, MachinesText, MachinesView, MergeView, ShardView};
 pub use placement::{PlacementRow, PlacementView};
 pub use reproduce::{reproduce_command, Reproduce};
-pub use stop::stop_input;
+pub use stop::{stop_input, StopRow, StopView};
 
 use crate::analysis::gate::{GateCellInfo, GateInput};
 use crate::analysis::{Analysis, AnalysisInput, CellInfo, GroupHeadline};
@@ -140,6 +140,9 @@ pub struct Context<'a> {
     /// The spread of fork medians under each memory layout; none unless
     /// some fork recorded a layout.
     pub layout: Option<LayoutView>,
+    /// A sequential design's rule and where each cell stopped; none for a
+    /// fixed design.
+    pub stop: Option<StopView>,
 }
 
 /// `analysis.json`'s `headline`: the first group's fields at top level, and
@@ -364,6 +367,7 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
         machine_checks,
         placement: placement::view(info, analysis),
         layout: layout::view(analysis, exp, &super::format::percent(analysis.confidence)),
+        stop: stop::view(analysis, exp),
     }
 }
 

@@ -1,8 +1,14 @@
-//! A sequential design in the report: the rule, and per cell the forks run
-//! and why it stopped (`cells[].stop`).
+//! A sequential design in the report: the rule, per cell the forks run and
+//! why it stopped (`cells[].stop`), and, for an A/A run, how often the
+//! stopping interval was wrong next to a fixed-n interval peeked after
+//! every fork on the same forks.
 
-use crate::analysis::stop::StopInput;
+use crate::analysis::stop::{CellStop, StopInput};
+use crate::analysis::{Analysis, CellAnalysis};
+use crate::report::format::{self, Column, Entry};
 use crate::run_folder::RunInfo;
+use crate::spec::Experiment;
+use serde::Serialize;
 
 /// What the analysis needs to know about the run's stopping rule; none
 /// for a fixed design.
@@ -13,4 +19,169 @@ pub fn stop_input(info: &RunInfo) -> Option<StopInput> {
         gate: exp.gate.map(|g| g.max_slowdown),
         stops: info.stops.clone(),
     })
+}
+
+/// The report's Stopping section.
+#[derive(Debug, Serialize)]
+pub struct StopView {
+    /// The rule in words (`spec::describe_rule`), capitalised.
+    pub rule: String,
+    /// How many forks the cells ran, against a fixed design of max_forks.
+    pub forks: String,
+    pub rows: Vec<StopRow>,
+    /// A/A cells at d = 0: how often the stopping interval excluded 0,
+    /// and the peeked t interval; none unless the run is an A/A with them.
+    pub at_zero: Option<String>,
+    /// A/A cells with a delay: how often each interval held the wait
+    /// actually injected; none unless there are some.
+    pub at_delays: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct StopRow {
+    pub label: String,
+    pub forks_run: u32,
+    /// `target`, `decided`, `max` or `time`.
+    pub reason: &'static str,
+    /// Mean of the fork estimates with the deciding interval, one unit and
+    /// digit rule for the column.
+    pub interval: String,
+    /// Where the t interval, looked at after every fork with the same rule,
+    /// would have stopped: `3` or `12 (rule never held)`.
+    pub naive_forks: String,
+    pub naive_interval: String,
+}
+
+/// `k of n cells (p)`.
+fn share(k: usize, n: usize) -> String {
+    format!(
+        "{k} of {n} cell{} ({})",
+        if n == 1 { "" } else { "s" },
+        format::percent(k as f64 / n.max(1) as f64)
+    )
+}
+
+/// The central 95 % range of Binomial(n, p) as shares: what chance alone
+/// gives a share whose true value is p.
+fn chance_range(n: usize, p: f64) -> (f64, f64) {
+    let n32 = n as u32;
+    let cdf = |k: u32| crate::stats::gate::binomial_cdf(k, n32, p);
+    let lo = (0..=n32).find(|&k| cdf(k) >= 0.025).unwrap_or(0);
+    let hi = (0..=n32).find(|&k| cdf(k) >= 0.975).unwrap_or(n32);
+    (f64::from(lo) / n as f64, f64::from(hi) / n as f64)
+}
+
+/// The section; none for a fixed design.
+pub fn view(analysis: &Analysis, exp: &Experiment) -> Option<StopView> {
+    let rule = exp.design.stop?;
+    let stopped: Vec<(&CellAnalysis, &CellStop)> = analysis
+        .cells
+        .iter()
+        .filter_map(|c| Some((c, c.stop.as_ref()?)))
+        .collect();
+    let column = |pick: fn(&CellStop) -> Entry| {
+        Column::time(&stopped.iter().map(|(_, s)| pick(s)).collect::<Vec<_>>())
+    };
+    let main = column(|s| Entry::Estimate(s.estimate_ns, s.interval_ns[0], s.interval_ns[1]));
+    let naive = column(|s| Entry::Interval(s.naive.interval_ns[0], s.naive.interval_ns[1]));
+    let rows = stopped
+        .iter()
+        .map(|(c, s)| StopRow {
+            label: super::cells::label(c, analysis, exp),
+            forks_run: s.forks_run,
+            reason: s.reason.as_str(),
+            interval: main.estimate(s.estimate_ns, s.interval_ns[0], s.interval_ns[1]),
+            naive_forks: if s.naive.met {
+                s.naive.forks.to_string()
+            } else {
+                format!("{} (rule never held)", s.naive.forks)
+            },
+            naive_interval: naive.interval(s.naive.interval_ns[0], s.naive.interval_ns[1]),
+        })
+        .collect();
+    let run: u32 = stopped.iter().map(|(_, s)| s.forks_run).sum();
+    let most = rule.max_forks.get() * stopped.len() as u32;
+    let (fewest, largest) = stopped
+        .iter()
+        .map(|(_, s)| s.forks_run)
+        .fold((u32::MAX, 0), |(a, b), k| (a.min(k), b.max(k)));
+    let forks = format!(
+        "The {} cells ran {run} forks in all, {} of the {most} that {} forks per cell would have run; a cell ran {}.",
+        stopped.len(),
+        format::percent(f64::from(run) / f64::from(most.max(1))),
+        rule.max_forks,
+        if fewest == largest {
+            format!("{fewest} forks each")
+        } else {
+            format!(
+                "{fewest} to {largest} forks (mean {:.1})",
+                f64::from(run) / stopped.len().max(1) as f64
+            )
+        }
+    );
+    let aa = exp.design.is_aa();
+    let zero: Vec<&CellStop> = stopped
+        .iter()
+        .filter(|(c, _)| aa && c.delay_ns == 0)
+        .map(|(_, s)| *s)
+        .collect();
+    let delayed: Vec<&CellStop> = stopped
+        .iter()
+        .filter(|(c, _)| aa && c.delay_ns > 0)
+        .map(|(_, s)| *s)
+        .collect();
+    let alpha = 1.0 - analysis.confidence;
+    let at_zero = (!zero.is_empty()).then(|| {
+        let wrong = zero.iter().filter(|s| !s.covers_injected).count();
+        let naive = zero.iter().filter(|s| !s.naive.covers_injected).count();
+        // Over a handful of cells chance allows anything.
+        let chance = if zero.len() >= 20 {
+            let (lo, hi) = chance_range(zero.len(), alpha);
+            format!(
+                "; at {} confidence, chance alone puts that share between {} and {} over {} cells, and an interval valid at every look is allowed at most that",
+                format::percent(analysis.confidence),
+                format::percent(lo),
+                format::percent(hi),
+                zero.len()
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            "At d = 0 nothing differs between the arms, so a stopping interval that excludes 0 is a false positive. It did in {}{chance}. The fixed-n t interval of the same forks, looked at after every fork and stopped on with the same rule, excluded 0 in {}.",
+            share(wrong, zero.len()),
+            share(naive, zero.len()),
+        )
+    });
+    let at_delays = (!delayed.is_empty()).then(|| {
+        let held = delayed.iter().filter(|s| s.covers_injected).count();
+        let naive = delayed.iter().filter(|s| s.naive.covers_injected).count();
+        format!(
+            "With a delay injected, the stopping interval held the wait actually injected (the median spin_ns of the forks run) in {}; the peeked t interval in {}.",
+            share(held, delayed.len()),
+            share(naive, delayed.len()),
+        )
+    });
+    let mut rule_text = crate::spec::describe_rule(&rule, exp.gate.is_some());
+    rule_text[..1].make_ascii_uppercase();
+    Some(StopView {
+        rule: rule_text,
+        forks,
+        rows,
+        at_zero,
+        at_delays,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Binomial(200, 0.05): P(X <= 4) = 0.026 is the first past 2.5 % and
+    /// P(X <= 16) = 0.978 the first past 97.5 %: 2 % to 8 %.
+    #[test]
+    fn chance_range_of_a_five_percent_share() {
+        assert_eq!(chance_range(200, 0.05), (0.02, 0.08));
+        assert_eq!(share(3, 200), "3 of 200 cells (1.5 %)");
+    }
 }

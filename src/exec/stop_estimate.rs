@@ -1,0 +1,177 @@
+//! `check` for a sequential design (`[design.stop]`): how many forks a
+//! cell may need before its interval reaches `half_width`, and how long
+//! that takes, from a few paired trial runs here.
+//!
+//! A fork's estimate is the median of its pairs' D, whose standard error is
+//! about sqrt(pi / 2) sd(D) / sqrt(pairs) for roughly normal D (sd taken
+//! robustly, as 1.4826 times the median absolute deviation); the rule's
+//! interval after n forks is `stats::sequential::multiplier(n)` times the
+//! forks' spread over sqrt(n). The trial sees the spread of D inside one
+//! process only: forks differ from each other by more (a fresh process
+//! lands elsewhere in memory and on the CPU), so the count is a lower
+//! bound, and `check` says so.
+
+use super::estimate::{human, Estimate};
+use super::worker::{draws::Draws, timed_run};
+use crate::db::DbTarget;
+use crate::plan::{self, Cell};
+use crate::spec::{Experiment, HalfWidth, StopRule};
+use crate::stats;
+use crate::strategy::{self, Setting};
+use std::time::{Duration, Instant};
+
+/// Trial pairs, after one untimed; fewer when the budget runs out first.
+const TRIAL_PAIRS: usize = 30;
+const TRIAL_BUDGET: Duration = Duration::from_secs(2);
+
+/// The `stop` line of `check` (empty for a fixed design): the rule, and
+/// the forks and time a half-width target needs if forks differ no more
+/// than the trial's pairs do. `estimate` is the fixed design's.
+pub fn check_line(
+    exp: &Experiment,
+    cells: &[Cell],
+    db: Option<&DbTarget>,
+    estimate: &Estimate,
+) -> String {
+    let Some(rule) = exp.design.stop else {
+        return String::new();
+    };
+    let max = rule.max_forks.get();
+    // The estimate is of every cell running max_forks forks.
+    let per_fork_ns = estimate.total_ns / (u64::from(max) * cells.len().max(1) as u64).max(1);
+    let time = |forks: u32| human(per_fork_ns * u64::from(forks) * cells.len() as u64);
+    let mut out = format!(
+        "stop        {}; at most {}, at least {} (min_forks in every cell)\n",
+        crate::spec::describe_rule(&rule, exp.gate.is_some()),
+        time(max),
+        time(rule.min_forks.get())
+    );
+    let Some(target) = rule.half_width else {
+        return out;
+    };
+    let cell = cells.iter().find(|c| c.role.is_experiment());
+    let line = match cell.map(|c| trial(exp, c, db)) {
+        Some(Ok(t)) => reach(&rule, target, &t, exp, time),
+        Some(Err(why)) => format!(
+            "runner could not time the arms here ({why}), so it cannot say how many forks the target needs"
+        ),
+        None => "no experiment cell to time".into(),
+    };
+    out.push_str(&format!("            half_width {target}: {line}\n"));
+    out
+}
+
+/// What a paired trial found: the spread of D and the baseline's median.
+struct Trial {
+    pairs: usize,
+    sd_ns: f64,
+    baseline_median_ns: f64,
+}
+
+/// The forks the target needs and their time, in words.
+fn reach(
+    rule: &StopRule,
+    target: HalfWidth,
+    t: &Trial,
+    exp: &Experiment,
+    time: impl Fn(u32) -> String,
+) -> String {
+    let target_ns = target.target_ns(t.baseline_median_ns);
+    let pairs = f64::from(exp.design.pairs.get());
+    let fork_se = (std::f64::consts::PI / 2.0).sqrt() * t.sd_ns / pairs.sqrt();
+    let confidence = exp.analysis.confidence;
+    let half_width = |n: u32| {
+        stats::sequential::multiplier(n as usize, confidence) * fork_se / f64::from(n).sqrt()
+    };
+    let seen = format!(
+        "{} trial pairs here: D spreads {} (1.4826 MAD), so a fork's median about {}",
+        t.pairs,
+        crate::report::format::duration(t.sd_ns),
+        crate::report::format::duration(fork_se)
+    );
+    match (rule.min_forks.get()..=rule.max_forks.get()).find(|&n| half_width(n) <= target_ns) {
+        Some(n) => format!(
+            "at least {n} forks per cell, about {} ({seen}; forks differ by more than pairs in one process, so likely more)",
+            time(n)
+        ),
+        None => format!(
+            "more than max_forks ({}) forks even if forks differed no more than pairs in one process ({seen}; the interval would be about {} wide each side at {} forks): raise max_forks or pairs, or aim wider",
+            rule.max_forks,
+            crate::report::format::duration(half_width(rule.max_forks.get())),
+            rule.max_forks
+        ),
+    }
+}
+
+/// Pairs of the cell's two arms here, in alternating order, after one
+/// untimed pair: each D = treatment - baseline. Arms on PostgreSQL are not
+/// run (the run's schema does not exist yet).
+fn trial(exp: &Experiment, cell: &Cell, db: Option<&DbTarget>) -> Result<Trial, String> {
+    let (b, t) = cell.arms(&exp.design);
+    let kinds = [plan::bind(exp, cell, b), plan::bind(exp, cell, t)];
+    if matches!(db, Some(DbTarget::Postgres { .. })) && kinds.iter().any(|k| k.needs_database()) {
+        return Err("an arm on PostgreSQL needs the run's own schema".into());
+    }
+    let build = |kind, slot, name| {
+        let at = Setting {
+            workload: cell.workload,
+            db,
+            slot,
+            name,
+            table: None,
+        };
+        strategy::build(kind, &at).map_err(|e| format!("`{name}` would not start: {e:#}"))
+    };
+    let mut base = build(&kinds[0], "b", b)?;
+    let mut other = if b == t {
+        None
+    } else {
+        Some(build(&kinds[1], "t", t)?)
+    };
+    let mut draws = Draws::new(u64::from(cell.cell));
+    let once = |s: &mut dyn strategy::Strategy, input: u64| -> Result<u64, String> {
+        s.before(input).map_err(|e| format!("{e:#}"))?;
+        let (ns, _) = timed_run(s, input, 0, 0).map_err(|e| format!("{e:#}"))?;
+        s.after().map_err(|e| format!("{e:#}"))?;
+        Ok(ns)
+    };
+    let started = Instant::now();
+    let (mut diffs, mut baselines) = (Vec::new(), Vec::new());
+    for i in 0..=TRIAL_PAIRS {
+        if i > 3 && started.elapsed() > TRIAL_BUDGET {
+            break;
+        }
+        let input = draws.input();
+        let mut arm = |treatment: bool| match (&mut other, treatment) {
+            (Some(o), true) => once(o.as_mut(), input),
+            _ => once(base.as_mut(), input),
+        };
+        let (bn, tn) = if i % 2 == 0 {
+            let bn = arm(false)?;
+            (bn, arm(true)?)
+        } else {
+            let tn = arm(true)?;
+            (arm(false)?, tn)
+        };
+        // The first pair pays for cold caches, as a fork's warm-up does.
+        if i > 0 {
+            diffs.push(tn as f64 - bn as f64);
+            baselines.push(bn);
+        }
+    }
+    let _ = base.teardown();
+    if let Some(mut o) = other {
+        let _ = o.teardown();
+    }
+    // A robust spread (1.4826 MAD, the sd for normal data): one run
+    // preempted among thirty would otherwise decide the answer, and a
+    // fork's estimate is a median, which such a run hardly moves.
+    let centre = stats::median(&diffs).map_err(|e| e.to_string())?;
+    let deviations: Vec<f64> = diffs.iter().map(|d| (d - centre).abs()).collect();
+    let sd_ns = 1.4826 * stats::median(&deviations).map_err(|e| e.to_string())?;
+    Ok(Trial {
+        pairs: diffs.len(),
+        sd_ns,
+        baseline_median_ns: stats::median(&baselines).map_err(|e| e.to_string())?,
+    })
+}
