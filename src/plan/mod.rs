@@ -340,6 +340,56 @@ mod tests {
         }
     }
 
+    /// A sequential design's shuffled schedule goes round by round: round
+    /// r is fork r of every cell, each round in its own seeded order; the
+    /// jobs are the fixed design's, and the same seed gives the same order.
+    #[test]
+    fn a_sequential_design_runs_its_forks_in_rounds() {
+        let text = r#"
+[strategies.n]
+kind = "noop"
+[design]
+baseline = "n"
+treatment = "n"
+[design.stop]
+decide = true
+max_forks = 5
+[grid]
+delay_us = [0, 1, 2, 3]
+"#;
+        let exp = experiment(text);
+        let p = plan(&exp, 9, None);
+        assert_eq!(p.jobs.len(), 20);
+        let orders: Vec<Vec<u32>> = p
+            .jobs
+            .chunks(4)
+            .enumerate()
+            .map(|(r, round)| {
+                assert!(round.iter().all(|j| j.fork == r as u32), "{round:?}");
+                let mut cells: Vec<u32> = round.iter().map(|j| j.cell).collect();
+                let order = cells.clone();
+                cells.sort_unstable();
+                assert_eq!(cells, [0, 1, 2, 3]);
+                order
+            })
+            .collect();
+        assert!(
+            orders.windows(2).any(|w| w[0] != w[1]),
+            "each round is shuffled: {orders:?}"
+        );
+        assert_eq!(plan(&exp, 9, None), p);
+        let mut fixed = experiment(&text.replace(
+            "[design.stop]\ndecide = true\nmax_forks = 5\n",
+            "forks = 5\n",
+        ));
+        fixed.design.stop = None;
+        let mut a: Vec<Job> = plan(&fixed, 9, None).jobs;
+        let mut b = p.jobs.clone();
+        a.sort_by_key(|j| (j.cell, j.fork));
+        b.sort_by_key(|j| (j.cell, j.fork));
+        assert_eq!(a, b, "the same jobs and seeds as the fixed design");
+    }
+
     /// Cells: swept keys in name order, outermost first, delay innermost;
     /// `bind` applies the cell's swept key and fills its grid values, keeps
     /// `{input}` and `{scratch}`, and escapes what it inserts.

@@ -124,6 +124,8 @@ pub fn files(info: &RunInfo, analysis: &Analysis, view: &GateView<'_>) -> GateFi
         match g.statistic {
             GateStatistic::Hierarchical => s.map(|s| s.hierarchical),
             GateStatistic::Pooled => s.map(|s| s.pooled),
+            // The stopping interval draws nothing at random.
+            GateStatistic::Sequence => None,
         }
     };
     let checks: Vec<u32> = g

@@ -93,6 +93,10 @@ pub enum GateStatistic {
     Hierarchical,
     /// All pairs as one sample (narrower when forks differ, and too narrow then).
     Pooled,
+    /// Not a choice in the file: a sequential design (`[design.stop]`)
+    /// decides on its stopping interval, the only one valid where the data
+    /// made a cell stop.
+    Sequence,
 }
 
 impl std::fmt::Display for GateStatistic {
@@ -100,6 +104,7 @@ impl std::fmt::Display for GateStatistic {
         f.write_str(match self {
             GateStatistic::Hierarchical => "hierarchical",
             GateStatistic::Pooled => "pooled",
+            GateStatistic::Sequence => "stopping",
         })
     }
 }

@@ -148,7 +148,9 @@ pub(crate) fn gate<'a>(
                     (None, GateStatistic::Hierarchical) => {
                         (c.hierarchical.median_ns, c.hierarchical.ci_ns)
                     }
-                    (None, GateStatistic::Pooled) => (c.pooled.median_ns, c.pooled.ci_ns),
+                    (None, GateStatistic::Pooled | GateStatistic::Sequence) => {
+                        (c.pooled.median_ns, c.pooled.ci_ns)
+                    }
                 };
                 GateCell {
                     cell: c.cell,
@@ -250,7 +252,11 @@ pub(crate) fn gate<'a>(
         .min_by(|a, b| a.lower_bound.total_cmp(&b.lower_bound));
     Ok(GateAnalysis {
         max_slowdown: gate.max_slowdown.to_string(),
-        statistic: gate.statistic,
+        statistic: if cells.iter().any(|c| c.stop.is_some()) {
+            GateStatistic::Sequence
+        } else {
+            gate.statistic
+        },
         min_power: gate.min_power,
         max_false_block: gate.max_false_block,
         self_check: gate.self_check,
