@@ -154,6 +154,8 @@ fn a_resumed_adaptive_run_carries_on_from_its_stops() {
     assert_eq!(std::fs::read(out.join("report.md")).unwrap(), before);
 }
 
+type Edit = Box<dyn Fn(&mut serde_json::Value)>;
+
 /// What the record says about a stop is checked: by the reader (a reason
 /// that contradicts the count) and by the analysis (a reason the data do
 /// not give).
@@ -165,7 +167,7 @@ fn an_edited_stop_is_refused() {
     let stopped = stops(&out);
     let index = |cell| stopped.iter().position(|s| s.0 == cell).unwrap();
     let (i1, forks) = (index(1), stop_of(&stopped, 1).0);
-    let cases: Vec<(Box<dyn Fn(&mut serde_json::Value)>, String)> = vec![
+    let cases: Vec<(Edit, String)> = vec![
         (
             Box::new(move |v| v["stops"][i1]["reason"] = "max".into()),
             format!("stops[{i1}] says cell 1 stopped after {forks} forks for reason `max`"),
