@@ -71,6 +71,7 @@ fn the_reference_documents_every_key_and_no_other() {
         ("[workload]\nzzz = 1\n".into(), "## `[workload]`"),
         ("[database]\nzzz = 1\n".into(), "## `[database]`"),
         ("[design]\nzzz = 1\n".into(), "## `[design]`"),
+        ("[design.stop]\nzzz = 1\n".into(), "## `[design.stop]`"),
         ("[analysis]\nzzz = 1\n".into(), "## `[analysis]`"),
         ("[report]\nzzz = 1\n".into(), "## `[report]`"),
         ("[gate]\nzzz = 1\n".into(), "## `[gate]`"),
