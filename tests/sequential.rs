@@ -170,7 +170,7 @@ fn an_edited_stop_is_refused() {
     let cases: Vec<(Edit, String)> = vec![
         (
             Box::new(move |v| v["stops"][i1]["reason"] = "max".into()),
-            format!("stops[{i1}] says cell 1 stopped after {forks} forks for reason `max`"),
+            format!("stops[{i1}] says cell 1 stopped after {forks} forks for reason `max`, but max_forks is 8"),
         ),
         (
             Box::new(move |v| v["stops"][i1]["reason"] = "time".into()),

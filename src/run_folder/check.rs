@@ -308,7 +308,8 @@ fn check_jobs(info: &RunInfo, derived: &[plan::Job], whose: &str) -> Result<(), 
 
 /// A sequential design's stopping points (`stops`): only with
 /// `[design.stop]`, never in a shard, each an experiment cell once, within
-/// `min_forks..=max_forks` (`max` exactly at `max_forks`); a finished run
+/// `min_forks..=max_forks` (`max` only at `max_forks`, where a rule that
+/// held is recorded instead); a finished run
 /// has one for every experiment cell. Whether the rule really held there
 /// is the analysis's check, which has the data.
 fn check_stops(info: &RunInfo) -> Result<(), String> {
@@ -349,10 +350,10 @@ fn check_stops(info: &RunInfo) -> Result<(), String> {
                 s.forks_run
             ));
         }
-        if (s.reason == crate::plan::stop::StopReason::Max) != (s.forks_run == max) {
+        if s.reason == crate::plan::stop::StopReason::Max && s.forks_run != max {
             return Err(format!(
-                "stops[{i}] says cell {} stopped after {} forks for reason `{}`; a cell stops for `max` exactly when it has run max_forks ({max}) forks and its rule did not hold",
-                s.cell, s.forks_run, s.reason
+                "stops[{i}] says cell {} stopped after {} forks for reason `max`, but max_forks is {max}",
+                s.cell, s.forks_run
             ));
         }
     }
