@@ -264,6 +264,82 @@ fn reports_block(dirs: &[PathBuf]) -> String {
         .join("\n")
 }
 
+/// Where the cells of every committed sequential design (`[design.stop]`)
+/// stopped: per report, per cell (a report of more than ten cells: per
+/// delay), the forks run and why, against `max_forks`.
+fn stop_block(dirs: &[PathBuf]) -> String {
+    let mut out = String::from(
+        "| report | cells | forks run per cell | stopped because | of `max_forks` |\n|---|---|---|---|---|\n",
+    );
+    for dir in dirs {
+        let info = RunInfo::read(&dir.join("run.json")).unwrap();
+        let Some(rule) = info.spec.experiment.design.stop else {
+            continue;
+        };
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let json = std::fs::read_to_string(dir.join("analysis.json")).unwrap();
+        let analysis: Analysis = serde_json::from_str(&json).unwrap();
+        let ctx = context::build(&info, &analysis);
+        let many = ctx.cells.len() > 10;
+        let mut groups: Vec<(String, Vec<&runner::analysis::stop::CellStop>)> = Vec::new();
+        for c in &ctx.cells {
+            let key = if many {
+                format!("d = {}", c.view.delay)
+            } else {
+                c.view.label.clone()
+            };
+            let stop = c.data.stop.as_ref().expect("a sequential design's cells stop");
+            match groups.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, v)) => v.push(stop),
+                None => groups.push((key, vec![stop])),
+            }
+        }
+        for (i, (key, stops)) in groups.iter().enumerate() {
+            let first = if i == 0 {
+                format!(
+                    "[`reports/{name}`](../../reports/{name}/report.md), measured {}",
+                    info.started_at.get(..10).unwrap_or(&info.started_at)
+                )
+            } else {
+                String::new()
+            };
+            let forks: Vec<u32> = stops.iter().map(|s| s.forks_run).collect();
+            let (lo, hi) = (*forks.iter().min().unwrap(), *forks.iter().max().unwrap());
+            let run = if lo == hi {
+                lo.to_string()
+            } else {
+                format!(
+                    "{lo} to {hi}, mean {:.1}",
+                    f64::from(forks.iter().sum::<u32>()) / forks.len() as f64
+                )
+            };
+            let mut reasons: Vec<(String, usize)> = Vec::new();
+            for s in stops {
+                let r = s.reason.to_string();
+                match reasons.iter_mut().find(|(k, _)| *k == r) {
+                    Some((_, n)) => *n += 1,
+                    None => reasons.push((r, 1)),
+                }
+            }
+            let why: Vec<String> = reasons
+                .iter()
+                .map(|(r, n)| if stops.len() == 1 { format!("`{r}`") } else { format!("`{r}` {n}") })
+                .collect();
+            let cells = if stops.len() == 1 {
+                key.clone()
+            } else {
+                format!("{key} ({} cells)", stops.len())
+            };
+            out.push_str(&format!(
+                "| {first} | {cells} | {run} | {} | {} |\n",
+                why.join(", "),
+                rule.max_forks
+            ));
+        }
+    }
+    out
+}
+
 /// The number after `key` in `line` (up to the next space or `;`).
 fn after<'a>(line: &'a str, key: &str) -> &'a str {
     let rest = &line[line
@@ -406,6 +482,7 @@ fn the_report_index_and_bench_figures_are_the_committed_ones() {
         &history_bench_block(),
     );
     check_block("docs/guide/performance.md", "scale", &scale_block());
+    check_block("docs/guide/performance.md", "stops", &stop_block(&dirs));
 }
 
 /// A measured figure (a duration or a percentage) in README prose must sit

@@ -105,15 +105,15 @@ pub fn view(analysis: &Analysis, exp: &Experiment) -> Option<StopView> {
         .iter()
         .map(|(_, s)| s.forks_run)
         .fold((u32::MAX, 0), |(a, b), k| (a.min(k), b.max(k)));
-    let share = format::percent(f64::from(run) / f64::from(most.max(1)));
+    let of_fixed = format::percent(f64::from(run) / f64::from(most.max(1)));
     let forks = if stopped.len() == 1 {
         format!(
-            "The cell ran {run} forks, {share} of the {most} of a fixed design of {} forks.",
+            "The cell ran {run} forks, {of_fixed} of the {most} of a fixed design of {} forks.",
             rule.max_forks
         )
     } else {
         format!(
-            "The {} cells ran {run} forks in all, {share} of the {most} that {} forks per cell would have run; a cell ran {}.",
+            "The {} cells ran {run} forks in all, {of_fixed} of the {most} that {} forks per cell would have run; a cell ran {}.",
             stopped.len(),
             rule.max_forks,
             if fewest == largest {
