@@ -106,10 +106,14 @@ fn report_entry(dir: &Path) -> String {
             format!("Ran on {}", d.label)
         });
     let date = info.started_at.get(..10).unwrap_or(&info.started_at);
+    // A sequential design runs a share of its planned jobs.
+    let jobs = match ctx.stop {
+        Some(_) => format!("{} of {}", ctx.run.forks_run, ctx.run.jobs),
+        None => ctx.run.jobs.to_string(),
+    };
     let mut out = format!(
-        "**[`reports/{name}`]({name}/report.md)**: {}\n{database}; measured {date}; {} jobs in {} on {}, {} logical cores, {load}.\n`{}`\n\n",
+        "**[`reports/{name}`]({name}/report.md)**: {}\n{database}; measured {date}; {jobs} jobs in {} on {}, {} logical cores, {load}.\n`{}`\n\n",
         info.spec.experiment.title,
-        ctx.run.jobs,
         wall(&info),
         env.cpu_model,
         env.logical_cores,
@@ -122,7 +126,15 @@ fn report_entry(dir: &Path) -> String {
             g.data.max_slowdown, g.view.label, g.view.verdict, g.view.self_check
         ));
     }
-    if exp.design.is_aa() || ctx.run.has_delays {
+    // A sequential design: where its cells stopped is its answer (the
+    // stop-validity run has 200 groups, each with its own lines).
+    if let Some(s) = &ctx.stop {
+        out.push_str(&format!("- Stopping: {}. {}\n", s.rule, s.forks));
+        for line in [&s.at_zero, &s.at_delays].into_iter().flatten() {
+            out.push_str(&format!("- {line}\n"));
+        }
+    }
+    if ctx.stop.is_none() && (exp.design.is_aa() || ctx.run.has_delays) {
         for g in &ctx.headline.groups {
             let v = &g.view;
             let label = if ctx.headline.groups.len() > 1 {
@@ -145,7 +157,7 @@ fn report_entry(dir: &Path) -> String {
         }
     }
     let delayed: Vec<_> = ctx.cells.iter().filter(|c| c.data.delay_ns > 0).collect();
-    if !delayed.is_empty() && info.imported.is_none() {
+    if !delayed.is_empty() && info.imported.is_none() && ctx.stop.is_none() {
         let each = |f: &dyn Fn(&runner::analysis::Calibration, u32) -> String| {
             delayed
                 .iter()
@@ -288,7 +300,11 @@ fn stop_block(dirs: &[PathBuf]) -> String {
             } else {
                 c.view.label.clone()
             };
-            let stop = c.data.stop.as_ref().expect("a sequential design's cells stop");
+            let stop = c
+                .data
+                .stop
+                .as_ref()
+                .expect("a sequential design's cells stop");
             match groups.iter_mut().find(|(k, _)| *k == key) {
                 Some((_, v)) => v.push(stop),
                 None => groups.push((key, vec![stop])),
@@ -323,7 +339,13 @@ fn stop_block(dirs: &[PathBuf]) -> String {
             }
             let why: Vec<String> = reasons
                 .iter()
-                .map(|(r, n)| if stops.len() == 1 { format!("`{r}`") } else { format!("`{r}` {n}") })
+                .map(|(r, n)| {
+                    if stops.len() == 1 {
+                        format!("`{r}`")
+                    } else {
+                        format!("`{r}` {n}")
+                    }
+                })
                 .collect();
             let cells = if stops.len() == 1 {
                 key.clone()
