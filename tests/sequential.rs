@@ -321,3 +321,30 @@ resamples = 200
         "{gate}"
     );
 }
+
+/// `check` states the rule, the time of every cell's max_forks and
+/// min_forks, and for a half-width target the forks it needs if forks
+/// differed no more than the pairs of its trial runs.
+#[test]
+fn check_states_the_rule_and_the_forks_a_target_needs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = write_spec(
+        tmp.path(),
+        "stop",
+        &STOP_AA.replace("decide = true", "decide = true\nhalf_width = \"1us\""),
+    );
+    let o = run_in(tmp.path(), &["check", spec.to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{}", err_of(&o));
+    assert!(
+        out.contains("stop        each cell runs until its interval's half-width is at most 1us or its interval excludes 0, with 3 to 8 forks; at most "),
+        "{out}"
+    );
+    // A preview of a few µs per run spreads by nanoseconds: 1 µs needs
+    // no more than min_forks.
+    assert!(
+        out.contains("            half_width 1us: at least 3 forks per cell, about "),
+        "{out}"
+    );
+    assert!(out.contains("trial pairs here: D spreads"), "{out}");
+}

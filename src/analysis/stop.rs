@@ -240,3 +240,145 @@ pub(crate) fn cell(
         },
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{Arm, Phase};
+    use std::num::NonZeroU32;
+
+    /// Fork f of cell 0: five measured pairs whose D are `base + f + k`
+    /// (k = -2..=2), so the fork's median D is `base + f` exactly (no
+    /// dither: clock resolution 0), with baseline runs of 10 µs.
+    fn rows(forks: u32, base: i64) -> Vec<PairRecord> {
+        let mut out = Vec::new();
+        for f in 0..forks {
+            for (i, k) in (-2i64..=2).enumerate() {
+                let d = (base + i64::from(f) + k).max(-9_000);
+                out.push(PairRecord {
+                    cell: 0,
+                    fork: f,
+                    phase: Phase::Measure,
+                    pair: i as u32,
+                    first: if i % 2 == 0 {
+                        Arm::Baseline
+                    } else {
+                        Arm::Treatment
+                    },
+                    baseline_ns: 10_000,
+                    treatment_ns: (10_000 + d) as u64,
+                    delay_ns: 0,
+                    spin_ns: 0,
+                    baseline_at_ns: 1000 * i as u64,
+                    treatment_at_ns: 1000 * i as u64 + 500,
+                    usage: Default::default(),
+                });
+            }
+        }
+        out
+    }
+
+    fn input() -> AnalysisInput {
+        AnalysisInput {
+            master_seed: 7,
+            resamples: 100,
+            confidence: 0.95,
+            ordering: crate::spec::Ordering::PairedRandom,
+            pad_baseline: true,
+            cells: vec![CellInfo {
+                cell: 0,
+                params: Default::default(),
+                delay_ns: 0,
+            }],
+            target_half_width_ns: None,
+            clock_resolution_ns: 0.0,
+        }
+    }
+
+    fn rule(decide: bool, half_width: Option<crate::spec::HalfWidth>) -> StopInput {
+        StopInput {
+            rule: StopRule {
+                half_width,
+                decide,
+                min_forks: NonZeroU32::new(3).unwrap(),
+                max_forks: NonZeroU32::new(6).unwrap(),
+                max_time_s: None,
+            },
+            gate: None,
+            stops: Vec::new(),
+        }
+    }
+
+    /// Fork estimates 1000, 1001, 1002: mean 1001, s = 1, the sequence's
+    /// half-width 13.22 / sqrt(3) = 7.63 (`stats::sequential`'s table):
+    /// decided at the first look; before min_forks nothing is said; with
+    /// D around 0 the rule never holds and the cell runs to max_forks.
+    #[test]
+    fn look_stops_a_clear_cell_at_min_forks_and_an_unclear_one_at_max() {
+        let (i, cell) = (input(), input().cells[0].clone());
+        let decide = rule(true, None);
+        assert_eq!(look(&i, &decide, &cell, &rows(2, 1000)).unwrap(), None);
+        assert_eq!(
+            look(&i, &decide, &cell, &rows(3, 1000)).unwrap(),
+            Some(StopReason::Decided)
+        );
+        // Estimates -1, 0, 1, ...: the interval always holds 0.
+        assert_eq!(look(&i, &decide, &cell, &rows(5, -1)).unwrap(), None);
+        assert_eq!(
+            look(&i, &decide, &cell, &rows(6, -1)).unwrap(),
+            Some(StopReason::Max)
+        );
+        // A target of 8 ns: 7.63 is inside it after 3 forks; of 7 ns not.
+        let target = |ns| rule(false, Some(crate::spec::HalfWidth::Ns(ns)));
+        assert_eq!(
+            look(&i, &target(8), &cell, &rows(3, -1)).unwrap(),
+            Some(StopReason::Target)
+        );
+        assert_eq!(look(&i, &target(7), &cell, &rows(3, -1)).unwrap(), None);
+        // 1 % of the 10 µs baseline is 100 ns.
+        let percent = rule(false, Some(crate::spec::HalfWidth::Percent(1.0)));
+        assert_eq!(
+            look(&i, &percent, &cell, &rows(3, -1)).unwrap(),
+            Some(StopReason::Target)
+        );
+    }
+
+    /// The analysis recomputes every look: a recorded stop later than the
+    /// first look where the rule held, or a reason the data do not give,
+    /// is refused; the one the run made is reported with the t interval
+    /// peeked beside it.
+    #[test]
+    fn a_recorded_stop_must_be_where_the_rule_first_held() {
+        let i = input();
+        let check = |forks: u32, base: i64, reason: StopReason| {
+            let rows = rows(forks, base);
+            let mut s = rule(true, None);
+            s.stops = vec![Stopped {
+                cell: 0,
+                forks_run: forks,
+                reason,
+            }];
+            let grouped = super::super::group(&i, &rows).unwrap();
+            cell(&i, &s, 0, &grouped[&0])
+        };
+        let ok = check(3, 1000, StopReason::Decided).unwrap();
+        assert_eq!((ok.forks_run, ok.estimate_ns), (3, 1001.0));
+        assert!((ok.half_width_ns - 7.633_668_868).abs() < 1e-6, "{ok:?}");
+        assert!(!ok.covers_injected, "d = 0 and the interval excludes 0");
+        assert_eq!((ok.naive.forks, ok.naive.met), (3, true));
+        let late = check(4, 1000, StopReason::Decided).unwrap_err().to_string();
+        assert!(
+            late.contains("its rule held after 3 forks (decided), so the run would have stopped there, but run.json records it stopping after 4"),
+            "{late}"
+        );
+        let wrong = check(3, 1000, StopReason::Time).unwrap_err().to_string();
+        assert!(
+            wrong.contains("for reason `time`, but after 3 forks its rule says `decided`"),
+            "{wrong}"
+        );
+        let max = check(6, -1, StopReason::Max).unwrap();
+        assert!(max.covers_injected && !max.naive.met, "{max:?}");
+        let not_met = check(6, -1, StopReason::Decided).unwrap_err().to_string();
+        assert!(not_met.contains("its rule says go on"), "{not_met}");
+    }
+}

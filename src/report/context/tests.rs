@@ -365,6 +365,15 @@ fn templates_readme_documents_every_key_of_the_context() {
         &serde_json::to_value(build(&shard, &analysis)).unwrap(),
         &mut keys,
     );
+    // A sequential design has keys of its own (`stop`, `cells[].stop`).
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/stop-memory");
+    let (info, pairs) = crate::report::read_folder(&dir).unwrap();
+    let analysis = crate::report::analyse(&info, &pairs).unwrap();
+    key_names(
+        &serde_json::to_value(build(&info, &analysis)).unwrap(),
+        &mut keys,
+    );
+    assert!(keys.contains("naive_interval") && keys.contains("covers_injected"));
     let missing: Vec<&String> = keys
         .iter()
         .filter(|k| {
