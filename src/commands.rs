@@ -232,10 +232,11 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
             .max(crate::stats::gate::forks_for_power(g.min_power, confidence));
         if g.self_check && forks < u64::from(needed) && needed < u32::MAX {
             out.push_str(&format!(
-                "warning     with {forks} forks per cell the self-check cannot bound the gate's error rates at {} or show a power of {} (one-sided {} bounds), so the gate will be inconclusive; it needs at least {needed} forks per cell (--set design.forks={needed})\n",
+                "warning     with {forks} forks per cell the self-check cannot bound the gate's error rates at {} or show a power of {} (one-sided {} bounds), so the gate will be inconclusive; it needs at least {needed} forks per cell (--set {}={needed})\n",
                 crate::report::format::percent(g.max_false_block),
                 crate::report::format::percent(g.min_power),
                 crate::report::format::percent(confidence),
+                exp.design.forks_key(),
             ));
         }
     }

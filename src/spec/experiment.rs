@@ -129,6 +129,18 @@ impl std::fmt::Display for Schedule {
 }
 
 impl Design {
+    /// The key that sets the forks per cell: `design.forks`, or in a
+    /// sequential design, where that is the default of `max_forks` and
+    /// both given must agree, `design.stop.max_forks`. What a message
+    /// suggesting more forks names.
+    pub fn forks_key(&self) -> &'static str {
+        if self.stop.is_some() {
+            "design.stop.max_forks"
+        } else {
+            "design.forks"
+        }
+    }
+
     /// Same strategy name on both sides: an A/A experiment sharing one instance.
     pub fn is_aa(&self) -> bool {
         self.treatments.is_empty() && self.baseline == self.treatment

@@ -149,7 +149,8 @@ fn would_decide(
         .find(|&f| crate::stats::predicted_half_width(vc, confidence, f, pairs) < gap);
     match forks {
         Some(f) => format!(
-            "about {f} forks of {pairs} pairs (`--set design.forks={f}`) are predicted to narrow it enough to decide"
+            "about {f} forks of {pairs} pairs (`--set {}={f}`) are predicted to narrow it enough to decide",
+            exp.design.forks_key()
         ),
         None => format!(
             "the estimate sits {} from the threshold, closer than {limit} forks of {pairs} pairs are predicted to resolve: the slowdown is, for this gate, at its threshold",
@@ -225,7 +226,7 @@ fn verdict(g: &GateAnalysis, exp: &Experiment, cells: &[CellAnalysis], confidenc
                 crate::report::effect::forks_count(p.map_or(0, |p| p.forks)),
                 format::percent(p.map_or(0.0, |p| p.lower_bound)),
                 format::percent(g.min_power),
-                forks_needed(g)
+                forks_needed(g, exp)
             )
         }
         Reason::ErrorRateUnbounded => {
@@ -244,7 +245,7 @@ fn verdict(g: &GateAnalysis, exp: &Experiment, cells: &[CellAnalysis], confidenc
                     crate::report::effect::forks_count(w.forks),
                     format::percent(w.upper_bound),
                     format::percent(g.max_false_block),
-                    forks_needed(g),
+                    forks_needed(g, exp),
                     slowdown(g, group, cell.estimate_ns, cell.ci_ns)
                 ),
                 Some(w) => format!(
@@ -263,10 +264,11 @@ fn verdict(g: &GateAnalysis, exp: &Experiment, cells: &[CellAnalysis], confidenc
 
 /// `; 29 forks per cell would (`--set design.forks=29`), were every fork
 /// to come out right`, or nothing.
-fn forks_needed(g: &GateAnalysis) -> String {
+fn forks_needed(g: &GateAnalysis, exp: &Experiment) -> String {
+    let key = exp.design.forks_key();
     match g.forks_needed {
         Some(n) if n < u32::MAX => format!(
-            "; at least {n} forks per cell (`--set design.forks={n}`) would, were every self-check fork to come out right"
+            "; at least {n} forks per cell (`--set {key}={n}`) would, were every self-check fork to come out right"
         ),
         _ => String::new(),
     }
