@@ -253,7 +253,7 @@ pub fn plan(exp: &Experiment, master_seed: u64, sizing: Option<&GateSizing>) -> 
             let path: &[u64] = if phase == 0 { &[] } else { &[u64::from(phase)] };
             let mut rng = seed::rng(master_seed, Domain::Schedule, path);
             if exp.design.stop.is_some() {
-                jobs = rounds(jobs, &mut rng);
+                jobs = stop::rounds(jobs, &mut rng);
             } else {
                 seed::shuffle(&mut rng, &mut jobs);
             }
@@ -263,26 +263,6 @@ pub fn plan(exp: &Experiment, master_seed: u64, sizing: Option<&GateSizing>) -> 
     let mut jobs = jobs_of(0);
     jobs.extend(jobs_of(1));
     Plan { cells, jobs }
-}
-
-/// A sequential design's shuffled order: round r holds fork r of every
-/// cell, in an order of its own, so every cell has its k-th fork before
-/// any has its (k+1)-th, and a cell that stops leaves the others' order
-/// as it was (the schedule a run follows is the plan less the stopped
-/// cells' jobs: the same seed gives the same prefix). Fork numbers count
-/// up within each cell, so a cell that stopped after k forks ran forks
-/// 0..k.
-fn rounds(jobs: Vec<Job>, rng: &mut rand_pcg::Pcg64) -> Vec<Job> {
-    let mut by_round: std::collections::BTreeMap<u32, Vec<Job>> = Default::default();
-    for j in jobs {
-        by_round.entry(j.fork).or_default().push(j);
-    }
-    let mut out = Vec::new();
-    for (_, mut round) in by_round {
-        seed::shuffle(rng, &mut round);
-        out.extend(round);
-    }
-    out
 }
 
 /// A rough duration of one job in nanoseconds, for `check`. The per-run
@@ -338,56 +318,6 @@ mod tests {
             StrategyKind::Command(c) => c.program.argv(),
             other => panic!("not a command: {other:?}"),
         }
-    }
-
-    /// A sequential design's shuffled schedule goes round by round: round
-    /// r is fork r of every cell, each round in its own seeded order; the
-    /// jobs are the fixed design's, and the same seed gives the same order.
-    #[test]
-    fn a_sequential_design_runs_its_forks_in_rounds() {
-        let text = r#"
-[strategies.n]
-kind = "noop"
-[design]
-baseline = "n"
-treatment = "n"
-[design.stop]
-decide = true
-max_forks = 5
-[grid]
-delay_us = [0, 1, 2, 3]
-"#;
-        let exp = experiment(text);
-        let p = plan(&exp, 9, None);
-        assert_eq!(p.jobs.len(), 20);
-        let orders: Vec<Vec<u32>> = p
-            .jobs
-            .chunks(4)
-            .enumerate()
-            .map(|(r, round)| {
-                assert!(round.iter().all(|j| j.fork == r as u32), "{round:?}");
-                let mut cells: Vec<u32> = round.iter().map(|j| j.cell).collect();
-                let order = cells.clone();
-                cells.sort_unstable();
-                assert_eq!(cells, [0, 1, 2, 3]);
-                order
-            })
-            .collect();
-        assert!(
-            orders.windows(2).any(|w| w[0] != w[1]),
-            "each round is shuffled: {orders:?}"
-        );
-        assert_eq!(plan(&exp, 9, None), p);
-        let mut fixed = experiment(&text.replace(
-            "[design.stop]\ndecide = true\nmax_forks = 5\n",
-            "forks = 5\n",
-        ));
-        fixed.design.stop = None;
-        let mut a: Vec<Job> = plan(&fixed, 9, None).jobs;
-        let mut b = p.jobs.clone();
-        a.sort_by_key(|j| (j.cell, j.fork));
-        b.sort_by_key(|j| (j.cell, j.fork));
-        assert_eq!(a, b, "the same jobs and seeds as the fixed design");
     }
 
     /// Cells: swept keys in name order, outermost first, delay innermost;

@@ -72,9 +72,123 @@ pub fn remaining(jobs: &[Job], stops: &[Stopped]) -> Vec<Job> {
         .collect()
 }
 
+/// The stops `stops` of a run whose rule is `rule` and whose experiment
+/// cells are `experiment`: only with a rule, each an experiment cell once
+/// (the gate's self-check cells always run all their forks), within
+/// `min_forks..=max_forks` (`max` only at `max_forks`, where a rule that
+/// held is recorded instead); a `finished` run has one for every
+/// experiment cell. Whether the rule really held there is the analysis's
+/// check, which has the data. The error is one sentence naming the key.
+pub fn check(
+    rule: Option<&crate::spec::StopRule>,
+    stops: &[Stopped],
+    experiment: &[u32],
+    finished: bool,
+) -> Result<(), String> {
+    let Some(rule) = rule else {
+        if stops.is_empty() {
+            return Ok(());
+        }
+        return Err(
+            "stops are recorded, but the spec has no [design.stop], so every cell runs all its forks"
+                .into(),
+        );
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    let (min, max) = (rule.min_forks.get(), rule.max_forks.get());
+    for (i, s) in stops.iter().enumerate() {
+        if !experiment.contains(&s.cell) {
+            return Err(format!(
+                "stops[{i}] is cell {}, which is not one of the experiment's cells (the gate's self-check cells always run all their forks)",
+                s.cell
+            ));
+        }
+        if !seen.insert(s.cell) {
+            return Err(format!("stops[{i}] repeats cell {}", s.cell));
+        }
+        if s.forks_run < min || s.forks_run > max {
+            return Err(format!(
+                "stops[{i}].forks_run is {}, outside design.stop's {min} to {max} forks",
+                s.forks_run
+            ));
+        }
+        if s.reason == StopReason::Max && s.forks_run != max {
+            return Err(format!(
+                "stops[{i}] says cell {} stopped after {} forks for reason `max`, but max_forks is {max}",
+                s.cell, s.forks_run
+            ));
+        }
+    }
+    if finished {
+        if let Some(c) = experiment.iter().find(|c| !seen.contains(c)) {
+            return Err(format!(
+                "the run is marked finished, but stops records no stopping point for cell {c}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A sequential design's shuffled order: round r holds fork r of every
+/// cell, in an order of its own, so every cell has its k-th fork before
+/// any has its (k+1)-th, and a cell that stops leaves the others' order
+/// as it was (the schedule a run follows is the plan less the stopped
+/// cells' jobs: the same seed gives the same prefix). Fork numbers count
+/// up within each cell, so a cell that stopped after k forks ran forks
+/// 0..k.
+pub fn rounds(jobs: Vec<Job>, rng: &mut rand_pcg::Pcg64) -> Vec<Job> {
+    let mut by_round: BTreeMap<u32, Vec<Job>> = BTreeMap::new();
+    for j in jobs {
+        by_round.entry(j.fork).or_default().push(j);
+    }
+    let mut out = Vec::new();
+    for (_, mut round) in by_round {
+        crate::seed::shuffle(rng, &mut round);
+        out.extend(round);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn recorded_stops_are_held_to_the_rule() {
+        use std::num::NonZeroU32;
+        let rule = crate::spec::StopRule {
+            half_width: None,
+            decide: true,
+            min_forks: NonZeroU32::new(3).unwrap(),
+            max_forks: NonZeroU32::new(8).unwrap(),
+            max_time_s: None,
+        };
+        let stop = |cell, forks_run, reason| Stopped {
+            cell,
+            forks_run,
+            reason,
+        };
+        let ok = [stop(0, 8, StopReason::Decided), stop(1, 8, StopReason::Max)];
+        assert_eq!(check(Some(&rule), &ok, &[0, 1], true), Ok(()));
+        let err =
+            |stops: &[Stopped], finished| check(Some(&rule), stops, &[0, 1], finished).unwrap_err();
+        assert!(err(&[stop(0, 2, StopReason::Decided)], false)
+            .contains("outside design.stop's 3 to 8 forks"));
+        assert!(err(&[stop(0, 5, StopReason::Max)], false)
+            .contains("for reason `max`, but max_forks is 8"));
+        assert!(err(&[stop(2, 5, StopReason::Decided)], false)
+            .contains("not one of the experiment's cells"));
+        assert!(err(
+            &[stop(0, 5, StopReason::Time), stop(0, 5, StopReason::Time)],
+            false
+        )
+        .contains("repeats cell 0"));
+        assert!(err(&[stop(0, 5, StopReason::Time)], true).contains("no stopping point for cell 1"));
+        assert!(check(None, &ok, &[0, 1], true)
+            .unwrap_err()
+            .contains("no [design.stop]"));
+        assert_eq!(check(None, &[], &[0, 1], true), Ok(()));
+    }
 
     #[test]
     fn a_stopped_cell_keeps_its_first_forks_and_the_order_stays() {
@@ -105,5 +219,62 @@ mod tests {
             serde_json::to_string(&stops[0]).unwrap(),
             r#"{"cell":1,"forks_run":1,"reason":"decided"}"#
         );
+    }
+
+    fn experiment(text: &str) -> crate::spec::Experiment {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.toml");
+        std::fs::write(&path, text).unwrap();
+        crate::spec::load(&path, &[]).unwrap().experiment
+    }
+
+    /// A sequential design's shuffled schedule goes round by round: round
+    /// r is fork r of every cell, each round in its own seeded order; the
+    /// jobs are the fixed design's, and the same seed gives the same order.
+    #[test]
+    fn a_sequential_design_runs_its_forks_in_rounds() {
+        let text = r#"
+[strategies.n]
+kind = "noop"
+[design]
+baseline = "n"
+treatment = "n"
+[design.stop]
+decide = true
+max_forks = 5
+[grid]
+delay_us = [0, 1, 2, 3]
+"#;
+        let exp = experiment(text);
+        let p = crate::plan::plan(&exp, 9, None);
+        assert_eq!(p.jobs.len(), 20);
+        let orders: Vec<Vec<u32>> = p
+            .jobs
+            .chunks(4)
+            .enumerate()
+            .map(|(r, round)| {
+                assert!(round.iter().all(|j| j.fork == r as u32), "{round:?}");
+                let mut cells: Vec<u32> = round.iter().map(|j| j.cell).collect();
+                let order = cells.clone();
+                cells.sort_unstable();
+                assert_eq!(cells, [0, 1, 2, 3]);
+                order
+            })
+            .collect();
+        assert!(
+            orders.windows(2).any(|w| w[0] != w[1]),
+            "each round is shuffled: {orders:?}"
+        );
+        assert_eq!(crate::plan::plan(&exp, 9, None), p);
+        let mut fixed = experiment(&text.replace(
+            "[design.stop]\ndecide = true\nmax_forks = 5\n",
+            "forks = 5\n",
+        ));
+        fixed.design.stop = None;
+        let mut a: Vec<Job> = crate::plan::plan(&fixed, 9, None).jobs;
+        let mut b = p.jobs.clone();
+        a.sort_by_key(|j| (j.cell, j.fork));
+        b.sort_by_key(|j| (j.cell, j.fork));
+        assert_eq!(a, b, "the same jobs and seeds as the fixed design");
     }
 }

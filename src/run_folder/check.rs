@@ -306,65 +306,26 @@ fn check_jobs(info: &RunInfo, derived: &[plan::Job], whose: &str) -> Result<(), 
     Ok(())
 }
 
-/// A sequential design's stopping points (`stops`): only with
-/// `[design.stop]`, never in a shard, each an experiment cell once, within
-/// `min_forks..=max_forks` (`max` only at `max_forks`, where a rule that
-/// held is recorded instead); a finished run
-/// has one for every experiment cell. Whether the rule really held there
-/// is the analysis's check, which has the data.
+/// A sequential design's stopping points (`plan::stop::check`); a
+/// sharded or merged folder has none, since a sequential design is never
+/// sharded.
 fn check_stops(info: &RunInfo) -> Result<(), String> {
     let design = &info.spec.experiment.design;
-    let Some(rule) = design.stop else {
-        if info.stops.is_empty() {
-            return Ok(());
-        }
-        return Err(
-            "stops are recorded, but the spec has no [design.stop], so every cell runs all its forks"
-                .into(),
-        );
-    };
-    if info.shard.is_some() || info.merged.is_some() {
+    if design.stop.is_some() && (info.shard.is_some() || info.merged.is_some()) {
         return Err("the spec has [design.stop], which a sharded run cannot follow (each cell's stop depends on all its forks), but run.json records a shard or a merge".into());
     }
-    let experiment: BTreeSet<u32> = info
+    let experiment: Vec<u32> = info
         .cells
         .iter()
         .filter(|c| c.role.is_experiment())
         .map(|c| c.cell)
         .collect();
-    let mut seen = BTreeSet::new();
-    for (i, s) in info.stops.iter().enumerate() {
-        if !experiment.contains(&s.cell) {
-            return Err(format!(
-                "stops[{i}] is cell {}, which is not one of the experiment's cells (the gate's self-check cells always run all their forks)",
-                s.cell
-            ));
-        }
-        if !seen.insert(s.cell) {
-            return Err(format!("stops[{i}] repeats cell {}", s.cell));
-        }
-        let (min, max) = (rule.min_forks.get(), rule.max_forks.get());
-        if s.forks_run < min || s.forks_run > max {
-            return Err(format!(
-                "stops[{i}].forks_run is {}, outside design.stop's {min} to {max} forks",
-                s.forks_run
-            ));
-        }
-        if s.reason == crate::plan::stop::StopReason::Max && s.forks_run != max {
-            return Err(format!(
-                "stops[{i}] says cell {} stopped after {} forks for reason `max`, but max_forks is {max}",
-                s.cell, s.forks_run
-            ));
-        }
-    }
-    if info.finished_at.is_some() {
-        if let Some(c) = experiment.iter().find(|c| !seen.contains(c)) {
-            return Err(format!(
-                "the run is marked finished, but stops records no stopping point for cell {c}"
-            ));
-        }
-    }
-    Ok(())
+    crate::plan::stop::check(
+        design.stop.as_ref(),
+        &info.stops,
+        &experiment,
+        info.finished_at.is_some(),
+    )
 }
 
 fn check_forks(info: &RunInfo) -> Result<(), String> {
