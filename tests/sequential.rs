@@ -348,3 +348,69 @@ fn check_states_the_rule_and_the_forks_a_target_needs() {
     );
     assert!(out.contains("trial pairs here: D spreads"), "{out}");
 }
+
+/// On PostgreSQL each `tx-rollback` fork's table is made a fork ahead of
+/// its worker. In a sequential schedule the job after the fork that stops
+/// a cell is one of that cell's: its worker (started while the fork was
+/// stored) and its table were made for nothing, and go; the next cell's
+/// table is made before its worker starts. The run finishes, leaves no
+/// worker behind, and drops its schema.
+#[test]
+#[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
+fn a_stop_passes_over_what_was_made_ahead_on_postgresql() {
+    let Some(url) = pg_url() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = write_spec(
+        tmp.path(),
+        "pg",
+        &format!(
+            r#"
+name = "pg"
+seed = 5
+[database]
+backend = "postgres"
+url = "{url}"
+[strategies.rollback]
+kind = "tx-rollback"
+[design]
+baseline = "rollback"
+treatment = "rollback"
+warmup_pairs = 3
+pairs = 20
+schedule = "sequential"
+[design.stop]
+decide = true
+max_forks = 6
+[grid]
+delay_us = [500, 0]
+[analysis]
+resamples = 100
+"#
+        ),
+    );
+    let o = exec(tmp.path(), &spec, "out", None, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = tmp.path().join("out");
+    let stops = stops(&out);
+    let (forks, reason) = stop_of(&stops, 0);
+    assert_eq!(reason, "decided", "{stops:?}");
+    assert!(forks < 6, "{stops:?}");
+    let run = read_json(&out.join("run.json"));
+    // Cell 1's forks all ran after cell 0 stopped, each on its own table.
+    let of_cell_1 = run["forks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["cell"] == 1)
+        .count();
+    assert_eq!(of_cell_1 as u64, stop_of(&stops, 1).0);
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let left: i64 = client
+        .query_one(
+            "SELECT count(*) FROM information_schema.schemata WHERE schema_name LIKE 'runner%'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(left, 0, "the run's schema and its tables are gone");
+}
