@@ -362,6 +362,64 @@ fn stop_block(dirs: &[PathBuf]) -> String {
     out
 }
 
+/// The wall time to an answer in docs/guide/performance.md, from
+/// `benches/stop-gzip.txt` (`sh experiments/stop-gzip.sh`): each run, and
+/// whether every sequential interval holds every fixed run's answer.
+fn gzip_block() -> String {
+    let text = std::fs::read_to_string(root().join("benches/stop-gzip.txt")).unwrap();
+    let mut out = String::from(
+        "| design | wall time | forks | mean of fork estimates [stopping interval] | hierarchical median |\n|---|---:|---:|---|---|\n",
+    );
+    let (mut seq, mut fixed) = (Vec::new(), Vec::new());
+    for l in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
+        let design = l.split_whitespace().next().unwrap();
+        let word_after = |key: &str| {
+            l.split(key)
+                .nth(1)
+                .unwrap()
+                .split_whitespace()
+                .next()
+                .unwrap()
+        };
+        let wall: f64 = word_after("wall").parse().unwrap();
+        let forks: u32 = word_after("forks").parse().unwrap();
+        let rest = l.split("estimates").nth(1).unwrap();
+        let v: Vec<f64> = rest
+            .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .filter(|t| !t.is_empty())
+            .map(|t| t.parse().unwrap())
+            .collect();
+        let (mean, lo, hi, hier) = (v[0], v[1], v[2], v[3]);
+        out.push_str(&format!(
+            "| {design} | {wall:.2} s | {forks} | {mean:.1} [{lo:.1}, {hi:.1}] µs | {hier:.1} µs |\n"
+        ));
+        match design {
+            "sequential" => seq.push((wall, lo, hi)),
+            _ => fixed.push((wall, mean)),
+        }
+    }
+    let range = |w: Vec<f64>| {
+        let (a, b) = w
+            .iter()
+            .fold((f64::INFINITY, 0f64), |(a, b), x| (a.min(*x), b.max(*x)));
+        format!("{a:.2} to {b:.2} s")
+    };
+    let held = seq
+        .iter()
+        .all(|&(_, lo, hi)| fixed.iter().all(|&(_, m)| lo <= m && m <= hi));
+    out.push_str(&format!(
+        "\nThe sequential design answered in {} ({} runs), the fixed 10-fork design in {}; {} sequential stopping interval held every fixed run's mean of fork estimates.\n",
+        range(seq.iter().map(|s| s.0).collect()),
+        seq.len(),
+        range(fixed.iter().map(|f| f.0).collect()),
+        if held { "every" } else { "not every" },
+    ));
+    out
+}
+
 /// The number after `key` in `line` (up to the next space or `;`).
 fn after<'a>(line: &'a str, key: &str) -> &'a str {
     let rest = &line[line
@@ -505,6 +563,7 @@ fn the_report_index_and_bench_figures_are_the_committed_ones() {
     );
     check_block("docs/guide/performance.md", "scale", &scale_block());
     check_block("docs/guide/performance.md", "stops", &stop_block(&dirs));
+    check_block("docs/guide/performance.md", "stop-gzip", &gzip_block());
 }
 
 /// A measured figure (a duration or a percentage) in README prose must sit
