@@ -134,6 +134,8 @@ mod tests {
             placement: crate::placement::Placement::None,
             premade_tables: false,
             layout: None,
+            temp_dir: None,
+            trial: false,
         }
     }
 

@@ -1,9 +1,13 @@
 //! `check` for a sequential design (`[design.stop]`): how many forks a
 //! cell may need before its interval reaches `half_width`, and how long
-//! that takes, from a few paired trial runs here.
+//! that takes, from a short paired trial.
 //!
-//! A fork's estimate is the median of its pairs' D, whose standard error is
-//! about sqrt(pi / 2) sd(D) / sqrt(pairs) for roughly normal D (sd taken
+//! The trial is one fork of the first experiment cell, shortened to the
+//! pairs the arms' trial runs say fit in about two seconds, in a worker
+//! started and contained exactly as exec's forks are (`spawn::Worker`):
+//! its D give the spread of one pair's difference. A fork's estimate is the
+//! median of its pairs' D, whose standard error is about
+//! sqrt(pi / 2) sd(D) / sqrt(pairs) for roughly normal D (sd taken
 //! robustly, as 1.4826 times the median absolute deviation); the rule's
 //! interval after n forks is `stats::sequential::multiplier(n)` times the
 //! forks' spread over sqrt(n). The trial sees the spread of D inside one
@@ -12,16 +16,16 @@
 //! bound, and `check` says so.
 
 use super::estimate::{human, Estimate};
-use super::worker::{draws::Draws, timed_run};
+use super::protocol::JobRequest;
 use crate::db::DbTarget;
 use crate::plan::{self, Cell};
 use crate::spec::{Experiment, HalfWidth, StopRule};
 use crate::stats;
-use crate::strategy::{self, Setting};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// Trial pairs, after one untimed; fewer when the budget runs out first.
-const TRIAL_PAIRS: usize = 30;
+/// The trial's pairs: as many as fit in [`TRIAL_BUDGET`] by the arms'
+/// trial runs, within these bounds.
+const TRIAL_PAIRS: (u64, u64) = (5, 30);
 const TRIAL_BUDGET: Duration = Duration::from_secs(2);
 
 /// The `stop` line of `check` (empty for a fixed design): the rule, and
@@ -50,7 +54,7 @@ pub fn check_line(
         return out;
     };
     let cell = cells.iter().find(|c| c.role.is_experiment());
-    let line = match cell.map(|c| trial(exp, c, db)) {
+    let line = match cell.map(|c| trial(exp, c, db, estimate)) {
         Some(Ok(t)) => reach(&rule, target, &t, exp, time),
         Some(Err(why)) => format!(
             "runner could not time the arms here ({why}), so it cannot say how many forks the target needs"
@@ -84,7 +88,7 @@ fn reach(
         stats::sequential::multiplier(n as usize, confidence) * fork_se / f64::from(n).sqrt()
     };
     let seen = format!(
-        "{} trial pairs here: D spreads {} (1.4826 MAD), so a fork's median about {}",
+        "{} pairs of a shortened fork: D spreads {} (1.4826 MAD), so a fork's median about {}",
         t.pairs,
         crate::report::format::duration(t.sd_ns),
         crate::report::format::duration(fork_se)
@@ -103,66 +107,76 @@ fn reach(
     }
 }
 
-/// Pairs of the cell's two arms here, in alternating order, after one
-/// untimed pair: each D = treatment - baseline. Arms on PostgreSQL are not
-/// run (the run's schema does not exist yet).
-fn trial(exp: &Experiment, cell: &Cell, db: Option<&DbTarget>) -> Result<Trial, String> {
-    let (b, t) = cell.arms(&exp.design);
-    let kinds = [plan::bind(exp, cell, b), plan::bind(exp, cell, t)];
-    if matches!(db, Some(DbTarget::Postgres { .. })) && kinds.iter().any(|k| k.needs_database()) {
+/// One shortened fork of `cell` (one warm-up pair, then the pairs that
+/// fit the budget by the trial runs' medians), contained as exec's forks
+/// are; each measured pair's D = treatment - baseline. Arms on PostgreSQL
+/// are not run (the run's schema does not exist yet), nor arms the trial
+/// runs could not time.
+fn trial(
+    exp: &Experiment,
+    cell: &Cell,
+    db: Option<&DbTarget>,
+    estimate: &Estimate,
+) -> Result<Trial, String> {
+    let d = &exp.design;
+    let (b, t) = cell.arms(d);
+    let (bk, tk) = (plan::bind(exp, cell, b), plan::bind(exp, cell, t));
+    if matches!(db, Some(DbTarget::Postgres { .. })) && (bk.needs_database() || tk.needs_database())
+    {
         return Err("an arm on PostgreSQL needs the run's own schema".into());
     }
-    let build = |kind, slot, name| {
-        let at = Setting {
-            workload: cell.workload,
-            db,
-            slot,
-            name,
-            table: None,
-        };
-        strategy::build(kind, &at).map_err(|e| format!("`{name}` would not start: {e:#}"))
+    let timed = |name: &str| {
+        estimate
+            .timed
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, ns)| *ns)
     };
-    let mut base = build(&kinds[0], "b", b)?;
-    let mut other = if b == t {
-        None
-    } else {
-        Some(build(&kinds[1], "t", t)?)
+    let (Some(bn), Some(tn)) = (timed(b), timed(t)) else {
+        return Err("the trial runs did not time both arms".into());
     };
-    let mut draws = Draws::new(u64::from(cell.cell));
-    let once = |s: &mut dyn strategy::Strategy, input: u64| -> Result<u64, String> {
-        s.before(input).map_err(|e| format!("{e:#}"))?;
-        let (ns, _) = timed_run(s, input, 0, 0).map_err(|e| format!("{e:#}"))?;
-        s.after().map_err(|e| format!("{e:#}"))?;
-        Ok(ns)
+    let per_pair = (bn + tn).max(1);
+    let pairs = (TRIAL_BUDGET.as_nanos() as u64 / per_pair).clamp(TRIAL_PAIRS.0, TRIAL_PAIRS.1);
+    let job = JobRequest {
+        cell: cell.cell,
+        fork: 0,
+        seed: u64::from(cell.cell),
+        delay_ns: 0,
+        workload: cell.workload,
+        baseline: bk,
+        treatment: tk,
+        baseline_name: b.to_string(),
+        treatment_name: t.to_string(),
+        shared_instance: b == t,
+        warmup_pairs: 1,
+        pairs: pairs as u32,
+        ordering: d.ordering,
+        pad_baseline: d.pad_baseline,
+        database: db.cloned(),
+        placement: crate::placement::Placement::None,
+        premade_tables: false,
+        layout: None,
+        temp_dir: crate::temp::private_root(),
+        trial: false,
     };
-    let started = Instant::now();
-    let (mut diffs, mut baselines) = (Vec::new(), Vec::new());
-    for i in 0..=TRIAL_PAIRS {
-        if i > 3 && started.elapsed() > TRIAL_BUDGET {
-            break;
-        }
-        let input = draws.input();
-        let mut arm = |treatment: bool| match (&mut other, treatment) {
-            (Some(o), true) => once(o.as_mut(), input),
-            _ => once(base.as_mut(), input),
-        };
-        let (bn, tn) = if i % 2 == 0 {
-            let bn = arm(false)?;
-            (bn, arm(true)?)
-        } else {
-            let tn = arm(true)?;
-            (arm(false)?, tn)
-        };
-        // The first pair pays for cold caches, as a fork's warm-up does.
-        if i > 0 {
-            diffs.push(tn as f64 - bn as f64);
-            baselines.push(bn);
-        }
-    }
-    let _ = base.teardown();
-    if let Some(mut o) = other {
-        let _ = o.teardown();
-    }
+    let mut rows = Vec::new();
+    super::spawn::Worker::start(&job, Duration::from_secs(d.fork_timeout_s))
+        .and_then(|w| {
+            w.run(
+                |p| {
+                    rows.push(p.clone());
+                    Ok(())
+                },
+                || {},
+            )
+        })
+        .map_err(|f| f.reason)?;
+    let measured: Vec<_> = rows
+        .iter()
+        .filter(|p| p.phase == crate::record::Phase::Measure)
+        .collect();
+    let diffs: Vec<f64> = measured.iter().map(|p| p.diff_ns() as f64).collect();
+    let baselines: Vec<u64> = measured.iter().map(|p| p.baseline_ns).collect();
     // A robust spread (1.4826 MAD, the sd for normal data): one run
     // preempted among thirty would otherwise decide the answer, and a
     // fork's estimate is a median, which such a run hardly moves.
