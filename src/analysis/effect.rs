@@ -16,7 +16,10 @@
 //!
 //! The interval is the hierarchical one (forks, then pairs inside each) when
 //! the cell has two forks or more, since a fork effect is part of what a
-//! user's next run will see; with one fork only the pooled one exists.
+//! user's next run will see; with one fork only the pooled one exists. A
+//! cell of a sequential design stopped where its data said so, which a
+//! fixed-n interval does not allow for: its effect is its stopping interval,
+//! the confidence sequence over its forks' estimates.
 
 use super::{CellAnalysis, Estimate, ForkAnalysis, Pooled, Verdict};
 use serde::{Deserialize, Serialize};
@@ -51,6 +54,9 @@ pub enum IntervalKind {
     Hierarchical,
     /// Every pair of the cell as one sample.
     Pooled,
+    /// The anytime-valid confidence sequence over the forks' estimates
+    /// that stopped a sequential design's cell (`cells[].stop`).
+    Sequence,
 }
 
 /// One cell's effect (`analysis.json` `cells[].effect`).
@@ -87,6 +93,32 @@ pub(crate) fn effect(pooled: &Pooled, hierarchical: &Estimate, forks: &[ForkAnal
     } else {
         (IntervalKind::Pooled, pooled.median_ns, pooled.ci_ns)
     };
+    sized(pooled, interval, median, ci, forks)
+}
+
+/// The effect of a stopped cell: its stopping interval, in the same sizes.
+pub(crate) fn stopped(
+    pooled: &Pooled,
+    stop: &super::stop::CellStop,
+    forks: &[ForkAnalysis],
+) -> Effect {
+    sized(
+        pooled,
+        IntervalKind::Sequence,
+        stop.estimate_ns,
+        stop.interval_ns,
+        forks,
+    )
+}
+
+/// One interval of D as a direction and three sizes.
+fn sized(
+    pooled: &Pooled,
+    interval: IntervalKind,
+    median: f64,
+    ci: [f64; 2],
+    forks: &[ForkAnalysis],
+) -> Effect {
     let base = pooled.baseline_median_ns;
     let rel = |x: f64| if base > 0.0 { x / base } else { f64::NAN };
     let count = |v: Verdict| forks.iter().filter(|f| f.verdict == v).count() as u32;

@@ -158,7 +158,11 @@ pub fn analyse_run(
     let mut cells = cells.into_iter().collect::<Result<Vec<_>, _>>()?;
     if let Some(s) = stop {
         for c in &mut cells {
-            c.stop = Some(stop::cell(input, s, c.cell, &grouped[&c.cell])?);
+            let cell_stop = stop::cell(input, s, c.cell, &grouped[&c.cell])?;
+            // The effect of a cell that stopped on its data is its
+            // stopping interval, the one that stays valid there.
+            c.effect = Some(effect::stopped(&c.pooled, &cell_stop, &c.forks));
+            c.stop = Some(cell_stop);
         }
     }
     let headline = headline::headline(&cells);

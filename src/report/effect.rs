@@ -66,6 +66,10 @@ pub fn interval_name(kind: IntervalKind, confidence: f64) -> String {
             "pooled {} (all pairs as one sample)",
             format::percent(confidence)
         ),
+        IntervalKind::Sequence => format!(
+            "anytime-valid {} confidence sequence over the forks (valid where the run stopped)",
+            format::percent(confidence)
+        ),
     }
 }
 
