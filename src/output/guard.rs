@@ -301,6 +301,34 @@ pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
     write_record(&dir, &record)
 }
 
+/// Removes `path` if runner wrote it and nobody changed it since (as
+/// [`write`] would replace it), and drops it from the record; a file that
+/// is not runner's stays, and `Ok(false)` says so. A record entry whose file
+/// is gone is dropped too.
+pub fn remove_own(path: &Path) -> Result<bool> {
+    let (dir, name) = split(path);
+    let existing = read_record(&dir).map_err(|why| record_error(&dir, &why))?;
+    let owner = owner_in(&dir, &name, existing.as_ref());
+    if matches!(owner, Owner::Foreign(_)) {
+        return Ok(false);
+    }
+    let listed = existing.as_ref().is_some_and(|r| r.knows(&name));
+    if owner == Owner::Runner {
+        match fs::remove_file(path) {
+            Ok(()) => sync_dir(&dir),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io_err("remove", path, e)),
+        }
+    }
+    if listed || owner == Owner::Runner {
+        let mut record = record_for_update(&dir, existing);
+        record.files.remove(&name);
+        record.pending.remove(&name);
+        write_record(&dir, &record)?;
+    }
+    Ok(owner == Owner::Runner)
+}
+
 /// [`write`] for a file too large to hold whole (an import's pairs.csv):
 /// `fill` writes its bytes, which are hashed as they pass. Only a path
 /// that is missing or runner's may be written this way (a user's file
@@ -486,6 +514,29 @@ mod tests {
             .collect();
         names.sort();
         assert_eq!(names, [RECORD, "imp.txt", "out.md"]);
+    }
+
+    #[test]
+    fn removes_only_its_own_unchanged_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        let own = tmp.path().join("forest.svg");
+        write(&own, b"<svg/>").unwrap();
+        assert!(remove_own(&own).unwrap());
+        assert!(!own.exists());
+        let record = fs::read_to_string(tmp.path().join(RECORD)).unwrap();
+        assert!(!record.contains("forest.svg"), "{record}");
+        // Changed by hand, or never runner's: left where it is.
+        let changed = tmp.path().join("medians.svg");
+        write(&changed, b"<svg/>").unwrap();
+        fs::write(&changed, b"mine").unwrap();
+        assert!(!remove_own(&changed).unwrap());
+        assert_eq!(fs::read(&changed).unwrap(), b"mine");
+        let user = tmp.path().join("detection.svg");
+        fs::write(&user, b"theirs").unwrap();
+        assert!(!remove_own(&user).unwrap());
+        assert_eq!(fs::read(&user).unwrap(), b"theirs");
+        // Nothing there: nothing to do.
+        assert!(!remove_own(&tmp.path().join("effect.svg")).unwrap());
     }
 
     #[test]

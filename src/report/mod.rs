@@ -276,6 +276,19 @@ pub fn write(dir: &Path, out: Option<&Path>, r: &Rendering) -> Result<PathBuf> {
     for (path, bytes) in inside_files.iter().chain(&files) {
         guard::write(path, bytes)?;
     }
+    // A run folder re-rendered as another kind (a comparison's folder
+    // first drawn with a study's plots by an older runner) keeps no plot
+    // its report no longer links; only runner's own, unchanged, go. Beside
+    // a report written elsewhere (`--out`) the plots may be another
+    // report's, so they stay.
+    if inside {
+        let drawn: Vec<&str> = r.plots.iter().map(|(name, _)| *name).collect();
+        for name in output::STUDY_PLOTS.iter().chain(&output::COMPARISON_PLOTS) {
+            if !drawn.contains(name) {
+                guard::remove_own(&dir.join(name))?;
+            }
+        }
+    }
     Ok(report)
 }
 
