@@ -304,7 +304,24 @@ fn a_lock_held_on_the_runs_table_does_not_make_runner_ignore_ctrl_c() {
         },
     );
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    std::thread::sleep(Duration::from_millis(1000));
+    // The first Ctrl-C cancels the worker's query; runner then drops the
+    // run's schema, which waits on the same lock: the second Ctrl-C cuts
+    // that short, as a user's would.
+    wait_for(
+        "runner's DROP SCHEMA to wait for the lock",
+        Duration::from_secs(30),
+        || {
+            let waiting: i64 = watcher
+                .query_one(
+                    "SELECT count(*) FROM pg_stat_activity \
+                     WHERE query LIKE 'DROP SCHEMA%' AND wait_event_type = 'Lock'",
+                    &[],
+                )
+                .unwrap()
+                .get(0);
+            waiting > 0
+        },
+    );
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let o = wait_output(child, Duration::from_secs(30));
     let err = stderr(&o);
