@@ -33,6 +33,16 @@ schedule = "sequential"
 resamples = 200
 "#;
 
+/// The schema of the run whose folder is built at `partial`, named by its
+/// run id.
+fn run_schema(partial: &std::path::Path) -> String {
+    let run_id = read_json(&partial.join("run.json"))["run_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    format!("runner_{run_id}")
+}
+
 /// Nothing listens on port 1: the run fails before creating anything.
 #[test]
 fn a_database_that_is_down_before_the_run_creates_nothing() {
@@ -72,11 +82,7 @@ fn a_database_connection_killed_mid_run_fails_the_fork_and_resumes() {
     wait_for("the first fork", Duration::from_secs(60), || {
         partial.join("forks").is_dir() && kept_forks(&partial) == [(0, 0)]
     });
-    let run_id = read_json(&partial.join("run.json"))["run_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let schema = format!("runner_{run_id}");
+    let schema = run_schema(&partial);
     let app = format!("runner worker {schema}");
     let (mut c, _) = connect(&url).unwrap();
     // The second worker in its pause: the one connection of the run's
@@ -162,11 +168,7 @@ fn a_foreign_schema_with_the_runs_name_is_refused_and_left_intact() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     let partial = t.join("out.partial");
     assert_eq!(kept_forks(&partial), [(0, 0)]);
-    let run_id = read_json(&partial.join("run.json"))["run_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let schema = format!("runner_{run_id}");
+    let schema = run_schema(&partial);
     let (mut c, _) = connect(&url).unwrap();
     c.batch_execute(&format!(
         "CREATE SCHEMA {schema}; CREATE TABLE {schema}.keep_me (v int); INSERT INTO {schema}.keep_me VALUES (42);"
@@ -268,11 +270,7 @@ fn a_lock_held_on_the_runs_table_does_not_make_runner_ignore_ctrl_c() {
     wait_for("the run's folder", Duration::from_secs(30), || {
         partial.join("run.json").exists()
     });
-    let run_id = read_json(&partial.join("run.json"))["run_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let schema = format!("runner_{run_id}");
+    let schema = run_schema(&partial);
     let (mut c, _) = connect(&url).unwrap();
     // Lock the fork's table (the parent made it before the fork: cell 0,
     // fork 0, the A/A instance's slot `b`) while the worker pauses between
