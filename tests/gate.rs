@@ -311,7 +311,7 @@ fn a_percentage_gate_sizes_its_second_phase_and_resumes_there() {
     assert!(median >= 20_000.0, "a 20 µs spin: {median}");
     // Through runner's own arithmetic (10 / 100 * m is not always m / 10 in
     // floating point: 2013.5500000000002 against 2013.55).
-    let threshold = MaxSlowdown::Percent(10.0).threshold_ns(median);
+    let threshold = MaxSlowdown::Percent(10.0).ns_for(median);
     assert_eq!(sizing["threshold_ns"].as_f64().unwrap(), threshold);
     assert!((threshold - median / 10.0).abs() <= 1e-9 * median);
     let delay = sizing["delay_ns"].as_u64().unwrap();

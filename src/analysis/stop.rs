@@ -101,11 +101,8 @@ fn look_at(
     } else {
         0.0
     };
-    let target_ns = s.rule.half_width.map(|h| h.target_ns(median));
-    let threshold_ns = s
-        .gate
-        .filter(|_| s.rule.decide)
-        .map(|g| g.threshold_ns(median));
+    let target_ns = s.rule.half_width.map(|h| h.ns_for(median));
+    let threshold_ns = s.gate.filter(|_| s.rule.decide).map(|g| g.ns_for(median));
     let decided = match (s.rule.decide, interval.bounds(), threshold_ns) {
         (false, _, _) | (true, None, _) => false,
         (true, Some(ci), Some(t)) => {

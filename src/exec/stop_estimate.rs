@@ -80,7 +80,7 @@ fn reach(
     exp: &Experiment,
     time: impl Fn(u32) -> String,
 ) -> String {
-    let target_ns = target.target_ns(t.baseline_median_ns);
+    let target_ns = target.ns_for(t.baseline_median_ns);
     let pairs = f64::from(exp.design.pairs.get());
     let fork_se = (std::f64::consts::PI / 2.0).sqrt() * t.sd_ns / pairs.sqrt();
     let confidence = exp.analysis.confidence;

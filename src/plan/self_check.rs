@@ -170,7 +170,7 @@ pub fn estimate(
         .into_iter()
         .map(|(_, members)| {
             let median = run_ns(&cells[members[0] as usize]) as f64;
-            let threshold_ns = max.threshold_ns(median);
+            let threshold_ns = max.ns_for(median);
             GroupSizing {
                 cells: members,
                 baseline_median_ns: median,
@@ -209,12 +209,12 @@ pub fn check(exp: &Experiment, cells: &[Cell], sizing: Option<&GateSizing>) -> R
                 s.cells
             ));
         }
-        if s.threshold_ns != max.threshold_ns(s.baseline_median_ns) {
+        if s.threshold_ns != max.ns_for(s.baseline_median_ns) {
             return Err(format!(
                 "gate_sizing.groups[{i}].threshold_ns is {}, but {max} of its baseline median {} is {}",
                 s.threshold_ns,
                 s.baseline_median_ns,
-                max.threshold_ns(s.baseline_median_ns)
+                max.ns_for(s.baseline_median_ns)
             ));
         }
         if s.delay_ns != power_delay_ns(s.threshold_ns) {

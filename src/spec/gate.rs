@@ -11,6 +11,7 @@
 
 use super::limits::MAX_DELAY_NS;
 use super::location::{KeyPath, Problem};
+use super::of_baseline::{duration_ns, number_and_unit, OfBaseline};
 use super::raw::RawGate;
 use super::values::{boolean, choice, describe};
 use serde::{Deserialize, Serialize};
@@ -48,41 +49,7 @@ pub fn gate_default_max_false_block() -> f64 {
 }
 
 /// The largest slowdown the gate lets pass.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
-#[serde(rename_all = "snake_case")]
-pub enum MaxSlowdown {
-    /// Of the baseline's median run, measured in the same run.
-    Percent(f64),
-    /// A fixed duration in nanoseconds.
-    Ns(u64),
-}
-
-impl MaxSlowdown {
-    /// The threshold in ns for a baseline whose median run takes
-    /// `baseline_median_ns`.
-    pub fn threshold_ns(&self, baseline_median_ns: f64) -> f64 {
-        match *self {
-            MaxSlowdown::Percent(p) => p / 100.0 * baseline_median_ns,
-            MaxSlowdown::Ns(ns) => ns as f64,
-        }
-    }
-}
-
-impl std::fmt::Display for MaxSlowdown {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            MaxSlowdown::Percent(p) => write!(f, "{p}%"),
-            // The largest unit that holds it exactly: 50us, 0.5ms stays 500us.
-            MaxSlowdown::Ns(ns) => match [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us")]
-                .iter()
-                .find(|(u, _)| ns % u == 0)
-            {
-                Some((u, name)) => write!(f, "{}{name}", ns / u),
-                None => write!(f, "{ns}ns"),
-            },
-        }
-    }
-}
+pub type MaxSlowdown = OfBaseline;
 
 /// Which interval of median D decides.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
@@ -115,41 +82,21 @@ const WHAT: &str = "a slowdown as a percentage of the baseline median (\"2%\") o
 
 /// Parses `"2%"`, `"50us"`, `"50 µs"`, `"0.5ms"`, `"800ns"`, `"0.1s"`.
 pub(crate) fn parse_max_slowdown(text: &str) -> Result<MaxSlowdown, String> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (number, unit) = (&t[..split], t[split..].trim());
-    let value: f64 = number
-        .parse()
-        .ok()
-        .filter(|v: &f64| v.is_finite() && *v > 0.0)
-        .ok_or_else(|| format!("must be {WHAT}, a positive number and a unit"))?;
-    let factor = match unit {
-        "%" => {
-            if value > MAX_PERCENT {
-                return Err(format!("must be at most {MAX_PERCENT}% (a gate allowing more than ten times the baseline guards nothing)"));
-            }
-            return Ok(MaxSlowdown::Percent(value));
+    let (value, unit) = number_and_unit(text, WHAT)?;
+    if unit == "%" {
+        if value > MAX_PERCENT {
+            return Err(format!("must be at most {MAX_PERCENT}% (a gate allowing more than ten times the baseline guards nothing)"));
         }
-        "ns" => 1.0,
-        "us" | "µs" | "μs" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
-        "" => return Err(format!("needs a unit: {WHAT}")),
-        other => return Err(format!("has the unit {other:?}; it must be {WHAT}")),
-    };
-    let ns = (value * factor).round();
-    if ns < 1.0 {
-        return Err("must be at least 1 ns".into());
+        return Ok(MaxSlowdown::Percent(value));
     }
-    if 2.0 * ns > MAX_DELAY_NS as f64 {
+    let ns = duration_ns(value, unit, WHAT)?;
+    if ns > MAX_DELAY_NS / 2 {
         return Err(format!(
             "must be at most {} ms: the self-check injects twice the threshold, and delays are at most 1 s",
             MAX_DELAY_NS / 2_000_000
         ));
     }
-    Ok(MaxSlowdown::Ns(ns as u64))
+    Ok(MaxSlowdown::Ns(ns))
 }
 
 pub(crate) fn gate(raw: RawGate) -> Result<Gate, Problem> {
@@ -264,8 +211,8 @@ mod tests {
 
     #[test]
     fn a_percentage_scales_with_the_baseline() {
-        assert_eq!(MaxSlowdown::Percent(2.0).threshold_ns(50_000.0), 1000.0);
-        assert_eq!(MaxSlowdown::Ns(800).threshold_ns(50_000.0), 800.0);
+        assert_eq!(MaxSlowdown::Percent(2.0).ns_for(50_000.0), 1000.0);
+        assert_eq!(MaxSlowdown::Ns(800).ns_for(50_000.0), 800.0);
         assert_eq!(MaxSlowdown::Percent(2.5).to_string(), "2.5%");
         assert_eq!(MaxSlowdown::Ns(500_000).to_string(), "500us");
         assert_eq!(MaxSlowdown::Ns(2_000_000).to_string(), "2ms");

@@ -11,6 +11,7 @@ mod grid;
 pub mod kinds;
 pub(crate) mod limits;
 mod location;
+mod of_baseline;
 mod overrides;
 pub mod placeholder;
 mod raw;
@@ -29,6 +30,7 @@ pub use gate::{
     gate_default_max_false_block, Gate, GateStatistic, MaxSlowdown, DEFAULT_MAX_FALSE_BLOCK,
 };
 pub use kinds::*;
+pub use of_baseline::OfBaseline;
 pub use stop::{describe_rule, HalfWidth, StopRule};
 
 use location::{line_col, path_at, KeyPath, Locator, Position, Problem};

@@ -12,6 +12,7 @@
 
 use super::limits;
 use super::location::{KeyPath, Problem};
+use super::of_baseline::{duration_ns, number_and_unit, OfBaseline};
 use super::raw::RawStop;
 use super::values::{boolean, integer, string};
 use serde::{Deserialize, Serialize};
@@ -33,77 +34,27 @@ pub struct StopRule {
     pub max_time_s: Option<u64>,
 }
 
-/// A precision target: the half-width a cell's interval must reach.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
-#[serde(rename_all = "snake_case")]
-pub enum HalfWidth {
-    /// Of the cell's baseline median (its measured baseline runs so far).
-    Percent(f64),
-    /// A fixed duration in nanoseconds.
-    Ns(u64),
-}
-
-impl HalfWidth {
-    /// The target in ns for a cell whose baseline runs' median is
-    /// `baseline_median_ns`.
-    pub fn target_ns(&self, baseline_median_ns: f64) -> f64 {
-        match *self {
-            HalfWidth::Percent(p) => p / 100.0 * baseline_median_ns,
-            HalfWidth::Ns(ns) => ns as f64,
-        }
-    }
-}
-
-impl std::fmt::Display for HalfWidth {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match *self {
-            HalfWidth::Percent(p) => write!(f, "{p}%"),
-            HalfWidth::Ns(ns) => f.write_str(&super::MaxSlowdown::Ns(ns).to_string()),
-        }
-    }
-}
+/// A precision target: the half-width a cell's interval must reach, a
+/// duration or a share of the cell's baseline median (its measured
+/// baseline runs so far).
+pub type HalfWidth = OfBaseline;
 
 const HALF_WIDTH: &str = "a duration with its unit (\"1us\", \"0.5ms\", \"800ns\") or a percentage of the cell's baseline median (\"1%\")";
 const MAX_TIME: &str = "a duration with its unit (\"90s\", \"10min\", \"2h\")";
 
-/// Splits `"2.5us"` into (2.5, "us"): a positive finite number, then a unit.
-fn number_and_unit<'a>(text: &'a str, what: &str) -> Result<(f64, &'a str), String> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (number, unit) = (&t[..split], t[split..].trim());
-    let value: f64 = number
-        .parse()
-        .ok()
-        .filter(|v: &f64| v.is_finite() && *v > 0.0)
-        .ok_or_else(|| format!("must be {what}, a positive number and a unit"))?;
-    if unit.is_empty() {
-        return Err(format!("needs a unit: {what}"));
-    }
-    Ok((value, unit))
-}
-
 /// Parses `"1us"`, `"800ns"`, `"0.5ms"`, `"1%"`.
 pub(crate) fn parse_half_width(text: &str) -> Result<HalfWidth, String> {
     let (value, unit) = number_and_unit(text, HALF_WIDTH)?;
-    let factor = match unit {
+    match unit {
         "%" if value <= 100.0 => return Ok(HalfWidth::Percent(value)),
         "%" => return Err("must be at most 100% of the baseline median".into()),
-        "ns" => 1.0,
-        "us" | "µs" | "μs" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
-        other => return Err(format!("has the unit {other:?}; it must be {HALF_WIDTH}")),
-    };
-    let ns = (value * factor).round();
-    if ns < 1.0 {
-        return Err("must be at least 1 ns".into());
+        _ => {}
     }
-    if ns > limits::MAX_DELAY_NS as f64 {
+    let ns = duration_ns(value, unit, HALF_WIDTH)?;
+    if ns > limits::MAX_DELAY_NS {
         return Err("must be at most 1 s".into());
     }
-    Ok(HalfWidth::Ns(ns as u64))
+    Ok(HalfWidth::Ns(ns))
 }
 
 /// Parses `"90s"`, `"10min"`, `"2h"` into whole seconds (at least one).
@@ -315,7 +266,7 @@ mod tests {
         assert!(parse_max_time("10ms").unwrap_err().contains("\"ms\""));
         assert_eq!(HalfWidth::Ns(1000).to_string(), "1us");
         assert_eq!(HalfWidth::Percent(0.5).to_string(), "0.5%");
-        assert_eq!(HalfWidth::Percent(2.0).target_ns(50_000.0), 1000.0);
+        assert_eq!(HalfWidth::Percent(2.0).ns_for(50_000.0), 1000.0);
     }
 
     #[test]

@@ -137,7 +137,7 @@ pub(crate) fn gate<'a>(
                 )));
             }
         }
-        let threshold_ns = gate.max_slowdown.threshold_ns(median);
+        let threshold_ns = gate.max_slowdown.ns_for(median);
         let decided: Vec<GateCell> = members
             .iter()
             .map(|c| {

@@ -30,7 +30,7 @@ pub fn size(exp: &Experiment, cells: &[Cell], rows: &[PairRecord]) -> Result<Gat
             let median = baseline_median(rows, &members).ok_or_else(|| {
                 format!("cells {members:?} have no measured baseline runs to size the gate from")
             })?;
-            let threshold_ns = max.threshold_ns(median);
+            let threshold_ns = max.ns_for(median);
             Ok(GroupSizing {
                 cells: members,
                 baseline_median_ns: median,
