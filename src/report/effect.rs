@@ -86,30 +86,24 @@ pub struct Digits {
 
 impl Digits {
     pub fn of(effects: &[&Effect]) -> Digits {
-        let ratio: Vec<Entry> = effects
-            .iter()
-            .map(|e| {
-                let (m, lo, hi) = speed_ratio(e);
-                Entry::Estimate(m, lo, hi)
-            })
-            .collect();
-        let percent: Vec<Entry> = effects
-            .iter()
-            .map(|e| {
-                Entry::Estimate(
-                    e.relative * 100.0,
-                    e.relative_ci[0] * 100.0,
-                    e.relative_ci[1] * 100.0,
-                )
-            })
-            .collect();
-        let time: Vec<Entry> = effects
-            .iter()
-            .map(|e| {
-                let (m, lo, hi) = size(e);
-                Entry::Estimate(m, lo, hi)
-            })
-            .collect();
+        let column = |size: fn(&Effect) -> (f64, f64, f64)| -> Vec<Entry> {
+            effects
+                .iter()
+                .map(|e| {
+                    let (m, lo, hi) = size(e);
+                    Entry::Estimate(m, lo, hi)
+                })
+                .collect()
+        };
+        let ratio = column(speed_ratio);
+        let percent = column(|e| {
+            (
+                e.relative * 100.0,
+                e.relative_ci[0] * 100.0,
+                e.relative_ci[1] * 100.0,
+            )
+        });
+        let time = column(size);
         let ratio = Column::plain(&ratio, 4);
         Digits {
             // At least two decimals: `1.5x` would hide that 1.46 and 1.54 differ.
