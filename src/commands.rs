@@ -2,7 +2,7 @@
 
 mod trial;
 
-use crate::error::{run_failed, Result};
+use crate::error::Result;
 use crate::exec::trial::Stopped;
 use crate::plan;
 use crate::spec;
@@ -49,13 +49,7 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
     let on_postgres = matches!(target, Some(crate::db::DbTarget::Postgres { .. }));
     // The trials' commands and scratch folders live in a private folder
     // of this run, removed however `check` ends.
-    let temp = crate::temp::RunTemp::create().map_err(|e| {
-        run_failed(format!(
-            "cannot make runner's private temporary folder in {}: {e}",
-            std::env::temp_dir().display()
-        ))
-    })?;
-    temp.use_for_process();
+    let _temp = crate::exec::private_temp()?;
     let trials = trial::run(exp, &cells, target.as_ref())?;
     let (timed, stopped) = &trials.outcome;
     // A percentage gate's 2x cells count with the delay the run would give

@@ -38,6 +38,20 @@ use std::path::{Path, PathBuf};
 
 pub use crate::run_folder::invocation::ExecArgs;
 
+/// The private temporary folder of this process's run (exec's forks or
+/// check's trials), made the root of every temporary file runner makes
+/// from now on; removed when dropped, however the command ends.
+pub(crate) fn private_temp() -> Result<crate::temp::RunTemp> {
+    let temp = crate::temp::RunTemp::create().map_err(|e| {
+        run_failed(format!(
+            "cannot make runner's private temporary folder in {}: {e}",
+            std::env::temp_dir().display()
+        ))
+    })?;
+    temp.use_for_process();
+    Ok(temp)
+}
+
 /// What a finished exec leaves behind.
 pub struct ExecOutcome {
     pub dir: PathBuf,
@@ -280,13 +294,7 @@ fn exec_loaded(args: &ExecArgs, loaded: &LoadedSpec) -> Result<ExecOutcome> {
     }
     // Every temporary file of the run (a command's scratch folder) lives
     // in one private folder, removed however exec ends (`temp`).
-    let temp = crate::temp::RunTemp::create().map_err(|e| {
-        run_failed(format!(
-            "cannot make runner's private temporary folder in {}: {e}",
-            std::env::temp_dir().display()
-        ))
-    })?;
-    temp.use_for_process();
+    let _temp = private_temp()?;
     let resuming = args.resume.is_some();
     let selection =
         shard::select(args.shard, args.shards, &|k| std::env::var(k).ok()).map_err(bad_input)?;

@@ -18,7 +18,7 @@
 use super::estimate::{human, Estimate};
 use super::protocol::JobRequest;
 use crate::db::DbTarget;
-use crate::plan::{self, Cell};
+use crate::plan::Cell;
 use crate::spec::{Experiment, HalfWidth, StopRule};
 use crate::stats;
 use std::time::Duration;
@@ -120,8 +120,10 @@ fn trial(
 ) -> Result<Trial, String> {
     let d = &exp.design;
     let (b, t) = cell.arms(d);
-    let (bk, tk) = (plan::bind(exp, cell, b), plan::bind(exp, cell, t));
-    if matches!(db, Some(DbTarget::Postgres { .. })) && (bk.needs_database() || tk.needs_database())
+    // The trial runs' job, to be run as a shortened fork.
+    let trial_job = super::trial::request(exp, cell, db);
+    if matches!(db, Some(DbTarget::Postgres { .. }))
+        && (trial_job.baseline.needs_database() || trial_job.treatment.needs_database())
     {
         return Err("an arm on PostgreSQL needs the run's own schema".into());
     }
@@ -137,27 +139,12 @@ fn trial(
     };
     let per_pair = (bn + tn).max(1);
     let pairs = (TRIAL_BUDGET.as_nanos() as u64 / per_pair).clamp(TRIAL_PAIRS.0, TRIAL_PAIRS.1);
+    // One warm-up pair, then the measured pairs, recorded as a fork's are.
     let job = JobRequest {
-        cell: cell.cell,
-        fork: 0,
-        seed: u64::from(cell.cell),
-        delay_ns: 0,
-        workload: cell.workload,
-        baseline: bk,
-        treatment: tk,
-        baseline_name: b.to_string(),
-        treatment_name: t.to_string(),
-        shared_instance: b == t,
         warmup_pairs: 1,
         pairs: pairs as u32,
-        ordering: d.ordering,
-        pad_baseline: d.pad_baseline,
-        database: db.cloned(),
-        placement: crate::placement::Placement::None,
-        premade_tables: false,
-        layout: None,
-        temp_dir: crate::temp::private_root(),
         trial: false,
+        ..trial_job
     };
     let mut rows = Vec::new();
     super::spawn::Worker::start(&job, Duration::from_secs(d.fork_timeout_s))

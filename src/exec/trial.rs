@@ -52,7 +52,7 @@ pub type Outcome = (Trials, Option<Stopped>);
 
 /// A trial job for `cell`: its arms as bound, no pairs, the worker's own
 /// set-up (no tables made ahead).
-fn request(exp: &Experiment, cell: &Cell, db: Option<&DbTarget>) -> JobRequest {
+pub(super) fn request(exp: &Experiment, cell: &Cell, db: Option<&DbTarget>) -> JobRequest {
     let d = &exp.design;
     let (baseline, treatment) = cell.arms(d);
     JobRequest {
