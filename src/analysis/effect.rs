@@ -119,22 +119,47 @@ fn sized(
     ci: [f64; 2],
     forks: &[ForkAnalysis],
 ) -> Effect {
-    let base = pooled.baseline_median_ns;
-    let rel = |x: f64| if base > 0.0 { x / base } else { f64::NAN };
     let count = |v: Verdict| forks.iter().filter(|f| f.verdict == v).count() as u32;
-    Effect {
-        direction: Direction::of(ci),
+    Effect::new(
         interval,
-        difference_ns: median,
-        difference_ci_ns: ci,
-        baseline_median_ns: base,
-        relative: rel(median),
-        relative_ci: [rel(ci[0]), rel(ci[1])],
-        time_ratio: 1.0 + rel(median),
-        time_ratio_ci: [1.0 + rel(ci[0]), 1.0 + rel(ci[1])],
-        forks_faster: count(Verdict::Reversed),
-        forks_slower: count(Verdict::Seen),
-        forks: forks.len() as u32,
+        median,
+        ci,
+        pooled.baseline_median_ns,
+        [count(Verdict::Reversed), count(Verdict::Seen)],
+        forks.len() as u32,
+    )
+}
+
+impl Effect {
+    /// The difference `median` (interval `ci`) of one interval, against a baseline
+    /// whose median run takes `baseline_median_ns`, as a direction and
+    /// three sizes; `faster_slower`: the forks whose own interval says so,
+    /// of `forks`. The % and the ratio are the interval over the baseline
+    /// median (NaN without a positive one), so all three sizes agree.
+    pub fn new(
+        interval: IntervalKind,
+        median: f64,
+        ci: [f64; 2],
+        baseline_median_ns: f64,
+        [forks_faster, forks_slower]: [u32; 2],
+        forks: u32,
+    ) -> Effect {
+        let base = baseline_median_ns;
+        let rel = |x: f64| if base > 0.0 { x / base } else { f64::NAN };
+        Effect {
+            direction: Direction::of(ci),
+            interval,
+            difference_ns: median,
+            difference_ci_ns: ci,
+            baseline_median_ns: base,
+            relative: rel(median),
+            relative_ci: [rel(ci[0]), rel(ci[1])],
+            time_ratio: 1.0 + rel(median),
+            time_ratio_ci: [1.0 + rel(ci[0]), 1.0 + rel(ci[1])],
+            forks_faster,
+            forks_slower,
+            forks,
+        }
     }
 }
 

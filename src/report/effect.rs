@@ -283,21 +283,7 @@ mod tests {
     use super::*;
 
     fn effect(d: f64, ci: [f64; 2], base: f64, faster: u32, slower: u32) -> Effect {
-        let rel = |x: f64| x / base;
-        Effect {
-            direction: Direction::of(ci),
-            interval: IntervalKind::Hierarchical,
-            difference_ns: d,
-            difference_ci_ns: ci,
-            baseline_median_ns: base,
-            relative: rel(d),
-            relative_ci: [rel(ci[0]), rel(ci[1])],
-            time_ratio: 1.0 + rel(d),
-            time_ratio_ci: [1.0 + rel(ci[0]), 1.0 + rel(ci[1])],
-            forks_faster: faster,
-            forks_slower: slower,
-            forks: 3,
-        }
+        Effect::new(IntervalKind::Hierarchical, d, ci, base, [faster, slower], 3)
     }
 
     #[test]

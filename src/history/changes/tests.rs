@@ -4,27 +4,21 @@ use super::*;
 use crate::history::version::{ForkPoint, Machine};
 
 fn cell(label: &str, fork_d: &[f64], base: f64) -> CellPoint {
-    use crate::analysis::effect::{Direction, Effect, IntervalKind};
+    use crate::analysis::effect::{Effect, IntervalKind};
     let m = fork_d.iter().sum::<f64>() / fork_d.len() as f64;
     let ci = [m - 10.0, m + 10.0];
     CellPoint {
         label: label.into(),
         treatment: "n".into(),
         delay_ns: 0,
-        effect: Effect {
-            direction: Direction::of(ci),
-            interval: IntervalKind::Hierarchical,
-            difference_ns: m,
-            difference_ci_ns: ci,
-            baseline_median_ns: base,
-            relative: m / base,
-            relative_ci: [ci[0] / base, ci[1] / base],
-            time_ratio: 1.0 + m / base,
-            time_ratio_ci: [1.0 + ci[0] / base, 1.0 + ci[1] / base],
-            forks_faster: 0,
-            forks_slower: 0,
-            forks: fork_d.len() as u32,
-        },
+        effect: Effect::new(
+            IntervalKind::Hierarchical,
+            m,
+            ci,
+            base,
+            [0, 0],
+            fork_d.len() as u32,
+        ),
         baseline_ns: base,
         treatment_ns: base + m,
         forks: fork_d
