@@ -121,20 +121,7 @@ fn build(args: &AnalyzeArgs, t: &mut table::Table) -> Result<RunInfo> {
         at += n;
         let (rows, sha256) = part.finish();
         records.push(ForkRecord {
-            summary: ForkSummary {
-                cell,
-                fork,
-                checksum_baseline: String::new(),
-                checksum_treatment: String::new(),
-                seeded_hash: None,
-                final_hash: None,
-                timed_ns: 0,
-                resource_usage: false,
-                placement: None,
-                left_processes: 0,
-                commands_contained: false,
-                layout: None,
-            },
+            summary: ForkSummary::unmeasured(cell, fork),
             checks: CheckReport {
                 arms_agree: None,
                 matches_in_memory: None,

@@ -58,6 +58,28 @@ pub struct ForkSummary {
     pub layout: Option<Box<crate::layout::ForkLayout>>,
 }
 
+impl ForkSummary {
+    /// The summary of a fork whose runs were not measured here: no
+    /// checksums, hashes, timing, placement or layout (a `check` trial, or
+    /// pairs imported from another harness).
+    pub fn unmeasured(cell: u32, fork: u32) -> ForkSummary {
+        ForkSummary {
+            cell,
+            fork,
+            checksum_baseline: String::new(),
+            checksum_treatment: String::new(),
+            seeded_hash: None,
+            final_hash: None,
+            timed_ns: 0,
+            resource_usage: false,
+            placement: None,
+            left_processes: 0,
+            commands_contained: false,
+            layout: None,
+        }
+    }
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }

@@ -66,18 +66,8 @@ pub(super) fn run(
     arms.teardown()?;
     send(out, &WorkerMessage::Trial(report))?;
     let summary = ForkSummary {
-        cell: job.cell,
-        fork: job.fork,
-        checksum_baseline: String::new(),
-        checksum_treatment: String::new(),
-        seeded_hash: None,
-        final_hash: None,
-        timed_ns: 0,
-        resource_usage: false,
-        placement: None,
         left_processes: crate::strategy::command::left_behind(),
-        commands_contained: false,
-        layout: None,
+        ..ForkSummary::unmeasured(job.cell, job.fork)
     };
     send(out, &WorkerMessage::Done(summary))?;
     Ok(())
