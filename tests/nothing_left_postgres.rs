@@ -17,6 +17,17 @@ fn client(url: &str) -> Client {
     Client::connect(url, NoTls).expect("connect")
 }
 
+/// The schemas runner made (`runner_<run id>`, `runner_check_<id>`) still
+/// in the test's database.
+fn runner_schemas(c: &mut Client) -> i64 {
+    c.query_one(
+        "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'runner\\_%'",
+        &[],
+    )
+    .unwrap()
+    .get(0)
+}
+
 /// Sessions in the test's database other than `c`'s own that run `like`.
 fn running(c: &mut Client, like: &str) -> i64 {
     c.query_one(
@@ -129,13 +140,7 @@ fn ctrl_c_and_sigterm_cancel_the_running_query() {
         assert!(took < Duration::from_secs(15), "{command}: {took:?}");
         assert!(!t.join("o.partial").exists(), "{err}");
     }
-    let schemas: i64 = c
-        .query_one(
-            "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'runner\\_%'",
-            &[],
-        )
-        .unwrap()
-        .get(0);
+    let schemas = runner_schemas(&mut c);
     assert_eq!(schemas, 0, "every run dropped its schema");
 }
 
@@ -245,13 +250,7 @@ max_slowdown = "50%"
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("runner cancelled the query"), "{out}");
     assert_eq!(running(&mut c, "%pg_sleep(100)%"), 0);
-    let left: i64 = c
-        .query_one(
-            "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'runner\\_%'",
-            &[],
-        )
-        .unwrap()
-        .get(0);
+    let left = runner_schemas(&mut c);
     assert_eq!(left, 0, "check dropped the schemas of its trials");
 }
 
