@@ -133,24 +133,20 @@ pub fn text_in(
     let (ratio, percent, per_run) = (ratio(e, digits), percent(e, digits), per_run(e, digits));
     let sizes = format!("{ratio}, {percent} run time, {per_run}");
     let forks = forks(e);
-    let sentence = match e.direction {
+    // One sentence, plain (terminal) or with Markdown emphasis (reports).
+    let say = |emphasis: fn(&str) -> String| match e.direction {
         Direction::NoDifference => format!(
-            "No difference resolved between `{treatment}` and `{baseline}`: {sizes}; {forks}."
+            "{} between `{treatment}` and `{baseline}`: {sizes}; {forks}.",
+            emphasis("No difference resolved")
         ),
         d => format!(
-            "`{treatment}` is {} than `{baseline}`: {sizes}; {forks}.",
-            direction_word(d)
+            "`{treatment}` is {} than `{baseline}`: {}, {percent} run time, {per_run}; {forks}.",
+            emphasis(direction_word(d)),
+            emphasis(&ratio)
         ),
     };
-    let sentence_md = match e.direction {
-        Direction::NoDifference => format!(
-            "**No difference resolved** between `{treatment}` and `{baseline}`: {ratio}, {percent} run time, {per_run}; {forks}."
-        ),
-        d => format!(
-            "`{treatment}` is **{}** than `{baseline}`: **{ratio}**, {percent} run time, {per_run}; {forks}.",
-            direction_word(d)
-        ),
-    };
+    let sentence = say(|s| s.to_string());
+    let sentence_md = say(|s| format!("**{s}**"));
     EffectText {
         direction: direction_word(e.direction),
         ratio,
