@@ -53,9 +53,8 @@ pub fn for_markdown(info: &RunInfo) -> Result<RunInfo, String> {
     })
 }
 
-fn mode(path: &[String]) -> Mode {
-    let p: Vec<&str> = path.iter().map(String::as_str).collect();
-    match p.as_slice() {
+fn mode(path: &[&str]) -> Mode {
+    match path {
         ["spec", "toml" | "sha256"] => Mode::Keep,
         // Shown only as a command line (`shell::join`, one line with its
         // control characters escaped) in a fenced block, where neither a
@@ -69,7 +68,9 @@ fn mode(path: &[String]) -> Mode {
     }
 }
 
-fn walk(v: &mut Value, path: &mut Vec<String>) {
+/// `path` holds the keys down to `v` (an array's items share their
+/// array's path).
+fn walk<'a>(v: &'a mut Value, path: &mut Vec<&'a str>) {
     match v {
         Value::String(s) => {
             if let Some(safe) = inert(s, mode(path)) {
@@ -83,14 +84,22 @@ fn walk(v: &mut Value, path: &mut Vec<String>) {
         }
         Value::Object(m) => {
             // Keys are shown too (strategy names, grid keys); renamed the
-            // same way wherever they appear, so lookups still agree.
-            let entries: Vec<(String, Value)> = std::mem::take(m).into_iter().collect();
-            for (k, mut x) in entries {
-                path.push(k.clone());
-                walk(&mut x, path);
-                path.pop();
-                let k = inert(&k, Mode::Full).unwrap_or(k);
-                m.insert(k, x);
+            // same way wherever they appear, so lookups still agree. A
+            // record of hundreds of forks has almost none to rename, so
+            // the map is rebuilt only when one is.
+            let renamed = m.keys().any(|k| inert(k, Mode::Full).is_some());
+            if renamed {
+                let entries: Vec<(String, Value)> = std::mem::take(m).into_iter().collect();
+                for (k, x) in entries {
+                    let k = inert(&k, Mode::Full).unwrap_or(k);
+                    m.insert(k, x);
+                }
+            }
+            let depth = path.len();
+            for (k, x) in m.iter_mut() {
+                path.push(k.as_str());
+                walk(x, path);
+                path.truncate(depth);
             }
         }
         _ => {}
@@ -108,6 +117,17 @@ fn opens_tag(rest: &str) -> bool {
 /// `s` made inert for `mode`; `None` when it already is.
 fn inert(s: &str, mode: Mode) -> Option<String> {
     if mode == Mode::Keep {
+        return None;
+    }
+    let needs = |(i, c): (usize, char)| match c {
+        '\n' if mode == Mode::Paragraphs => false,
+        c if c.is_control() => mode != Mode::Paragraphs,
+        '<' => mode != Mode::Code && opens_tag(&s[i + 1..]),
+        '`' => matches!(mode, Mode::Full | Mode::Code),
+        _ => false,
+    };
+    // Nearly every recorded string is already inert: no copy for those.
+    if mode != Mode::Paragraphs && !s.char_indices().any(needs) {
         return None;
     }
     let mut out = String::with_capacity(s.len());

@@ -155,10 +155,7 @@ pub fn check_pairs(bytes: &[u8], info: &RunInfo) -> std::result::Result<Vec<Pair
             Ok(())
         };
     while at < body.len() {
-        let end = body[at..]
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(body.len(), |n| at + n + 1);
+        let end = memchr::memchr(b'\n', &body[at..]).map_or(body.len(), |n| at + n + 1);
         let key = line_key(&body[at..end]).ok_or_else(|| {
             let shown = String::from_utf8_lossy(&body[at..end.min(at + 80)]);
             format!(
@@ -225,13 +222,12 @@ pub fn check_pairs(bytes: &[u8], info: &RunInfo) -> std::result::Result<Vec<Pair
     }
 }
 
-/// `(cell, fork)` from the first two fields of a row.
+/// `(cell, fork)` from the first two fields of a row (the rest of the row
+/// is the parser's to check).
 fn line_key(line: &[u8]) -> Option<(u32, u32)> {
-    let text = std::str::from_utf8(line).ok()?;
-    let mut fields = text.splitn(3, ',');
-    let cell = fields.next()?.parse().ok()?;
-    let fork = fields.next()?.parse().ok()?;
-    Some((cell, fork))
+    let mut fields = line.splitn(3, |&b| b == b',');
+    let mut number = || -> Option<u32> { std::str::from_utf8(fields.next()?).ok()?.parse().ok() };
+    Some((number()?, number()?))
 }
 
 #[cfg(test)]
