@@ -16,10 +16,11 @@
 //! `benches/numpy_compare.py` times the whole `runner report` against a
 //! numpy implementation of the same resampled statistics.
 
+mod common;
+
 use rand::SeedableRng;
-use runner::analysis::{analyse, AnalysisInput, CellInfo};
+use runner::analysis::{analyse, AnalysisInput};
 use runner::record::{Arm, PairRecord, Phase};
-use runner::spec::Ordering;
 use runner::stats;
 use std::time::Instant;
 
@@ -79,27 +80,7 @@ fn grid() -> Vec<PairRecord> {
 }
 
 fn input() -> AnalysisInput {
-    AnalysisInput {
-        master_seed: 1,
-        resamples: 2000,
-        confidence: 0.95,
-        ordering: Ordering::PairedRandom,
-        pad_baseline: true,
-        cells: DELAYS_US
-            .iter()
-            .enumerate()
-            .map(|(i, &d)| CellInfo {
-                cell: i as u32,
-                params: serde_json::Map::from_iter([(
-                    "delay_us".to_string(),
-                    serde_json::json!(d),
-                )]),
-                delay_ns: d * 1000,
-            })
-            .collect(),
-        target_half_width_ns: None,
-        clock_resolution_ns: 20.0,
-    }
+    common::delay_grid_input(&DELAYS_US, 20.0)
 }
 
 fn main() {

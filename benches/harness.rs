@@ -9,10 +9,12 @@
 //!   median(D) - median(spin_ns), from paired noop runs;
 //! - analysis of a grid the size of experiments/aa.toml (goal: under 1 s).
 
-use runner::analysis::{analyse, AnalysisInput, CellInfo};
+mod common;
+
+use runner::analysis::analyse;
 use runner::exec::worker::timed_run;
 use runner::record::{Arm, PairRecord, Phase};
-use runner::spec::{Ordering, StrategyKind, WorkloadParams};
+use runner::spec::{StrategyKind, WorkloadParams};
 use std::time::Instant;
 
 fn median(mut v: Vec<u64>) -> f64 {
@@ -125,27 +127,8 @@ fn analysis_time() {
             }
         }
     }
-    let input = AnalysisInput {
-        master_seed: 1,
-        resamples: 2000,
-        confidence: 0.95,
-        ordering: Ordering::PairedRandom,
-        pad_baseline: true,
-        cells: delays
-            .iter()
-            .enumerate()
-            .map(|(i, &d)| CellInfo {
-                cell: i as u32,
-                params: serde_json::Map::from_iter([(
-                    "delay_us".to_string(),
-                    serde_json::json!(d),
-                )]),
-                delay_ns: d * 1000,
-            })
-            .collect(),
-        target_half_width_ns: None,
-        clock_resolution_ns: 0.0,
-    };
+    let input = common::delay_grid_input(&delays, 0.0);
+
     let mut best = f64::MAX;
     for _ in 0..3 {
         let start = Instant::now();

@@ -43,6 +43,20 @@ fn run_schema(partial: &std::path::Path) -> String {
     format!("runner_{run_id}")
 }
 
+/// A run of [`PG_SPEC`] on `url`, started in a fresh folder with `fault`
+/// (a pause): the folder, which lives as long as the first value, the
+/// running `runner exec` and the path of its `out.partial`.
+fn paused_run(
+    url: &str,
+    fault: &str,
+) -> (tempfile::TempDir, std::process::Child, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = write_spec(tmp.path(), "pg", PG_SPEC);
+    let child = spawn_exec(tmp.path(), &spec, "out", fault, Some(url));
+    let partial = tmp.path().join("out.partial");
+    (tmp, child, partial)
+}
+
 /// Nothing listens on port 1: the run fails before creating anything.
 #[test]
 fn a_database_that_is_down_before_the_run_creates_nothing() {
@@ -68,17 +82,8 @@ fn a_database_that_is_down_before_the_run_creates_nothing() {
 fn a_database_connection_killed_mid_run_fails_the_fork_and_resumes() {
     let Some(url) = pg_url() else { return };
     use runner::db::postgres::connect;
-    let tmp = tempfile::tempdir().unwrap();
+    let (tmp, child, partial) = paused_run(&url, "pause=3000@cell=0,fork=1,pair=5");
     let t = tmp.path();
-    let spec = write_spec(t, "pg", PG_SPEC);
-    let child = spawn_exec(
-        t,
-        &spec,
-        "out",
-        "pause=3000@cell=0,fork=1,pair=5",
-        Some(&url),
-    );
-    let partial = t.join("out.partial");
     wait_for("the first fork", Duration::from_secs(60), || {
         partial.join("forks").is_dir() && kept_forks(&partial) == [(0, 0)]
     });
@@ -256,17 +261,7 @@ fn a_run_does_not_resume_on_another_database() {
 fn a_lock_held_on_the_runs_table_does_not_make_runner_ignore_ctrl_c() {
     let Some(url) = pg_url() else { return };
     use runner::db::postgres::connect;
-    let tmp = tempfile::tempdir().unwrap();
-    let t = tmp.path();
-    let spec = write_spec(t, "pg", PG_SPEC);
-    let child = spawn_exec(
-        t,
-        &spec,
-        "out",
-        "pause=1500@cell=0,fork=0,pair=5",
-        Some(&url),
-    );
-    let partial = t.join("out.partial");
+    let (_tmp, child, partial) = paused_run(&url, "pause=1500@cell=0,fork=0,pair=5");
     wait_for("the run's folder", Duration::from_secs(30), || {
         partial.join("run.json").exists()
     });

@@ -428,25 +428,7 @@ fn the_ci_doc_experiment_is_a_valid_gate() {
 #[test]
 fn check_counts_a_percentage_gates_capped_2x_cells() {
     let tmp = tempfile::tempdir().unwrap();
-    let spec = write_spec(
-        tmp.path(),
-        "cap",
-        r#"
-name = "cap"
-seed = 1
-[strategies.spin]
-kind = "spin"
-duration_us = 60000
-[design]
-baseline = "spin"
-treatment = "spin"
-forks = 2
-warmup_pairs = 2
-pairs = 10
-[gate]
-max_slowdown = "1000%"
-"#,
-    );
+    let spec = write_spec(tmp.path(), "cap", include_str!("fixtures/capped_gate.toml"));
     let o = runner()
         .current_dir(tmp.path())
         .args(["check", spec.to_str().unwrap()])

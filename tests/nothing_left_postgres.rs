@@ -69,6 +69,13 @@ fn runner_on(dir: &Path, url: &str, args: &[&str]) -> std::process::Command {
     cmd
 }
 
+/// `runner check SPEC` on `url`, run to its end.
+fn check_on(dir: &Path, url: &str, spec: &Path) -> std::process::Output {
+    runner_on(dir, url, &["check", spec.to_str().unwrap()])
+        .output()
+        .unwrap()
+}
+
 /// After `fork_timeout_s` the server went on running the query (at 99 %
 /// CPU, for hours, holding its locks) and runner exited only 10-14 s later.
 #[test]
@@ -187,9 +194,7 @@ max_slowdown = "50%"
         "good",
         &spec(setup, "SELECT count(*) FROM mine WHERE grp + 0 = 3"),
     );
-    let o = runner_on(t, &url, &["check", good.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let o = check_on(t, &url, &good);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", err_of(&o));
     let trial = out
@@ -220,9 +225,7 @@ max_slowdown = "50%"
         "differ",
         &spec(setup, "SELECT count(*) FROM mine WHERE grp < 4"),
     );
-    let o = runner_on(t, &url, &["check", differ.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let o = check_on(t, &url, &differ);
     assert_refused(
         &o,
         &["check's trial run found that baseline `a` (sql) and treatment `b` (sql) disagree"],
@@ -233,9 +236,7 @@ max_slowdown = "50%"
         "missing",
         &spec("CREATE TABLE mine AS SELECT * FROM nosuch", "SELECT 1"),
     );
-    let o = runner_on(t, &url, &["check", missing.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let o = check_on(t, &url, &missing);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(
         out.contains("trial       failed, as exec's first fork would:")
@@ -244,9 +245,7 @@ max_slowdown = "50%"
     );
     // A trial that runs into the fork timeout: its query is cancelled.
     let sleeper = write_spec(t, "sleeper", &sleeper(2));
-    let o = runner_on(t, &url, &["check", sleeper.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let o = check_on(t, &url, &sleeper);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("runner cancelled the query"), "{out}");
     assert_eq!(running(&mut c, "%pg_sleep(100)%"), 0);

@@ -475,16 +475,7 @@ pub fn remove_folder(dir: &Path) -> Result<()> {
 mod tests {
     use super::*;
 
-    fn runner_folder(dir: &Path) {
-        fs::create_dir_all(dir).unwrap();
-        fs::write(
-            dir.join("run.json"),
-            r#"{"run_id": "x", "spec": {"sha256": "ab"}, "seeds": {"master": 1}, "finished_at": "t"}"#,
-        )
-        .unwrap();
-        fs::write(dir.join("report.md"), "# r").unwrap();
-        fs::write(dir.join("forest.svg"), "<svg/>").unwrap();
-    }
+    use crate::output::tests::runner_folder;
 
     #[test]
     fn writes_new_files_and_replaces_only_its_own() {

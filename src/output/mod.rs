@@ -99,3 +99,21 @@ pub fn sha256_bytes(bytes: &[u8]) -> String {
 }
 
 pub use crate::hex::hex;
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::fs;
+    use std::path::Path;
+
+    /// A folder as runner leaves it: a finished run.json, a report, a plot.
+    pub(crate) fn runner_folder(dir: &Path) {
+        fs::create_dir_all(dir).unwrap();
+        fs::write(
+            dir.join("run.json"),
+            r#"{"run_id": "x", "spec": {"sha256": "ab"}, "seeds": {"master": 1}, "finished_at": "t"}"#,
+        )
+        .unwrap();
+        fs::write(dir.join("report.md"), "# r").unwrap();
+        fs::write(dir.join("forest.svg"), "<svg/>").unwrap();
+    }
+}

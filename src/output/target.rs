@@ -195,16 +195,7 @@ pub fn check_new_files(files: &[(PathBuf, &[u8])]) -> Result<()> {
 mod tests {
     use super::*;
 
-    fn runner_folder(dir: &Path) {
-        fs::create_dir_all(dir).unwrap();
-        fs::write(
-            dir.join("run.json"),
-            r#"{"run_id": "x", "spec": {"sha256": "ab"}, "seeds": {"master": 1}, "finished_at": "t"}"#,
-        )
-        .unwrap();
-        fs::write(dir.join("report.md"), "# r").unwrap();
-        fs::write(dir.join("forest.svg"), "<svg/>").unwrap();
-    }
+    use crate::output::tests::runner_folder;
 
     #[test]
     fn classifies_what_is_at_the_output_path() {

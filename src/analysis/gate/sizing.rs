@@ -55,21 +55,8 @@ mod tests {
         crate::spec::load(&path, &[]).unwrap().experiment
     }
 
-    const SLOW_SPIN: &str = r#"
-name = "cap"
-seed = 1
-[strategies.spin]
-kind = "spin"
-duration_us = 60000
-[design]
-baseline = "spin"
-treatment = "spin"
-forks = 2
-warmup_pairs = 2
-pairs = 10
-[gate]
-max_slowdown = "1000%"
-"#;
+    /// The capped gate of tests/gate.rs too.
+    const SLOW_SPIN: &str = include_str!("../../../tests/fixtures/capped_gate.toml");
 
     fn row(cell: u32, baseline_ns: u64) -> PairRecord {
         PairRecord {
