@@ -39,6 +39,15 @@ const MAX_TEMPLATE_BYTES: u64 = 1 << 20;
 /// Reads a finished folder's run.json and pairs.csv, each checked (exit 2
 /// naming the file, the key or the fork when anything does not match).
 pub fn read_folder(dir: &Path) -> Result<(RunInfo, Vec<PairRecord>)> {
+    read_folder_with(dir, |_| ()).map(|(info, pairs, ())| (info, pairs))
+}
+
+/// [`read_folder`], with `beside(&run.json)` computed while pairs.csv is
+/// read and checked (on the analysis's pool).
+fn read_folder_with<T: Send>(
+    dir: &Path,
+    beside: impl FnOnce(&RunInfo) -> T + Send,
+) -> Result<(RunInfo, Vec<PairRecord>, T)> {
     let info = run_folder::read(dir)?;
     if info.finished_at.is_none() {
         return Err(bad_input(format!(
@@ -47,8 +56,11 @@ pub fn read_folder(dir: &Path) -> Result<(RunInfo, Vec<PairRecord>)> {
             dir.display()
         )));
     }
-    let pairs = run_folder::digest::read_pairs(dir, &info)?;
-    Ok((info, pairs))
+    let (pairs, other) = crate::stats::pool::join(
+        || run_folder::digest::read_pairs(dir, &info),
+        || beside(&info),
+    );
+    Ok((info, pairs?, other))
 }
 
 /// Every statistic of a run's checked data; with the machines level when
@@ -215,7 +227,16 @@ pub fn render_run(
 ) -> Result<Rendering> {
     // Everything shown comes from a copy whose recorded text cannot change
     // the report's structure (`safe`).
-    let info = &safe::for_markdown(info).map_err(crate::error::bad_input)?;
+    let info = safe::for_markdown(info).map_err(crate::error::bad_input)?;
+    render_safe(&info, pairs, template)
+}
+
+/// [`render_run`] of a record already made safe for Markdown.
+fn render_safe(
+    info: &RunInfo,
+    pairs: &[PairRecord],
+    template: (String, String),
+) -> Result<Rendering> {
     let analysis = analyse(info, pairs)?;
     let mut ctx = context::build(info, &analysis);
     ctx.run.overhead = context::overhead::view(info, pairs);
@@ -308,9 +329,9 @@ pub fn render_folder(dir: &Path, template: Option<&Path>, out: Option<&Path>) ->
     let since = 0;
     let (folder, tpl) = (dir.to_path_buf(), template.map(Path::to_path_buf));
     let rendering = crate::interrupt::run(since, move || -> Result<Rendering> {
-        let (info, pairs) = read_folder(&folder)?;
+        let (info, pairs, safe) = read_folder_with(&folder, safe::for_markdown)?;
         let template = template_for(&info, tpl.as_deref())?;
-        render_run(&info, &pairs, template)
+        render_safe(&safe.map_err(crate::error::bad_input)?, &pairs, template)
     })
     .map_err(|i| {
         crate::error::run_failed(format!(
