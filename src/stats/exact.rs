@@ -230,6 +230,21 @@ impl Lower {
         h * (-((self.cum[b] - self.cum[a]) as f64) / rest).ln_1p()
     }
 
+    /// For even n and a <= b: 1 - exp([`Self::ln_left`]`(a, b)`), the
+    /// share of h draws above v_a that are not all above v_b. Most pairs
+    /// a distribution function sums are far apart, and there the power is
+    /// below e^-40 < 2^-57, so 1 minus it is 1 in f64 (what `exp_m1`
+    /// returns): 1 without a logarithm. ln(1 - r) <= -r, so h r > 41
+    /// (room for rounding) means ln_left < -40.
+    fn gone(&self, a: usize, b: usize) -> f64 {
+        let h = (self.n / 2) as f64;
+        let rest = self.n as f64 - self.cum[a] as f64;
+        if h * ((self.cum[b] - self.cum[a]) as f64 / rest) > 41.0 {
+            return 1.0;
+        }
+        -self.ln_left(a, b).exp_m1()
+    }
+
     /// For even n and j > i: ((1 - p_{j-1}) / (1 - p_i))^h, the mass of
     /// L = v_i (given exactly h draws <= v_i) left for U >= v_j.
     fn remaining(&self, i: usize, j: usize) -> f64 {
@@ -333,7 +348,7 @@ impl Even {
             let above = v[i + 1..].partition_point(|&u| mid(v[i], u) <= x);
             if above > 0 && s > 0.0 {
                 // 1 - ((1 - p_J) / (1 - p_i))^h, J = i + above.
-                total += s * -self.l.ln_left(i, i + above).exp_m1();
+                total += s * self.l.gone(i, i + above);
             }
         }
         total
@@ -349,7 +364,10 @@ impl Even {
     /// full distribution holds dozens.
     fn first_reaching(&self, reaches: impl Fn(f64) -> bool) -> Option<f64> {
         let v = &self.l.values;
-        let j = v.partition_point(|&x| !reaches(self.cdf(x)));
+        // F is 0 below the first live value: the search starts there
+        // unless 0 already reaches.
+        let start = if reaches(0.0) { 0 } else { self.l.first };
+        let j = start + v[start..].partition_point(|&x| !reaches(self.cdf(x)));
         if j == v.len() {
             return None;
         }
