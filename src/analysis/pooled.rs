@@ -77,9 +77,11 @@ pub(crate) fn calibration(
     let waited = spins.iter().any(|&s| s != 0);
     let (forks_covering_spin, ci_covers_spin) = if waited {
         let unwaited: Vec<Vec<f64>> = forks.iter().map(ForkData::unwaited).collect();
+        // Each fork's interval on its own, on the analysis's pool; the
+        // first error in fork order is the one returned.
         let mut n = 0;
-        for u in &unwaited {
-            n += u32::from(super::fork::interval(input, u)?.ci.contains(0.0));
+        for e in crate::stats::pool::map_in_order(&unwaited, |u| super::fork::interval(input, u)) {
+            n += u32::from(e?.ci.contains(0.0));
         }
         let pooled = super::fork::interval(input, &unwaited.concat())?;
         (n, pooled.ci.contains(0.0))
