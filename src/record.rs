@@ -197,7 +197,11 @@ pub fn write_csv<W: std::io::Write>(
     write_rows(std::io::BufWriter::with_capacity(1 << 16, out), rows)?.flush()
 }
 
-/// Column names in order, for errors: [`CSV_HEADER`] then [`USAGE_COLUMNS`].
+/// How many columns a row without usage has: [`CSV_HEADER`]'s.
+const PLAIN_COLUMNS: usize = 11;
+
+/// Column names in order, for errors: [`CSV_HEADER`] then [`USAGE_COLUMNS`]
+/// (a unit test holds the three together).
 const COLUMNS: [&str; 17] = [
     "cell",
     "fork",
@@ -223,7 +227,7 @@ const COLUMNS: [&str; 17] = [
 /// name: the header is checked once, and a large run's 300,000 rows read in
 /// a fraction of the time serde's by-name matching takes.
 fn row(rec: &csv::ByteRecord, usage: bool) -> Result<PairRecord, String> {
-    let columns = if usage { COLUMNS.len() } else { 11 };
+    let columns = if usage { COLUMNS.len() } else { PLAIN_COLUMNS };
     if rec.len() != columns {
         return Err(format!(
             "{} fields, where the header has {columns}",
@@ -237,14 +241,15 @@ fn row(rec: &csv::ByteRecord, usage: bool) -> Result<PairRecord, String> {
         let t = text(i)?;
         t.parse().map_err(|_| {
             format!(
-                "column `{}` holds {t:?}, which is not a whole number of at most 20 digits",
-                COLUMNS[i]
+                "column `{}` holds {t:?}, which is not a whole number from 0 to {}",
+                COLUMNS[i],
+                u64::MAX
             )
         })
     };
     let small = |i: usize| -> Result<u32, String> {
         u32::try_from(number(i)?)
-            .map_err(|_| format!("column `{}` is larger than 4294967295", COLUMNS[i]))
+            .map_err(|_| format!("column `{}` is larger than {}", COLUMNS[i], u32::MAX))
     };
     let optional = |i: usize| -> Result<Option<u64>, String> {
         if rec[i].is_empty() {
@@ -271,17 +276,21 @@ fn row(rec: &csv::ByteRecord, usage: bool) -> Result<PairRecord, String> {
             ))
         }
     };
+    // An arm's three usage columns: all there, or no usage for that arm.
     let arm_usage = |at: usize| -> Result<Option<RunUsage>, String> {
         if !usage {
             return Ok(None);
         }
-        let (user, sys, rss) = (optional(at)?, optional(at + 1)?, optional(at + 2)?);
-        Ok(Some(RunUsage {
-            user_ns: user.unwrap_or_default(),
-            sys_ns: sys.unwrap_or_default(),
-            max_rss_kib: rss.unwrap_or_default(),
-        })
-        .filter(|_| user.is_some() && sys.is_some() && rss.is_some()))
+        Ok(
+            match (optional(at)?, optional(at + 1)?, optional(at + 2)?) {
+                (Some(user_ns), Some(sys_ns), Some(max_rss_kib)) => Some(RunUsage {
+                    user_ns,
+                    sys_ns,
+                    max_rss_kib,
+                }),
+                _ => None,
+            },
+        )
     };
     Ok(PairRecord {
         cell: small(0)?,
@@ -426,6 +435,12 @@ mod tests {
 
     /// A row the writer could not have written is refused with what is
     /// wrong and where: the column, the value, what would be valid.
+    #[test]
+    fn column_names_are_the_headers() {
+        assert_eq!(COLUMNS.join(","), csv_header(true));
+        assert_eq!(COLUMNS[..PLAIN_COLUMNS].join(","), CSV_HEADER);
+    }
+
     #[test]
     fn bad_rows_say_which_column_and_why() {
         let good = "0,1,measure,0,baseline,5,6,0,0,0,9";
