@@ -32,6 +32,23 @@ resamples = 200
 max_slowdown = "2us"
 "#;
 
+/// `exec SPEC` into `out` with one cell of `delay_us` injected and no
+/// self-check: the gate judges that cell alone.
+fn gate_without_self_check(
+    dir: &std::path::Path,
+    spec: &std::path::Path,
+    delay_us: u32,
+) -> std::process::Output {
+    let delay = format!("grid.delay_us=[{delay_us}]");
+    exec(
+        dir,
+        spec,
+        "out",
+        None,
+        &["--set", &delay, "--set", "gate.self_check=false"],
+    )
+}
+
 fn code(o: &std::process::Output) -> i32 {
     o.status.code().expect("exited")
 }
@@ -116,18 +133,7 @@ fn an_aa_gate_passes_states_its_false_alarms_and_appends_the_step_summary() {
 fn an_injected_slowdown_of_twice_the_threshold_is_exit_3() {
     let tmp = tempfile::tempdir().unwrap();
     let spec = write_spec(tmp.path(), "gate", NOOP_GATE);
-    let o = exec(
-        tmp.path(),
-        &spec,
-        "out",
-        None,
-        &[
-            "--set",
-            "grid.delay_us=[4]",
-            "--set",
-            "gate.self_check=false",
-        ],
-    );
+    let o = gate_without_self_check(tmp.path(), &spec, 4);
     assert_eq!(code(&o), 3, "{}", stderr(&o));
     let stdout = String::from_utf8(o.stdout).unwrap();
     assert!(stdout.starts_with("gate: REGRESSION (exit 3)."), "{stdout}");
@@ -214,18 +220,7 @@ fn a_percentage_verdict_states_the_percentage() {
             .replace("kind = \"noop\"", "kind = \"spin\"\nduration_us = 20")
             .replace("\"2us\"", "\"10%\""),
     );
-    let o = exec(
-        tmp.path(),
-        &spec,
-        "out",
-        None,
-        &[
-            "--set",
-            "grid.delay_us=[8]",
-            "--set",
-            "gate.self_check=false",
-        ],
-    );
+    let o = gate_without_self_check(tmp.path(), &spec, 8);
     assert_eq!(code(&o), 3, "{}", stderr(&o));
     let stdout = String::from_utf8(o.stdout).unwrap();
     // 8 µs on a 20 µs spin is +40 %, against the 10 % allowed.

@@ -134,36 +134,21 @@ fn a_cpu_that_does_not_exist_is_refused_with_its_position() {
     assert!(!tmp.path().join("reports").exists(), "nothing ran");
     // From --set, and as a grid value.
     let spec = spec_plain(tmp.path());
-    let o = run_in(
-        tmp.path(),
-        &[
-            "check",
-            spec.to_str().unwrap(),
-            "--set",
-            "design.placement=cpus:0,999",
-        ],
-    );
+    let o = check_setting(tmp.path(), &spec, "design.placement=cpus:0,999");
     assert_refused(&o, &["design.placement", "CPU 999"]);
-    let o = run_in(
-        tmp.path(),
-        &[
-            "check",
-            spec.to_str().unwrap(),
-            "--set",
-            "grid.placement=[\"none\",\"cpus:999\"]",
-        ],
-    );
+    let o = check_setting(tmp.path(), &spec, "grid.placement=[\"none\",\"cpus:999\"]");
     assert_refused(&o, &["grid.placement[1]", "CPU 999"]);
-    let o = run_in(
-        tmp.path(),
-        &[
-            "check",
-            spec.to_str().unwrap(),
-            "--set",
-            "design.placement=\"on-core\"",
-        ],
-    );
+    let o = check_setting(tmp.path(), &spec, "design.placement=\"on-core\"");
     assert_refused(&o, &["design.placement", "same-core"]);
+}
+
+/// `runner check SPEC --set SETTING`.
+fn check_setting(
+    dir: &std::path::Path,
+    spec: &std::path::Path,
+    setting: &str,
+) -> std::process::Output {
+    run_in(dir, &["check", spec.to_str().unwrap(), "--set", setting])
 }
 
 fn spec_plain(dir: &std::path::Path) -> std::path::PathBuf {
