@@ -65,16 +65,32 @@ pub(crate) fn number_and_unit<'a>(text: &'a str, what: &str) -> Result<(f64, &'a
 /// `value` of the time `unit` (ns, us or µs, ms, s) in whole ns, at least
 /// one; `what` (what would be valid) goes into the error.
 pub(crate) fn duration_ns(value: f64, unit: &str, what: &str) -> Result<u64, String> {
-    let factor = match unit {
-        "ns" => 1.0,
-        "us" | "µs" | "μs" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
-        other => return Err(format!("has the unit {other:?}; it must be {what}")),
+    let units = [
+        ("ns", 1.0),
+        ("us", 1e3),
+        ("µs", 1e3),
+        ("μs", 1e3),
+        ("ms", 1e6),
+        ("s", 1e9),
+    ];
+    whole(value, unit, &units, what)
+}
+
+/// `value` of `unit` in whole multiples of the first of `units` (each
+/// named with its size in that smallest one), at least one; `what` (what
+/// would be valid) goes into the error.
+pub(crate) fn whole(
+    value: f64,
+    unit: &str,
+    units: &[(&str, f64)],
+    what: &str,
+) -> Result<u64, String> {
+    let Some(&(_, factor)) = units.iter().find(|(name, _)| *name == unit) else {
+        return Err(format!("has the unit {unit:?}; it must be {what}"));
     };
-    let ns = (value * factor).round();
-    if ns < 1.0 {
-        return Err("must be at least 1 ns".into());
+    let n = (value * factor).round();
+    if n < 1.0 {
+        return Err(format!("must be at least 1 {}", units[0].0));
     }
-    Ok(ns as u64)
+    Ok(n as u64)
 }

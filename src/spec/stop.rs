@@ -12,7 +12,7 @@
 
 use super::limits;
 use super::location::{KeyPath, Problem};
-use super::of_baseline::{duration_ns, number_and_unit, OfBaseline};
+use super::of_baseline::{duration_ns, number_and_unit, whole, OfBaseline};
 use super::raw::RawStop;
 use super::values::{boolean, integer, string};
 use serde::{Deserialize, Serialize};
@@ -60,20 +60,16 @@ pub(crate) fn parse_half_width(text: &str) -> Result<HalfWidth, String> {
 /// Parses `"90s"`, `"10min"`, `"2h"` into whole seconds (at least one).
 pub(crate) fn parse_max_time(text: &str) -> Result<u64, String> {
     let (value, unit) = number_and_unit(text, MAX_TIME)?;
-    let factor = match unit {
-        "s" => 1.0,
-        "min" => 60.0,
-        "h" => 3600.0,
-        other => return Err(format!("has the unit {other:?}; it must be {MAX_TIME}")),
-    };
-    let s = (value * factor).round();
-    if s < 1.0 {
-        return Err("must be at least 1 s".into());
-    }
-    if s > limits::FORK_TIMEOUT_S as f64 {
+    let s = whole(
+        value,
+        unit,
+        &[("s", 1.0), ("min", 60.0), ("h", 3600.0)],
+        MAX_TIME,
+    )?;
+    if s > limits::FORK_TIMEOUT_S as u64 {
         return Err("must be at most a week".into());
     }
-    Ok(s as u64)
+    Ok(s)
 }
 
 /// A string key read by `parse`; its error names the key and the value.
