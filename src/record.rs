@@ -258,24 +258,16 @@ fn row(rec: &csv::ByteRecord, usage: bool) -> Result<PairRecord, String> {
             number(i).map(Some)
         }
     };
-    let phase = match text(2)? {
-        "warmup" => Phase::Warmup,
-        "measure" => Phase::Measure,
-        t => {
-            return Err(format!(
-                "column `phase` holds {t:?}, where `warmup` or `measure` would be valid"
-            ))
-        }
-    };
-    let first = match text(4)? {
-        "baseline" => Arm::Baseline,
-        "treatment" => Arm::Treatment,
-        t => {
-            return Err(format!(
-                "column `first` holds {t:?}, where `baseline` or `treatment` would be valid"
-            ))
-        }
-    };
+    let phase = one_of(
+        2,
+        text(2)?,
+        [("warmup", Phase::Warmup), ("measure", Phase::Measure)],
+    )?;
+    let first = one_of(
+        4,
+        text(4)?,
+        [("baseline", Arm::Baseline), ("treatment", Arm::Treatment)],
+    )?;
     // An arm's three usage columns: all there, or no usage for that arm.
     let arm_usage = |at: usize| -> Result<Option<RunUsage>, String> {
         if !usage {
@@ -310,6 +302,17 @@ fn row(rec: &csv::ByteRecord, usage: bool) -> Result<PairRecord, String> {
         }
         .boxed(),
     })
+}
+
+/// The value that column `i`'s `text` names among `words`.
+fn one_of<T: Copy>(i: usize, text: &str, words: [(&str, T); 2]) -> Result<T, String> {
+    match words.iter().find(|(word, _)| *word == text) {
+        Some(&(_, value)) => Ok(value),
+        None => Err(format!(
+            "column `{}` holds {text:?}, where `{}` or `{}` would be valid",
+            COLUMNS[i], words[0].0, words[1].0
+        )),
+    }
 }
 
 /// A reader of the csv crate over rows without a header.
