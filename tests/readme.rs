@@ -11,6 +11,8 @@
 //! index describes what is committed. Outside the blocks and code, the
 //! README and the guide state no measured figure at all.
 
+mod common;
+
 use runner::analysis::Analysis;
 use runner::report::{context, format};
 use runner::run_folder::RunInfo;
@@ -278,10 +280,8 @@ fn finding_block(dirs: &[PathBuf]) -> String {
         .find(|d| d.file_name().is_some_and(|n| n == SOURCE))
         .unwrap_or_else(|| panic!("reports/{SOURCE} is committed"));
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
-    let finding = report
-        .split("## Finding\n\n")
-        .nth(1)
-        .and_then(|rest| rest.lines().next())
+    let finding = common::section(&report, "Finding")
+        .and_then(|text| text.trim_start().lines().next())
         .unwrap_or_else(|| panic!("reports/{SOURCE}/report.md has a Finding"));
     let sentence = finding
         .find(" forks.")

@@ -77,11 +77,7 @@ fn plain(text: &str) {
 
 /// The Finding paragraph of a report.
 fn finding(report: &str) -> &str {
-    report
-        .split("## Finding")
-        .nth(1)
-        .and_then(|s| s.split("\n## ").next())
-        .expect("a Finding section")
+    section(report, "Finding").expect("a Finding section")
 }
 
 #[test]
@@ -110,11 +106,7 @@ fn recorded_pairs_read_right_in_each_direction() {
         plain(f);
         plain(&stdout);
         // The Comparison table says the direction in its result column.
-        let table = report
-            .split("## Comparison")
-            .nth(1)
-            .and_then(|s| s.split("\n## ").next())
-            .expect("a Comparison section");
+        let table = section(&report, "Comparison").expect("a Comparison section");
         let expected = if shift == 0 {
             "no difference resolved"
         } else {

@@ -60,6 +60,14 @@ pub fn write_spec(dir: &Path, name: &str, text: &str) -> PathBuf {
     path
 }
 
+/// The text of a report's section `## heading`, up to the next `## `
+/// heading.
+pub fn section<'a>(md: &'a str, heading: &str) -> Option<&'a str> {
+    md.split(&format!("## {heading}"))
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+}
+
 /// The rows of a CSV file as maps from column to value.
 pub fn csv_rows(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
     let mut reader = csv::Reader::from_path(path).expect("open csv");
