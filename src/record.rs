@@ -324,22 +324,19 @@ fn reader(bytes: &[u8]) -> csv::Reader<&[u8]> {
 }
 
 /// Parses header-less rows (a fork's file, or the body of `pairs.csv`)
-/// whose columns are [`csv_header`]`(usage)`; errors count rows from 1.
-pub fn parse_rows(bytes: &[u8], usage: bool) -> Vec<Result<PairRecord, String>> {
+/// whose columns are [`csv_header`]`(usage)`; an error gives the first bad
+/// row, counted from 1, and what is wrong with it.
+pub fn parse_rows(bytes: &[u8], usage: bool) -> Result<Vec<PairRecord>, (usize, String)> {
     let mut out = Vec::with_capacity(bytes.len() / 64);
     let mut rows = reader(bytes);
     let mut rec = csv::ByteRecord::new();
     loop {
         match rows.read_byte_record(&mut rec) {
-            Ok(false) => break,
-            Ok(true) => out.push(row(&rec, usage)),
-            Err(e) => {
-                out.push(Err(e.to_string()));
-                break;
-            }
+            Ok(false) => return Ok(out),
+            Ok(true) => out.push(row(&rec, usage).map_err(|e| (out.len() + 1, e))?),
+            Err(e) => return Err((out.len() + 1, e.to_string())),
         }
     }
-    out
 }
 
 /// Reads a whole `pairs.csv` (with header) into records.
@@ -360,10 +357,7 @@ pub fn read_pairs_csv(path: &std::path::Path) -> anyhow::Result<Vec<PairRecord>>
         ),
     };
     parse_rows(bytes.get(line_end + 1..).unwrap_or_default(), usage)
-        .into_iter()
-        .enumerate()
-        .map(|(i, r)| r.map_err(|e| anyhow::anyhow!("{}: bad row {}: {e}", path.display(), i + 2)))
-        .collect()
+        .map_err(|(row, e)| anyhow::anyhow!("{}: bad row {}: {e}", path.display(), row + 1))
 }
 
 #[cfg(test)]
@@ -447,7 +441,7 @@ mod tests {
     #[test]
     fn bad_rows_say_which_column_and_why() {
         let good = "0,1,measure,0,baseline,5,6,0,0,0,9";
-        assert!(parse_rows(format!("{good}\n").as_bytes(), false)[0].is_ok());
+        assert!(parse_rows(format!("{good}\n").as_bytes(), false).is_ok());
         let cases = [
             (
                 "0,1,measure,0,baseline,5,x6,0,0,0,9",
@@ -475,21 +469,21 @@ mod tests {
             ),
         ];
         for (line, want) in cases {
-            let rows = parse_rows(format!("{good}\n{line}\n").as_bytes(), false);
-            assert!(rows[0].is_ok());
-            let e = rows[1].as_ref().unwrap_err();
+            let (row, e) = parse_rows(format!("{good}\n{line}\n").as_bytes(), false).unwrap_err();
+            assert_eq!(row, 2, "{line}");
             assert!(e.contains(want), "{line}: {e}");
         }
         // With usage: an arm's three columns are all there or all empty.
         let rows = parse_rows(
             b"0,1,measure,0,baseline,5,6,0,0,0,9,1,2,3,,,\n0,1,measure,1,baseline,5,6,0,0,0,9,1,,3,,,\n",
             true,
-        );
-        let first = rows[0].as_ref().unwrap().usage();
+        )
+        .unwrap();
+        let first = rows[0].usage();
         assert_eq!(
             (first.baseline.map(|u| u.max_rss_kib), first.treatment),
             (Some(3), None)
         );
-        assert_eq!(rows[1].as_ref().unwrap().usage, None);
+        assert_eq!(rows[1].usage, None);
     }
 }

@@ -80,17 +80,14 @@ pub(crate) fn predecessor_groups(forks: &[ForkData<'_>]) -> Vec<(Vec<f64>, Vec<f
     forks
         .iter()
         .map(|f| {
-            let offset: std::collections::HashMap<*const PairRecord, f64> = f
-                .all()
-                .iter()
-                .map(|&p| p as *const PairRecord)
-                .zip(f.run_dither())
-                .collect();
+            let offset = f.run_dither();
+            let records = f.all();
             let (mut after_t, mut after_b) = (Vec::new(), Vec::new());
-            for w in run_order(f.all()).windows(2) {
-                let (prev, (arm, p)) = (w[0].0, w[1]);
+            for w in run_order(records).windows(2) {
+                let (prev, (arm, i)) = (w[0].0, w[1]);
+                let p = records[i];
                 if arm == Arm::Baseline && p.phase == Phase::Measure && p.first == Arm::Baseline {
-                    let v = p.baseline_ns as f64 + offset[&(p as *const PairRecord)];
+                    let v = p.baseline_ns as f64 + offset[i];
                     match prev {
                         Arm::Treatment => after_t.push(v),
                         Arm::Baseline => after_b.push(v),
@@ -102,30 +99,39 @@ pub(crate) fn predecessor_groups(forks: &[ForkData<'_>]) -> Vec<(Vec<f64>, Vec<f
         .collect()
 }
 
-/// Every run of a fork in start order, as (arm, its pair).
-pub(crate) fn run_order<'a>(records: &[&'a PairRecord]) -> Vec<(Arm, &'a PairRecord)> {
-    let mut runs: Vec<(u64, u32, bool, Arm, &PairRecord)> = records
+/// Every run of a fork in start order, as (arm, the position of its pair
+/// in `records`).
+pub(crate) fn run_order(records: &[&PairRecord]) -> Vec<(Arm, usize)> {
+    let mut runs: Vec<(u64, bool, u32, bool, Arm, usize)> = records
         .iter()
-        .flat_map(|&p| {
+        .enumerate()
+        .flat_map(|(i, &p)| {
+            let measured = p.phase == Phase::Measure;
             [
                 (
                     p.baseline_at_ns,
+                    measured,
                     p.pair,
                     p.first != Arm::Baseline,
                     Arm::Baseline,
-                    p,
+                    i,
                 ),
                 (
                     p.treatment_at_ns,
+                    measured,
                     p.pair,
                     p.first != Arm::Treatment,
                     Arm::Treatment,
-                    p,
+                    i,
                 ),
             ]
         })
         .collect();
-    // Warm-up and measured pairs may share pair numbers; the phase breaks that tie.
-    runs.sort_by_key(|&(at, pair, second, _, p)| (at, p.phase == Phase::Measure, pair, second));
-    runs.into_iter().map(|(_, _, _, arm, p)| (arm, p)).collect()
+    // Warm-up and measured pairs may share pair numbers; the phase breaks
+    // that tie. A stable sort on these keys: runs equal in all of them keep
+    // the order read.
+    runs.sort_by_key(|&(at, measured, pair, second, _, _)| (at, measured, pair, second));
+    runs.into_iter()
+        .map(|(_, _, _, _, arm, i)| (arm, i))
+        .collect()
 }

@@ -59,10 +59,7 @@ pub fn check_fork(
         ));
     }
     let rows = crate::record::parse_rows(bytes, rec.summary.resource_usage)
-        .into_iter()
-        .enumerate()
-        .map(|(i, row)| row.map_err(|e| format!("{name}, row {}: {e}", i + 1)))
-        .collect::<std::result::Result<Vec<_>, String>>()?;
+        .map_err(|(row, e)| format!("{name}, row {row}: {e}"))?;
     if rec.rows != rows.len() as u64 {
         return Err(format!(
             "{name} has {} rows, but cell {cell} fork {fork} finished with {}",
@@ -125,8 +122,30 @@ fn phase_name(p: Phase) -> &'static str {
 /// Reads `DIR/pairs.csv` and checks it against `info` (see the module doc).
 pub fn read_pairs(dir: &Path, info: &RunInfo) -> Result<Vec<PairRecord>> {
     let path = dir.join("pairs.csv");
-    let bytes = std::fs::read(&path).map_err(|e| io_err("read", &path, e))?;
+    let bytes = read_whole(&path).map_err(|e| io_err("read", &path, e))?;
     check_pairs(&bytes, info).map_err(|e| bad_input(format!("{}: {e}", path.display())))
+}
+
+/// The whole file, its two halves read at once on the pool: a large
+/// pairs.csv is tens of megabytes, and the pages of the buffer are then
+/// first touched by two threads instead of one. Whatever the file gained
+/// since its size was taken is read after (the digests then refuse it).
+fn read_whole(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    use std::os::unix::fs::FileExt;
+    let mut file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len() as usize;
+    let mut bytes = vec![0u8; len];
+    let (first, second) = bytes.split_at_mut(len / 2);
+    let (a, b) = crate::stats::pool::join(
+        || file.read_exact_at(first, 0),
+        || file.read_exact_at(second, (len / 2) as u64),
+    );
+    a?;
+    b?;
+    file.seek(SeekFrom::Start(len as u64))?;
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// [`read_pairs`] on bytes already in memory.
@@ -202,10 +221,11 @@ pub fn check_pairs(bytes: &[u8], info: &RunInfo) -> std::result::Result<Vec<Pair
         || crate::stats::pool::map_in_order(&blocks, check),
         || crate::run_folder::sha256_bytes(bytes),
     );
-    let mut out = Vec::with_capacity(checked.iter().map(|c| c.as_ref().map_or(0, Vec::len)).sum());
-    for rows in checked {
-        out.extend(rows?);
-    }
+    let per_fork = checked
+        .into_iter()
+        .collect::<std::result::Result<Vec<_>, String>>()?;
+    let out = crate::stats::pool::concat(&per_fork);
+    drop(per_fork);
     if let Some((c, f)) = groups.keys().next() {
         return Err(format!(
             "there are rows of cell {c} fork {f}, which is not a finished fork of this run"

@@ -196,17 +196,23 @@ pub(super) struct Ranked {
 
 impl Ranked {
     fn new(values: Vec<f64>) -> Self {
-        let mut order: Vec<u32> = (0..values.len() as u32).collect();
-        order.sort_unstable_by(|&a, &b| {
-            values[a as usize]
-                .total_cmp(&values[b as usize])
-                .then(a.cmp(&b))
-        });
+        // Ascending by value (f64::total_cmp), ties by position: each value
+        // as an integer that orders as total_cmp does (the sign bit set
+        // flips every bit, else only the sign bit), beside its position, so
+        // the sort compares plain integers instead of looking values up.
+        let key = |x: f64| {
+            let bits = x.to_bits();
+            bits ^ (((bits as i64 >> 63) as u64) | (1 << 63))
+        };
+        let mut order: Vec<(u64, u32)> = (0..values.len() as u32)
+            .map(|i| (key(values[i as usize]), i))
+            .collect();
+        order.sort_unstable();
         let mut rank = vec![0u32; values.len()];
-        for (r, &i) in order.iter().enumerate() {
+        for (r, &(_, i)) in order.iter().enumerate() {
             rank[i as usize] = r as u32;
         }
-        let sorted = order.iter().map(|&i| values[i as usize]).collect();
+        let sorted = order.iter().map(|&(_, i)| values[i as usize]).collect();
         Ranked { sorted, rank }
     }
 

@@ -182,15 +182,16 @@ impl Lower {
         // NEGLIGIBLE carry mass (module doc, "Numerics"); T_j rises with j, so
         // two binary searches find them. A pooled cell of 60,000 distinct
         // (dithered) values keeps a few thousand.
-        let (first, last) = live(n, k, &cum);
+        let ratios = Ratios::new(n, k);
+        let (first, last) = live(&ratios, &cum);
         // P(L = v_j) (the median itself for odd n), from the tails at C_j.
         let mut below = match first {
             0 => Tail::ZERO,
-            j => tail(n, k, cum[j - 1]),
+            j => tail_with(&ratios, cum[j - 1]),
         };
         let mut lower = vec![0.0; values.len()];
         for j in first..=last {
-            let t = tail(n, k, cum[j]);
+            let t = tail_with(&ratios, cum[j]);
             let p = if below.upper >= 0.5 {
                 below.lower - t.lower
             } else {
@@ -266,13 +267,13 @@ const NEGLIGIBLE: f64 = 1e-21;
 /// The first and last distinct value j with P(L = v_j) beyond
 /// [`NEGLIGIBLE`]: the first j whose upper tail T_j reaches it, and the
 /// first j whose lower tail 1 - T_j falls below it (T_j rises with j).
-fn live(n: u64, k: u64, cum: &[u64]) -> (usize, usize) {
+fn live(ratios: &Ratios, cum: &[u64]) -> (usize, usize) {
     let end = cum.len() - 1;
     let first = cum
-        .partition_point(|&c| tail(n, k, c).upper < NEGLIGIBLE)
+        .partition_point(|&c| tail_with(ratios, c).upper < NEGLIGIBLE)
         .min(end);
     let last = cum
-        .partition_point(|&c| tail(n, k, c).lower >= NEGLIGIBLE)
+        .partition_point(|&c| tail_with(ratios, c).lower >= NEGLIGIBLE)
         .clamp(first, end);
     (first, last)
 }
@@ -339,13 +340,21 @@ impl Even {
     fn cdf(&self, x: f64) -> f64 {
         let v = &self.l.values;
         let mut total = 0.0;
+        // One past the last u with mid(v_i, u) <= x. The midpoint rises
+        // with v_i, so this end never rises with i: it is walked down once
+        // per call instead of searched for per i.
+        let mut end = v.len();
         for (k, i) in (self.l.first..=self.l.last).enumerate() {
             if v[i] > x {
                 break;
             }
             total += self.tie[k];
             let s = self.split[k];
-            let above = v[i + 1..].partition_point(|&u| mid(v[i], u) <= x);
+            end = end.max(i + 1);
+            while end > i + 1 && mid(v[i], v[end - 1]) > x {
+                end -= 1;
+            }
+            let above = end - (i + 1);
             if above > 0 && s > 0.0 {
                 // 1 - ((1 - p_J) / (1 - p_i))^h, J = i + above.
                 total += s * self.l.gone(i, i + above);
@@ -367,7 +376,20 @@ impl Even {
         // F is 0 below the first live value: the search starts there
         // unless 0 already reaches.
         let start = if reaches(0.0) { 0 } else { self.l.first };
-        let j = start + v[start..].partition_point(|&x| !reaches(self.cdf(x)));
+        // median = (L + U) / 2 >= L, so F(x) <= P(L <= x): the first value
+        // where L's distribution function (cheap: the sum of `lower`)
+        // reaches is where the search starts. Any start gives the same
+        // answer; this one saves most of the evaluations of F.
+        let mut hint = start;
+        let mut lower = 0.0;
+        for j in self.l.first..=self.l.last {
+            lower += self.l.lower[j];
+            if reaches(lower) {
+                hint = j.max(start);
+                break;
+            }
+        }
+        let j = first_true(start, v.len(), hint, |j| reaches(self.cdf(v[j])));
         if j == v.len() {
             return None;
         }
@@ -431,6 +453,44 @@ impl Even {
     }
 }
 
+/// The first index in `from..len` where `pred` holds (`len` if none), for
+/// a `pred` that is false and then true along the range: what a binary
+/// search over the range returns, found by galloping from `hint` (in
+/// `from..len`), which costs about 2 log2 of the distance instead of
+/// log2 of the range.
+fn first_true(from: usize, len: usize, hint: usize, pred: impl Fn(usize) -> bool) -> usize {
+    let hint = hint.clamp(from, len.saturating_sub(1).max(from));
+    if hint >= len {
+        return len;
+    }
+    // Every index below `lo` is false; `hi` is true or `len`.
+    let (mut lo, mut hi) = if pred(hint) {
+        (from, hint)
+    } else {
+        let (mut lo, mut step) = (hint + 1, 1);
+        loop {
+            let probe = lo + step - 1;
+            if probe >= len {
+                break (lo, len);
+            }
+            if pred(probe) {
+                break (lo, probe);
+            }
+            lo = probe + 1;
+            step *= 2;
+        }
+    };
+    while lo < hi {
+        let m = lo + (hi - lo) / 2;
+        if pred(m) {
+            hi = m;
+        } else {
+            lo = m + 1;
+        }
+    }
+    lo
+}
+
 /// P(X >= k) and P(X < k) of a binomial, each accurate on its own.
 #[derive(Debug, Clone, Copy)]
 struct Tail {
@@ -445,9 +505,66 @@ impl Tail {
     };
 }
 
+/// The neighbour ratios of binomial terms, (n - x) / (x + 1) for x >= k and
+/// x / (n - x + 1) for x < k, near k: what every tail at k multiplies by,
+/// whatever c is. A distribution of the median sums hundreds of tails of
+/// one n and k, so the divisions are made once. Only the first [`Ratios::new`]
+/// of each side are kept (a tail that reaches further divides, with the
+/// same result), so a million values cost no million-entry table.
+struct Ratios {
+    n: u64,
+    k: u64,
+    /// At x = k + i.
+    up: Vec<f64>,
+    /// At x = k - 1 - i.
+    down: Vec<f64>,
+}
+
+impl Ratios {
+    fn new(n: u64, k: u64) -> Ratios {
+        // Tails sum until the terms fall 1e-20 below their sum, about ten
+        // standard deviations (at most sqrt(n) / 2) from k.
+        let width = 64 + 6 * (n as f64).sqrt() as u64;
+        let nf = n as f64;
+        let up = (k..=n.min(k + width))
+            .map(|x| (nf - x as f64) / (x as f64 + 1.0))
+            .collect();
+        let down = (k.saturating_sub(width)..k)
+            .rev()
+            .map(|x| x as f64 / (nf - x as f64 + 1.0))
+            .collect();
+        Ratios { n, k, up, down }
+    }
+
+    /// P(X = x + 1) / P(X = x) without p / q: (n - x) / (x + 1), x >= k.
+    #[inline]
+    fn up(&self, x: u64) -> f64 {
+        match self.up.get((x - self.k) as usize) {
+            Some(&r) => r,
+            None => (self.n as f64 - x as f64) / (x as f64 + 1.0),
+        }
+    }
+
+    /// P(X = x - 1) / P(X = x) without q / p: x / (n - x + 1), x < k.
+    #[inline]
+    fn down(&self, x: u64) -> f64 {
+        match self.down.get((self.k - 1 - x) as usize) {
+            Some(&r) => r,
+            None => x as f64 / (self.n as f64 - x as f64 + 1.0),
+        }
+    }
+}
+
 /// The tails at k of Binomial(n, c / n) (1 <= c <= n): the smaller side is
 /// summed term by term from k outwards, the other is 1 minus it.
+#[cfg(test)]
 fn tail(n: u64, k: u64, c: u64) -> Tail {
+    tail_with(&Ratios::new(n, k), c)
+}
+
+/// [`tail`] at the n and k of `ratios`.
+fn tail_with(ratios: &Ratios, c: u64) -> Tail {
+    let (n, k) = (ratios.n, ratios.k);
     if k == 0 {
         return Tail {
             upper: 1.0,
@@ -461,18 +578,17 @@ fn tail(n: u64, k: u64, c: u64) -> Tail {
         let mut s = 0.0;
         loop {
             s += term;
-            let xf = x as f64;
             if up {
                 if x == n {
                     break;
                 }
-                term *= (nf - xf) / (xf + 1.0) * (p / q);
+                term *= ratios.up(x) * (p / q);
                 x += 1;
             } else {
                 if x == 0 {
                     break;
                 }
-                term *= xf / (nf - xf + 1.0) * (q / p);
+                term *= ratios.down(x) * (q / p);
                 x -= 1;
             }
             if term <= s * 1e-20 || term == 0.0 {

@@ -76,9 +76,41 @@ pub fn join<A: Send, B: Send>(
     install(|| rayon::join(a, b))
 }
 
+/// The parts one after the other. When every part is as long (the forks
+/// of a run are), the copy is spread over the pool: element i is part
+/// i / len's element i % len, and each worker writes (and first touches)
+/// its own share of the result.
+pub fn concat<T: Clone + Send + Sync>(parts: &[Vec<T>]) -> Vec<T> {
+    let len = parts.first().map_or(0, Vec::len);
+    if len == 0 || parts.iter().any(|p| p.len() != len) {
+        return parts.concat();
+    }
+    let mut out = Vec::with_capacity(len * parts.len());
+    install(|| {
+        out.par_extend(
+            (0..len * parts.len())
+                .into_par_iter()
+                .map(|i| parts[i / len][i % len].clone()),
+        )
+    });
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parts_join_in_order_whatever_their_lengths() {
+        let even: Vec<Vec<u32>> = (0..50)
+            .map(|p| (0..7).map(|i| p * 7 + i).collect())
+            .collect();
+        let joined = on_threads(3, || concat(&even));
+        assert_eq!(joined, (0..350).collect::<Vec<u32>>());
+        let uneven = vec![vec![1, 2], vec![], vec![3]];
+        assert_eq!(on_threads(2, || concat(&uneven)), vec![1, 2, 3]);
+        assert!(concat::<u8>(&[]).is_empty());
+    }
 
     #[test]
     fn results_keep_item_order_on_any_pool() {

@@ -326,3 +326,30 @@ fn windowed_bootstrap_is_reproducible() {
     assert_eq!(a, b);
     assert!(a.ci.contains(a.median), "{a:?}");
 }
+
+/// Ranks by integer keys agree with ranking by `f64::total_cmp`, ties by
+/// position: negative values, both zeros and repeated values included.
+#[test]
+fn ranks_follow_total_order_then_position() {
+    let mut r = rng(21);
+    use rand::Rng;
+    let mut values: Vec<f64> = (0..2000)
+        .map(|_| f64::from(r.gen_range(-50i32..50)) * 0.25)
+        .collect();
+    values.extend([0.0, -0.0, 0.0, -0.0, f64::MAX, f64::MIN, 1e-310, -1e-310]);
+    let ranked = Ranked::new(values.clone());
+    let mut order: Vec<u32> = (0..values.len() as u32).collect();
+    order.sort_by(|&a, &b| {
+        values[a as usize]
+            .total_cmp(&values[b as usize])
+            .then(a.cmp(&b))
+    });
+    for (r, &i) in order.iter().enumerate() {
+        assert_eq!(
+            ranked.rank[i as usize], r as u32,
+            "value {}",
+            values[i as usize]
+        );
+        assert_eq!(ranked.sorted[r].to_bits(), values[i as usize].to_bits());
+    }
+}

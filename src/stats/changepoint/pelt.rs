@@ -45,13 +45,27 @@ impl NormalMeanVar {
         }
     }
 
-    /// The cost of `x[a..b]`, `a < b`.
+    /// The cost of `x[a..b]`, `a < b` (what [`pelt`] computes in passes).
+    #[cfg(test)]
     pub fn cost(&self, a: usize, b: usize) -> f64 {
+        let (m, ss, s2) = self.spread(a, b);
+        Self::of_spread(m, ss, s2, s2.ln())
+    }
+
+    /// The length, sum of squared deviations and (floored) variance of
+    /// `x[a..b]`: the part of the cost before its logarithm.
+    #[inline]
+    fn spread(&self, a: usize, b: usize) -> (f64, f64, f64) {
         let m = (b - a) as f64;
         let s = self.sum[b] - self.sum[a];
         let ss = ((self.sum_sq[b] - self.sum_sq[a]) - s * s / m).max(0.0);
-        let s2 = (ss / m).max(self.floor);
-        m * (2.0 * PI).ln() + m * s2.ln() + ss / s2
+        (m, ss, (ss / m).max(self.floor))
+    }
+
+    /// The cost from [`Self::spread`] and ln(s2).
+    #[inline]
+    fn of_spread(m: f64, ss: f64, s2: f64, ln_s2: f64) -> f64 {
+        m * (2.0 * PI).ln() + m * ln_s2 + ss / s2
     }
 }
 
@@ -68,7 +82,7 @@ pub(crate) fn pelt(cost: &NormalMeanVar, n: usize, penalty: f64, min_len: usize)
     f[0] = -penalty;
     // Candidates: (tau, the t from which it is pruned).
     let mut candidates: Vec<(usize, usize)> = vec![(0, usize::MAX)];
-    let mut scores: Vec<f64> = Vec::new();
+    let (mut spreads, mut logs, mut scores) = (Vec::new(), Vec::new(), Vec::<f64>::new());
     for t in m..=n {
         if t >= 2 * m {
             // tau = t - m became a possible changepoint: x[t - m..t] is the
@@ -76,11 +90,22 @@ pub(crate) fn pelt(cost: &NormalMeanVar, n: usize, penalty: f64, min_len: usize)
             candidates.push((t - m, usize::MAX));
         }
         candidates.retain(|&(_, until)| t < until);
+        // Each candidate's score in three passes (spreads, logarithms,
+        // sums) rather than one: the candidates are independent, and
+        // without a division and a call of `ln` in one chain the processor
+        // overlaps them. The operations, and so the scores, are the same.
+        spreads.clear();
+        spreads.extend(candidates.iter().map(|&(tau, _)| cost.spread(tau, t)));
+        logs.clear();
+        logs.extend(spreads.iter().map(|&(_, _, s2)| s2.ln()));
         scores.clear();
+        scores.extend(candidates.iter().zip(spreads.iter().zip(&logs)).map(
+            |(&(tau, _), (&(m, ss, s2), &ln_s2))| {
+                f[tau] + NormalMeanVar::of_spread(m, ss, s2, ln_s2)
+            },
+        ));
         let (mut best, mut best_tau) = (f64::INFINITY, 0);
-        for &(tau, _) in &candidates {
-            let s = f[tau] + cost.cost(tau, t);
-            scores.push(s);
+        for (&(tau, _), &s) in candidates.iter().zip(&scores) {
             if s + penalty < best {
                 best = s + penalty;
                 best_tau = tau;

@@ -253,3 +253,22 @@ fn searching_the_distribution_function_gives_the_listed_atoms_quantiles() {
         }
     }
 }
+
+/// Galloping from any hint finds what a binary search over the whole
+/// range finds, for every place the predicate may turn true.
+#[test]
+fn first_true_is_a_binary_search_from_anywhere() {
+    for len in 0..40usize {
+        for from in 0..=len.min(5) {
+            for turn in from..=len {
+                for hint in from..len.max(from + 1) {
+                    let found = first_true(from, len, hint, |j| {
+                        assert!((from..len).contains(&j), "probe {j} outside {from}..{len}");
+                        j >= turn
+                    });
+                    assert_eq!(found, turn, "len {len} from {from} turn {turn} hint {hint}");
+                }
+            }
+        }
+    }
+}
