@@ -226,8 +226,12 @@ pub fn fork_diffs(
 
 /// The two-group contrast that order and carry-over both report, over the
 /// forks that have values in both groups: median(a) - median(b) with a
-/// hierarchical percentile bootstrap CI (forks, then each fork's a and b
-/// values; see `stats::hierarchical_median_diff`).
+/// percentile bootstrap CI that resamples forks. From
+/// `stats::CLUSTER_MIN_FORKS` forks on, each chosen fork keeps its values
+/// as they are (the cluster bootstrap, `stats::cluster_median_diff`);
+/// with fewer, its a and b values are resampled too
+/// (`stats::hierarchical_median_diff`), wider, because a few forks alone
+/// give too few distinct resamples.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Contrast {
     /// Values in each group over the forks used; when no fork can be used,
@@ -274,8 +278,12 @@ pub(crate) fn contrast<T: crate::stats::Value>(
     let (difference_ns, ci_ns) = if used.is_empty() {
         (None, None)
     } else {
-        let e =
-            crate::stats::hierarchical_median_diff(&used, input.resamples, input.confidence, rng)?;
+        let (b, c) = (input.resamples, input.confidence);
+        let e = if used.len() >= crate::stats::CLUSTER_MIN_FORKS {
+            crate::stats::cluster_median_diff(&used, b, c, rng)?
+        } else {
+            crate::stats::hierarchical_median_diff(&used, b, c, rng)?
+        };
         (Some(e.median), Some([e.ci.lo, e.ci.hi]))
     };
     Ok(Contrast {

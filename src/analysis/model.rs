@@ -223,7 +223,9 @@ pub enum Order {
         treatment_second_median_ns: Option<f64>,
         /// median D (treatment first) - median D (treatment second).
         difference_ns: Option<f64>,
-        /// Hierarchical bootstrap: forks, then each fork's two groups.
+        /// Bootstrap over the forks used (`analysis::contrast`): whole
+        /// forks from `stats::CLUSTER_MIN_FORKS` on, else forks and then
+        /// each fork's two groups.
         ci_ns: Option<[f64; 2]>,
         /// Forks whose pairs all had the treatment in one position.
         forks_left_out: u32,
@@ -251,7 +253,7 @@ pub struct CarryOver {
     pub after_baseline_median_ns: Option<f64>,
     /// after_treatment - after_baseline: the penalty of following a treatment.
     pub difference_ns: Option<f64>,
-    /// Hierarchical bootstrap: forks, then each fork's two groups.
+    /// Bootstrap over the forks used, as the order's.
     pub ci_ns: Option<[f64; 2]>,
     /// Whether each baseline run was followed by an untimed wait of d.
     pub padded: bool,

@@ -357,6 +357,74 @@ fn order_contrast_resamples_forks() {
     }
 }
 
+/// From 20 usable forks on, the order interval is the cluster bootstrap:
+/// each chosen fork brings its own values, so recomputing every resample
+/// from the trace's fork choices (each slot listing every index once) by
+/// pooling and taking medians gives the interval exactly; one fork fewer,
+/// and the slots resample the values too.
+#[test]
+fn order_over_many_forks_resamples_whole_forks() {
+    let rows = |f: u64| -> Vec<(u64, u64, Arm)> {
+        (0..9u64)
+            .map(|i| {
+                let t = 100 + (f * 7 + i * 3) % 11;
+                (100, t, if (i + f).is_multiple_of(2) { T } else { B })
+            })
+            .collect()
+    };
+    let analysed = |forks: u32| {
+        let f = (0..forks).fold(Fixture::new(), |f, k| f.fork(0, k, 0, &rows(u64::from(k))));
+        let inp = input(&[(0, 0)]);
+        let a = analyse(&inp, &f.pairs).unwrap();
+        let trace = resample_trace(&inp, &f.pairs).unwrap();
+        let groups = order::position_groups(&group(&inp, &f.pairs).unwrap()[&0]);
+        (
+            a.cells[0].order.clone(),
+            trace.cells[0].order.clone().unwrap(),
+            groups,
+        )
+    };
+    let (order, slots, groups) = analysed(crate::stats::CLUSTER_MIN_FORKS as u32);
+    let mut diffs: Vec<f64> = slots
+        .iter()
+        .map(|resample| {
+            let pooled = |side: usize| -> f64 {
+                let mut v: Vec<f64> = Vec::new();
+                for (g, a, b) in resample {
+                    let (values, indices) = if side == 0 {
+                        (&groups[*g as usize].0, a)
+                    } else {
+                        (&groups[*g as usize].1, b)
+                    };
+                    let mut sorted = values.clone();
+                    sorted.sort_by(f64::total_cmp);
+                    assert_eq!(indices, &(0..sorted.len() as u32).collect::<Vec<_>>());
+                    v.extend(indices.iter().map(|&i| sorted[i as usize]));
+                }
+                crate::stats::median(&v).unwrap()
+            };
+            pooled(0) - pooled(1)
+        })
+        .collect();
+    diffs.sort_by(f64::total_cmp);
+    let q = |p| crate::stats::quantile(&diffs, p).unwrap();
+    match order {
+        Order::PairedRandom { ci_ns, .. } => assert_eq!(ci_ns, Some([q(0.025), q(0.975)])),
+        other => panic!("{other:?}"),
+    }
+    let (_, fewer, _) = analysed(crate::stats::CLUSTER_MIN_FORKS as u32 - 1);
+    let resampled_values = fewer.iter().flatten().any(|(_, a, _)| {
+        let mut seen = a.clone();
+        seen.sort_unstable();
+        seen.dedup();
+        seen.len() < a.len()
+    });
+    assert!(
+        resampled_values,
+        "below the threshold the runs are resampled too"
+    );
+}
+
 /// A fork whose baseline starts slow (a warm-up the warm-up pairs did not
 /// cover) is not steady; a flat one is; the cell counts both.
 #[test]

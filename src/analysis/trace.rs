@@ -11,13 +11,18 @@
 //! ascending (see `stats::resample`); a hierarchical slot is `[g, indices]`
 //! with g the position of the fork in ascending fork order; an order or
 //! carry-over slot is `[g, a indices, b indices]`, g counting only the forks
-//! that have values in both groups. Sample contents
+//! that have values in both groups (from `stats::CLUSTER_MIN_FORKS` such
+//! forks on, the cluster bootstrap: every index of the fork's a and b
+//! values once). Sample contents
 //! and order are as in the table of [`super::streams`].
 
 use super::{carry_over, group, order, streams, AnalysisError, AnalysisInput, ForkData};
 use crate::record::PairRecord;
 use crate::spec::Ordering;
-use crate::stats::{hierarchical_indices, hierarchical_two_sample_indices, TwoSampleSlot};
+use crate::stats::{
+    cluster_indices, hierarchical_indices, hierarchical_two_sample_indices, TwoSampleSlot,
+    CLUSTER_MIN_FORKS,
+};
 use rand_pcg::Pcg64;
 use serde::{Deserialize, Serialize};
 
@@ -62,7 +67,29 @@ pub fn resample_trace(
                     .iter()
                     .map(|(x, y)| (x.len() as u32, y.len() as u32))
                     .collect();
-                (!sizes.is_empty()).then(|| hierarchical_two_sample_indices(&mut rng, &sizes, b))
+                if sizes.is_empty() {
+                    return None;
+                }
+                if sizes.len() < CLUSTER_MIN_FORKS {
+                    return Some(hierarchical_two_sample_indices(&mut rng, &sizes, b));
+                }
+                // The cluster bootstrap: a chosen fork brings every value once.
+                let every = |n: u32| (0..n).collect::<Vec<u32>>();
+                let chosen = cluster_indices(&mut rng, sizes.len() as u32, b);
+                Some(
+                    chosen
+                        .into_iter()
+                        .map(|forks| {
+                            forks
+                                .into_iter()
+                                .map(|g| {
+                                    let (na, nb) = sizes[g as usize];
+                                    (g, every(na), every(nb))
+                                })
+                                .collect()
+                        })
+                        .collect(),
+                )
             }
             CellTrace {
                 cell: info.cell,

@@ -16,7 +16,9 @@
 //!   second): a chosen fork brings both its groups, each resampled on its
 //!   own; statistic median(pooled a*) - median(pooled b*). Pooling the
 //!   pairs of all forks instead would treat them as independent, which
-//!   they are not when forks differ.
+//!   they are not when forks differ. Over many forks the analysis uses
+//!   [`cluster_median_diff`] instead (module `cluster`): forks resampled,
+//!   each keeping its values.
 //!
 //! The two-level shapes split their resamples into fixed chunks, each with
 //! its own stream derived from the generator, and run the chunks on every
@@ -289,8 +291,10 @@ impl Ranked {
     }
 }
 
+mod cluster;
 mod grouped;
 mod runs;
+pub use cluster::{cluster_indices, cluster_median_diff, MIN_FORKS as CLUSTER_MIN_FORKS};
 pub(super) use grouped::Grouped;
 pub use runs::hierarchical_median_shift;
 

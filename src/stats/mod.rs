@@ -11,7 +11,9 @@
 //!   form (Maritz & Jarrett 1978; Efron 1982): binomial weights, no resampling.
 //! - [`bootstrap`]: percentile bootstrap (Efron & Tibshirani 1993, ch. 13) and a
 //!   two-level hierarchical bootstrap (Davison & Hinkley 1997, sec. 3.8;
-//!   Ren et al. 2010), also for the shift between two separate runs.
+//!   Ren et al. 2010), also for the shift between two separate runs; the
+//!   cluster bootstrap of a two-group contrast over many forks (Field &
+//!   Welsh 2007).
 //! - [`changepoint`]: PELT (Killick, Fearnhead & Eckley 2012) and the
 //!   steady-state classes of Barrett et al. 2017.
 //! - [`variance`]: one-way random-effects variance components and the
@@ -44,8 +46,9 @@ pub mod sequential;
 pub mod variance;
 
 pub use bootstrap::{
-    bootstrap_median, hierarchical_median, hierarchical_median_diff, hierarchical_median_shift,
-    Interval, MedianEstimate,
+    bootstrap_median, cluster_indices, cluster_median_diff, hierarchical_median,
+    hierarchical_median_diff, hierarchical_median_shift, Interval, MedianEstimate,
+    CLUSTER_MIN_FORKS,
 };
 pub use changepoint::{steady_state, Class, SteadyState};
 pub use correlation::pearson;

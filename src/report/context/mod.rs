@@ -272,6 +272,34 @@ pub struct RunText {
     /// The header of a table's first column: `true delay` for a study of
     /// one group, `variant` for several treatments, else `cell`.
     pub key: &'static str,
+    /// How the order intervals were resampled ([`resampling`]); none
+    /// without an order interval (blocked order, or no fork with the
+    /// treatment in both positions).
+    pub order_resampling: Option<&'static str>,
+    /// The same for the carry-over intervals.
+    pub carry_over_resampling: Option<&'static str>,
+}
+
+/// `forks` when every cell's contrast used at least
+/// `stats::CLUSTER_MIN_FORKS` forks (whole forks resampled, each keeping
+/// its runs), `forks and runs` when every cell used fewer (the runs inside
+/// each chosen fork resampled too), `mixed` otherwise; none when no cell
+/// has an interval. `used` is each cell's forks used, for cells with one.
+fn resampling(used: impl Iterator<Item = u32>) -> Option<&'static str> {
+    let (mut whole, mut nested) = (false, false);
+    for n in used {
+        if n as usize >= crate::stats::CLUSTER_MIN_FORKS {
+            whole = true;
+        } else {
+            nested = true;
+        }
+    }
+    match (whole, nested) {
+        (true, false) => Some("forks"),
+        (false, true) => Some("forks and runs"),
+        (true, true) => Some("mixed"),
+        (false, false) => None,
+    }
 }
 
 /// Builds the context of one run.
@@ -323,6 +351,21 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
             memory: format!(
                 "{:.1} GiB",
                 info.environment.memory_bytes as f64 / f64::from(1u32 << 30)
+            ),
+            order_resampling: resampling(analysis.cells.iter().filter_map(|c| match &c.order {
+                crate::analysis::Order::PairedRandom {
+                    ci_ns: Some(_),
+                    forks_left_out,
+                    ..
+                } => Some(c.forks_total - forks_left_out),
+                _ => None,
+            })),
+            carry_over_resampling: resampling(
+                analysis
+                    .cells
+                    .iter()
+                    .filter(|c| c.carry_over.ci_ns.is_some())
+                    .map(|c| c.forks_total - c.carry_over.forks_left_out),
             ),
         },
         cells,

@@ -236,7 +236,7 @@ impl Grouped {
 
 /// The central `WINDOW_SHARE` of n ranks, at least `MIN_WINDOW` wide; all
 /// ranks when n is small.
-fn default_window(n: u32) -> (u32, u32) {
+pub(super) fn default_window(n: u32) -> (u32, u32) {
     let width = ((f64::from(n) * WINDOW_SHARE).ceil() as u32).max(MIN_WINDOW);
     if width >= n {
         return (0, n);
