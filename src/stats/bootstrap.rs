@@ -218,6 +218,30 @@ impl Ranked {
         Ranked { sorted, rank }
     }
 
+    /// Groups of values ranked together, laid out group by group, each
+    /// group sorted (so an index into a group's sorted values finds its
+    /// rank), with where each group starts. Refuses no groups, an empty
+    /// group and NaN.
+    pub(super) fn of_groups<T: Value>(groups: &[&[T]]) -> Result<(Ranked, Vec<usize>), StatsError> {
+        if groups.is_empty() {
+            return Err(StatsError::Empty);
+        }
+        let (mut starts, mut all) = (Vec::new(), Vec::new());
+        for g in groups {
+            if g.is_empty() {
+                return Err(StatsError::Empty);
+            }
+            starts.push(all.len());
+            let mut v = to_finite_vec(g)?;
+            v.sort_unstable_by(f64::total_cmp);
+            all.extend(v);
+        }
+        if all.len() > u32::MAX as usize {
+            return Err(StatsError::TooLarge);
+        }
+        Ok((Ranked::new(all), starts))
+    }
+
     pub(super) fn len(&self) -> usize {
         self.sorted.len()
     }
@@ -255,6 +279,43 @@ impl Ranked {
     /// The median of a resample given as draw counts per rank (`total` draws).
     pub(super) fn median_of_counts(&self, counts: &[u32], total: u32) -> f64 {
         self.median_at(counts, 0, (total - 1) / 2, total / 2)
+    }
+
+    /// The median of a resample counted through a window of ranks: draws
+    /// per rank from rank `lo` in `window`, and `[below, inside, above]`
+    /// draws below, in and above it. When the median lies in the window,
+    /// the window is walked. Else `full` gets the window's counts and
+    /// `side(low, full)` adds, rank by rank, the draws of each side that
+    /// holds a middle position (the low side first); a side that does not
+    /// keeps its count on one rank of its own, which the walk passes whole.
+    pub(super) fn window_median(
+        &self,
+        window: &[u32],
+        lo: usize,
+        [below, inside, above]: [u32; 3],
+        full: &mut Vec<u32>,
+        mut side: impl FnMut(bool, &mut [u32]),
+    ) -> f64 {
+        let total = below + inside + above;
+        let (k_lo, k_hi) = ((total - 1) / 2, total / 2);
+        if below <= k_lo && k_hi < below + inside {
+            return self.median_at(window, lo, k_lo - below, k_hi - below);
+        }
+        let n = self.len();
+        full.clear();
+        full.resize(n, 0);
+        full[lo..lo + window.len()].copy_from_slice(window);
+        if k_lo < below {
+            side(true, full);
+        } else if below > 0 {
+            full[0] += below;
+        }
+        if k_hi >= below + inside {
+            side(false, full);
+        } else if above > 0 {
+            full[n - 1] += above;
+        }
+        self.median_of_counts(full, total)
     }
 
     /// The mean of the draws at 0-based positions `k_lo` and `k_hi` of a

@@ -23,7 +23,7 @@
 use super::grouped::default_window;
 use super::{check, percentile_interval, MedianEstimate, Ranked};
 use crate::stats::resample::{par_resamples, replay};
-use crate::stats::{to_finite_vec, StatsError, Value};
+use crate::stats::{StatsError, Value};
 use rand::RngCore;
 
 /// The fewest forks at which contrasts use the cluster bootstrap: its
@@ -129,23 +129,7 @@ struct Scratch {
 
 impl Clusters {
     fn new<T: Value>(groups: &[&[T]]) -> Result<Self, StatsError> {
-        if groups.is_empty() {
-            return Err(StatsError::Empty);
-        }
-        let (mut starts, mut all) = (Vec::new(), Vec::new());
-        for g in groups {
-            if g.is_empty() {
-                return Err(StatsError::Empty);
-            }
-            starts.push(all.len());
-            let mut v = to_finite_vec(g)?;
-            v.sort_unstable_by(f64::total_cmp);
-            all.extend(v);
-        }
-        if all.len() > u32::MAX as usize {
-            return Err(StatsError::TooLarge);
-        }
-        let ranked = Ranked::new(all);
+        let (ranked, starts) = Ranked::of_groups(groups)?;
         let ends: Vec<usize> = starts
             .iter()
             .skip(1)
@@ -200,45 +184,26 @@ impl Clusters {
                 sc.window[(r - self.lo) as usize] += t;
             }
         }
-        let total = below + inside + above;
-        let (k_lo, k_hi) = ((total - 1) / 2, total / 2);
-        if below <= k_lo && k_hi < below + inside {
-            return self
-                .ranked
-                .median_at(&sc.window, self.lo as usize, k_lo - below, k_hi - below);
-        }
-        // The median left the window: count the chosen groups' values on
-        // the side that holds it, rank by rank; the other side keeps its
-        // count on one rank of its own side, which the walk passes whole.
-        let n = self.ranked.len();
-        sc.full.clear();
-        sc.full.resize(n, 0);
-        sc.full[self.lo as usize..self.hi as usize].copy_from_slice(&sc.window);
-        let (low_side, high_side) = (k_lo < below, k_hi >= below + inside);
-        for (p, &t) in self.groups.iter().zip(times) {
-            if t == 0 {
-                continue;
-            }
-            let rank = &self.ranked.rank;
-            if low_side {
-                for &r in &rank[p.at..p.at + p.below as usize] {
-                    sc.full[r as usize] += t;
+        self.ranked.window_median(
+            &sc.window,
+            self.lo as usize,
+            [below, inside, above],
+            &mut sc.full,
+            |low, full| {
+                for (p, &t) in self.groups.iter().zip(times) {
+                    let (from, count) = if low {
+                        (p.at, p.below)
+                    } else {
+                        (p.at + (p.below + p.inside) as usize, p.above)
+                    };
+                    if t > 0 {
+                        for &r in &self.ranked.rank[from..from + count as usize] {
+                            full[r as usize] += t;
+                        }
+                    }
                 }
-            }
-            if high_side {
-                let from = p.at + (p.below + p.inside) as usize;
-                for &r in &rank[from..from + p.above as usize] {
-                    sc.full[r as usize] += t;
-                }
-            }
-        }
-        if !low_side && below > 0 {
-            sc.full[0] += below;
-        }
-        if !high_side && above > 0 {
-            sc.full[n - 1] += above;
-        }
-        self.ranked.median_of_counts(&sc.full, total)
+            },
+        )
     }
 }
 

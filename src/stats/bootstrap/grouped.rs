@@ -21,7 +21,7 @@
 
 use super::Ranked;
 use crate::stats::resample::IndexSampler;
-use crate::stats::{to_finite_vec, StatsError, Value};
+use crate::stats::{StatsError, Value};
 use rand::RngCore;
 
 /// The default window's width as a share of all values (at least
@@ -81,24 +81,8 @@ impl Grouped {
         groups: &[&[T]],
         window: impl Fn(u32) -> (u32, u32),
     ) -> Result<Self, StatsError> {
-        if groups.is_empty() {
-            return Err(StatsError::Empty);
-        }
-        let (mut offsets, mut sizes, mut all) = (Vec::new(), Vec::new(), Vec::new());
-        for g in groups {
-            if g.is_empty() {
-                return Err(StatsError::Empty);
-            }
-            offsets.push(all.len());
-            sizes.push(g.len() as u32);
-            let mut v = to_finite_vec(g)?;
-            v.sort_unstable_by(f64::total_cmp);
-            all.extend(v);
-        }
-        if all.len() > u32::MAX as usize {
-            return Err(StatsError::TooLarge);
-        }
-        let ranked = Ranked::new(all);
+        let (ranked, offsets) = Ranked::of_groups(groups)?;
+        let sizes: Vec<u32> = groups.iter().map(|g| g.len() as u32).collect();
         let (lo, hi) = window(ranked.len() as u32);
         let ln_fact = ln_factorials(sizes.iter().copied().max().unwrap_or(0));
         assert!(
@@ -187,50 +171,33 @@ impl Grouped {
     /// draws the values of a category outside the window if it holds the
     /// median.
     pub(crate) fn median<R: RngCore>(&self, s: &mut IndexSampler<'_, R>, sc: &mut Scratch) -> f64 {
-        let (below, inside, above) = (sc.below, sc.inside, sc.above);
-        let total = below + inside + above;
-        let (k_lo, k_hi) = ((total - 1) / 2, total / 2);
-        if below <= k_lo && k_hi < below + inside {
-            return self
-                .ranked
-                .median_at(&sc.counts, self.lo as usize, k_lo - below, k_hi - below);
-        }
-        let n = self.ranked.len();
-        sc.full.clear();
-        sc.full.resize(n, 0);
-        sc.full[self.lo as usize..self.hi as usize].copy_from_slice(&sc.counts);
-        // A category the median is not in keeps its count on one rank of
-        // its own side of the window: the walk passes it whole.
-        if k_lo < below {
-            for &(g, b, _) in &sc.slots {
-                let g = g as usize;
-                if b > 0 {
-                    let rank = &self.ranked.rank[self.offsets[g]..];
-                    let full = &mut sc.full;
-                    s.for_each_below(self.forks[g].below, b, |i| {
-                        full[rank[i as usize] as usize] += 1
-                    });
+        let slots = &sc.slots;
+        self.ranked.window_median(
+            &sc.counts,
+            self.lo as usize,
+            [sc.below, sc.inside, sc.above],
+            &mut sc.full,
+            |low, full| {
+                for &(g, b, a) in slots {
+                    let (g, f) = (g as usize, &self.forks[g as usize]);
+                    // The side's values of group g, and how many were drawn.
+                    let (at, values, drawn) = if low {
+                        (self.offsets[g], f.below, b)
+                    } else {
+                        let inner = (f.below + f.inside) as usize;
+                        (
+                            self.offsets[g] + inner,
+                            self.sizes[g] - f.below - f.inside,
+                            a,
+                        )
+                    };
+                    if drawn > 0 {
+                        let rank = &self.ranked.rank[at..];
+                        s.for_each_below(values, drawn, |i| full[rank[i as usize] as usize] += 1);
+                    }
                 }
-            }
-        } else if below > 0 {
-            sc.full[0] += below;
-        }
-        if k_hi >= below + inside {
-            for &(g, _, a) in &sc.slots {
-                let g = g as usize;
-                if a > 0 {
-                    let f = &self.forks[g];
-                    let at = self.offsets[g] + (f.below + f.inside) as usize;
-                    let rank = &self.ranked.rank[at..];
-                    let full = &mut sc.full;
-                    let count = self.sizes[g] - f.below - f.inside;
-                    s.for_each_below(count, a, |i| full[rank[i as usize] as usize] += 1);
-                }
-            }
-        } else if above > 0 {
-            sc.full[n - 1] += above;
-        }
-        self.ranked.median_of_counts(&sc.full, total)
+            },
+        )
     }
 }
 
