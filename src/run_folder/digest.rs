@@ -122,30 +122,8 @@ fn phase_name(p: Phase) -> &'static str {
 /// Reads `DIR/pairs.csv` and checks it against `info` (see the module doc).
 pub fn read_pairs(dir: &Path, info: &RunInfo) -> Result<Vec<PairRecord>> {
     let path = dir.join("pairs.csv");
-    let bytes = read_whole(&path).map_err(|e| io_err("read", &path, e))?;
+    let bytes = std::fs::read(&path).map_err(|e| io_err("read", &path, e))?;
     check_pairs(&bytes, info).map_err(|e| bad_input(format!("{}: {e}", path.display())))
-}
-
-/// The whole file, its two halves read at once on the pool: a large
-/// pairs.csv is tens of megabytes, and the pages of the buffer are then
-/// first touched by two threads instead of one. Whatever the file gained
-/// since its size was taken is read after (the digests then refuse it).
-fn read_whole(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::{Read, Seek, SeekFrom};
-    use std::os::unix::fs::FileExt;
-    let mut file = std::fs::File::open(path)?;
-    let len = file.metadata()?.len() as usize;
-    let mut bytes = vec![0u8; len];
-    let (first, second) = bytes.split_at_mut(len / 2);
-    let (a, b) = crate::stats::pool::join(
-        || file.read_exact_at(first, 0),
-        || file.read_exact_at(second, (len / 2) as u64),
-    );
-    a?;
-    b?;
-    file.seek(SeekFrom::Start(len as u64))?;
-    file.read_to_end(&mut bytes)?;
-    Ok(bytes)
 }
 
 /// [`read_pairs`] on bytes already in memory.
