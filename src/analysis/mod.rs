@@ -279,7 +279,7 @@ pub(crate) fn contrast<T: crate::stats::Value>(
         (None, None)
     } else {
         let (b, c) = (input.resamples, input.confidence);
-        let e = if used.len() >= crate::stats::CLUSTER_MIN_FORKS {
+        let e = if crate::stats::resamples_whole_forks(used.len()) {
             crate::stats::cluster_median_diff(&used, b, c, rng)?
         } else {
             crate::stats::hierarchical_median_diff(&used, b, c, rng)?

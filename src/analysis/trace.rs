@@ -20,8 +20,8 @@ use super::{carry_over, group, order, streams, AnalysisError, AnalysisInput, For
 use crate::record::PairRecord;
 use crate::spec::Ordering;
 use crate::stats::{
-    cluster_indices, hierarchical_indices, hierarchical_two_sample_indices, TwoSampleSlot,
-    CLUSTER_MIN_FORKS,
+    cluster_indices, hierarchical_indices, hierarchical_two_sample_indices, resamples_whole_forks,
+    TwoSampleSlot,
 };
 use rand_pcg::Pcg64;
 use serde::{Deserialize, Serialize};
@@ -70,7 +70,7 @@ pub fn resample_trace(
                 if sizes.is_empty() {
                     return None;
                 }
-                if sizes.len() < CLUSTER_MIN_FORKS {
+                if !resamples_whole_forks(sizes.len()) {
                     return Some(hierarchical_two_sample_indices(&mut rng, &sizes, b));
                 }
                 // The cluster bootstrap: a chosen fork brings every value once.

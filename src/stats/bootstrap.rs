@@ -242,6 +242,15 @@ impl Ranked {
         Ok((Ranked::new(all), starts))
     }
 
+    /// How many of the values at `at..end` (one group, sorted, so its
+    /// ranks rise) rank below the window [lo, hi), inside it, and above it.
+    pub(super) fn against_window(&self, at: usize, end: usize, lo: u32, hi: u32) -> [u32; 3] {
+        let rank = &self.rank[at..end];
+        let below = rank.partition_point(|&r| r < lo) as u32;
+        let inside = rank.partition_point(|&r| r < hi) as u32 - below;
+        [below, inside, (end - at) as u32 - below - inside]
+    }
+
     pub(super) fn len(&self) -> usize {
         self.sorted.len()
     }
@@ -355,7 +364,9 @@ impl Ranked {
 mod cluster;
 mod grouped;
 mod runs;
-pub use cluster::{cluster_indices, cluster_median_diff, MIN_FORKS as CLUSTER_MIN_FORKS};
+pub use cluster::{
+    cluster_indices, cluster_median_diff, resamples_whole_forks, MIN_FORKS as CLUSTER_MIN_FORKS,
+};
 pub(super) use grouped::Grouped;
 pub use runs::hierarchical_median_shift;
 

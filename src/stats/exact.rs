@@ -525,34 +525,44 @@ impl Ratios {
         // Tails sum until the terms fall 1e-20 below their sum, about ten
         // standard deviations (at most sqrt(n) / 2) from k.
         let width = 64 + 6 * (n as f64).sqrt() as u64;
-        let nf = n as f64;
-        let up = (k..=n.min(k + width))
-            .map(|x| (nf - x as f64) / (x as f64 + 1.0))
-            .collect();
+        let up = (k..=n.min(k + width)).map(|x| up_ratio(n, x)).collect();
         let down = (k.saturating_sub(width)..k)
             .rev()
-            .map(|x| x as f64 / (nf - x as f64 + 1.0))
+            .map(|x| down_ratio(n, x))
             .collect();
         Ratios { n, k, up, down }
     }
 
-    /// P(X = x + 1) / P(X = x) without p / q: (n - x) / (x + 1), x >= k.
+    /// [`up_ratio`] at x >= k, from the table where it reaches.
     #[inline]
     fn up(&self, x: u64) -> f64 {
         match self.up.get((x - self.k) as usize) {
             Some(&r) => r,
-            None => (self.n as f64 - x as f64) / (x as f64 + 1.0),
+            None => up_ratio(self.n, x),
         }
     }
 
-    /// P(X = x - 1) / P(X = x) without q / p: x / (n - x + 1), x < k.
+    /// [`down_ratio`] at x < k, from the table where it reaches.
     #[inline]
     fn down(&self, x: u64) -> f64 {
         match self.down.get((self.k - 1 - x) as usize) {
             Some(&r) => r,
-            None => x as f64 / (self.n as f64 - x as f64 + 1.0),
+            None => down_ratio(self.n, x),
         }
     }
+}
+
+/// P(X = x + 1) / P(X = x) of Bin(n, p) without p / q: (n - x) / (x + 1).
+/// One expression for the table and past it, so both give the same bits.
+#[inline]
+fn up_ratio(n: u64, x: u64) -> f64 {
+    (n as f64 - x as f64) / (x as f64 + 1.0)
+}
+
+/// P(X = x - 1) / P(X = x) of Bin(n, p) without q / p: x / (n - x + 1).
+#[inline]
+fn down_ratio(n: u64, x: u64) -> f64 {
+    x as f64 / (n as f64 - x as f64 + 1.0)
 }
 
 /// The tails at k of Binomial(n, c / n) (1 <= c <= n): the smaller side is

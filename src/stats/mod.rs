@@ -47,8 +47,8 @@ pub mod variance;
 
 pub use bootstrap::{
     bootstrap_median, cluster_indices, cluster_median_diff, hierarchical_median,
-    hierarchical_median_diff, hierarchical_median_shift, Interval, MedianEstimate,
-    CLUSTER_MIN_FORKS,
+    hierarchical_median_diff, hierarchical_median_shift, resamples_whole_forks, Interval,
+    MedianEstimate, CLUSTER_MIN_FORKS,
 };
 pub use changepoint::{steady_state, Class, SteadyState};
 pub use correlation::pearson;

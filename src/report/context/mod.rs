@@ -280,15 +280,15 @@ pub struct RunText {
     pub carry_over_resampling: Option<&'static str>,
 }
 
-/// `forks` when every cell's contrast used at least
-/// `stats::CLUSTER_MIN_FORKS` forks (whole forks resampled, each keeping
-/// its runs), `forks and runs` when every cell used fewer (the runs inside
-/// each chosen fork resampled too), `mixed` otherwise; none when no cell
+/// `forks` when every cell's contrast resampled whole forks, each keeping
+/// its runs (`stats::resamples_whole_forks` of the forks it used), `forks
+/// and runs` when none did (the runs inside each chosen fork resampled
+/// too), `mixed` otherwise; none when no cell
 /// has an interval. `used` is each cell's forks used, for cells with one.
 fn resampling(used: impl Iterator<Item = u32>) -> Option<&'static str> {
     let (mut whole, mut nested) = (false, false);
     for n in used {
-        if n as usize >= crate::stats::CLUSTER_MIN_FORKS {
+        if crate::stats::resamples_whole_forks(n as usize) {
             whole = true;
         } else {
             nested = true;

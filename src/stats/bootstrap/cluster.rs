@@ -31,6 +31,13 @@ use rand::RngCore;
 /// and 20 forks have about 7 10^10 distinct resamples.
 pub const MIN_FORKS: usize = 20;
 
+/// Whether a contrast over `forks` usable forks is the cluster bootstrap
+/// ([`cluster_median_diff`]); else it is the two-level one. The analysis,
+/// its trace and the report all ask here, so they cannot disagree.
+pub fn resamples_whole_forks(forks: usize) -> bool {
+    forks >= MIN_FORKS
+}
+
 /// Median(all a) - median(all b) and the cluster bootstrap's percentile
 /// interval, where fork f holds `groups[f] = (a_f, b_f)`, both non-empty.
 /// Per resample: k draws below k pick the forks (the draws of
@@ -141,15 +148,12 @@ impl Clusters {
             .iter()
             .zip(ends)
             .map(|(&at, end)| {
-                // A group's sorted values have increasing ranks.
-                let rank = &ranked.rank[at..end];
-                let below = rank.partition_point(|&r| r < lo) as u32;
-                let inside = rank.partition_point(|&r| r < hi) as u32 - below;
+                let [below, inside, above] = ranked.against_window(at, end, lo, hi);
                 Place {
                     at,
                     below,
                     inside,
-                    above: (end - at) as u32 - below - inside,
+                    above,
                 }
             })
             .collect();

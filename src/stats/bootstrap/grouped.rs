@@ -93,11 +93,7 @@ impl Grouped {
             .iter()
             .zip(&sizes)
             .map(|(&at, &n)| {
-                // A group's sorted values have increasing ranks.
-                let rank = &ranked.rank[at..at + n as usize];
-                let below = rank.partition_point(|&r| r < lo) as u32;
-                let inside = rank.partition_point(|&r| r < hi) as u32 - below;
-                let above = n - below - inside;
+                let [below, inside, above] = ranked.against_window(at, at + n as usize, lo, hi);
                 ForkWindow {
                     below,
                     inside,
