@@ -226,7 +226,7 @@ const COLUMNS: [&str; 17] = [
 /// usage ones empty for an arm without usage. By position, not by header
 /// name: the header is checked once, and a large run's 300,000 rows read in
 /// a fraction of the time serde's by-name matching takes.
-fn row(rec: &csv::ByteRecord, usage: bool) -> Result<PairRecord, String> {
+fn row(rec: &Fields<'_>, usage: bool) -> Result<PairRecord, String> {
     let columns = if usage { COLUMNS.len() } else { PLAIN_COLUMNS };
     if rec.len() != columns {
         return Err(format!(
@@ -238,6 +238,12 @@ fn row(rec: &csv::ByteRecord, usage: bool) -> Result<PairRecord, String> {
         std::str::from_utf8(&rec[i]).map_err(|_| format!("column `{}` is not text", COLUMNS[i]))
     };
     let number = |i: usize| -> Result<u64, String> {
+        // Up to 19 plain digits cannot overflow: read them as they are;
+        // anything else (a sign, an error) goes the way of `str::parse`.
+        let digits = &rec[i];
+        if !digits.is_empty() && digits.len() <= 19 && digits.iter().all(u8::is_ascii_digit) {
+            return Ok(digits.iter().fold(0, |n, &d| n * 10 + u64::from(d - b'0')));
+        }
         let t = text(i)?;
         t.parse().map_err(|_| {
             format!(
@@ -315,26 +321,79 @@ fn one_of<T: Copy>(i: usize, text: &str, words: [(&str, T); 2]) -> Result<T, Str
     }
 }
 
-/// A reader of the csv crate over rows without a header.
-fn reader(bytes: &[u8]) -> csv::Reader<&[u8]> {
-    csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .from_reader(bytes)
+/// One record as the CSV parser leaves it: its fields' bytes one after
+/// the other, and where each field ends.
+struct Fields<'a> {
+    bytes: &'a [u8],
+    ends: &'a [usize],
+}
+
+impl Fields<'_> {
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+}
+
+impl std::ops::Index<usize> for Fields<'_> {
+    type Output = [u8];
+    fn index(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.bytes[start..self.ends[i]]
+    }
 }
 
 /// Parses header-less rows (a fork's file, or the body of `pairs.csv`)
 /// whose columns are [`csv_header`]`(usage)`; an error gives the first bad
 /// row, counted from 1, and what is wrong with it.
+///
+/// The rows are parsed by csv-core, the parser inside the csv crate,
+/// straight from `bytes`: a `csv::Reader` per call would build the
+/// parser's automaton again and copy the bytes through a buffer, which for
+/// a fork's few hundred rows costs as much as the parsing (a large run
+/// parses hundreds of forks). Each thread builds the automaton once and
+/// resets it per call (csv-core's `Clone` of a parser does not copy the
+/// whole automaton, so a clone cannot stand in).
 pub fn parse_rows(bytes: &[u8], usage: bool) -> Result<Vec<PairRecord>, (usize, String)> {
-    let mut out = Vec::with_capacity(bytes.len() / 64);
-    let mut rows = reader(bytes);
-    let mut rec = csv::ByteRecord::new();
+    thread_local! {
+        static PARSER: std::cell::RefCell<csv_core::Reader> =
+            std::cell::RefCell::new(csv_core::Reader::new());
+    }
+    PARSER.with(|parser| {
+        let mut parser = parser.borrow_mut();
+        parser.reset();
+        parse_with(&mut parser, bytes, usage)
+    })
+}
+
+/// [`parse_rows`] with a parser as new.
+fn parse_with(
+    parser: &mut csv_core::Reader,
+    bytes: &[u8],
+    usage: bool,
+) -> Result<Vec<PairRecord>, (usize, String)> {
+    use csv_core::ReadRecordResult as Read;
+    // A row per line, at most: one allocation.
+    let mut out = Vec::with_capacity(memchr::memchr_iter(b'\n', bytes).count() + 1);
+    let (mut input, mut fields, mut ends) = (bytes, vec![0u8; 256], vec![0usize; 32]);
+    let (mut written, mut ended) = (0, 0);
     loop {
-        match rows.read_byte_record(&mut rec) {
-            Ok(false) => return Ok(out),
-            Ok(true) => out.push(row(&rec, usage).map_err(|e| (out.len() + 1, e))?),
-            Err(e) => return Err((out.len() + 1, e.to_string())),
+        let (result, read, w, e) =
+            parser.read_record(input, &mut fields[written..], &mut ends[ended..]);
+        input = &input[read..];
+        (written, ended) = (written + w, ended + e);
+        match result {
+            Read::InputEmpty => {}
+            Read::OutputFull => fields.resize(fields.len() * 2, 0),
+            Read::OutputEndsFull => ends.resize(ends.len() * 2, 0),
+            Read::Record => {
+                let rec = Fields {
+                    bytes: &fields[..written],
+                    ends: &ends[..ended],
+                };
+                out.push(row(&rec, usage).map_err(|e| (out.len() + 1, e))?);
+                (written, ended) = (0, 0);
+            }
+            Read::End => return Ok(out),
         }
     }
 }
@@ -485,5 +544,86 @@ mod tests {
             (Some(3), None)
         );
         assert_eq!(rows[1].usage, None);
+    }
+
+    /// The csv crate's own reader, row by row, through the same `row`: what
+    /// `parse_rows` read before it used csv-core directly.
+    fn parse_with_csv_crate(bytes: &[u8], usage: bool) -> Result<Vec<PairRecord>, (usize, String)> {
+        let mut rows = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .from_reader(bytes);
+        let mut out = Vec::new();
+        for rec in rows.byte_records() {
+            let rec = rec.map_err(|e| (out.len() + 1, e.to_string()))?;
+            let ends: Vec<usize> = (0..rec.len()).map(|i| rec.range(i).unwrap().end).collect();
+            let fields = Fields {
+                bytes: rec.as_slice(),
+                ends: &ends,
+            };
+            out.push(row(&fields, usage).map_err(|e| (out.len() + 1, e))?);
+        }
+        Ok(out)
+    }
+
+    /// Quoting, CRLF, blank lines, a missing last newline, a byte-order
+    /// mark, fields longer than the parser's first buffer and more fields
+    /// than its first list of ends: read as the csv crate reads them, the
+    /// same records or the same first error.
+    #[test]
+    fn rows_read_as_the_csv_crate_reads_them() {
+        let good = "0,1,measure,0,baseline,5,6,0,0,0,9";
+        let long = "7".repeat(300);
+        let many = format!("{good}{}", ",1".repeat(40));
+        let cases: Vec<(String, bool)> = vec![
+            (format!("{good}\n{good}\n"), false),
+            (format!("{good}\r\n{good}\r\n"), false),
+            (format!("{good}\n\n{good}"), false),
+            (format!("\u{feff}{good}\n"), false),
+            ("\"0\",1,\"measure\",0,baseline,5,6,0,0,0,9\n".into(), false),
+            ("0,1,\"mea\"\"sure\",0,baseline,5,6,0,0,0,9\n".into(), false),
+            ("0,1,\"measure\n\",0,baseline,5,6,0,0,0,9\n".into(), false),
+            (format!("0,1,measure,0,baseline,{long},6,0,0,0,9\n"), false),
+            (format!("{many}\n"), false),
+            (format!("{good},1,2,3,,,\n{good},,,,4,5,6\n"), true),
+            (format!("{good},1,2,3,,,\n{good},1,,3,,,\n"), true),
+            (String::new(), false),
+            ("\n\n".into(), false),
+        ];
+        for (text, usage) in cases {
+            assert_eq!(
+                parse_rows(text.as_bytes(), usage),
+                parse_with_csv_crate(text.as_bytes(), usage),
+                "{text:?}"
+            );
+        }
+    }
+
+    /// Plain digits are read without `str::parse`; every other spelling
+    /// goes through it, so both read a field the same way.
+    #[test]
+    fn numbers_read_as_str_parse_reads_them() {
+        let u64_max = u64::MAX.to_string();
+        let over = "18446744073709551616".to_string();
+        let fields = [
+            "0",
+            "007",
+            "+5",
+            "9999999999999999999",
+            &u64_max,
+            &over,
+            "",
+            " 5",
+            "5 ",
+            "1e3",
+        ];
+        for field in fields {
+            let line = format!("0,1,measure,0,baseline,{field},6,0,0,0,9\n");
+            let got = parse_rows(line.as_bytes(), false).map(|r| r[0].baseline_ns);
+            match field.parse::<u64>() {
+                Ok(n) => assert_eq!(got, Ok(n), "{field:?}"),
+                Err(_) => assert!(got.is_err(), "{field:?}: {got:?}"),
+            }
+        }
     }
 }

@@ -415,12 +415,30 @@ where
     let pairs = pairs.into_iter();
     // Each fork's rows counted first, so its lists are made at their size
     // (grown by doubling they would take up to twice the memory: these
-    // lists are the analysis's largest after the rows themselves).
+    // lists are the analysis's largest after the rows themselves). Rows
+    // come fork by fork, so the maps are looked up once per run of rows of
+    // one (cell, fork), not once per row.
     let mut sizes: std::collections::HashMap<(u32, u32), (usize, usize)> = Default::default();
+    let mut run: Option<((u32, u32), (usize, usize))> = None;
     for p in pairs.clone() {
-        let s = sizes.entry((p.cell, p.fork)).or_default();
-        s.0 += 1;
-        s.1 += usize::from(p.phase == Phase::Measure);
+        let key = (p.cell, p.fork);
+        if run.is_none_or(|(k, _)| k != key) {
+            if let Some((k, (all, measured))) = run {
+                let s = sizes.entry(k).or_default();
+                s.0 += all;
+                s.1 += measured;
+            }
+            run = Some((key, (0, 0)));
+        }
+        if let Some((_, s)) = &mut run {
+            s.0 += 1;
+            s.1 += usize::from(p.phase == Phase::Measure);
+        }
+    }
+    if let Some((k, (all, measured))) = run {
+        let s = sizes.entry(k).or_default();
+        s.0 += all;
+        s.1 += measured;
     }
     let mut by_cell: BTreeMap<u32, BTreeMap<u32, ForkData<'a>>> = BTreeMap::new();
     let mut delays = BTreeMap::new();
@@ -430,33 +448,42 @@ where
         }
         by_cell.insert(info.cell, BTreeMap::new());
     }
+    // The fork of the run of rows being read, and its cell's delay.
+    let mut current: Option<((u32, u32), u64, &mut ForkData<'a>)> = None;
     for p in pairs {
-        let expected = *delays
-            .get(&p.cell)
-            .ok_or(AnalysisError::UnknownCell(p.cell))?;
-        if p.delay_ns != expected {
+        let key = (p.cell, p.fork);
+        if current.as_ref().is_none_or(|(k, _, _)| *k != key) {
+            let expected = *delays
+                .get(&p.cell)
+                .ok_or(AnalysisError::UnknownCell(p.cell))?;
+            let fork = by_cell
+                .get_mut(&p.cell)
+                .expect("every listed cell has an entry")
+                .entry(p.fork)
+                .or_insert_with(|| {
+                    let (all, measured) = sizes[&key];
+                    ForkData {
+                        fork: p.fork,
+                        measured: Vec::with_capacity(measured),
+                        // Without warm-up rows, every row is a measured one.
+                        all: Vec::with_capacity(if all == measured { 0 } else { all }),
+                        dither: (input.master_seed, p.cell, input.clock_resolution_ns),
+                    }
+                });
+            current = Some((key, expected, fork));
+        }
+        let Some((_, expected, fork)) = current.as_mut() else {
+            unreachable!("set above")
+        };
+        if p.delay_ns != *expected {
             return Err(AnalysisError::DelayMismatch {
                 cell: p.cell,
                 fork: p.fork,
                 pair: p.pair,
                 found: p.delay_ns,
-                expected,
+                expected: *expected,
             });
         }
-        let fork = by_cell
-            .get_mut(&p.cell)
-            .expect("every listed cell has an entry")
-            .entry(p.fork)
-            .or_insert_with(|| {
-                let (all, measured) = sizes[&(p.cell, p.fork)];
-                ForkData {
-                    fork: p.fork,
-                    measured: Vec::with_capacity(measured),
-                    // Without warm-up rows, every row is a measured one.
-                    all: Vec::with_capacity(if all == measured { 0 } else { all }),
-                    dither: (input.master_seed, p.cell, input.clock_resolution_ns),
-                }
-            });
         if fork.all.capacity() > 0 {
             fork.all.push(p);
         }

@@ -513,6 +513,44 @@ fn bad_data_is_refused_with_a_reason() {
     assert_eq!(analyse(&inp, &[]), Err(AnalysisError::DuplicateCell(0)));
 }
 
+/// Rows are grouped by runs of one fork's rows: a fork's rows split into
+/// several runs, between another fork's, are the same fork, and every row
+/// of a run is checked against its cell's delay, not only the first.
+#[test]
+fn a_fork_read_in_several_runs_is_one_fork() {
+    let rows: Vec<_> = (0..12)
+        .map(|i| {
+            (
+                1000 + (i * 37) % 101,
+                1020 + (i * 53) % 97,
+                if i % 2 == 0 { B } else { T },
+            )
+        })
+        .collect();
+    let together = Fixture::new()
+        .warmup(0, 0, 5, 1, 900_000)
+        .fork(0, 0, 5, &rows)
+        .fork(0, 1, 5, &rows[2..]);
+    let (zero, one) = together.pairs.split_at(rows.len() + 1);
+    let mut apart = zero[..5].to_vec();
+    apart.extend_from_slice(&one[..4]);
+    apart.extend_from_slice(&zero[5..]);
+    apart.extend_from_slice(&one[4..]);
+    let inp = input(&[(0, 5)]);
+    assert_eq!(analyse(&inp, &apart), analyse(&inp, &together.pairs));
+    let mut late = together.pairs.clone();
+    late[4].delay_ns = 6;
+    assert!(matches!(
+        analyse(&inp, &late),
+        Err(AnalysisError::DelayMismatch {
+            fork: 0,
+            pair: 3,
+            found: 6,
+            ..
+        })
+    ));
+}
+
 #[test]
 fn json_is_byte_identical_and_round_trips() {
     let rows: Vec<_> = (0..31)

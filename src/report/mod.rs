@@ -294,9 +294,8 @@ pub fn write(dir: &Path, out: Option<&Path>, r: &Rendering) -> Result<PathBuf> {
     for (path, bytes) in inside_files.iter().chain(&files) {
         guard::check(path, bytes)?;
     }
-    for (path, bytes) in inside_files.iter().chain(&files) {
-        guard::write(path, bytes)?;
-    }
+    let all: Vec<(PathBuf, &[u8])> = inside_files.into_iter().chain(files).collect();
+    guard::write_all(&all)?;
     // A run folder re-rendered as another kind (a comparison's folder
     // first drawn with a study's plots by an older runner) keeps no plot
     // its report no longer links; only runner's own, unchanged, go. Beside

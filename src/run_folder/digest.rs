@@ -137,42 +137,7 @@ pub fn check_pairs(bytes: &[u8], info: &RunInfo) -> std::result::Result<Vec<Pair
             header.trim_end()
         ));
     };
-    // Contiguous runs of lines by their (cell, fork) prefix.
-    let mut groups: BTreeMap<(u32, u32), (usize, usize)> = BTreeMap::new();
-    let mut at = 0;
-    let mut current: Option<((u32, u32), usize)> = None;
-    let mut close =
-        |key: (u32, u32), start: usize, end: usize| -> std::result::Result<(), String> {
-            if groups.insert(key, (start, end)).is_some() {
-                return Err(format!(
-                    "the rows of cell {} fork {} are not in one block",
-                    key.0, key.1
-                ));
-            }
-            Ok(())
-        };
-    while at < body.len() {
-        let end = memchr::memchr(b'\n', &body[at..]).map_or(body.len(), |n| at + n + 1);
-        let key = line_key(&body[at..end]).ok_or_else(|| {
-            let shown = String::from_utf8_lossy(&body[at..end.min(at + 80)]);
-            format!(
-                "a row does not start with a cell and a fork: {:?}",
-                shown.trim_end()
-            )
-        })?;
-        match current {
-            Some((k, _)) if k == key => {}
-            Some((k, start)) => {
-                close(k, start, at)?;
-                current = Some((key, at));
-            }
-            None => current = Some((key, at)),
-        }
-        at = end;
-    }
-    if let Some((k, start)) = current {
-        close(k, start, body.len())?;
-    }
+    let mut groups = blocks_of(body)?;
     let mut blocks = Vec::with_capacity(info.forks.len());
     for rec in &info.forks {
         let key = (rec.summary.cell, rec.summary.fork);
@@ -220,6 +185,72 @@ pub fn check_pairs(bytes: &[u8], info: &RunInfo) -> std::result::Result<Vec<Pair
     }
 }
 
+/// (cell, fork) -> the byte range of its rows.
+type Blocks = BTreeMap<(u32, u32), (usize, usize)>;
+
+/// Where the rows of each (cell, fork) lie in `body` (pairs.csv without
+/// its header): one contiguous run of lines each, or an error.
+fn blocks_of(body: &[u8]) -> std::result::Result<Blocks, String> {
+    let mut groups = Blocks::new();
+    let mut close =
+        |key: (u32, u32), start: usize, end: usize| -> std::result::Result<(), String> {
+            if groups.insert(key, (start, end)).is_some() {
+                return Err(format!(
+                    "the rows of cell {} fork {} are not in one block",
+                    key.0, key.1
+                ));
+            }
+            Ok(())
+        };
+    let mut at = 0;
+    let mut current: Option<((u32, u32), usize)> = None;
+    // The `cell,fork,` prefix of the current block's last parsed row: a
+    // row that starts with the same bytes has the same key, and is not
+    // parsed again (a row that spells the numbers otherwise is parsed and,
+    // if its key is the same, stays in the block).
+    let mut prefix: &[u8] = &[];
+    while at < body.len() {
+        let end = memchr::memchr(b'\n', &body[at..]).map_or(body.len(), |n| at + n + 1);
+        let line = &body[at..end];
+        if !prefix.is_empty() && line.starts_with(prefix) {
+            at = end;
+            continue;
+        }
+        let key = line_key(line).ok_or_else(|| {
+            let shown = String::from_utf8_lossy(&body[at..end.min(at + 80)]);
+            format!(
+                "a row does not start with a cell and a fork: {:?}",
+                shown.trim_end()
+            )
+        })?;
+        match current {
+            Some((k, _)) if k == key => {}
+            Some((k, start)) => {
+                close(k, start, at)?;
+                current = Some((key, at));
+            }
+            None => current = Some((key, at)),
+        }
+        prefix = key_prefix(line);
+        at = end;
+    }
+    if let Some((k, start)) = current {
+        close(k, start, body.len())?;
+    }
+    Ok(groups)
+}
+
+/// The bytes of `line` up to and including its second comma, which every
+/// row of the same block starts with; empty for a line without two commas
+/// (the next line is then parsed, not matched).
+fn key_prefix(line: &[u8]) -> &[u8] {
+    let mut commas = memchr::memchr_iter(b',', line);
+    match (commas.next(), commas.next()) {
+        (Some(_), Some(second)) => &line[..=second],
+        _ => &[],
+    }
+}
+
 /// `(cell, fork)` from the first two fields of a row (the rest of the row
 /// is the parser's to check).
 fn line_key(line: &[u8]) -> Option<(u32, u32)> {
@@ -259,6 +290,31 @@ mod tests {
             treatment_at_ns: 20,
             usage: Default::default(),
         }
+    }
+
+    /// Blocks are found by the bytes their rows start with, and a row is
+    /// parsed only where those change: the same blocks and errors as
+    /// parsing every row.
+    #[test]
+    fn blocks_are_the_runs_of_rows_of_one_fork() {
+        let body = b"3,1,measure\n3,1,x\n3,17,a\n+3,17,b\n4,1,z";
+        let blocks = blocks_of(body).unwrap();
+        let lines =
+            |(start, end): (usize, usize)| String::from_utf8_lossy(&body[start..end]).into_owned();
+        assert_eq!(lines(blocks[&(3, 1)]), "3,1,measure\n3,1,x\n");
+        assert_eq!(lines(blocks[&(3, 17)]), "3,17,a\n+3,17,b\n");
+        assert_eq!(lines(blocks[&(4, 1)]), "4,1,z");
+        assert_eq!(blocks.len(), 3);
+        assert_eq!(
+            blocks_of(b"3,1,a\n3,2,b\n3,1,c\n").unwrap_err(),
+            "the rows of cell 3 fork 1 are not in one block"
+        );
+        assert_eq!(
+            blocks_of(b"3,1,a\n3,1,b\n3,x,c\n").unwrap_err(),
+            "a row does not start with a cell and a fork: \"3,x,c\""
+        );
+        assert!(blocks_of(b"3,1,a\n3,1\n").is_err());
+        assert!(blocks_of(b"").unwrap().is_empty());
     }
 
     /// The rows a worker streams are held to what a reader of the fork's
