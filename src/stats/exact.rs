@@ -147,15 +147,18 @@ fn distinct(sorted: &[f64]) -> (Vec<f64>, Vec<u64>) {
 }
 
 fn distribution_sorted(sorted: &[f64]) -> Vec<Atom> {
-    let l = Lower::new(sorted);
+    distribution_of(&Lower::new(sorted))
+}
+
+fn distribution_of(l: &Lower) -> Vec<Atom> {
     let mut atoms: Vec<Atom> = if l.n % 2 == 1 {
         l.values[l.first..=l.last]
             .iter()
-            .zip(&l.lower[l.first..=l.last])
+            .zip(&l.masses.lower[l.first..=l.last])
             .map(|(&value, &probability)| Atom { value, probability })
             .collect()
     } else {
-        even_atoms(&l)
+        even_atoms(l)
     };
     atoms.retain(|a| a.probability > 0.0);
     atoms
@@ -169,44 +172,44 @@ struct Lower {
     cum: Vec<u64>,
     first: usize,
     last: usize,
+    /// What the distribution owes to the counts alone.
+    masses: std::sync::Arc<Masses>,
+}
+
+/// The part of a sample's median distribution that depends on its counts
+/// C_j alone, not on its values: which distinct values are live, P(L = v_j)
+/// and, for even n, each live value's split and tie.
+struct Masses {
+    first: usize,
+    last: usize,
     /// P(L = v_j) at j in first..=last, 0 elsewhere.
     lower: Vec<f64>,
+    /// For even n, per live i (from `first`): P(L = U = v_i) and split_i
+    /// (see `Even`); empty for odd n.
+    tie: Vec<f64>,
+    split: Vec<f64>,
 }
+
+/// Up to this many values, the masses of a sample without ties are kept
+/// for the next sample of the same size (see [`shared_masses`]).
+const SHARED_MAX: u64 = 1 << 16;
 
 impl Lower {
     fn new(sorted: &[f64]) -> Lower {
         let n = sorted.len() as u64;
         let (values, cum) = distinct(sorted);
-        let k = if n % 2 == 1 { n.div_ceil(2) } else { n / 2 };
-        // Only the distinct values whose tails are not yet 0 or 1 to within
-        // NEGLIGIBLE carry mass (module doc, "Numerics"); T_j rises with j, so
-        // two binary searches find them. A pooled cell of 60,000 distinct
-        // (dithered) values keeps a few thousand.
-        let ratios = Ratios::new(n, k);
-        let (first, last) = live(&ratios, &cum);
-        // P(L = v_j) (the median itself for odd n), from the tails at C_j.
-        let mut below = match first {
-            0 => Tail::ZERO,
-            j => tail_with(&ratios, cum[j - 1]),
+        let masses = if values.len() as u64 == n && n <= SHARED_MAX {
+            shared_masses(n, &cum)
+        } else {
+            std::sync::Arc::new(Masses::new(n, &cum))
         };
-        let mut lower = vec![0.0; values.len()];
-        for j in first..=last {
-            let t = tail_with(&ratios, cum[j]);
-            let p = if below.upper >= 0.5 {
-                below.lower - t.lower
-            } else {
-                t.upper - below.upper
-            };
-            below = t;
-            lower[j] = p.max(0.0);
-        }
         Lower {
             n,
             values,
             cum,
-            first,
-            last,
-            lower,
+            first: masses.first,
+            last: masses.last,
+            masses,
         }
     }
 
@@ -214,12 +217,7 @@ impl Lower {
     /// the part of P(L = v_i) with U > v_i (module doc); the rest of
     /// P(L = v_i) has U = v_i.
     fn split(&self, i: usize) -> f64 {
-        let (n, nf) = (self.n, self.n as f64);
-        let h = (n / 2) as f64;
-        let ci = self.cum[i] as f64;
-        let c_prev = if i == 0 { 0.0 } else { self.cum[i - 1] as f64 };
-        let at_least_one = -(h * (-(ci - c_prev) / ci).ln_1p()).exp_m1();
-        dbinom(n / 2, n, ci / nf, (nf - ci) / nf) * at_least_one
+        split_at(self.n, &self.cum, i)
     }
 
     /// For even n and a <= b: h ln((1 - p_b) / (1 - p_a)), the log of the
@@ -259,6 +257,89 @@ impl Lower {
     }
 }
 
+impl Masses {
+    fn new(n: u64, cum: &[u64]) -> Masses {
+        let k = if n % 2 == 1 { n.div_ceil(2) } else { n / 2 };
+        // Only the distinct values whose tails are not yet 0 or 1 to within
+        // NEGLIGIBLE carry mass (module doc, "Numerics"); T_j rises with j, so
+        // two binary searches find them. A pooled cell of 60,000 distinct
+        // (dithered) values keeps a few thousand.
+        let ratios = Ratios::new(n, k);
+        let (first, last) = live(&ratios, cum);
+        // P(L = v_j) (the median itself for odd n), from the tails at C_j.
+        let mut below = match first {
+            0 => Tail::ZERO,
+            j => tail_with(&ratios, cum[j - 1]),
+        };
+        let mut lower = vec![0.0; cum.len()];
+        for j in first..=last {
+            let t = tail_with(&ratios, cum[j]);
+            let p = if below.upper >= 0.5 {
+                below.lower - t.lower
+            } else {
+                t.upper - below.upper
+            };
+            below = t;
+            lower[j] = p.max(0.0);
+        }
+        let (mut tie, mut split) = (Vec::new(), Vec::new());
+        if n.is_multiple_of(2) {
+            for (i, &p) in (first..).zip(&lower[first..=last]) {
+                let s = split_at(n, cum, i);
+                tie.push((p - s).max(0.0));
+                split.push(s);
+            }
+        }
+        Masses {
+            first,
+            last,
+            lower,
+            tie,
+            split,
+        }
+    }
+}
+
+/// The masses of a sample of `n` distinct values (`cum` = 1..=n), made
+/// once per size and shared: every fork of a run has the same number of
+/// pairs, and its dithered values are distinct, so hundreds of forks'
+/// intervals share one set of masses and differ only in their values.
+/// The masses are computed as [`Masses::new`] computes them for any
+/// sample, so sharing them changes no bit of any interval.
+fn shared_masses(n: u64, cum: &[u64]) -> std::sync::Arc<Masses> {
+    use std::sync::{Arc, Mutex};
+    /// The last few sizes asked for (a run has a size or two per cell).
+    static SHARED: Mutex<Vec<(u64, Arc<Masses>)>> = Mutex::new(Vec::new());
+    const KEEP: usize = 8;
+    let found = SHARED
+        .lock()
+        .ok()
+        .and_then(|cache| cache.iter().find(|(m, _)| *m == n).map(|(_, a)| a.clone()));
+    if let Some(masses) = found {
+        return masses;
+    }
+    let masses = Arc::new(Masses::new(n, cum));
+    if let Ok(mut cache) = SHARED.lock() {
+        if !cache.iter().any(|(m, _)| *m == n) {
+            if cache.len() == KEEP {
+                cache.remove(0);
+            }
+            cache.push((n, masses.clone()));
+        }
+    }
+    masses
+}
+
+/// [`Lower::split`] from n and the counts.
+fn split_at(n: u64, cum: &[u64], i: usize) -> f64 {
+    let nf = n as f64;
+    let h = (n / 2) as f64;
+    let ci = cum[i] as f64;
+    let c_prev = if i == 0 { 0.0 } else { cum[i - 1] as f64 };
+    let at_least_one = -(h * (-(ci - c_prev) / ci).ln_1p()).exp_m1();
+    dbinom(n / 2, n, ci / nf, (nf - ci) / nf) * at_least_one
+}
+
 /// Below this, a tail counts as 0 (and above 1 - this, as 1): summed over
 /// every distinct value left out, less than 1e-15 of probability for a
 /// million values, far below [`BOUNDARY_TOLERANCE`].
@@ -285,7 +366,7 @@ fn even_atoms(l: &Lower) -> Vec<Atom> {
         let split = l.split(i);
         atoms.push(Atom {
             value: l.values[i],
-            probability: (l.lower[i] - split).max(0.0),
+            probability: (l.masses.lower[i] - split).max(0.0),
         });
         if split < 1e-300 {
             continue;
@@ -319,21 +400,13 @@ fn even_atoms(l: &Lower) -> Vec<Atom> {
 /// split_i (1 - ((1 - p_J) / (1 - p_i))^h) for the largest such J.
 struct Even {
     l: Lower,
-    /// Per live i (from `l.first`): P(L = U = v_i) and split_i.
-    tie: Vec<f64>,
-    split: Vec<f64>,
 }
 
 impl Even {
     fn new(sorted: &[f64]) -> Even {
-        let l = Lower::new(sorted);
-        let (mut tie, mut split) = (Vec::new(), Vec::new());
-        for i in l.first..=l.last {
-            let s = l.split(i);
-            tie.push((l.lower[i] - s).max(0.0));
-            split.push(s);
+        Even {
+            l: Lower::new(sorted),
         }
-        Even { l, tie, split }
     }
 
     /// P(median <= x).
@@ -348,8 +421,8 @@ impl Even {
             if v[i] > x {
                 break;
             }
-            total += self.tie[k];
-            let s = self.split[k];
+            total += self.l.masses.tie[k];
+            let s = self.l.masses.split[k];
             end = end.max(i + 1);
             while end > i + 1 && mid(v[i], v[end - 1]) > x {
                 end -= 1;
@@ -383,7 +456,7 @@ impl Even {
         let mut hint = start;
         let mut lower = 0.0;
         for j in self.l.first..=self.l.last {
-            lower += self.l.lower[j];
+            lower += self.l.masses.lower[j];
             if reaches(lower) {
                 hint = j.max(start);
                 break;
@@ -406,10 +479,10 @@ impl Even {
             if i == j {
                 atoms.push(Atom {
                     value: v[i],
-                    probability: self.tie[k],
+                    probability: self.l.masses.tie[k],
                 });
             }
-            let s = self.split[k];
+            let s = self.l.masses.split[k];
             if s == 0.0 {
                 continue;
             }

@@ -272,3 +272,62 @@ fn first_true_is_a_binary_search_from_anywhere() {
         }
     }
 }
+
+/// Samples of one size without ties share their masses, which are made
+/// from the counts alone: an interval is the same to the bit whether its
+/// masses were made for it or for an earlier sample of that size, and a
+/// sample with ties never takes them. Sizes no other test uses, so the
+/// first call of each is the one that makes the masses.
+#[test]
+fn intervals_are_the_same_whoever_made_the_masses() {
+    let mut rng = Pcg64::seed_from_u64(7);
+    for n in [1237usize, 1238] {
+        let sample = |rng: &mut Pcg64| -> Vec<f64> { (0..n).map(|_| rng.gen::<f64>()).collect() };
+        let (a, b) = (sample(&mut rng), sample(&mut rng));
+        let tied: Vec<f64> = a.iter().map(|x| (x * 50.0).floor()).collect();
+        let bits = |e: MedianEstimate| [e.median, e.ci.lo, e.ci.hi].map(f64::to_bits);
+        let tied_first = bits(exact_median(&tied, 0.95).unwrap());
+        let a_first = bits(exact_median(&a, 0.95).unwrap());
+        let b_shared = bits(exact_median(&b, 0.95).unwrap());
+        let cum: Vec<u64> = (1..=n as u64).collect();
+        assert!(std::sync::Arc::ptr_eq(
+            &shared_masses(n as u64, &cum),
+            &shared_masses(n as u64, &cum)
+        ));
+        assert_eq!(bits(exact_median(&a, 0.95).unwrap()), a_first, "n = {n}");
+        assert_eq!(
+            bits(exact_median(&tied, 0.95).unwrap()),
+            tied_first,
+            "n = {n}"
+        );
+        // b's interval from masses made for it, not shared.
+        let mut sorted = b.clone();
+        sorted.sort_unstable_by(f64::total_cmp);
+        let (values, cum) = distinct(&sorted);
+        let own = std::sync::Arc::new(Masses::new(n as u64, &cum));
+        let l = Lower {
+            n: n as u64,
+            values,
+            cum,
+            first: own.first,
+            last: own.last,
+            masses: own,
+        };
+        // Both routes to an interval: the listed atoms and, for even n,
+        // the search of the distribution function exact_median takes.
+        let atoms = distribution_of(&l);
+        let from_atoms = [atom_quantile(&atoms, 0.025), atom_quantile(&atoms, 0.975)];
+        let (lo, hi) = if n % 2 == 0 {
+            let even = Even { l };
+            (even.quantile(0.025), even.quantile(0.975))
+        } else {
+            (from_atoms[0], from_atoms[1])
+        };
+        let median = if n % 2 == 0 {
+            mid(sorted[n / 2 - 1], sorted[n / 2])
+        } else {
+            sorted[n / 2]
+        };
+        assert_eq!(b_shared, [median, lo, hi].map(f64::to_bits), "n = {n}");
+    }
+}
