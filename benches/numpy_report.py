@@ -22,8 +22,9 @@ resamples (quantiles by numpy's default "linear" method):
   their pair after a treatment run minus those after a baseline run, the
   same two-level bootstrap.
 
---minimal computes only the per-fork intervals and the hierarchical one
-(the statistics of the comparison quoted in issue 20).
+--minimal computes only the per-fork intervals and the hierarchical one:
+the least a numpy analysis of a run must do, so that numpy_compare.py
+can set runner against the fastest fair rival as well as the full one.
 
 runner computes the per-fork and pooled intervals in closed form (the
 exact limit of this bootstrap) and resamples only the nested ones; this

@@ -4,23 +4,28 @@
 //! behind a number that leads outside the repository (a tracker's issue, a
 //! numbered finding, a contract that is not committed).
 //!
-//! Checked: every `.rs` comment, every `.md`, `.j2` and `.toml` file under
-//! the folders below, plus README.md and reports/README.md (a committed
-//! report's own `report.md` is generated and is checked by re-rendering).
+//! Checked: every `.rs` comment, every `.md`, `.j2` and `.toml` file and
+//! every script (`.py`, `.sh`, and `.ci/run`) under the folders below, plus
+//! README.md and reports/README.md (a committed report's own `report.md` is
+//! generated and is checked by re-rendering).
 
 use regex::Regex;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-const FOLDERS: [&str; 6] = [
+const FOLDERS: [&str; 7] = [
     "src",
     "tests",
     "docs",
     "templates",
     "benches",
     "experiments",
+    ".ci",
 ];
 const FILES: [&str; 2] = ["README.md", "reports/README.md"];
+/// Files checked by their extension; `.ci/run`, a script without one, by
+/// its name.
+const EXTENSIONS: [&str; 6] = ["rs", "md", "j2", "toml", "py", "sh"];
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -38,9 +43,10 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
             if name != "snapshots" {
                 walk(&p, out);
             }
-        } else if ["rs", "md", "j2", "toml"]
+        } else if EXTENSIONS
             .iter()
             .any(|x| p.extension().is_some_and(|e| e == *x))
+            || p.ends_with(".ci/run")
         {
             out.push(p);
         }
@@ -59,10 +65,13 @@ fn checked_files() -> Vec<PathBuf> {
 
 /// The prose of a file, one entry per line (1-based line, text): a Rust
 /// file's comments, a TOML file's comments, a Markdown or template file
-/// outside its fenced code blocks.
+/// outside its fenced code blocks, a script whole (its comments and a
+/// Python docstring are most of what a reader follows in it).
 fn prose(path: &Path) -> Vec<(usize, String)> {
     let text = std::fs::read_to_string(path).unwrap();
-    let ext = path.extension().unwrap().to_string_lossy().into_owned();
+    let ext = path
+        .extension()
+        .map_or_else(|| "sh".to_string(), |e| e.to_string_lossy().into_owned());
     let mut out = Vec::new();
     let mut fenced = false;
     for (i, line) in text.lines().enumerate() {
@@ -74,6 +83,7 @@ fn prose(path: &Path) -> Vec<(usize, String)> {
                     .to_string()
             }),
             "toml" => line.find('#').map(|at| line[at + 1..].to_string()),
+            "py" | "sh" => Some(line.to_string()),
             _ => {
                 if line.trim_start().starts_with("```") {
                     fenced = !fenced;
@@ -369,5 +379,18 @@ fn the_checks_catch_a_dead_citation() {
     assert!(
         readme.iter().any(|h| h == "A minimal experiment"),
         "{readme:?}"
+    );
+    // Scripts are read whole: a Python docstring and a shell comment are
+    // prose a reader follows as much as a Rust comment.
+    let files = checked_files();
+    for script in ["benches/numpy_report.py", "benches/scale.sh", ".ci/run"] {
+        assert!(files.contains(&root().join(script)), "{script} not checked");
+    }
+    let docstring = prose(&root().join("benches/numpy_report.py"));
+    assert!(
+        docstring
+            .iter()
+            .any(|(_, l)| l.contains("--minimal computes")),
+        "{docstring:?}"
     );
 }
