@@ -216,12 +216,7 @@ pub fn history(dir: &Path, since: Option<&str>, out: Option<&Path>) -> Result<Ou
     std::fs::create_dir_all(&out)
         .map_err(|e| crate::output::io_err("create the folder", &out, e))?;
     // Every file checked before the first is written: a refusal changes nothing.
-    for (path, bytes) in &files {
-        crate::output::guard::check(path, bytes)?;
-    }
-    for (path, bytes) in &files {
-        crate::output::guard::write(path, bytes)?;
-    }
+    crate::output::guard::write_all(&files)?;
     let written = out.join("history.md");
     Ok(Outcome {
         summary: format!(

@@ -287,13 +287,14 @@ pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
     write_all(&[(path.to_path_buf(), bytes)])
 }
 
-/// [`write`] of several files at once: per folder, the record is read
-/// once, every file is checked before the first is written, every new
-/// hash is recorded as pending, the files are written, and the pending
-/// entries become the files' entries. The record is written twice per
-/// folder, not twice per file: a report's half-dozen files take a third of
-/// the synced writes. A file that cannot be written stops the rest; those
-/// written before it are recorded, and its new hash stays pending.
+/// [`write`] of several files at once: every file, in every folder, is
+/// checked before the first is written, so a refusal changes nothing.
+/// Then per folder: the record (read once, for the checks) gets every new
+/// hash as pending, the files are written, and the pending entries become
+/// the files' entries. The record is written twice per folder, not twice
+/// per file: a report's half-dozen files take a third of the synced
+/// writes. A file that cannot be written stops the rest; those written
+/// before it are recorded, and its new hash stays pending.
 pub fn write_all(files: &[(PathBuf, &[u8])]) -> Result<()> {
     // Folder by folder, in the order the folders first appear.
     let mut folders: Vec<PathBuf> = Vec::new();
@@ -303,6 +304,7 @@ pub fn write_all(files: &[(PathBuf, &[u8])]) -> Result<()> {
             folders.push(dir);
         }
     }
+    let mut plans = Vec::with_capacity(folders.len());
     for dir in folders {
         let existing = read_record(&dir).map_err(|why| record_error(&dir, &why))?;
         let mut planned = Vec::new();
@@ -315,6 +317,9 @@ pub fn write_all(files: &[(PathBuf, &[u8])]) -> Result<()> {
             let before = allowed(path, owner_in(&dir, &name, existing.as_ref()), bytes)?;
             planned.push((name, path, bytes, before, super::sha256_bytes(bytes)));
         }
+        plans.push((dir, existing, planned));
+    }
+    for (dir, existing, planned) in plans {
         let mut record = record_for_update(&dir, existing);
         for (name, _, _, _, sha) in &planned {
             record.pending.insert(name.clone(), sha.clone());
@@ -548,8 +553,9 @@ mod tests {
         assert_eq!(names, [RECORD, "imp.txt", "out.md"]);
     }
 
-    /// Several files at once: each folder's files checked before the first
-    /// is written, then written and recorded as one by one would be.
+    /// Several files at once: every file, in every folder, checked before
+    /// the first is written, then written and recorded as one by one would
+    /// be.
     #[test]
     fn files_written_together_are_checked_first_and_recorded() {
         let tmp = tempfile::tempdir().unwrap();
@@ -586,6 +592,18 @@ mod tests {
         assert!(e.contains("is not a file runner wrote"), "{e}");
         assert_eq!(fs::read(a.join("report.md")).unwrap(), b"new");
         assert_eq!(fs::read(a.join("notes.md")).unwrap(), b"mine");
+        assert_eq!(fs::read(a.join(RECORD)).unwrap(), record);
+        // Refused in a later folder: the earlier folder is not written
+        // either.
+        fs::write(b.join("mine.svg"), b"mine").unwrap();
+        let e = write_all(&[
+            (a.join("report.md"), b"newer".as_slice()),
+            (b.join("mine.svg"), b"x".as_slice()),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("is not a file runner wrote"), "{e}");
+        assert_eq!(fs::read(a.join("report.md")).unwrap(), b"new");
         assert_eq!(fs::read(a.join(RECORD)).unwrap(), record);
     }
 

@@ -289,11 +289,8 @@ pub fn write(dir: &Path, out: Option<&Path>, r: &Rendering) -> Result<PathBuf> {
             g.json.as_bytes(),
         ));
     }
-    // Every file checked before the first is written: a refusal leaves
-    // everything as it was.
-    for (path, bytes) in inside_files.iter().chain(&files) {
-        guard::check(path, bytes)?;
-    }
+    // Every file checked before the first is written (`write_all`): a
+    // refusal leaves everything as it was.
     let all: Vec<(PathBuf, &[u8])> = inside_files.into_iter().chain(files).collect();
     guard::write_all(&all)?;
     // A run folder re-rendered as another kind (a comparison's folder
