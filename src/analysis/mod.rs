@@ -419,26 +419,26 @@ where
     // come fork by fork, so the maps are looked up once per run of rows of
     // one (cell, fork), not once per row.
     let mut sizes: std::collections::HashMap<(u32, u32), (usize, usize)> = Default::default();
+    let mut add = |(key, (all, measured)): ((u32, u32), (usize, usize))| {
+        let s = sizes.entry(key).or_default();
+        s.0 += all;
+        s.1 += measured;
+    };
     let mut run: Option<((u32, u32), (usize, usize))> = None;
     for p in pairs.clone() {
         let key = (p.cell, p.fork);
         if run.is_none_or(|(k, _)| k != key) {
-            if let Some((k, (all, measured))) = run {
-                let s = sizes.entry(k).or_default();
-                s.0 += all;
-                s.1 += measured;
+            if let Some(ended) = run.replace((key, (0, 0))) {
+                add(ended);
             }
-            run = Some((key, (0, 0)));
         }
         if let Some((_, s)) = &mut run {
             s.0 += 1;
             s.1 += usize::from(p.phase == Phase::Measure);
         }
     }
-    if let Some((k, (all, measured))) = run {
-        let s = sizes.entry(k).or_default();
-        s.0 += all;
-        s.1 += measured;
+    if let Some(ended) = run {
+        add(ended);
     }
     let mut by_cell: BTreeMap<u32, BTreeMap<u32, ForkData<'a>>> = BTreeMap::new();
     let mut delays = BTreeMap::new();
