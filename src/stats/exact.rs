@@ -152,9 +152,9 @@ fn distribution_sorted(sorted: &[f64]) -> Vec<Atom> {
 
 fn distribution_of(l: &Lower) -> Vec<Atom> {
     let mut atoms: Vec<Atom> = if l.n % 2 == 1 {
-        l.values[l.first..=l.last]
+        l.values[l.live()]
             .iter()
-            .zip(&l.masses.lower[l.first..=l.last])
+            .zip(&l.masses.lower[l.live()])
             .map(|(&value, &probability)| Atom { value, probability })
             .collect()
     } else {
@@ -170,9 +170,8 @@ struct Lower {
     n: u64,
     values: Vec<f64>,
     cum: Vec<u64>,
-    first: usize,
-    last: usize,
-    /// What the distribution owes to the counts alone.
+    /// What the distribution owes to the counts alone, the live window
+    /// among it.
     masses: std::sync::Arc<Masses>,
 }
 
@@ -207,17 +206,13 @@ impl Lower {
             n,
             values,
             cum,
-            first: masses.first,
-            last: masses.last,
             masses,
         }
     }
 
-    /// For even n: P(exactly h draws <= v_i, at least one of them = v_i),
-    /// the part of P(L = v_i) with U > v_i (module doc); the rest of
-    /// P(L = v_i) has U = v_i.
-    fn split(&self, i: usize) -> f64 {
-        split_at(self.n, &self.cum, i)
+    /// The live window: the distinct values whose P(L = v_j) counts.
+    fn live(&self) -> std::ops::RangeInclusive<usize> {
+        self.masses.first..=self.masses.last
     }
 
     /// For even n and a <= b: h ln((1 - p_b) / (1 - p_a)), the log of the
@@ -330,7 +325,9 @@ fn shared_masses(n: u64, cum: &[u64]) -> std::sync::Arc<Masses> {
     masses
 }
 
-/// [`Lower::split`] from n and the counts.
+/// For even n, from n and the counts: P(exactly h draws <= v_i, at least
+/// one of them = v_i), the part of P(L = v_i) with U > v_i (module doc);
+/// the rest of P(L = v_i) has U = v_i.
 fn split_at(n: u64, cum: &[u64], i: usize) -> f64 {
     let nf = n as f64;
     let h = (n / 2) as f64;
@@ -362,11 +359,11 @@ fn live(ratios: &Ratios, cum: &[u64]) -> (usize, usize) {
 /// The atoms of (L + U) / 2 for even n (module doc), merged by value.
 fn even_atoms(l: &Lower) -> Vec<Atom> {
     let mut atoms = Vec::with_capacity(l.values.len() * 2);
-    for i in l.first..=l.last {
-        let split = l.split(i);
+    for (k, i) in l.live().enumerate() {
+        let split = l.masses.split[k];
         atoms.push(Atom {
             value: l.values[i],
-            probability: (l.masses.lower[i] - split).max(0.0),
+            probability: l.masses.tie[k],
         });
         if split < 1e-300 {
             continue;
@@ -417,7 +414,7 @@ impl Even {
         // with v_i, so this end never rises with i: it is walked down once
         // per call instead of searched for per i.
         let mut end = v.len();
-        for (k, i) in (self.l.first..=self.l.last).enumerate() {
+        for (k, i) in self.l.live().enumerate() {
             if v[i] > x {
                 break;
             }
@@ -448,14 +445,14 @@ impl Even {
         let v = &self.l.values;
         // F is 0 below the first live value: the search starts there
         // unless 0 already reaches.
-        let start = if reaches(0.0) { 0 } else { self.l.first };
+        let start = if reaches(0.0) { 0 } else { self.l.masses.first };
         // median = (L + U) / 2 >= L, so F(x) <= P(L <= x): the first value
         // where L's distribution function (cheap: the sum of `lower`)
         // reaches is where the search starts. Any start gives the same
         // answer; this one saves most of the evaluations of F.
         let mut hint = start;
         let mut lower = 0.0;
-        for j in self.l.first..=self.l.last {
+        for j in self.l.live() {
             lower += self.l.masses.lower[j];
             if reaches(lower) {
                 hint = j.max(start);
@@ -472,7 +469,7 @@ impl Even {
         };
         let top = v[j];
         let mut atoms: Vec<Atom> = Vec::new();
-        for (k, i) in (self.l.first..=self.l.last).enumerate() {
+        for (k, i) in self.l.live().enumerate() {
             if v[i] > top {
                 break;
             }

@@ -309,8 +309,6 @@ fn intervals_are_the_same_whoever_made_the_masses() {
             n: n as u64,
             values,
             cum,
-            first: own.first,
-            last: own.last,
             masses: own,
         };
         // Both routes to an interval: the listed atoms and, for even n,
