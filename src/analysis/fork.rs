@@ -5,7 +5,9 @@
 //! the clock's step (`dither`): it depends on the fork's values and its own
 //! recorded stream alone, with no resample count, so adding a fork never
 //! changes another's CI.
-//! Each fork also gets its arms' steady-state classes (`steady.rs`).
+//! Each fork also gets its speed ratio, median(treatment) / median(baseline)
+//! on its own runs (`stats::ratio::paired_ratio`, from run times dithered
+//! as D is), and its arms' steady-state classes (`steady.rs`).
 
 use super::{AnalysisInput, ForkAnalysis, ForkData, Spread, Verdict};
 use crate::stats::{self, StatsError};
@@ -25,6 +27,8 @@ pub(crate) fn forks(
 fn one(input: &AnalysisInput, f: &ForkData<'_>) -> Result<ForkAnalysis, StatsError> {
     let e = interval(input, &f.diffs())?;
     let ci_ns = [e.ci.lo, e.ci.hi];
+    let (b, t) = f.arm_times();
+    let ratio = stats::ratio::paired_ratio(&b, &t, input.confidence)?;
     Ok(ForkAnalysis {
         fork: f.fork,
         n: f.measured.len() as u32,
@@ -33,6 +37,8 @@ fn one(input: &AnalysisInput, f: &ForkData<'_>) -> Result<ForkAnalysis, StatsErr
         verdict: Verdict::of(ci_ns),
         baseline_median_ns: stats::median(&f.baselines())?,
         treatment_median_ns: stats::median(&f.treatments())?,
+        ratio: ratio.ratio,
+        ratio_ci: ratio.ci,
         steady_state: super::steady::fork(f)?,
     })
 }

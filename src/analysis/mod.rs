@@ -43,6 +43,7 @@ pub use variance::{DEFAULT_TARGET_FRACTION, FORK_OVERHEAD_PAIRS, MAX_FORKS, PAIR
 
 use crate::record::{PairRecord, Phase};
 use crate::spec::Ordering;
+use crate::stats::ratio::RatioEstimate;
 use crate::stats::StatsError;
 use std::collections::BTreeMap;
 
@@ -159,9 +160,11 @@ pub fn analyse_run(
     if let Some(s) = stop {
         for c in &mut cells {
             let cell_stop = stop::cell(input, s, c.cell, &grouped[&c.cell])?;
+            let ratio = stop::ratio(input, c.cell, &c.forks)?;
             // The effect of a cell that stopped on its data is its
             // stopping interval, the one that stays valid there.
-            c.effect = Some(effect::stopped(&c.pooled, &cell_stop, &c.forks));
+            c.effect = effect::stopped(&c.pooled, &cell_stop, &c.forks, ratio);
+            carry_over::mark(&mut c.carry_over, resolved_ns(&c.effect));
             c.stop = Some(cell_stop);
         }
     }
@@ -307,8 +310,18 @@ fn analyse_cell(
     let calibration = pooled::calibration(input, info, forks, &fork_results, &pooled)?;
     let count = |v: Verdict| fork_results.iter().filter(|f| f.verdict == v).count() as u32;
     let hierarchical = pooled::hierarchical(input, info, forks)?;
+    let ratios: Vec<RatioEstimate> = fork_results
+        .iter()
+        .map(|f| RatioEstimate::from_interval(f.ratio, f.ratio_ci, input.confidence))
+        .collect();
+    let mut rng = streams::ratio(input.master_seed, info.cell);
+    let ratio =
+        crate::stats::ratio::combined_ratio(&ratios, input.resamples, input.confidence, &mut rng)?;
+    let effect = effect::effect(&pooled, &hierarchical, &fork_results, &ratio);
+    let mut carry_over = carry_over::carry_over(input, info, forks)?;
+    carry_over::mark(&mut carry_over, resolved_ns(&effect));
     Ok(CellAnalysis {
-        effect: Some(effect::effect(&pooled, &hierarchical, &fork_results)),
+        effect,
         cell: info.cell,
         params: info.params.clone(),
         delay_ns: info.delay_ns,
@@ -321,7 +334,7 @@ fn analyse_cell(
         correlation: fork::correlation(&fork_results),
         spread: fork::spread(&fork_results),
         order: order::order(input, info, forks, &fork_results)?,
-        carry_over: carry_over::carry_over(input, info, forks)?,
+        carry_over,
         variance: variance::variance(input, forks, &fork_results, &pooled)?,
         steady_state: steady::cell(
             &fork_results
@@ -336,6 +349,16 @@ fn analyse_cell(
         pooled,
         forks: fork_results,
     })
+}
+
+/// The effect's D when a direction is resolved, else 0: what carry-over is
+/// held against.
+fn resolved_ns(e: &effect::Effect) -> f64 {
+    if e.direction == effect::Direction::NoDifference {
+        0.0
+    } else {
+        e.difference_ns
+    }
 }
 
 /// One fork's rows: measured pairs in `pair` order, and every row (warm-up
@@ -367,15 +390,33 @@ impl<'a> ForkData<'a> {
         let (master, cell, resolution) = self.dither;
         dither::offsets(master, cell, self.fork, resolution, self.measured.len())
     }
-    /// One offset within the clock's step per row of `all`, in its order,
-    /// for a run's own time (carry-over): drawn from the fork's stream
-    /// after the measured pairs' offsets, which stay what they were.
-    pub fn run_dither(&self) -> Vec<f64> {
+    /// Two offsets within the clock's step per measured pair, (baseline,
+    /// treatment) in pair order, for the runs' own times (the speed ratio,
+    /// carry-over): drawn from the fork's stream after D's offsets, which
+    /// stay what they were.
+    pub fn arm_dither(&self) -> Vec<[f64; 2]> {
         let (master, cell, resolution) = self.dither;
         let n = self.measured.len();
-        let mut all = dither::offsets(master, cell, self.fork, resolution, n + self.all().len());
-        all.drain(..n);
-        all
+        let all = dither::offsets(master, cell, self.fork, resolution, 3 * n);
+        all[n..].chunks_exact(2).map(|c| [c[0], c[1]]).collect()
+    }
+    /// Each measured pair's two run times, dithered (`arm_dither`), in pair
+    /// order: (baselines, treatments). A run the clock saw as taking no
+    /// time took less than one step; it counts as half a step (half a
+    /// nanosecond when the step is unknown), so every time has a ratio.
+    pub fn arm_times(&self) -> (Vec<f64>, Vec<f64>) {
+        let floor = (self.dither.2 / 2.0).max(0.5);
+        let positive = |x: f64| if x > 0.0 { x } else { floor };
+        self.measured
+            .iter()
+            .zip(self.arm_dither())
+            .map(|(p, [b, t])| {
+                (
+                    positive(p.baseline_ns as f64 + b),
+                    positive(p.treatment_ns as f64 + t),
+                )
+            })
+            .unzip()
     }
     /// D of each measured pair, dithered within the clock's step: the
     /// values every median of D is taken from.

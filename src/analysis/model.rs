@@ -45,11 +45,9 @@ pub struct CellAnalysis {
     pub forks_reversed: u32,
     pub pooled: Pooled,
     pub hierarchical: Estimate,
-    /// The effect in the user's terms (direction, difference, % and
-    /// ratio); absent from analysis.json written before it existed, where
-    /// [`CellAnalysis::effect`] derives it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub effect: Option<super::effect::Effect>,
+    /// The effect in the user's terms (direction, difference, speed ratio
+    /// and change), see `effect.rs`.
+    pub effect: super::effect::Effect,
     pub cross_runs: CrossRuns,
     /// Pearson r of fork baseline medians vs treatment medians; null with
     /// fewer than two forks or no spread.
@@ -109,7 +107,18 @@ pub struct ForkAnalysis {
     pub verdict: Verdict,
     pub baseline_median_ns: f64,
     pub treatment_median_ns: f64,
+    /// The fork's speed ratio, median(treatment) / median(baseline) on its
+    /// own runs, and its interval (`stats::ratio::paired_ratio`): positive.
+    pub ratio: f64,
+    pub ratio_ci: [f64; 2],
     pub steady_state: ForkSteadyState,
+}
+
+/// A speed ratio and its interval (both bounds positive).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RatioFigure {
+    pub ratio: f64,
+    pub ratio_ci: [f64; 2],
 }
 
 /// Changepoints and class of each arm's measured phase (see `steady.rs`).
@@ -243,25 +252,40 @@ pub enum Order {
     },
 }
 
-/// Baseline runs that ran first in their pair, after a treatment run vs
-/// after a baseline run (see `carry_over.rs`).
+/// Does the run before a run change it? Each arm's first-in-pair runs,
+/// after the other arm vs after itself (see `carry_over.rs`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CarryOver {
-    pub after_treatment_n: u32,
-    pub after_treatment_median_ns: Option<f64>,
-    pub after_baseline_n: u32,
-    pub after_baseline_median_ns: Option<f64>,
-    /// after_treatment - after_baseline: the penalty of following a treatment.
-    pub difference_ns: Option<f64>,
-    /// Bootstrap over the forks used, as the order's.
-    pub ci_ns: Option<[f64; 2]>,
     /// Whether each baseline run was followed by an untimed wait of d.
     pub padded: bool,
     /// Which runs the two groups hold, in words.
     pub comparison: String,
+    pub baseline: ArmCarryOver,
+    pub treatment: ArmCarryOver,
+    /// The speed ratio from runs that followed their own arm only (each
+    /// fork's two groups unpaired, combined across forks); null when no
+    /// fork has both.
+    pub own_ratio: Option<RatioFigure>,
+    pub note: Option<String>,
+}
+
+/// One arm's carry-over contrast.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArmCarryOver {
+    pub after_other_n: u32,
+    pub after_other_median_ns: Option<f64>,
+    pub after_same_n: u32,
+    pub after_same_median_ns: Option<f64>,
+    /// after the other arm - after the same arm.
+    pub difference_ns: Option<f64>,
+    /// Bootstrap over the forks used, as the order's.
+    pub ci_ns: Option<[f64; 2]>,
     /// Forks with such runs after only one of the arms.
     pub forks_left_out: u32,
-    pub note: Option<String>,
+    /// The difference lies beyond its interval and is large (a tenth of
+    /// the arm's median, or a quarter of a resolved effect): the Finding
+    /// names it.
+    pub inflates: bool,
 }
 
 /// How well the harness recovers the delay it injected.
@@ -288,6 +312,10 @@ pub struct Calibration {
     /// Forks whose CI covers their injected wait, pair by pair: the
     /// (exact) bootstrap interval of the fork's D − spin_ns contains 0.
     pub forks_covering_spin: u32,
+    /// Forks whose speed-ratio interval holds their true ratio, (median
+    /// baseline + median wait) / median baseline on the fork's own runs (at
+    /// d = 0: holds 1; the others are the ratio's false positives).
+    pub forks_ratio_covering: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -89,7 +89,16 @@ pub(crate) fn calibration(
         let n = results.iter().filter(|r| covers(r.ci_ns, 0.0)).count() as u32;
         (n, covers(pooled.ci_ns, 0.0))
     };
+    // Each fork's true ratio is its own: its median baseline with the
+    // wait it actually injected added, over its median baseline.
+    let mut forks_ratio_covering = 0;
+    for (f, r) in forks.iter().zip(results) {
+        let wait = stats::median(&f.measured.iter().map(|p| p.spin_ns).collect::<Vec<_>>())?;
+        let truth = (r.baseline_median_ns + wait) / r.baseline_median_ns;
+        forks_ratio_covering += u32::from(covers(r.ratio_ci, truth));
+    }
     Ok(Calibration {
+        forks_ratio_covering,
         error_ns: pooled.median_ns - d,
         ci_covers_delay: covers(pooled.ci_ns, d),
         spin_median_ns,

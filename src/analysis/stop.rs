@@ -238,6 +238,26 @@ pub(crate) fn cell(
     })
 }
 
+/// A stopped cell's speed ratio: the confidence sequence over its forks'
+/// log ratios (valid wherever the run stopped, whichever statistic chose
+/// the stop), around their mean, as ratios.
+pub(crate) fn ratio(
+    input: &AnalysisInput,
+    cell: u32,
+    forks: &[super::ForkAnalysis],
+) -> Result<(f64, [f64; 2]), AnalysisError> {
+    let logs: Vec<f64> = forks.iter().map(|f| f.ratio.ln()).collect();
+    let cs = confidence_sequence(&logs, input.confidence)
+        .map_err(|source| AnalysisError::Stats { cell, source })?;
+    let ci = stats::ratio::ratio_of_log_interval(cs.mean, cs.half_width).ok_or_else(|| {
+        AnalysisError::Stop(format!(
+            "cell {cell}: its ratio's interval after {} forks is unbounded",
+            cs.n
+        ))
+    })?;
+    Ok((cs.mean.exp(), ci))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

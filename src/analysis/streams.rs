@@ -6,6 +6,9 @@
 //! | hierarchical CI      | `[cell, u64::MAX - 1]`| forks ascending; D by `pair` in each  |
 //! | order CI             | `[cell, u64::MAX - 2]`| per fork, a: D with treatment first, b: second |
 //! | carry-over CI        | `[cell, u64::MAX - 3]`| per fork, a: first-in-pair baseline after a treatment, b: after a baseline |
+//! | treatment carry-over | `[cell, u64::MAX - 4]`| per fork, a: first-in-pair treatment after a baseline, b: after a treatment |
+//! | ratio CI             | `[cell, u64::MAX - 5]`| forks ascending; a fork's log ratio drawn from its interval's normal |
+//! | own-arm ratio CI     | `[cell, u64::MAX - 6]`| forks with both own-arm groups, ascending |
 //! | machines CI          | `[cell, u64::MAX - 32]`| hosts by name; each host's forks ascending; D by `pair` |
 //! | layout spread ratio  | `[u64::MAX - 64]`     | fixed cells, then random cells, ascending; each cell's forks ascending |
 //! | layout factor i      | `[u64::MAX - 64, i]`  | permutations of ln(baseline median) within each random cell, cells ascending |
@@ -71,6 +74,30 @@ pub fn order(master: u64, cell: u32) -> Pcg64 {
 
 pub fn carry_over(master: u64, cell: u32) -> Pcg64 {
     Pcg64::seed_from_u64(cell_seeds(master, cell).carry_over)
+}
+
+/// The treatment's carry-over contrast (the baseline's is [`carry_over`]).
+pub fn carry_over_treatment(master: u64, cell: u32) -> Pcg64 {
+    cell_stream(master, cell, 4)
+}
+
+/// The interval of a cell's speed ratio across its forks.
+pub fn ratio(master: u64, cell: u32) -> Pcg64 {
+    cell_stream(master, cell, 5)
+}
+
+/// The interval of the ratio of runs that followed their own arm.
+pub fn own_ratio(master: u64, cell: u32) -> Pcg64 {
+    cell_stream(master, cell, 6)
+}
+
+/// A cell's stream at path `[cell, u64::MAX - k]`.
+fn cell_stream(master: u64, cell: u32, k: u64) -> Pcg64 {
+    crate::seed::rng(
+        master,
+        crate::seed::Domain::Bootstrap,
+        &[u64::from(cell), u64::MAX - k],
+    )
 }
 
 #[cfg(test)]

@@ -268,16 +268,19 @@ fn carry_over_compares_first_in_pair_baselines_only() {
     inp.pad_baseline = false;
     let c = &analyse(&inp, &f.pairs).unwrap().cells[0];
     let co = &c.carry_over;
+    let b = &co.baseline;
     // Pair 0's baseline has no predecessor: 10 after a treatment (pairs 1,
     // 5, 9, ...), 9 after a baseline (pairs 4, 8, ...).
-    assert_eq!((co.after_treatment_n, co.after_baseline_n), (10, 9));
+    assert_eq!((b.after_other_n, b.after_same_n), (10, 9));
     assert_eq!(
-        (co.after_treatment_median_ns, co.after_baseline_median_ns),
+        (b.after_other_median_ns, b.after_same_median_ns),
         (Some(150.0), Some(100.0))
     );
-    assert_eq!(co.difference_ns, Some(50.0));
-    assert_eq!(co.ci_ns, Some([50.0, 50.0]));
-    assert_eq!((co.forks_left_out, co.note.as_deref()), (0, None));
+    assert_eq!(b.difference_ns, Some(50.0));
+    assert_eq!(b.ci_ns, Some([50.0, 50.0]));
+    assert_eq!(b.forks_left_out, 0);
+    // 50 ns on 100 ns: beyond its (point) interval and over a tenth.
+    assert!(b.inflates);
     assert!(co.comparison.contains("ran first in their pair"));
     assert!(!co.padded);
     match &c.order {
@@ -299,9 +302,11 @@ fn carry_over_without_both_predecessors_says_why() {
         .collect();
     let f = Fixture::new().fork(0, 0, 0, &rows).fork(0, 1, 0, &rows);
     let co = &analyse(&input(&[(0, 0)]), &f.pairs).unwrap().cells[0].carry_over;
-    assert_eq!((co.after_treatment_n, co.after_baseline_n), (0, 8));
-    assert_eq!((co.difference_ns, co.ci_ns), (None, None));
-    assert_eq!(co.forks_left_out, 2);
+    let b = &co.baseline;
+    assert_eq!((b.after_other_n, b.after_same_n), (0, 8));
+    assert_eq!((b.difference_ns, b.ci_ns), (None, None));
+    assert_eq!(b.forks_left_out, 2);
+    assert!(!b.inflates);
     assert!(co.note.as_deref().unwrap().contains("no contrast"));
 }
 

@@ -16,6 +16,12 @@ use serde::{Deserialize, Serialize};
 pub struct Usage {
     /// Measured pairs with usage on both arms (the paired differences).
     pub n_paired: u32,
+    /// User plus system CPU time: the figure to compare. Linux charges each
+    /// scheduler tick wholly to user or to system time, so for short runs
+    /// the split moves by whole ticks and each part's medians can
+    /// contradict their own paired difference; their sum is what the
+    /// process used.
+    pub cpu_ns: UsageStat,
     pub user_ns: UsageStat,
     pub sys_ns: UsageStat,
     pub max_rss_kib: UsageStat,
@@ -35,8 +41,13 @@ pub struct UsageStat {
 /// Reads one measure of a run's usage.
 type Measure = fn(&RunUsage) -> u64;
 
-/// The three measures.
-const MEASURES: [Measure; 3] = [|u| u.user_ns, |u| u.sys_ns, |u| u.max_rss_kib];
+/// The four measures.
+const MEASURES: [Measure; 4] = [
+    |u| u.user_ns + u.sys_ns,
+    |u| u.user_ns,
+    |u| u.sys_ns,
+    |u| u.max_rss_kib,
+];
 
 pub(crate) fn usage(
     input: &AnalysisInput,
@@ -49,7 +60,7 @@ pub(crate) fn usage(
     if pairs.iter().all(|p| p.usage.is_none()) {
         return Ok(None);
     }
-    let mut stats = Vec::with_capacity(3);
+    let mut stats = Vec::with_capacity(MEASURES.len());
     for get in MEASURES {
         let median = |arm: fn(&PairRecord) -> Option<RunUsage>| -> Result<Option<f64>, StatsError> {
             let v: Vec<u64> = pairs
@@ -86,9 +97,11 @@ pub(crate) fn usage(
         .iter()
         .filter(|p| p.usage().baseline.is_some() && p.usage().treatment.is_some())
         .count() as u32;
-    let [user_ns, sys_ns, max_rss_kib]: [UsageStat; 3] = stats.try_into().expect("three measures");
+    let [cpu_ns, user_ns, sys_ns, max_rss_kib]: [UsageStat; 4] =
+        stats.try_into().expect("four measures");
     Ok(Some(Usage {
         n_paired,
+        cpu_ns,
         user_ns,
         sys_ns,
         max_rss_kib,

@@ -44,6 +44,9 @@ pub struct EffectText {
     /// The same sentence with the direction and the ratio in bold, for
     /// Markdown.
     pub sentence_md: String,
+    /// When D's interval and the ratio's disagree on a direction, which
+    /// said what (no direction is then said); else empty.
+    pub disagreement: String,
 }
 
 /// The direction as a word.
@@ -98,22 +101,36 @@ impl Digits {
         let ratio = column(speed_ratio);
         let percent = column(|e| {
             (
-                e.relative * 100.0,
-                e.relative_ci[0] * 100.0,
-                e.relative_ci[1] * 100.0,
+                e.change * 100.0,
+                e.change_ci[0] * 100.0,
+                e.change_ci[1] * 100.0,
             )
         });
         let time = column(size);
-        let ratio = Column::plain(&ratio, 4);
         Digits {
-            // At least two decimals: `1.5x` would hide that 1.46 and 1.54 differ.
-            ratio: Column {
-                decimals: ratio.decimals.max(2),
-                ..ratio
-            },
+            ratio: ratio_column(&ratio),
             percent: Column::plain(&percent, 3),
             time: Column::time(&time),
         }
+    }
+}
+
+/// A column of ratios: two significant digits of the narrowest interval,
+/// and at least two decimals below 10x (`1.5x` would hide that 1.46 and
+/// 1.54 differ; `66.00x` would claim digits a 66x win does not have).
+fn ratio_column(entries: &[Entry]) -> Column {
+    let c = Column::plain(entries, 4);
+    let below_ten = entries.iter().all(|e| match e {
+        Entry::Estimate(m, _, hi) => m.abs() < 10.0 && hi.abs() < 10.0,
+        _ => true,
+    });
+    Column {
+        decimals: if below_ten {
+            c.decimals.max(2)
+        } else {
+            c.decimals
+        },
+        ..c
     }
 }
 
@@ -145,8 +162,16 @@ pub fn text_in(
             emphasis(&ratio)
         ),
     };
-    let sentence = say(|s| s.to_string());
-    let sentence_md = say(|s| format!("**{s}**"));
+    let disagreement = disagreement(e);
+    let with_note = |s: String| {
+        if disagreement.is_empty() {
+            s
+        } else {
+            format!("{s} {disagreement}")
+        }
+    };
+    let sentence = with_note(say(|s| s.to_string()));
+    let sentence_md = with_note(say(|s| format!("**{s}**")));
     EffectText {
         direction: direction_word(e.direction),
         ratio,
@@ -157,7 +182,26 @@ pub fn text_in(
         sizes,
         sentence,
         sentence_md,
+        disagreement,
     }
+}
+
+/// The stated rule's note (see `analysis::effect`): which interval said a
+/// direction the other did not.
+fn disagreement(e: &Effect) -> String {
+    let said = |d: Direction| match d {
+        Direction::Faster => "below",
+        Direction::Slower => "above",
+        Direction::NoDifference => "across",
+    };
+    if e.difference_direction == e.ratio_direction {
+        return String::new();
+    }
+    format!(
+        "(The per-run difference's interval lies {} 0 and the speed ratio's {} 1: two statistics of the same pairs, and a direction is said only where both say it.)",
+        said(e.difference_direction),
+        said(e.ratio_direction)
+    )
 }
 
 /// A share with its interval as a signed % with one digit rule:
@@ -179,10 +223,36 @@ pub fn percent_of(share: f64, ci: [f64; 2]) -> String {
 /// The speed ratio and its interval, as printed: faster as baseline over
 /// treatment (`1.52x faster`), else treatment over baseline.
 fn speed_ratio(e: &Effect) -> (f64, f64, f64) {
-    let [lo, hi] = e.time_ratio_ci;
-    match e.direction {
-        Direction::Faster => (1.0 / e.time_ratio, 1.0 / hi, 1.0 / lo),
-        _ => (e.time_ratio, lo, hi),
+    oriented(e.ratio, e.ratio_ci, e.direction)
+}
+
+/// A ratio (treatment over baseline) as printed for `direction`: inverted
+/// when faster, so the figure is always at least about 1.
+fn oriented(ratio: f64, [lo, hi]: [f64; 2], direction: Direction) -> (f64, f64, f64) {
+    match direction {
+        Direction::Faster => (1.0 / ratio, 1.0 / hi, 1.0 / lo),
+        _ => (ratio, lo, hi),
+    }
+}
+
+/// A speed ratio (treatment over baseline) and its interval in words, on
+/// its own digits: `1.93x [1.85, 2.01] faster`; with an interval over 1,
+/// `1.006x [0.973, 1.039] run time` (the treatment's run time over the
+/// baseline's, as the change in % beside it).
+pub fn ratio_words(ratio: f64, ci: [f64; 2]) -> String {
+    let direction = Direction::of_ratio(ci);
+    let (m, lo, hi) = oriented(ratio, ci, direction);
+    let c = ratio_column(&[Entry::Estimate(m, lo, hi)]);
+    let numbers = format!(
+        "{}x [{}, {}]",
+        c.bare(m, false),
+        c.bare(lo, false),
+        c.bare(hi, false)
+    );
+    match direction {
+        Direction::Faster => format!("{numbers} faster"),
+        Direction::Slower => format!("{numbers} slower"),
+        Direction::NoDifference => format!("{numbers} run time"),
     }
 }
 
@@ -213,16 +283,16 @@ fn ratio(e: &Effect, digits: &Digits) -> String {
     match e.direction {
         Direction::Faster => format!("{numbers} faster"),
         Direction::Slower => format!("{numbers} slower"),
-        Direction::NoDifference => format!("time ratio {numbers}"),
+        Direction::NoDifference => format!("{numbers} run time"),
     }
 }
 
 /// The change in run time, signed, in %: `-34.3 % [-35.1, -33.3]`.
 fn percent(e: &Effect, digits: &Digits) -> String {
     let [m, lo, hi] = [
-        e.relative * 100.0,
-        e.relative_ci[0] * 100.0,
-        e.relative_ci[1] * 100.0,
+        e.change * 100.0,
+        e.change_ci[0] * 100.0,
+        e.change_ci[1] * 100.0,
     ];
     if ![m, lo, hi].iter().all(|v| v.is_finite()) {
         return "n/a".into();
@@ -278,8 +348,20 @@ pub fn forks(e: &Effect) -> String {
 mod tests {
     use super::*;
 
+    /// An effect whose ratio is D over `base` (what an additive change of
+    /// D on a baseline of `base` gives).
     fn effect(d: f64, ci: [f64; 2], base: f64, faster: u32, slower: u32) -> Effect {
-        Effect::new(IntervalKind::Hierarchical, d, ci, base, [faster, slower], 3)
+        let r = |x: f64| (base + x) / base;
+        let ratio = (r(d), [r(ci[0]), r(ci[1])]);
+        Effect::new(
+            IntervalKind::Hierarchical,
+            d,
+            ci,
+            base,
+            ratio,
+            [faster, slower],
+            3,
+        )
     }
 
     #[test]
@@ -315,7 +397,7 @@ mod tests {
         let t = text(&e, "b", "a", 0.95);
         assert_eq!(t.direction, "no difference resolved");
         assert_eq!(t.per_run, "+6 [-27, 39] ns per run");
-        assert_eq!(t.ratio, "time ratio 1.006x [0.973, 1.039]");
+        assert_eq!(t.ratio, "1.006x [0.973, 1.039] run time");
         assert_eq!(
             t.forks,
             "no fork resolved a difference on its own (3 forks)"
@@ -323,6 +405,57 @@ mod tests {
         assert!(t
             .sentence
             .starts_with("No difference resolved between `b` and `a`: "));
+    }
+
+    #[test]
+    fn a_66x_win_is_a_ratio_with_positive_bounds() {
+        let e = Effect::new(
+            IntervalKind::Hierarchical,
+            -65_000_000.0,
+            [-70_000_000.0, -60_000_000.0],
+            66_000_000.0,
+            (1.0 / 66.0, [1.0 / 73.0, 1.0 / 60.0]),
+            [3, 0],
+            3,
+        );
+        let t = text(&e, "idx", "noidx", 0.95);
+        assert_eq!(t.ratio, "66x [60, 73] faster");
+        assert_eq!(t.percent, "-98.48 % [-98.63, -98.33]");
+        assert!(!t.sentence.contains("n/a"));
+    }
+
+    #[test]
+    fn intervals_that_disagree_resolve_no_direction_and_say_why() {
+        // D's interval below 0, the ratio's across 1.
+        let e = Effect::new(
+            IntervalKind::Hierarchical,
+            -10.0,
+            [-20.0, -1.0],
+            1000.0,
+            (0.99, [0.97, 1.01]),
+            [0, 0],
+            3,
+        );
+        assert_eq!(e.direction, Direction::NoDifference);
+        let t = text(&e, "b", "a", 0.95);
+        assert!(
+            t.sentence.starts_with("No difference resolved"),
+            "{}",
+            t.sentence
+        );
+        assert!(t
+            .disagreement
+            .contains("lies below 0 and the speed ratio's across 1"));
+    }
+
+    #[test]
+    fn ratio_words_follow_the_ratio_interval() {
+        assert_eq!(ratio_words(0.5, [0.45, 0.55]), "2.00x [1.82, 2.22] faster");
+        assert_eq!(
+            ratio_words(1.5, [1.49, 1.51]),
+            "1.500x [1.490, 1.510] slower"
+        );
+        assert!(ratio_words(1.0, [0.9, 1.1]).ends_with("x [0.90, 1.10] run time"));
     }
 
     #[test]

@@ -178,7 +178,8 @@ fn lone_value(
 }
 
 /// Registers the filters `duration`, `size` (KiB), `delay`, `estimate`,
-/// `interval`, `range`, `percent`, `correlation`, `sqrt_duration` (a
+/// `interval`, `range`, `percent`, `correlation`, `ratio(ci)` (a speed
+/// ratio and its interval in words), `sqrt_duration` (a
 /// variance in ns² as a standard deviation), `params` and `pad(width)`
 /// (left-aligned, for terminal tables), and the function `column`, whose
 /// result `duration`, `size`, `estimate`, `interval`, `range` and
@@ -230,6 +231,10 @@ pub fn register(env: &mut Environment<'_>) {
             Ok(c.value(v))
         },
     );
+    env.add_filter("ratio", |v: Value, ci: Value| -> Result<String, Error> {
+        let (lo, hi) = pair(&ci)?;
+        Ok(crate::report::effect::ratio_words(number(&v)?, [lo, hi]))
+    });
     env.add_filter("params", params);
     env.add_filter("pad", |v: Value, width: usize| -> String {
         format!("{:<width$}", v.to_string())

@@ -27,6 +27,10 @@
 //!   at every look (Wang & Ramdas 2023), and the fixed-n t interval beside it.
 //! - [`modes`]: whether fork medians fall into two speeds (optimal two-means
 //!   split, Ashman's D).
+//! - [`ratio`]: the speed ratio, median(treatment) / median(baseline),
+//!   per fork with the interval of resampling its pairs together (exact
+//!   per-arm spread, the quadrant correlation of two medians, Serfling
+//!   1980), combined across forks on the log scale.
 //! - [`apart`]: two separate runs told apart by their forks (the extreme of
 //!   Mann & Whitney 1947, an exact false-alarm rate) and the size of a
 //!   change between them (MOVER, Zou & Donner 2008).
@@ -41,6 +45,7 @@ pub mod modes;
 pub mod nested;
 pub mod pool;
 pub mod quantile;
+pub mod ratio;
 pub mod resample;
 pub mod sequential;
 pub mod variance;
@@ -85,6 +90,10 @@ pub enum StatsError {
     TooLarge,
     #[error("needs at least {0} groups and more observations than groups")]
     TooFewGroups(usize),
+    #[error("the two samples of pairs differ in length")]
+    Unpaired,
+    #[error("a run time is not positive, so it has no ratio")]
+    NotPositive,
 }
 
 /// Numbers the statistics accept: integer nanoseconds or floats.

@@ -16,6 +16,10 @@ fn cell(label: &str, fork_d: &[f64], base: f64) -> CellPoint {
             m,
             ci,
             base,
+            (
+                (base + m) / base,
+                [(base + ci[0]) / base, (base + ci[1]) / base],
+            ),
             [0, 0],
             fork_d.len() as u32,
         ),

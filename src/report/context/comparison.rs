@@ -103,7 +103,7 @@ pub(super) fn view(
     rows.sort_by(|a, b| {
         let ratio = |r: &SummaryRow| {
             let c = cells.iter().find(|c| c.data.cell == r.cell);
-            c.map_or(f64::NAN, |c| c.data.effect().time_ratio)
+            c.map_or(f64::NAN, |c| c.data.effect.ratio)
         };
         ratio(a).total_cmp(&ratio(b)).then(a.cell.cmp(&b.cell))
     });
@@ -240,6 +240,12 @@ fn warnings(c: &CellView<'_>, named: bool) -> Vec<Warning> {
             text: format!("{who}{w}"),
         });
     }
+    if let Some(w) = speed_warning(data) {
+        out.push(Warning {
+            kind: "speed",
+            text: format!("{who}{w}"),
+        });
+    }
     if let Some(w) = order_warning(&data.order, &e, t) {
         out.push(Warning {
             kind: "order",
@@ -249,25 +255,67 @@ fn warnings(c: &CellView<'_>, named: bool) -> Vec<Warning> {
     out
 }
 
+/// One sentence for each arm whose runs after the other arm were inflated
+/// (`analysis::carry_over::mark`), with the ratio from runs that followed
+/// their own arm and the remedy; none when no arm was.
 fn carry_over_warning(co: &CarryOver, e: &Effect, b: &str, t: &str) -> Option<String> {
-    let (diff, ci) = (co.difference_ns?, co.ci_ns?);
-    let (after_t, after_b) = (co.after_treatment_median_ns?, co.after_baseline_median_ns?);
-    if !matters(ci, diff, e) {
+    let arms = [(&co.baseline, b, t), (&co.treatment, t, b)];
+    let said: Vec<String> = arms
+        .iter()
+        .filter(|(arm, _, _)| arm.inflates)
+        .filter_map(|(arm, me, other)| {
+            let (diff, ci) = (arm.difference_ns?, arm.ci_ns?);
+            let (after_other, after_same) = (arm.after_other_median_ns?, arm.after_same_median_ns?);
+            let (word, size) = if diff > 0.0 {
+                ("slower", format::estimate(diff, ci[0], ci[1]))
+            } else {
+                ("faster", format::estimate(-diff, -ci[1], -ci[0]))
+            };
+            Some(format!(
+                "a `{me}` run that followed a `{other}` run took {} against {} after a `{me}` run ({size} {word}, {} of its time)",
+                format::duration(after_other),
+                format::duration(after_same),
+                format::percent(diff.abs() / after_same),
+            ))
+        })
+        .collect();
+    if said.is_empty() {
         return None;
     }
-    let (word, size) = if diff > 0.0 {
-        ("slower", format::estimate(diff, ci[0], ci[1]))
-    } else {
-        ("faster", format::estimate(-diff, -ci[1], -ci[0]))
-    };
+    let own = co.own_ratio.map_or(String::new(), |r| {
+        format!(
+            "; from runs that followed their own arm only, `{t}` is {}",
+            effect::ratio_words(r.ratio, r.ratio_ci)
+        )
+    });
     Some(format!(
-        "a `{b}` run that followed a `{t}` run was {size} {word} than one that followed a `{b}` run ({} against {}), against an effect of {}. The medians above mix both; {} is `{b}`'s median without it.",
-        format::duration(after_t),
-        format::duration(after_b),
+        "What ran before a run moved it: {}, against an effect of {}{own}. The medians and the ratio above mix both histories; `ordering = \"blocked\"` (each arm's runs after their own) or an untimed pause between runs keeps one arm from running in the other's wake.",
+        format::list(&said, "and"),
         format::duration(e.difference_ns.abs()),
-        format::duration(after_b),
     ))
 }
+
+/// When the baseline's fork medians spread by more than
+/// [`SPEED_SPREAD`]: the machine ran at different speeds during the run.
+/// Each fork's ratio is on its own baseline, so the ratio holds; the
+/// durations mix the speeds.
+fn speed_warning(data: &CellAnalysis) -> Option<String> {
+    let (lo, hi) = (data.spread.baseline_min_ns, data.spread.baseline_max_ns);
+    if !(lo > 0.0 && hi / lo - 1.0 > SPEED_SPREAD) {
+        return None;
+    }
+    Some(format!(
+        "the baseline's fork medians ranged from {} to {} ({} apart): the machine changed speed during the run. Each fork's speed ratio is taken on its own baseline, so the ratio holds across speeds; durations (the medians, the per-run difference) mix them.",
+        format::duration(lo),
+        format::duration(hi),
+        format::percent(hi / lo - 1.0),
+    ))
+}
+
+/// Above this spread of the baseline's fork medians (max / min - 1), the
+/// Finding says the machine changed speed: a fifth of a run is more than a
+/// reader would put down to one fork starting luckier than another.
+pub const SPEED_SPREAD: f64 = 0.20;
 
 fn order_warning(order: &Order, e: &Effect, t: &str) -> Option<String> {
     let Order::PairedRandom {

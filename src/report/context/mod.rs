@@ -364,8 +364,9 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
                 analysis
                     .cells
                     .iter()
-                    .filter(|c| c.carry_over.ci_ns.is_some())
-                    .map(|c| c.forks_total - c.carry_over.forks_left_out),
+                    .flat_map(|c| [&c.carry_over.baseline, &c.carry_over.treatment].map(|a| (c, a)))
+                    .filter(|(_, a)| a.ci_ns.is_some())
+                    .map(|(c, a)| c.forks_total - a.forks_left_out),
             ),
         },
         cells,

@@ -12,6 +12,8 @@ pub(super) struct Axis {
     div: f64,
     pub ticks: Vec<f64>,
     decimals: usize,
+    /// Values are natural logs of ratios, labelled as the ratio (`1.25`).
+    log: bool,
 }
 
 impl Axis {
@@ -26,10 +28,44 @@ impl Axis {
         Axis::ticked(lo, hi, unit, div)
     }
 
-    /// An axis of percentages over `[lo, hi]` (in %), widened as [`Axis::new`].
-    pub fn percent(lo: f64, hi: f64, pad: f64) -> Axis {
-        let (lo, hi) = widen(lo, hi, pad);
-        Axis::ticked(lo, hi, "%", 1.0)
+    /// An axis of speed ratios on a log scale: values are ln(ratio) over
+    /// `[lo, hi]`, widened by `pad` of the span; ticks at round ratios
+    /// (1, 2, 5 x 10^k across a wide range, an even step across a narrow
+    /// one), labelled as ratios. So a 2x win and a 2x loss lie equally far
+    /// from 1, and a 66x win fits beside a 1.1x one.
+    pub fn ratio(lo: f64, hi: f64, pad: f64) -> Axis {
+        let (mut lo, mut hi) = if lo.is_finite() && hi.is_finite() && hi - lo > 1e-9 {
+            (lo.min(hi), lo.max(hi))
+        } else {
+            let mid = if lo.is_finite() { lo } else { 0.0 };
+            (mid - 0.01, mid + 0.01)
+        };
+        let span = hi - lo;
+        (lo, hi) = (lo - span * pad, hi + span * pad);
+        let (a, b) = (lo.exp(), hi.exp());
+        let (ratios, decimals): (Vec<f64>, usize) = if b / a > 4.0 {
+            let (first, last) = (a.log10().floor() as i32, b.log10().ceil() as i32);
+            let ticks: Vec<f64> = (first..=last)
+                .flat_map(|k| [1.0, 2.0, 5.0].map(|m| m * 10f64.powi(k)))
+                .filter(|r| (a..=b).contains(r))
+                .collect();
+            let smallest = ticks.first().copied().unwrap_or(1.0);
+            (ticks, decimals_for(smallest))
+        } else {
+            let step = nice_step((b - a) / 5.0);
+            let (first, last) = ((a / step).ceil() as i64, (b / step).floor() as i64);
+            let ticks = (first..=last).map(|k| k as f64 * step).filter(|r| *r > 0.0);
+            (ticks.collect(), decimals_for(step))
+        };
+        Axis {
+            lo,
+            hi,
+            unit: "x",
+            div: 1.0,
+            ticks: ratios.iter().map(|r| r.ln()).collect(),
+            decimals,
+            log: true,
+        }
     }
 
     fn ticked(lo: f64, hi: f64, unit: &'static str, div: f64) -> Axis {
@@ -46,6 +82,7 @@ impl Axis {
             div,
             ticks,
             decimals,
+            log: false,
         }
     }
 
@@ -56,6 +93,9 @@ impl Axis {
 
     /// A tick label: the value in the axis unit, without the unit.
     pub fn label(&self, ns: f64) -> String {
+        if self.log {
+            return format!("{:.*}", self.decimals, ns.exp());
+        }
         let s = format!("{:.*}", self.decimals, ns / self.div);
         match s.strip_prefix('-') {
             Some(rest) if rest.chars().all(|c| c == '0' || c == '.') => rest.to_string(),
@@ -181,12 +221,19 @@ mod tests {
         let d = Axis::new(2.0, 8.0, 0.0, Some(5_000.0));
         assert_eq!(d.unit, "µs");
         assert_eq!(d.label(d.ticks[0]), "0.002");
-        let p = Axis::percent(-34.0, -30.0, 0.0);
-        assert_eq!(p.unit, "%");
-        let labels: Vec<_> = p.ticks.iter().map(|t| p.label(*t)).collect();
-        assert_eq!(labels, ["-34", "-33", "-32", "-31", "-30"]);
         assert_eq!(with_zero_near(5.0, 12.0), (0.0, 12.0));
         assert_eq!(with_zero_near(20.0, 30.0), (20.0, 30.0));
         assert_eq!(with_zero_near(-12.0, -5.0), (-12.0, 0.0));
+    }
+
+    #[test]
+    fn a_ratio_axis_is_logarithmic_with_round_ratios() {
+        let wide = Axis::ratio((1.0f64 / 66.0).ln(), 1.1f64.ln(), 0.0);
+        let labels: Vec<_> = wide.ticks.iter().map(|t| wide.label(*t)).collect();
+        assert_eq!(labels, ["0.02", "0.05", "0.10", "0.20", "0.50", "1.00"]);
+        let narrow = Axis::ratio(0.95f64.ln(), 1.05f64.ln(), 0.0);
+        let labels: Vec<_> = narrow.ticks.iter().map(|t| narrow.label(*t)).collect();
+        assert_eq!(labels, ["0.96", "0.98", "1.00", "1.02", "1.04"]);
+        assert!(narrow.ticks.contains(&0.0), "1x is a tick");
     }
 }

@@ -1,13 +1,13 @@
 //! `effect.svg`, a comparison's per-fork effect: one panel per compared
-//! cell (each variant, each swept cell), one row per fork with its median
-//! difference D and interval as a change in run time, in % of the cell's
-//! median baseline run, the scale of the cell's effect
-//! (`analysis::effect`). So the forks and the cell's effect, drawn as a
-//! band (its interval) around a line (its estimate), read on one axis:
-//! whether every fork agrees with the cell, and how far apart forks lie
-//! against the effect. Colours and words say faster, slower or no
-//! difference resolved, as `report::effect` does; zero is the line of no
-//! change.
+//! cell (each variant, each swept cell, ranked as the Finding ranks them),
+//! one row per fork with its own speed ratio, median(treatment) /
+//! median(baseline) on its own runs, and that ratio's interval, on a log
+//! axis shared by every panel. Each fork is on its own baseline, so forks
+//! that ran at different speeds line up whenever their treatments agree;
+//! the log axis puts a 2x win and a 2x loss equally far from 1. The cell's
+//! ratio is drawn as a band (its interval) around a line (its estimate).
+//! Colours and words say faster, slower or no difference resolved, as
+//! `report::effect` does; 1x is the line of no change.
 
 use super::axis::{with_zero_near, Axis};
 use super::fork_rows::{self, ForkRow, BOTTOM};
@@ -15,6 +15,7 @@ use super::layout::{panel_title, panel_titles};
 use super::{fork_color, svg, Area, DrawResult, Header, Input, LegendEntry, Line, Marker, Panel};
 use super::{FASTER, GREY, SLOWER};
 use crate::analysis::effect::{Direction, Effect, IntervalKind};
+use crate::analysis::Verdict;
 use crate::error::Result;
 use crate::report::effect::{direction_word, interval_name, text};
 use crate::report::format::percent;
@@ -24,7 +25,13 @@ const PANEL_WIDTH: u32 = 520;
 const ROW: u32 = 18;
 
 pub(super) fn render(input: &Input<'_>) -> Result<String> {
-    let panels = &input.panels;
+    // Ranked as the Finding's table: fastest treatment first.
+    let mut panels: Vec<&Panel<'_>> = input.panels.iter().collect();
+    panels.sort_by(|a, b| {
+        (a.cell.effect.ratio)
+            .total_cmp(&b.cell.effect.ratio)
+            .then(a.cell.cell.cmp(&b.cell.cell))
+    });
     let confidence = input.analysis.confidence;
     let (cols, rows) = super::grid(panels.len());
     let forks_max = panels.iter().map(|p| p.cell.forks.len()).max().unwrap_or(1) as u32;
@@ -41,41 +48,30 @@ pub(super) fn render(input: &Input<'_>) -> Result<String> {
     }
     let entries = [
         LegendEntry::new(
-            format!("CI below 0: {}", direction_word(Direction::Faster)),
+            direction_word(Direction::Faster),
             FASTER,
             Line::Solid,
             Marker::Circle,
         ),
         LegendEntry::new(
-            format!("CI covers 0: {}", direction_word(Direction::NoDifference)),
+            direction_word(Direction::NoDifference),
             GREY,
             Line::Solid,
             Marker::Circle,
         ),
         LegendEntry::new(
-            format!("CI above 0: {}", direction_word(Direction::Slower)),
+            direction_word(Direction::Slower),
             SLOWER,
             Line::Solid,
             Marker::Circle,
         ),
-        LegendEntry::new(
-            "the cell's effect (line) and its interval (band), in its direction's colour",
-            GREY,
-            Line::Band,
-            Marker::None,
-        ),
-        LegendEntry::new(
-            "zero: no change (an arrow where it is off the range)",
-            BLACK,
-            Line::Solid,
-            Marker::None,
-        ),
+        LegendEntry::new("the cell's ratio", GREY, Line::Band, Marker::None),
     ];
     let ci = percent(confidence);
     let header = Header {
-        title: "Per-fork effect: change in run time, in % of the baseline's median".into(),
+        title: "Per-fork speed ratio, treatment over baseline (log axis)".into(),
         notes: vec![format!(
-            "Each fork's median difference D and its {ci} CI over the cell's median baseline run; the band: the cell's effect, {}.",
+            "Each fork's median run of the treatment over its own median baseline run, with its {ci} CI; the band: the cell's ratio, {}.",
             intervals.join(" or ")
         )],
         legend: entries.iter().collect(),
@@ -94,6 +90,25 @@ pub(super) fn render(input: &Input<'_>) -> Result<String> {
         })
         .collect();
     let (titles, strip) = panel_titles(&parts, PANEL_WIDTH);
+    // One axis for every panel, so variants compare at a glance.
+    let (lo, hi) = effects
+        .iter()
+        .zip(panels.iter())
+        .flat_map(|(e, p)| {
+            let forks = p.cell.forks.iter().flat_map(|f| f.ratio_ci);
+            forks.chain(e.ratio_ci).chain([e.ratio])
+        })
+        .map(f64::ln)
+        .filter(|v| v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+    let (lo, hi) = if lo <= hi {
+        with_zero_near(lo, hi)
+    } else {
+        (0.0, 0.0)
+    };
+    let x = Axis::ratio(lo, hi, 0.06);
     let panel_height = strip + 100 + ROW * (forks_max + 1);
     let height = header_height + panel_height * rows as u32;
     svg("effect.svg", (width, height), |root| {
@@ -103,19 +118,10 @@ pub(super) fn render(input: &Input<'_>) -> Result<String> {
         for (((p, e), lines), area) in panels.iter().zip(&effects).zip(&titles).zip(areas.iter()) {
             let (title_area, chart_area) = area.split_vertically(strip);
             panel_title(&title_area, lines, PANEL_WIDTH)?;
-            panel(&chart_area, p, e, &ci)?;
+            panel(&chart_area, p, e, &x)?;
         }
         Ok(())
     })
-}
-
-/// A value in ns as % of the cell's median baseline run.
-fn share(ns: f64, base: f64) -> f64 {
-    if base > 0.0 {
-        100.0 * ns / base
-    } else {
-        f64::NAN
-    }
 }
 
 /// The direction's colour.
@@ -127,40 +133,32 @@ fn color(d: Direction) -> RGBColor {
     }
 }
 
-fn panel(area: &Area<'_>, p: &Panel<'_>, e: &Effect, ci: &str) -> DrawResult {
-    let base = e.baseline_median_ns;
+fn panel(area: &Area<'_>, p: &Panel<'_>, e: &Effect, x: &Axis) -> DrawResult {
     let rows: Vec<ForkRow> = p
         .cell
         .forks
         .iter()
-        .map(|f| ForkRow {
-            fork: f.fork,
-            estimate: share(f.median_ns, base),
-            interval: [share(f.ci_ns[0], base), share(f.ci_ns[1], base)],
-            color: fork_color(f.verdict, true),
+        .map(|f| {
+            let said = Direction::agreed(Direction::of(f.ci_ns), Direction::of_ratio(f.ratio_ci));
+            let verdict = match said {
+                Direction::Faster => Verdict::Reversed,
+                Direction::Slower => Verdict::Seen,
+                Direction::NoDifference => Verdict::NotSeen,
+            };
+            ForkRow {
+                fork: f.fork,
+                estimate: f.ratio.ln(),
+                interval: [f.ratio_ci[0].ln(), f.ratio_ci[1].ln()],
+                color: fork_color(verdict, true),
+            }
         })
         .collect();
-    let band = [100.0 * e.relative_ci[0], 100.0 * e.relative_ci[1]];
-    let line = 100.0 * e.relative;
-    let (lo, hi) = rows
-        .iter()
-        .flat_map(|r| r.interval)
-        .chain(band)
-        .chain([line])
-        .filter(|v| v.is_finite())
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
-            (lo.min(v), hi.max(v))
-        });
-    let (lo, hi) = if lo <= hi {
-        with_zero_near(lo, hi)
-    } else {
-        (0.0, 0.0)
-    };
-    let x = Axis::percent(lo, hi, 0.06);
+    let band = [e.ratio_ci[0].ln(), e.ratio_ci[1].ln()];
+    let line = e.ratio.ln();
     let top = fork_rows::top(rows.len());
     let c = color(e.direction);
-    let desc = format!("change in run time, median D and {ci} CI (%)");
-    fork_rows::draw(area, &x, &desc, &rows, |chart| {
+    let desc = "speed ratio, treatment over baseline (log axis)";
+    fork_rows::draw(area, x, desc, &rows, |chart| {
         if band.iter().all(|v| v.is_finite()) {
             chart.draw_series(std::iter::once(Rectangle::new(
                 [(band[0], BOTTOM), (band[1], top)],

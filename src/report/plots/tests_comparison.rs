@@ -105,9 +105,10 @@ fn the_effect_plot_says_faster_and_slower_in_the_effects_words() {
         let rest = format!("{} run time, {}", t.percent, t.forks);
         assert!(words(svg).contains(&rest), "{rest}");
     }
-    assert!(svg.contains("CI below 0: faster"));
-    assert!(svg.contains("CI above 0: slower"));
-    assert!(svg.contains("CI covers 0: no difference resolved"));
+    for legend in ["faster", "slower", "no difference resolved"] {
+        assert!(svg.contains(&format!("\n{legend}\n</text>")), "{legend}");
+    }
+    assert!(svg.contains("(log axis)") && svg.contains("ratio\n</text>"));
     // Every fork in its direction's colour (plus each legend sample).
     let circles = |c: RGBColor| {
         svg.lines()
@@ -128,10 +129,10 @@ fn the_effect_plot_says_faster_and_slower_in_the_effects_words() {
     );
     assert_eq!(circles(SLOWER), forks(crate::analysis::Verdict::Seen) + 1);
     assert_eq!(circles(GREY), forks(crate::analysis::Verdict::NotSeen) + 1);
-    // The percent axis, and a band per panel (plus the legend's).
+    // The ratio axis under each panel, and the title.
     assert_eq!(
-        count(svg, "change in run time, median D and 95 % CI (%)"),
-        3
+        count(svg, "speed ratio, treatment over baseline (log axis)"),
+        3 + 1
     );
     // The canvas, a band per panel and the legend's sample.
     assert_eq!(count(svg, "<rect"), 1 + 3 + 1);
