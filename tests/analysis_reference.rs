@@ -107,7 +107,8 @@ fn compare(expected: &Value, actual: &Value, path: &str, checked: &mut usize) {
             // runner's normal quantile is an approximation (relative error
             // ~1e-9); these numbers go through it, numpy's NormalDist is exact.
             let through_z = ["half_width_ns", "median_between_ns2", "median_within_ns2"];
-            let relative = if through_z.iter().any(|k| path.ends_with(k)) {
+            let ratio_bound = path.contains(".ratio_ci[");
+            let relative = if ratio_bound || through_z.iter().any(|k| path.ends_with(k)) {
                 2e-9
             } else {
                 1e-12

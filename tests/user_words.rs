@@ -87,7 +87,7 @@ fn recorded_pairs_read_right_in_each_direction() {
     for (name, shift, word, ratio) in [
         ("faster", -4_000, "faster", "x ["),
         ("slower", 4_000, "slower", "x ["),
-        ("same", 0, "No difference resolved", "time ratio 1.0"),
+        ("same", 0, "No difference resolved", "speed ratio 1.0"),
     ] {
         let (stdout, report) = analyze(t, name, shift);
         let f = finding(&report);

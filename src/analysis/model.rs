@@ -316,6 +316,11 @@ pub struct Calibration {
     /// baseline + median wait) / median baseline on the fork's own runs (at
     /// d = 0: holds 1; the others are the ratio's false positives).
     pub forks_ratio_covering: u32,
+    /// Forks whose speed ratio, with each pair's own wait taken out of its
+    /// treatment run, holds 1: the ratio judged pair by pair, as
+    /// `forks_covering_spin` judges D (the wait jitters by more than a
+    /// quiet fork's interval of a short run).
+    pub forks_ratio_covering_spin: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

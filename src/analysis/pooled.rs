@@ -91,14 +91,32 @@ pub(crate) fn calibration(
     };
     // Each fork's true ratio is its own: its median baseline with the
     // wait it actually injected added, over its median baseline.
-    let mut forks_ratio_covering = 0;
+    // And pair by pair, as D's: the ratio of the treatment with each
+    // pair's own wait taken out holds 1.
+    let (mut forks_ratio_covering, mut forks_ratio_covering_spin) = (0, 0);
     for (f, r) in forks.iter().zip(results) {
         let wait = stats::median(&f.measured.iter().map(|p| p.spin_ns).collect::<Vec<_>>())?;
         let truth = (r.baseline_median_ns + wait) / r.baseline_median_ns;
         forks_ratio_covering += u32::from(covers(r.ratio_ci, truth));
+        let covered = if waited {
+            let (b, t) = f.arm_times();
+            let unwaited: Vec<f64> = t
+                .iter()
+                .zip(&f.measured)
+                .map(|(t, p)| (t - p.spin_ns as f64).max(f64::MIN_POSITIVE))
+                .collect();
+            covers(
+                stats::ratio::paired_ratio(&b, &unwaited, input.confidence)?.ci,
+                1.0,
+            )
+        } else {
+            covers(r.ratio_ci, 1.0)
+        };
+        forks_ratio_covering_spin += u32::from(covered);
     }
     Ok(Calibration {
         forks_ratio_covering,
+        forks_ratio_covering_spin,
         error_ns: pooled.median_ns - d,
         ci_covers_delay: covers(pooled.ci_ns, d),
         spin_median_ns,

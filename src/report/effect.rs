@@ -22,8 +22,8 @@ pub struct EffectText {
     /// `faster`, `slower` or `no difference resolved`.
     pub direction: &'static str,
     /// The speed ratio: `1.521x [1.499, 1.540] faster`, `2.03x [2.01,
-    /// 2.05] slower`; with no direction the time ratio, `time ratio 1.002x
-    /// [0.991, 1.013]`.
+    /// 2.05] slower`; with no direction, treatment over baseline: `speed
+    /// ratio 1.002x [0.991, 1.013]`.
     pub ratio: String,
     /// The change in run time, signed: `-34.3 % [-35.1, -33.3]`.
     pub percent: String,
@@ -237,8 +237,8 @@ fn oriented(ratio: f64, [lo, hi]: [f64; 2], direction: Direction) -> (f64, f64, 
 
 /// A speed ratio (treatment over baseline) and its interval in words, on
 /// its own digits: `1.93x [1.85, 2.01] faster`; with an interval over 1,
-/// `1.006x [0.973, 1.039] run time` (the treatment's run time over the
-/// baseline's, as the change in % beside it).
+/// `speed ratio 1.006x [0.973, 1.039]` (the treatment's run time over the
+/// baseline's, as everywhere).
 pub fn ratio_words(ratio: f64, ci: [f64; 2]) -> String {
     let direction = Direction::of_ratio(ci);
     let (m, lo, hi) = oriented(ratio, ci, direction);
@@ -252,7 +252,7 @@ pub fn ratio_words(ratio: f64, ci: [f64; 2]) -> String {
     match direction {
         Direction::Faster => format!("{numbers} faster"),
         Direction::Slower => format!("{numbers} slower"),
-        Direction::NoDifference => format!("{numbers} run time"),
+        Direction::NoDifference => format!("speed ratio {numbers}"),
     }
 }
 
@@ -283,7 +283,7 @@ fn ratio(e: &Effect, digits: &Digits) -> String {
     match e.direction {
         Direction::Faster => format!("{numbers} faster"),
         Direction::Slower => format!("{numbers} slower"),
-        Direction::NoDifference => format!("{numbers} run time"),
+        Direction::NoDifference => format!("speed ratio {numbers}"),
     }
 }
 
@@ -397,7 +397,7 @@ mod tests {
         let t = text(&e, "b", "a", 0.95);
         assert_eq!(t.direction, "no difference resolved");
         assert_eq!(t.per_run, "+6 [-27, 39] ns per run");
-        assert_eq!(t.ratio, "1.006x [0.973, 1.039] run time");
+        assert_eq!(t.ratio, "speed ratio 1.006x [0.973, 1.039]");
         assert_eq!(
             t.forks,
             "no fork resolved a difference on its own (3 forks)"
@@ -455,7 +455,10 @@ mod tests {
             ratio_words(1.5, [1.49, 1.51]),
             "1.500x [1.490, 1.510] slower"
         );
-        assert!(ratio_words(1.0, [0.9, 1.1]).ends_with("x [0.90, 1.10] run time"));
+        assert_eq!(
+            ratio_words(1.0, [0.9, 1.1]),
+            "speed ratio 1.00x [0.90, 1.10]"
+        );
     }
 
     #[test]

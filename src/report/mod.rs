@@ -241,15 +241,23 @@ fn render_safe(
     let mut ctx = context::build(info, &analysis);
     ctx.run.overhead = context::overhead::view(info, pairs);
     let (name, source) = template;
-    let report = render(&name, &source, &ctx)?;
+    // The record's `|` and backticks travel as marks (`safe`): each output
+    // gets them back as its place needs.
+    let report = safe::finish_markdown(&render(&name, &source, &ctx)?);
     let mut analysis_json = serde_json::to_string_pretty(&analysis).expect("analysis serializes");
     analysis_json.push('\n');
-    let plots = plots::render_all(&plots::Input::of(&analysis, &ctx, pairs))?;
-    let summary = render("summary", include_str!("summary.txt.j2"), &ctx)?;
-    let gate = ctx
-        .gate
-        .as_ref()
-        .map(|g| crate::report::gate_files::files(info, &analysis, g));
+    let analysis_json = safe::plain(&analysis_json);
+    let plots = plots::render_all(&plots::Input::of(&analysis, &ctx, pairs))?
+        .into_iter()
+        .map(|(name, svg)| (name, safe::plain(&svg)))
+        .collect();
+    let summary = safe::plain(&render("summary", include_str!("summary.txt.j2"), &ctx)?);
+    let gate = ctx.gate.as_ref().map(|g| {
+        let mut files = crate::report::gate_files::files(info, &analysis, g);
+        files.json = safe::plain(&files.json);
+        files.step_summary = safe::finish_markdown(&files.step_summary);
+        files
+    });
     Ok(Rendering {
         analysis_json,
         report,

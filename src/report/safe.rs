@@ -13,7 +13,14 @@
 //! - a control character (a newline above all: it is what starts a
 //!   heading or closes a fence) becomes a space;
 //! - a `<` that could open an HTML tag, comment or autolink becomes `&lt;`;
-//! - a backtick becomes `'`, so a value inside a code span stays inside it.
+//! - a backtick and a `|` become private marks ([`BACKTICK`], [`PIPE`]),
+//!   which [`finish_markdown`] turns into what each means where it landed
+//!   once the report is rendered: a `|` inside a table row is escaped
+//!   (`\|`), so a strategy named `a|b` keeps every table's columns; a code
+//!   span holding a backtick is fenced with more backticks than it holds,
+//!   so an argv shows exactly as it ran; anywhere else each is itself.
+//!   Text that is not Markdown (the plots, analysis.json, the terminal)
+//!   gets the characters back with [`plain`].
 //!
 //! The exceptions are the texts that are Markdown by contract: the title
 //! keeps its backticks (it is one line, without tags), the description
@@ -26,6 +33,89 @@
 
 use crate::run_folder::RunInfo;
 use serde_json::Value;
+
+/// The mark a recorded `|` carries through the rendering (a private-use
+/// character: no text a user writes means anything by it, and one that
+/// holds it has it replaced).
+pub const PIPE: char = '\u{E000}';
+/// The mark a recorded backtick carries through the rendering.
+pub const BACKTICK: char = '\u{E001}';
+
+/// Rendered text that is not Markdown, with the marks made their
+/// characters again.
+pub fn plain(text: &str) -> String {
+    if !text.contains([PIPE, BACKTICK]) {
+        return text.to_string();
+    }
+    text.replace(PIPE, "|").replace(BACKTICK, "`")
+}
+
+/// Rendered Markdown with each mark made what it means where it landed
+/// (module doc): inside a fenced block the character itself; in a table
+/// row a pipe escaped; a code span holding a backtick fenced with one more
+/// backtick than its longest run; elsewhere a backtick escaped.
+pub fn finish_markdown(text: &str) -> String {
+    if !text.contains([PIPE, BACKTICK]) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut fence: Option<String> = None;
+    for line in text.split_inclusive('\n') {
+        let t = line.trim_start_matches(' ');
+        let marker: String = t.chars().take_while(|&c| c == '`' || c == '~').collect();
+        if marker.len() >= 3
+            && (marker.chars().all(|c| c == '`') || marker.chars().all(|c| c == '~'))
+        {
+            match &fence {
+                None => fence = Some(marker),
+                Some(open) if marker.starts_with(open.as_str()) => fence = None,
+                Some(_) => {}
+            }
+            out.push_str(&plain(line));
+            continue;
+        }
+        if fence.is_some() {
+            out.push_str(&plain(line));
+            continue;
+        }
+        let pipe = if t.starts_with('|') { "\\|" } else { "|" };
+        out.push_str(&spans(line).replace(PIPE, pipe));
+    }
+    out
+}
+
+/// One line outside fenced blocks: the backtick marks in its code spans
+/// (made by the template, one backtick each side) fenced, the others
+/// escaped.
+fn spans(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(open) = rest.find('`') {
+        out.push_str(&rest[..open].replace(BACKTICK, "\\`"));
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('`') else {
+            out.push_str(&rest[open..].replace(BACKTICK, "\\`"));
+            return out;
+        };
+        let inner = &after[..close];
+        let longest = inner
+            .split(|c| c != BACKTICK)
+            .map(|run| run.chars().count())
+            .max()
+            .unwrap_or(0);
+        if longest == 0 {
+            out.push('`');
+            out.push_str(inner);
+            out.push('`');
+        } else {
+            let fence = "`".repeat(longest + 1);
+            out.push_str(&format!("{fence} {} {fence}", inner.replace(BACKTICK, "`")));
+        }
+        rest = &after[close + 1..];
+    }
+    out.push_str(&rest.replace(BACKTICK, "\\`"));
+    out
+}
 
 /// How a string is made inert.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -124,6 +214,7 @@ fn inert(s: &str, mode: Mode) -> Option<String> {
         c if c.is_control() => mode != Mode::Paragraphs,
         '<' => mode != Mode::Code && opens_tag(&s[i + 1..]),
         '`' => matches!(mode, Mode::Full | Mode::Code),
+        '|' | PIPE | BACKTICK => mode != Mode::Paragraphs,
         _ => false,
     };
     // Nearly every recorded string is already inert: no copy for those.
@@ -136,7 +227,9 @@ fn inert(s: &str, mode: Mode) -> Option<String> {
             '\n' if mode == Mode::Paragraphs => out.push(c),
             c if c.is_control() && mode != Mode::Paragraphs => out.push(' '),
             '<' if mode != Mode::Code && opens_tag(&s[i + 1..]) => out.push_str("&lt;"),
-            '`' if matches!(mode, Mode::Full | Mode::Code) => out.push('\''),
+            '`' if matches!(mode, Mode::Full | Mode::Code) => out.push(BACKTICK),
+            '|' if mode != Mode::Paragraphs => out.push(PIPE),
+            PIPE | BACKTICK if mode != Mode::Paragraphs => out.push('\u{FFFD}'),
             c => out.push(c),
         }
     }
@@ -218,7 +311,7 @@ mod tests {
             .ends_with("code\n```\n"));
         assert_eq!(
             inert("SELECT 1 WHERE a<b\n AND `x`", Mode::Code).unwrap(),
-            "SELECT 1 WHERE a<b  AND 'x'"
+            "SELECT 1 WHERE a<b  AND \u{E001}x\u{E001}"
         );
     }
 
@@ -236,14 +329,29 @@ mod tests {
         edited.spec.path = "a`b".into();
         let safe = for_markdown(&edited).unwrap();
         assert_eq!(safe.environment.cpu_model, "CPU # x &lt;img src=y>");
-        assert_eq!(safe.spec.path, "a'b");
+        assert_eq!(safe.spec.path, "a\u{E001}b");
     }
 
     #[test]
     fn keys_and_their_uses_are_renamed_alike() {
         let mut v = serde_json::json!({"strategies": {"a`b": {"kind": "noop"}}, "design": {"baseline": "a`b"}});
         walk(&mut v, &mut Vec::new());
-        assert_eq!(v["design"]["baseline"], "a'b");
-        assert!(v["strategies"].get("a'b").is_some());
+        assert_eq!(v["design"]["baseline"], "a\u{E001}b");
+        assert!(v["strategies"].get("a\u{E001}b").is_some());
+    }
+
+    #[test]
+    fn marks_become_what_their_place_needs() {
+        let name = inert("a|b`c", Mode::Full).unwrap();
+        assert!(!name.contains('|') && !name.contains('`'));
+        let md =
+            format!("| cell | `{name}` |\n|---|---|\nSee `{name}` and {name}.\n```\n{name}\n```\n");
+        assert_eq!(
+            finish_markdown(&md),
+            "| cell | `` a\\|b`c `` |\n|---|---|\nSee `` a|b`c `` and a|b\\`c.\n```\na|b`c\n```\n"
+        );
+        assert_eq!(plain(&name), "a|b`c");
+        // A mark written by someone is no mark.
+        assert_eq!(inert("x\u{E000}", Mode::Full).unwrap(), "x\u{FFFD}");
     }
 }

@@ -20,7 +20,7 @@ use serde::Serialize;
 #[derive(Debug, Serialize)]
 pub struct ComparisonView {
     /// The cells at d = 0 whose arms differ, fastest treatment first (by
-    /// the time ratio; ties in cell order).
+    /// the speed ratio; ties in cell order).
     pub rows: Vec<SummaryRow>,
     /// More than one row: the report opens with the ranked table.
     pub ranked: bool,
