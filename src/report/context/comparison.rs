@@ -111,10 +111,12 @@ pub(super) fn view(
         .iter()
         .map(|c| effect::interval_name(c.data.effect().interval, confidence))
         .collect();
-    let warnings = answers
-        .iter()
-        .flat_map(|c| warnings(c, answers.len() > 1))
-        .collect();
+    let mut warnings: Vec<Warning> = speed_warning(&answers).into_iter().collect();
+    warnings.extend(
+        answers
+            .iter()
+            .flat_map(|c| warnings_of(c, answers.len() > 1)),
+    );
     Some(ComparisonView {
         ranked: rows.len() > 1,
         rows,
@@ -224,7 +226,7 @@ fn matters(contrast_ci: [f64; 2], contrast: f64, e: &Effect) -> bool {
 }
 
 /// Order and carry-over warnings for one comparison cell.
-fn warnings(c: &CellView<'_>, named: bool) -> Vec<Warning> {
+fn warnings_of(c: &CellView<'_>, named: bool) -> Vec<Warning> {
     let data: &CellAnalysis = c.data;
     let e = data.effect();
     let who = if named {
@@ -237,12 +239,6 @@ fn warnings(c: &CellView<'_>, named: bool) -> Vec<Warning> {
     if let Some(w) = carry_over_warning(&data.carry_over, &e, b, t) {
         out.push(Warning {
             kind: "carry-over",
-            text: format!("{who}{w}"),
-        });
-    }
-    if let Some(w) = speed_warning(data) {
-        out.push(Warning {
-            kind: "speed",
             text: format!("{who}{w}"),
         });
     }
@@ -295,21 +291,36 @@ fn carry_over_warning(co: &CarryOver, e: &Effect, b: &str, t: &str) -> Option<St
     ))
 }
 
-/// When the baseline's fork medians spread by more than
-/// [`SPEED_SPREAD`]: the machine ran at different speeds during the run.
-/// Each fork's ratio is on its own baseline, so the ratio holds; the
-/// durations mix the speeds.
-fn speed_warning(data: &CellAnalysis) -> Option<String> {
-    let (lo, hi) = (data.spread.baseline_min_ns, data.spread.baseline_max_ns);
-    if !(lo > 0.0 && hi / lo - 1.0 > SPEED_SPREAD) {
-        return None;
-    }
-    Some(format!(
-        "the baseline's fork medians ranged from {} to {} ({} apart): the machine changed speed during the run. Each fork's speed ratio is taken on its own baseline, so the ratio holds across speeds; durations (the medians, the per-run difference) mix them.",
-        format::duration(lo),
-        format::duration(hi),
-        format::percent(hi / lo - 1.0),
-    ))
+/// When the baseline's fork medians spread by more than [`SPEED_SPREAD`]
+/// in a cell: the machine ran at different speeds during the run. Each
+/// fork's ratio is on its own baseline, so the ratio holds; the durations
+/// mix the speeds. One warning for the run, naming the widest spread.
+fn speed_warning(answers: &[&CellView<'_>]) -> Option<Warning> {
+    let spread = |c: &CellView<'_>| {
+        let (lo, hi) = (c.data.spread.baseline_min_ns, c.data.spread.baseline_max_ns);
+        (lo > 0.0).then(|| (hi / lo - 1.0, lo, hi))
+    };
+    let wide: Vec<(f64, f64, f64)> = answers
+        .iter()
+        .filter_map(|c| spread(c))
+        .filter(|(s, _, _)| *s > SPEED_SPREAD)
+        .collect();
+    let &(s, lo, hi) = wide.iter().max_by(|a, b| a.0.total_cmp(&b.0))?;
+    let cells = if answers.len() > 1 {
+        format!(" in {} of {} cells", wide.len(), answers.len())
+    } else {
+        String::new()
+    };
+    Some(Warning {
+        kind: "speed",
+        text: format!(
+            "the baseline's fork medians spread by more than {}{cells} (widest: {} to {}, {} apart): the machine changed speed during the run. Each fork's speed ratio is taken on its own baseline, so the ratio holds across speeds; durations (the medians, the per-run difference) mix them.",
+            format::percent(SPEED_SPREAD),
+            format::duration(lo),
+            format::duration(hi),
+            format::percent(s),
+        ),
+    })
 }
 
 /// Above this spread of the baseline's fork medians (max / min - 1), the
