@@ -122,6 +122,15 @@ impl Value for u64 {
     }
 }
 
+/// Refuses a confidence level outside (0, 1).
+pub(crate) fn check_confidence(confidence: f64) -> Result<(), StatsError> {
+    if confidence > 0.0 && confidence < 1.0 {
+        Ok(())
+    } else {
+        Err(StatsError::BadConfidence(confidence))
+    }
+}
+
 /// Converts to f64, refusing empty input and NaN.
 pub(crate) fn to_finite_vec<T: Value>(data: &[T]) -> Result<Vec<f64>, StatsError> {
     if data.is_empty() {

@@ -38,7 +38,7 @@
 use super::exact::median_distribution;
 use super::quantile::{median, quantile};
 use super::variance::normal_quantile;
-use super::StatsError;
+use super::{check_confidence, StatsError};
 use rand::RngCore;
 
 /// A ratio of medians with its interval, and the log-scale figures behind
@@ -233,14 +233,6 @@ fn positive(data: &[f64]) -> Result<(), StatsError> {
         return Err(StatsError::NotPositive);
     }
     Ok(())
-}
-
-fn check_confidence(confidence: f64) -> Result<(), StatsError> {
-    if confidence > 0.0 && confidence < 1.0 {
-        Ok(())
-    } else {
-        Err(StatsError::BadConfidence(confidence))
-    }
 }
 
 /// A uniform in [0, 1) moved off 0, where the normal quantile is infinite.

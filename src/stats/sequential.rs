@@ -38,7 +38,7 @@
 //! every fork and stopped on, it excludes a true 0 far more often than its
 //! level says. It is computed beside the sequence to show how far.
 
-use super::StatsError;
+use super::{check_confidence, StatsError};
 
 /// The mixture's precision c (see the module doc).
 pub const MIXTURE_C: f64 = 0.1;
@@ -82,14 +82,6 @@ fn mean_and_q(values: &[f64]) -> Result<(f64, f64), StatsError> {
     let mean = values.iter().sum::<f64>() / n;
     let q = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>();
     Ok((mean, q))
-}
-
-fn check_confidence(confidence: f64) -> Result<(), StatsError> {
-    if confidence > 0.0 && confidence < 1.0 {
-        Ok(())
-    } else {
-        Err(StatsError::BadConfidence(confidence))
-    }
 }
 
 /// The fewest values for which the sequence at `confidence` can be
