@@ -249,3 +249,108 @@ fn bad_input_is_one_sentence_and_exit_2() {
     let o = run_in(&repo, &["history", "README"]);
     refused(&o, &["README is a file"]);
 }
+
+/// Six committed runs of 3 forks each, the treatment 1.5 times as slow
+/// from version 4 on: 3 and 3 forks cannot reach the level of 5
+/// comparisons (1 in 10 at best), so nothing is marked, and the summary
+/// says so and names version 4's move instead of "no version differs".
+/// The same repository then re-commits an older run (a repeat, not
+/// counted) and is cloned shallow (said, with the remedy).
+#[test]
+fn a_history_too_small_to_mark_names_the_move_repeats_and_a_shallow_clone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    git_ok(&repo, &["init", "-q"]);
+    let spec = SPEC
+        .replace("forks = 8", "forks = 3")
+        .replace("pairs = 8", "pairs = 4")
+        .replace("[gate]\nmax_slowdown = \"25%\"\nself_check = false\n", "");
+    std::fs::write(repo.join("bench.toml"), spec).unwrap();
+    std::fs::write(repo.join("first.sh"), script("0.02", "version 1")).unwrap();
+    std::fs::write(repo.join("work.sh"), script("0.02", "version 1")).unwrap();
+    let mut commits = Vec::new();
+    for step in 1..=6 {
+        if step == 4 {
+            std::fs::write(repo.join("work.sh"), script("0.03", "1.5 times the wait")).unwrap();
+        } else {
+            std::fs::write(repo.join("notes"), format!("step {step}\n")).unwrap();
+        }
+        commits.push(measure_and_commit(&repo, &format!("step {step}")));
+    }
+    let o = run_in(&repo, &["history", "reports/script"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err_of(&o));
+    let md = std::fs::read_to_string(repo.join("reports/history-script/history.md")).unwrap();
+    let items = summary(&md);
+    let v4 = items
+        .iter()
+        .find(|l| l.starts_with(&format!("- Version 4, `{}`", commits[3])))
+        .unwrap_or_else(|| panic!("version 4 is named: {items:#?}"));
+    assert!(v4.contains("moved from") && v4.contains("slower"), "{v4}");
+    assert!(v4.contains("3 forks a version cannot reach"), "{v4}");
+    assert!(v4.contains("5 would"), "{v4}");
+    assert!(!md.contains("No version differs"), "{md}");
+    assert!(
+        items
+            .iter()
+            .any(|l| l.contains("Every one of the 5 comparisons had too few forks")),
+        "{items:#?}"
+    );
+    assert!(md.contains("6 versions compared; 5 comparisons"), "{md}");
+    assert!(
+        md.contains("| too few forks to mark this move (3 and 3): the speed ratio ×"),
+        "{md}"
+    );
+    assert!(!md.contains("shallow"), "{md}");
+    // The summary opens the file; the method is folded below it.
+    assert!(md.find("## Summary") < md.find("<details>"), "{md}");
+    let stdout = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        stdout.contains(&format!("Version 4, `{}`", commits[3])),
+        "{stdout}"
+    );
+
+    // Version 2's folder committed again: a repeat, neither compared nor
+    // counted (still 5 comparisons).
+    git_ok(&repo, &["checkout", &commits[1], "--", "reports/script"]);
+    git_ok(
+        &repo,
+        &["commit", "-q", "-m", "step 7: version 2's report again"],
+    );
+    let repeat = git_ok(&repo, &["rev-parse", "--short", "HEAD"]);
+    let o = run_in(&repo, &["history", "reports/script"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err_of(&o));
+    let md = std::fs::read_to_string(repo.join("reports/history-script/history.md")).unwrap();
+    let items = summary(&md);
+    assert!(
+        items
+            .iter()
+            .any(|l| l.contains(&format!("`{repeat}`"))
+                && l.contains("version 2's run again: a repeat")),
+        "{items:#?}"
+    );
+    assert!(md.contains("6 versions compared; 5 comparisons"), "{md}");
+
+    // A shallow clone holds two commits: the history says what it read
+    // and how to read the rest.
+    let clone = tmp.path().join("clone");
+    let url = format!("file://{}", repo.display());
+    let o = git(tmp.path())
+        .args(["clone", "-q", "--depth", "2", &url])
+        .arg(&clone)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", err_of(&o));
+    let o = run_in(&clone, &["history", "reports/script"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err_of(&o));
+    let stdout = String::from_utf8(o.stdout).unwrap();
+    let md = std::fs::read_to_string(clone.join("reports/history-script/history.md")).unwrap();
+    for text in [&stdout, &md] {
+        assert!(
+            text.contains("shallow clone: 2 versions were read"),
+            "{text}"
+        );
+        assert!(text.contains("`git fetch --unshallow`"), "{text}");
+        assert!(text.contains("`fetch-depth: 0`"), "{text}");
+    }
+}

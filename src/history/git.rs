@@ -188,6 +188,17 @@ impl Repo {
         }
     }
 
+    /// Whether the repository is a shallow clone (CI's default checkout
+    /// fetches one commit): older versions of the folder may exist that
+    /// this clone does not hold. A git too old to answer is taken as not
+    /// shallow (it prints the option back instead of `true`).
+    pub fn is_shallow(&self) -> Result<bool> {
+        Ok(
+            output(git(&self.top).args(["rev-parse", "--is-shallow-repository"]))?
+                .is_ok_and(|s| s.trim() == "true"),
+        )
+    }
+
     /// Readers of the folder's files at any commit.
     pub fn files(&self) -> Result<Files> {
         Ok(Files {

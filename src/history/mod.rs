@@ -37,6 +37,11 @@ pub enum Entry {
     /// run.json edited around a run already listed (same run id and rows
     /// still check): not a new measurement.
     Same { run_id: String },
+    /// A run listed earlier as version `of`, committed again (a report
+    /// folder copied back from an older commit): not a new measurement, so
+    /// it is neither compared nor counted among the comparisons, whose
+    /// number sets the level every comparison must reach.
+    Repeat { run_id: String, of: u32 },
 }
 
 /// A commit and what it holds.
@@ -58,6 +63,9 @@ pub struct History {
     pub entries: Vec<Dated>,
     /// The level at which changes were marked.
     pub rule: Rule,
+    /// The repository is a shallow clone: versions older than its oldest
+    /// commit may exist and were not read.
+    pub shallow: bool,
 }
 
 impl History {
@@ -138,6 +146,10 @@ pub fn read(dir: &Path, since: Option<&str>) -> Result<History> {
     let mut rerendered = 0;
     let mut last_blobs = None;
     let mut last: Option<Version> = None;
+    // Every run listed so far: its files' blobs, its run id and its version
+    // number. A run committed again is known by its blobs without reading
+    // it (a history of many copies of two runs reads two).
+    let mut listed: Vec<((String, String), String, u32)> = Vec::new();
     for commit in commits {
         let blobs = (
             files.blob(&commit.hash, crate::run_folder::FILE)?,
@@ -155,20 +167,35 @@ pub fn read(dir: &Path, since: Option<&str>) -> Result<History> {
             ),
             (Some(_), None) => Entry::Skipped("no pairs.csv at this commit".into()),
             (Some(r), Some(p)) => {
-                let run = files.read(&r)?;
-                let pairs = files.read(&p)?;
-                match version::read(&run, &pairs) {
-                    Err(why) => Entry::Skipped(why),
-                    Ok(v) if last.as_ref().is_some_and(|l| l.run_id == v.run_id) => {
-                        Entry::Same { run_id: v.run_id }
+                let key = (r, p);
+                if let Some((_, run_id, of)) = listed.iter().find(|(k, _, _)| *k == key) {
+                    Entry::Repeat {
+                        run_id: run_id.clone(),
+                        of: *of,
                     }
-                    Ok(v) => {
-                        let step = last.as_ref().map(|l| changes::step(l, &v));
-                        last = Some(v.clone());
-                        Entry::Run {
-                            version: Box::new(v),
-                            step,
+                } else {
+                    let run = files.read(&key.0)?;
+                    let pairs = files.read(&key.1)?;
+                    match version::read(&run, &pairs) {
+                        Err(why) => Entry::Skipped(why),
+                        Ok(v) if last.as_ref().is_some_and(|l| l.run_id == v.run_id) => {
+                            Entry::Same { run_id: v.run_id }
                         }
+                        Ok(v) => match listed.iter().find(|(_, id, _)| *id == v.run_id) {
+                            Some((_, _, of)) => Entry::Repeat {
+                                run_id: v.run_id,
+                                of: *of,
+                            },
+                            None => {
+                                listed.push((key, v.run_id.clone(), listed.len() as u32 + 1));
+                                let step = last.as_ref().map(|l| changes::step(l, &v));
+                                last = Some(v.clone());
+                                Entry::Run {
+                                    version: Box::new(v),
+                                    step,
+                                }
+                            }
+                        },
                     }
                 }
             }
@@ -187,6 +214,7 @@ pub fn read(dir: &Path, since: Option<&str>) -> Result<History> {
         .collect();
     let rule = changes::mark(&mut steps, confidence);
     Ok(History {
+        shallow: repo.is_shallow()?,
         folder: repo.folder,
         since: since.map(String::from),
         rerendered,

@@ -158,6 +158,33 @@ impl CellPoint {
             hi: e.difference_ci_ns[1],
         }
     }
+
+    /// The speed ratio less the injected delay, (treatment − delay) /
+    /// baseline, with its interval: what the code did, whatever the
+    /// delay. Without a delay it is the cell's speed ratio as its report
+    /// states it; with one, the cell's ratio includes the delay, so it is
+    /// 1 + (D − delay) / the baseline's median, on D's interval. None
+    /// when the baseline's median is 0.
+    pub fn ratio_less_delay(&self) -> Option<Bounded> {
+        let (b, d) = (self.baseline_ns, self.delay_ns as f64);
+        let e = &self.effect;
+        if self.delay_ns == 0 {
+            return Some(Bounded {
+                estimate: e.time_ratio,
+                lo: e.time_ratio_ci[0],
+                hi: e.time_ratio_ci[1],
+            });
+        }
+        (b > 0.0).then(|| {
+            let r = |x: f64| 1.0 + (x - d) / b;
+            let dd = self.difference();
+            Bounded {
+                estimate: r(dd.estimate),
+                lo: r(dd.lo),
+                hi: r(dd.hi),
+            }
+        })
+    }
 }
 
 /// Reads, checks and analyses one version.

@@ -6,21 +6,26 @@
 //! each fork as a run of its own. So per cell, every fork of a version is
 //! compared with every fork of the version before it (`stats::apart`, the
 //! Mann-Whitney U with its exact distribution), on two scales: the fork's
-//! median D less the injected delay, in ns, and the same as a share of the
-//! fork's own baseline median. A change of the code moves both; a machine
-//! uniformly slower during one run moves the ns and not the share; a run
+//! median D less the injected delay, in ns, and the fork's speed ratio
+//! less the delay, (median treatment − delay) / median baseline, each
+//! fork on its own baseline. A change of the code moves both; a machine
+//! uniformly slower during one run moves the ns and not the ratio; a run
 //! in which the rest slowed around a fixed part (a sleep, a wait on I/O)
-//! moves the share and not the ns. A change is marked where both scales
+//! moves the ratio and not the ns. A change is marked where both scales
 //! point the same way with a chance of at most 1 − confidence divided by
 //! the number of comparisons in the history (Bonferroni), and where the
-//! interval of the change (the difference of the two versions'
-//! hierarchical estimates, forks then pairs, with a MOVER interval, in ns
-//! and in points of the baseline) excludes zero on that side. The chance
-//! that a history marks any change where none happened is then at most
-//! 1 − confidence, if separate runs on the machine vary as its forks do;
-//! the interval guards against a run whose forks all moved together (a
-//! machine busy for that whole run), which the forks alone cannot see. A
-//! comparison whose forks are too few to reach the level marks nothing.
+//! interval of the change excludes no change on that side: the difference
+//! of the two versions' hierarchical estimates of D (forks, then pairs),
+//! and the quotient of their speed ratios, on the log scale, each with a
+//! MOVER interval. The chance that a history marks any change where none
+//! happened is then at most 1 − confidence, if separate runs on the
+//! machine vary as its forks do; the interval guards against a run whose
+//! forks all moved together (a machine busy for that whole run), which
+//! the forks alone cannot see.
+//!
+//! A comparison whose forks are too few to reach the level marks nothing,
+//! and is said to be so ([`CellStep::can_mark`], [`forks_needed`]): too
+//! few forks is not evidence that nothing changed.
 //!
 //! A version on another machine, or of another spec (any key but the ones
 //! that only name, describe or size a run), is a step of its own: its move is
@@ -57,16 +62,19 @@ pub enum Boundary {
 #[derive(Debug, Clone, PartialEq)]
 pub struct CellStep {
     pub label: String,
+    /// The cell's injected delay, ns (the same in both versions).
+    pub delay_ns: u64,
     /// The forks compared by median D less the injected delay, in ns.
     pub ns: Comparison,
-    /// The same as shares of each fork's baseline median (none when a
-    /// baseline median is 0).
-    pub share: Option<Comparison>,
+    /// The forks compared by their speed ratio less the delay (none when
+    /// a fork's baseline median is 0).
+    pub ratio: Option<Comparison>,
     /// Median D now − before, ns.
     pub change_ns: Bounded,
-    /// The change of (median D − d) in points of each version's baseline
-    /// median.
-    pub change_relative: Option<Bounded>,
+    /// The cell's speed ratio less the delay, now over before, as a
+    /// factor (1.5: the treatment takes 1.5 times as long against its
+    /// baseline as before); interval on the log scale.
+    pub change_ratio: Option<Bounded>,
     /// The rule marks a change (set by [`mark`]).
     pub marked: bool,
     /// Each arm's fork medians (baseline, treatment) compared as separate
@@ -81,13 +89,13 @@ impl CellStep {
     /// The chance of the comparison with nothing changed: the larger of
     /// the two scales', since a change must show on both.
     pub fn p(&self) -> f64 {
-        self.share.map_or(self.ns.p, |s| s.p.max(self.ns.p))
+        self.ratio.map_or(self.ns.p, |s| s.p.max(self.ns.p))
     }
 
     /// Which way both scales point, when they agree.
     pub fn side(&self) -> Option<Side> {
         let ns = self.ns.side();
-        match self.share {
+        match self.ratio {
             Some(s) if s.side() != ns => None,
             _ => ns,
         }
@@ -98,19 +106,45 @@ impl CellStep {
         apart::smallest_p(self.ns.n, self.ns.m)
     }
 
-    /// Whether the interval of the change, in ns and in points of the
-    /// baseline, excludes zero on `side`.
+    /// Whether these fork counts can reach the level `each` at all.
+    pub fn can_mark(&self, each: f64) -> bool {
+        self.smallest_p() <= each
+    }
+
+    /// Every fork of one version beyond every fork of the other, on both
+    /// scales the same way: as far apart as these forks can be.
+    pub fn all_apart(&self) -> bool {
+        self.side().is_some() && self.p() <= self.smallest_p() * (1.0 + 1e-9)
+    }
+
+    /// Whether the interval of the change, in ns and as a factor of the
+    /// speed ratio, excludes no change on `side`.
     pub fn resolved(&self, side: Side) -> bool {
-        let beyond = |b: &Bounded| match side {
-            Side::Above => b.lo > 0.0,
-            Side::Below => b.hi < 0.0,
+        let beyond = |b: &Bounded, none: f64| match side {
+            Side::Above => b.lo > none,
+            Side::Below => b.hi < none,
         };
-        beyond(&self.change_ns) && self.change_relative.as_ref().is_none_or(beyond)
+        beyond(&self.change_ns, 0.0) && self.change_ratio.is_none_or(|r| beyond(&r, 1.0))
+    }
+
+    /// A comparison with too few forks to mark a change whose forks and
+    /// intervals all point one way: what more forks could have marked.
+    pub fn unjudged_move(&self, each: f64) -> bool {
+        !self.can_mark(each) && self.all_apart() && self.side().is_some_and(|s| self.resolved(s))
     }
 
     pub fn forks(&self) -> (usize, usize) {
         (self.ns.n, self.ns.m)
     }
+}
+
+/// The fewest forks per version at which every fork of one beyond every
+/// fork of the other reaches `level` (none past 1000 forks).
+pub fn forks_needed(level: f64) -> Option<usize> {
+    if level.is_nan() || level <= 0.0 {
+        return None;
+    }
+    (1..=1000).find(|&n| apart::smallest_p(n, n) <= level)
 }
 
 /// A version against the one before it.
@@ -138,15 +172,16 @@ pub struct Rule {
 }
 
 /// The values the rule compares for one cell, on each scale: median D
-/// less the injected delay in ns, and as a share of the fork's baseline
-/// median (when every baseline median is above 0).
-fn rule_values(c: &CellPoint, share: bool) -> Vec<f64> {
+/// less the injected delay in ns, or the speed ratio less the delay,
+/// (median treatment − delay) / median baseline (when every baseline
+/// median is above 0).
+fn rule_values(c: &CellPoint, ratio: bool) -> Vec<f64> {
     let d = c.delay_ns as f64;
     c.forks
         .iter()
         .map(|f| {
-            if share {
-                (f.median_ns - d) / f.baseline_ns
+            if ratio {
+                (f.treatment_ns - d) / f.baseline_ns
             } else {
                 f.median_ns - d
             }
@@ -154,15 +189,25 @@ fn rule_values(c: &CellPoint, share: bool) -> Vec<f64> {
         .collect()
 }
 
-/// A cell's effect less its injected delay, as a share of its baseline
-/// median: the scale of the rule, for the size of a change.
-fn arms_share(c: &CellPoint) -> Option<Bounded> {
-    let (b, d) = (c.baseline_ns, c.delay_ns as f64);
-    (b > 0.0).then(|| Bounded {
-        estimate: (c.difference().estimate - d) / b,
-        lo: (c.difference().lo - d) / b,
-        hi: (c.difference().hi - d) / b,
+/// The log of a cell's speed ratio less its injected delay, with its
+/// interval; see [`CellPoint::ratio_less_delay`].
+fn log_ratio(c: &CellPoint) -> Option<Bounded> {
+    let r = c.ratio_less_delay()?;
+    (r.lo > 0.0).then(|| Bounded {
+        estimate: r.estimate.ln(),
+        lo: r.lo.ln(),
+        hi: r.hi.ln(),
     })
+}
+
+/// now / before of two ratios, from the difference of their logs.
+fn quotient(before: Bounded, now: Bounded) -> Bounded {
+    let d = apart::difference(before, now);
+    Bounded {
+        estimate: d.estimate.exp(),
+        lo: d.lo.exp(),
+        hi: d.hi.exp(),
+    }
 }
 
 fn cell_step(before: &CellPoint, now: &CellPoint) -> Option<CellStep> {
@@ -183,24 +228,25 @@ fn cell_step(before: &CellPoint, now: &CellPoint) -> Option<CellStep> {
         apart::compare(&medians(before), &medians(now)).ok()
     };
     let arms = [arm(false)?, arm(true)?];
-    let shares = before
+    let ratios = before
         .forks
         .iter()
         .chain(&now.forks)
         .all(|f| f.baseline_ns > 0.0);
-    let share = if shares {
+    let ratio = if ratios {
         apart::compare(&rule_values(before, true), &rule_values(now, true)).ok()
     } else {
         None
     };
     Some(CellStep {
         label: now.label.clone(),
+        delay_ns: now.delay_ns,
         ns,
-        share,
+        ratio,
         change_ns: apart::difference(before.difference(), now.difference()),
-        change_relative: arms_share(before)
-            .zip(arms_share(now))
-            .map(|(x, y)| apart::difference(x, y)),
+        change_ratio: log_ratio(before)
+            .zip(log_ratio(now))
+            .map(|(x, y)| quotient(x, y)),
         marked: false,
         arms,
         arms_moved: [false; 2],

@@ -182,3 +182,26 @@ fn a_change_on_one_scale_only_is_not_marked() {
     ]);
     assert!(!steps[0].marked());
 }
+
+#[test]
+fn a_move_too_few_forks_cannot_mark_is_told_apart_and_sized() {
+    let v = [
+        version(vec![cell("d = 0", &[0.0, 1.0, 2.0], 1000.0)], "a", 3),
+        version(vec![cell("d = 0", &[900.0, 950.0, 880.0], 1000.0)], "a", 3),
+        version(vec![cell("d = 0", &[905.0, 940.0, 890.0], 1000.0)], "a", 3),
+    ];
+    let (steps, rule) = marked(&v);
+    // Two comparisons: each must reach 0.025; 3 and 3 forks give 0.1 at best.
+    let (moved, flat) = (&steps[0].cells[0], &steps[1].cells[0]);
+    assert!(!moved.can_mark(rule.each) && !flat.can_mark(rule.each));
+    assert!(moved.all_apart() && moved.unjudged_move(rule.each));
+    // The ratio less the delay: (1000 + 910) / 1000 over (1000 + 1) / 1000.
+    let r = moved.change_ratio.unwrap();
+    assert!((r.estimate - 1910.0 / 1001.0).abs() < 1e-9, "{r:?}");
+    assert!(r.lo > 1.0 && r.hi > r.estimate);
+    assert!(!flat.unjudged_move(rule.each));
+    // 2 / C(10, 5) = 1 / 126 reaches 0.025; 2 / C(8, 4) = 1 / 35 does not.
+    assert_eq!(forks_needed(rule.each), Some(5));
+    assert_eq!(forks_needed(0.05), Some(4));
+    assert_eq!(forks_needed(0.0), None);
+}

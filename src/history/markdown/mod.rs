@@ -5,7 +5,9 @@
 mod summary;
 
 pub(super) use summary::summary_text;
-use summary::{arm_moves, change_words, nothing_moved, summary_items};
+use summary::{
+    arm_moves, change_words, changes_in_full, nothing_moved, summary_items, unjudged_words,
+};
 
 use super::changes::Boundary;
 use super::{Dated, Entry, History, Step};
@@ -75,7 +77,7 @@ fn rule(h: &History) -> String {
     let r = h.rule;
     let confidence = 1.0 - r.alpha;
     let mut s = format!(
-        "**How a change is marked.** Two versions are two separate runs, and each fork of a run is a separate process, so each fork stands for a run of its own (as in a report's two-separate-runs comparison). Per cell, every fork of a version is compared with every fork of the version before it, on two scales: the fork's median D less the injected delay, in ns, and the same as a share of the fork's own baseline median. A change of the code moves both; a machine uniformly slower during one run moves the ns and not the share, and a run in which everything around a fixed part (a sleep, a wait on I/O) slowed moves the share and not the ns. On each scale the count of comparisons that say \"higher\" is the Mann-Whitney U, whose chance with nothing changed is exact whatever the distribution, as long as separate runs on the machine vary as its forks do (a disturbance that lasts a whole run and moves all its forks together is not covered). A change is marked where both scales point the same way with a chance of at most {} divided by the number of comparisons in the history (Bonferroni), between versions on the same machine and of the same spec, and where the interval of the change excludes zero on that side: the difference of the two versions' hierarchical estimates (forks, then pairs), in ns and in points of the baseline's median, with an interval that combines both versions' {} intervals (MOVER, Zou & Donner 2008). So the chance that this history marks any change where none happened is at most {}; the interval also guards against a run whose forks all moved together, which the forks alone cannot see. With every fork of one version beyond every fork of the other, the chance is 2 / C(n + m, n): {} for 4 and 4 forks, {} for 6 and 6, {} for 10 and 10; a comparison with too few forks to reach the level marks nothing.",
+        "Two versions are two separate runs, and each fork of a run is a separate process, so each fork stands for a run of its own (as in a report's two-separate-runs comparison). Per cell, every fork of a version is compared with every fork of the version before it, on two scales: the fork's median D less the injected delay, in ns, and the fork's speed ratio less the delay, (median treatment − delay) / median baseline, each fork on its own baseline. A change of the code moves both; a machine uniformly slower during one run moves the ns and not the ratio, and a run in which everything around a fixed part (a sleep, a wait on I/O) slowed moves the ratio and not the ns. On each scale the count of comparisons that say \"higher\" is the Mann-Whitney U, whose chance with nothing changed is exact whatever the distribution, as long as separate runs on the machine vary as its forks do (a disturbance that lasts a whole run and moves all its forks together is not covered). A change is marked where both scales point the same way with a chance of at most {} divided by the number of comparisons in the history (Bonferroni), between versions on the same machine and of the same spec, and where the interval of the change excludes no change on that side: the difference of the two versions' hierarchical estimates of D (forks, then pairs), and the quotient of their speed ratios less the delay (on the log scale), each with an interval that combines both versions' {} intervals (MOVER, Zou & Donner 2008). So the chance that this history marks any change where none happened is at most {}; the interval also guards against a run whose forks all moved together, which the forks alone cannot see. With every fork of one version beyond every fork of the other, the chance is 2 / C(n + m, n): {} for 4 and 4 forks, {} for 6 and 6, {} for 10 and 10. A comparison with too few forks to reach the level marks nothing; the summary says so, and names a cell whose forks and intervals all moved one way there, since too few forks is not evidence that nothing changed. A run committed again (its run id listed before) is a repeat: not compared, not counted.",
         format::percent(r.alpha),
         format::percent(confidence),
         format::percent(r.alpha),
@@ -88,7 +90,7 @@ fn rule(h: &History) -> String {
         .filter_map(|(_, _, _, s)| s)
         .filter(|s| s.boundaries.is_empty())
         .flat_map(|s| &s.cells)
-        .filter(|c| c.smallest_p() > r.each)
+        .filter(|c| !c.can_mark(r.each))
         .count();
     s.push_str(&format!(
         "\n\nIn this history: {} comparison{} of a cell between versions on one machine and spec, so each is marked at a chance of {} or less.",
@@ -110,6 +112,14 @@ fn level_words(x: f64) -> String {
         let e = x.log10().floor();
         format!("{:.1} × 10^{}", x / 10f64.powf(e), e)
     }
+}
+
+/// A block GitHub shows folded: methodology below the answer.
+fn details(summary: &str, body: &str) -> String {
+    format!(
+        "<details>\n<summary>{summary}</summary>\n\n{}\n\n</details>\n\n",
+        body.trim_end()
+    )
 }
 
 /// The command that makes this history.
@@ -143,7 +153,10 @@ fn step_words(h: &History, step: Option<&Step>, label: &str) -> String {
     if c.marked {
         return format!("change: {}", change_words(c));
     }
-    if c.smallest_p() > h.rule.each {
+    if c.unjudged_move(h.rule.each) {
+        return unjudged_words(c);
+    }
+    if !c.can_mark(h.rule.each) {
         return format!(
             "too few forks to mark a change ({} and {})",
             c.forks().0,
@@ -239,6 +252,11 @@ fn others(h: &History) -> String {
                 commit_ref(d),
                 code(run_id)
             )),
+            Entry::Repeat { run_id, of } => Some(format!(
+                "- {}: a repeat of version {of} (run {}), committed again; not a new measurement\n",
+                commit_ref(d),
+                code(run_id)
+            )),
             Entry::Run { .. } => None,
         })
         .collect();
@@ -256,25 +274,7 @@ pub(super) fn render(h: &History) -> String {
     let title = runs.last().map_or(String::new(), |(_, _, v, _)| {
         format!(": {}", text(&v.experiment.title.replace('\n', " ")))
     });
-    let mut out = format!("# History of {}{title}\n\n", code(&h.folder));
-    let skipped = h
-        .entries
-        .iter()
-        .filter(|d| !matches!(d.entry, Entry::Run { .. }))
-        .count();
-    out.push_str(&format!(
-        "{} commit{} of the folder's first-parent history{} changed its run.json or pairs.csv: {} hold a run that passed its checks and {} compared below, {} {} not used (listed at the end); {} more only re-rendered the report. Every version is analysed again here from its own pairs.csv, by this runner, so all are analysed by one method. Made by {}.\n\n",
-        h.entries.len(),
-        if h.entries.len() == 1 { "" } else { "s" },
-        h.since.as_deref().map_or(String::new(), |s| format!(" (the version current at {} and every later one)", code(s))),
-        runs.len(),
-        if runs.len() == 1 { "is" } else { "are" },
-        skipped,
-        if skipped == 1 { "is" } else { "are" },
-        h.rerendered,
-        code(&crate::shell::join(&command(h))),
-    ));
-    out.push_str("## Summary\n\n");
+    let mut out = format!("# History of {}{title}\n\n## Summary\n\n", code(&h.folder));
     let items = summary_items(h);
     if items.is_empty() {
         out.push_str(&nothing_moved(h));
@@ -285,16 +285,50 @@ pub(super) fn render(h: &History) -> String {
         }
         out.push('\n');
     }
+    let skipped = h
+        .entries
+        .iter()
+        .filter(|d| !matches!(d.entry, Entry::Run { .. }))
+        .count();
+    out.push_str(&format!(
+        "{} version{} compared; {} comparison{} of a cell, each marked at a chance of {} or less, so at most {} that this history marks any change where none happened. Made by {}.\n\n",
+        runs.len(),
+        if runs.len() == 1 { "" } else { "s" },
+        h.rule.comparisons,
+        if h.rule.comparisons == 1 { "" } else { "s" },
+        level_words(h.rule.each),
+        format::percent(h.rule.alpha),
+        code(&crate::shell::join(&command(h))),
+    ));
+    let full = changes_in_full(h);
+    if !full.is_empty() {
+        let body: String = full.iter().map(|l| format!("- {l}\n")).collect();
+        out.push_str(&details("Each change in full", &body));
+    }
     let arms = arm_moves(h);
     if !arms.is_empty() {
-        out.push_str("**Arms that moved.** Where an arm's fork medians moved one way between versions at the same level: separate-run comparisons, which a change of the machine's state causes as much as one of the code, so they are not marked as changes (with a fixed baseline, a baseline that moved is the machine's).\n\n");
+        let mut body = "Where an arm's fork medians moved one way between versions at the same level: separate-run comparisons, which a change of the machine's state causes as much as one of the code, so they are not marked as changes (with a fixed baseline, a baseline that moved is the machine's).\n\n".to_string();
         for a in arms {
-            out.push_str(&format!("- {a}\n"));
+            body.push_str(&format!("- {a}\n"));
         }
-        out.push('\n');
+        out.push_str(&details("Arms that moved", &body));
     }
-    out.push_str(&rule(h));
-    out.push_str("\n\n## Per cell\n\n");
+    let read = format!(
+        "{} commit{} of the folder's first-parent history{} changed its run.json or pairs.csv: {} hold a run that passed its checks and {} compared below, {} {} not used (listed at the end); {} more only re-rendered the report. Every version is analysed again here from its own pairs.csv, by this runner, so all are analysed by one method.",
+        h.entries.len(),
+        if h.entries.len() == 1 { "" } else { "s" },
+        h.since.as_deref().map_or(String::new(), |s| format!(" (the version current at {} and every later one)", code(s))),
+        runs.len(),
+        if runs.len() == 1 { "is" } else { "are" },
+        skipped,
+        if skipped == 1 { "is" } else { "are" },
+        h.rerendered,
+    );
+    out.push_str(&details(
+        "The versions read, and how a change is marked",
+        &format!("{read}\n\n{}\n", rule(h)),
+    ));
+    out.push_str("## Per cell\n\n");
     if let Some((_, _, v, _)) = runs.last() {
         let variants: Vec<String> = v
             .experiment

@@ -1,49 +1,86 @@
-//! The top of `history.md`: the versions where a change was marked,
-//! the machine and spec changes, and the arms that moved between separate
-//! runs, in words.
+//! The top of `history.md`, and what the terminal prints: the versions
+//! where a change was marked, the moves too few forks could not judge,
+//! the machine and spec changes, the repeats, and what the history could
+//! not read; then the details of each change and the arms that moved.
 
 use super::{code, commit_ref, one_in};
-use crate::history::changes::{Boundary, CellStep};
+use crate::history::changes::{forks_needed, Boundary, CellStep};
 use crate::history::version::{CellPoint, Version};
-use crate::history::History;
+use crate::history::{Dated, Entry, History};
 use crate::report::effect as words;
 use crate::report::format;
 use crate::stats::apart::{Bounded, Side};
 
-/// A change in points of the baseline's median: `+61 [+46, +76]`.
-fn points(r: Bounded) -> String {
-    let [m, lo, hi] = [r.estimate * 100.0, r.lo * 100.0, r.hi * 100.0];
-    let c = format::Column::plain(&[format::Entry::Estimate(m, lo, hi)], 3);
+/// A factor with its interval: `×1.50 [1.47, 1.53]`.
+fn factor(r: Bounded) -> String {
+    let c = format::Column::plain(&[format::Entry::Estimate(r.estimate, r.lo, r.hi)], 4);
+    let c = format::Column {
+        decimals: c.decimals.max(2),
+        ..c
+    };
     format!(
-        "{} [{}, {}]",
-        c.bare(m, true),
-        c.bare(lo, true),
-        c.bare(hi, true)
+        "×{} [{}, {}]",
+        c.bare(r.estimate, false),
+        c.bare(r.lo, false),
+        c.bare(r.hi, false)
     )
 }
 
-/// The change of a cell in words: `**slower**: +61 [+46, +76] points of
-/// the baseline's median; D moved by 9.6 [7.4, 12.1] ms per run`. The
-/// word is the rule's; D is signed beside it, since a baseline that moved
-/// too can make it point the other way.
+/// A change of D in words, as a positive duration: `rose by 5.0 [4.8,
+/// 5.2] ms`, `fell by 80 [53, 109] ns`; signed when its interval covers 0.
+fn moved_by(d: Bounded) -> String {
+    if d.lo > 0.0 {
+        format!("rose by {}", format::estimate(d.estimate, d.lo, d.hi))
+    } else if d.hi < 0.0 {
+        format!("fell by {}", format::estimate(-d.estimate, -d.hi, -d.lo))
+    } else {
+        format!("moved by {}", format::estimate(d.estimate, d.lo, d.hi))
+    }
+}
+
+/// "the per-run difference" or, with an injected delay, "the per-run
+/// difference less the 5 µs delay" (the delay is the same in both
+/// versions, so D and D less the delay move alike).
+fn difference_name(c: &CellStep) -> String {
+    if c.delay_ns == 0 {
+        "the per-run difference".into()
+    } else {
+        format!(
+            "the per-run difference less the {} delay",
+            format::delay(c.delay_ns as f64)
+        )
+    }
+}
+
+fn ratio_name(c: &CellStep) -> &'static str {
+    if c.delay_ns == 0 {
+        "the speed ratio"
+    } else {
+        "the speed ratio less the delay"
+    }
+}
+
+/// The change of a cell in a table's few words: `**slower**: the speed
+/// ratio ×1.50 [1.47, 1.53]; the per-run difference rose by 5.0 [4.8,
+/// 5.2] ms`. The word is the rule's: both scales moved that way.
 pub(super) fn change_words(c: &CellStep) -> String {
     let word = match c.side() {
         Some(Side::Below) => "**faster**",
         Some(Side::Above) => "**slower**",
         None => "moved",
     };
-    let share = c.change_relative.map_or(String::new(), |r| {
-        format!(" {} points of the baseline's median;", points(r))
+    let ratio = c.change_ratio.map_or(String::new(), |r| {
+        format!(" {} {};", ratio_name(c), factor(r))
     });
-    let d = c.change_ns;
     format!(
-        "{word}:{share} D moved by {} per run",
-        format::estimate(d.estimate, d.lo, d.hi)
+        "{word}:{ratio} {} {} per run",
+        difference_name(c),
+        moved_by(c.change_ns)
     )
 }
 
-/// A version's effect in one phrase: `slower (1.53x [1.41, 1.64] slower,
-/// +53 % [+41, +64] run time, 8.4 [6.5, 10.0] ms slower per run)`.
+/// A version's effect by its direction and speed ratio: `slower (1.53x
+/// [1.41, 1.64] slower)`.
 fn effect_phrase(v: &Version, c: &CellPoint) -> String {
     let t = words::text(
         &c.effect,
@@ -51,7 +88,130 @@ fn effect_phrase(v: &Version, c: &CellPoint) -> String {
         &v.experiment.design.baseline,
         v.confidence,
     );
-    format!("{} ({})", t.direction, t.sizes)
+    format!("{} ({})", t.direction, t.ratio)
+}
+
+/// The speed ratio as each report states it, now over before: with an
+/// injected delay it includes the delay, so it can move the other way
+/// than the code did when the baseline moved.
+fn whole_ratio(c: &CellPoint) -> f64 {
+    c.effect.time_ratio
+}
+
+/// One marked change, plainly: what the per-run difference did, what the
+/// speed ratio did, and why they differ when they do.
+fn mark_line(
+    c: &CellStep,
+    prev: &Version,
+    before: &CellPoint,
+    v: &Version,
+    now: &CellPoint,
+) -> String {
+    let mut s = format!(
+        "{}: {}: {} {} per run",
+        code(&c.label),
+        match c.side() {
+            Some(Side::Below) => "**faster**",
+            _ => "**slower**",
+        },
+        difference_name(c),
+        moved_by(c.change_ns)
+    );
+    if let Some(r) = c.change_ratio {
+        s.push_str(&format!(" and {} changed by {}", ratio_name(c), factor(r)));
+    }
+    s.push_str(&format!(
+        "; the effect went from {} to {}",
+        effect_phrase(prev, before),
+        effect_phrase(v, now)
+    ));
+    let rose = whole_ratio(now) > whole_ratio(before);
+    let against = match c.side() {
+        Some(Side::Below) => rose,
+        _ => !rose,
+    };
+    if c.delay_ns > 0 && against {
+        s.push_str(&format!(
+            ": that ratio {} although the code got {}, since it includes the {} injected delay, which weighs {} against a baseline whose median went from {} to {}",
+            if rose { "rose" } else { "fell" },
+            if rose { "faster" } else { "slower" },
+            format::delay(c.delay_ns as f64),
+            if now.baseline_ns < before.baseline_ns { "more" } else { "less" },
+            format::duration(before.baseline_ns),
+            format::duration(now.baseline_ns),
+        ));
+    }
+    s.push('.');
+    s
+}
+
+/// A move too few forks could not judge: its size, and what would judge it.
+fn unjudged_line(
+    h: &History,
+    c: &CellStep,
+    prev: &Version,
+    before: &CellPoint,
+    v: &Version,
+    now: &CellPoint,
+) -> String {
+    let (n, m) = c.forks();
+    let forks = if n == m {
+        format!("{n} forks a version")
+    } else {
+        format!("{n} and {m} forks")
+    };
+    format!(
+        "{}: moved from {} to {}{}, every fork beyond every fork before; {forks} cannot reach this history's level (at best {}, against {}){}.",
+        code(&c.label),
+        effect_phrase(prev, before),
+        effect_phrase(v, now),
+        c.change_ratio.map_or(String::new(), |r| format!(", {} {}", ratio_name(c), factor(r))),
+        one_in(c.smallest_p()),
+        one_in(h.rule.each),
+        forks_needed(h.rule.each).map_or(String::new(), |k| format!("; {k} would"))
+    )
+}
+
+/// The cells of two versions a step compares.
+fn cells<'a>(
+    prev: &'a Version,
+    v: &'a Version,
+    label: &str,
+) -> Option<(&'a CellPoint, &'a CellPoint)> {
+    Some((
+        prev.cells.iter().find(|p| p.label == label)?,
+        v.cells.iter().find(|p| p.label == label)?,
+    ))
+}
+
+/// The table's words for a move too few forks could not judge.
+pub(super) fn unjudged_words(c: &CellStep) -> String {
+    format!(
+        "too few forks to mark this move ({} and {}): {}",
+        c.forks().0,
+        c.forks().1,
+        c.change_ratio.map_or_else(
+            || format!("{} {}", difference_name(c), moved_by(c.change_ns)),
+            |r| format!("{} {}", ratio_name(c), factor(r))
+        )
+    )
+}
+
+/// One bullet for a version with one line, or its lines beneath.
+fn version_bullet(n: u32, d: &Dated, lines: &[String]) -> Option<String> {
+    match lines {
+        [] => None,
+        [one] => Some(format!("Version {n}, {}: {one}", commit_ref(d))),
+        more => Some(format!(
+            "Version {n}, {}: {} cells:\n{}",
+            commit_ref(d),
+            more.len(),
+            more.iter()
+                .map(|l| format!("  - {l}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        )),
+    }
 }
 
 fn boundary_words(b: &Boundary) -> String {
@@ -79,8 +239,64 @@ fn boundary_words(b: &Boundary) -> String {
     }
 }
 
-/// The summary's bullets: per version, every marked change (one line per
-/// cell beneath), or the machine or spec change; none when nothing moved.
+/// The comparisons a rule judged (same machine and spec) that could not
+/// reach its level, and the forks of the first.
+fn unable(h: &History) -> (usize, Option<(usize, usize, f64)>) {
+    let cells: Vec<&CellStep> = h
+        .runs()
+        .filter_map(|(_, _, _, s)| s)
+        .filter(|s| s.boundaries.is_empty())
+        .flat_map(|s| &s.cells)
+        .filter(|c| !c.can_mark(h.rule.each))
+        .collect();
+    let first = cells
+        .first()
+        .map(|c| (c.forks().0, c.forks().1, c.smallest_p()));
+    (cells.len(), first)
+}
+
+/// Commits that hold a run listed before: named, never counted.
+fn repeats(h: &History) -> Option<String> {
+    let found: Vec<(&Dated, u32)> = h
+        .entries
+        .iter()
+        .filter_map(|d| match &d.entry {
+            Entry::Repeat { of, .. } => Some((d, *of)),
+            _ => None,
+        })
+        .collect();
+    match found.as_slice() {
+        [] => None,
+        [(d, of)] => Some(format!(
+            "{} commits version {of}'s run again: a repeat, not a new measurement, so it is neither compared nor counted.",
+            commit_ref(d)
+        )),
+        many => {
+            let shown: Vec<String> = many
+                .iter()
+                .take(4)
+                .map(|(d, of)| format!("`{}` (version {of})", d.commit.short))
+                .collect();
+            let more = many.len().saturating_sub(4);
+            Some(format!(
+                "{} commits hold a run listed before, committed again: {}{}. Repeats are not new measurements, so they are neither compared nor counted.",
+                many.len(),
+                shown.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            ))
+        }
+    }
+}
+
+/// The summary's bullets: per version, every marked change and every
+/// move too few forks could not judge (one line per cell beneath), or the
+/// machine or spec change; then the repeats, the comparisons that could
+/// not mark anything, and a shallow clone. None when every comparison
+/// could have marked a change and none did.
 pub(super) fn summary_items(h: &History) -> Vec<String> {
     let mut out = Vec::new();
     let runs: Vec<_> = h.runs().collect();
@@ -97,19 +313,59 @@ pub(super) fn summary_items(h: &History) -> Vec<String> {
             continue;
         }
         let mut lines = Vec::new();
-        for c in step.cells.iter().filter(|c| c.marked) {
-            let (Some(before), Some(now)) = (
-                prev.cells.iter().find(|p| p.label == c.label),
-                v.cells.iter().find(|p| p.label == c.label),
-            ) else {
+        for c in &step.cells {
+            let Some((before, now)) = cells(prev, v, &c.label) else {
                 continue;
             };
-            lines.push(format!(
-                "{}: {}. The effect went from {} to {}; of the {} × {} fork comparisons, {} point this way (chance with nothing changed: {}). Medians: baseline {} {} → {}, treatment {} {} → {}.",
+            if c.marked {
+                lines.push(mark_line(c, prev, before, v, now));
+            } else if c.unjudged_move(h.rule.each) {
+                lines.push(unjudged_line(h, c, prev, before, v, now));
+            }
+        }
+        out.extend(version_bullet(*n, d, &lines));
+    }
+    out.extend(repeats(h));
+    let (k, first) = unable(h);
+    if let Some((n, m, best)) = first {
+        out.push(format!(
+            "{} had too few forks to mark a change, whatever moved (with {n} and {m} forks, at best {}, against this history's level of {}){}: too few forks is not evidence that nothing changed.",
+            if k == h.rule.comparisons {
+                format!("Every one of the {k} comparisons")
+            } else {
+                format!("{k} of the {} comparisons", h.rule.comparisons)
+            },
+            one_in(best),
+            one_in(h.rule.each),
+            forks_needed(h.rule.each).map_or(String::new(), |f| format!("; {f} forks a version would reach it"))
+        ));
+    }
+    if h.shallow {
+        let read = h.runs().count();
+        out.push(format!(
+            "This repository is a shallow clone: {read} version{} read from the commits it holds, and older ones may exist. Fetch the whole history (`git fetch --unshallow`; in GitHub Actions, `actions/checkout` with `fetch-depth: 0`) and run again.",
+            if read == 1 { " was" } else { "s were" }
+        ));
+    }
+    out
+}
+
+/// Each marked change in full: the fork comparisons, their chance, and
+/// both arms' medians.
+pub(super) fn changes_in_full(h: &History) -> Vec<String> {
+    let mut out = Vec::new();
+    let runs: Vec<_> = h.runs().collect();
+    for (i, (n, _, v, step)) in runs.iter().enumerate() {
+        let Some(step) = step else { continue };
+        let prev = runs[i - 1].2;
+        for c in step.cells.iter().filter(|c| c.marked) {
+            let Some((before, now)) = cells(prev, v, &c.label) else {
+                continue;
+            };
+            out.push(format!(
+                "Version {n}, {}: {}. Of the {} × {} fork comparisons, {} point this way (chance with nothing changed: {}). Medians: baseline {} {} → {}, treatment {} {} → {}.",
                 code(&c.label),
                 change_words(c),
-                effect_phrase(prev, before),
-                effect_phrase(v, now),
                 c.forks().0,
                 c.forks().1,
                 agreeing(c),
@@ -121,19 +377,6 @@ pub(super) fn summary_items(h: &History) -> Vec<String> {
                 format::duration(before.treatment_ns),
                 format::duration(now.treatment_ns),
             ));
-        }
-        match lines.len() {
-            0 => {}
-            1 => out.push(format!("Version {n}, {}, {}", commit_ref(d), lines[0])),
-            k => out.push(format!(
-                "Version {n}, {}: changes in {k} cells:\n{}",
-                commit_ref(d),
-                lines
-                    .iter()
-                    .map(|l| format!("  - {l}"))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            )),
         }
     }
     out
@@ -154,10 +397,7 @@ pub(super) fn arm_moves(h: &History) -> Vec<String> {
         for (k, name) in [(0, &v.experiment.design.baseline), (1, &String::new())] {
             let moved: Vec<&CellStep> = step.cells.iter().filter(|c| c.arms_moved[k]).collect();
             let Some(first) = moved.first() else { continue };
-            let (Some(before), Some(now)) = (
-                prev.cells.iter().find(|p| p.label == first.label),
-                v.cells.iter().find(|p| p.label == first.label),
-            ) else {
+            let Some((before, now)) = cells(prev, v, &first.label) else {
                 continue;
             };
             let (name, b, a) = if k == 0 {
@@ -200,6 +440,8 @@ pub(in crate::history) fn summary_text(h: &History) -> String {
     items.iter().map(|i| format!("- {i}\n")).collect()
 }
 
+/// What the summary says when it has no bullet: every comparison could
+/// have marked a change, and none did.
 pub(super) fn nothing_moved(h: &History) -> String {
     match h.runs().count() {
         0 => "No version could be read (see Skipped versions).".into(),
