@@ -132,9 +132,9 @@ fn mark_line(
     };
     if c.delay_ns > 0 && against {
         s.push_str(&format!(
-            ": that ratio {} although the code got {}, since it includes the {} injected delay, which weighs {} against a baseline whose median went from {} to {}",
+            ": that ratio {} while the per-run difference {}, since it includes the {} injected delay, which weighs {} against a baseline whose median went from {} to {}",
             if rose { "rose" } else { "fell" },
-            if rose { "faster" } else { "slower" },
+            if rose { "fell" } else { "rose" },
             format::delay(c.delay_ns as f64),
             if now.baseline_ns < before.baseline_ns { "more" } else { "less" },
             format::duration(before.baseline_ns),
