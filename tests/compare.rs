@@ -115,3 +115,53 @@ fn different_machines_are_named() {
     assert!(text.contains("**Machines differ**"), "{text}");
     assert!(text.contains("B on `other-host` (Other CPU"), "{text}");
 }
+
+/// B's baseline is eight times slower: D grew (30 ms to 40 ms) while the
+/// treatment's ratio to its own baseline fell (about 3x to about 1.5x). compare says the baselines differ and judges
+/// the ratio: the treatment gained. Sleeps keep the margins wide on a
+/// busy machine.
+#[test]
+fn compare_judges_the_ratio_and_says_when_the_baselines_differ() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let spec = write_spec(
+        t,
+        "sleeps",
+        r#"
+name = "sleeps"
+seed = 7
+[strategies.base]
+kind = "command"
+argv = ["sh", "base.sh"]
+[strategies.work]
+kind = "command"
+argv = ["sh", "work.sh"]
+[design]
+baseline = "base"
+treatment = "work"
+forks = 3
+warmup_pairs = 1
+pairs = 4
+[analysis]
+resamples = 200
+"#,
+    );
+    let exec = |out: &str, base: &str, work: &str| {
+        std::fs::write(t.join("base.sh"), format!("sleep {base}\n")).unwrap();
+        std::fs::write(t.join("work.sh"), format!("sleep {work}\n")).unwrap();
+        runner()
+            .current_dir(t)
+            .args(["exec", spec.to_str().unwrap(), "--out", out, "--quiet"])
+            .assert()
+            .success();
+    };
+    exec("a", "0.01", "0.04");
+    exec("b", "0.08", "0.12");
+    let o = compare(t, &["a", "b"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("**The baselines differ**: `base` ran at"), "{text}");
+    assert!(text.contains("| speed ratio, B / A [95 % CI] |"), "{text}");
+    assert!(text.contains("the treatment gained"), "{text}");
+    assert!(!text.contains("the treatment lost ground"), "{text}");
+}

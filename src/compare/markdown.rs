@@ -194,15 +194,55 @@ fn size(info: &RunInfo) -> String {
     )
 }
 
-/// How the effect moved from A to B, in words.
+/// How the effect moved from A to B, in words: judged on the speed
+/// ratio (B's over A's), each run's on its own baseline.
 fn effect_change(e: &EffectRow) -> &'static str {
-    if e.change.ci.lo > 0.0 {
+    if e.ratio_change.lo > 1.0 {
         "the treatment lost ground: slower against the baseline in B"
-    } else if e.change.ci.hi < 0.0 {
+    } else if e.ratio_change.hi < 1.0 {
         "the treatment gained: faster against the baseline in B"
     } else {
         "no change of the effect resolved"
     }
+}
+
+/// A factor with its interval: `1.50 [1.47, 1.53]`.
+fn factor(r: crate::stats::apart::Bounded) -> String {
+    let c = format::Column::plain(&[format::Entry::Estimate(r.estimate, r.lo, r.hi)], 4);
+    let c = format::Column {
+        decimals: c.decimals.max(2),
+        ..c
+    };
+    format!(
+        "{}x [{}, {}]",
+        c.bare(r.estimate, false),
+        c.bare(r.lo, false),
+        c.bare(r.hi, false)
+    )
+}
+
+/// The baseline's median moved by more than this share between the runs
+/// (one way or the other): the machine's speed or load changed, and D in
+/// ms moved with it.
+const BASELINE_MOVED: f64 = 0.2;
+
+/// A sentence when a cell's baseline median differs by more than 20 %
+/// between the runs, naming the cell that moved most.
+fn baselines_differ(a: &Run, rows: &[Row]) -> Option<String> {
+    let moved = |r: &Row| r.median_a.max(r.median_b) / r.median_a.min(r.median_b);
+    let r = rows
+        .iter()
+        .filter(|r| r.arm == Arm::Baseline && r.median_a > 0.0 && r.median_b > 0.0)
+        .max_by(|x, y| moved(x).total_cmp(&moved(y)))?;
+    (moved(r) > 1.0 + BASELINE_MOVED).then(|| {
+        format!(
+            "**The baselines differ**: `{}` ran at {} in A and {} in B ({}), more than 20 % apart, so the machine's speed or load changed between the runs. D in ms moves with it; the change of the effect below is judged on the speed ratio, each run's on its own baseline.",
+            a.info.spec.experiment.design.baseline,
+            format::duration(r.median_a),
+            format::duration(r.median_b),
+            cell_label(a, r.cell),
+        )
+    })
 }
 
 fn effect_section(a: &Run, effects: &[EffectRow], confidence: f64) -> String {
@@ -210,7 +250,7 @@ fn effect_section(a: &Run, effects: &[EffectRow], confidence: f64) -> String {
     let mut out = format!(
         "## The effect in each run
 
-The paired effect of each cell's treatment against `{}`, in each run on its own (intervals: {}), and how it changed: median D in B − median D in A, with its {} interval from a hierarchical bootstrap over each run's forks (forks, then pairs inside each).
+The paired effect of each cell's treatment against `{}`, in each run on its own (intervals: {}), and how it changed: B's speed ratio over A's, each run's ratio on its own baseline, with the {} interval that combines both runs' intervals on the log scale (MOVER, Zou & Donner 2008), which the verdict judges; and median D in B − median D in A, from a hierarchical bootstrap over each run's forks (forks, then pairs inside each), which moves with the machine's load as much as with the code.
 
 ",
         exp.design.baseline,
@@ -221,7 +261,7 @@ The paired effect of each cell's treatment against `{}`, in each run on its own 
         format::percent(confidence)
     );
     out.push_str(&format!(
-        "| cell | in A | in B | change of D, B − A [{} CI] | |\n|---|---|---|---:|---|\n",
+        "| cell | in A | in B | speed ratio, B / A [{} CI] | change of D, B − A | |\n|---|---|---|---:|---:|---|\n",
         format::percent(confidence)
     ));
     let change = format::Column::time(
@@ -251,9 +291,10 @@ The paired effect of each cell's treatment against `{}`, in each run on its own 
         };
         let label = cell_label(a, e.cell);
         out.push_str(&format!(
-            "| {label} | {} | {} | {} | {} |\n",
+            "| {label} | {} | {} | {} | {} | {} |\n",
             words(&e.a),
             words(&e.b),
+            factor(e.ratio_change),
             change.estimate(e.change.median, e.change.ci.lo, e.change.ci.hi),
             effect_change(e)
         ));
@@ -295,6 +336,9 @@ pub(super) fn render(a: &Run, b: &Run, effects: &[EffectRow], rows: &[Row]) -> S
         machines(&a.info, &b.info)
     ));
     if let Some(c) = checks_differ(&a.info, &b.info) {
+        out.push_str(&format!("- {c}\n"));
+    }
+    if let Some(c) = baselines_differ(a, rows) {
         out.push_str(&format!("- {c}\n"));
     }
     out.push('\n');

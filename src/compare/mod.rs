@@ -5,9 +5,14 @@
 //! inside each fork. So compare sets the two runs' effects side by side,
 //! per experiment cell, in the words of the report (faster / slower / no
 //! difference resolved, ratio, % and difference), and gives the change of
-//! the effect from A to B, median D in B − median D in A, with an interval
-//! from a hierarchical bootstrap over each run's forks
-//! (`stats::hierarchical_median_shift` on each fork's dithered D). Separate
+//! the effect from A to B: the verdict judges B's speed ratio over A's
+//! (each run's ratio is on its own baseline, so a machine busier in one
+//! run does not move it the way it moves D in ms), with the MOVER
+//! interval of the difference of their logs; beside it, median D in B −
+//! median D in A, with an interval from a hierarchical bootstrap over
+//! each run's forks (`stats::hierarchical_median_shift` on each fork's
+//! dithered D). When the baseline's median moved by more than 20 %
+//! between the runs, the output says so first. Separate
 //! runs share no process, so that interval is as narrow as two runs on this
 //! machine can resolve; the Markdown says so. Beside it, how each arm's
 //! median run moved (the machine's drift as much as the code's).
@@ -98,7 +103,29 @@ pub(crate) struct EffectRow {
     pub b: Effect,
     /// Median D in B − median D in A, hierarchical interval.
     pub change: stats::MedianEstimate,
+    /// B's speed ratio over A's, with the MOVER interval of the
+    /// difference of their logs: what the verdict judges, since each
+    /// run's ratio is on its own baseline and D in ms moves with the
+    /// machine's load.
+    pub ratio_change: stats::apart::Bounded,
     pub seed: u64,
+}
+
+/// `b`'s speed ratio over `a`'s: the difference of their logs with a
+/// MOVER interval (`stats::apart::difference`), back as a factor.
+pub(crate) fn ratio_quotient(a: &Effect, b: &Effect) -> stats::apart::Bounded {
+    use stats::apart::Bounded;
+    let log = |e: &Effect| Bounded {
+        estimate: e.ratio.ln(),
+        lo: e.ratio_ci[0].ln(),
+        hi: e.ratio_ci[1].ln(),
+    };
+    let d = stats::apart::difference(log(a), log(b));
+    Bounded {
+        estimate: d.estimate.exp(),
+        lo: d.lo.exp(),
+        hi: d.hi.exp(),
+    }
 }
 
 /// The seed of cell `cell`, arm `arm`'s bootstrap (see the module doc).
@@ -226,6 +253,7 @@ fn effect_rows(a: &Run, b: &Run) -> Result<Vec<EffectRow>> {
         out.push(EffectRow {
             cell: cell.cell,
             treatment: cell.arms(&exp.design).1.to_string(),
+            ratio_change: ratio_quotient(&ea, &eb),
             a: ea,
             b: eb,
             change,

@@ -170,9 +170,9 @@ impl CellPoint {
         let e = &self.effect;
         if self.delay_ns == 0 {
             return Some(Bounded {
-                estimate: e.time_ratio,
-                lo: e.time_ratio_ci[0],
-                hi: e.time_ratio_ci[1],
+                estimate: e.ratio,
+                lo: e.ratio_ci[0],
+                hi: e.ratio_ci[1],
             });
         }
         (b > 0.0).then(|| {

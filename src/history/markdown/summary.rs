@@ -95,7 +95,7 @@ fn effect_phrase(v: &Version, c: &CellPoint) -> String {
 /// injected delay it includes the delay, so it can move the other way
 /// than the code did when the baseline moved.
 fn whole_ratio(c: &CellPoint) -> f64 {
-    c.effect.time_ratio
+    c.effect.ratio
 }
 
 /// One marked change, plainly: what the per-run difference did, what the
