@@ -160,7 +160,10 @@ resamples = 200
     let o = compare(t, &["a", "b"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8(o.stdout).unwrap();
-    assert!(text.contains("**The baselines differ**: `base` ran at"), "{text}");
+    assert!(
+        text.contains("**The baselines differ**: `base` ran at"),
+        "{text}"
+    );
     assert!(text.contains("| speed ratio, B / A [95 % CI] |"), "{text}");
     assert!(text.contains("the treatment gained"), "{text}");
     assert!(!text.contains("the treatment lost ground"), "{text}");

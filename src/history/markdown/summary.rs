@@ -463,3 +463,91 @@ fn agreeing(c: &CellStep) -> String {
         format!("{u:.1}")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::effect::{Effect, IntervalKind};
+    use crate::stats::apart::Comparison;
+
+    /// A 5 µs delay cell whose D fell by 80 ns while its baseline went from
+    /// 53.9 µs to 36.1 µs: the ratio, which includes the delay, rose.
+    fn point(d: f64, base: f64) -> CellPoint {
+        let r = (base + d) / base;
+        CellPoint {
+            label: "delay_us = 5".into(),
+            treatment: "preview".into(),
+            delay_ns: 5_000,
+            effect: Effect::new(
+                IntervalKind::Hierarchical,
+                d,
+                [d - 20.0, d + 20.0],
+                base,
+                (r, [r - 0.0005, r + 0.0005]),
+                [0, 10],
+                10,
+            ),
+            baseline_ns: base,
+            treatment_ns: base + d,
+            forks: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_mark_says_what_the_difference_and_the_ratio_each_did() {
+        let toml =
+            "[strategies.p]\nkind = \"noop\"\n[design]\nbaseline = \"p\"\ntreatment = \"p\"\n";
+        let exp = crate::spec::parse_recorded("h.toml", toml, &Default::default()).unwrap();
+        let version = |cells| Version {
+            run_id: "r".into(),
+            machine: crate::history::version::Machine::named("a"),
+            experiment: exp.clone(),
+            confidence: 0.95,
+            gate: None,
+            cells,
+        };
+        let (before, now) = (point(5_080.0, 53_900.0), point(5_000.0, 36_100.0));
+        let below = Comparison {
+            n: 10,
+            m: 10,
+            u: 8.0,
+            p: 1e-3,
+        };
+        let step = CellStep {
+            label: before.label.clone(),
+            delay_ns: 5_000,
+            ns: below,
+            ratio: Some(below),
+            change_ns: Bounded {
+                estimate: -80.0,
+                lo: -109.0,
+                hi: -53.0,
+            },
+            change_ratio: Some(Bounded {
+                estimate: 0.9985,
+                lo: 0.9979,
+                hi: 0.9991,
+            }),
+            marked: true,
+            arms: [below; 2],
+            arms_moved: [false; 2],
+        };
+        let (prev, v) = (version(vec![before.clone()]), version(vec![now.clone()]));
+        let line = mark_line(&step, &prev, &before, &v, &now);
+        assert!(line.starts_with("`delay_us = 5`: **faster**: the per-run difference less the 5 µs delay fell by 80 [53, 109] ns per run"), "{line}");
+        assert!(
+            line.contains("the speed ratio less the delay changed by ×0.9985"),
+            "{line}"
+        );
+        assert!(
+            line.contains("the effect went from slower (1.0942x"),
+            "{line}"
+        );
+        assert!(line.contains("to slower (1.1385x"), "{line}");
+        assert!(
+            line.contains("that ratio rose while the per-run difference fell, since it includes the 5 µs injected delay"),
+            "{line}"
+        );
+        assert!(line.contains("53.9 µs to 36.1 µs"), "{line}");
+    }
+}
