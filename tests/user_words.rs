@@ -220,7 +220,8 @@ fn real_runs_say_faster_and_slower_in_report_terminal_and_compare() {
         .lines()
         .find(|l| l.starts_with("| `short` |"))
         .unwrap_or_else(|| panic!("an effect row: {text}"));
-    assert_eq!(row.matches("x [").count(), 2, "{row}");
+    // Each run's ratio, and B's over A's, which the verdict judges.
+    assert_eq!(row.matches("x [").count(), 3, "{row}");
     assert_eq!(row.matches("] faster").count(), 2, "{row}");
 }
 
