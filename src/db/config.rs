@@ -22,4 +22,34 @@ pub struct DatabaseConfig {
     /// this file (opened read-only, never written) instead of an empty database.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sqlite_file: Option<String>,
+    /// Tables (`schema.table`, or a name found through `search_path`)
+    /// that every `sql` arm gets a private copy of, per fork, in its own
+    /// schema: what the SQL writes lands in the copy, never in the table
+    /// (docs/guide/own-code.md, "Private copies").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub private_copies: Vec<String>,
+    /// Once per fork, after the measured runs and untimed, each `sql`
+    /// arm's statements run under EXPLAIN, and the plans are recorded.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub explain: bool,
+}
+
+impl DatabaseConfig {
+    /// What a worker's `sql` sessions need of this table.
+    pub fn sql_options(&self) -> SqlOptions {
+        SqlOptions {
+            private_copies: self.private_copies.clone(),
+            explain: self.explain,
+        }
+    }
+}
+
+/// The `[database]` keys a fork's `sql` sessions act on, handed to each
+/// worker in its job.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Default)]
+pub struct SqlOptions {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub private_copies: Vec<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub explain: bool,
 }

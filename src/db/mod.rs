@@ -15,6 +15,7 @@ pub mod cancel;
 pub mod config;
 pub mod guard;
 pub mod locks;
+pub mod names;
 mod pg_session;
 pub mod postgres;
 pub mod session;

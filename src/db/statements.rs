@@ -84,7 +84,7 @@ pub fn split(sql: &str, dialect: SqlDialect) -> Result<Vec<Range<usize>>, Refusa
     Ok(out)
 }
 
-fn token_range(sql: &str, t: &TokenWithSpan) -> (usize, usize) {
+pub(crate) fn token_range(sql: &str, t: &TokenWithSpan) -> (usize, usize) {
     let start = offset_of(sql, t.span.start.line, t.span.start.column);
     let end = offset_of(sql, t.span.end.line, t.span.end.column);
     (start, end.max(start))

@@ -6,6 +6,7 @@ fn cfg(backend: Backend, url: Option<&str>) -> DatabaseConfig {
         backend,
         url: url.map(str::to_owned),
         sqlite_file: None,
+        ..DatabaseConfig::default()
     }
 }
 

@@ -40,6 +40,8 @@ pub(crate) struct RawDatabase {
     pub backend: Option<Value>,
     pub url: Option<Value>,
     pub sqlite_file: Option<Value>,
+    pub private_copies: Option<Value>,
+    pub explain: Option<Value>,
 }
 
 /// One `[strategies.NAME]` table. Which keys are valid depends on `kind`,

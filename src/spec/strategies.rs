@@ -8,7 +8,7 @@ use super::location::{KeyPath, Problem};
 use super::raw::{RawDatabase, RawStrategy};
 use super::validate::Context;
 use super::validate::Files;
-use super::values::{choice, micros, string};
+use super::values::{boolean, choice, micros, string};
 use std::collections::BTreeMap;
 use std::str::FromStr;
 
@@ -54,11 +54,48 @@ pub(crate) fn database(raw: RawDatabase, files: Files) -> Result<DatabaseConfig,
             return Err(Problem::value(&file_path, format!("database.sqlite_file = {f:?} is not a file; paths are relative to the current directory")));
         }
     }
+    let private_copies = table_names(raw.private_copies.as_ref(), &base.child("private_copies"))?;
+    let explain = boolean(raw.explain.as_ref(), &base.child("explain"), false)?;
     Ok(DatabaseConfig {
         backend,
         url,
         sqlite_file,
+        private_copies,
+        explain,
     })
+}
+
+/// `private_copies`: distinct table names, each `table` or `schema.table`
+/// (whether they exist is asked of the database before anything runs).
+fn table_names(v: Option<&toml::Value>, path: &KeyPath) -> Result<Vec<String>, Problem> {
+    use toml::Value;
+    let what = "an array of table names (e.g. [\"public.orders\"])";
+    let Some(v) = v else { return Ok(Vec::new()) };
+    let Value::Array(items) = v else {
+        return Err(super::values::got(path, what, v));
+    };
+    let mut names: Vec<String> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let at = path.at(i);
+        let name = match item {
+            Value::String(s) if crate::db::names::parse_name(s).is_some() => s.clone(),
+            other => {
+                return Err(super::values::got(
+                    &at,
+                    "a table name, `table` or `schema.table`",
+                    other,
+                ))
+            }
+        };
+        if names.contains(&name) {
+            return Err(Problem::value(
+                &at,
+                format!("{at} = {name:?} is named twice"),
+            ));
+        }
+        names.push(name);
+    }
+    Ok(names)
 }
 
 pub(crate) fn check_database_usable(

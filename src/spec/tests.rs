@@ -45,7 +45,9 @@ fn minimal_spec_gets_every_default() {
         DatabaseConfig {
             backend: Backend::Auto,
             url: None,
-            sqlite_file: None
+            sqlite_file: None,
+            private_copies: Vec::new(),
+            explain: false,
         }
     );
     let d = &e.design;
