@@ -130,10 +130,11 @@ fn quiet_exec_runs_no_trials() {
     assert!(!err_of(&o).contains("estimate"), "{}", err_of(&o));
 }
 
-/// An arm that cannot run yet (here: it fails) leaves the estimate a guess,
-/// and `check` says why, as exec's first fork would, instead of failing.
+/// An arm that cannot run (here: `false`) is what check is for: it prints
+/// the plan, says why as exec's first fork would, naming the cell, leaves
+/// the estimate a guess, and exits 1.
 #[test]
-fn check_says_when_it_cannot_know() {
+fn check_of_an_arm_that_fails_exits_non_zero_naming_the_cell() {
     let tmp = tempfile::tempdir().unwrap();
     let spec = write_spec(
         tmp.path(),
@@ -141,7 +142,12 @@ fn check_says_when_it_cannot_know() {
         &SLEEPS.replace(r#"argv = ["sleep", "0.05"]"#, r#"argv = ["false"]"#),
     );
     let o = run_in(tmp.path(), &["check", spec.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", err_of(&o));
+    assert_eq!(o.status.code(), Some(1), "{}", err_of(&o));
+    assert!(
+        err_of(&o).contains("check's trial run failed, as exec's first fork would: cell 0: a trial run of `a` against `b` failed"),
+        "{}",
+        err_of(&o)
+    );
     let text = String::from_utf8(o.stdout).unwrap();
     let trial = text
         .lines()
@@ -157,7 +163,7 @@ fn check_says_when_it_cannot_know() {
         .find_map(|l| l.strip_prefix("estimate    "))
         .unwrap();
     assert!(
-        estimate.contains("a guess from typical per-run costs: a trial run failed"),
+        estimate.contains("a forecast from typical per-run costs: a trial run failed"),
         "{estimate}"
     );
 }

@@ -9,16 +9,23 @@
 //! table, a command that cannot start yet) is printed with the plan, and
 //! the estimate is then a guess.
 
+use crate::db::guard::{Guard, GuardRecord};
 use crate::db::DbTarget;
 use crate::error::{bad_input, run_failed, Result};
 use crate::exec::trial::{self, Stopped};
 use crate::interrupt;
 use crate::plan::Cell;
 use crate::spec::Experiment;
+use std::collections::BTreeSet;
+use std::time::Duration;
 
 /// The trials and what `check` prints about them.
 pub struct CheckTrials {
     pub outcome: trial::Outcome,
+    /// What the database guard found around the trials (PostgreSQL, arms
+    /// that run the user's code): the same before/after fingerprint as a
+    /// fork's.
+    pub guard: Option<GuardRecord>,
 }
 
 /// A schema of `check`'s own, dropped when it goes (or said, if it cannot be).
@@ -73,11 +80,16 @@ fn trial_target(
 /// Runs the trials of `cells` against `target`. Arms that disagree are
 /// bad input, a signal stops `check` (exit 1); anything else is kept in
 /// the outcome for the plan to print.
-pub fn run(exp: &Experiment, cells: &[Cell], target: Option<&DbTarget>) -> Result<CheckTrials> {
-    let outcome = match trial_target(target) {
+pub fn run(
+    exp: &Experiment,
+    cells: &[Cell],
+    target: Option<&DbTarget>,
+    named: Option<BTreeSet<String>>,
+) -> Result<CheckTrials> {
+    let (outcome, guard) = match trial_target(target) {
         Err(why) if interrupt::interrupted() => return Err(run_failed(why)),
-        Err(why) => (trial::Trials::default(), Some(Stopped::Failed(why))),
-        Ok((db, _schema)) => trial::run(exp, cells, db.as_ref()),
+        Err(why) => ((trial::Trials::default(), Some(Stopped::Failed(why))), None),
+        Ok((db, _schema)) => guarded(exp, cells, db.as_ref(), named)?,
     };
     match &outcome.1 {
         Some(Stopped::Interrupted) => Err(run_failed(format!(
@@ -87,6 +99,36 @@ pub fn run(exp: &Experiment, cells: &[Cell], target: Option<&DbTarget>) -> Resul
         Some(Stopped::Disagreement(why)) => Err(bad_input(format!(
             "check's trial run found that {why}; exec would stop at its first fork for the same reason"
         ))),
-        _ => Ok(CheckTrials { outcome }),
+        _ => Ok(CheckTrials { outcome, guard }),
     }
+}
+
+/// The trials inside the database guard, when they run the user's code on
+/// PostgreSQL: a fingerprint of everything outside runner's schemas
+/// before, and after their connections are gone.
+fn guarded(
+    exp: &Experiment,
+    cells: &[Cell],
+    db: Option<&DbTarget>,
+    named: Option<BTreeSet<String>>,
+) -> Result<(trial::Outcome, Option<GuardRecord>)> {
+    let user_code = exp
+        .design
+        .arms()
+        .iter()
+        .any(|n| exp.strategies[*n].runs_user_code());
+    let Some(DbTarget::Postgres { url, schema }) = db.filter(|_| user_code) else {
+        return Ok((trial::run(exp, cells, db), None));
+    };
+    let fail = |e: crate::db::DbError| {
+        run_failed(format!("the database guard around check's trial runs: {e}"))
+    };
+    let mut guard = Guard::connect(url, schema).map_err(fail)?;
+    let before = guard.take().map_err(fail)?;
+    let outcome = trial::run(exp, cells, db);
+    let after = guard
+        .wait_for_workers(None, Duration::from_secs(10))
+        .and_then(|()| guard.take())
+        .map_err(fail)?;
+    Ok((outcome, Some(before.compare(&after, named.as_ref()))))
 }

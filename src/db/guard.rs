@@ -32,7 +32,7 @@ use super::postgres::{connect, pg};
 use super::DbError;
 use postgres::{Client, Statement};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 /// One object's state: what is compared, and what may have reset it.
@@ -80,6 +80,11 @@ pub struct GuardRecord {
     /// before runner counted them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub residue: Option<Vec<Residue>>,
+    /// What changed, or was left, in relations the experiment's SQL never
+    /// names: another session's work during the fork, said but not held
+    /// against the run (one sentence each).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_sessions: Vec<String>,
 }
 
 /// What a fork's rolled-back writes left in one table: the content is as
@@ -255,10 +260,19 @@ impl Guard {
 
 impl Fingerprint {
     /// What changed from `self` (before the fork) to `after`, one sentence
-    /// per object, and the counts compared.
-    pub fn compare(&self, after: &Fingerprint) -> GuardRecord {
+    /// per object, and the counts compared. `named`: the relations the
+    /// experiment's SQL names (`db::preflight`); a change or residue in a
+    /// table or sequence outside it is another session's, said in
+    /// `other_sessions` and not held against the run. `None`: every
+    /// change is the run's. Schemas, functions and large objects are
+    /// always the run's.
+    pub fn compare(&self, after: &Fingerprint, named: Option<&BTreeSet<String>>) -> GuardRecord {
         let mut changes = Vec::new();
         let mut residue = Vec::new();
+        let mut others = Vec::new();
+        let ours = |key: &str, kind: &str| {
+            matches!(kind, "schema" | "function") || named.is_none_or(|n| n.contains(key))
+        };
         let name = |key: &str, s: &State| {
             if s.kind == "schema" || s.kind == "function" {
                 key.to_owned()
@@ -267,6 +281,11 @@ impl Fingerprint {
             }
         };
         for (key, b) in &self.objects {
+            let changes = if ours(key, b.kind) {
+                &mut changes
+            } else {
+                &mut others
+            };
             let Some(a) = after.objects.get(key) else {
                 changes.push(format!("{} was dropped", name(key, b)));
                 continue;
@@ -283,7 +302,11 @@ impl Fingerprint {
                 0
             };
             let bytes = grew(b.bytes, a.bytes);
-            if dead_rows > 0 || bytes > 0 {
+            if (dead_rows > 0 || bytes > 0) && !ours(key, b.kind) {
+                changes.push(format!(
+                    "{what} gained {dead_rows} dead row versions and {bytes} bytes"
+                ));
+            } else if dead_rows > 0 || bytes > 0 {
                 residue.push(Residue {
                     table: key.clone(),
                     dead_rows,
@@ -316,6 +339,9 @@ impl Fingerprint {
         }
         for (key, a) in &after.objects {
             if !self.objects.contains_key(key) {
+                // A new relation is named by nothing that was looked up:
+                // the run's unless another session made it in a schema
+                // the experiment does not name either.
                 changes.push(format!("{} was created", name(key, a)));
             }
         }
@@ -338,6 +364,7 @@ impl Fingerprint {
             held: changes.is_empty(),
             changes,
             residue: Some(residue),
+            other_sessions: others,
         }
     }
 }
@@ -373,17 +400,17 @@ mod tests {
     fn committed_changes_are_named_and_rolled_back_ones_are_not() {
         let before = print(vec![("public.v", table("10", 5, 100, 0))]);
         // A rolled-back DELETE leaves n_mod_since_analyze and live rows.
-        assert!(before.compare(&before.clone()).held);
+        assert!(before.compare(&before.clone(), None).held);
         let after = print(vec![("public.v", table("10", 6, 99, 0))]);
-        let r = before.compare(&after);
+        let r = before.compare(&after, None);
         assert!(!r.held);
         assert_eq!(r.changes, ["table public.v had 1 committed row changes"]);
         // An autovacuum reset the counters: only the catalog row counts.
         let vacuumed = print(vec![("public.v", table("10", 0, 98, 1))]);
-        assert!(before.compare(&vacuumed).held);
+        assert!(before.compare(&vacuumed, None).held);
         let altered = print(vec![("public.v", table("11", 5, 100, 0))]);
         assert_eq!(
-            before.compare(&altered).changes,
+            before.compare(&altered, None).changes,
             ["table public.v was altered (its catalog row changed)"]
         );
     }
@@ -395,7 +422,7 @@ mod tests {
         let acc = after.objects.get_mut("public.acc").unwrap();
         acc.dead = Some(1000);
         acc.bytes = Some(8192 + 65536);
-        let r = before.compare(&after);
+        let r = before.compare(&after, None);
         assert!(r.held, "the content is the same");
         assert_eq!(
             r.residue,
@@ -408,9 +435,9 @@ mod tests {
         // A VACUUM in between reset the count: the bytes are still said.
         after.objects.get_mut("public.acc").unwrap().maintenance = Some(1);
         after.objects.get_mut("public.acc").unwrap().dead = Some(0);
-        let r = before.compare(&after);
+        let r = before.compare(&after, None);
         assert_eq!(r.residue.unwrap()[0].dead_rows, 0);
-        assert_eq!(before.compare(&before).residue, Some(Vec::new()));
+        assert_eq!(before.compare(&before, None).residue, Some(Vec::new()));
     }
 
     #[test]
@@ -433,7 +460,7 @@ mod tests {
             ("public.s", seq("28")),
             ("public.u", table("2", 0, 0, 0)),
         ]);
-        let r = before.compare(&after);
+        let r = before.compare(&after, None);
         assert_eq!(
             r.changes,
             [
@@ -443,5 +470,38 @@ mod tests {
             ]
         );
         assert_eq!((r.relations, r.sequences), (1, 1));
+    }
+
+    #[test]
+    fn changes_to_tables_the_sql_does_not_name_are_another_sessions() {
+        let before = print(vec![
+            ("public.mine", table("10", 5, 100, 0)),
+            ("public.victim", table("10", 5, 100, 0)),
+        ]);
+        let mut after = before.clone();
+        let v = after.objects.get_mut("public.victim").unwrap();
+        v.changes = Some(8);
+        v.dead = Some(30);
+        let named: BTreeSet<String> = ["public.mine".to_string()].into();
+        let r = before.compare(&after, Some(&named));
+        assert!(r.held, "{r:?}");
+        assert_eq!(
+            r.other_sessions,
+            [
+                "table public.victim gained 30 dead row versions and 0 bytes",
+                "table public.victim had 3 committed row changes"
+            ]
+        );
+        assert_eq!(r.residue, Some(Vec::new()));
+        // The same change to a table the SQL names is the run's.
+        let named: BTreeSet<String> = ["public.victim".to_string()].into();
+        let r = before.compare(&after, Some(&named));
+        assert!(!r.held);
+        assert_eq!(
+            r.changes,
+            ["table public.victim had 3 committed row changes"]
+        );
+        assert_eq!(r.residue.unwrap()[0].dead_rows, 30);
+        assert!(r.other_sessions.is_empty());
     }
 }

@@ -18,6 +18,7 @@ pub mod locks;
 pub mod names;
 mod pg_session;
 pub mod postgres;
+pub mod preflight;
 pub mod session;
 pub mod sqlite;
 mod sqlite_session;

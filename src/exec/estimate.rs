@@ -24,6 +24,9 @@ pub use super::worker::TRIAL_RUNS;
 /// PostgreSQL; orders of magnitude again.
 const FORK_START_NS: u64 = 30_000_000;
 const FORK_START_POSTGRES_NS: u64 = 80_000_000;
+/// A fork's cost besides the set-up a trial measured: the process start
+/// and the parent's records (about 10 ms on the development machine).
+const PROCESS_START_NS: u64 = 10_000_000;
 
 /// The run's duration and where its per-run costs came from.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,6 +42,9 @@ pub struct Estimate {
     pub guessed: Option<String>,
     /// Why the trials stopped short, if they did.
     pub stopped: Option<Stopped>,
+    /// Each fork's set-up as the trials measured it (the arms built, with
+    /// their `setup` and private copies, and checked); 0 when not measured.
+    pub setup_ns: u64,
 }
 
 impl Estimate {
@@ -58,23 +64,41 @@ impl Estimate {
         }
     }
 
-    /// `about 11.2 s (...)`: the line `check` prints after `estimate`, and
-    /// exec in its progress.
+    /// `about 11 s (...)`: the forecast `check` prints after `estimate`,
+    /// and exec in its progress.
     pub fn describe(&self) -> String {
+        let setup = if self.setup_ns > 0 {
+            format!(
+                ", and each fork's set-up of {} measured the same way",
+                crate::report::format::duration(self.setup_ns as f64)
+            )
+        } else {
+            String::new()
+        };
         let how = match (&self.guessed, self.timed.is_empty()) {
             (None, _) => format!(
-                "from {} trial run{} per arm after a first one, timed here and not part of the run",
+                "a forecast from {} trial run{} per arm after a first one{setup}, timed here and not part of the run",
                 self.runs,
                 if self.runs == 1 { "" } else { "s" }
             ),
-            (Some(why), true) => format!("a guess from typical per-run costs: {why}"),
+            (Some(why), true) => format!("a forecast from typical per-run costs: {why}"),
             (Some(why), false) => format!(
-                "from {} trial run{} of some arms, timed here and not part of the run; the others guessed: {why}",
+                "a forecast from {} trial run{} of some arms, timed here and not part of the run; the others guessed: {why}",
                 self.runs,
                 if self.runs == 1 { "" } else { "s" }
             ),
         };
-        format!("about {} ({how})", human(self.total_ns))
+        format!("{} ({how})", approx(self.total_ns))
+    }
+}
+
+/// `about 0.4 s`, or `under 0.1 s` (never "about under").
+pub fn approx(ns: u64) -> String {
+    let h = human(ns);
+    if h.starts_with("under") {
+        h
+    } else {
+        format!("about {h}")
     }
 }
 
@@ -123,7 +147,9 @@ pub fn from_trials(
         }
     };
     let forks = u64::from(exp.design.forks.get());
-    let start = if on_postgres {
+    let start = if trials.setup_ns > 0 {
+        PROCESS_START_NS + trials.setup_ns
+    } else if on_postgres {
         FORK_START_POSTGRES_NS
     } else {
         FORK_START_NS
@@ -166,6 +192,7 @@ pub fn from_trials(
             why.or_else(|| Some("an arm was not timed".into()))
         },
         stopped: stopped.clone(),
+        setup_ns: trials.setup_ns,
     }
 }
 
@@ -184,6 +211,8 @@ mod tests {
 
     #[test]
     fn durations_read_at_a_glance() {
+        assert_eq!(approx(1_000_000), "under 0.1 s");
+        assert_eq!(approx(420_000_000), "about 0.4 s");
         assert_eq!(human(420_000_000), "0.4 s");
         assert_eq!(human(11_300_000_000), "11 s");
         assert_eq!(human(210_000_000_000), "3.5 min");
@@ -197,16 +226,17 @@ mod tests {
             runs: 3,
             guessed: None,
             stopped: None,
+            setup_ns: 0,
         };
         assert_eq!(
             e.describe(),
-            "about 11 s (from 3 trial runs per arm after a first one, timed here and not part of the run)"
+            "about 11 s (a forecast from 3 trial runs per arm after a first one, timed here and not part of the run)"
         );
         e.timed.clear();
         e.guessed = Some("no schema".into());
         assert_eq!(
             e.describe(),
-            "about 11 s (a guess from typical per-run costs: no schema)"
+            "about 11 s (a forecast from typical per-run costs: no schema)"
         );
     }
 }

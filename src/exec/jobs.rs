@@ -40,10 +40,43 @@ pub(super) fn run_jobs(
         .collect();
     let (todo_len, kept) = (todo.len(), measured.len());
     let mut progress = Progress::new(quiet, (kept + todo_len) as u64, kept as u64);
+    let requests: Vec<_> = todo
+        .iter()
+        .map(|job| super::job_request(exp, info, job, db))
+        .collect();
+    // The guard checks what the user's SQL or commands did; a run of
+    // runner's built-in kinds runs only runner's own statements.
+    let user_code = requests
+        .iter()
+        .any(|r| r.baseline.runs_user_code() || r.treatment.runs_user_code());
+    // The catalog's answers before anything of the user's runs: what
+    // cannot run as written stops here (exit 2), and the tables the SQL
+    // names are the ones the guard holds against the run.
+    let findings = if todo_len > 0 {
+        super::preflight::run(exp, &info.cells, db)?
+    } else {
+        None
+    };
+    let mut guard = DatabaseGuard::open(db.filter(|_| user_code), findings.map(|f| f.named))?;
     // The estimate `check` gives, for the jobs still to run; its trial runs
-    // happen here, before any worker starts.
+    // happen here, before any worker starts, inside the guard as forks are.
     if announce && !quiet && todo_len > 0 {
+        let print_before = guard.take()?;
         let e = super::estimate::estimate(exp, &info.cells, db);
+        if let Some(g) = guard.compare(print_before, None)? {
+            for other in &g.other_sessions {
+                progress.println(&format!(
+                    "note: during exec's trial runs, another session's work: {other}"
+                ));
+            }
+            if !g.held {
+                progress.clear();
+                return Err(run_failed(format!(
+                    "outside runner's schemas, the database changed during exec's trial runs, before any fork: {}. runner never commits what the user's SQL writes, so this is an effect PostgreSQL does not roll back (a sequence, a function that opens its own connection) or another session's commit to a table the experiment names",
+                    g.changes.join("; ")
+                )));
+            }
+        }
         // The estimate covers every cell x fork; a shard or a resume runs
         // a share of them.
         let planned = info.cells.len() as u64 * u64::from(exp.design.forks.get());
@@ -69,16 +102,6 @@ pub(super) fn run_jobs(
     let host = info.shard.as_ref().map(|_| crate::shard::current_host().0);
     // Runner and its workers are "own" CPU time to the sentinel.
     let own = [std::process::id()];
-    let requests: Vec<_> = todo
-        .iter()
-        .map(|job| super::job_request(exp, info, job, db))
-        .collect();
-    // The guard checks what the user's SQL or commands did; a run of
-    // runner's built-in kinds runs only runner's own statements.
-    let user_code = requests
-        .iter()
-        .any(|r| r.baseline.runs_user_code() || r.treatment.runs_user_code());
-    let mut guard = DatabaseGuard::open(db.filter(|_| user_code))?;
     let start = |i: usize| spawn::Worker::start(&requests[i], timeout);
     // Each fork's job_ns runs from the previous fork's commit (the first
     // fork's from here) to its own: the forks' job_ns add up to the run's
@@ -173,10 +196,25 @@ pub(super) fn run_jobs(
         let database_guard = guard.compare(print_before, backends.as_deref())?;
         let changed = database_guard.as_ref().filter(|g| !g.held).map(|g| {
             format!(
-                "outside runner's schemas, the database changed during {label}: {}. runner never commits what the user's SQL writes, so this is an effect PostgreSQL does not roll back (a sequence, a function that opens its own connection) or another session's commit during the fork; the fork's data is discarded",
+                "outside runner's schemas, the database changed during {label}: {}. runner never commits what the user's SQL writes, so this is an effect PostgreSQL does not roll back (a sequence, a function that opens its own connection) or another session's commit to a table the experiment names; the fork's data is discarded",
                 g.changes.join("; ")
             )
         });
+        if let Some(g) = database_guard
+            .as_ref()
+            .filter(|g| !g.other_sessions.is_empty())
+        {
+            // Not the run's: tables its SQL does not name. Said, kept in
+            // run.json, and not held against the fork.
+            let msg = format!(
+                "{label}: another session changed tables this experiment does not name: {}",
+                g.other_sessions.join("; ")
+            );
+            match progress {
+                Progress::Quiet => crate::console::warn(&msg),
+                _ => progress.println(&format!("note: {msg}")),
+            }
+        }
         let failure = match outcome {
             Ok(r) if r.summary.seeded_hash != r.summary.final_hash => format!(
                 "{label}: the table's content changed during the fork (hash {:?} after seeding, {:?} after the last preview): a preview leaked a write",
@@ -306,6 +344,9 @@ fn record_stops(
 struct DatabaseGuard {
     guard: Option<crate::db::guard::Guard>,
     last: Option<crate::db::guard::Fingerprint>,
+    /// The relations the experiment's SQL names (`db::preflight`);
+    /// `None`: every change is the run's.
+    named: Option<std::collections::BTreeSet<String>>,
 }
 
 /// How long the parent waits for a fork's connections to end, so their
@@ -313,11 +354,15 @@ struct DatabaseGuard {
 const CONNECTIONS_CLOSE: Duration = Duration::from_secs(10);
 
 impl DatabaseGuard {
-    fn open(db: Option<&crate::db::DbTarget>) -> Result<DatabaseGuard> {
+    fn open(
+        db: Option<&crate::db::DbTarget>,
+        named: Option<std::collections::BTreeSet<String>>,
+    ) -> Result<DatabaseGuard> {
         let Some(crate::db::DbTarget::Postgres { url, schema }) = db else {
             return Ok(DatabaseGuard {
                 guard: None,
                 last: None,
+                named,
             });
         };
         let guard = crate::db::guard::Guard::connect(url, schema)
@@ -325,6 +370,7 @@ impl DatabaseGuard {
         Ok(DatabaseGuard {
             guard: Some(guard),
             last: None,
+            named,
         })
     }
 
@@ -358,7 +404,7 @@ impl DatabaseGuard {
             .wait_for_workers(backends, CONNECTIONS_CLOSE)
             .and_then(|()| g.take())
             .map_err(|e| run_failed(format!("the database guard: {e}")))?;
-        let record = before.compare(&after);
+        let record = before.compare(&after, self.named.as_ref());
         self.last = Some(after);
         Ok(Some(record))
     }

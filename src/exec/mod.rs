@@ -12,6 +12,7 @@ pub mod estimate;
 pub mod fault;
 mod jobs;
 mod measured;
+pub mod preflight;
 pub mod progress;
 pub mod protocol;
 mod queue;

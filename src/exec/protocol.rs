@@ -65,6 +65,11 @@ pub struct TrialReport {
     /// None: one instance serves both arms (A/A), timed once.
     pub treatment_ns: Option<u64>,
     pub runs: u32,
+    /// The fork's own set-up, untimed by a run: the arms built (a
+    /// connection, `setup`, private copies, a command's `setup`) and the
+    /// agreement check; part of every fork's wall time.
+    #[serde(default)]
+    pub setup_ns: u64,
 }
 
 /// What a worker says, one per line.

@@ -24,6 +24,12 @@ pub struct Trials {
     pub runs: u32,
     /// Processes the trials' commands left running (each killed by runner).
     pub left_processes: u64,
+    /// The cells whose arms were tried, in order; a cell whose arms run
+    /// exactly what an earlier cell's do is not tried again.
+    pub tried: Vec<u32>,
+    /// The longest set-up of a trial worker (the arms built and checked):
+    /// what each fork spends before its first pair.
+    pub setup_ns: u64,
 }
 
 impl Trials {
@@ -93,6 +99,7 @@ pub fn run(exp: &Experiment, cells: &[Cell], db: Option<&DbTarget>) -> Outcome {
         if trials.run_ns(&job.baseline).is_some() && trials.run_ns(&job.treatment).is_some() {
             continue;
         }
+        trials.tried.push(cell.cell);
         let outcome = Worker::start(&job, timeout).and_then(|w| w.run(|_| Ok(()), || {}));
         let r = match outcome {
             Ok(r) => r,
@@ -104,7 +111,8 @@ pub fn run(exp: &Experiment, cells: &[Cell], db: Option<&DbTarget>) -> Outcome {
                     Stopped::Disagreement(f.reason)
                 } else if f.timed_out {
                     Stopped::TimedOut(format!(
-                        "a trial run of `{}` against `{}` {}",
+                        "cell {}: a trial run of `{}` against `{}` {}",
+                        cell.cell,
                         job.baseline_name,
                         job.treatment_name,
                         f.reason
@@ -112,8 +120,8 @@ pub fn run(exp: &Experiment, cells: &[Cell], db: Option<&DbTarget>) -> Outcome {
                     ))
                 } else {
                     let mut why = format!(
-                        "a trial run of `{}` against `{}` failed: {}",
-                        job.baseline_name, job.treatment_name, f.reason
+                        "cell {}: a trial run of `{}` against `{}` failed: {}",
+                        cell.cell, job.baseline_name, job.treatment_name, f.reason
                     );
                     if !f.stderr_tail.is_empty() {
                         why.push_str(&format!(
@@ -132,6 +140,7 @@ pub fn run(exp: &Experiment, cells: &[Cell], db: Option<&DbTarget>) -> Outcome {
             return (trials, Some(Stopped::Failed(why)));
         };
         trials.runs = trials.runs.min(t.runs);
+        trials.setup_ns = trials.setup_ns.max(t.setup_ns);
         let mut add = |kind: &StrategyKind, ns: u64| {
             if trials.run_ns(kind).is_none() {
                 trials.arms.push((kind.clone(), ns));

@@ -242,6 +242,7 @@ fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> 
     // The heap offset is taken before the strategies allocate anything and
     // held until the fork ends, so everything they allocate sits behind it.
     let held = job.layout.map(crate::layout::Held::start);
+    let set_up = std::time::Instant::now();
     let mut arms = build_arms(job)?;
     let pids = arms.backend_pids()?;
     let backends = apply::pin_backends(&pids, cpus.backend);
@@ -256,12 +257,13 @@ fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> 
     }
     let mut draws = draws::Draws::new(job.seed);
     let report = check::check(job, &mut arms, draws.input())?;
+    let setup_ns = set_up.elapsed().as_nanos() as u64;
     let seeded_hash = report.seeded_hash.clone();
     send(out, &WorkerMessage::Checked(report))?;
     out.flush()?;
     wait_for_go(stdin)?;
     if job.trial {
-        return trial::run(job, arms, &mut draws, out);
+        return trial::run(job, arms, &mut draws, out, setup_ns);
     }
     // The backends' CPU time from here to the end of the timed runs falls
     // inside the parent's sentinel window (go to the first record).

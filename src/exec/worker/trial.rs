@@ -51,6 +51,7 @@ pub(super) fn run(
     mut arms: Arms,
     draws: &mut Draws,
     out: &mut impl Write,
+    setup_ns: u64,
 ) -> Result<()> {
     let (baseline_ns, b_runs) = time(&mut arms, Arm::Baseline, draws)?;
     let treatment = if arms.treatment.is_some() {
@@ -62,6 +63,7 @@ pub(super) fn run(
         baseline_ns,
         treatment_ns: treatment.map(|(ns, _)| ns),
         runs: treatment.map_or(b_runs, |(_, n)| n.min(b_runs)),
+        setup_ns,
     };
     arms.teardown()?;
     send(out, &WorkerMessage::Trial(report))?;

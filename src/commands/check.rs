@@ -1,0 +1,437 @@
+//! `runner check`: the plan, with a few trial runs of the arms (contained
+//! as exec's forks are, and on PostgreSQL inside the same database guard)
+//! for the estimate and for what the run would meet. A pre-flight: it
+//! exits 2 for what cannot run as written, and 1 when a trial run fails
+//! or changed the database, after printing the plan.
+//!
+//! [`summarize`] computes a [`CheckSummary`], a plain value (it
+//! serializes as it is); `check_text` renders it.
+
+use super::check_text::{layout_lines, render};
+use super::trial;
+use crate::error::{run_failed, Result};
+use crate::exec::trial::Stopped;
+use crate::plan;
+use crate::spec::{self, Experiment};
+use serde::Serialize;
+use std::path::Path;
+
+/// Everything `check` says, computed before a word is printed.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckSummary {
+    pub experiment: String,
+    pub spec: String,
+    /// `baseline a (sql) vs treatment b (sql)`.
+    pub arms: String,
+    pub design: String,
+    pub placement: String,
+    /// The memory layout each fork gets; empty under `layout = "system"`.
+    pub layout: Vec<String>,
+    /// Where the database arms run; none without one.
+    pub database: Option<String>,
+    pub warnings: Vec<String>,
+    pub seed: String,
+    pub cells_total: u64,
+    /// One line per cell of the plan.
+    pub cells: Vec<String>,
+    /// A percentage gate's self-check cells, sized from the trials.
+    pub sizing: Vec<String>,
+    pub gate: Option<String>,
+    /// The forks cannot bound the gate's rates.
+    pub gate_warning: Option<String>,
+    pub forks: u64,
+    pub jobs: u64,
+    pub pairs: u64,
+    pub measured_pairs: u64,
+    pub trial: TrialSummary,
+    /// What the database guard found around the trials (PostgreSQL).
+    pub guard: Option<GuardSummary>,
+    /// The forecast of the run's duration, with where it came from.
+    pub estimate: String,
+    /// A sequential design's rule and its forecasts.
+    pub stop: Vec<String>,
+    pub analysis: String,
+    pub output: String,
+    /// Why `check` exits non-zero after printing the plan.
+    pub failure: Option<Failure>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TrialSummary {
+    /// The cells whose arms ran (the others run the same arms).
+    pub tried: Vec<u32>,
+    pub cells: usize,
+    pub runs: u32,
+    /// Each timed arm and its median trial run, ns.
+    pub timed: Vec<(String, u64)>,
+    /// A trial that failed or ran into the fork timeout, naming its cell.
+    pub failed: Option<String>,
+    pub left_processes: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GuardSummary {
+    pub held: bool,
+    pub changes: Vec<String>,
+    /// What the trials' rolled-back writes left, per table.
+    pub residue: Vec<String>,
+    pub other_sessions: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Failure {
+    /// 1: a trial run failed or changed the database.
+    pub exit_code: i32,
+    pub message: String,
+}
+
+/// `runner check`: prints the plan; a failed trial prints it too, then
+/// fails (exit 1) with the reason.
+pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
+    crate::interrupt::install();
+    let summary = summarize(spec_path, set)?;
+    let text = render(&summary);
+    match &summary.failure {
+        None => Ok(text),
+        Some(f) => {
+            crate::console::out(&text);
+            Err(run_failed(f.message.clone()))
+        }
+    }
+}
+
+/// The summary of `check` for the experiment file at `spec_path`: the
+/// plan, the catalog's answers, the trials and the forecasts.
+pub fn summarize(spec_path: &Path, set: &[String]) -> Result<CheckSummary> {
+    let loaded = spec::load(spec_path, set)?;
+    let exp = &loaded.experiment;
+    let cells = plan::all_cells(exp, None);
+    let forks = u64::from(exp.design.forks.get());
+    // A percentage gate's 2x and 0.5x cells are sized by the run itself.
+    let to_size = crate::plan::self_check::needs_sizing(exp, None);
+    let groups = crate::plan::self_check::groups(&plan::cells(exp)).len() as u64;
+    let per_group = 1 + u64::from(exp.gate.is_some_and(|g| g.within_check));
+    let cells_total = cells.len() as u64 + if to_size { groups * per_group } else { 0 };
+    let jobs = cells_total * forks;
+    let per_job = plan::Plan::pairs_per_job(exp);
+    let needs_db = exp
+        .design
+        .arms()
+        .iter()
+        .any(|n| exp.strategies[*n].needs_database());
+    let target = if needs_db {
+        crate::db::resolve(&exp.database, "check")
+            .map_err(|e| crate::error::bad_input(e.to_string()))?
+    } else {
+        None
+    };
+    let on_postgres = matches!(target, Some(crate::db::DbTarget::Postgres { .. }));
+    // The trials' commands and scratch folders live in a private folder
+    // of this run, removed however `check` ends.
+    let _temp = crate::exec::private_temp()?;
+    let mut warnings = Vec::new();
+    let database = database_line(exp, target.as_ref(), needs_db, &mut warnings);
+    // What cannot run as written is refused before anything runs (exit 2);
+    // a catalog that cannot be read is a failed trial.
+    let findings = match crate::exec::preflight::run(exp, &cells, target.as_ref()) {
+        Ok(f) => Ok(f),
+        Err(crate::error::RunnerError::RunFailed(m)) => Err(m),
+        Err(e) => return Err(e),
+    };
+    let trials = match &findings {
+        Ok(f) => trial::run(exp, &cells, target.as_ref(), f.clone().map(|f| f.named))?,
+        Err(m) => trial::CheckTrials {
+            outcome: (Default::default(), Some(Stopped::Failed(m.clone()))),
+            guard: None,
+        },
+    };
+    let (timed, stopped) = &trials.outcome;
+    // A percentage gate's 2x cells count with the delay the run would give
+    // them from the baseline the trials measured (or, untimed, what
+    // `estimate_run_ns` guesses), capped at 1 s as the run caps it.
+    let baseline_ns = |c: &plan::Cell| timed.run_ns(&plan::bind(exp, c, &exp.design.baseline));
+    let sized = crate::plan::self_check::estimate(exp, &plan::cells(exp), |c| {
+        baseline_ns(c)
+            .unwrap_or_else(|| plan::estimate_run_ns(exp, c, &exp.design.baseline, on_postgres))
+    });
+    let all_cells = plan::all_cells(exp, sized.as_ref());
+    let estimate =
+        crate::exec::estimate::from_trials(exp, &all_cells, target.as_ref(), &trials.outcome);
+    let sizing = if to_size {
+        sizing_lines(exp, &cells, sized.as_ref(), per_group, &baseline_ns)
+    } else {
+        Vec::new()
+    };
+    let (gate, gate_warning) = gate_lines(exp, forks);
+    let failed = match stopped {
+        Some(Stopped::Failed(why) | Stopped::TimedOut(why)) => Some(why.clone()),
+        _ => None,
+    };
+    let guard = trials.guard.as_ref().map(|g| GuardSummary {
+        held: g.held,
+        changes: g.changes.clone(),
+        residue: g
+            .residue
+            .iter()
+            .flatten()
+            .map(|r| {
+                format!(
+                    "{} dead row version{} in {}",
+                    r.dead_rows,
+                    if r.dead_rows == 1 { "" } else { "s" },
+                    r.table
+                )
+            })
+            .collect(),
+        other_sessions: g.other_sessions.clone(),
+    });
+    let failure = if let Some(why) = &failed {
+        Some(Failure {
+            exit_code: 1,
+            message: crate::exec::preflight::with_privileges(format!(
+                "check's trial run failed, as exec's first fork would: {why}"
+            )),
+        })
+    } else {
+        guard.as_ref().filter(|g| !g.held).map(|g| Failure {
+            exit_code: 1,
+            message: format!(
+                "outside runner's schemas, the database changed during check's trial runs: {}. runner never commits what the user's SQL writes, so this is an effect PostgreSQL does not roll back (a sequence, a function that opens its own connection) or another session's commit to a table the experiment names",
+                g.changes.join("; ")
+            ),
+        })
+    };
+    Ok(CheckSummary {
+        experiment: exp.name.clone(),
+        spec: spec_path.display().to_string(),
+        arms: arms_line(exp),
+        design: format!(
+            "{} forks per cell x ({} warm-up + {} measured pairs), {} order, pad_baseline {}, {} schedule",
+            forks,
+            exp.design.warmup_pairs,
+            exp.design.pairs,
+            exp.design.ordering,
+            exp.design.pad_baseline,
+            exp.design.schedule
+        ),
+        placement: placement_line(exp, on_postgres),
+        layout: layout_lines(exp),
+        database,
+        warnings,
+        seed: exp
+            .seed
+            .map_or("drawn at exec time".to_string(), |s| s.to_string()),
+        cells_total,
+        cells: cells.iter().map(|c| cell_line(exp, c)).collect(),
+        sizing,
+        gate,
+        gate_warning,
+        forks,
+        jobs,
+        pairs: jobs * per_job,
+        measured_pairs: jobs * u64::from(exp.design.pairs.get()),
+        trial: TrialSummary {
+            tried: timed.tried.clone(),
+            cells: cells.len(),
+            runs: estimate.runs,
+            timed: estimate.timed.clone(),
+            failed,
+            left_processes: timed.left_processes,
+        },
+        guard,
+        estimate: estimate.describe(),
+        stop: crate::exec::stop_estimate::check_line(exp, &all_cells, target.as_ref(), &estimate)
+            .lines()
+            .map(str::to_owned)
+            .collect(),
+        analysis: format!(
+            "{} ({} resamples x {} measured pairs, after the forks)",
+            crate::exec::estimate::approx(super::estimate_analysis_ns(exp, cells_total)),
+            exp.analysis.resamples,
+            jobs * u64::from(exp.design.pairs.get())
+        ),
+        output: format!(
+            "exec writes reports/{}/ and replaces the report there once the run completes (--out DIR to write elsewhere)",
+            exp.name
+        ),
+        failure,
+    })
+}
+
+fn arms_line(exp: &Experiment) -> String {
+    let strategy = |name: &str| format!("{name} ({})", exp.strategies[name].label());
+    format!(
+        "baseline {} vs treatment {}{}",
+        strategy(&exp.design.baseline),
+        exp.design
+            .variants()
+            .iter()
+            .map(|t| strategy(t))
+            .collect::<Vec<_>>()
+            .join(", "),
+        if exp.design.is_aa() {
+            " (A/A, one shared instance)"
+        } else {
+            ""
+        }
+    )
+}
+
+fn placement_line(exp: &Experiment, on_postgres: bool) -> String {
+    let allowed = crate::placement::pin::allowed_cpus();
+    let placements: Vec<crate::placement::Placement> = if exp.grid.placement.is_empty() {
+        vec![exp.design.placement]
+    } else {
+        exp.grid.placement.clone()
+    };
+    let planned: Vec<String> = placements
+        .iter()
+        .map(|p| match p.cpus(&allowed) {
+            // A database backend is placed only where a run has one.
+            Ok(c) => match (c.worker, c.backend.filter(|_| on_postgres)) {
+                (None, _) => format!("{p} (left to the scheduler)"),
+                (Some(w), Some(b)) => {
+                    format!("{p} (worker on CPU {w}, a local database backend on CPU {b})")
+                }
+                (Some(w), None) => format!("{p} (worker on CPU {w})"),
+            },
+            Err(why) => format!("{p} ({why})"),
+        })
+        .collect();
+    format!(
+        "{}; runner may use CPUs {}",
+        planned.join(", "),
+        crate::placement::pin::cpu_list(&allowed)
+    )
+}
+
+/// Where the database arms run, and (read-only) a warning about the role.
+fn database_line(
+    exp: &Experiment,
+    target: Option<&crate::db::DbTarget>,
+    needs_db: bool,
+    warnings: &mut Vec<String>,
+) -> Option<String> {
+    use crate::db::DbTarget;
+    let copies = if exp.database.private_copies.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; private copies per fork of {}",
+            exp.database.private_copies.join(", ")
+        )
+    };
+    Some(match target {
+        Some(DbTarget::Postgres { url, .. }) => {
+            let source = if crate::db::env_url().is_some() {
+                "RUNNER_DATABASE_URL"
+            } else {
+                "database.url"
+            };
+            let at = crate::db::postgres::Endpoint::parse(url)
+                .map_or("(unparsable URL)".to_string(), |e| e.to_string());
+            match crate::db::postgres::role_warning(url) {
+                Ok(Some(w)) => warnings.push(w),
+                Ok(None) => {}
+                Err(e) => warnings.push(format!("could not read the role's privileges: {e}")),
+            }
+            format!("postgres at {at} (from {source}){copies}")
+        }
+        Some(DbTarget::Sqlite) => {
+            "sqlite (embedded, in memory; set RUNNER_DATABASE_URL to use PostgreSQL)".into()
+        }
+        Some(DbTarget::SqliteFile { file }) => {
+            format!("sqlite (embedded, an in-memory copy of {file} per arm){copies}")
+        }
+        None if needs_db => "none usable".into(),
+        None => return None,
+    })
+}
+
+fn cell_line(exp: &Experiment, c: &plan::Cell) -> String {
+    let role = match c.role {
+        plan::Role::Experiment => String::new(),
+        _ => {
+            let (b, _) = c.arms(&exp.design);
+            format!(" (gate self-check: `{b}` against itself)")
+        }
+    };
+    // The delay only when the grid sweeps it, as the report names cells.
+    let mut params = exp.grid.labelled(&c.params);
+    if exp.grid.delay_ns.len() < 2 && c.role == plan::Role::Experiment && params.len() > 1 {
+        params = plan::group_params(&params);
+    }
+    format!(
+        "cell {:<3} {}{role}",
+        c.cell,
+        crate::report::format::params(&params)
+    )
+}
+
+fn sizing_lines(
+    exp: &Experiment,
+    cells: &[plan::Cell],
+    sized: Option<&crate::plan::self_check::GateSizing>,
+    per_group: u64,
+    baseline_ns: &dyn Fn(&plan::Cell) -> Option<u64>,
+) -> Vec<String> {
+    let mut out = vec![format!(
+        "and {} gate self-check cell{} per group at twice{} the threshold, sized once the cells above have run (`{}` against itself)",
+        if per_group == 2 { "two" } else { "one" },
+        if per_group == 2 { "s" } else { "" },
+        if per_group == 2 { " and at half" } else { "" },
+        exp.design.baseline
+    )];
+    for g in sized.iter().flat_map(|s| &s.groups) {
+        let capped = crate::plan::self_check::power_delay_capped(g.threshold_ns);
+        let measured = g
+            .cells
+            .first()
+            .and_then(|&c| cells.iter().find(|x| x.cell == c))
+            .is_some_and(|c| baseline_ns(c).is_some());
+        out.push(format!(
+            "  estimated here from {} of {}: {} injected{}",
+            if measured {
+                "the trial runs' median baseline run"
+            } else {
+                "a guessed baseline run"
+            },
+            crate::report::format::duration(g.baseline_median_ns),
+            crate::report::format::delay(g.delay_ns as f64),
+            if capped {
+                " (capped at 1 s, runner's largest delay; twice the threshold would be more)"
+            } else {
+                ""
+            }
+        ));
+    }
+    out
+}
+
+/// The gate's line, and a warning when the forks cannot bound its rates.
+fn gate_lines(exp: &Experiment, forks: u64) -> (Option<String>, Option<String>) {
+    let Some(g) = &exp.gate else {
+        return (None, None);
+    };
+    let line = format!(
+        "max_slowdown {}, {} interval decides, self-check {}, min_power {}, max_false_block {}; exit 0 pass, 3 regression, 4 inconclusive",
+        g.max_slowdown,
+        g.statistic,
+        if g.self_check { "on" } else { "off" },
+        g.min_power,
+        g.max_false_block
+    );
+    let confidence = exp.analysis.confidence;
+    let needed = crate::stats::gate::forks_to_bound(g.max_false_block, confidence)
+        .max(crate::stats::gate::forks_for_power(g.min_power, confidence));
+    let warning = (g.self_check && forks < u64::from(needed) && needed < u32::MAX).then(|| {
+        format!(
+            "with {forks} forks per cell the self-check cannot bound the gate's error rates at {} or show a power of {} (one-sided {} bounds), so the gate will be inconclusive; it needs at least {needed} forks per cell (--set {}={needed})",
+            crate::report::format::percent(g.max_false_block),
+            crate::report::format::percent(g.min_power),
+            crate::report::format::percent(confidence),
+            exp.design.forks_key(),
+        )
+    });
+    (Some(line), warning)
+}
