@@ -16,7 +16,9 @@ pub mod config;
 pub mod guard;
 pub mod locks;
 pub mod names;
+mod pg_copies;
 mod pg_session;
+pub mod plans;
 pub mod postgres;
 pub mod preflight;
 pub mod session;
@@ -25,7 +27,7 @@ mod sqlite_session;
 pub mod statements;
 
 use crate::preview::Model;
-pub use config::{Backend, DatabaseConfig};
+pub use config::{Backend, DatabaseConfig, SqlOptions};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::fmt;

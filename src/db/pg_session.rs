@@ -24,9 +24,11 @@
 //! untimed `SAVEPOINT` and an untimed `ROLLBACK TO SAVEPOINT`. Values arrive
 //! as text.
 
+use super::names::{self, Name};
+use super::plans::{CopyMade, StatementPlan};
 use super::postgres::{check_ours, connect, marker, pg, schema_comment};
 use super::session::{tag, Digest, SqlSession, StatementRows};
-use super::statements::{split, SqlDialect};
+use super::statements::{explainable, split, SqlDialect};
 use super::DbError;
 use postgres::{Client, SimpleQueryMessage};
 
@@ -38,6 +40,11 @@ pub struct PgSession {
     /// The fork's transaction, to tell after each run that it is still open.
     xid: String,
     joined: String,
+    /// The arm's schema, where its private copies are.
+    schema: String,
+    /// The tables it has private copies of, and what they cost.
+    sources: Vec<Name>,
+    copies: Vec<CopyMade>,
 }
 
 fn ident(name: &str) -> String {
@@ -54,6 +61,7 @@ impl PgSession {
         slot: &str,
         search_path: &[String],
         setup: Option<&str>,
+        private_copies: &[String],
     ) -> Result<PgSession, DbError> {
         if !SLOTS.contains(&slot) {
             return Err(DbError::BadRunId(format!("{run_schema}_{slot}")));
@@ -90,6 +98,8 @@ impl PgSession {
             ))
             .map_err(pg("open the fork's transaction and create the strategy's schema"))?;
         let xid = txid(&mut client)?;
+        let (sources, copies) =
+            super::pg_copies::make(&mut client, &schema, search_path, private_copies)?;
         // The strategy's schema first (what `setup` creates goes there),
         // then the user's: `setup` reads their tables as `run` does.
         let path: Vec<String> = std::iter::once(schema.clone())
@@ -99,6 +109,7 @@ impl PgSession {
             .batch_execute(&format!("SET LOCAL search_path TO {}", path.join(", ")))
             .map_err(pg("set search_path"))?;
         if let Some(sql) = setup {
+            let sql = &rewrite(sql, &sources, &schema);
             let statements = split(sql, SqlDialect::Postgres).map_err(|r| DbError::Postgres {
                 context: "setup",
                 message: r.message,
@@ -115,6 +126,9 @@ impl PgSession {
             client,
             xid,
             joined: String::new(),
+            schema,
+            sources,
+            copies,
         };
         session.still_ours("setup")?;
         Ok(session)
@@ -126,6 +140,16 @@ impl PgSession {
             Ok(x) if x == self.xid => Ok(()),
             _ => Err(DbError::TransactionEnded(after)),
         }
+    }
+}
+
+/// `sql` with its schema-qualified references to a copied table pointed
+/// at the copy in `schema`.
+fn rewrite(sql: &str, sources: &[Name], schema: &str) -> String {
+    if sources.is_empty() {
+        sql.to_owned()
+    } else {
+        names::rewrite(sql, SqlDialect::Postgres, sources, schema)
     }
 }
 
@@ -221,6 +245,45 @@ impl SqlSession for PgSession {
         } else {
             Err(DbError::TransactionEnded("a measured run"))
         }
+    }
+
+    fn rewrite(&self, sql: &str) -> String {
+        rewrite(sql, &self.sources, &self.schema)
+    }
+
+    fn copies(&self) -> Vec<CopyMade> {
+        self.copies.clone()
+    }
+
+    /// Each statement under `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)`
+    /// where EXPLAIN takes it (else as it is), under a savepoint rolled
+    /// back after the last, as a measured run is.
+    fn explain(&mut self, statements: &[String]) -> Result<Vec<StatementPlan>, DbError> {
+        self.begin()?;
+        let mut plans = Vec::new();
+        for s in statements {
+            let json = if explainable(s, SqlDialect::Postgres) {
+                let reply = self
+                    .client
+                    .simple_query(&format!("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {s}"))
+                    .map_err(pg("EXPLAIN"))?;
+                let text = first_value(&reply).unwrap_or_default();
+                Some(serde_json::from_str(&text).map_err(|e| DbError::Postgres {
+                    context: "EXPLAIN",
+                    message: format!("the server's plan is not JSON: {e}"),
+                })?)
+            } else {
+                self.client.simple_query(s).map_err(pg("EXPLAIN"))?;
+                None
+            };
+            plans.push(StatementPlan {
+                statement: s.clone(),
+                json,
+                query_plan: Vec::new(),
+            });
+        }
+        SqlSession::rollback(self)?;
+        Ok(plans)
     }
 
     /// Rolls back the fork's transaction: the schema, setup's objects and

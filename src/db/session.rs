@@ -9,7 +9,8 @@
 //! A row's hash covers each value's type and bytes (SQLite) or its text
 //! (PostgreSQL's simple protocol), NULL distinct from any text.
 
-use super::{DbError, DbTarget};
+use super::plans::{CopyMade, StatementPlan};
+use super::{DbError, DbTarget, SqlOptions};
 use std::hash::{DefaultHasher, Hasher};
 
 /// Rows as text per statement (`None` is NULL), for the checks.
@@ -35,6 +36,18 @@ pub trait SqlSession {
     fn backend_pid(&mut self) -> Result<Option<u32>, DbError> {
         Ok(None)
     }
+    /// `sql` as this session runs it: references to a private copy
+    /// pointed at the copy.
+    fn rewrite(&self, sql: &str) -> String {
+        sql.to_owned()
+    }
+    /// The private copies set-up made.
+    fn copies(&self) -> Vec<CopyMade> {
+        Vec::new()
+    }
+    /// Runs `statements` once more, untimed and rolled back, each under
+    /// EXPLAIN where the backend takes it, and returns their plans.
+    fn explain(&mut self, statements: &[String]) -> Result<Vec<StatementPlan>, DbError>;
 }
 
 /// Opens a session for the arm in `slot` (`b`, `t`), runs `setup` in its
@@ -46,13 +59,31 @@ pub fn open(
     search_path: &[String],
     setup: Option<&str>,
 ) -> Result<Box<dyn SqlSession>, DbError> {
+    open_with(target, slot, search_path, setup, &SqlOptions::default())
+}
+
+/// [`open`], with the private copies of `options` made first (PostgreSQL:
+/// in the arm's schema, before `setup`; SQLite: every table of the
+/// session's database already is one).
+pub fn open_with(
+    target: &DbTarget,
+    slot: &str,
+    search_path: &[String],
+    setup: Option<&str>,
+    options: &SqlOptions,
+) -> Result<Box<dyn SqlSession>, DbError> {
     use super::{pg_session::PgSession, sqlite_session::SqliteSession};
     Ok(match target {
         DbTarget::Sqlite => Box::new(SqliteSession::open(None, setup)?),
         DbTarget::SqliteFile { file } => Box::new(SqliteSession::open(Some(file), setup)?),
-        DbTarget::Postgres { url, schema } => {
-            Box::new(PgSession::open(url, schema, slot, search_path, setup)?)
-        }
+        DbTarget::Postgres { url, schema } => Box::new(PgSession::open(
+            url,
+            schema,
+            slot,
+            search_path,
+            setup,
+            &options.private_copies,
+        )?),
     })
 }
 

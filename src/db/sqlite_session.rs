@@ -10,6 +10,7 @@
 //! the rows are computed as they are read, so reading them, and hashing
 //! their values into the fingerprint, is part of the timed region.
 
+use super::plans::StatementPlan;
 use super::session::{tag, Digest, SqlSession, StatementRows};
 use super::DbError;
 use rusqlite::types::ValueRef;
@@ -105,6 +106,36 @@ impl SqlSession for SqliteSession {
             }
         }
         Ok(digest.finish())
+    }
+
+    /// `EXPLAIN QUERY PLAN` of each statement, then the statement itself
+    /// (so the next sees its effect), inside a transaction rolled back
+    /// after the last.
+    fn explain(&mut self, statements: &[String]) -> Result<Vec<StatementPlan>, DbError> {
+        self.begin()?;
+        let mut plans = Vec::new();
+        for sql in statements {
+            let mut query_plan = Vec::new();
+            {
+                let mut stmt = self
+                    .conn
+                    .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+                    .map_err(err("EXPLAIN QUERY PLAN"))?;
+                let mut rows = stmt.raw_query();
+                while let Some(row) = rows.next().map_err(err("EXPLAIN QUERY PLAN"))? {
+                    let detail: String = row.get(3).map_err(err("EXPLAIN QUERY PLAN"))?;
+                    query_plan.push(detail);
+                }
+            }
+            self.run(std::slice::from_ref(sql), None)?;
+            plans.push(StatementPlan {
+                statement: sql.clone(),
+                json: None,
+                query_plan,
+            });
+        }
+        self.rollback()?;
+        Ok(plans)
     }
 
     fn rollback(&mut self) -> Result<(), DbError> {

@@ -142,6 +142,26 @@ pub fn check(sql: &str, dialect: SqlDialect, role: SqlRole) -> Result<usize, Ref
     Ok(ranges.len())
 }
 
+/// Whether EXPLAIN takes the statement: a query or a write (INSERT,
+/// UPDATE, DELETE, MERGE); not DDL, SET or `DO`.
+pub fn explainable(sql: &str, dialect: SqlDialect) -> bool {
+    let d = dialect.dialect();
+    match Parser::parse_sql(d.as_ref(), sql) {
+        Ok(parsed) => {
+            parsed.len() == 1
+                && matches!(
+                    parsed[0],
+                    Statement::Query(_)
+                        | Statement::Insert(_)
+                        | Statement::Update { .. }
+                        | Statement::Delete(_)
+                        | Statement::Merge { .. }
+                )
+        }
+        Err(_) => false,
+    }
+}
+
 fn first_words(stmt: &Statement) -> String {
     let text = stmt.to_string();
     let words: Vec<&str> = text.split_whitespace().take(2).collect();

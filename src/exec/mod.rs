@@ -143,6 +143,7 @@ fn job_request(
         layout: crate::layout::plan(plan::layout(exp, cell), info.seeds.master, job.seed),
         temp_dir: crate::temp::private_root(),
         trial: false,
+        sql: exp.database.sql_options(),
     }
 }
 

@@ -55,6 +55,9 @@ pub struct JobRequest {
     /// reports them in a [`WorkerMessage::Trial`].
     #[serde(default)]
     pub trial: bool,
+    /// `[database]` options of `sql` arms: private copies, explain.
+    #[serde(default)]
+    pub sql: crate::db::SqlOptions,
 }
 
 /// A trial job's timings: each instance's median run (ns) after one run

@@ -139,6 +139,7 @@ mod tests {
             layout: None,
             temp_dir: None,
             trial: false,
+            sql: Default::default(),
         }
     }
 

@@ -83,6 +83,7 @@ pub(super) fn request(exp: &Experiment, cell: &Cell, db: Option<&DbTarget>) -> J
         layout: None,
         temp_dir: crate::temp::private_root(),
         trial: true,
+        sql: exp.database.sql_options(),
     }
 }
 

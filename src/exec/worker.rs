@@ -182,6 +182,7 @@ fn build_arms(job: &JobRequest) -> Result<Arms> {
         slot,
         name,
         table: tables[usize::from(slot == "t")].as_deref(),
+        sql: &job.sql,
     };
     let baseline =
         strategy::build(&job.baseline, &at("b", &job.baseline_name)).with_context(|| {
@@ -208,6 +209,35 @@ fn build_arms(job: &JobRequest) -> Result<Arms> {
         );
     }
     Ok(arms)
+}
+
+/// After the measured runs, untimed: the arms' private copies, and with
+/// `explain = true` their plans for one more input of the job's stream.
+fn sql_record(
+    job: &JobRequest,
+    arms: &mut Arms,
+    draws: &mut draws::Draws,
+) -> Result<Option<Box<crate::run_folder::ForkSql>>> {
+    let mut copies = arms.baseline.copies();
+    if let Some(t) = &arms.treatment {
+        copies.extend(t.copies());
+    }
+    let plans = if job.sql.explain {
+        let input = draws.input();
+        let baseline = arms.baseline.explain(input)?;
+        let treatment = match &mut arms.treatment {
+            Some(t) => t.explain(input)?,
+            None => None,
+        };
+        (baseline.is_some() || treatment.is_some()).then(|| crate::run_folder::ArmPlans {
+            baseline: baseline.unwrap_or_default(),
+            treatment,
+        })
+    } else {
+        None
+    };
+    Ok((!copies.is_empty() || plans.is_some())
+        .then(|| Box::new(crate::run_folder::ForkSql { copies, plans })))
 }
 
 /// Whether the two arms' fingerprints must match run for run: both compute
@@ -314,6 +344,7 @@ fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> 
         send(out, &WorkerMessage::Pair(r))?;
     }
     out.flush()?;
+    let sql = sql_record(job, &mut timer.arms, &mut draws)?;
     let final_hash = timer.arms.content_hash()?;
     timer.arms.teardown()?;
     let summary = ForkSummary {
@@ -331,6 +362,7 @@ fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> 
             .iter()
             .any(|k| matches!(k, StrategyKind::Command(_))),
         layout: held.as_ref().map(|h| Box::new(h.record(stack_page))),
+        sql,
     };
     if summary.checksum_baseline != summary.checksum_treatment
         && same_fingerprints(&job.baseline, &job.treatment)

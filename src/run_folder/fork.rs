@@ -56,6 +56,31 @@ pub struct ForkSummary {
     /// under `layout = "system"` and in runs recorded before runner had it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout: Option<Box<crate::layout::ForkLayout>>,
+    /// What the fork's `sql` arms made and planned besides their runs:
+    /// private copies, and with `explain = true` each arm's plans; absent
+    /// without either.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sql: Option<Box<ForkSql>>,
+}
+
+/// A fork's private copies and plans (`[database]` private_copies, explain).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ForkSql {
+    /// Every copy the fork made (each arm makes its own).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub copies: Vec<crate::db::plans::CopyMade>,
+    /// Each arm's statements and plans, run once after the measured runs,
+    /// untimed and rolled back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plans: Option<ArmPlans>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ArmPlans {
+    pub baseline: Vec<crate::db::plans::StatementPlan>,
+    /// None: one instance serves both arms (A/A).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub treatment: Option<Vec<crate::db::plans::StatementPlan>>,
 }
 
 impl ForkSummary {
@@ -76,6 +101,7 @@ impl ForkSummary {
             left_processes: 0,
             commands_contained: false,
             layout: None,
+            sql: None,
         }
     }
 }

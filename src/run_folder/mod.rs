@@ -23,7 +23,7 @@ pub mod invocation;
 pub mod partial;
 pub mod recorded;
 
-pub use fork::{file_stem, CheckReport, ForkRecord, ForkSummary};
+pub use fork::{file_stem, ArmPlans, CheckReport, ForkRecord, ForkSql, ForkSummary};
 pub use imported::{Imported, ImportedFork};
 pub use invocation::Invocation;
 

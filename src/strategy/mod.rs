@@ -94,7 +94,27 @@ pub trait Strategy {
     fn teardown(&mut self) -> anyhow::Result<()> {
         Ok(())
     }
+
+    /// The private copies its set-up made (an `sql` arm's).
+    fn copies(&self) -> Vec<crate::db::plans::CopyMade> {
+        Vec::new()
+    }
+
+    /// Once, after the fork's measured runs and untimed: its statements
+    /// for `input` under EXPLAIN, rolled back (`None`: not SQL).
+    fn explain(
+        &mut self,
+        _input: u64,
+    ) -> anyhow::Result<Option<Vec<crate::db::plans::StatementPlan>>> {
+        Ok(None)
+    }
 }
+
+/// The `[database]` options of a run without any.
+static NO_SQL_OPTIONS: crate::db::SqlOptions = crate::db::SqlOptions {
+    private_copies: Vec::new(),
+    explain: false,
+};
 
 /// What building a strategy needs besides its kind.
 #[derive(Debug, Clone, Copy)]
@@ -113,6 +133,8 @@ pub struct Setting<'a> {
     /// the exec parent before the fork (`exec::tables`); none: it makes
     /// its own.
     pub table: Option<&'a str>,
+    /// `[database]` options of `sql` arms: private copies, explain.
+    pub sql: &'a crate::db::SqlOptions,
 }
 
 impl<'a> Setting<'a> {
@@ -123,6 +145,7 @@ impl<'a> Setting<'a> {
             slot: "b",
             name: "strategy",
             table: None,
+            sql: &NO_SQL_OPTIONS,
         }
     }
 }

@@ -28,19 +28,20 @@ impl Sql {
             DbTarget::Postgres { .. } => SqlDialect::Postgres,
             _ => SqlDialect::Sqlite,
         };
-        let text = &spec.run.text;
-        let statements = split(text, dialect)
-            .map_err(|r| anyhow::anyhow!("{}", r.message))?
-            .into_iter()
-            .map(|r| Template::compile(&text[r]))
-            .collect::<Result<Vec<_>, _>>()?;
         let setup = spec
             .setup
             .as_ref()
             .map(|s| Template::compile(&s.text).map(|t| t.render(0)))
             .transpose()?;
-        let session = session::open(db, at.slot, &spec.search_path, setup.as_deref())
+        let session = session::open_with(db, at.slot, &spec.search_path, setup.as_deref(), at.sql)
             .with_context(|| format!("setting up sql strategy `{}` on {db}", at.name))?;
+        // Schema-qualified references to a private copy now name the copy.
+        let text = &session.rewrite(&spec.run.text);
+        let statements = split(text, dialect)
+            .map_err(|r| anyhow::anyhow!("{}", r.message))?
+            .into_iter()
+            .map(|r| Template::compile(&text[r]))
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Sql {
             name: at.name.to_string(),
             session,
@@ -107,5 +108,20 @@ impl Strategy for Sql {
     fn teardown(&mut self) -> Result<()> {
         self.session.close()?;
         Ok(())
+    }
+
+    fn copies(&self) -> Vec<crate::db::plans::CopyMade> {
+        self.session.copies()
+    }
+
+    fn explain(&mut self, input: u64) -> Result<Option<Vec<crate::db::plans::StatementPlan>>> {
+        for (t, out) in self.statements.iter().zip(&mut self.rendered) {
+            t.render_into(input, out);
+        }
+        let plans = self
+            .session
+            .explain(&self.rendered)
+            .with_context(|| format!("EXPLAIN of strategy `{}` on input {input}", self.name))?;
+        Ok(Some(plans))
     }
 }
