@@ -335,8 +335,9 @@ pub(super) fn one_run(info: &RunInfo) -> String {
     } else {
         ""
     };
+    let plans = super::sql::plan_sentence(info).map_or(String::new(), |s| format!("{s} "));
     format!(
-        "These figures come from {on} ({up_to}{} forks per cell, master seed {}). A repeat with the same seed runs the same schedule, inputs and analysis, but measures new timings, so {moves}.",
+        "{plans}These figures come from {on} ({up_to}{} forks per cell, master seed {}). A repeat with the same seed runs the same schedule, inputs and analysis, but measures new timings, so {moves}.",
         exp.design.forks, info.seeds.master
     )
 }

@@ -21,6 +21,7 @@ mod machines;
 pub mod overhead;
 mod placement;
 mod reproduce;
+mod sql;
 mod stop;
 
 pub use cells::{CellText, CellView};
@@ -143,6 +144,9 @@ pub struct Context<'a> {
     /// A sequential design's rule and where each cell stopped; none for a
     /// fixed design.
     pub stop: Option<StopView>,
+    /// `sql` arms: their setup and search_path, private copies, plans;
+    /// none when no arm runs SQL.
+    pub sql: Option<sql::SqlView>,
 }
 
 /// `analysis.json`'s `headline`: the first group's fields at top level, and
@@ -403,6 +407,7 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
         },
         environment: &info.environment,
         database: database_view(info),
+        sql: sql::build(info),
         run: run_view(info),
         reproduce: reproduce::build(info),
         shard: machines::shard(info),
