@@ -61,19 +61,6 @@ pub fn render(s: &CheckSummary) -> String {
         &format!("{} in total ({} measured)", s.pairs, s.measured_pairs),
     );
     let t = &s.trial;
-    if t.cells > 1 && !t.tried.is_empty() {
-        let tried: Vec<String> = t.tried.iter().map(u32::to_string).collect();
-        let text = if t.tried.len() == t.cells {
-            format!("ran the arms of every cell ({})", tried.join(", "))
-        } else {
-            format!(
-                "ran the arms of cell{} {}; the other cells run the same arms",
-                if tried.len() == 1 { "" } else { "s" },
-                tried.join(", ")
-            )
-        };
-        line(&mut out, "trial", &text);
-    }
     if !t.timed.is_empty() {
         let arms: Vec<String> = t
             .timed
@@ -89,6 +76,19 @@ pub fn render(s: &CheckSummary) -> String {
                 arms.join(", ")
             ),
         );
+    }
+    if t.cells > 1 && !t.tried.is_empty() {
+        let tried: Vec<String> = t.tried.iter().map(u32::to_string).collect();
+        let text = if t.tried.len() == t.cells {
+            format!("ran the arms of every cell ({})", tried.join(", "))
+        } else {
+            format!(
+                "ran the arms of cell{} {}; the other cells run the same arms",
+                if tried.len() == 1 { "" } else { "s" },
+                tried.join(", ")
+            )
+        };
+        line(&mut out, "trial", &text);
     }
     if let Some(why) = &t.failed {
         // What exec's first fork would meet, said now; the estimate is a

@@ -262,16 +262,19 @@ impl Fingerprint {
     /// What changed from `self` (before the fork) to `after`, one sentence
     /// per object, and the counts compared. `named`: the relations the
     /// experiment's SQL names (`db::preflight`); a change or residue in a
-    /// table or sequence outside it is another session's, said in
-    /// `other_sessions` and not held against the run. `None`: every
-    /// change is the run's. Schemas, functions and large objects are
-    /// always the run's.
+    /// table outside it is another session's, said in `other_sessions`
+    /// and not held against the run. `None`: every change is the run's.
+    /// Sequences, schemas, functions and large objects are always the
+    /// run's.
     pub fn compare(&self, after: &Fingerprint, named: Option<&BTreeSet<String>>) -> GuardRecord {
         let mut changes = Vec::new();
         let mut residue = Vec::new();
         let mut others = Vec::new();
+        // A sequence is always the run's: a function the SQL calls may
+        // move any sequence, and no rollback undoes that.
         let ours = |key: &str, kind: &str| {
-            matches!(kind, "schema" | "function") || named.is_none_or(|n| n.contains(key))
+            matches!(kind, "schema" | "function" | "sequence")
+                || named.is_none_or(|n| n.contains(key))
         };
         let name = |key: &str, s: &State| {
             if s.kind == "schema" || s.kind == "function" {
