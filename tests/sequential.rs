@@ -337,13 +337,13 @@ fn check_states_the_rule_and_the_forks_a_target_needs() {
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(o.status.success(), "{}", err_of(&o));
     assert!(
-        out.contains("stop        each cell runs until its interval's half-width is at most 1us or its interval excludes 0, with 3 to 8 forks; at most "),
+        out.contains("stop        each cell runs until its interval's half-width is at most 1us or its interval excludes 0, with 3 to 8 forks; forecast: about "),
         "{out}"
     );
     // A preview of a few µs per run spreads by nanoseconds: 1 µs needs
     // no more than min_forks.
     assert!(
-        out.contains("            half_width 1us: at least 3 forks per cell, about "),
+        out.contains("            half_width 1us: forecast: at least 3 forks per cell, about "),
         "{out}"
     );
     assert!(

@@ -8,7 +8,8 @@
 //! its D give the spread of one pair's difference. A fork's estimate is the
 //! median of its pairs' D, whose standard error is about
 //! sqrt(pi / 2) sd(D) / sqrt(pairs) for roughly normal D (sd taken
-//! robustly, as 1.4826 times the median absolute deviation); the rule's
+//! robustly, as 1.4826 times the median absolute deviation, which is the
+//! standard deviation for normal data); the rule's
 //! interval after n forks is `stats::sequential::multiplier(n)` times the
 //! forks' spread over sqrt(n). The trial sees the spread of D inside one
 //! process only: forks differ from each other by more (a fresh process
@@ -45,7 +46,7 @@ pub fn check_line(
     let per_fork_ns = estimate.total_ns / (u64::from(max) * cells.len().max(1) as u64).max(1);
     let time = |forks: u32| human(per_fork_ns * u64::from(forks) * cells.len() as u64);
     let mut out = format!(
-        "stop        {}; at most {}, at least {} (min_forks in every cell)\n",
+        "stop        {}; forecast: about {} if every cell runs max_forks, {} if every cell stops at min_forks\n",
         crate::spec::describe_rule(&rule, exp.gate.is_some()),
         time(max),
         time(rule.min_forks.get())
@@ -69,10 +70,15 @@ pub fn check_line(
 struct Trial {
     pairs: usize,
     sd_ns: f64,
+    /// The median D: what `decide` needs the interval to leave 0 by.
+    centre_ns: f64,
     baseline_median_ns: f64,
 }
 
-/// The forks the target needs and their time, in words.
+/// The forks the rule needs and their time, in words: the first look at
+/// which the rule's interval (the confidence sequence over fork estimates,
+/// `stats::sequential::multiplier`) is narrow enough for the target, or,
+/// with `decide` and no gate, leaves 0 at the trial's median D.
 fn reach(
     rule: &StopRule,
     target: HalfWidth,
@@ -82,24 +88,28 @@ fn reach(
 ) -> String {
     let target_ns = target.ns_for(t.baseline_median_ns);
     let pairs = f64::from(exp.design.pairs.get());
+    // A fork's estimate is the median of its pairs' D: its spread from
+    // fork to fork, if forks differed no more than pairs in one process.
     let fork_se = (std::f64::consts::PI / 2.0).sqrt() * t.sd_ns / pairs.sqrt();
     let confidence = exp.analysis.confidence;
     let half_width = |n: u32| {
         stats::sequential::multiplier(n as usize, confidence) * fork_se / f64::from(n).sqrt()
     };
+    let decides = rule.decide && exp.gate.is_none();
+    let met = |n: u32| half_width(n) <= target_ns || (decides && half_width(n) < t.centre_ns.abs());
     let seen = format!(
-        "{} pairs of a shortened fork: D spreads {} (1.4826 MAD), so a fork's median about {}",
+        "{} pairs of a shortened fork: D spreads {} (a robust standard deviation), so a fork's estimate about {}",
         t.pairs,
         crate::report::format::duration(t.sd_ns),
         crate::report::format::duration(fork_se)
     );
-    match (rule.min_forks.get()..=rule.max_forks.get()).find(|&n| half_width(n) <= target_ns) {
+    match (rule.min_forks.get()..=rule.max_forks.get()).find(|&n| met(n)) {
         Some(n) => format!(
-            "at least {n} forks per cell, about {} ({seen}; forks differ by more than pairs in one process, so likely more)",
+            "forecast: at least {n} forks per cell, about {} ({seen}; forks differ by more than pairs in one process, so likely more)",
             time(n)
         ),
         None => format!(
-            "more than max_forks ({}) forks even if forks differed no more than pairs in one process ({seen}; the interval would be about {} wide each side at {} forks): raise max_forks or pairs, or aim wider",
+            "forecast: more than max_forks ({}) forks even if forks differed no more than pairs in one process ({seen}; the interval would be about {} wide each side at {} forks): raise max_forks or pairs, or aim wider",
             rule.max_forks,
             crate::report::format::duration(half_width(rule.max_forks.get())),
             rule.max_forks
@@ -173,6 +183,7 @@ fn trial(
     Ok(Trial {
         pairs: diffs.len(),
         sd_ns,
+        centre_ns: centre,
         baseline_median_ns: stats::median(&baselines).map_err(|e| e.to_string())?,
     })
 }
