@@ -342,3 +342,72 @@ fn another_sessions_commit_to_an_unnamed_table_is_said_not_held_against_the_run(
         assert_eq!(f["database_guard"]["held"], true);
     }
 }
+
+/// SQLite: `private_copies` names tables of `database.sqlite_file` (a
+/// missing one is refused, exit 2), the file is left byte for byte, and
+/// `explain = true` records `EXPLAIN QUERY PLAN` per arm: a scan for the
+/// baseline, the index the treatment's setup made for the treatment.
+#[test]
+fn sqlite_private_copies_and_query_plans() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let db = t.join("shop.db");
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute_batch(
+            "CREATE TABLE acc (id INTEGER PRIMARY KEY AUTOINCREMENT, v int);
+             WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < 500)
+             INSERT INTO acc (v) SELECT i % 50 FROM g;",
+        )
+        .unwrap();
+    let bytes = std::fs::read(&db).unwrap();
+    let body = |copies: &str| {
+        format!(
+            r#"
+[database]
+backend = "sqlite"
+sqlite_file = "shop.db"
+private_copies = ["{copies}"]
+explain = true
+[strategies.a]
+kind = "sql"
+run = "INSERT INTO acc (v) VALUES (7); SELECT count(*) FROM acc WHERE v = 7"
+[strategies.b]
+kind = "sql"
+setup = "CREATE INDEX acc_v ON acc (v)"
+run = "INSERT INTO acc (v) VALUES (7); SELECT count(*) FROM acc WHERE v = 7"
+[design]
+baseline = "a"
+treatment = "b"
+forks = 1
+warmup_pairs = 1
+pairs = 3
+"#
+        )
+    };
+    let go = |name: &str, text: &str| {
+        runner()
+            .current_dir(t)
+            .env_remove("RUNNER_DATABASE_URL")
+            .arg("exec")
+            .arg(write_spec(t, name, text))
+            .args(["--quiet", "--out", name])
+            .output()
+            .unwrap()
+    };
+    let o = go("missing", &body("nosuch"));
+    assert_eq!(o.status.code(), Some(2), "{}", err_of(&o));
+    assert!(err_of(&o).contains("has no such table"), "{}", err_of(&o));
+    let o = go("lite", &body("acc"));
+    assert!(o.status.success(), "{}", err_of(&o));
+    assert_eq!(std::fs::read(&db).unwrap(), bytes, "the file is unchanged");
+    let run_json = read_json(&t.join("lite/run.json"));
+    let plans = &run_json["forks"][0]["sql"]["plans"];
+    assert!(
+        plans["baseline"].to_string().contains("SCAN acc"),
+        "{plans}"
+    );
+    assert!(plans["treatment"].to_string().contains("acc_v"), "{plans}");
+    let report = std::fs::read_to_string(t.join("lite/report.md")).unwrap();
+    assert!(report.contains("The arms' plans differ"), "{report}");
+}
