@@ -344,6 +344,18 @@ fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> 
         send(out, &WorkerMessage::Pair(r))?;
     }
     out.flush()?;
+    // Arms whose results differed on some input: the rows that differ,
+    // from the agreement check run again on that input before teardown.
+    let mismatch = timer
+        .first_mismatch
+        .filter(|_| same_fingerprints(&job.baseline, &job.treatment))
+        .map(|(pair, input)| {
+            let rows = match check::check(job, &mut timer.arms, input) {
+                Err(e) => format!("; run again on that input: {e:#}"),
+                Ok(_) => "; run again on that input they agreed, so a result depends on more than the input (state, time, randomness)".to_string(),
+            };
+            format!("first at pair {pair} (input {input}){rows}")
+        });
     let sql = sql_record(job, &mut timer.arms, &mut draws)?;
     let final_hash = timer.arms.content_hash()?;
     timer.arms.teardown()?;
@@ -368,9 +380,10 @@ fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> 
         && same_fingerprints(&job.baseline, &job.treatment)
     {
         bail!(
-            "the per-arm checksums differ ({} vs {}) although both arms saw the same inputs",
+            "the arms' results differ although both saw the same inputs (per-arm checksums {} vs {}): {}",
             summary.checksum_baseline,
-            summary.checksum_treatment
+            summary.checksum_treatment,
+            mismatch.as_deref().unwrap_or("no single pair differed")
         );
     }
     send(out, &WorkerMessage::Done(summary))?;

@@ -121,6 +121,8 @@ pub(super) struct Timer<'a> {
     pub(super) t0: Option<Instant>,
     pub(super) sum_b: Checksum,
     pub(super) sum_t: Checksum,
+    /// The first pair whose arms' fingerprints differed: (pair, input).
+    pub(super) first_mismatch: Option<(usize, u64)>,
     /// The CPU each run ended on, per arm (placement's record).
     pub(super) cpus: ArmCpus,
     /// The `RUNNER_FAULT` test hook, when it targets this job.
@@ -138,6 +140,7 @@ impl<'a> Timer<'a> {
             t0: None,
             sum_b: Checksum::default(),
             sum_t: Checksum::default(),
+            first_mismatch: None,
             cpus: ArmCpus::default(),
             fault,
             waits: {
@@ -181,9 +184,12 @@ impl<'a> Timer<'a> {
     /// whichever arm ran, so neither arm's run follows writes to its own
     /// checksum or CPU counts (in an A/A design the arms are one instance,
     /// and only such bookkeeping could tell them apart).
-    fn account(&mut self, b: &Run, t: &Run) {
+    fn account(&mut self, b: &Run, t: &Run, pair: usize, input: u64) {
         self.sum_b.add(b.fingerprint);
         self.sum_t.add(t.fingerprint);
+        if b.fingerprint != t.fingerprint && self.first_mismatch.is_none() {
+            self.first_mismatch = Some((pair, input));
+        }
         if let Some(cpu) = b.cpu {
             *self.cpus.baseline.entry(cpu).or_default() += 1;
         }
@@ -242,7 +248,7 @@ impl<'a> Timer<'a> {
                 Arm::Baseline => runs,
                 Arm::Treatment => [runs[1], runs[0]],
             };
-            self.account(&b, &t);
+            self.account(&b, &t, i, input);
             records.push(self.record(phase, i, first, b, t));
         }
         Ok(records)
@@ -266,8 +272,8 @@ impl<'a> Timer<'a> {
             .iter()
             .map(|&input| self.run(Arm::Treatment, input))
             .collect::<Result<_>>()?;
-        for (b, t) in b.iter().zip(&t) {
-            self.account(b, t);
+        for (i, (b, t)) in b.iter().zip(&t).enumerate() {
+            self.account(b, t, i, inputs[i]);
         }
         Ok((0..inputs.len())
             .map(|i| self.record(phase, i, Arm::Baseline, b[i], t[i]))
