@@ -37,8 +37,8 @@ pub struct CheckSummary {
     /// A percentage gate's self-check cells, sized from the trials.
     pub sizing: Vec<String>,
     pub gate: Option<String>,
-    /// The forks cannot bound the gate's rates.
-    pub gate_warning: Option<String>,
+    /// How many forks each self-check cell runs, and what it tests.
+    pub gate_self_check: Option<String>,
     pub forks: u64,
     pub jobs: u64,
     pub pairs: u64,
@@ -107,12 +107,8 @@ pub fn summarize(spec_path: &Path, set: &[String]) -> Result<CheckSummary> {
     let exp = &loaded.experiment;
     let cells = plan::all_cells(exp, None);
     let forks = u64::from(exp.design.forks.get());
-    // A percentage gate's 2x and 0.5x cells are sized by the run itself.
+    // A percentage gate's 0.5x cells are sized by the run itself.
     let to_size = crate::plan::self_check::needs_sizing(exp, None);
-    let groups = crate::plan::self_check::groups(&plan::cells(exp)).len() as u64;
-    let per_group = 1 + u64::from(exp.gate.is_some_and(|g| g.within_check));
-    let cells_total = cells.len() as u64 + if to_size { groups * per_group } else { 0 };
-    let jobs = cells_total * forks;
     let per_job = plan::Plan::pairs_per_job(exp);
     let needs_db = exp
         .design
@@ -154,15 +150,19 @@ pub fn summarize(spec_path: &Path, set: &[String]) -> Result<CheckSummary> {
         baseline_ns(c)
             .unwrap_or_else(|| plan::estimate_run_ns(exp, c, &exp.design.baseline, on_postgres))
     });
+    // Every cell the run will measure, and its jobs (a self-check cell
+    // runs fewer forks than an experiment cell).
     let all_cells = plan::all_cells(exp, sized.as_ref());
+    let cells_total = all_cells.len() as u64;
+    let jobs = crate::plan::self_check::job_count(exp, &all_cells);
     let estimate =
         crate::exec::estimate::from_trials(exp, &all_cells, target.as_ref(), &trials.outcome);
     let sizing = if to_size {
-        sizing_lines(exp, &cells, sized.as_ref(), per_group, &baseline_ns)
+        sizing_lines(exp, &cells, sized.as_ref(), &baseline_ns)
     } else {
         Vec::new()
     };
-    let (gate, gate_warning) = gate_lines(exp, forks);
+    let (gate, gate_self_check) = gate_lines(exp, &all_cells);
     let failed = match stopped {
         Some(Stopped::Failed(why) | Stopped::TimedOut(why)) => Some(why.clone()),
         _ => None,
@@ -225,7 +225,7 @@ pub fn summarize(spec_path: &Path, set: &[String]) -> Result<CheckSummary> {
         cells: cells.iter().map(|c| cell_line(exp, c)).collect(),
         sizing,
         gate,
-        gate_warning,
+        gate_self_check,
         forks,
         jobs,
         pairs: jobs * per_job,
@@ -372,44 +372,38 @@ fn sizing_lines(
     exp: &Experiment,
     cells: &[plan::Cell],
     sized: Option<&crate::plan::self_check::GateSizing>,
-    per_group: u64,
     baseline_ns: &dyn Fn(&plan::Cell) -> Option<u64>,
 ) -> Vec<String> {
     let mut out = vec![format!(
-        "and {} gate self-check cell{} per group at twice{} the threshold, sized once the cells above have run (`{}` against itself)",
-        if per_group == 2 { "two" } else { "one" },
-        if per_group == 2 { "s" } else { "" },
-        if per_group == 2 { " and at half" } else { "" },
+        "and one gate self-check cell per group at half the threshold, sized once the cells above have run (`{}` against itself)",
         exp.design.baseline
     )];
     for g in sized.iter().flat_map(|s| &s.groups) {
-        let capped = crate::plan::self_check::power_delay_capped(g.threshold_ns);
         let measured = g
             .cells
             .first()
             .and_then(|&c| cells.iter().find(|x| x.cell == c))
             .is_some_and(|c| baseline_ns(c).is_some());
         out.push(format!(
-            "  estimated here from {} of {}: {} injected{}",
+            "  estimated here from {} of {}: {} injected",
             if measured {
                 "the trial runs' median baseline run"
             } else {
                 "a guessed baseline run"
             },
             crate::report::format::duration(g.baseline_median_ns),
-            crate::report::format::delay(g.delay_ns as f64),
-            if capped {
-                " (capped at 1 s, runner's largest delay; twice the threshold would be more)"
-            } else {
-                ""
-            }
+            crate::report::format::delay(
+                crate::plan::self_check::within_delay_ns(g.threshold_ns) as f64
+            ),
         ));
     }
     out
 }
 
-/// The gate's line, and a warning when the forks cannot bound its rates.
-fn gate_lines(exp: &Experiment, forks: u64) -> (Option<String>, Option<String>) {
+/// The gate's line, and the self-check's size: a quarter of the
+/// comparison's forks, testing whether forks' intervals are valid (the
+/// power itself is computed from the deciding interval).
+fn gate_lines(exp: &Experiment, all: &[plan::Cell]) -> (Option<String>, Option<String>) {
     let Some(g) = &exp.gate else {
         return (None, None);
     };
@@ -421,17 +415,16 @@ fn gate_lines(exp: &Experiment, forks: u64) -> (Option<String>, Option<String>) 
         g.min_power,
         g.max_false_block
     );
-    let confidence = exp.analysis.confidence;
-    let needed = crate::stats::gate::forks_to_bound(g.max_false_block, confidence)
-        .max(crate::stats::gate::forks_for_power(g.min_power, confidence));
-    let warning = (g.self_check && forks < u64::from(needed) && needed < u32::MAX).then(|| {
+    let self_check = g.self_check.then(|| {
+        let forks = all
+            .iter()
+            .find(|c| !c.role.is_experiment())
+            .map_or("no".to_string(), |c| {
+                crate::plan::self_check::forks_of(exp, all, c).to_string()
+            });
         format!(
-            "with {forks} forks per cell the self-check cannot bound the gate's error rates at {} or show a power of {} (one-sided {} bounds), so the gate will be inconclusive; it needs at least {needed} forks per cell (--set {}={needed})",
-            crate::report::format::percent(g.max_false_block),
-            crate::report::format::percent(g.min_power),
-            crate::report::format::percent(confidence),
-            exp.design.forks_key(),
+            "{forks} forks per self-check cell (a quarter of the comparison's): tests whether forks' intervals are valid; the power is computed from the deciding interval"
         )
     });
-    (Some(line), warning)
+    (Some(line), self_check)
 }

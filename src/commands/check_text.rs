@@ -44,14 +44,14 @@ pub fn render(s: &CheckSummary) -> String {
     if let Some(g) = &s.gate {
         line(&mut out, "gate", g);
     }
-    if let Some(w) = &s.gate_warning {
-        line(&mut out, "warning", w);
+    if let Some(w) = &s.gate_self_check {
+        line(&mut out, "self-check", w);
     }
     line(
         &mut out,
         "jobs",
         &format!(
-            "{} ({} cells x {} forks), each a fresh process",
+            "{} ({} cells, {} forks per experiment cell), each a fresh process",
             s.jobs, s.cells_total, s.forks
         ),
     );

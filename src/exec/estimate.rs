@@ -146,7 +146,6 @@ pub fn from_trials(
             Some("a trial run was still running at the fork timeout".to_string())
         }
     };
-    let forks = u64::from(exp.design.forks.get());
     let start = if trials.setup_ns > 0 {
         PROCESS_START_NS + trials.setup_ns
     } else if on_postgres {
@@ -162,7 +161,10 @@ pub fn from_trials(
     };
     let total_ns = cells
         .iter()
-        .map(|cell| forks * job_ns(exp, cell, start, |name| run_ns(cell, name)))
+        .map(|cell| {
+            let forks = u64::from(plan::self_check::forks_of(exp, cells, cell));
+            forks * job_ns(exp, cell, start, |name| run_ns(cell, name))
+        })
         .sum();
     // By the names the file gives the arms (two names may run one thing).
     let mut timed: Vec<(String, u64)> = Vec::new();

@@ -79,7 +79,7 @@ pub(super) fn run_jobs(
         }
         // The estimate covers every cell x fork; a shard or a resume runs
         // a share of them.
-        let planned = info.cells.len() as u64 * u64::from(exp.design.forks.get());
+        let planned = plan::self_check::job_count(exp, &info.cells);
         let share = todo_len as f64 / planned.max(1) as f64;
         let e = super::estimate::Estimate {
             total_ns: (e.total_ns as f64 * share) as u64,

@@ -63,8 +63,10 @@ pub enum Role {
     /// The gate's self-check at d = 0: the baseline against itself, so any
     /// slowdown the gate's rule reports there is a false alarm.
     GateNull,
-    /// The gate's self-check at twice its threshold: the baseline against
-    /// itself plus a known delay, so the share the rule flags is its power.
+    /// A self-check cell at twice the threshold, which runs before the
+    /// gate's power was computed from its deciding interval planned;
+    /// no plan has it now, so a run.json that names it is refused by the
+    /// plan check (its cells differ from what the spec derives).
     GatePower,
     /// The gate's self-check at half its threshold: a slowdown within the
     /// budget, so the share the rule flags is its false-block rate.
@@ -236,7 +238,8 @@ pub fn plan(exp: &Experiment, master_seed: u64, sizing: Option<&GateSizing>) -> 
             .iter()
             .filter(|c| crate::plan::self_check::phase(exp, c) == phase)
             .flat_map(|c| {
-                (0..exp.design.forks.get()).map(move |fork| Job {
+                let forks = crate::plan::self_check::forks_of(exp, &cells, c);
+                (0..forks).map(move |fork| Job {
                     cell: c.cell,
                     fork,
                     seed: seed::derive(

@@ -1,18 +1,25 @@
 //! The gate's self-check cells (docs/guide/gate.md). For every group of
 //! experiment cells (cells that differ only in their delay, and for several
 //! variants in nothing else: they share one baseline), the baseline runs
-//! against itself three times more: at d = 0 (`GateNull`: whatever the rule
-//! flags there is a false alarm), at twice the threshold (`GatePower`: what
-//! the rule flags there is its power) and at half the threshold
-//! (`GateWithin`: a slowdown within the budget, so what the rule flags is a
-//! false block).
+//! against itself twice more: at d = 0 (`GateNull`: whatever the rule flags
+//! there is a false alarm) and at half the threshold (`GateWithin`: a
+//! slowdown within the budget, so what the rule flags is a false block).
+//! Both test whether a fork's interval is valid; the gate's power is not
+//! measured by a cell but computed from the deciding interval itself
+//! (`stats::gate::interval_power`), so there is no cell at twice the
+//! threshold any more.
 //!
-//! A duration threshold sizes the injected cells from the spec, so every
+//! The self-check is small on purpose: each of its cells runs a quarter of
+//! the forks of its group's experiment cells (rounded up, at most
+//! `design.forks`), so the two together add at most about half of the
+//! comparison's forks ([`forks_of`]).
+//!
+//! A duration threshold sizes the injected cell from the spec, so every
 //! cell runs in one shuffled schedule. A percentage threshold needs the
-//! baseline's median first: the 2x and 0.5x cells run in a second phase,
-//! sized from the experiment cells of the first (`analysis::gate::sizing`),
-//! and the sizing is recorded in run.json (`gate_sizing`) so the plan can
-//! be derived again.
+//! baseline's median first: the 0.5x cells run in a second phase, sized
+//! from the experiment cells of the first (`analysis::gate::sizing`), and
+//! the sizing is recorded in run.json (`gate_sizing`) so the plan can be
+//! derived again.
 
 use super::{number, Cell, Role};
 use crate::spec::{Experiment, MaxSlowdown};
@@ -64,7 +71,7 @@ pub fn power_delay_capped(threshold_ns: f64) -> bool {
 }
 
 /// The self-check cells that follow `experiment` (numbered after them):
-/// every group's d = 0 cell, then every group's 2x cell whose delay is
+/// every group's d = 0 cell, then every group's 0.5x cell whose delay is
 /// known (a duration threshold, or a percentage once `sizing` is given).
 pub fn self_check(exp: &Experiment, experiment: &[Cell], sizing: Option<&GateSizing>) -> Vec<Cell> {
     let Some(gate) = exp.gate.filter(|g| g.self_check) else {
@@ -94,18 +101,6 @@ pub fn self_check(exp: &Experiment, experiment: &[Cell], sizing: Option<&GateSiz
         (MaxSlowdown::Percent(_), Some(s)) => s.groups.get(g).map(|s| s.threshold_ns),
         (MaxSlowdown::Percent(_), None) => None,
     };
-    for g in 0..groups.len() {
-        let delay = match (gate.max_slowdown, sizing) {
-            (MaxSlowdown::Ns(ns), _) => Some(power_delay_ns(ns as f64)),
-            (MaxSlowdown::Percent(_), Some(s)) => s.groups.get(g).map(|s| s.delay_ns),
-            (MaxSlowdown::Percent(_), None) => None,
-        };
-        if let Some(d) = delay {
-            push(g, Role::GatePower, d);
-        }
-    }
-    // After the 2x cells, so a run recorded before the 0.5x cells existed
-    // numbers its cells as it did.
     if gate.within_check {
         for g in 0..groups.len() {
             if let Some(t) = threshold(g) {
@@ -116,8 +111,38 @@ pub fn self_check(exp: &Experiment, experiment: &[Cell], sizing: Option<&GateSiz
     out
 }
 
-/// 1 for the 2x and 0.5x cells of a percentage threshold (sized from
-/// phase 0), 0 for every other cell.
+/// The forks a cell runs: `design.forks` for an experiment cell; for a
+/// self-check cell a quarter of its group's experiment forks (the group's
+/// cells x `design.forks`), rounded up, at least 1 and at most
+/// `design.forks`. Two such cells add at most about half of the
+/// comparison's forks: the self-check tests whether a fork's interval is
+/// valid, which a sample of forks shows, instead of repeating the
+/// comparison three times over.
+pub fn forks_of(exp: &Experiment, experiment: &[Cell], cell: &Cell) -> u32 {
+    let forks = exp.design.forks.get();
+    if cell.role.is_experiment() {
+        return forks;
+    }
+    let key = group_params(&cell.params);
+    let members = experiment
+        .iter()
+        .filter(|c| c.role.is_experiment() && group_params(&c.params) == key)
+        .count()
+        .max(1) as u64;
+    let quarter = (u64::from(forks) * members).div_ceil(4);
+    quarter.clamp(1, u64::from(forks)) as u32
+}
+
+/// The jobs (cell x fork) of `cells`, each cell with its [`forks_of`].
+pub fn job_count(exp: &Experiment, cells: &[Cell]) -> u64 {
+    cells
+        .iter()
+        .map(|c| u64::from(forks_of(exp, cells, c)))
+        .sum()
+}
+
+/// 1 for the 0.5x cells of a percentage threshold (sized from phase 0),
+/// 0 for every other cell.
 pub fn phase(exp: &Experiment, cell: &Cell) -> u32 {
     let percent = matches!(
         exp.gate.map(|g| g.max_slowdown),
@@ -126,7 +151,7 @@ pub fn phase(exp: &Experiment, cell: &Cell) -> u32 {
     u32::from(percent && matches!(cell.role, Role::GatePower | Role::GateWithin))
 }
 
-/// Whether the run must size its 2x cells before it can finish: a
+/// Whether the run must size its 0.5x cells before it can finish: a
 /// self-checking gate with a percentage threshold and no sizing yet.
 pub fn needs_sizing(exp: &Experiment, sizing: Option<&GateSizing>) -> bool {
     sizing.is_none()
@@ -135,7 +160,7 @@ pub fn needs_sizing(exp: &Experiment, sizing: Option<&GateSizing>) -> bool {
             .is_some_and(|g| g.self_check && matches!(g.max_slowdown, MaxSlowdown::Percent(_)))
 }
 
-/// Each group's threshold and the delay of its 2x cell.
+/// Each group's threshold (and twice it, as sizings have always recorded).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GateSizing {
     pub groups: Vec<GroupSizing>,
@@ -149,8 +174,10 @@ pub struct GroupSizing {
     pub baseline_median_ns: f64,
     /// `max_slowdown` of that median.
     pub threshold_ns: f64,
-    /// The 2x cell's injected delay: twice the threshold, in whole ns, at
-    /// most 1 s (`cells::power_delay_ns`).
+    /// Twice the threshold, in whole ns, at most 1 s (`power_delay_ns`):
+    /// the delay a cell at twice the threshold would inject. Kept so a
+    /// sizing reads and checks as before; the 0.5x cell injects half the
+    /// threshold.
     pub delay_ns: u64,
 }
 

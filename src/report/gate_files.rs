@@ -59,10 +59,15 @@ struct GateJson<'a> {
     false_block_upper_bound: Option<f64>,
     max_false_block: f64,
     power: Option<f64>,
-    power_forks: Option<[u32; 2]>,
-    power_lower_bound: Option<f64>,
+    power_method: &'static str,
+    power_slowdown_ns: Option<f64>,
+    power_spread_ns: Option<f64>,
     min_power: f64,
     forks_needed: Option<u32>,
+    pairs_needed: Option<u32>,
+    advice: Option<String>,
+    overrides: &'a [String],
+    aa: bool,
     cells: Vec<JsonCell>,
     seeds: JsonSeeds,
     run_id: &'a str,
@@ -131,7 +136,7 @@ pub fn files(info: &RunInfo, analysis: &Analysis, view: &GateView<'_>) -> GateFi
     let checks: Vec<u32> = g
         .groups
         .iter()
-        .flat_map(|gr| [&gr.false_alarms, &gr.power, &gr.false_blocks])
+        .flat_map(|gr| [&gr.false_alarms, &gr.false_blocks])
         .filter_map(|c| c.as_ref().map(|c| c.cell))
         .collect();
     let json = GateJson {
@@ -157,11 +162,18 @@ pub fn files(info: &RunInfo, analysis: &Analysis, view: &GateView<'_>) -> GateFi
         false_block_forks: pair(g.false_blocks.as_ref()),
         false_block_upper_bound: g.false_blocks.map(|s| s.upper_bound),
         max_false_block: g.max_false_block,
-        power: g.power.map(|s| s.share),
-        power_forks: pair(g.power.as_ref()),
-        power_lower_bound: g.power.map(|s| s.lower_bound),
+        power: g.power.map(|p| p.power),
+        power_method: "deciding-interval",
+        power_slowdown_ns: g.power.map(|p| p.slowdown_ns),
+        power_spread_ns: g.power.map(|p| p.spread_ns),
         min_power: g.min_power,
-        forks_needed: g.forks_needed.filter(|n| *n < u32::MAX),
+        forks_needed: g.advice.map(|a| a.forks),
+        pairs_needed: g.advice.map(|a| a.pairs),
+        advice: g
+            .advice
+            .map(|a| crate::report::context::advice_flags(&a, &info.spec.experiment)),
+        overrides: &view.view.overrides,
+        aa: view.view.aa,
         cells: g
             .groups
             .iter()
@@ -222,6 +234,12 @@ fn step_summary(exp: &Experiment, view: &GateView<'_>) -> String {
     if let Some(t) = &v.rates {
         out.push('\n');
         out.push_str(t);
+    }
+    if !v.overrides.is_empty() {
+        out.push_str("\nOverrides of the experiment file this verdict was reached under:\n\n");
+        for o in &v.overrides {
+            out.push_str(&format!("- `{o}`\n"));
+        }
     }
     if v.rows.len() > 1 {
         out.push_str(&format!(
@@ -315,7 +333,7 @@ fn append(text: &str) {
     }
 }
 
-/// What exec says when it has sized a percentage gate's 2x cells.
+/// What exec says when it has sized a percentage gate's 0.5x cells.
 pub fn sizing_lines(exp: &Experiment, sizing: &GateSizing) -> Vec<String> {
     let max = exp
         .gate
@@ -325,18 +343,13 @@ pub fn sizing_lines(exp: &Experiment, sizing: &GateSizing) -> Vec<String> {
         .groups
         .iter()
         .map(|s| {
-            let twice = if crate::plan::self_check::power_delay_capped(s.threshold_ns) {
-                "at most 1 s (runner's largest delay; less than twice that)"
-            } else {
-                "twice that"
-            };
             format!(
-                "gate: {max} of the {} baseline median (of cells {}) is {}; the self-check now runs `{}` against itself with {twice}, {}, injected",
+                "gate: {max} of the {} baseline median (of cells {}) is {}; the self-check now runs `{}` against itself with half that, {}, injected",
                 format::duration(s.baseline_median_ns),
                 format::list(&s.cells.iter().map(u32::to_string).collect::<Vec<_>>(), "and"),
                 format::duration(s.threshold_ns),
                 exp.design.baseline,
-                format::delay(s.delay_ns as f64),
+                format::delay(crate::plan::self_check::within_delay_ns(s.threshold_ns) as f64),
             )
         })
         .collect()

@@ -138,7 +138,7 @@ fn lower_tail(n: usize, m: usize, k: usize) -> f64 {
 /// The standard normal distribution function, through erfc with a
 /// fractional error below 1.2e-7 everywhere (Press et al., Numerical
 /// Recipes, 2nd ed., sec. 6.2, `erfcc`).
-fn normal_cdf(z: f64) -> f64 {
+pub(crate) fn normal_cdf(z: f64) -> f64 {
     let x = -z / std::f64::consts::SQRT_2;
     let a = x.abs();
     let t = 1.0 / (1.0 + 0.5 * a);

@@ -48,6 +48,49 @@ pub fn decide(_estimate: f64, ci: [f64; 2], threshold: f64) -> Decision {
     }
 }
 
+/// The power of a deciding interval: the chance that the rule, applied to
+/// an interval like this one on a true slowdown of `slowdown`, shows a
+/// regression (its lower end above `threshold`).
+///
+/// Computed, not measured, from the interval's own width and spread: the
+/// estimate is taken as normal with the standard error the interval
+/// implies, sigma = (hi - lo) / (2 z) at the interval's `confidence`; an
+/// interval of the same shape around an estimate m' has its lower end at
+/// m' - (m - lo), so the rule flags it when m' > threshold + (m - lo), and
+/// power = Phi((slowdown - threshold - (m - lo)) / sigma). For a symmetric
+/// interval that is Phi(threshold / sigma - z) at twice the threshold: an
+/// interval a fifth as wide as the threshold has a power of 1 to many
+/// decimals, one as wide as twice the threshold about a half.
+///
+/// A zero-width interval has power 1 or 0: the rule's outcome is certain.
+pub fn interval_power(
+    estimate: f64,
+    ci: [f64; 2],
+    threshold: f64,
+    slowdown: f64,
+    confidence: f64,
+) -> f64 {
+    let [lo, hi] = ci;
+    let z = crate::stats::normal_quantile((1.0 + confidence) / 2.0);
+    let sigma = (hi - lo) / (2.0 * z);
+    let lower_arm = (estimate - lo).max(0.0);
+    let margin = slowdown - threshold - lower_arm;
+    if !(sigma > 0.0) {
+        return if margin > 0.0 { 1.0 } else { 0.0 };
+    }
+    crate::stats::apart::normal_cdf(margin / sigma)
+}
+
+/// The largest half-width a symmetric deciding interval may have for
+/// [`interval_power`] at twice `threshold` to reach `min_power`:
+/// Phi(t / sigma - z) >= p when sigma <= t / (z + z_p), so the half-width
+/// z sigma is at most t z / (z + z_p).
+pub fn half_width_for_power(threshold: f64, min_power: f64, confidence: f64) -> f64 {
+    let z = crate::stats::normal_quantile((1.0 + confidence) / 2.0);
+    let zp = crate::stats::normal_quantile(min_power.min(1.0 - 1e-12));
+    threshold * z / (z + zp)
+}
+
 /// How many of `decisions` are regressions, and how many there are.
 pub fn flagged<I: IntoIterator<Item = Decision>>(decisions: I) -> (u32, u32) {
     decisions.into_iter().fold((0, 0), |(f, n), d| {
@@ -194,6 +237,29 @@ mod tests {
         );
         assert_eq!(flagged([]), (0, 0));
         assert_eq!(nominal_false_alarm(0.95), 0.025000000000000022);
+    }
+
+    #[test]
+    fn power_of_the_deciding_interval() {
+        // t = 100; a symmetric interval of half-width z sigma with sigma =
+        // 10: power at 200 = Phi(100 / 10 - 1.96) = Phi(8.04), 1 to 1e-12.
+        let z = crate::stats::normal_quantile(0.975);
+        let p = interval_power(0.0, [-10.0 * z, 10.0 * z], 100.0, 200.0, 0.95);
+        assert!(p > 1.0 - 1e-12, "{p}");
+        // sigma = t / z: Phi(z - z) = 0.5.
+        let s = 100.0 / z;
+        let p = interval_power(0.0, [-s * z, s * z], 100.0, 200.0, 0.95);
+        assert!((p - 0.5).abs() < 1e-6, "{p}");
+        // Wider, lower: sigma = t: Phi(1 - 1.96) = Phi(-0.96) = 0.1685.
+        let p = interval_power(5.0, [5.0 - 100.0 * z, 5.0 + 100.0 * z], 100.0, 200.0, 0.95);
+        assert!((p - 0.1685).abs() < 1e-3, "{p}");
+        // Zero width: certain either way.
+        assert_eq!(interval_power(0.0, [0.0, 0.0], 100.0, 200.0, 0.95), 1.0);
+        assert_eq!(interval_power(0.0, [0.0, 0.0], 100.0, 50.0, 0.95), 0.0);
+        // The half-width that gives exactly min_power gives it back.
+        let h = half_width_for_power(100.0, 0.8, 0.95);
+        let p = interval_power(0.0, [-h, h], 100.0, 200.0, 0.95);
+        assert!((p - 0.8).abs() < 1e-6, "{h} {p}");
     }
 
     #[test]

@@ -1,28 +1,39 @@
 //! The gate's verdict from the analysed cells (docs/guide/gate.md): the
 //! rule of `stats::gate` applied to each experiment cell's deciding
-//! interval, and to each fork of the self-check cells, whose shares are the
-//! rule's measured false-alarm rate (A/A at d = 0), false-block rate (A/A
-//! at half the threshold) and power (A/A at twice the threshold).
+//! interval, the power of that interval computed from its own width
+//! (`stats::gate::interval_power`), and the rule applied to each fork of
+//! the self-check cells, whose shares test whether a fork's interval is
+//! valid: at d = 0 (false alarms) and at half the threshold (false blocks).
 //!
 //! Per group of experiment cells (the cells that differ only in their
 //! delay, or in their variant): the threshold (a duration, or a share of
 //! the pooled median of the group's measured baseline runs), each cell's
-//! decision, the self-check. The verdict over everything:
+//! decision and power, the self-check. The verdict over everything:
 //!
-//! 1. when the self-check ran and cannot bound its error rates at
-//!    `max_false_block` (the one-sided upper bound of the false-alarm or
-//!    false-block share is above it), inconclusive: too few forks to mean
-//!    anything, or a rule that blocks within-budget changes too often
-//!    here; a verdict with no stated error rate is not one to block on;
+//! 1. when the self-check shows, by the one-sided lower bound of its
+//!    false-alarm or false-block share, that forks' intervals block
+//!    unchanged or within-budget code more often than `max_false_block`,
+//!    inconclusive: on this machine the intervals are not valid to block
+//!    on, whatever the deciding one says;
 //! 2. else any regression is a regression; else any inconclusive cell is
 //!    inconclusive;
-//! 3. else, when the self-check's power, by its lower bound, is below
-//!    `min_power`, inconclusive too (a pass that could not have failed is
-//!    not a pass); else a pass.
+//! 3. else, when a deciding interval's computed power at twice the
+//!    threshold is below `min_power`, inconclusive too (a pass that could
+//!    not have failed is not a pass); else a pass.
+//!
+//! A self-check of few forks cannot show that the rates are small (0 of 8
+//! forks bounds a rate at 31 % only), and it does not have to: the rates
+//! the verdict rests on are the deciding interval's, nominal when the
+//! intervals are valid, and the self-check is the test that they are.
+//! Its upper bounds are stated beside the verdict.
+//!
+//! An inconclusive verdict about the deciding interval names a design
+//! predicted to decide ([`advice`]).
 //!
 //! The self-check forks' intervals are every fork's interval: exact
 //! (`stats::exact_median`), so they need no stream.
 
+mod advice;
 mod model;
 pub mod sizing;
 #[cfg(test)]
@@ -35,8 +46,9 @@ use crate::plan::self_check::GateSizing;
 use crate::plan::Role;
 use crate::record::{PairRecord, Phase};
 use crate::spec::{Gate, GateStatistic};
+
 use crate::stats::gate::{
-    decide, flagged, forks_for_power, forks_to_bound, nominal_false_alarm, Decision,
+    decide, flagged, half_width_for_power, interval_power, nominal_false_alarm, Decision,
 };
 use crate::stats::{self, StatsError};
 use serde_json::{Map, Value};
@@ -176,25 +188,26 @@ pub(crate) fn gate<'a>(
                 })
         };
         let false_alarms = check(Role::GateNull)?;
-        let power = check(Role::GatePower)?;
         let false_blocks = check(Role::GateWithin)?;
+        let power = decided
+            .iter()
+            .map(|c| power_of(c, threshold_ns, input.confidence))
+            .min_by(|a, b| a.power.total_cmp(&b.power));
         let worst = decided
             .iter()
             .map(|c| c.decision)
             .max()
             .unwrap_or(Verdict::Pass);
-        let unbounded = [&false_alarms, &false_blocks]
+        let invalid = [&false_alarms, &false_blocks]
             .iter()
             .filter_map(|c| c.as_ref())
-            .any(|c| c.share.upper_bound > gate.max_false_block);
-        let weak = power
-            .as_ref()
-            .is_some_and(|p| p.share.lower_bound < gate.min_power);
+            .any(|c| c.share.lower_bound > gate.max_false_block);
+        let weak = power.is_some_and(|p| p.power < gate.min_power);
         out.push(GateGroup {
             params,
             baseline_median_ns: median,
             threshold_ns,
-            verdict: if unbounded || (worst == Verdict::Pass && weak) {
+            verdict: if invalid || (worst == Verdict::Pass && weak) {
                 Verdict::Inconclusive
             } else {
                 worst
@@ -211,31 +224,19 @@ pub(crate) fn gate<'a>(
         .map(|g| g.verdict)
         .max()
         .unwrap_or(Verdict::Inconclusive);
-    let error_unbounded = out.iter().any(|g| {
+    let invalid = out.iter().any(|g| {
         [&g.false_alarms, &g.false_blocks]
             .iter()
             .filter_map(|c| c.as_ref())
-            .any(|c| c.share.upper_bound > gate.max_false_block)
+            .any(|c| c.share.lower_bound > gate.max_false_block)
     });
     let reason = match (verdict, decided) {
-        (Verdict::Inconclusive, _) if error_unbounded => Reason::ErrorRateUnbounded,
+        (Verdict::Inconclusive, _) if invalid => Reason::SelfCheckFailed,
         (Verdict::Regression, _) => Reason::Regression,
         (Verdict::Inconclusive, Some(Verdict::Pass)) => Reason::LowPower,
         (Verdict::Inconclusive, _) => Reason::IntervalReachesThreshold,
         (Verdict::Pass, _) => Reason::IntervalBelowThreshold,
     };
-    // The forks per cell a self-check needs to be able to say anything:
-    // enough that one blocking no fork bounds the error rates, and one
-    // catching every fork shows the power asked for.
-    let forks_needed = matches!(reason, Reason::ErrorRateUnbounded | Reason::LowPower).then(|| {
-        let bound = forks_to_bound(gate.max_false_block, input.confidence);
-        let power = if out.iter().any(|g| g.power.is_some()) {
-            forks_for_power(gate.min_power, input.confidence)
-        } else {
-            0
-        };
-        bound.max(power)
-    });
     let total = |pick: fn(&GateGroup) -> Option<&SelfCheck>| {
         let checks: Vec<&SelfCheck> = out.iter().filter_map(pick).collect();
         (!checks.is_empty()).then(|| {
@@ -247,9 +248,9 @@ pub(crate) fn gate<'a>(
     };
     let power = out
         .iter()
-        .filter_map(|g| g.power.as_ref())
-        .map(|p| p.share)
-        .min_by(|a, b| a.lower_bound.total_cmp(&b.lower_bound));
+        .filter_map(|g| g.power)
+        .min_by(|a, b| a.power.total_cmp(&b.power));
+    let advice = advise(input, gate, reason, &out, cells, power.as_ref());
     Ok(GateAnalysis {
         max_slowdown: gate.max_slowdown.to_string(),
         statistic: if cells.iter().any(|c| c.stop.is_some()) {
@@ -267,7 +268,71 @@ pub(crate) fn gate<'a>(
         false_alarms: total(|g| g.false_alarms.as_ref()),
         false_blocks: total(|g| g.false_blocks.as_ref()),
         power,
-        forks_needed,
+        advice,
         groups: out,
     })
+}
+
+/// The computed power of one cell's deciding interval at twice the
+/// threshold (`stats::gate::interval_power`).
+fn power_of(c: &GateCell, threshold_ns: f64, confidence: f64) -> IntervalPower {
+    let z = stats::normal_quantile((1.0 + confidence) / 2.0);
+    IntervalPower {
+        cell: c.cell,
+        power: interval_power(
+            c.estimate_ns,
+            c.ci_ns,
+            threshold_ns,
+            2.0 * threshold_ns,
+            confidence,
+        ),
+        slowdown_ns: 2.0 * threshold_ns,
+        spread_ns: (c.ci_ns[1] - c.ci_ns[0]) / (2.0 * z),
+    }
+}
+
+/// The design an inconclusive verdict about the deciding interval names:
+/// for an interval that straddles the threshold, one whose half-width is
+/// below the estimate's distance from it; for a pass short of power, one
+/// narrow enough for `min_power` that still lies below the threshold.
+/// `None` for every other verdict, and when the cell has one fork (no
+/// fork-to-fork spread to size from) or no design would decide.
+fn advise(
+    input: &AnalysisInput,
+    gate: &Gate,
+    reason: Reason,
+    groups: &[GateGroup],
+    cells: &[CellAnalysis],
+    power: Option<&IntervalPower>,
+) -> Option<Advice> {
+    let all = || {
+        groups
+            .iter()
+            .flat_map(|g| g.cells.iter().map(move |c| (g, c)))
+    };
+    let (group, cell, needed) = match reason {
+        Reason::IntervalReachesThreshold => {
+            let (g, c) = all().find(|(_, c)| c.decision == Verdict::Inconclusive)?;
+            (g, c, (c.estimate_ns - g.threshold_ns).abs())
+        }
+        Reason::LowPower => {
+            let p = power?;
+            let (g, c) = all().find(|(_, c)| c.cell == p.cell)?;
+            let for_power = half_width_for_power(g.threshold_ns, gate.min_power, input.confidence);
+            (g, c, for_power.min(g.threshold_ns - c.estimate_ns))
+        }
+        _ => return None,
+    };
+    let _ = group;
+    let analysed = cells.iter().find(|x| x.cell == cell.cell)?;
+    let v = analysed.variance.as_ref()?;
+    // What ran in this cell (a sequential design's forks run, not its
+    // maximum); warm-up pairs are not in the analysis, so not costed.
+    let forks = analysed.forks_total.max(1);
+    let pairs = analysed.n / forks;
+    let vc = stats::VarianceComponents {
+        between: v.median_between_ns2,
+        within: v.median_within_ns2,
+    };
+    advice::advise(vc, input.confidence, (forks, pairs), 0, needed)
 }

@@ -14,8 +14,8 @@ pub struct GateAnalysis {
     pub max_slowdown: String,
     pub statistic: GateStatistic,
     pub min_power: f64,
-    /// The largest false-alarm or false-block rate, by its upper bound,
-    /// the self-check may show.
+    /// The largest false-alarm or false-block rate the self-check may
+    /// show (by its lower bound) before the gate is inconclusive.
     #[serde(default = "crate::spec::gate_default_max_false_block")]
     pub max_false_block: f64,
     pub self_check: bool,
@@ -24,7 +24,7 @@ pub struct GateAnalysis {
     pub nominal_false_alarm: f64,
     pub verdict: Verdict,
     /// Why, as a code: `interval-below-threshold`, `regression`,
-    /// `interval-reaches-threshold`, `low-power`.
+    /// `interval-reaches-threshold`, `low-power`, `self-check-failed`.
     pub reason: Reason,
     /// The exit code of `runner exec`: 0, 3 or 4.
     pub exit_code: i32,
@@ -34,13 +34,50 @@ pub struct GateAnalysis {
     /// Every group's 0.5x self-check forks together; null without one.
     #[serde(default)]
     pub false_blocks: Option<Share>,
-    /// The group with the lowest power; null without a self-check.
-    pub power: Option<Share>,
-    /// When the self-check was too small to bound the error rates or show
-    /// the power asked for: the forks per cell that would, were every fork
-    /// to come out right. Null otherwise.
+    /// The deciding interval's computed power at twice the threshold, of
+    /// the cell where it is lowest (`stats::gate::interval_power`).
+    pub power: Option<IntervalPower>,
+    /// When the verdict is inconclusive for the deciding interval (it
+    /// straddles the threshold, or its power is short): the design
+    /// predicted to decide, from the cell's variance components; never
+    /// fewer forks or pairs than ran. Null otherwise, or when no design
+    /// would (the estimate sits on the threshold).
     #[serde(default)]
-    pub forks_needed: Option<u32>,
+    pub advice: Option<Advice>,
+}
+
+/// The computed power of one cell's deciding interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct IntervalPower {
+    pub cell: u32,
+    /// The chance that the rule, on an interval of this width and spread,
+    /// blocks a true slowdown of `slowdown_ns`.
+    pub power: f64,
+    /// Twice the cell's threshold.
+    pub slowdown_ns: f64,
+    /// The standard error the interval implies: (hi - lo) / (2 z).
+    pub spread_ns: f64,
+}
+
+/// A design predicted to decide where this run could not.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Advice {
+    /// What to change: forks, pairs or both.
+    pub change: AdviceChange,
+    pub forks: u32,
+    pub pairs: u32,
+    /// The half-width the design is predicted to reach, and the one it
+    /// must reach.
+    pub predicted_half_width_ns: f64,
+    pub needed_half_width_ns: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AdviceChange {
+    Forks,
+    Pairs,
+    Both,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -79,13 +116,15 @@ pub enum Reason {
     Regression,
     /// An interval reaches the threshold without showing a regression.
     IntervalReachesThreshold,
-    /// Every interval lies below the threshold, but the 2x self-check's
-    /// power, by its lower bound, is below `min_power`.
+    /// Every interval lies below the threshold, but the deciding
+    /// interval's computed power at twice the threshold is below
+    /// `min_power`.
     LowPower,
-    /// The self-check's false-alarm or false-block rate, by its upper
-    /// bound, is above `max_false_block`: too few forks to bound it, or a
-    /// rule that blocks within-budget changes too often on this machine.
-    ErrorRateUnbounded,
+    /// The self-check showed, by the lower bound of its false-alarm or
+    /// false-block share, that forks' intervals block unchanged or
+    /// within-budget code more often than `max_false_block`: on this
+    /// machine the intervals are not valid to block on.
+    SelfCheckFailed,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -97,7 +136,8 @@ pub struct GateGroup {
     pub threshold_ns: f64,
     pub cells: Vec<GateCell>,
     pub false_alarms: Option<SelfCheck>,
-    pub power: Option<SelfCheck>,
+    /// The lowest computed power of the group's deciding intervals.
+    pub power: Option<IntervalPower>,
     /// The 0.5x cell; absent for runs made before it existed.
     #[serde(default)]
     pub false_blocks: Option<SelfCheck>,

@@ -107,25 +107,38 @@ mod tests {
         );
     }
 
-    /// `check` sizes the 2x cells from its per-run guess, so its estimate
-    /// counts them, at the capped delay.
+    /// `check` sizes the 0.5x cells from its per-run guess, so its
+    /// estimate counts them, with half the threshold injected, and the
+    /// self-check cells with their quarter of the forks.
     #[test]
-    fn checks_estimate_counts_the_capped_2x_cells() {
+    fn checks_estimate_counts_the_half_threshold_cells() {
         let exp = experiment(SLOW_SPIN);
         let cells = crate::plan::cells(&exp);
         let s = estimate(&exp, &cells, |c| {
             crate::plan::estimate_run_ns(&exp, c, "spin", false)
         })
         .unwrap();
-        assert_eq!(s.groups[0].delay_ns, 1_000_000_000);
         let all = crate::plan::all_cells(&exp, Some(&s));
+        let within = all
+            .iter()
+            .find(|c| c.role == crate::plan::Role::GateWithin)
+            .unwrap();
+        // Half of 1000 % of the guessed 60 ms + 100 ns run.
+        assert_eq!(within.delay_ns, 300_000_500);
+        assert!(all.iter().all(|c| c.delay_ns <= 1_000_000_000));
+        let forks: Vec<u32> = all
+            .iter()
+            .map(|c| crate::plan::self_check::forks_of(&exp, &all, c))
+            .collect();
+        assert_eq!(forks, [2, 1, 1], "2 forks: a quarter is 1");
         let total: u64 = all
             .iter()
-            .map(|c| crate::plan::estimate_job_ns(&exp, c, false) * 2)
+            .zip(&forks)
+            .map(|(c, &f)| crate::plan::estimate_job_ns(&exp, c, false) * u64::from(f))
             .sum();
-        // 2 forks x 12 pairs x (2 x 60 ms + 2 x 1 s padded) for the 2x cell
-        // alone: about 51 s; the 0.5x cell (300 ms) about 17 s, the d = 0
-        // cells about 6 s.
-        assert!((65e9..85e9).contains(&(total as f64)), "{total}");
+        // 12 pairs a fork: the experiment's 2 forks x 12 x 120 ms, about
+        // 3 s; the d = 0 fork 1.5 s; the 0.5x fork 12 x (120 ms + 2 x 300
+        // ms padded), about 8.7 s.
+        assert!((12e9..15e9).contains(&(total as f64)), "{total}");
     }
 }

@@ -2,8 +2,9 @@
 //! section, the terminal summary (which leads with the verdict),
 //! `gate.json`'s `summary` and the `$GITHUB_STEP_SUMMARY` lines.
 
-use crate::analysis::gate::{GateAnalysis, GateCell, GateGroup, Reason, SelfCheck, Share, Verdict};
-use crate::analysis::CellAnalysis;
+use crate::analysis::gate::{
+    Advice, AdviceChange, GateAnalysis, GateCell, GateGroup, Reason, SelfCheck, Share, Verdict,
+};
 use crate::report::format;
 use crate::spec::Experiment;
 use serde::Serialize;
@@ -31,9 +32,13 @@ pub struct GateText {
     pub deciding_cell: Option<u32>,
     /// One row per experiment cell, for the report's table.
     pub rows: Vec<GateRow>,
-    /// The self-check's three rates as a Markdown table (seen, bound,
-    /// allowed); none without a self-check.
+    /// The self-check's two rates and the deciding interval's power as a
+    /// Markdown table; none without a self-check.
     pub rates: Option<String>,
+    /// The overrides the run was made with (`overrides`).
+    pub overrides: Vec<String>,
+    /// The deciding treatment is the baseline itself.
+    pub aa: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -87,15 +92,6 @@ fn deciding(g: &GateAnalysis) -> Option<(&GateGroup, &GateCell)> {
         })
 }
 
-/// `k of n forks`.
-fn share(s: &SelfCheck) -> String {
-    format!(
-        "{} of {}",
-        s.share.flagged,
-        crate::report::effect::forks_count(s.share.forks)
-    )
-}
-
 /// A slowdown with its interval, and in % of the group's baseline median
 /// when the threshold is a percentage: `70 [64, 86] µs (2.2 % [2.0, 2.7])`.
 fn slowdown(g: &GateAnalysis, group: &GateGroup, m: f64, ci: [f64; 2]) -> String {
@@ -122,44 +118,49 @@ fn sized(g: &GateAnalysis, group: &GateGroup, c: &GateCell) -> String {
     }
 }
 
-/// The forks per cell that would narrow a straddling interval enough to
-/// decide, from the cell's variance components at the design's pairs.
-fn would_decide(
-    c: &GateCell,
-    threshold_ns: f64,
-    cells: &[CellAnalysis],
-    exp: &Experiment,
-    confidence: f64,
-) -> String {
-    let gap = (c.estimate_ns - threshold_ns).abs();
-    let variance = cells
-        .iter()
-        .find(|x| x.cell == c.cell)
-        .and_then(|x| x.variance.as_ref());
-    let Some(v) = variance else {
-        return "with one fork per cell there is no fork-to-fork spread to size a design from; run more forks".into();
-    };
-    let vc = crate::stats::VarianceComponents {
-        between: v.median_between_ns2,
-        within: v.median_within_ns2,
-    };
-    let pairs = exp.design.pairs.get();
-    let limit = crate::analysis::MAX_FORKS;
-    let forks = (exp.design.forks.get().max(2)..=limit)
-        .find(|&f| crate::stats::predicted_half_width(vc, confidence, f, pairs) < gap);
-    match forks {
-        Some(f) => format!(
-            "about {f} forks of {pairs} pairs (`--set {}={f}`) are predicted to narrow it enough to decide",
-            exp.design.forks_key()
-        ),
+/// The design the analysis predicts would decide (`analysis::gate`'s
+/// advice): `about 30 forks of 36 pairs (`--set design.pairs=36`) are
+/// predicted to narrow it to 58 µs, enough to decide`.
+fn would_decide(g: &GateAnalysis, gap_ns: f64, exp: &Experiment) -> String {
+    match &g.advice {
+        Some(a) => advice_text(a, exp),
+        None if exp.design.forks.get() < 2 => "with one fork per cell there is no fork-to-fork spread to size a design from; run more forks".into(),
         None => format!(
-            "the estimate sits {} from the threshold, closer than {limit} forks of {pairs} pairs are predicted to resolve: the slowdown is, for this gate, at its threshold",
-            format::duration(gap)
+            "the estimate sits {} from the threshold, closer than {} forks of up to 16 times the pairs are predicted to resolve: the slowdown is, for this gate, at its threshold",
+            format::duration(gap_ns),
+            crate::analysis::MAX_FORKS
         ),
     }
 }
 
-fn verdict(g: &GateAnalysis, exp: &Experiment, cells: &[CellAnalysis], confidence: f64) -> String {
+/// The `--set` flags of an advice, and what it is predicted to reach.
+pub fn advice_flags(a: &Advice, exp: &Experiment) -> String {
+    let forks = format!("--set {}={}", exp.design.forks_key(), a.forks);
+    let pairs = format!("--set design.pairs={}", a.pairs);
+    match a.change {
+        AdviceChange::Forks => forks,
+        AdviceChange::Pairs => pairs,
+        AdviceChange::Both => format!("{forks} {pairs}"),
+    }
+}
+
+fn advice_text(a: &Advice, exp: &Experiment) -> String {
+    let what = match a.change {
+        AdviceChange::Forks => "more forks",
+        AdviceChange::Pairs => "more pairs per fork",
+        AdviceChange::Both => "more forks and more pairs per fork",
+    };
+    format!(
+        "{what}, about {} of {} pairs (`{}`), are predicted from the cell's variance components to narrow it to ±{}, enough to decide (±{} is needed)",
+        crate::report::effect::forks_count(a.forks),
+        a.pairs,
+        advice_flags(a, exp),
+        format::duration(a.predicted_half_width_ns),
+        format::duration(a.needed_half_width_ns)
+    )
+}
+
+fn verdict(g: &GateAnalysis, exp: &Experiment, confidence: f64) -> String {
     let Some((group, cell)) = deciding(g) else {
         return "The gate had no cell to decide on.".into();
     };
@@ -216,67 +217,67 @@ fn verdict(g: &GateAnalysis, exp: &Experiment, cells: &[CellAnalysis], confidenc
         Reason::IntervalReachesThreshold => format!(
             "Inconclusive: the slowdown{at}, {}, has a {interval} that straddles the threshold of {t}, so the data cannot say on which side of it the slowdown lies; {}.",
             slowdown(g, group, cell.estimate_ns, cell.ci_ns),
-            would_decide(cell, group.threshold_ns, cells, exp, confidence)
+            would_decide(g, (cell.estimate_ns - group.threshold_ns).abs(), exp)
         ),
         Reason::LowPower => {
             let p = g.power.as_ref();
+            let advice = match &g.advice {
+                Some(a) => format!("; {}", advice_text(a, exp)),
+                None => String::new(),
+            };
             format!(
-                "Inconclusive: every interval lies below the threshold of {t}, but with twice the threshold injected the rule caught {} of {}, a power of at least {} by its lower bound, short of the {} asked for (`gate.min_power`): a pass that could not have failed is not a pass{}.",
-                p.map_or(0, |p| p.flagged),
-                crate::report::effect::forks_count(p.map_or(0, |p| p.forks)),
-                format::percent(p.map_or(0.0, |p| p.lower_bound)),
+                "Inconclusive: every interval lies below the threshold of {t}, but an interval as wide as the deciding one ({}) would catch a slowdown of twice the threshold ({}) with a computed power of only {}, short of the {} asked for (`gate.min_power`): a pass that could not have failed is not a pass{advice}.",
+                slowdown(g, group, cell.estimate_ns, cell.ci_ns),
+                format::duration(p.map_or(0.0, |p| p.slowdown_ns)),
+                format::percent(p.map_or(0.0, |p| p.power)),
                 format::percent(g.min_power),
-                forks_needed(g, exp)
             )
         }
-        Reason::ErrorRateUnbounded => {
+        Reason::SelfCheckFailed => {
             let worst = [g.false_alarms, g.false_blocks]
                 .into_iter()
                 .flatten()
-                .max_by(|a, b| a.upper_bound.total_cmp(&b.upper_bound));
+                .max_by(|a, b| a.lower_bound.total_cmp(&b.lower_bound));
             let interval_said = match cell.decision {
                 Verdict::Pass => "lies below the threshold",
                 Verdict::Regression => "lies above the threshold",
                 Verdict::Inconclusive => "straddles the threshold",
             };
             match worst {
-                Some(w) if w.flagged == 0 => format!(
-                    "Inconclusive: with {} per self-check cell, the self-check can only say that the rule blocks an unchanged or within-budget change in at most {} of forks, above the {} allowed (`gate.max_false_block`), so no verdict here has a stated error rate{}. (The {interval} alone {interval_said}: {}.)",
-                    crate::report::effect::forks_count(w.forks),
-                    format::percent(w.upper_bound),
-                    format::percent(g.max_false_block),
-                    forks_needed(g, exp),
-                    slowdown(g, group, cell.estimate_ns, cell.ci_ns)
-                ),
                 Some(w) => format!(
-                    "Inconclusive: the self-check blocked an unchanged or within-budget change in {} of {} (at most {} by the bound), above the {} allowed (`gate.max_false_block`): on this machine the rule's intervals are too narrow to block on. (The {interval} alone {interval_said}: {}.)",
+                    "Inconclusive: the self-check blocked an unchanged or within-budget change in {} of {}, at least {} by the bound, above the {} allowed (`gate.max_false_block`): on this machine forks' intervals are not valid to block on. (The {interval} alone {interval_said}: {}.)",
                     w.flagged,
                     crate::report::effect::forks_count(w.forks),
-                    format::percent(w.upper_bound),
+                    format::percent(w.lower_bound),
                     format::percent(g.max_false_block),
                     slowdown(g, group, cell.estimate_ns, cell.ci_ns)
                 ),
-                None => "Inconclusive: the self-check's error rates are not bounded.".into(),
+                None => "Inconclusive: the self-check failed.".into(),
             }
         }
     }
 }
 
-/// `; 29 forks per cell would (`--set design.forks=29`), were every fork
-/// to come out right`, or nothing.
-fn forks_needed(g: &GateAnalysis, exp: &Experiment) -> String {
-    let key = exp.design.forks_key();
-    match g.forks_needed {
-        Some(n) if n < u32::MAX => format!(
-            "; at least {n} forks per cell (`--set {key}={n}`) would, were every self-check fork to come out right"
+/// The deciding interval's computed power, as a clause.
+fn power_clause(g: &GateAnalysis) -> String {
+    match &g.power {
+        Some(p) => format!(
+            "the deciding interval's power to block a slowdown of twice the threshold ({}) is {} (computed from its width, spread ±{}), against the {} asked for (`gate.min_power`)",
+            format::duration(p.slowdown_ns),
+            format::percent(p.power),
+            format::duration(p.spread_ns),
+            format::percent(g.min_power)
         ),
-        _ => String::new(),
+        None => "the gate had no deciding interval to compute a power for".into(),
     }
 }
 
 fn self_check(g: &GateAnalysis, exp: &Experiment, confidence: f64) -> String {
     if !g.self_check {
-        return "Self-check off (gate.self_check = false): the rule's error rates and power on this machine were not measured, so this verdict comes with no stated error rate.".into();
+        return format!(
+            "Self-check off (gate.self_check = false): whether forks' intervals are valid on this machine was not tested; {}.",
+            power_clause(g)
+        );
     }
     let base = &exp.design.baseline;
     let bound = |s: &crate::analysis::gate::Share| {
@@ -313,102 +314,121 @@ fn self_check(g: &GateAnalysis, exp: &Experiment, confidence: f64) -> String {
         ));
     }
     let allowed = format!(
-        "against the {} allowed (`gate.max_false_block`; at {} confidence; a valid interval blocks such a change at most {} of the time)",
-        format::percent(g.max_false_block),
+        "at {} confidence; the gate is inconclusive only when either rate is shown above the {} allowed (`gate.max_false_block`); a valid interval blocks such a change at most {} of the time",
         format::percent(confidence),
+        format::percent(g.max_false_block),
         format::percent(g.nominal_false_alarm)
     );
-    let checks: Vec<&SelfCheck> = g.groups.iter().filter_map(|gr| gr.power.as_ref()).collect();
-    // A percentage of a slow baseline can ask for more than runner's
-    // largest delay; the 2x cell then injected 1 s, and the text says so.
-    let capped = g.groups.iter().any(|gr| {
-        gr.power.is_some() && crate::plan::self_check::power_delay_capped(gr.threshold_ns)
-    });
-    let twice = if capped {
-        "twice the threshold (at most 1 s, runner's largest delay)"
-    } else {
-        "twice the threshold"
-    };
-    let caught = |p: &SelfCheck| {
-        format!(
-            "{} (at least {})",
-            share(p),
-            format::percent(p.share.lower_bound)
-        )
-    };
-    let power = match checks.as_slice() {
-        [] => "there was no cell at twice the threshold".to_string(),
-        [p] => format!(
-            "with {twice} ({}) injected it caught {}, against the {} asked for (`gate.min_power`)",
-            format::duration(p.delay_ns as f64),
-            caught(p),
-            format::percent(g.min_power)
-        ),
-        many => format!(
-            "with {twice} injected it caught {}, against the {} asked for (`gate.min_power`)",
-            format::list(
-                &many
-                    .iter()
-                    .map(|p| format!("{} at {}", caught(p), format::duration(p.delay_ns as f64)))
-                    .collect::<Vec<_>>(),
-                "and"
-            ),
-            format::percent(g.min_power)
-        ),
-    };
     format!(
-        "Self-check (`{base}` against itself, its rule applied to each fork): {}, {allowed}; {power}.",
-        format::list(&parts, "and")
+        "Self-check (`{base}` against itself, the rule applied to each fork's own interval, a test of whether forks' intervals are valid): {} ({allowed}); {}.",
+        format::list(&parts, "and"),
+        power_clause(g)
     )
 }
 
-/// The self-check's three rates as a Markdown table, or none without a
-/// self-check.
+/// The self-check's two rates and the deciding interval's power as a
+/// Markdown table, or none without a self-check.
 pub(super) fn rates_table(g: &GateAnalysis) -> Option<String> {
     if !g.self_check {
         return None;
     }
-    let row = |what: &str, s: Option<&Share>, bound: fn(&Share) -> String, need: String| match s {
+    let row = |what: &str, s: Option<&Share>| match s {
         Some(s) => format!(
-            "| {what} | {} of {} | {} | {need} |\n",
+            "| {what} | {} of {} | at most {} | at least {} | shown above {} |\n",
             s.flagged,
             s.forks,
-            bound(s)
+            format::percent(s.upper_bound),
+            format::percent(s.lower_bound),
+            format::percent(g.max_false_block)
         ),
-        None => format!("| {what} | not measured | | {need} |\n"),
+        None => format!("| {what} | not measured | | | |\n"),
     };
     let mut t = String::from(
-        "| self-check, per fork | seen | by the bound | allowed |\n|---|---:|---:|---:|\n",
+        "| rate | seen | upper bound | lower bound | inconclusive when |\n|---|---:|---:|---:|---:|\n",
     );
-    let at_most = |s: &Share| format!("at most {}", format::percent(s.upper_bound));
-    let at_least = |s: &Share| format!("at least {}", format::percent(s.lower_bound));
     t.push_str(&row(
-        "false alarm: no change, blocked",
+        "false alarm: no change, fork blocked",
         g.false_alarms.as_ref(),
-        at_most,
-        format!("at most {}", format::percent(g.max_false_block)),
     ));
     t.push_str(&row(
-        "false block: half the threshold, blocked",
+        "false block: half the threshold, fork blocked",
         g.false_blocks.as_ref(),
-        at_most,
-        format!("at most {}", format::percent(g.max_false_block)),
     ));
-    t.push_str(&row(
-        "power: twice the threshold, caught",
-        g.power.as_ref(),
-        at_least,
-        format!("at least {}", format::percent(g.min_power)),
-    ));
+    match &g.power {
+        Some(p) => t.push_str(&format!(
+            "| power: twice the threshold, deciding interval | computed: {} | | | below {} |\n",
+            format::percent(p.power),
+            format::percent(g.min_power)
+        )),
+        None => {
+            t.push_str("| power: twice the threshold, deciding interval | not computed | | | |\n")
+        }
+    }
     Some(t)
+}
+
+/// Every part of the command line and environment that changed the
+/// design or the gate from what the experiment file says: each `--set`
+/// (as recorded, passwords redacted), a shard chosen by flag or by a
+/// scheduler's variable, and a test fault. A verdict reached under any of
+/// them is not the file's verdict, so it says so.
+pub fn overrides(info: &crate::run_folder::RunInfo) -> Vec<String> {
+    let mut out = Vec::new();
+    if let crate::run_folder::invocation::Invocation::Exec(e) = &info.invocation {
+        out.extend(e.set.iter().map(|s| format!("--set {s}")));
+    }
+    if let Some(s) = &info.shard {
+        let source = serde_json::to_value(s.source)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
+        out.push(format!("shard {}/{} (from {source})", s.index, s.count));
+    }
+    if let Some(f) = &info.build.fault {
+        // exec's fault injection for tests (`RUNNER_FAULT`).
+        out.push(format!("RUNNER_FAULT={f}"));
+    }
+    out
+}
+
+/// What follows the verdict's sentence: that the gate compared its
+/// baseline with itself, and the overrides it ran under.
+fn verdict_notes(exp: &Experiment, who_is_base: bool, overrides: &[String]) -> String {
+    let mut out = String::new();
+    if who_is_base {
+        out.push_str(&format!(
+            " A/A: the treatment is the baseline itself (`{}`), so this gate compared the baseline with itself and could block no change.",
+            exp.design.baseline
+        ));
+    }
+    if !overrides.is_empty() {
+        out.push_str(&format!(
+            " Run with overrides of the experiment file: {}.",
+            format::list(
+                &overrides
+                    .iter()
+                    .map(|o| format!("`{o}`"))
+                    .collect::<Vec<_>>(),
+                "and"
+            )
+        ));
+    }
+    out
 }
 
 pub(super) fn view<'a>(
     g: &'a GateAnalysis,
     exp: &Experiment,
-    cells: &[CellAnalysis],
     confidence: f64,
+    overrides: &[String],
 ) -> GateView<'a> {
+    let who_is_base = exp.design.is_aa()
+        || deciding(g).is_some_and(|(_, c)| {
+            c.params
+                .get(crate::plan::TREATMENT_KEY)
+                .and_then(|v| v.as_str())
+                .is_some_and(|t| t == exp.design.baseline)
+        });
     let many = g.groups.iter().map(|gr| gr.cells.len()).sum::<usize>() > 1;
     let estimates = format::Column::time(
         &g.groups
@@ -437,7 +457,13 @@ pub(super) fn view<'a>(
         data: g,
         view: GateText {
             label: label(g.verdict).into(),
-            verdict: verdict(g, exp, cells, confidence),
+            verdict: format!(
+                "{}{}",
+                verdict(g, exp, confidence),
+                verdict_notes(exp, who_is_base, overrides)
+            ),
+            overrides: overrides.to_vec(),
+            aa: who_is_base,
             self_check: self_check(g, exp, confidence),
             deciding_cell: deciding(g).map(|(_, c)| c.cell),
             rows,

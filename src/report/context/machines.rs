@@ -86,7 +86,7 @@ pub struct HostRow {
 
 pub(super) fn shard(info: &RunInfo) -> Option<ShardView> {
     let s = info.shard.as_ref()?;
-    let plan_jobs = info.cells.len() * info.spec.experiment.design.forks.get() as usize;
+    let plan_jobs = crate::plan::self_check::job_count(&info.spec.experiment, &info.cells) as usize;
     let source = serde_json::to_value(s.source)
         .ok()
         .and_then(|v| v.as_str().map(String::from))

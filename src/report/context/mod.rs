@@ -27,7 +27,7 @@ mod stop;
 pub use cells::{CellText, CellView};
 pub use checks::{CheckRow, FlaggedFork, MachineChecksView};
 pub use finding::{GroupText, GroupView};
-pub use gate::{GateRow, GateText, GateView};
+pub use gate::{advice_flags, GateRow, GateText, GateView};
 pub use layout::{FactorRow, LayoutRow, LayoutView};
 pub use machines::{HostRow, MachinesText, MachinesView, MergeView, ShardView};
 pub use placement::{PlacementRow, PlacementView};
@@ -376,10 +376,10 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
         cells,
         headline,
         comparison,
-        gate: analysis
-            .gate
-            .as_ref()
-            .map(|g| gate::view(g, exp, &analysis.cells, analysis.confidence)),
+        gate: analysis.gate.as_ref().map(|g| {
+            let overrides = gate::overrides(info);
+            gate::view(g, exp, analysis.confidence, &overrides)
+        }),
         spec: SpecView {
             experiment: exp,
             path: &info.spec.path,
@@ -603,7 +603,7 @@ fn run_view(info: &RunInfo) -> RunView {
         forks_run: info.forks.len(),
         // The plan's, also in a shard or a partial merge (which say what
         // share of it they hold).
-        jobs: info.cells.len() * info.spec.experiment.design.forks.get() as usize,
+        jobs: crate::plan::self_check::job_count(&info.spec.experiment, &info.cells) as usize,
         cells: info.cells.len(),
         arms_compared: checks().any(|c| c.arms_agree == Some(true)),
         arms_agree: checks().all(|c| c.arms_agree != Some(false)),
