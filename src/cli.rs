@@ -64,6 +64,9 @@ pub enum Command {
         /// Override any key of the file, as for exec: --set design.forks=2 (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
+        /// Exec's flags, so the exact CI command line can be tried first.
+        #[command(flatten)]
+        flags: crate::commands::preflight::CheckFlags,
     },
     /// Re-analyse a report folder's pairs.csv and run.json and re-render it; no re-run.
     #[command(

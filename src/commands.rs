@@ -2,6 +2,7 @@
 
 mod check;
 mod check_text;
+pub mod preflight;
 mod trial;
 
 pub use check::{check, summarize, CheckSummary};

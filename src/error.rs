@@ -9,12 +9,17 @@ pub enum RunnerError {
     BadInput(String),
     #[error("{0}")]
     RunFailed(String),
+    /// The arms' outputs differ: the experiment file's to fix (exit 2, as
+    /// bad input), but a fact about the code measured, not the input, so
+    /// `exec --bisect` skips the commit instead of stopping the bisection.
+    #[error("{0}")]
+    ArmsDisagree(String),
 }
 
 impl RunnerError {
     pub fn exit_code(&self) -> i32 {
         match self {
-            RunnerError::BadInput(_) => 2,
+            RunnerError::BadInput(_) | RunnerError::ArmsDisagree(_) => 2,
             RunnerError::RunFailed(_) => 1,
         }
     }

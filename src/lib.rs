@@ -46,18 +46,14 @@ pub use error::{Result, RunnerError};
 /// closed stream is not an error (see `console`).
 pub fn run(cli: Cli) -> Result<i32> {
     match cli.command {
-        Command::Exec(args) => {
-            let outcome = exec::exec(&args)?;
-            console::out(&outcome.summary);
-            Ok(outcome.exit_code)
-        }
+        Command::Exec(args) => exec::retry::exec_with_retry(&args),
         Command::Merge(args) => {
             interrupt::install();
             console::out(&merge::merge(&args)?.summary);
             Ok(0)
         }
-        Command::Check { spec, set } => {
-            console::out(&commands::check(&spec, &set)?);
+        Command::Check { spec, set, flags } => {
+            console::out(&commands::check(&spec, &set, &flags)?);
             Ok(0)
         }
         Command::Report { dir, template, out } => {

@@ -16,14 +16,21 @@ fn main() {
                 .collect();
             if e.use_stderr() && bisect::requested(&words) {
                 let _ = e.print();
-                std::process::exit(bisect::ABORT);
+                told(bisect::ABORT, "bad input");
             }
             e.exit()
         }
     };
     let bisecting = matches!(&cli.command, runner::cli::Command::Exec(a) if a.bisect);
     match runner::run(cli) {
-        Ok(code) if bisecting => std::process::exit(bisect::of_outcome(code)),
+        Ok(code) if bisecting => {
+            let verdict = match code {
+                0 => "pass",
+                3 => "regression",
+                _ => "inconclusive",
+            };
+            told(bisect::of_outcome(code), verdict)
+        }
         Ok(0) => {}
         // A gate's verdict: the run itself succeeded.
         Ok(code) => std::process::exit(code),
@@ -33,13 +40,24 @@ fn main() {
                 "error: {}",
                 runner::redact::secrets(&e.to_string())
             ));
-            std::process::exit(if bisecting {
-                bisect::of_error(&e)
-            } else {
-                e.exit_code()
-            });
+            if bisecting {
+                let why = match &e {
+                    runner::error::RunnerError::BadInput(_) => "bad input",
+                    runner::error::RunnerError::RunFailed(_) => "the run failed",
+                    runner::error::RunnerError::ArmsDisagree(_) => "the arms' outputs differ",
+                };
+                told(bisect::of_error(&e), why);
+            }
+            std::process::exit(e.exit_code());
         }
     }
+}
+
+/// Ends `exec --bisect`: says on stderr what `git bisect run` is told
+/// ("git bisect: regression: bad, exit 1"), then exits with that code.
+fn told(code: i32, verdict: &str) -> ! {
+    runner::console::err(&runner::exec::retry::bisect_line(code, verdict));
+    std::process::exit(code)
 }
 
 /// glibc gives every thread that allocates an arena of its own, and memory

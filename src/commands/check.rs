@@ -41,6 +41,8 @@ pub struct CheckSummary {
     pub gate_self_check: Option<String>,
     pub forks: u64,
     pub jobs: u64,
+    /// exec's flags as the run would take them, one labelled line each.
+    pub flags: String,
     pub pairs: u64,
     pub measured_pairs: u64,
     pub trial: TrialSummary,
@@ -87,9 +89,13 @@ pub struct Failure {
 
 /// `runner check`: prints the plan; a failed trial prints it too, then
 /// fails (exit 1) with the reason.
-pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
+pub fn check(
+    spec_path: &Path,
+    set: &[String],
+    flags: &super::preflight::CheckFlags,
+) -> Result<String> {
     crate::interrupt::install();
-    let summary = summarize(spec_path, set)?;
+    let summary = summarize(spec_path, set, flags)?;
     let text = render(&summary);
     match &summary.failure {
         None => Ok(text),
@@ -102,9 +108,16 @@ pub fn check(spec_path: &Path, set: &[String]) -> Result<String> {
 
 /// The summary of `check` for the experiment file at `spec_path`: the
 /// plan, the catalog's answers, the trials and the forecasts.
-pub fn summarize(spec_path: &Path, set: &[String]) -> Result<CheckSummary> {
+pub fn summarize(
+    spec_path: &Path,
+    set: &[String],
+    flags: &super::preflight::CheckFlags,
+) -> Result<CheckSummary> {
     let loaded = spec::load(spec_path, set)?;
     let exp = &loaded.experiment;
+    // exec's flags are checked as exec would check them, before anything runs.
+    super::preflight::refuse(spec_path, exp, flags)?;
+    let flag_lines = super::preflight::lines(exp, flags)?;
     let cells = plan::all_cells(exp, None);
     let forks = u64::from(exp.design.forks.get());
     // A percentage gate's 0.5x cells are sized by the run itself.
@@ -228,6 +241,7 @@ pub fn summarize(spec_path: &Path, set: &[String]) -> Result<CheckSummary> {
         gate_self_check,
         forks,
         jobs,
+        flags: flag_lines,
         pairs: jobs * per_job,
         measured_pairs: jobs * u64::from(exp.design.pairs.get()),
         trial: TrialSummary {

@@ -55,6 +55,7 @@ pub fn render(s: &CheckSummary) -> String {
             s.jobs, s.cells_total, s.forks
         ),
     );
+    out.push_str(&s.flags);
     line(
         &mut out,
         "pairs",

@@ -53,9 +53,9 @@ impl Estimate {
     /// with it before its first fork instead of at it. A trial that merely
     /// failed is left for the forks to report in their own words.
     pub fn blocking(&self) -> Option<crate::error::RunnerError> {
-        use crate::error::{bad_input, run_failed};
+        use crate::error::run_failed;
         match self.stopped.as_ref()? {
-            Stopped::Disagreement(m) => Some(bad_input(format!(
+            Stopped::Disagreement(m) => Some(crate::error::RunnerError::ArmsDisagree(format!(
                 "exec's trial run, before any fork, found that {m}"
             ))),
             Stopped::TimedOut(m) => Some(run_failed(format!("before any fork, {m}"))),

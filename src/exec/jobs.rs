@@ -291,7 +291,7 @@ pub(super) fn run_jobs(
         writer.discard();
         progress.clear();
         return Err(if disagreement {
-            crate::error::bad_input(failure)
+            crate::error::RunnerError::ArmsDisagree(failure)
         } else {
             run_failed(failure)
         });

@@ -17,6 +17,7 @@ pub mod progress;
 pub mod protocol;
 mod queue;
 pub mod resume;
+pub mod retry;
 mod run;
 pub mod spawn;
 pub mod stop_estimate;
@@ -61,6 +62,8 @@ pub struct ExecOutcome {
     pub summary: String,
     /// 0, or a gate's 3 (regression) or 4 (inconclusive).
     pub exit_code: i32,
+    /// An inconclusive gate's named design, as `--set` values.
+    pub advice: Vec<String>,
 }
 
 /// The spec as run.json records it: passwords redacted, validated again
@@ -182,6 +185,7 @@ fn with_hint(e: RunnerError, hint: &str) -> RunnerError {
     match e {
         RunnerError::BadInput(m) => bad_input(format!("{m}\n{hint}")),
         RunnerError::RunFailed(m) => run_failed(format!("{m}\n{hint}")),
+        RunnerError::ArmsDisagree(m) => RunnerError::ArmsDisagree(format!("{m}\n{hint}")),
     }
 }
 
@@ -217,7 +221,8 @@ pub mod bisect {
     pub fn of_error(e: &RunnerError) -> i32 {
         match e {
             RunnerError::BadInput(_) => ABORT,
-            RunnerError::RunFailed(_) => SKIP,
+            // Whether the arms agree depends on the commit: skip it.
+            RunnerError::RunFailed(_) | RunnerError::ArmsDisagree(_) => SKIP,
         }
     }
 
@@ -245,6 +250,8 @@ pub mod bisect {
             assert_eq!(of_outcome(Verdict::Inconclusive.exit_code()), SKIP);
             assert_eq!(of_error(&run_failed("a fork crashed")), SKIP);
             assert_eq!(of_error(&bad_input("no such file")), ABORT);
+            let differ = RunnerError::ArmsDisagree("the arms' outputs differ".into());
+            assert_eq!((of_error(&differ), differ.exit_code()), (SKIP, 2));
             // git bisect run: 125 skips, 128 and above abort.
             assert_eq!((SKIP, ABORT), (125, 128));
         }
@@ -259,6 +266,29 @@ pub mod bisect {
             assert!(!requested(&["runner", "exec", "--", "--bisect"]));
         }
     }
+}
+
+/// Refuses a file without `[gate]` when `--bisect` or `--gate-required`
+/// asks for one (exec, and `check` before it).
+pub fn refuse_ungated(
+    spec: &Path,
+    exp: &crate::spec::Experiment,
+    gate_required: bool,
+    bisect: bool,
+) -> Result<()> {
+    if bisect && exp.gate.is_none() {
+        return Err(bad_input(format!(
+            "{}: --bisect needs a [gate] in the experiment file (e.g. max_slowdown = \"25%\"), whose verdict tells `git bisect run` good from bad",
+            spec.display()
+        )));
+    }
+    if gate_required && exp.gate.is_none() {
+        return Err(bad_input(format!(
+            "{} has no [gate] table, and --gate-required asks for one: a file without a gate has no verdict to pass; add [gate] with max_slowdown, or run without --gate-required",
+            spec.display()
+        )));
+    }
+    Ok(())
 }
 
 /// `runner exec`. A gated run that fails says so in the CI step summary
@@ -278,18 +308,7 @@ pub fn exec(args: &ExecArgs) -> Result<ExecOutcome> {
 
 fn exec_loaded(args: &ExecArgs, loaded: &LoadedSpec) -> Result<ExecOutcome> {
     let exp = &loaded.experiment;
-    if args.bisect && exp.gate.is_none() {
-        return Err(bad_input(format!(
-            "{}: --bisect needs a [gate] in the experiment file (e.g. max_slowdown = \"25%\"), whose verdict tells `git bisect run` good from bad",
-            args.spec.display()
-        )));
-    }
-    if args.gate_required && exp.gate.is_none() {
-        return Err(bad_input(format!(
-            "{} has no [gate] table, and --gate-required asks for one: a file without a gate has no verdict to pass; add [gate] with max_slowdown, or run without --gate-required",
-            args.spec.display()
-        )));
-    }
+    refuse_ungated(&args.spec, exp, args.gate_required, args.bisect)?;
     // A template that does not even parse fails now, not after the run.
     if let Some(t) = &exp.report.template {
         crate::report::check_template(t)?;

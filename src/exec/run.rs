@@ -79,7 +79,7 @@ impl Run<'_> {
             );
         }
         match e {
-            RunnerError::BadInput(_) => with_hint(
+            RunnerError::BadInput(_) | RunnerError::ArmsDisagree(_) => with_hint(
                 e,
                 &format!(
                     "{kept} of {} forks finished and are kept in {}; resuming runs the missing forks with the same experiment file, so if the file must change, move {} away (or delete it) and run exec again",
@@ -213,18 +213,19 @@ impl Run<'_> {
             rendering.summary,
             self.final_dir.join("report.md").display()
         );
-        let exit_code = match &rendering.gate {
+        let (exit_code, advice) = match &rendering.gate {
             Some(g) => {
                 crate::report::gate_files::append_step_summary(&g.step_summary, &self.final_dir);
-                g.exit_code
+                (g.exit_code, g.advice.clone())
             }
-            None => 0,
+            None => (0, Vec::new()),
         };
         Ok(ExecOutcome {
             dir: self.final_dir,
             info,
             summary,
             exit_code,
+            advice,
         })
     }
 }

@@ -30,6 +30,9 @@ pub struct GateFiles {
     /// (exec adds it once the folder is in place).
     pub step_summary: String,
     pub exit_code: i32,
+    /// The `--set KEY=VALUE` overrides of the design an inconclusive
+    /// verdict names; empty when it names none.
+    pub advice: Vec<String>,
 }
 
 /// `gate.json`: every key is always present; a number the run could not
@@ -218,6 +221,10 @@ pub fn files(info: &RunInfo, analysis: &Analysis, view: &GateView<'_>) -> GateFi
         json: text,
         step_summary: step_summary(&info.spec.experiment, view),
         exit_code: g.exit_code,
+        advice: g
+            .advice
+            .map(|a| crate::report::context::advice_sets(&a, &info.spec.experiment))
+            .unwrap_or_default(),
     }
 }
 

@@ -56,6 +56,12 @@ pub struct ExecArgs {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub bisect: bool,
+    /// An inconclusive gate runs once more, into the same folder, with the design its verdict
+    /// names (more forks, more pairs, or both; twice the forks when it names none), and exits
+    /// with that run's verdict: 4 again if it is still inconclusive.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub retry_inconclusive: bool,
 }
 
 impl ExecArgs {
@@ -71,6 +77,7 @@ impl ExecArgs {
             shards: None,
             gate_required: false,
             bisect: false,
+            retry_inconclusive: false,
         }
     }
 }
@@ -244,6 +251,7 @@ impl Invocation {
                 a.flag("quiet", e.quiet);
                 a.flag("gate-required", e.gate_required);
                 a.flag("bisect", e.bisect);
+                a.flag("retry-inconclusive", e.retry_inconclusive);
                 if let Some(r) = &e.resume {
                     a.option("resume", text(r));
                 }
@@ -404,6 +412,7 @@ mod tests {
             shards: Some(4),
             gate_required: true,
             bisect: true,
+            retry_inconclusive: true,
             ..exec("experiments/my spec.toml")
         }));
         // A positional that looks like a flag goes after `--`.

@@ -133,15 +133,29 @@ fn would_decide(g: &GateAnalysis, gap_ns: f64, exp: &Experiment) -> String {
     }
 }
 
-/// The `--set` flags of an advice, and what it is predicted to reach.
-pub fn advice_flags(a: &Advice, exp: &Experiment) -> String {
-    let forks = format!("--set {}={}", exp.design.forks_key(), a.forks);
-    let pairs = format!("--set design.pairs={}", a.pairs);
+/// The `KEY=VALUE` overrides of an advice: what `--set` takes.
+pub fn advice_sets(a: &Advice, exp: &Experiment) -> Vec<String> {
+    let mut forks = vec![format!("design.forks={}", a.forks)];
+    // With [design.stop], design.forks is max_forks's default; both given
+    // must agree.
+    if exp.design.stop.is_some() {
+        forks.push(format!("design.stop.max_forks={}", a.forks));
+    }
+    let pairs = format!("design.pairs={}", a.pairs);
     match a.change {
         AdviceChange::Forks => forks,
-        AdviceChange::Pairs => pairs,
-        AdviceChange::Both => format!("{forks} {pairs}"),
+        AdviceChange::Pairs => vec![pairs],
+        AdviceChange::Both => forks.into_iter().chain([pairs]).collect(),
     }
+}
+
+/// The `--set` flags of an advice: `--set design.pairs=36`.
+pub fn advice_flags(a: &Advice, exp: &Experiment) -> String {
+    advice_sets(a, exp)
+        .iter()
+        .map(|s| format!("--set {s}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn advice_text(a: &Advice, exp: &Experiment) -> String {

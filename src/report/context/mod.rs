@@ -27,7 +27,7 @@ mod stop;
 pub use cells::{CellText, CellView};
 pub use checks::{CheckRow, FlaggedFork, MachineChecksView};
 pub use finding::{GroupText, GroupView};
-pub use gate::{advice_flags, GateRow, GateText, GateView};
+pub use gate::{advice_flags, advice_sets, GateRow, GateText, GateView};
 pub use layout::{FactorRow, LayoutRow, LayoutView};
 pub use machines::{HostRow, MachinesText, MachinesView, MergeView, ShardView};
 pub use placement::{PlacementRow, PlacementView};

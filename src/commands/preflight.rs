@@ -1,0 +1,85 @@
+//! The exec flags `runner check` accepts, so the exact command line a CI
+//! job will run can be tried first (`runner check` instead of `runner
+//! exec`): each is checked as exec checks it, and the plan lines say what
+//! it changes. `--resume` is exec's alone (it continues a run).
+
+use crate::error::{bad_input, Result};
+use crate::spec::Experiment;
+use clap::Args;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct CheckFlags {
+    /// As for exec: refuse (exit 2) an experiment file without `[gate]`.
+    #[arg(long)]
+    pub gate_required: bool,
+    /// As for exec: the run's exit codes for `git bisect run` (needs a [gate]).
+    #[arg(long)]
+    pub bisect: bool,
+    /// As for exec: an inconclusive gate runs once more with the design it names.
+    #[arg(long)]
+    pub retry_inconclusive: bool,
+    /// As for exec: the plan of shard I of N only.
+    #[arg(long, value_name = "I/N", value_parser = crate::run_folder::invocation::parse_shard)]
+    pub shard: Option<(u32, u32)>,
+    /// As for exec: the number of shards when the index comes from JOB_COMPLETION_INDEX.
+    #[arg(long, value_name = "N")]
+    pub shards: Option<u32>,
+    /// As for exec: the output folder exec would write.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Accepted so exec's command line runs unchanged; check prints its plan either way.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// The refusals exec would make before it runs anything, made now.
+pub fn refuse(spec: &Path, exp: &Experiment, flags: &CheckFlags) -> Result<()> {
+    crate::exec::refuse_ungated(spec, exp, flags.gate_required, flags.bisect)?;
+    if let Some(s) = selection(flags)? {
+        if exp.design.stop.is_some() {
+            return Err(bad_input(format!(
+                "{} has [design.stop], which shards cannot run apart; exec would refuse --shard {}/{}",
+                spec.display(),
+                s.index,
+                s.count
+            )));
+        }
+        let jobs = crate::plan::plan(exp, exp.seed.unwrap_or_default(), None).jobs;
+        crate::shard::plan_share(exp, &jobs, s).map_err(bad_input)?;
+    }
+    Ok(())
+}
+
+fn selection(flags: &CheckFlags) -> Result<Option<crate::shard::Selection>> {
+    crate::shard::select(flags.shard, flags.shards, &|k| std::env::var(k).ok()).map_err(bad_input)
+}
+
+/// What the flags change, as plan lines (`check`'s two-column layout).
+pub fn lines(exp: &Experiment, flags: &CheckFlags) -> Result<String> {
+    let mut out = String::new();
+    if flags.gate_required {
+        out.push_str("flags       --gate-required: the file has a [gate], as it must\n");
+    }
+    if flags.bisect {
+        out.push_str("flags       --bisect: exit 0 pass (good), 1 regression (bad), 125 inconclusive after one retry with twice the forks, a failed run or arms whose outputs differ (skip), 128 bad input (stop)\n");
+    }
+    if flags.retry_inconclusive {
+        out.push_str("flags       --retry-inconclusive: an inconclusive verdict runs once more with the design it names, and exits 4 if still inconclusive\n");
+    }
+    if let Some(s) = selection(flags)? {
+        let jobs = crate::plan::plan(exp, exp.seed.unwrap_or_default(), None).jobs;
+        let share = crate::shard::plan_share(exp, &jobs, s).map_err(bad_input)?;
+        out.push_str(&format!(
+            "shard       {}/{}: {} of the plan's {} jobs\n",
+            s.index,
+            s.count,
+            share.len(),
+            jobs.len()
+        ));
+    }
+    if let Some(o) = &flags.out {
+        out.push_str(&format!("flags       --out: exec writes {}\n", o.display()));
+    }
+    Ok(out)
+}
