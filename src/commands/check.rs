@@ -433,11 +433,11 @@ fn gate_lines(exp: &Experiment, all: &[plan::Cell]) -> (Option<String>, Option<S
         let forks = all
             .iter()
             .find(|c| !c.role.is_experiment())
-            .map_or("no".to_string(), |c| {
-                crate::plan::self_check::forks_of(exp, all, c).to_string()
-            });
+            .map(|c| crate::plan::self_check::forks_of(exp, all, c))
+            .unwrap_or(0);
         format!(
-            "{forks} forks per self-check cell (a quarter of the comparison's): tests whether forks' intervals are valid; the power is computed from the deciding interval"
+            "{} per self-check cell (a quarter of the comparison's): tests whether forks' intervals are valid; the power is computed from the deciding interval",
+            crate::report::effect::forks_count(forks)
         )
     });
     (Some(line), self_check)

@@ -58,6 +58,13 @@ pub fn forks_sets(design: &crate::spec::Design, forks: u32) -> Vec<String> {
 /// `exec`, and once more when [`retry_args`] says so; prints each run's
 /// summary and returns the last run's exit code.
 pub fn exec_with_retry(args: &ExecArgs) -> Result<i32> {
+    // The process's private folder is set once (`temp::set_root`): one
+    // for both runs, alive until the second has finished.
+    let _temp = if args.retry_inconclusive || args.bisect {
+        Some(super::private_temp()?)
+    } else {
+        None
+    };
     let first = super::exec(args)?;
     crate::console::out(&first.summary);
     let Some(again) = retry_args(args, &first) else {
