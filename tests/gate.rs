@@ -478,7 +478,9 @@ fn the_ci_doc_experiment_is_a_valid_gate() {
         .and_then(|b| b.split("```").next())
         .expect("docs/ci.md has a toml block");
     let workflow = doc.split("```yaml\n").nth(1).expect("a yaml block");
-    assert!(workflow.contains("runner exec base/perf/gate.toml --gate-required --out perf-gate"));
+    assert!(workflow.contains(
+        "runner exec base/perf/gate.toml --gate-required --retry-inconclusive --out perf-gate"
+    ));
     assert!(workflow.contains("path: perf-gate*"));
     let tmp = tempfile::tempdir().unwrap();
     let spec = write_spec(tmp.path(), "gate", toml);
