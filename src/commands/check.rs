@@ -155,7 +155,7 @@ pub fn summarize(
         },
     };
     let (timed, stopped) = &trials.outcome;
-    // A percentage gate's 2x cells count with the delay the run would give
+    // A percentage gate's 0.5x cells count with the delay the run would give
     // them from the baseline the trials measured (or, untimed, what
     // `estimate_run_ns` guesses), capped at 1 s as the run caps it.
     let baseline_ns = |c: &plan::Cell| timed.run_ns(&plan::bind(exp, c, &exp.design.baseline));

@@ -96,7 +96,7 @@ impl Run<'_> {
     /// as it finishes:
     ///
     /// 1. every job the plan holds from the start;
-    /// 2. for a gate with a percentage threshold, its 2x self-check cells:
+    /// 2. for a gate with a percentage threshold, its 0.5x self-check cells:
     ///    sized from the experiment cells' rows of phase 1 (in memory), the
     ///    sizing recorded in run.json and the plan derived again with it,
     ///    then their jobs. A resume picks up in either phase: the sizing
@@ -118,7 +118,7 @@ impl Run<'_> {
         jobs::run_jobs(self.exp, info, partial, measured, db, quiet, false)
     }
 
-    /// Phase 2's plan: the 2x self-check cells sized from phase 1's rows.
+    /// Phase 2's plan: the 0.5x self-check cells sized from phase 1's rows.
     fn size_gate(&self, info: &mut RunInfo, measured: &Measured) -> Result<()> {
         let cells: Vec<u32> = info
             .cells

@@ -4,9 +4,9 @@
 //! [gate]
 //! max_slowdown = "2%"          # of the baseline median, or a duration: "50us", "0.5ms", "800ns"
 //! statistic = "hierarchical"   # which interval decides: hierarchical (default) | pooled
-//! min_power = 0.8              # the self-check's power, by its lower bound, must reach this
-//! max_false_block = 0.1        # its false-alarm and false-block rates, by their upper bounds, must stay below this
-//! self_check = true            # A/A cells at d = 0, at half and at twice the threshold
+//! min_power = 0.8              # the deciding interval's computed power at twice the threshold must reach this
+//! max_false_block = 0.1        # inconclusive when the self-check shows either error rate above this
+//! self_check = true            # A/A cells at d = 0 and at half the threshold, a quarter of the forks each
 //! ```
 
 use super::limits::MAX_DELAY_NS;
@@ -22,15 +22,16 @@ use toml::Value;
 pub struct Gate {
     pub max_slowdown: MaxSlowdown,
     pub statistic: GateStatistic,
-    /// A pass needs the 2x self-check's power, by its one-sided lower
-    /// bound at the run's confidence, to reach this.
+    /// A pass needs the deciding interval's power at twice the threshold,
+    /// computed from its width (`stats::gate::interval_power`), to reach
+    /// this.
     pub min_power: f64,
-    /// Any verdict needs the self-check's false-alarm and false-block
-    /// rates, by their one-sided upper bounds, to stay at or below this.
+    /// A verdict is inconclusive when the self-check shows its false-alarm
+    /// or false-block rate, by its one-sided lower bound, above this.
     #[serde(default = "gate_default_max_false_block")]
     pub max_false_block: f64,
-    /// Add the calibration cells (A/A of the baseline at d = 0 and at
-    /// twice the threshold) to the run.
+    /// Add the self-check cells (A/A of the baseline at d = 0 and at half
+    /// the threshold) to the run.
     pub self_check: bool,
     /// The self-check also has a cell at half the threshold (the
     /// false-block rate). Absent, so false, in the run.json of runs made
@@ -92,7 +93,7 @@ pub(crate) fn parse_max_slowdown(text: &str) -> Result<MaxSlowdown, String> {
     let ns = duration_ns(value, unit, WHAT)?;
     if ns > MAX_DELAY_NS / 2 {
         return Err(format!(
-            "must be at most {} ms: the self-check injects twice the threshold, and delays are at most 1 s",
+            "must be at most {} ms: a threshold is at most half of runner's largest delay, 1 s",
             MAX_DELAY_NS / 2_000_000
         ));
     }
@@ -139,7 +140,7 @@ pub(crate) fn gate(raw: RawGate) -> Result<Gate, Problem> {
         Some(other) => {
             return Err(Problem::value(
                 &power_path,
-                format!("gate.min_power must be a share above 0 and at most 1 (default 0.8: the 2x self-check must show, by its lower bound, that the rule catches at least 80 % of such slowdowns for a pass to count), got {}", describe(other)),
+                format!("gate.min_power must be a share above 0 and at most 1 (default 0.8: the deciding interval's computed power to block a slowdown of twice the threshold must be at least 80 % for a pass to count), got {}", describe(other)),
             ))
         }
     };
@@ -150,7 +151,7 @@ pub(crate) fn gate(raw: RawGate) -> Result<Gate, Problem> {
         Some(other) => {
             return Err(Problem::value(
                 &block_path,
-                format!("gate.max_false_block must be a share above 0 and below 1 (default {DEFAULT_MAX_FALSE_BLOCK}: the self-check must show that the rule blocks unchanged code, or a change of half the threshold, in at most 10 % of forks), got {}", describe(other)),
+                format!("gate.max_false_block must be a share above 0 and below 1 (default {DEFAULT_MAX_FALSE_BLOCK}: the gate is inconclusive when the self-check shows that forks' intervals block unchanged code, or a change of half the threshold, in more than 10 % of forks), got {}", describe(other)),
             ))
         }
     };

@@ -75,7 +75,7 @@ pub fn interval_power(
     let sigma = (hi - lo) / (2.0 * z);
     let lower_arm = (estimate - lo).max(0.0);
     let margin = slowdown - threshold - lower_arm;
-    if !(sigma > 0.0) {
+    if sigma.is_nan() || sigma <= 0.0 {
         return if margin > 0.0 { 1.0 } else { 0.0 };
     }
     crate::stats::apart::normal_cdf(margin / sigma)

@@ -29,7 +29,7 @@ pub(crate) fn advise(
     needed_ns: f64,
 ) -> Option<Advice> {
     let (forks_ran, pairs_ran) = (ran.0.max(2), ran.1.max(1));
-    if !(needed_ns > 0.0) {
+    if needed_ns.is_nan() || needed_ns <= 0.0 {
         return None;
     }
     let mut best: Option<(u64, Advice)> = None;
