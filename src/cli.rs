@@ -66,7 +66,7 @@ pub enum Command {
         set: Vec<String>,
         /// Exec's flags, so the exact CI command line can be tried first.
         #[command(flatten)]
-        flags: crate::commands::preflight::CheckFlags,
+        flags: crate::run_folder::invocation::CheckFlags,
     },
     /// Re-analyse a report folder's pairs.csv and run.json and re-render it; no re-run.
     #[command(

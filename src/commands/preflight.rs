@@ -4,34 +4,9 @@
 //! it changes. `--resume` is exec's alone (it continues a run).
 
 use crate::error::{bad_input, Result};
+pub use crate::run_folder::invocation::CheckFlags;
 use crate::spec::Experiment;
-use clap::Args;
-use std::path::{Path, PathBuf};
-
-#[derive(Debug, Clone, Default, Args)]
-pub struct CheckFlags {
-    /// As for exec: refuse (exit 2) an experiment file without `[gate]`.
-    #[arg(long)]
-    pub gate_required: bool,
-    /// As for exec: the run's exit codes for `git bisect run` (needs a [gate]).
-    #[arg(long)]
-    pub bisect: bool,
-    /// As for exec: an inconclusive gate runs once more with the design it names.
-    #[arg(long)]
-    pub retry_inconclusive: bool,
-    /// As for exec: the plan of shard I of N only.
-    #[arg(long, value_name = "I/N", value_parser = crate::run_folder::invocation::parse_shard)]
-    pub shard: Option<(u32, u32)>,
-    /// As for exec: the number of shards when the index comes from JOB_COMPLETION_INDEX.
-    #[arg(long, value_name = "N")]
-    pub shards: Option<u32>,
-    /// As for exec: the output folder exec would write.
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-    /// Accepted so exec's command line runs unchanged; check prints its plan either way.
-    #[arg(long)]
-    pub quiet: bool,
-}
+use std::path::Path;
 
 /// The refusals exec would make before it runs anything, made now.
 pub fn refuse(spec: &Path, exp: &Experiment, flags: &CheckFlags) -> Result<()> {

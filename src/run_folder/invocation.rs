@@ -82,6 +82,34 @@ impl ExecArgs {
     }
 }
 
+/// The flags of exec that `runner check` takes too (`commands::preflight`),
+/// so the exact command line a CI job runs can be tried first; `--resume`
+/// is exec's alone.
+#[derive(Debug, Clone, Default, Args)]
+pub struct CheckFlags {
+    /// As for exec: refuse (exit 2) an experiment file without `[gate]`.
+    #[arg(long)]
+    pub gate_required: bool,
+    /// As for exec: the run's exit codes for `git bisect run` (needs a [gate]).
+    #[arg(long)]
+    pub bisect: bool,
+    /// As for exec: an inconclusive gate runs once more with the design it names.
+    #[arg(long)]
+    pub retry_inconclusive: bool,
+    /// As for exec: the plan of shard I of N only.
+    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    pub shard: Option<(u32, u32)>,
+    /// As for exec: the number of shards when the index comes from JOB_COMPLETION_INDEX.
+    #[arg(long, value_name = "N")]
+    pub shards: Option<u32>,
+    /// As for exec: the output folder exec would write.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Accepted so exec's command line runs unchanged; check prints its plan either way.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
 /// `runner merge`.
 #[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
 pub struct MergeArgs {
