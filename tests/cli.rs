@@ -30,8 +30,12 @@ fn every_argument_of_exec_check_and_report_is_described() {
     }
     let check = help(&["check", "--help"]);
     for needle in [
-        "<SPEC>  The experiment file",
-        "--set <KEY=VALUE>  Override",
+        "The experiment file",
+        "--set <KEY=VALUE>",
+        "Override any key of the file, as for exec",
+        "--gate-required",
+        "--retry-inconclusive",
+        "--shard <I/N>",
         "RUNNER_DATABASE_URL",
     ] {
         assert!(

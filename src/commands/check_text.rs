@@ -47,13 +47,16 @@ pub fn render(s: &CheckSummary) -> String {
     if let Some(w) = &s.gate_self_check {
         line(&mut out, "self-check", w);
     }
+    // A self-check cell runs fewer forks than an experiment cell.
+    let cells_x_forks = if s.jobs == s.cells_total * s.forks {
+        format!("{} cells x {} forks", s.cells_total, s.forks)
+    } else {
+        format!("{} cells, {} forks per experiment cell", s.cells_total, s.forks)
+    };
     line(
         &mut out,
         "jobs",
-        &format!(
-            "{} ({} cells, {} forks per experiment cell), each a fresh process",
-            s.jobs, s.cells_total, s.forks
-        ),
+        &format!("{} ({cells_x_forks}), each a fresh process", s.jobs),
     );
     out.push_str(&s.flags);
     line(

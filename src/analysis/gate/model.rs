@@ -36,6 +36,7 @@ pub struct GateAnalysis {
     pub false_blocks: Option<Share>,
     /// The deciding interval's computed power at twice the threshold, of
     /// the cell where it is lowest (`stats::gate::interval_power`).
+    #[serde(default, deserialize_with = "measured_power_is_none")]
     pub power: Option<IntervalPower>,
     /// When the verdict is inconclusive for the deciding interval (it
     /// straddles the threshold, or its power is short): the design
@@ -137,6 +138,7 @@ pub struct GateGroup {
     pub cells: Vec<GateCell>,
     pub false_alarms: Option<SelfCheck>,
     /// The lowest computed power of the group's deciding intervals.
+    #[serde(default, deserialize_with = "measured_power_is_none")]
     pub power: Option<IntervalPower>,
     /// The 0.5x cell; absent for runs made before it existed.
     #[serde(default)]
@@ -201,4 +203,15 @@ pub struct SelfCheckFork {
     pub median_ns: f64,
     pub ci_ns: [f64; 2],
     pub flagged: bool,
+}
+
+/// Reads `power`: an analysis.json written before the power was computed
+/// holds there the share of forks a cell at twice the threshold caught,
+/// which is not this number; it reads as none (`runner report` computes
+/// the power again from the data).
+fn measured_power_is_none<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<IntervalPower>, D::Error> {
+    let value = Option::<serde_json::Value>::deserialize(d)?;
+    Ok(value.and_then(|v| serde_json::from_value(v).ok()))
 }
