@@ -4,6 +4,7 @@
 //! out-of-range values with file:line:column, and returns types that make
 //! wrong states unrepresentable.
 
+mod collect;
 mod command;
 pub mod experiment;
 mod gate;
@@ -18,6 +19,7 @@ mod raw;
 mod sql;
 mod stop;
 mod strategies;
+mod suggest;
 mod uses;
 mod validate;
 pub mod values;
@@ -236,75 +238,64 @@ fn load_text(
     }
     let resolved = doc.to_string();
     let mut found: Vec<String> = Vec::new();
-    let mut removed: Vec<KeyPath> = Vec::new();
-    // Every bad key in one pass: after a problem with a key that can be
-    // taken out, the file is checked again without it, so the user sees
-    // all of its problems at once. A problem that only follows from an
-    // earlier one (the key is required, or another key names it) is at a
-    // path already taken out, and ends the pass.
-    for _ in 0..MAX_PROBLEMS {
+    let mut repairs = collect::Repairs::default();
+    // Every problem in one run: after each, the document is repaired where
+    // it is and checked again (`collect`), so the user sees all of them at
+    // once; a problem that may only follow from a repair is not listed.
+    for _ in 0..MAX_PASSES {
         let text = doc.to_string();
-        let (message, path) = match toml::from_str::<raw::RawSpec>(&text) {
-            Err(e) => serde_error(shown, &text, &e, &locator),
+        let problem = match toml::from_str::<raw::RawSpec>(&text) {
+            Err(e) => {
+                let (message, path) = serde_error(shown, &text, &e, &locator);
+                found.push(message);
+                match path {
+                    Some(path) => Problem::key(&path, String::new()),
+                    None => break,
+                }
+            }
             Ok(raw) => match validate::experiment(raw, ctx) {
                 Ok(experiment) if found.is_empty() => return Ok((experiment, resolved)),
                 Ok(_) => break,
                 Err(p) => {
-                    if removed.iter().any(|r| follows_from(&p, r)) {
-                        break;
+                    if !repairs.explain(&p) {
+                        found.push(render(shown, &p, &locator).message);
                     }
-                    (render(shown, &p, &locator).message, Some(p.path))
+                    p
                 }
             },
         };
-        found.push(message);
-        match path {
-            Some(path) if remove_key(&mut doc, &path) => removed.push(path),
-            _ => break,
+        if found.len() >= MAX_PROBLEMS || !repairs.repair(&mut doc, &problem) {
+            break;
         }
     }
+    if found.is_empty() {
+        // Only repairs' consequences were seen, which cannot happen
+        // without a first problem; kept as a sentence rather than a panic.
+        found.push(format!("{shown}: the file could not be validated"));
+    }
     Err(SpecError {
-        message: found.join("\n"),
+        message: in_file_order(shown, found).join("\n"),
     })
 }
 
-/// Whether `p` may only be a consequence of taking `removed` out: it is at
-/// or around that key, or its sentence names the key (a placeholder that
-/// read it, a sibling that is required in its place). Erring this way
-/// lists fewer problems, never one that is not there.
-fn follows_from(p: &Problem, removed: &KeyPath) -> bool {
-    if p.path.within(removed) || removed.within(&p.path) {
-        return true;
-    }
-    let Some(name) = removed.segments.last() else {
-        return false;
+/// The problems sorted by their line and column in the file (stable: those
+/// without one, a flag's or the environment's, keep their order, last).
+fn in_file_order(shown: &str, mut found: Vec<String>) -> Vec<String> {
+    let at = |m: &String| -> Option<(usize, usize)> {
+        let rest = m.strip_prefix(shown)?.strip_prefix(':')?;
+        let mut parts = rest.splitn(3, ':');
+        Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
     };
-    let word = |c: char| c.is_alphanumeric() || c == '_';
-    p.message.match_indices(name.as_str()).any(|(i, m)| {
-        let before = p.message[..i].chars().next_back();
-        let after = p.message[i + m.len()..].chars().next();
-        !before.is_some_and(word) && !after.is_some_and(word)
-    })
+    found.sort_by_key(|m| at(m).map_or((1, 0, 0), |(l, c)| (0, l, c)));
+    found
 }
 
 /// At most this many problems of one file are listed.
 const MAX_PROBLEMS: usize = 20;
 
-/// Takes the key at `path` (its whole value, for an array element) out of
-/// `doc`; false when there is no such key.
-fn remove_key(doc: &mut DocumentMut, path: &KeyPath) -> bool {
-    let Some((last, parents)) = path.segments.split_last() else {
-        return false;
-    };
-    let mut table: &mut dyn toml_edit::TableLike = doc.as_table_mut();
-    for seg in parents {
-        let Some(next) = table.get_mut(seg).and_then(|i| i.as_table_like_mut()) else {
-            return false;
-        };
-        table = next;
-    }
-    table.remove(last).is_some()
-}
+/// At most this many passes (a repair whose consequence is not listed is a
+/// pass without a problem).
+const MAX_PASSES: usize = 60;
 
 /// `problem` with its position: `FILE:LINE:COL: ...`.
 fn render(shown: &str, problem: &Problem, locator: &Locator) -> SpecError {
@@ -341,7 +332,12 @@ fn serde_error(
     let problem = if let Some(valid) = unknown_key_expected(&message) {
         Problem::key(
             &path,
-            format!("unknown key `{path}`; valid keys here are: {valid}"),
+            format!(
+                "unknown key `{path}`;{} valid keys here are: {valid}",
+                path.segments
+                    .last()
+                    .map_or_else(String::new, |k| suggest::did_you_mean(k, valid.split(", ")))
+            ),
         )
     } else {
         let value = toml::from_str::<toml::Table>(resolved).ok().and_then(|t| {

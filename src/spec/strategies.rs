@@ -130,7 +130,7 @@ pub(crate) fn check_database_usable(
 }
 
 /// The kinds a table may name, and the keys each takes besides `kind`.
-const KINDS: [(&str, &[&str]); 6] = [
+pub(super) const KINDS: [(&str, &[&str]); 6] = [
     ("in-memory", &[]),
     ("tx-rollback", &[]),
     ("spin", &["duration_us"]),
@@ -251,8 +251,9 @@ fn strategy(base: &KeyPath, table: &RawStrategy, files: Files) -> Result<Strateg
             return Err(Problem::key(
                 &base.child(key),
                 format!(
-                    "unknown key `{}`; valid keys here (kind = \"{label}\") are: {}",
+                    "unknown key `{}`;{} valid keys here (kind = \"{label}\") are: {}",
                     base.child(key),
+                    super::suggest::did_you_mean(key, valid.iter().copied()),
                     valid.join(", ")
                 ),
             ));

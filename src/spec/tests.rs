@@ -93,10 +93,11 @@ fn empty_file_reports_the_first_required_key() {
 #[test]
 fn unknown_keys_are_named_with_their_table() {
     assert!(err(&format!("{MIN}forkz = 1\n")).starts_with(
-        "x.toml:7:1: unknown key `design.forkz`; valid keys here are: baseline, treatment, treatments, forks"
+        "x.toml:7:1: unknown key `design.forkz`; did you mean `forks`? valid keys here are: baseline, treatment, treatments, forks"
     ));
-    assert!(err(&format!("desgn = 1\n{MIN}"))
-        .starts_with("x.toml:1:1: unknown key `desgn`; valid keys here are: name, title"));
+    assert!(err(&format!("desgn = 1\n{MIN}")).starts_with(
+        "x.toml:1:1: unknown key `desgn`; did you mean `design`? valid keys here are: name, title"
+    ));
     assert!(err(&format!("{MIN}[report]\nx = 1\n"))
         .contains("x.toml:8:1: unknown key `report.x`; valid keys here are: template"));
 }
@@ -297,15 +298,19 @@ fn every_bad_key_is_reported_in_one_pass() {
     let e = err(&text);
     let lines: Vec<&str> = e.lines().collect();
     assert_eq!(lines.len(), 5, "{e}");
+    // In the file's order, whatever order validation found them in.
     for (line, says) in [
         (0, "x.toml:1:1: unknown key `colour`"),
-        (1, "x.toml:9:1: unknown key `design.forkz`"),
-        (2, "x.toml:8:9: design.forks must be a positive integer"),
+        (1, "x.toml:8:9: design.forks must be a positive integer"),
         (
-            3,
+            2,
+            "x.toml:9:1: unknown key `design.forkz`; did you mean `forks`?",
+        ),
+        (3, "x.toml:11:14: analysis.confidence must be a number"),
+        (
+            4,
             "x.toml:13:13: grid.delay_us[0] must be a non-negative number",
         ),
-        (4, "x.toml:11:14: analysis.confidence must be a number"),
     ] {
         assert!(lines[line].starts_with(says), "line {line}: {e}");
     }

@@ -181,11 +181,21 @@ fn names(site: &Site<'_>, readable: &BTreeSet<&str>) -> Result<(), Problem> {
                 site.shown()
             ))
         } else if name != INPUT && name != SCRATCH && !readable.contains(name) {
-            let keys: Vec<&str> = readable.iter().copied().collect();
+            // Every name valid here, the per-run and per-fork ones first.
+            let mut valid: Vec<&str> = Vec::new();
+            if site.role.allows_scratch() {
+                valid.push(SCRATCH);
+            }
+            if site.role.allows_input() {
+                valid.push(INPUT);
+            }
+            valid.extend(readable.iter().copied());
             Some(format!(
-                "{} uses the placeholder {{{name}}}, which names no [grid] key; it can use {} and {{input}} (write {{{{ for a literal brace)",
+                "{} uses the placeholder {{{name}}}, which names no [grid] key and is not runner's;{} valid here: {} (write {{{{ for a literal brace)",
                 site.shown(),
-                keys.iter().map(|k| format!("{{{k}}}")).collect::<Vec<_>>().join(", ")
+                super::suggest::nearest(name, valid.iter().copied())
+                    .map_or_else(String::new, |c| format!(" did you mean {{{c}}}?")),
+                valid.iter().map(|k| format!("{{{k}}}")).collect::<Vec<_>>().join(", ")
             ))
         } else if site.key == "shell" && name != INPUT {
             // Values are shell-quoted into `shell`: quoted once more by

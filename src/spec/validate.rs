@@ -101,7 +101,7 @@ pub(crate) fn experiment(raw: RawSpec, ctx: &Context) -> Result<Experiment, Prob
             let defined: Vec<&str> = strategies.keys().map(String::as_str).collect();
             return Err(Problem::value(
                 &path,
-                format!("{path} names strategy `{name}`, which is not defined; defined strategies are: {}", defined.join(", ")),
+                format!("{path} names strategy `{name}`, which is not defined;{} defined strategies are: {}", super::suggest::did_you_mean(name, defined.iter().copied()), defined.join(", ")),
             ));
         }
     }

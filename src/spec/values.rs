@@ -82,7 +82,14 @@ pub(crate) fn choice<T: Copy>(
         }
     }
     let names: Vec<String> = options.iter().map(|(n, _)| format!("\"{n}\"")).collect();
-    Err(got(path, &format!("one of {}", names.join(", ")), v))
+    let mut p = got(path, &format!("one of {}", names.join(", ")), v);
+    if let Value::String(s) = v {
+        let hint = super::suggest::did_you_mean(s, options.iter().map(|(n, _)| *n));
+        if !hint.is_empty() {
+            p.message = format!("{};{hint}", p.message);
+        }
+    }
+    Err(p)
 }
 
 /// A CPU placement (`design.placement`, `grid.placement[i]`).
