@@ -3,6 +3,8 @@
 //! of exec, merge and analyze are defined where run.json records them
 //! (`run_folder::invocation`), so what a folder records is what was parsed.
 
+pub mod ab;
+
 use crate::run_folder::invocation::{AnalyzeArgs, ExecArgs, MergeArgs};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -31,6 +33,19 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Compare commands in one line, as hyperfine does: writes experiments/NAME.toml, runs it as
+    /// exec would into reports/NAME/, and prints the Finding.
+    #[command(
+        long_about = "Compares two or more commands in one line, with hyperfine's options where \
+                      hyperfine has them. The first command is the baseline, each other one a \
+                      treatment. Writes experiments/NAME.toml, a commented experiment file with a \
+                      sequential design (forks run until the answer is known, 3 to --max-forks), \
+                      runs it exactly as `runner exec experiments/NAME.toml` would into \
+                      reports/NAME/, and prints the Finding. Never replaces an experiment file it \
+                      did not write, nor one changed since; --no-run only writes it.",
+        after_long_help = ab::EXAMPLES
+    )]
+    Ab(ab::AbArgs),
     /// Validate, run every job (cell x fork) in a fresh process, analyse and render the report.
     #[command(
         long_about = "Validates the experiment file, runs every job (cell x fork) in a fresh \

@@ -5,6 +5,7 @@
 //! `report` (Markdown, plots). Over many machines, `shard` cuts the plan
 //! (`exec --shard I/N`) and `merge` joins the shards into one run again.
 
+pub mod ab;
 pub mod analysis;
 pub mod cli;
 pub mod commands;
@@ -46,6 +47,11 @@ pub use error::{Result, RunnerError};
 /// closed stream is not an error (see `console`).
 pub fn run(cli: Cli) -> Result<i32> {
     match cli.command {
+        Command::Ab(args) => {
+            let outcome = ab::ab(&args)?;
+            console::out(&outcome.summary);
+            Ok(outcome.exit_code)
+        }
         Command::Exec(args) => exec::retry::exec_with_retry(&args),
         Command::Merge(args) => {
             interrupt::install();

@@ -1,0 +1,239 @@
+//! hyperfine's export formats, from a finished report folder, so tools that
+//! read hyperfine's JSON (or paste its Markdown table) read runner's.
+//!
+//! JSON: hyperfine's schema (`results[]`, each with `command`, `mean`,
+//! `stddev`, `median`, `user`, `system`, `min`, `max`, `times`,
+//! `exit_codes` and, with -P/-L, `parameters`; seconds), one result per
+//! command and grid combination, from the measured runs of every fork.
+//! runner's paired figures, which hyperfine has no field for, go under an
+//! extra key `runner` of each treatment's result: the cell's `effect` from
+//! analysis.json (direction, difference, ratio and change with their
+//! intervals), its forks and pairs, and the report. Markdown: hyperfine's
+//! table, whose Relative column is runner's paired ratio with its interval
+//! rather than a ratio of means.
+
+use super::file::Plan;
+use crate::analysis::Analysis;
+use crate::error::{bad_input, Result};
+use crate::record::{PairRecord, Phase};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::path::Path;
+
+/// hyperfine's `BenchmarkResult`, as its JSON exporter writes it.
+#[derive(Debug, Clone, Serialize)]
+pub struct HyperfineResult {
+    pub command: String,
+    pub mean: f64,
+    pub stddev: Option<f64>,
+    pub median: f64,
+    pub user: f64,
+    pub system: f64,
+    pub min: f64,
+    pub max: f64,
+    pub times: Vec<f64>,
+    pub exit_codes: Vec<Option<i32>>,
+    #[serde(skip_serializing_if = "Map::is_empty")]
+    pub parameters: Map<String, Value>,
+    /// runner's paired figures (treatments), or the role (the baseline).
+    pub runner: Value,
+    /// The paired time ratio and its interval, for the Markdown table.
+    #[serde(skip)]
+    pub ratio: Option<(f64, [f64; 2])>,
+}
+
+/// Every result of a run, in hyperfine's order: per grid combination, the
+/// baseline, then each treatment.
+#[derive(Debug, Clone, Serialize)]
+pub struct Results {
+    pub results: Vec<HyperfineResult>,
+}
+
+/// One arm's measured runs: times and CPU use, in ns.
+#[derive(Default)]
+struct Runs {
+    times: Vec<u64>,
+    user: Vec<u64>,
+    system: Vec<u64>,
+}
+
+impl Runs {
+    fn add(&mut self, ns: u64, usage: Option<crate::record::RunUsage>) {
+        self.times.push(ns);
+        if let Some(u) = usage {
+            self.user.push(u.user_ns);
+            self.system.push(u.sys_ns);
+        }
+    }
+
+    fn result(
+        &self,
+        command: String,
+        parameters: Map<String, Value>,
+        runner: Value,
+        ratio: Option<(f64, [f64; 2])>,
+    ) -> HyperfineResult {
+        let s = |ns: f64| ns / 1e9;
+        let n = self.times.len();
+        let mean_of = |v: &[u64]| {
+            if v.is_empty() {
+                0.0
+            } else {
+                v.iter().map(|&x| x as f64).sum::<f64>() / v.len() as f64
+            }
+        };
+        let mean = mean_of(&self.times);
+        // hyperfine: the sample standard deviation, none for one run.
+        let stddev = (n > 1).then(|| {
+            let ss: f64 = self.times.iter().map(|&x| (x as f64 - mean).powi(2)).sum();
+            s((ss / (n - 1) as f64).sqrt())
+        });
+        let mut sorted = self.times.clone();
+        sorted.sort_unstable();
+        let median = match n {
+            0 => 0.0,
+            _ if n % 2 == 1 => sorted[n / 2] as f64,
+            _ => (sorted[n / 2 - 1] as f64 + sorted[n / 2] as f64) / 2.0,
+        };
+        HyperfineResult {
+            command,
+            mean: s(mean),
+            stddev,
+            median: s(median),
+            user: s(mean_of(&self.user)),
+            system: s(mean_of(&self.system)),
+            min: s(sorted.first().copied().unwrap_or(0) as f64),
+            max: s(sorted.last().copied().unwrap_or(0) as f64),
+            times: self.times.iter().map(|&t| s(t as f64)).collect(),
+            // A run that exits non-zero stops its fork: every kept run exited 0.
+            exit_codes: vec![Some(0); n],
+            parameters,
+            runner,
+            ratio,
+        }
+    }
+}
+
+/// `{NAME}` in `command` replaced by the cell's values, as the run did.
+fn substitute(command: &str, params: &Map<String, Value>) -> String {
+    let mut out = command.to_string();
+    for (k, v) in params {
+        let text = match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        out = out.replace(&format!("{{{k}}}"), &text);
+    }
+    out
+}
+
+impl Results {
+    /// The results of the finished report folder `dir` of `plan`'s file.
+    pub fn read(dir: &Path, plan: &Plan) -> Result<Results> {
+        let info = crate::run_folder::read(dir)?;
+        let pairs = crate::record::read_pairs_csv(&dir.join("pairs.csv"))
+            .map_err(|e| bad_input(format!("{}: {e:#}", dir.join("pairs.csv").display())))?;
+        let path = dir.join("analysis.json");
+        let analysis: Analysis = std::fs::read_to_string(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
+            .map_err(|e| bad_input(format!("{}: {e}", path.display())))?;
+        let design = &info.spec.experiment.design;
+        let command_of = |name: &str| {
+            plan.arms
+                .iter()
+                .find(|a| a.name == name)
+                .map_or_else(|| name.to_string(), |a| a.command.clone())
+        };
+        let report = dir.join("report.md").display().to_string();
+        // Grid combinations in the cells' order; the baseline's runs of
+        // every variant of one combination are one result.
+        let mut groups: Vec<(Map<String, Value>, Runs, Vec<HyperfineResult>)> = Vec::new();
+        for cell in &info.cells {
+            let mut params = crate::plan::group_params(&cell.params);
+            params.remove(crate::plan::TREATMENT_KEY);
+            let (baseline, treatment) = cell.arms(design);
+            let rows = pairs
+                .iter()
+                .filter(|r| r.cell == cell.cell && r.phase == Phase::Measure);
+            let mut own = Runs::default();
+            let i = match groups.iter().position(|g| g.0 == params) {
+                Some(i) => i,
+                None => {
+                    groups.push((params.clone(), Runs::default(), Vec::new()));
+                    groups.len() - 1
+                }
+            };
+            for r in rows {
+                add(&mut groups[i].1, &mut own, r);
+            }
+            let a = analysis.cells.iter().find(|c| c.cell == cell.cell);
+            let runner = serde_json::json!({
+                "baseline": substitute(&command_of(baseline), &params),
+                "effect": a.and_then(|c| c.effect.as_ref()),
+                "forks": a.map(|c| c.forks_total),
+                "pairs": a.map(|c| c.n),
+                "report": report,
+            });
+            let command = substitute(&command_of(treatment), &params);
+            let ratio = a
+                .and_then(|c| c.effect.as_ref())
+                .map(|e| (e.time_ratio, e.time_ratio_ci));
+            groups[i]
+                .2
+                .push(own.result(command, params.clone(), runner, ratio));
+        }
+        let mut results = Vec::new();
+        for (params, base, treatments) in groups {
+            let command = substitute(&command_of(&design.baseline), &params);
+            let role = serde_json::json!({ "role": "baseline", "report": report });
+            results.push(base.result(command, params, role, None));
+            results.extend(treatments);
+        }
+        Ok(Results { results })
+    }
+
+    /// hyperfine's JSON, pretty-printed with a final newline as hyperfine writes it.
+    pub fn json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).expect("results serialize");
+        text.push('\n');
+        text
+    }
+
+    /// hyperfine's Markdown table; Relative is runner's paired ratio.
+    pub fn markdown(&self) -> String {
+        let first = self.results.first().map_or(0.0, |r| r.mean);
+        let (unit, scale) = match first {
+            m if m < 1e-3 => ("µs", 1e6),
+            m if m < 1.0 => ("ms", 1e3),
+            _ => ("s", 1.0),
+        };
+        let mut out = format!(
+            "| Command | Mean [{unit}] | Min [{unit}] | Max [{unit}] | Relative |\n|:---|---:|---:|---:|---:|\n"
+        );
+        for r in &self.results {
+            let v = |x: f64| format!("{:.1}", x * scale);
+            let mean = match r.stddev {
+                Some(sd) => format!("{} ± {}", v(r.mean), v(sd)),
+                None => v(r.mean),
+            };
+            let relative = match r.ratio {
+                Some((m, [lo, hi])) => format!("{m:.2} [{lo:.2}, {hi:.2}]"),
+                None => "1.00".to_string(),
+            };
+            out.push_str(&format!(
+                "| `{}` | {mean} | {} | {} | {relative} |\n",
+                r.command.replace('|', "\\|"),
+                v(r.min),
+                v(r.max)
+            ));
+        }
+        out
+    }
+}
+
+fn add(base: &mut Runs, treatment: &mut Runs, r: &PairRecord) {
+    let usage = r.usage();
+    base.add(r.baseline_ns, usage.baseline);
+    treatment.add(r.treatment_ns, usage.treatment);
+}

@@ -1,0 +1,391 @@
+//! The experiment file `runner ab` writes: readable, commented, and the
+//! same file a user would write by hand (docs/guide/experiment-file.md), so
+//! that `runner exec` of it is the whole story and it can be edited and
+//! committed. Pure: arguments in, TOML text out.
+
+use crate::cli::ab::{AbArgs, DEFAULT_MAX_FORKS, DEFAULT_RUNS, DEFAULT_WARMUP};
+use crate::error::{bad_input, Result};
+
+/// One command as the file runs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Arm {
+    /// The strategy name: the command as typed, so the Finding reads
+    /// "`gzip -2 -c` is slower than `gzip -1 -c`".
+    pub name: String,
+    /// The command line as typed.
+    pub command: String,
+}
+
+/// What the file says, before it is text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub name: String,
+    /// The baseline first, then each treatment.
+    pub arms: Vec<Arm>,
+    /// `[grid]` keys from -P and -L, each with its values as TOML text.
+    pub grid: Vec<(String, Vec<String>)>,
+}
+
+/// A strategy name longer than this is given a short one instead
+/// (`baseline`, `treatment`, `treatment-2`): a report's tables name arms.
+const MAX_ARM_NAME: usize = 60;
+
+/// At most this many values of one -P scan.
+const MAX_SCAN: i64 = 100;
+
+/// The plan of `args`: the experiment's name, its arms and its grid.
+pub fn plan(args: &AbArgs) -> Result<Plan> {
+    let name = match &args.name {
+        Some(n) => check_name(n)?,
+        None => derived_name(&args.commands),
+    };
+    let long = args
+        .commands
+        .iter()
+        .any(|c| c.chars().count() > MAX_ARM_NAME);
+    let arms = args
+        .commands
+        .iter()
+        .enumerate()
+        .map(|(i, c)| Arm {
+            name: match (long, i) {
+                (false, _) => c.trim().to_string(),
+                (true, 0) => "baseline".into(),
+                (true, 1) => "treatment".into(),
+                (true, i) => format!("treatment-{i}"),
+            },
+            command: c.clone(),
+        })
+        .collect::<Vec<_>>();
+    for (i, a) in arms.iter().enumerate().skip(1) {
+        if arms[1..i].iter().any(|b| b.name == a.name) {
+            return Err(bad_input(format!(
+                "the treatment `{}` is given twice; give each command once (the same command as the baseline makes an A/A comparison)",
+                a.command
+            )));
+        }
+    }
+    for a in &arms {
+        if a.command.trim().is_empty() {
+            return Err(bad_input(
+                "a command is empty; give each as one argument, e.g. 'gzip -1 -c'",
+            ));
+        }
+        if !args.shell {
+            shlex::split(&a.command).filter(|w| !w.is_empty()).ok_or_else(|| {
+                bad_input(format!(
+                    "cannot split `{}` into words as a shell would (an unclosed quote?); fix the quoting, or pass --shell to run it by /bin/sh -c",
+                    a.command
+                ))
+            })?;
+        }
+    }
+    Ok(Plan {
+        name,
+        arms,
+        grid: grid(args)?,
+    })
+}
+
+/// `--name` as a folder name (it names the file and the report folder).
+fn check_name(n: &str) -> Result<String> {
+    let ok = !n.is_empty()
+        && n != "."
+        && n != ".."
+        && !n.starts_with('.')
+        && n.chars().all(|c| c.is_alphanumeric() || "-_.".contains(c));
+    if ok {
+        Ok(n.to_string())
+    } else {
+        Err(bad_input(format!(
+            "--name {n:?} must be a file name of letters, digits, `-`, `_` and `.` (it names experiments/NAME.toml and reports/NAME/)"
+        )))
+    }
+}
+
+/// `gzip -1 -c` and `gzip -2 -c` -> `gzip-1-c-vs-gzip-2-c`, at most 80
+/// characters.
+pub fn derived_name(commands: &[String]) -> String {
+    let slug = |c: &str| {
+        let mut s = String::new();
+        for ch in c.chars() {
+            if ch.is_ascii_alphanumeric() || ch == '.' || ch == '_' {
+                s.push(ch.to_ascii_lowercase());
+            } else if !s.ends_with('-') && !s.is_empty() {
+                s.push('-');
+            }
+        }
+        s.trim_matches(['-', '.']).to_string()
+    };
+    let name: String = commands
+        .iter()
+        .map(|c| slug(c))
+        .collect::<Vec<_>>()
+        .join("-vs-")
+        .chars()
+        .take(80)
+        .collect();
+    let name = name.trim_matches(['-', '.']).to_string();
+    if name.is_empty() {
+        "ab".into()
+    } else {
+        name
+    }
+}
+
+/// `[grid]` from `-P VAR MIN MAX` and each `-L VAR V1,V2`.
+fn grid(args: &AbArgs) -> Result<Vec<(String, Vec<String>)>> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    if let Some(p) = &args.parameter_scan {
+        let (var, min, max) = (&p[0], &p[1], &p[2]);
+        let int = |s: &str| {
+            s.parse::<i64>().map_err(|_| {
+                bad_input(format!(
+                    "-P {var} {min} {max}: MIN and MAX must be integers, got `{s}`"
+                ))
+            })
+        };
+        let (lo, hi) = (int(min)?, int(max)?);
+        if lo > hi || hi - lo >= MAX_SCAN {
+            return Err(bad_input(format!(
+                "-P {var} {min} {max}: MIN must be at most MAX, and the scan at most {MAX_SCAN} values"
+            )));
+        }
+        out.push((var.clone(), (lo..=hi).map(|v| v.to_string()).collect()));
+    }
+    for pair in args.parameter_list.chunks(2) {
+        let (var, values) = (&pair[0], &pair[1]);
+        let values: Vec<String> = values
+            .split(',')
+            .map(|v| toml::Value::String(v.to_string()).to_string())
+            .collect();
+        out.push((var.clone(), values));
+    }
+    for (i, (var, _)) in out.iter().enumerate() {
+        let word = !var.is_empty() && var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !word {
+            return Err(bad_input(format!(
+                "the parameter name `{var}` must be letters, digits and `_` (it is written {{{var}}} in a command)"
+            )));
+        }
+        if out[..i].iter().any(|(v, _)| v == var) {
+            return Err(bad_input(format!(
+                "the parameter `{var}` is given twice; give each -P or -L name once"
+            )));
+        }
+    }
+    Ok(out)
+}
+
+/// A TOML string (basic or literal, whichever `toml` chooses).
+fn s(text: &str) -> String {
+    toml::Value::String(text.to_string()).to_string()
+}
+
+/// A TOML array of strings.
+fn words(w: &[String]) -> String {
+    format!(
+        "[{}]",
+        w.iter().map(|x| s(x)).collect::<Vec<_>>().join(", ")
+    )
+}
+
+/// How a command line runs: its words (no shell), or /bin/sh -c.
+fn run_keys(command: &str, shell: bool) -> (String, String) {
+    if shell {
+        ("shell".into(), s(command))
+    } else {
+        let w = shlex::split(command).unwrap_or_default();
+        ("argv".into(), words(&w))
+    }
+}
+
+/// A once-per-fork or per-run command (`setup`, `prepare`) as an argv.
+fn aside(command: &str, shell: bool) -> String {
+    match shlex::split(command) {
+        Some(w) if !shell && !w.is_empty() => words(&w),
+        _ => words(&["sh".into(), "-c".into(), command.to_string()]),
+    }
+}
+
+/// `key = value   # comment`, the comments of a table aligned.
+fn line(out: &mut String, key: &str, value: &str, comment: &str) {
+    let assignment = format!("{key} = {value}");
+    if comment.is_empty() {
+        out.push_str(&format!("{assignment}\n"));
+    } else {
+        out.push_str(&format!("{assignment:<34} # {comment}\n"));
+    }
+}
+
+/// The file's text; `invocation` is the `runner ab` command line that
+/// wrote it (recorded in its header).
+pub fn text(args: &AbArgs, plan: &Plan, invocation: &str) -> String {
+    let name = &plan.name;
+    let mut out = format!(
+        "# Written by `runner ab`:\n#     {invocation}\n# Run it again with `runner exec experiments/{name}.toml` (its report goes to\n# reports/{name}/). Edit it freely: `runner ab` never overwrites a file it did\n# not write, nor one changed since. Every key: docs/reference.md.\n"
+    );
+    let commands: Vec<String> = plan.arms.iter().map(|a| a.command.clone()).collect();
+    line(&mut out, "name", &s(name), "");
+    line(&mut out, "title", &s(&commands.join(" vs ")), "");
+    out.push_str("# seed = 42                      # fixes the schedule and inputs; omitted, each run draws one (recorded in run.json)\n");
+    for (i, arm) in plan.arms.iter().enumerate() {
+        let first = i == 0;
+        if i > 0 && plan.arms[..i].iter().any(|a| a.name == arm.name) {
+            continue; // the baseline again: an A/A comparison of one strategy
+        }
+        out.push_str(&format!(
+            "\n# {}\n[strategies.{}]\n",
+            match i {
+                0 => "The baseline: the first command.".to_string(),
+                1 if plan.arms.len() == 2 =>
+                    "The treatment, timed in pairs with the baseline.".into(),
+                _ => format!("Treatment {i}, timed in pairs with the baseline."),
+            },
+            s(&arm.name)
+        ));
+        line(&mut out, "kind", &s("command"), "");
+        let (key, value) = run_keys(&arm.command, args.shell);
+        let how = match (first, args.shell) {
+            (false, _) => "",
+            (true, false) => "no shell: the words of the command line",
+            (true, true) => "run by /bin/sh -c, inside the timed region",
+        };
+        line(&mut out, &key, &value, how);
+        if let Some(input) = &args.input {
+            let comment = if first {
+                "every run reads this file as stdin"
+            } else {
+                ""
+            };
+            line(&mut out, "stdin", &s(&input.to_string_lossy()), comment);
+        }
+        if let Some(setup) = &args.setup {
+            let comment = if first { "once per fork, untimed" } else { "" };
+            line(&mut out, "setup", &aside(setup, args.shell), comment);
+        }
+        let prepare = match args.prepare.len() {
+            0 => None,
+            1 => args.prepare.first(),
+            _ => args.prepare.get(i),
+        };
+        if let Some(p) = prepare {
+            let comment = if first {
+                "before every run, untimed"
+            } else {
+                ""
+            };
+            line(&mut out, "prepare", &aside(p, args.shell), comment);
+        }
+        if !args.compare_output {
+            let comment = if first {
+                "the commands may print different bytes; true checks they print the same"
+            } else {
+                ""
+            };
+            line(&mut out, "compare_output", "false", comment);
+        }
+    }
+    out.push_str("\n[design]\n");
+    line(&mut out, "baseline", &s(&plan.arms[0].name), "");
+    let treatments: Vec<String> = plan.arms[1..].iter().map(|a| a.name.clone()).collect();
+    if treatments.len() == 1 {
+        line(&mut out, "treatment", &s(&treatments[0]), "");
+    } else {
+        line(
+            &mut out,
+            "treatments",
+            &words(&treatments),
+            "each compared with the baseline",
+        );
+    }
+    line(
+        &mut out,
+        "warmup_pairs",
+        &args.warmup.to_string(),
+        "pairs per fork before the measured ones, not analysed",
+    );
+    line(
+        &mut out,
+        "pairs",
+        &args.runs.to_string(),
+        "measured pairs per fork, the two runs of each in a random order",
+    );
+    out.push_str(
+        "\n# A sequential design: forks (fresh processes) run until the answer is known.\n[design.stop]\n",
+    );
+    line(
+        &mut out,
+        "decide",
+        "true",
+        "stop once the interval excludes 0: faster or slower",
+    );
+    line(
+        &mut out,
+        "half_width",
+        &s("1%"),
+        "or once it is within 1 % of the baseline: no larger difference",
+    );
+    line(&mut out, "min_forks", "3", "");
+    line(
+        &mut out,
+        "max_forks",
+        &args.max_forks.max(3).to_string(),
+        "",
+    );
+    if !plan.grid.is_empty() {
+        out.push_str("\n# Every combination is a comparison of its own; {NAME} in a command takes its value.\n[grid]\n");
+        for (var, values) in &plan.grid {
+            line(&mut out, var, &format!("[{}]", values.join(", ")), "");
+        }
+    }
+    out
+}
+
+/// The `runner ab` command line of `args`, quoted for a shell: what the
+/// file's header records.
+pub fn invocation(args: &AbArgs) -> String {
+    let mut argv: Vec<String> = vec!["runner".into(), "ab".into()];
+    let mut opt = |k: &str, v: Option<String>| {
+        argv.push(k.into());
+        argv.extend(v);
+    };
+    if let Some(n) = &args.name {
+        opt("--name", Some(n.clone()));
+    }
+    if args.shell {
+        opt("--shell", None);
+    }
+    if let Some(c) = &args.setup {
+        opt("--setup", Some(c.clone()));
+    }
+    for c in &args.prepare {
+        opt("--prepare", Some(c.clone()));
+    }
+    if let Some(f) = &args.input {
+        opt("--input", Some(f.to_string_lossy().into_owned()));
+    }
+    let defaults = (DEFAULT_WARMUP, DEFAULT_RUNS, DEFAULT_MAX_FORKS);
+    if args.warmup != defaults.0 {
+        opt("--warmup", Some(args.warmup.to_string()));
+    }
+    if args.runs != defaults.1 {
+        opt("--runs", Some(args.runs.to_string()));
+    }
+    if args.max_forks != defaults.2 {
+        opt("--max-forks", Some(args.max_forks.to_string()));
+    }
+    if let Some(p) = &args.parameter_scan {
+        opt("-P", None);
+        argv.extend(p.iter().cloned());
+    }
+    for pair in args.parameter_list.chunks(2) {
+        argv.push("-L".into());
+        argv.extend(pair.iter().cloned());
+    }
+    if args.compare_output {
+        argv.push("--compare-output".into());
+    }
+    argv.extend(args.commands.iter().cloned());
+    crate::shell::join(&argv)
+}

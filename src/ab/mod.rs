@@ -1,0 +1,100 @@
+//! `runner ab CMD CMD [CMD...]`: hyperfine's one line, answered the way an
+//! experiment file is. It writes `experiments/NAME.toml` (commented, a
+//! sequential design that stops once the answer is known), runs it exactly
+//! as `runner exec experiments/NAME.toml` would into `reports/NAME/`, and
+//! prints exec's Finding; `--export-json` and `--export-markdown` then write
+//! hyperfine's formats from the report folder. The file is the record: a
+//! user edits it and runs `runner exec`, and commits both.
+//!
+//! The file goes through the one write guard (`output::guard`): a file
+//! runner did not write, or one changed since, is never replaced.
+
+pub mod export;
+pub mod file;
+
+use crate::cli::ab::AbArgs;
+use crate::error::{bad_input, Result};
+use crate::exec::ExecArgs;
+use std::path::{Path, PathBuf};
+
+/// The folder `runner ab` writes its experiment files into.
+pub const EXPERIMENTS: &str = "experiments";
+
+/// What `runner ab` did: the file, and (unless `--no-run`) exec's output.
+pub struct AbOutcome {
+    pub spec: PathBuf,
+    /// For stdout: exec's summary (the Finding), or with `--no-run` how to run it.
+    pub summary: String,
+    /// exec's exit code (0 without a gate).
+    pub exit_code: i32,
+}
+
+/// `runner ab`.
+pub fn ab(args: &AbArgs) -> Result<AbOutcome> {
+    let plan = file::plan(args)?;
+    let spec = Path::new(EXPERIMENTS).join(format!("{}.toml", plan.name));
+    let text = file::text(args, &plan, &file::invocation(args));
+    for target in [&args.export_json, &args.export_markdown]
+        .into_iter()
+        .flatten()
+    {
+        // Refused now, not after the run.
+        crate::output::guard::check(target, b"").map_err(|e| export_refused(target, e))?;
+    }
+    write_spec(&spec, &text)?;
+    if args.no_run {
+        return Ok(AbOutcome {
+            summary: format!(
+                "{}\nrun it with: runner exec {}\n",
+                spec.display(),
+                spec.display()
+            ),
+            spec,
+            exit_code: 0,
+        });
+    }
+    if !args.quiet {
+        crate::console::err(&format!(
+            "wrote {}; running it as `runner exec {}`",
+            spec.display(),
+            spec.display()
+        ));
+    }
+    let mut exec_args = ExecArgs::of_spec(&spec);
+    exec_args.quiet = args.quiet;
+    let outcome = crate::exec::exec(&exec_args)?;
+    let mut summary = outcome.summary;
+    if args.export_json.is_some() || args.export_markdown.is_some() {
+        let results = export::Results::read(&outcome.dir, &plan)?;
+        if let Some(path) = &args.export_json {
+            crate::output::guard::write(path, results.json().as_bytes())?;
+            summary.push_str(&format!("{}\n", path.display()));
+        }
+        if let Some(path) = &args.export_markdown {
+            crate::output::guard::write(path, results.markdown().as_bytes())?;
+            summary.push_str(&format!("{}\n", path.display()));
+        }
+    }
+    Ok(AbOutcome {
+        spec,
+        summary,
+        exit_code: outcome.exit_code,
+    })
+}
+
+fn export_refused(path: &Path, e: crate::RunnerError) -> crate::RunnerError {
+    bad_input(format!("{e} (the export named {})", path.display()))
+}
+
+/// Writes the experiment file, making `experiments/` when it is missing.
+fn write_spec(spec: &Path, text: &str) -> Result<()> {
+    if let Some(dir) = spec.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| bad_input(format!("cannot make the folder {}: {e}", dir.display())))?;
+    }
+    crate::output::guard::write(spec, text.as_bytes()).map_err(|e| {
+        bad_input(format!(
+            "{e}; or give this comparison another name with --name"
+        ))
+    })
+}
