@@ -127,3 +127,32 @@ fn case_names_are_distinct() {
     names.dedup();
     assert_eq!(names.len(), total, "duplicate case names in cases.toml");
 }
+
+/// Four mistakes of different kinds in one file, all named in one run, in
+/// the file's order, with what would be valid.
+#[test]
+fn every_mistake_of_a_file_is_named_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = "[strategies.fast]\nkind = \"comand\"\nargv = [\"gzip\", \"-1\", \"-c\", \"{scratch}/in\"]\n\n[strategies.slow]\nkind = \"comand\"\nargv = [\"gzip\", \"-6\", \"-c\", \"{scrach}/in\"]\n\n[design]\nbaseline = \"fast\"\ntreatment = \"slwo\"\nwarmup_pair = 3\n";
+    let out = check(tmp.path(), spec, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = err.lines().collect();
+    let expected = [
+        "spec.toml:2:8: strategies.fast.kind must be one of",
+        "spec.toml:6:8: strategies.slow.kind must be one of",
+        "spec.toml:7:30: strategies.slow.argv[3] uses the placeholder {scrach}",
+        "spec.toml:11:13: design.treatment names strategy `slwo`, which is not defined; did you mean `slow`?",
+        "spec.toml:12:1: unknown key `design.warmup_pair`; did you mean `warmup_pairs`?",
+    ];
+    assert_eq!(lines.len(), expected.len(), "{err}");
+    for (line, want) in lines.iter().zip(expected) {
+        assert!(
+            line.trim_start_matches("error: ").starts_with(want),
+            "{want}\n{err}"
+        );
+    }
+    assert!(lines[0].contains("did you mean `command`?"), "{err}");
+    assert!(lines[2].contains("did you mean {scratch}?"), "{err}");
+    assert!(lines[2].contains("valid here: {scratch}, {input}"), "{err}");
+}

@@ -98,3 +98,6 @@ fn write_spec(spec: &Path, text: &str) -> Result<()> {
         ))
     })
 }
+
+#[cfg(test)]
+mod tests;
