@@ -441,6 +441,77 @@ fn gzip_block() -> String {
     out
 }
 
+/// `runner ab` beside `hyperfine -N --warmup 3` in docs/guide/performance.md,
+/// from `benches/ab-hyperfine.txt` (`sh benches/ab-hyperfine.sh`): each
+/// run's wall time and answer, and runner's wall time as a share of
+/// hyperfine's in the same round. Until that output is committed, the
+/// block says so.
+fn ab_block() -> String {
+    let text = std::fs::read_to_string(root().join("benches/ab-hyperfine.txt")).unwrap();
+    let when = text
+        .lines()
+        .find_map(|l| l.strip_prefix("# sh benches/ab-hyperfine.sh: "));
+    let runs: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .collect();
+    let Some(when) = when.filter(|_| !runs.is_empty()) else {
+        return "Not measured yet: the output of `sh benches/ab-hyperfine.sh` on a quiet machine is committed as `benches/ab-hyperfine.txt`.\n".into();
+    };
+    let mut out = format!(
+        "Measured {when}.\n\n| tool | wall time | forks | measured runs | answer |\n|---|---:|---:|---:|---|\n"
+    );
+    let (mut runner, mut hyperfine) = (Vec::new(), Vec::new());
+    for l in runs {
+        let tool = l.split_whitespace().next().unwrap();
+        let word = |key: &str| {
+            l.split(key)
+                .nth(1)
+                .unwrap()
+                .split_whitespace()
+                .next()
+                .unwrap()
+        };
+        let wall: f64 = word("wall").parse().unwrap();
+        let answer = l.split("gzip -2").nth(1).unwrap().trim();
+        let (label, answer) = match tool {
+            "runner" => {
+                runner.push(wall);
+                (
+                    "`runner ab`",
+                    format!(
+                        "`gzip -2 -c` {answer} (paired ratio of medians, 95 % stopping interval)"
+                    ),
+                )
+            }
+            _ => {
+                hyperfine.push(wall);
+                (
+                    "`hyperfine -N --warmup 3`",
+                    format!(
+                        "`gzip -2 -c` {} (ratio of means ± propagated sd)",
+                        answer.replace("+-", "±")
+                    ),
+                )
+            }
+        };
+        out.push_str(&format!(
+            "| {label} | {wall:.2} s | {} | {} | {answer} |\n",
+            word("forks"),
+            word("runs")
+        ));
+    }
+    let shares: Vec<f64> = runner.iter().zip(&hyperfine).map(|(r, h)| r / h).collect();
+    let (lo, hi) = shares
+        .iter()
+        .fold((f64::INFINITY, 0f64), |(a, b), x| (a.min(*x), b.max(*x)));
+    out.push_str(&format!(
+        "\nRound by round, `runner ab` took {lo:.2}x to {hi:.2}x of hyperfine's wall time ({} rounds).\n",
+        shares.len()
+    ));
+    out
+}
+
 /// The number after `key` in `line` (up to the next space or `;`).
 fn after<'a>(line: &'a str, key: &str) -> &'a str {
     let rest = &line[line
@@ -586,6 +657,7 @@ fn the_report_index_and_bench_figures_are_the_committed_ones() {
     check_block("docs/guide/performance.md", "scale", &scale_block());
     check_block("docs/guide/performance.md", "stops", &stop_block(&dirs));
     check_block("docs/guide/performance.md", "stop-gzip", &gzip_block());
+    check_block("docs/guide/performance.md", "ab-hyperfine", &ab_block());
 }
 
 /// A measured figure (a duration or a percentage) in README prose must sit
@@ -710,10 +782,12 @@ fn a_gated_report_shows_its_verdict_and_false_alarms_in_the_block() {
 #[test]
 fn the_readmes_minimal_experiments_run() {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    // Not the file `runner ab` wrote (the next test reads that one).
     let blocks: Vec<&str> = readme
         .split("```toml\n")
         .skip(1)
         .map(|b| b.split("```").next().unwrap())
+        .filter(|b| !b.starts_with(AB_WROTE))
         .collect();
     assert!(blocks.len() >= 2, "the README has its two toml blocks");
     let tmp = tempfile::tempdir().unwrap();
@@ -746,4 +820,52 @@ fn the_readmes_minimal_experiments_run() {
         );
         assert!(tmp.path().join(name).join("report.md").is_file());
     }
+}
+
+/// The first line of every file `runner ab` writes.
+const AB_WROTE: &str = "# Written by `runner ab`:";
+
+/// The README's first command is `runner ab`, and the file it shows is
+/// byte for byte the one that command writes.
+#[test]
+fn the_readmes_runner_ab_line_writes_the_file_it_shows() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let first_command = readme
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|b| b.lines().find(|l| l.starts_with("runner ")))
+        .expect("a sh block with a runner command");
+    assert!(first_command.starts_with("runner ab "), "{first_command}");
+    let shown = readme
+        .split("```toml\n")
+        .skip(1)
+        .map(|b| b.split("```").next().unwrap())
+        .find(|b| b.starts_with(AB_WROTE))
+        .expect("the file runner ab wrote, in a toml block");
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("input.txt"), "1\n2\n").unwrap();
+    let words = shlex::split(first_command.strip_prefix("runner ").unwrap()).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_runner"))
+        .current_dir(tmp.path())
+        .args(&words[..1])
+        .arg("--no-run")
+        .args(&words[1..])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let path = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    let written = std::fs::read_to_string(tmp.path().join(&path)).unwrap();
+    // The header records the command as given (without --no-run).
+    assert_eq!(
+        written, shown,
+        "README.md's file differs from what `{first_command}` writes"
+    );
 }

@@ -223,12 +223,12 @@ fn line(out: &mut String, key: &str, value: &str, comment: &str) {
 pub fn text(args: &AbArgs, plan: &Plan, invocation: &str) -> String {
     let name = &plan.name;
     let mut out = format!(
-        "# Written by `runner ab`:\n#     {invocation}\n# Run it again with `runner exec experiments/{name}.toml` (its report goes to\n# reports/{name}/). Edit it freely: `runner ab` never overwrites a file it did\n# not write, nor one changed since. Every key: docs/reference.md.\n"
+        "# Written by `runner ab`:\n#     {invocation}\n# Run it again (the report goes to reports/{name}/) with\n#     runner exec experiments/{name}.toml\n# Edit it freely: `runner ab` never replaces a file it did not write, nor\n# one changed since. Every key: docs/reference.md.\n"
     );
     let commands: Vec<String> = plan.arms.iter().map(|a| a.command.clone()).collect();
     line(&mut out, "name", &s(name), "");
     line(&mut out, "title", &s(&commands.join(" vs ")), "");
-    out.push_str("# seed = 42                      # fixes the schedule and inputs; omitted, each run draws one (recorded in run.json)\n");
+    out.push_str("# seed = 42                      # fixes schedule and inputs; omitted, drawn per run (in run.json)\n");
     for (i, arm) in plan.arms.iter().enumerate() {
         let first = i == 0;
         if i > 0 && plan.arms[..i].iter().any(|a| a.name == arm.name) {
