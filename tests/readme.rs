@@ -506,7 +506,7 @@ fn ab_block() -> String {
         .iter()
         .fold((f64::INFINITY, 0f64), |(a, b), x| (a.min(*x), b.max(*x)));
     out.push_str(&format!(
-        "\nRound by round, `runner ab` took {lo:.2}x to {hi:.2}x of hyperfine's wall time ({} rounds).\n",
+        "\nRound by round, `runner ab` took {lo:.2}x to {hi:.2}x of hyperfine's wall time ({} round(s)).\n",
         shares.len()
     ));
     out

@@ -32,6 +32,12 @@ pub struct AbOutcome {
 /// `runner ab`.
 pub fn ab(args: &AbArgs) -> Result<AbOutcome> {
     let plan = file::plan(args)?;
+    if let Some(input) = args.input.as_deref().filter(|p| !p.is_file()) {
+        return Err(bad_input(format!(
+            "--input {}: no such file; give a file every run reads as stdin (a path from this folder)",
+            input.display()
+        )));
+    }
     let spec = Path::new(EXPERIMENTS).join(format!("{}.toml", plan.name));
     let text = file::text(args, &plan, &file::invocation(args));
     for target in [&args.export_json, &args.export_markdown]

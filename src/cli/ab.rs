@@ -79,7 +79,7 @@ pub struct AbArgs {
     #[arg(short = 'L', long, num_args = 2, value_names = ["VAR", "VALUES"], allow_hyphen_values = true, action = clap::ArgAction::Append)]
     pub parameter_list: Vec<String>,
     /// Require every command to print the same stdout on the same input, checked before
-    /// timing (the default compares exit statuses only, as hyperfine does nothing of the kind).
+    /// timing (default: exit statuses only; hyperfine compares nothing).
     #[arg(long)]
     pub compare_output: bool,
     /// Write hyperfine's JSON (results[] with command, mean, stddev, median, min, max, times,

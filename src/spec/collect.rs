@@ -97,6 +97,9 @@ impl Repairs {
     }
 }
 
+/// Where a sentence starts listing what would be valid.
+const LISTS: [&str; 3] = ["valid keys here", "valid here:", "defined strategies are:"];
+
 /// See [`Repairs::explain`].
 fn follows_from(p: &Problem, removed: &KeyPath) -> bool {
     if p.path.within(removed) || removed.within(&p.path) {
@@ -108,9 +111,15 @@ fn follows_from(p: &Problem, removed: &KeyPath) -> bool {
     // A word of its own: `strategies.slow.kind` does not name the `kind`
     // of another strategy.
     let word = |c: char| c.is_alphanumeric() || c == '_' || c == '.';
-    p.message.match_indices(name.as_str()).any(|(i, m)| {
-        let before = p.message[..i].chars().next_back();
-        let after = p.message[i + m.len()..].chars().next();
+    // Not in the list of what would be valid, which names every key.
+    let said = LISTS
+        .iter()
+        .filter_map(|l| p.message.find(l))
+        .min()
+        .map_or(p.message.as_str(), |end| &p.message[..end]);
+    said.match_indices(name.as_str()).any(|(i, m)| {
+        let before = said[..i].chars().next_back();
+        let after = said[i + m.len()..].chars().next();
         !before.is_some_and(word) && !after.is_some_and(word)
     })
 }

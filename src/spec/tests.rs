@@ -319,3 +319,29 @@ fn every_bad_key_is_reported_in_one_pass() {
     let e = err("[strategies.a]\nkind = \"nope\"\n[design]\nbaseline = \"a\"\ntreatment = \"a\"\n");
     assert_eq!(e.lines().count(), 1, "{e}");
 }
+
+/// Mistakes in every strategy and section of one file, each named once:
+/// a problem of one strategy is not taken for a consequence of another's,
+/// and a key named in a list of valid ones is not taken for the subject.
+#[test]
+fn every_strategy_and_section_is_checked_in_one_run() {
+    let text = "[strategies.a]\nkind = \"command\"\nargv = [\"true\"]\ntimeout = 3\ncolour = 1\n\n[strategies.b]\nkind = \"sql\"\nrun = \"SELECT {rowz}\"\nserach_path = [\"x\"]\n\n[strategies.c]\nkind = \"spinn\"\nduration_us = 5\n\n[design]\nbaseline = \"a\"\ntreatments = [\"b\", \"d\", \"c\"]\nforks = 0\nordering = \"random\"\n\n[grid]\ndelay_us = [-1]\nrows = [1, 2]\n\n[analysis]\nconfidense = 0.9\n";
+    let e = err(text);
+    let lines: Vec<&str> = e.lines().collect();
+    let expected = [
+        "x.toml:4:1: unknown key `strategies.a.timeout`; did you mean `timeout_s`?",
+        "x.toml:5:1: unknown key `strategies.a.colour`; valid keys",
+        "x.toml:9:15: strategies.b.run uses the placeholder {rowz}, which names no [grid] key and is not runner's; did you mean {rows}?",
+        "x.toml:10:1: unknown key `strategies.b.serach_path`; did you mean `search_path`?",
+        "x.toml:13:8: strategies.c.kind must be one of",
+        "x.toml:18:20: design.treatments[1] names strategy `d`, which is not defined",
+        "x.toml:19:9: design.forks must be a positive integer",
+        "x.toml:20:12: design.ordering must be one of",
+        "x.toml:23:13: grid.delay_us[0] must be a non-negative number",
+        "x.toml:27:1: unknown key `analysis.confidense`; did you mean `confidence`?",
+    ];
+    assert_eq!(lines.len(), expected.len(), "{e}");
+    for (line, want) in lines.iter().zip(expected) {
+        assert!(line.starts_with(want), "{want}\n{e}");
+    }
+}
