@@ -169,6 +169,10 @@ fn export_json_is_hyperfines_schema() {
         // 3 forks x 5 pairs: the runs of the measured phase.
         assert_eq!(times.len(), 15, "{r}");
         assert_eq!(r["exit_codes"].as_array().unwrap().len(), times.len());
+        assert_eq!(
+            r["memory_usage_byte"].as_array().unwrap().len(),
+            times.len()
+        );
         assert!(r["exit_codes"].as_array().unwrap().iter().all(|c| c == 0));
         let (min, max) = (r["min"].as_f64().unwrap(), r["max"].as_f64().unwrap());
         assert!(times

@@ -19,11 +19,11 @@ fn valid_keys(body: &str) -> Vec<String> {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(2), "{err}");
-    // The first problem is the unknown key; others the file has follow on
-    // lines of their own.
+    // Every problem of the file is a line of its own, in the file's
+    // order: the unknown key's is the one that names `zzz`.
     let list = err
         .lines()
-        .next()
+        .find(|l| l.contains("zzz`"))
         .and_then(|l| l.split(" are: ").nth(1))
         .unwrap_or_else(|| panic!("no list of valid keys in {err:?}"));
     list.trim()

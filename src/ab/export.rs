@@ -3,7 +3,8 @@
 //!
 //! JSON: hyperfine's schema (`results[]`, each with `command`, `mean`,
 //! `stddev`, `median`, `user`, `system`, `min`, `max`, `times`,
-//! `exit_codes` and, with -P/-L, `parameters`; seconds), one result per
+//! `memory_usage_byte`, `exit_codes` and, with -P/-L, `parameters`;
+//! seconds), one result per
 //! command and grid combination, from the measured runs of every fork.
 //! runner's paired figures, which hyperfine has no field for, go under an
 //! extra key `runner` of each treatment's result: the cell's `effect` from
@@ -32,6 +33,10 @@ pub struct HyperfineResult {
     pub min: f64,
     pub max: f64,
     pub times: Vec<f64>,
+    /// Peak RSS of each run, bytes (Linux's `ru_maxrss`, which includes
+    /// the worker's memory up to the exec: a floor for a small program).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_usage_byte: Option<Vec<u64>>,
     pub exit_codes: Vec<Option<i32>>,
     #[serde(skip_serializing_if = "Map::is_empty")]
     pub parameters: Map<String, Value>,
@@ -55,6 +60,7 @@ struct Runs {
     times: Vec<u64>,
     user: Vec<u64>,
     system: Vec<u64>,
+    rss_bytes: Vec<u64>,
 }
 
 impl Runs {
@@ -63,6 +69,7 @@ impl Runs {
         if let Some(u) = usage {
             self.user.push(u.user_ns);
             self.system.push(u.sys_ns);
+            self.rss_bytes.push(u.max_rss_kib.saturating_mul(1024));
         }
     }
 
@@ -105,6 +112,8 @@ impl Runs {
             min: s(sorted.first().copied().unwrap_or(0) as f64),
             max: s(sorted.last().copied().unwrap_or(0) as f64),
             times: self.times.iter().map(|&t| s(t as f64)).collect(),
+            memory_usage_byte: (!self.rss_bytes.is_empty() && self.rss_bytes.len() == n)
+                .then(|| self.rss_bytes.clone()),
             // A run that exits non-zero stops its fork: every kept run exited 0.
             exit_codes: vec![Some(0); n],
             parameters,
