@@ -41,10 +41,10 @@ import json, sys
 start, end, path = float(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
 cell = json.load(open(path))["cells"][0]
 e = cell["effect"]
-lo, hi = e["time_ratio_ci"]
+lo, hi = e["ratio_ci"]
 said = {"no-difference": "no difference resolved"}.get(e["direction"], e["direction"])
 print(f"runner    wall {end - start:6.2f} s  forks {cell['stop']['forks_run']:2}  runs {2 * cell['n']:4}  "
-      f"gzip -2 {said}, ratio {e['time_ratio']:.3f} [{lo:.3f}, {hi:.3f}]")
+      f"gzip -2 {said}, ratio {e['ratio']:.3f} [{lo:.3f}, {hi:.3f}]")
 PY
   start=$(now)
   "$HYPERFINE" -N --warmup 3 --style none --input input.txt --export-json hyperfine.json \

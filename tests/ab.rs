@@ -183,7 +183,10 @@ fn export_json_is_hyperfines_schema() {
     }
     let effect = &results[1]["runner"]["effect"];
     assert_eq!(results[1]["runner"]["baseline"], "true");
-    assert!(effect["time_ratio"].as_f64().is_some(), "{effect}");
+    assert!(
+        effect["ratio"].as_f64().is_some_and(|r| r > 0.0),
+        "{effect}"
+    );
     assert!(effect["direction"].is_string(), "{effect}");
     assert_eq!(results[0]["runner"]["role"], "baseline");
     let md = read(&tmp.path().join("h.md"));

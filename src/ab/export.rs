@@ -179,15 +179,13 @@ impl Results {
             let a = analysis.cells.iter().find(|c| c.cell == cell.cell);
             let runner = serde_json::json!({
                 "baseline": substitute(&command_of(baseline), &params),
-                "effect": a.and_then(|c| c.effect.as_ref()),
+                "effect": a.map(|c| &c.effect),
                 "forks": a.map(|c| c.forks_total),
                 "pairs": a.map(|c| c.n),
                 "report": report,
             });
             let command = substitute(&command_of(treatment), &params);
-            let ratio = a
-                .and_then(|c| c.effect.as_ref())
-                .map(|e| (e.time_ratio, e.time_ratio_ci));
+            let ratio = a.map(|c| (c.effect.ratio, c.effect.ratio_ci));
             groups[i]
                 .2
                 .push(own.result(command, params.clone(), runner, ratio));
