@@ -51,7 +51,10 @@ pub fn render(s: &CheckSummary) -> String {
     let cells_x_forks = if s.jobs == s.cells_total * s.forks {
         format!("{} cells x {} forks", s.cells_total, s.forks)
     } else {
-        format!("{} cells, {} forks per experiment cell", s.cells_total, s.forks)
+        format!(
+            "{} cells, {} forks per experiment cell",
+            s.cells_total, s.forks
+        )
     };
     line(
         &mut out,
