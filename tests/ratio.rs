@@ -247,3 +247,64 @@ fn a_name_that_holds_markdown_keeps_every_table_whole() {
         "a backtick in a code span is fenced"
     );
 }
+
+/// The stated rule on every committed report: D's interval and the speed
+/// ratio's never resolve opposite directions, the direction said is the
+/// one both say (none where only one resolves), and a said direction lies
+/// on its side of 0 and of 1 in both intervals, so a copied "faster" is
+/// never contradicted by either figure beside it.
+#[test]
+fn d_and_the_ratio_agree_on_every_committed_report() {
+    let reports = Path::new(env!("CARGO_MANIFEST_DIR")).join("reports");
+    let mut cells = 0;
+    let mut differ = Vec::new();
+    for entry in std::fs::read_dir(&reports).unwrap().flatten() {
+        let path = entry.path().join("analysis.json");
+        if !path.is_file() {
+            continue;
+        }
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let a = read_json(&path);
+        for c in a["cells"].as_array().unwrap() {
+            let e = &c["effect"];
+            let at = format!("{name} cell {}", c["cell"]);
+            let (d, r, said) = (
+                e["difference_direction"].as_str().unwrap(),
+                e["ratio_direction"].as_str().unwrap(),
+                e["direction"].as_str().unwrap(),
+            );
+            assert!(
+                !matches!((d, r), ("faster", "slower") | ("slower", "faster")),
+                "{at}: D says {d}, the ratio {r}"
+            );
+            let agreed = if d == r { d } else { "no-difference" };
+            assert_eq!(said, agreed, "{at}");
+            let bound = |key: &str, i: usize| e[key][i].as_f64().unwrap();
+            let ratio = e["ratio"].as_f64().unwrap();
+            assert!(
+                0.0 < bound("ratio_ci", 0) && bound("ratio_ci", 0) <= ratio,
+                "{at}: {e}"
+            );
+            assert!(ratio <= bound("ratio_ci", 1), "{at}: {e}");
+            match said {
+                "faster" => assert!(
+                    bound("difference_ci_ns", 1) < 0.0 && bound("ratio_ci", 1) < 1.0,
+                    "{at}: {e}"
+                ),
+                "slower" => assert!(
+                    bound("difference_ci_ns", 0) > 0.0 && bound("ratio_ci", 0) > 1.0,
+                    "{at}: {e}"
+                ),
+                _ => {}
+            }
+            if d != r {
+                differ.push(at);
+            }
+            cells += 1;
+        }
+    }
+    assert!(cells > 100, "read {cells} cells");
+    // Where one statistic resolves and the other does not, it is near the
+    // edge of what the run resolves: a minority of cells.
+    assert!(differ.len() * 4 < cells, "{differ:?} of {cells}");
+}

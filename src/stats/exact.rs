@@ -107,6 +107,70 @@ pub fn median_distribution<T: Value>(data: &[T]) -> Result<Vec<Atom>, StatsError
     Ok(distribution_sorted(&sorted))
 }
 
+/// The mean and variance of the bootstrap distribution of the median of
+/// `data`: the same atoms as [`median_distribution`], summed as they are
+/// made instead of listed and sorted. A ratio's interval needs only these
+/// two moments, once per arm per fork, and listing the even-n pair atoms
+/// (dozens per live value) and sorting them was most of an analysis's time.
+/// For even n the pair masses of a lower value v_i fall geometrically with
+/// v_j, each step by ((1 - p_j) / (1 - p_{j-1}))^h, a factor of j alone, so
+/// the pairs of every lower value are summed by one recurrence over the
+/// values: linear in the values instead of in the pairs.
+pub fn median_moments<T: Value>(data: &[T]) -> Result<(f64, f64), StatsError> {
+    let mut sorted = to_finite_vec(data)?;
+    sorted.sort_unstable_by(f64::total_cmp);
+    let l = Lower::new(&sorted);
+    // Sums of p, p x and p x^2, centred on the sample median so that the
+    // variance does not cancel (E[x^2] - E[x]^2 of values far from 0).
+    let centre = sorted[sorted.len() / 2];
+    let (mut p0, mut p1, mut p2) = (0.0, 0.0, 0.0);
+    let mut add = |value: f64, p: f64| {
+        let d = value - centre;
+        p0 += p;
+        p1 += p * d;
+        p2 += p * d * d;
+    };
+    if l.n % 2 == 1 {
+        for i in l.live() {
+            add(l.values[i], l.masses.lower[i]);
+        }
+    } else {
+        // Per live i the pairs (v_i, v_j), j > i, weigh split_i R_ij
+        // (1 - q_j), with q_j = ((1 - p_j) / (1 - p_{j-1}))^h and R_ij the
+        // product of q_k for i < k < j. So T_i = sum_j R_ij (1 - q_j) x_j^k
+        // (x = v - centre) obeys T_i = (1 - q_{i+1}) x_{i+1}^k + q_{i+1}
+        // T_{i+1}, summed once from the top. Past the live window every q
+        // is below e^-1/2 (h draws, half of n, above a value above the
+        // median), so 80 values above it leave out less than e^-40.
+        let (first, last) = (*l.live().start(), *l.live().end());
+        let top = (last + 80).min(l.values.len() - 1);
+        let mut t = [0.0f64; 3];
+        let mut below = vec![[0.0f64; 3]; last + 1 - first];
+        for j in (first + 1..=top).rev() {
+            let q = l.ln_left(j - 1, j).exp();
+            let x = l.values[j] - centre;
+            t = [
+                (1.0 - q) + q * t[0],
+                (1.0 - q) * x + q * t[1],
+                (1.0 - q) * x * x + q * t[2],
+            ];
+            if j - 1 <= last {
+                below[j - 1 - first] = t;
+            }
+        }
+        for (k, i) in l.live().enumerate() {
+            let x = l.values[i] - centre;
+            let (tie, split) = (l.masses.tie[k], l.masses.split[k]);
+            let [t0, t1, t2] = below[k];
+            p0 += tie + split * t0;
+            p1 += tie * x + split * (x / 2.0 * t0 + t1 / 2.0);
+            p2 += tie * x * x + split * (x * x / 4.0 * t0 + x / 2.0 * t1 + t2 / 4.0);
+        }
+    }
+    let mean = p1 / p0;
+    Ok((centre + mean, (p2 / p0 - mean * mean).max(0.0)))
+}
+
 /// The q-quantile of a discrete distribution given by ascending atoms: the
 /// smallest value whose cumulative probability reaches q; if that
 /// cumulative probability equals q (within [`BOUNDARY_TOLERANCE`]), the

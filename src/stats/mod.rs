@@ -57,7 +57,7 @@ pub use bootstrap::{
 };
 pub use changepoint::{steady_state, Class, SteadyState};
 pub use correlation::pearson;
-pub use exact::{atom_quantile, exact_median, median_distribution, Atom};
+pub use exact::{atom_quantile, exact_median, median_distribution, median_moments, Atom};
 pub use modes::{two_speeds, TwoSpeeds};
 pub use nested::{
     lever, nested_components, nested_half_width, nested_median, nested_median_components,

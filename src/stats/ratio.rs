@@ -35,7 +35,7 @@
 //! resampled, then each chosen fork's log ratio drawn from its own
 //! interval's normal. [`combined_ratio`].
 
-use super::exact::median_distribution;
+use super::exact::median_moments;
 use super::quantile::{median, quantile};
 use super::variance::normal_quantile;
 use super::{check_confidence, StatsError};
@@ -192,12 +192,7 @@ pub fn ratio_of_log_interval(log: f64, half_width: f64) -> Option<[f64; 2]> {
 /// interval's precision).
 fn log_median_variance(data: &[f64]) -> Result<f64, StatsError> {
     let logs: Vec<f64> = data.iter().map(|x| x.ln()).collect();
-    let atoms = median_distribution(&logs)?;
-    let mean: f64 = atoms.iter().map(|a| a.probability * a.value).sum();
-    Ok(atoms
-        .iter()
-        .map(|a| a.probability * (a.value - mean).powi(2))
-        .sum())
+    Ok(median_moments(&logs)?.1)
 }
 
 /// 4 F - 1 with F the share of pairs below both medians, a value equal to

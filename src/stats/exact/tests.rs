@@ -329,3 +329,31 @@ fn intervals_are_the_same_whoever_made_the_masses() {
         assert_eq!(b_shared, [median, lo, hi].map(f64::to_bits), "n = {n}");
     }
 }
+
+/// The two moments summed as the atoms are made are those of the listed
+/// atoms: odd and even n, ties, distinct and dithered values, logs.
+#[test]
+fn moments_are_those_of_the_listed_atoms() {
+    let mut rng = Pcg64::seed_from_u64(11);
+    for (n, distinct) in [(7, 0), (8, 3), (300, 0), (301, 0), (300, 40), (1000, 5)] {
+        let data: Vec<f64> = (0..n)
+            .map(|_| match distinct {
+                0 => (20_000.0 + rng.gen_range(0.0..5000.0_f64)).ln(),
+                d => rng.gen_range(0..d) as f64 * 20.0 + 50_000.0,
+            })
+            .collect();
+        let atoms = median_distribution(&data).unwrap();
+        let mean: f64 = atoms.iter().map(|a| a.probability * a.value).sum();
+        let var: f64 = atoms
+            .iter()
+            .map(|a| a.probability * (a.value - mean).powi(2))
+            .sum();
+        let (m, v) = median_moments(&data).unwrap();
+        let scale = var.sqrt().max(1e-300);
+        assert!(
+            (m - mean).abs() < 1e-9 * scale + 1e-12 * mean.abs(),
+            "n = {n}: {m} vs {mean}"
+        );
+        assert!((v - var).abs() <= 1e-9 * var, "n = {n}: {v} vs {var}");
+    }
+}
