@@ -121,3 +121,37 @@ fn committed_report_folders_are_reproduced_byte_for_byte() {
         "expected the study's report folders, found {checked}"
     );
 }
+
+/// Every committed report answers on its first screen: at most 40 lines
+/// before its Setup, not counting what `<details>` folds (GitHub renders
+/// it closed), so the Finding, the gate and the primary plot come first.
+#[test]
+fn every_committed_report_answers_within_40_lines_before_its_setup() {
+    let reports = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("reports");
+    let mut read = 0;
+    for entry in std::fs::read_dir(&reports).unwrap().flatten() {
+        let path = entry.path().join("report.md");
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let (mut shown, mut folded) = (0, false);
+        for line in text.lines().take_while(|l| !l.starts_with("## Setup")) {
+            if line.starts_with("<details") {
+                folded = true;
+            }
+            if !folded {
+                shown += 1;
+            }
+            if line.starts_with("</details>") {
+                folded = false;
+            }
+        }
+        assert!(
+            shown <= 40,
+            "{}: {shown} lines before the Setup",
+            path.display()
+        );
+        read += 1;
+    }
+    assert!(read > 10, "read {read} reports");
+}

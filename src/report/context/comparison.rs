@@ -112,11 +112,11 @@ pub(super) fn view(
         .map(|c| effect::interval_name(c.data.effect().interval, confidence))
         .collect();
     let mut warnings: Vec<Warning> = speed_warning(&answers).into_iter().collect();
-    warnings.extend(
+    warnings.extend(merged(
         answers
             .iter()
             .flat_map(|c| warnings_of(c, answers.len() > 1)),
-    );
+    ));
     Some(ComparisonView {
         ranked: rows.len() > 1,
         rows,
@@ -223,6 +223,23 @@ fn matters(contrast_ci: [f64; 2], contrast: f64, e: &Effect) -> bool {
     };
     let floor = crate::analysis::DEFAULT_TARGET_FRACTION * e.baseline_median_ns;
     excludes_zero && contrast.abs() >= scale.max(floor)
+}
+
+/// One paragraph per kind of warning, its cells' sentences in cell order:
+/// a sweep whose six cells each had an order effect reads one warning,
+/// not six, and the Finding stays a screen long.
+fn merged(warnings: impl Iterator<Item = Warning>) -> Vec<Warning> {
+    let mut out: Vec<Warning> = Vec::new();
+    for w in warnings {
+        match out.iter_mut().find(|o| o.kind == w.kind) {
+            Some(o) => {
+                o.text.push(' ');
+                o.text.push_str(&w.text);
+            }
+            None => out.push(w),
+        }
+    }
+    out
 }
 
 /// Order and carry-over warnings for one comparison cell.

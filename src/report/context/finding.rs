@@ -55,6 +55,28 @@ pub struct GroupText {
 /// difference, so "every fork saw it" measures nothing about the harness.
 const ARMS_DIFFER: &str = "The two arms differ in this group, so a delay injected here is seen on top of their real difference and says nothing about the harness's threshold; the Comparison table gives the difference at each delay.";
 
+/// With more than one group: the A/B groups that had delays, in one
+/// paragraph ("**a; b.** The two arms differ in these groups, ..."), which
+/// the Finding prints in place of one repeated paragraph per group.
+pub(super) fn arms_differ(groups: &[GroupView<'_>]) -> Option<String> {
+    if groups.len() < 2 {
+        return None;
+    }
+    let labels: Vec<&str> = groups
+        .iter()
+        .filter(|g| !g.view.same_arms && g.view.threshold.is_some())
+        .map(|g| g.view.label.as_str())
+        .collect();
+    match labels.len() {
+        0 => None,
+        1 => Some(format!("**{}.** {ARMS_DIFFER}", labels[0])),
+        _ => Some(format!(
+            "**{}.** The two arms differ in these groups, so a delay injected there is seen on top of their real difference and says nothing about the harness's threshold; the Comparison table gives the difference at each delay.",
+            labels.join("; ")
+        )),
+    }
+}
+
 /// `same_arms`: both arms of the group's cells run the same thing (an A/A
 /// experiment, or an A/A group of a sweep that also has A/B groups), so its
 /// delays measure the harness and a difference at d = 0 is a false positive.

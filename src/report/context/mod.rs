@@ -156,6 +156,9 @@ pub struct HeadlineView<'a> {
     #[serde(flatten)]
     pub first: GroupView<'a>,
     pub groups: Vec<GroupView<'a>>,
+    /// With several groups, the A/B ones (whose delays say nothing about
+    /// the harness) named in one sentence instead of one paragraph each.
+    pub arms_differ: Option<String>,
 }
 
 /// The experiment as run, plus what the report says about its arms.
@@ -324,9 +327,12 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
     let all_groups: Vec<&GroupHeadline> = analysis.headline.groups.iter().collect();
     let same_group: Vec<bool> = all_groups.iter().map(|g| group_same(g)).collect();
     let comparison = comparison::view(&cells, &all_groups, &same_group, analysis.confidence);
+    let groups: Vec<GroupView<'a>> = analysis.headline.groups.iter().map(group).collect();
+    let arms_differ = finding::arms_differ(&groups);
     let headline = HeadlineView {
         first: group(&analysis.headline.first),
-        groups: analysis.headline.groups.iter().map(group).collect(),
+        groups,
+        arms_differ,
     };
     Context {
         confidence: analysis.confidence,
