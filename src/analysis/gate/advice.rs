@@ -2,7 +2,8 @@
 //! predicted, from the deciding cell's variance components, to narrow its
 //! interval to the half-width that would decide (below the gap between
 //! the estimate and the threshold, or small enough for the power asked
-//! for). Never fewer forks or pairs than ran: the advice is what to add.
+//! for). Never fewer forks or pairs than ran, and never the design that
+//! ran: the advice is what to add.
 //!
 //! Candidates: the forks that ran, or more up to `MAX_FORKS`, at the pairs
 //! that ran times 1, 2, 3, 4, 6, 8, 12 or 16; each fork costs its pairs,
@@ -39,7 +40,15 @@ pub(crate) fn advise(
             break;
         }
         let pairs = pairs as u32;
-        let Some(forks) = (forks_ran..=MAX_FORKS)
+        // The design that ran is no advice: the model can predict it
+        // decides where its bootstrap interval did not (a skewed fork's
+        // pairs), and then the least more is one fork.
+        let from = if pairs > ran.1 {
+            forks_ran
+        } else {
+            forks_ran.max(ran.0 + 1)
+        };
+        let Some(forks) = (from..=MAX_FORKS)
             .find(|&f| predicted_half_width(vc, confidence, f, pairs) < needed_ns)
         else {
             continue;
@@ -101,6 +110,11 @@ mod tests {
         let a = advise(vc, 0.95, (30, 12), 0, 20.0).unwrap();
         assert_eq!(a.change, AdviceChange::Forks);
         assert!(a.forks > 30 && a.pairs == 12, "{a:?}");
+        // Where the model says the design that ran already decides, the
+        // advice still adds: here one fork.
+        let a = advise(vc, 0.95, (30, 12), 0, 1e9).unwrap();
+        assert!(a.forks == 31 && a.pairs == 12, "{a:?}");
+        assert_eq!(a.change, AdviceChange::Forks);
         // No design reaches a zero half-width.
         assert_eq!(advise(vc, 0.95, (30, 12), 0, 0.0), None);
     }

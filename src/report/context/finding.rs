@@ -215,10 +215,21 @@ fn false_positives(g: &GroupHeadline, confidence: f64, expected: Option<f64>) ->
         format!("{fp} of {total} forks reported a difference ({seen} above zero, {reversed} below), each a false positive")
     };
     Some(format!(
-        "With no delay injected, {found}; at {} confidence about {} of forks ({expected} of {total}) would by chance.",
+        "With no delay injected, {found}; at {} confidence about {} would by chance ({expected} of {total} on average).",
         format::percent(confidence),
-        format::percent(1.0 - confidence),
+        one_in(1.0 - confidence),
     ))
+}
+
+/// A share as a count a person says: 0.05 is "1 in 20 forks", 0.01 "1 in
+/// 100 forks"; a share that is no such round fraction keeps its percent.
+fn one_in(share: f64) -> String {
+    let n = 1.0 / share;
+    if share > 0.0 && share < 1.0 && (n - n.round()).abs() < 1e-6 {
+        format!("1 in {} forks", n.round())
+    } else {
+        format!("{} of forks", format::percent(share))
+    }
 }
 
 /// Where a false-positive count at d = 0 falls against chance.

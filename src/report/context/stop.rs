@@ -108,8 +108,7 @@ pub fn view(analysis: &Analysis, exp: &Experiment) -> Option<StopView> {
     let of_fixed = format::percent(f64::from(run) / f64::from(most.max(1)));
     let forks = if stopped.len() == 1 {
         format!(
-            "The cell ran {run} forks, {of_fixed} of the {most} of a fixed design of {} forks.",
-            rule.max_forks
+            "The cell ran {run} of the {most} forks a fixed design would have run ({of_fixed})."
         )
     } else {
         format!(
