@@ -277,7 +277,7 @@ fn problems() -> Vec<String> {
             });
             // A template's links are relative to the report it renders: a
             // study's plots are in reports/aa, a comparison's in an A/B
-            // report.
+            // report, a stopping path in a sequential one.
             let template = file.extension().is_some_and(|e| e == "j2");
             let dir = if template {
                 root().join("reports/aa")
@@ -295,7 +295,13 @@ fn problems() -> Vec<String> {
                 let resolved = if path.is_empty() {
                     file.clone()
                 } else if template && !dir.join(path).exists() {
-                    root().join("reports/gzip-levels").join(path)
+                    // A comparison's plots in an A/B report, a sequential
+                    // run's stopping path in a stopped one.
+                    ["reports/gzip-levels", "reports/stop-gzip"]
+                        .iter()
+                        .map(|r| root().join(r).join(path))
+                        .find(|p| p.exists())
+                        .unwrap_or_else(|| root().join("reports/gzip-levels").join(path))
                 } else {
                     dir.join(path)
                 };

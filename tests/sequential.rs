@@ -97,8 +97,25 @@ fn a_clear_delay_stops_early_and_the_record_says_where() {
     let lo = delayed["interval_ns"][0].as_f64().unwrap();
     let hi = delayed["interval_ns"][1].as_f64().unwrap();
     assert!(lo > 40_000.0 && hi < 60_000.0, "{delayed}");
+    // The stopping path: one look per fork from the second, the last one
+    // the deciding interval itself.
+    let path = delayed["path"].as_array().unwrap();
+    let last = path.last().unwrap();
+    assert_eq!(
+        last["forks"].as_u64(),
+        Some(stop_of(&stops, 1).0),
+        "{delayed}"
+    );
+    assert_eq!(last["interval_ns"], delayed["interval_ns"], "{delayed}");
+    assert!(path.iter().all(|l| l["forks"].as_u64().unwrap() >= 2));
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(report.contains("## Stopping"), "{report}");
+    assert!(report.contains("](stop.svg)"), "{report}");
+    let svg = std::fs::read_to_string(out.join("stop.svg")).unwrap();
+    assert!(
+        svg.contains("stopped after") && svg.contains("stop: decided"),
+        "{svg}"
+    );
     assert!(report.contains("Each cell runs until its interval excludes 0, with 3 to 8 forks"));
     assert!(report.contains(&format!(
         "| 50 µs | {forks} | decided |",

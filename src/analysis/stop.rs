@@ -51,6 +51,19 @@ pub struct CellStop {
     /// holds 0, i.e. is not a false positive).
     pub covers_injected: bool,
     pub naive: NaiveStop,
+    /// The deciding interval after each fork from the second on (where
+    /// it is bounded): the path the run took to its stop, which
+    /// `stop.svg` draws. Absent from analyses made before it was kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub path: Vec<StopLook>,
+}
+
+/// The confidence sequence after the first `forks` forks.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct StopLook {
+    pub forks: u32,
+    pub estimate_ns: f64,
+    pub interval_ns: [f64; 2],
 }
 
 /// The same rule on the fixed-n t interval of the same forks, looked at
@@ -212,6 +225,19 @@ pub(crate) fn cell(
         i.bounds()
             .ok_or_else(|| bad(format!("its interval after {} forks is unbounded", i.n)))
     };
+    let path = (2..=k)
+        .filter_map(|n| {
+            confidence_sequence(&estimates[..n], input.confidence)
+                .ok()
+                .and_then(|i| {
+                    i.bounds().map(|b| StopLook {
+                        forks: n as u32,
+                        estimate_ns: i.mean,
+                        interval_ns: b,
+                    })
+                })
+        })
+        .collect();
     let naive = (min..=k)
         .map(|n| at(n, t_interval))
         .collect::<Result<Vec<_>, _>>()?;
@@ -235,6 +261,7 @@ pub(crate) fn cell(
             interval_ns: bounds(&naive_stop.interval)?,
             covers_injected: naive_stop.interval.contains(injected_ns),
         },
+        path,
     })
 }
 

@@ -26,6 +26,9 @@ pub const STUDY_PLOTS: [&str; 3] = ["detection.svg", "forest.svg", "medians.svg"
 /// The plots of a plain comparison (two or more versions, no delay
 /// beyond 0).
 pub const COMPARISON_PLOTS: [&str; 2] = ["effect.svg", "distributions.svg"];
+/// A sequential run's stopping path (`[design.stop]`), beside either
+/// kind's plots.
+pub const STOP_PLOT: &str = "stop.svg";
 
 pub mod atomic;
 pub mod guard;

@@ -308,7 +308,11 @@ pub fn write(dir: &Path, out: Option<&Path>, r: &Rendering) -> Result<PathBuf> {
     // report's, so they stay.
     if inside {
         let drawn: Vec<&str> = r.plots.iter().map(|(name, _)| *name).collect();
-        for name in output::STUDY_PLOTS.iter().chain(&output::COMPARISON_PLOTS) {
+        for name in output::STUDY_PLOTS
+            .iter()
+            .chain(&output::COMPARISON_PLOTS)
+            .chain(&[output::STOP_PLOT])
+        {
             if !drawn.contains(name) {
                 guard::remove_own(&dir.join(name))?;
             }

@@ -7,7 +7,8 @@
 //!
 //! The x axis of a panel runs from the 1st to the 99th percentile of the
 //! panel's runs, in the unit that suits them: a few runs far out in the
-//! tail would otherwise squeeze the body of both curves into a few pixels.
+//! tail would otherwise squeeze the body of both curves into a few pixels;
+//! the runs left out are counted at the edge they lie beyond.
 //! A curve holds at most [`STEPS`] steps (each at an order statistic),
 //! which keeps the file small at any number of runs and is finer than a
 //! pixel of the panel.
@@ -21,6 +22,7 @@ use crate::record::{PairRecord, Phase};
 use crate::report::format::duration;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::collections::BTreeMap;
 
 const PANEL_WIDTH: u32 = 520;
@@ -79,7 +81,7 @@ pub(super) fn render(input: &Input<'_>) -> Result<String> {
     let header = Header {
         title: "Run times of both arms: the share of measured runs at or below each time".into(),
         notes: vec![
-            "Each panel's x axis runs from the 1st to the 99th percentile of its runs.".into(),
+            "Each panel's x axis runs from the 1st to the 99th percentile of its runs; the runs beyond it are counted at each edge, in their arm's colour.".into(),
         ],
         legend: entries.iter().collect(),
     };
@@ -218,5 +220,47 @@ fn panel(area: &Area<'_>, baseline: &[u64], treatment: &[u64]) -> DrawResult {
             color.stroke_width(2),
         )))?;
     }
+    // The runs the axis leaves out, counted at the edge they lie beyond,
+    // in their arm's colour: a tail that one arm has is still seen.
+    for (k, (runs, color)) in [(baseline, BLUE), (treatment, VERMILLION)]
+        .into_iter()
+        .enumerate()
+    {
+        let (below, above) = beyond(runs, x.lo, x.hi);
+        let row = 0.08 * k as f64;
+        for (count, edge, y, pos, arrow) in [
+            (below, x.lo, 0.06 + row, HPos::Left, "← "),
+            (above, x.hi, 0.94 - row, HPos::Right, ""),
+        ] {
+            if count == 0 {
+                continue;
+            }
+            let text = if arrow.is_empty() {
+                format!("{} beyond →", runs_word(count))
+            } else {
+                format!("{arrow}{} beyond", runs_word(count))
+            };
+            chart.draw_series(std::iter::once(Text::new(
+                text,
+                (edge, y),
+                font(13).color(&color).pos(Pos::new(pos, VPos::Center)),
+            )))?;
+        }
+    }
     Ok(())
+}
+
+/// How many of `sorted` lie below `lo` and above `hi`.
+pub(super) fn beyond(sorted: &[u64], lo: f64, hi: f64) -> (usize, usize) {
+    let below = sorted.partition_point(|&v| (v as f64) < lo);
+    let above = sorted.len() - sorted.partition_point(|&v| (v as f64) <= hi);
+    (below, above)
+}
+
+fn runs_word(n: usize) -> String {
+    if n == 1 {
+        "1 run".into()
+    } else {
+        format!("{n} runs")
+    }
 }

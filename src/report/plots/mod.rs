@@ -24,6 +24,7 @@ mod forest;
 mod fork_rows;
 mod layout;
 mod medians;
+mod stop;
 mod text;
 pub mod trend;
 
@@ -158,7 +159,12 @@ pub fn render_all(input: &Input<'_>) -> Result<Vec<(&'static str, String)>> {
         ],
         Kind::Comparison => vec![effect::render(input)?, distributions::render(input)?],
     };
-    Ok(files.iter().copied().zip(drawn).collect())
+    let mut out: Vec<(&'static str, String)> = files.iter().copied().zip(drawn).collect();
+    // A sequential run's stopping path, beside either kind's plots.
+    if !stop::panels(input).is_empty() {
+        out.push((crate::output::STOP_PLOT, stop::render(input)?));
+    }
+    Ok(out)
 }
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;

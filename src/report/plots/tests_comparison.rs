@@ -251,3 +251,15 @@ fn a_comparison_without_cells_still_draws() {
         assert!(!svg.contains(", ."), "an empty interval name");
     }
 }
+
+/// The runs a distributions panel leaves off its axis are counted on the
+/// side they lie: strictly below its low end, strictly above its high end.
+#[test]
+fn runs_beyond_the_axis_are_counted_on_their_side() {
+    assert_eq!(
+        distributions::beyond(&[1, 2, 5, 9, 50, 80], 2.0, 9.0),
+        (1, 2)
+    );
+    assert_eq!(distributions::beyond(&[3, 4], 2.0, 9.0), (0, 0));
+    assert_eq!(distributions::beyond(&[], 2.0, 9.0), (0, 0));
+}
