@@ -42,7 +42,7 @@ pub struct HyperfineResult {
     pub parameters: Map<String, Value>,
     /// runner's paired figures (treatments), or the role (the baseline).
     pub runner: Value,
-    /// The paired time ratio and its interval, for the Markdown table.
+    /// The speed ratio and its interval, for the Markdown table.
     #[serde(skip)]
     pub ratio: Option<(f64, [f64; 2])>,
 }
