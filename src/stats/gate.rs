@@ -104,49 +104,12 @@ pub fn nominal_false_alarm(confidence: f64) -> f64 {
     (1.0 - confidence) / 2.0
 }
 
-/// P(X <= k) for X ~ Binomial(n, p), summed in log space term by term, so
-/// n in the tens of thousands neither overflows nor underflows early.
-pub fn binomial_cdf(k: u32, n: u32, p: f64) -> f64 {
-    if p <= 0.0 {
-        return 1.0;
-    }
-    if p >= 1.0 {
-        return if k >= n { 1.0 } else { 0.0 };
-    }
-    let (lp, lq) = (p.ln(), (1.0 - p).ln());
-    let mut ln_choose = 0.0;
-    let mut sum = 0.0;
-    for i in 0..=k.min(n) {
-        if i > 0 {
-            ln_choose += f64::from(n - i + 1).ln() - f64::from(i).ln();
-        }
-        sum += (ln_choose + f64::from(i) * lp + f64::from(n - i) * lq).exp();
-    }
-    sum.min(1.0)
-}
+pub use super::distributions::binomial_cdf;
 
 /// One-sided Clopper-Pearson upper bound at `confidence` on a share seen as
-/// `k` of `n`: the largest p under which seeing k or fewer still has
-/// probability at least 1 - confidence. `None` for n = 0.
+/// `k` of `n` (`distributions::clopper_pearson_upper`). `None` for n = 0.
 pub fn upper_bound(k: u32, n: u32, confidence: f64) -> Option<f64> {
-    if n == 0 {
-        return None;
-    }
-    if k >= n {
-        return Some(1.0);
-    }
-    let alpha = 1.0 - confidence;
-    // binomial_cdf falls as p rises: bisect for cdf(p) = alpha.
-    let (mut lo, mut hi) = (f64::from(k) / f64::from(n), 1.0);
-    for _ in 0..100 {
-        let mid = (lo + hi) / 2.0;
-        if binomial_cdf(k, n, mid) > alpha {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    Some((lo + hi) / 2.0)
+    super::distributions::clopper_pearson_upper(k, n, confidence)
 }
 
 /// One-sided Clopper-Pearson lower bound at `confidence` on a share seen

@@ -39,6 +39,7 @@ pub mod apart;
 pub mod bootstrap;
 pub mod changepoint;
 pub mod correlation;
+pub mod distributions;
 pub mod exact;
 pub mod gate;
 pub mod modes;
@@ -57,6 +58,7 @@ pub use bootstrap::{
 };
 pub use changepoint::{steady_state, Class, SteadyState};
 pub use correlation::pearson;
+pub use distributions::normal_quantile;
 pub use exact::{atom_quantile, exact_median, median_distribution, median_moments, Atom};
 pub use modes::{two_speeds, TwoSpeeds};
 pub use nested::{
@@ -69,8 +71,8 @@ pub use resample::{
     TwoSampleSlot,
 };
 pub use variance::{
-    median_components, normal_quantile, predicted_half_width, recommend, variance_components,
-    Recommendation, VarianceComponents,
+    median_components, predicted_half_width, recommend, variance_components, Recommendation,
+    VarianceComponents,
 };
 
 /// Why a statistic could not be computed.

@@ -35,9 +35,9 @@
 //! resampled, then each chosen fork's log ratio drawn from its own
 //! interval's normal. [`combined_ratio`].
 
+use super::distributions::normal_quantile;
 use super::exact::median_moments;
 use super::quantile::{median, quantile};
-use super::variance::normal_quantile;
 use super::{check_confidence, StatsError};
 use rand::RngCore;
 
@@ -159,7 +159,7 @@ pub fn combined_ratio<R: RngCore>(
             let mut sum = 0.0;
             for _ in 0..k {
                 let f = &forks[sampler.below(k as u32) as usize];
-                let z = normal_quantile(open_unit(sampler.unit()));
+                let z = sampler.normal();
                 sum += f.log + z * f.log_se;
             }
             sum / k as f64
@@ -228,11 +228,6 @@ fn positive(data: &[f64]) -> Result<(), StatsError> {
         return Err(StatsError::NotPositive);
     }
     Ok(())
-}
-
-/// A uniform in [0, 1) moved off 0, where the normal quantile is infinite.
-fn open_unit(u: f64) -> f64 {
-    u.max(f64::MIN_POSITIVE)
 }
 
 #[cfg(test)]

@@ -168,6 +168,15 @@ impl<'a, R: RngCore> IndexSampler<'a, R> {
         (self.rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
+    /// A standard normal deviate, by inverting one [`Self::unit`] draw. The
+    /// inversion is Acklam's approximation, whose 1.2e-9 relative error is
+    /// far below a random draw's own spread: the two-level bootstrap draws
+    /// millions of these, and statrs's quantile (exact to the last bits,
+    /// what every interval's z uses) costs several times more per draw.
+    pub fn normal(&mut self) -> f64 {
+        acklam(self.unit().max(f64::MIN_POSITIVE))
+    }
+
     fn chunk32(&mut self) -> u32 {
         let low = self.chunk16();
         low | (self.chunk16() << 16)
@@ -247,6 +256,64 @@ pub fn hierarchical_two_sample_indices<R: RngCore>(
 /// One slot of a hierarchical two-group resample: the fork's position, then
 /// indices into its sorted a values and into its sorted b values.
 pub type TwoSampleSlot = (u32, Vec<u32>, Vec<u32>);
+
+/// Acklam's rational approximation of the standard normal quantile
+/// (relative error below 1.2e-9), for [`IndexSampler::normal`] alone.
+fn acklam(p: f64) -> f64 {
+    const A: [f64; 6] = [
+        -3.969683028665376e+01,
+        2.209460984245205e+02,
+        -2.759285104469687e+02,
+        1.38357751867269e+02,
+        -3.066479806614716e+01,
+        2.506628277459239e+00,
+    ];
+    const B: [f64; 5] = [
+        -5.447609879822406e+01,
+        1.615858368580409e+02,
+        -1.556989798598866e+02,
+        6.680131188771972e+01,
+        -1.328068155288572e+01,
+    ];
+    const C: [f64; 6] = [
+        -7.784894002430293e-03,
+        -3.223964580411365e-01,
+        -2.400758277161838e+00,
+        -2.549732539343734e+00,
+        4.374664141464968e+00,
+        2.938163982698783e+00,
+    ];
+    const D: [f64; 4] = [
+        7.784695709041462e-03,
+        3.224671290700398e-01,
+        2.445134137142996e+00,
+        3.754408661907416e+00,
+    ];
+    const P_LOW: f64 = 0.02425;
+    if !(p > 0.0 && p < 1.0) {
+        return if p == 0.0 {
+            f64::NEG_INFINITY
+        } else if p == 1.0 {
+            f64::INFINITY
+        } else {
+            f64::NAN
+        };
+    }
+    let tail = |q: f64| {
+        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
+            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+    };
+    if p < P_LOW {
+        tail((-2.0 * p.ln()).sqrt())
+    } else if p > 1.0 - P_LOW {
+        -tail((-2.0 * (1.0 - p).ln()).sqrt())
+    } else {
+        let q = p - 0.5;
+        let r = q * q;
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
+            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
+    }
+}
 
 #[cfg(test)]
 mod tests {

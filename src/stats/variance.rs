@@ -14,6 +14,7 @@
 //! z sqrt(Var). Because between-fork variance only shrinks with more forks,
 //! more pairs per fork stop helping once between / n dominates.
 
+use super::distributions::normal_quantile;
 use super::{to_finite_vec, StatsError, Value};
 
 /// Between- and within-group variance estimates, in squared input units.
@@ -195,64 +196,6 @@ pub fn recommend(
         .min_by_key(|r| (r.cost_pairs, r.forks))
 }
 
-/// The standard normal quantile function (Acklam's rational approximation,
-/// relative error below 1.2e-9: far below what a half-width needs).
-pub fn normal_quantile(p: f64) -> f64 {
-    const A: [f64; 6] = [
-        -3.969683028665376e+01,
-        2.209460984245205e+02,
-        -2.759285104469687e+02,
-        1.38357751867269e+02,
-        -3.066479806614716e+01,
-        2.506628277459239e+00,
-    ];
-    const B: [f64; 5] = [
-        -5.447609879822406e+01,
-        1.615858368580409e+02,
-        -1.556989798598866e+02,
-        6.680131188771972e+01,
-        -1.328068155288572e+01,
-    ];
-    const C: [f64; 6] = [
-        -7.784894002430293e-03,
-        -3.223964580411365e-01,
-        -2.400758277161838e+00,
-        -2.549732539343734e+00,
-        4.374664141464968e+00,
-        2.938163982698783e+00,
-    ];
-    const D: [f64; 4] = [
-        7.784695709041462e-03,
-        3.224671290700398e-01,
-        2.445134137142996e+00,
-        3.754408661907416e+00,
-    ];
-    const P_LOW: f64 = 0.02425;
-    if !(p > 0.0 && p < 1.0) {
-        return if p == 0.0 {
-            f64::NEG_INFINITY
-        } else if p == 1.0 {
-            f64::INFINITY
-        } else {
-            f64::NAN
-        };
-    }
-    let tail = |q: f64| {
-        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
-            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
-    };
-    if p < P_LOW {
-        tail((-2.0 * p.ln()).sqrt())
-    } else if p > 1.0 - P_LOW {
-        -tail((-2.0 * (1.0 - p).ln()).sqrt())
-    } else {
-        let q = p - 0.5;
-        let r = q * q;
-        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
-            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -303,14 +246,6 @@ mod tests {
             variance_components(&[&[1_i64][..], &[]]),
             Err(StatsError::Empty)
         );
-    }
-
-    #[test]
-    fn normal_quantiles() {
-        assert!((normal_quantile(0.975) - 1.959963984540054).abs() < 1e-8);
-        assert!((normal_quantile(0.995) - 2.5758293035489).abs() < 1e-8);
-        assert!((normal_quantile(0.01) + 2.3263478740408408).abs() < 1e-8);
-        assert_eq!(normal_quantile(0.5), 0.0);
     }
 
     #[test]
