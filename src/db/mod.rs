@@ -116,10 +116,29 @@ pub enum DbError {
         #[source]
         source: rusqlite::Error,
     },
+    /// A measured statement the database refused: `code` is its SQLSTATE
+    /// (PostgreSQL) or `SQLITE_` and its extended result code (SQLite), what
+    /// an arm with `allow_failure = true` counts.
+    #[error("{backend} measured SQL: {message} ({})", code_label(code))]
+    Statement {
+        backend: &'static str,
+        code: String,
+        message: String,
+    },
     #[error("the model read back from table model_field is wrong: {0}")]
     Model(String),
     #[error("the transaction runner opened for the fork was no longer open after {0}: the SQL ended it (runner refuses transaction control, and a COMMIT of it fails by construction, so its writes were rolled back; check the SQL for a statement that ends a transaction)")]
     TransactionEnded(&'static str),
+}
+
+/// How a failure code reads in a sentence: `SQLSTATE 40P01`, or SQLite's
+/// `SQLITE_1555` as it is.
+pub fn code_label(code: &str) -> String {
+    if code.starts_with("SQLITE_") {
+        code.to_owned()
+    } else {
+        format!("SQLSTATE {code}")
+    }
 }
 
 /// Picks the database for a run (docs/reference.md, `[database]`): `auto` takes

@@ -26,7 +26,7 @@
 
 use super::names::{self, Name};
 use super::plans::{CopyMade, StatementPlan};
-use super::postgres::{check_ours, connect, marker, pg, schema_comment};
+use super::postgres::{check_ours, connect, marker, pg, schema_comment, statement};
 use super::session::{tag, Digest, SqlSession, StatementRows};
 use super::statements::{explainable, split, SqlDialect};
 use super::DbError;
@@ -196,10 +196,7 @@ impl SqlSession for PgSession {
             self.joined.push_str(s);
             self.joined.push_str(";\n");
         }
-        let messages = self
-            .client
-            .simple_query(&self.joined)
-            .map_err(pg("measured SQL"))?;
+        let messages = self.client.simple_query(&self.joined).map_err(statement)?;
         let mut digest = Digest::default();
         let mut kept: StatementRows = Vec::new();
         for m in &messages {

@@ -121,6 +121,20 @@ pub(super) fn pg(context: &'static str) -> impl FnOnce(postgres::Error) -> DbErr
     }
 }
 
+/// A measured statement's error, with its SQLSTATE when the server sent
+/// one; a failure of the connection itself stays [`DbError::Postgres`]:
+/// only the server's refusal of a statement is a run that failed.
+pub(super) fn statement(e: postgres::Error) -> DbError {
+    match e.code() {
+        Some(code) => DbError::Statement {
+            backend: "PostgreSQL",
+            code: code.code().to_owned(),
+            message: message(&e),
+        },
+        None => pg("measured SQL")(e),
+    }
+}
+
 /// Connects, turning any failure into one sentence naming host, port and
 /// database. The postgres crate bounds only the TCP connect by
 /// `connect_timeout`; the whole handshake is bounded here too (a server

@@ -20,6 +20,22 @@ fn err(context: &'static str) -> impl FnOnce(rusqlite::Error) -> DbError {
     move |source| DbError::Sqlite { context, source }
 }
 
+/// A measured statement's error: SQLite's refusal of the statement,
+/// with its extended result code, or any other failure as it is.
+fn statement(e: rusqlite::Error) -> DbError {
+    match e {
+        rusqlite::Error::SqliteFailure(f, message) => DbError::Statement {
+            backend: "SQLite",
+            code: format!("SQLITE_{}", f.extended_code),
+            message: message.unwrap_or_else(|| f.to_string()),
+        },
+        source => DbError::Sqlite {
+            context: "measured SQL",
+            source,
+        },
+    }
+}
+
 pub struct SqliteSession {
     conn: Connection,
 }
@@ -75,15 +91,15 @@ impl SqlSession for SqliteSession {
     ) -> Result<u64, DbError> {
         let mut digest = Digest::default();
         for sql in statements {
-            let mut stmt = self.conn.prepare_cached(sql).map_err(err("measured SQL"))?;
+            let mut stmt = self.conn.prepare_cached(sql).map_err(statement)?;
             let columns = stmt.column_count();
             let mut rows = stmt.raw_query();
             let mut kept: StatementRows = Vec::new();
-            while let Some(row) = rows.next().map_err(err("measured SQL"))? {
+            while let Some(row) = rows.next().map_err(statement)? {
                 digest.start_row();
                 let mut as_text = Vec::new();
                 for i in 0..columns {
-                    let v = row.get_ref(i).map_err(err("measured SQL"))?;
+                    let v = row.get_ref(i).map_err(statement)?;
                     match v {
                         ValueRef::Null => digest.value(tag::NULL, &[]),
                         ValueRef::Integer(i) => digest.value(tag::INTEGER, &i.to_le_bytes()),

@@ -217,6 +217,7 @@ fn sql_record(
     job: &JobRequest,
     arms: &mut Arms,
     draws: &mut draws::Draws,
+    failures: Vec<crate::strategy::failure::FailedRun>,
 ) -> Result<Option<Box<crate::run_folder::ForkSql>>> {
     let mut copies = arms.baseline.copies();
     if let Some(t) = &arms.treatment {
@@ -236,16 +237,24 @@ fn sql_record(
     } else {
         None
     };
-    Ok((!copies.is_empty() || plans.is_some())
-        .then(|| Box::new(crate::run_folder::ForkSql { copies, plans })))
+    Ok(
+        (!copies.is_empty() || plans.is_some() || !failures.is_empty()).then(|| {
+            Box::new(crate::run_folder::ForkSql {
+                copies,
+                plans,
+                failures,
+            })
+        }),
+    )
 }
 
 /// Whether the two arms' fingerprints must match run for run: both compute
-/// the preview, or both run SQL (whose rows the check found equal). A
+/// the preview, or both run SQL (whose rows the check found equal) and
+/// neither may fail (a run allowed to fail may fail in one arm only). A
 /// command's fingerprint is only its exit status, already checked per run.
 fn same_fingerprints(a: &StrategyKind, b: &StrategyKind) -> bool {
-    (a.computes_preview() && b.computes_preview())
-        || (matches!(a, StrategyKind::Sql(_)) && matches!(b, StrategyKind::Sql(_)))
+    let never_fails = |k: &StrategyKind| matches!(k, StrategyKind::Sql(s) if !s.allow_failure);
+    (a.computes_preview() && b.computes_preview()) || (never_fails(a) && never_fails(b))
 }
 
 /// Blocks until the parent's go (a line on stdin); the parent holds it back
@@ -356,7 +365,8 @@ fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> 
             };
             format!("first at pair {pair} (input {input}){rows}")
         });
-    let sql = sql_record(job, &mut timer.arms, &mut draws)?;
+    let failures = std::mem::take(&mut timer.failures);
+    let sql = sql_record(job, &mut timer.arms, &mut draws, failures)?;
     let final_hash = timer.arms.content_hash()?;
     timer.arms.teardown()?;
     let summary = ForkSummary {

@@ -73,6 +73,10 @@ pub struct ForkSql {
     /// untimed and rolled back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plans: Option<ArmPlans>,
+    /// Runs that failed in arms with `allow_failure = true`, warm-up
+    /// included, with their codes; absent when none failed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<crate::strategy::failure::FailedRun>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -111,6 +111,10 @@ pub struct SqlSpec {
     /// PostgreSQL schemas searched after the strategy's own (the user's
     /// tables, read by the measured SQL).
     pub search_path: Vec<String>,
+    /// A run whose statement errors is timed to its error, rolled back and
+    /// counted with its SQLSTATE, instead of stopping the fork.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_failure: bool,
 }
 
 /// SQL as given: inline, or read from a file at validation (so run.json
@@ -212,6 +216,7 @@ impl StrategyKind {
                 Field::Run(t) => s.run = t,
                 Field::SqlSetup(t) => s.setup = Some(t),
                 Field::SearchPath(p) => s.search_path = p,
+                Field::AllowFailure(b) => s.allow_failure = b,
                 _ => {}
             },
             _ => {}

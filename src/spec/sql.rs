@@ -7,7 +7,14 @@ use super::validate::Files;
 use super::values::describe;
 use toml::Value;
 
-pub(crate) const KEYS: [&str; 5] = ["run", "run_file", "setup", "setup_file", "search_path"];
+pub(crate) const KEYS: [&str; 6] = [
+    "run",
+    "run_file",
+    "setup",
+    "setup_file",
+    "search_path",
+    "allow_failure",
+];
 
 fn got(path: &KeyPath, what: &str, v: &Value) -> Problem {
     Problem::value(path, format!("{path} must be {what}, got {}", describe(v)))
@@ -22,6 +29,7 @@ pub(crate) fn field(key: &str, v: &Value, path: &KeyPath, files: Files) -> Resul
         "run_file" => Field::Run(file(v, path, files)?),
         "setup_file" => Field::SqlSetup(file(v, path, files)?),
         "search_path" => Field::SearchPath(schemas(v, path)?),
+        "allow_failure" => Field::AllowFailure(super::values::boolean(Some(v), path, false)?),
         other => {
             return Err(Problem::key(
                 path,

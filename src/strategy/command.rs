@@ -291,6 +291,7 @@ impl Strategy for Command {
         Ok(Outcome {
             fingerprint: status as u64,
             usage: Some(usage),
+            failed: None,
         })
     }
 

@@ -14,6 +14,7 @@ pub mod agreement;
 pub use agreement::check_agreement;
 
 pub mod command;
+pub mod failure;
 mod in_memory;
 mod noop;
 pub mod observation;
@@ -38,6 +39,8 @@ pub struct Outcome {
     pub fingerprint: u64,
     /// CPU time and peak memory of a child process (`command`).
     pub usage: Option<RunUsage>,
+    /// The run failed and its arm allows it (`allow_failure` on `sql`).
+    pub failed: Option<failure::FailCode>,
 }
 
 impl Outcome {
@@ -45,6 +48,7 @@ impl Outcome {
         Outcome {
             fingerprint,
             usage: None,
+            failed: None,
         }
     }
 }

@@ -77,6 +77,12 @@ pub enum Observation {
         rows: Vec<Vec<Vec<Option<String>>>>,
         statements: Vec<String>,
     },
+    /// A run of an `sql` arm with `allow_failure = true` that failed, with
+    /// its code: compared with nothing, since such an arm may fail on some
+    /// runs only (under contention, a deadlock).
+    Failed {
+        code: String,
+    },
 }
 
 impl Observation {
@@ -150,6 +156,7 @@ impl Observation {
                     statements: sb,
                 },
             ) => rows_difference(a, b, sa, sb),
+            (Observation::Failed { .. }, _) | (_, Observation::Failed { .. }) => None,
             (a, b) => Some(format!("{} vs {}", a.sort(), b.sort())),
         }
     }
@@ -160,6 +167,7 @@ impl Observation {
             Observation::Preview(_) => "a preview",
             Observation::Command { .. } => "a command's output",
             Observation::Rows { .. } => "rows",
+            Observation::Failed { .. } => "a failed run",
         }
     }
 }

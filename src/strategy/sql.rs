@@ -4,11 +4,17 @@
 //! Timed region: executing the statements and reading every row they
 //! return (hashed into the fingerprint as it is read). Untimed: filling in
 //! `{input}`, `BEGIN` before, `ROLLBACK` after; setup ran once at set-up.
+//!
+//! With `allow_failure = true` a statement the database refuses ends the
+//! run there: its time runs to the error, its transaction is rolled back
+//! as any run's is, and its code (SQLSTATE) goes out in the outcome to be
+//! counted. Without it the error stops the fork, as before.
 
+use super::failure::{self, FailCode};
 use super::{Observation, Outcome, Setting, Strategy};
 use crate::db::session::{self, SqlSession};
 use crate::db::statements::{split, SqlDialect};
-use crate::db::DbTarget;
+use crate::db::{DbError, DbTarget};
 use crate::spec::placeholder::Template;
 use crate::spec::SqlSpec;
 use anyhow::{Context, Result};
@@ -20,6 +26,9 @@ pub struct Sql {
     rendered: Vec<String>,
     input: u64,
     fingerprint: Option<u64>,
+    allow_failure: bool,
+    /// The last run's failure, when failures are allowed.
+    failed: Option<FailCode>,
 }
 
 impl Sql {
@@ -49,6 +58,8 @@ impl Sql {
             statements,
             input: 0,
             fingerprint: None,
+            allow_failure: spec.allow_failure,
+            failed: None,
         })
     }
 
@@ -57,6 +68,21 @@ impl Sql {
             "the SQL of strategy `{}` failed on input {}",
             self.name, self.input
         )
+    }
+}
+
+impl Sql {
+    /// The code of a failure the arm allows; any other error as the
+    /// fork's (a lost connection is never a failed run).
+    fn allowed(&self, e: DbError) -> Result<FailCode> {
+        match e {
+            DbError::Statement { code, .. } if self.allow_failure => Ok(FailCode::new(&code)),
+            DbError::Statement { .. } => Err(anyhow::Error::new(e).context(format!(
+                "{} (set allow_failure = true to time runs that fail)",
+                self.failed()
+            ))),
+            e => Err(anyhow::Error::new(e).context(self.failed())),
+        }
     }
 }
 
@@ -75,11 +101,17 @@ impl Strategy for Sql {
     }
 
     fn run(&mut self, _input: u64) -> Result<()> {
-        let fp = self
-            .session
-            .run(&self.rendered, None)
-            .with_context(|| self.failed())?;
-        self.fingerprint = Some(fp);
+        match self.session.run(&self.rendered, None) {
+            Ok(fp) => {
+                self.fingerprint = Some(fp);
+                self.failed = None;
+            }
+            Err(e) => {
+                let code = self.allowed(e)?;
+                self.fingerprint = Some(failure::fingerprint(&code));
+                self.failed = Some(code);
+            }
+        }
         Ok(())
     }
 
@@ -89,19 +121,29 @@ impl Strategy for Sql {
             .fingerprint
             .take()
             .context("an SQL run's result was read twice")?;
-        Ok(Outcome::of(fp))
+        Ok(Outcome {
+            failed: self.failed.take(),
+            ..Outcome::of(fp)
+        })
     }
 
     fn observe(&mut self, input: u64) -> Result<Observation> {
         self.before(input)?;
         let mut rows = Vec::new();
-        self.session
-            .run(&self.rendered, Some(&mut rows))
-            .with_context(|| self.failed())?;
+        let ran = self.session.run(&self.rendered, Some(&mut rows));
+        let failed = match ran {
+            Ok(_) => None,
+            Err(e) => Some(self.allowed(e)?),
+        };
         self.session.rollback().with_context(|| self.failed())?;
-        Ok(Observation::Rows {
-            rows,
-            statements: self.rendered.clone(),
+        Ok(match failed {
+            Some(code) => Observation::Failed {
+                code: code.as_str().to_owned(),
+            },
+            None => Observation::Rows {
+                rows,
+                statements: self.rendered.clone(),
+            },
         })
     }
 

@@ -274,6 +274,7 @@ fn sql_spec(run: &str, setup: Option<&str>) -> SqlSpec {
             file: None,
         }),
         search_path: Vec::new(),
+        ..SqlSpec::default()
     }
 }
 

@@ -22,6 +22,7 @@ use super::{Arms, JobRequest};
 use crate::exec::fault::Fault;
 use crate::placement::ArmCpus;
 use crate::record::{Arm, PairRecord, PairUsage, Phase, RunUsage};
+use crate::strategy::failure::{FailCode, FailedRun};
 use crate::strategy::Strategy;
 use anyhow::Result;
 use std::hint::black_box;
@@ -100,6 +101,8 @@ struct Run {
     fingerprint: u64,
     /// The CPU the run ended on, when the kernel says.
     cpu: Option<u32>,
+    /// It failed, and its arm allows failures.
+    failed: Option<FailCode>,
 }
 
 impl Run {
@@ -111,6 +114,7 @@ impl Run {
         usage: None,
         fingerprint: 0,
         cpu: None,
+        failed: None,
     };
 }
 
@@ -125,6 +129,8 @@ pub(super) struct Timer<'a> {
     pub(super) first_mismatch: Option<(usize, u64)>,
     /// The CPU each run ended on, per arm (placement's record).
     pub(super) cpus: ArmCpus,
+    /// Runs that failed where their arm allows it, in pair order.
+    pub(super) failures: Vec<FailedRun>,
     /// The `RUNNER_FAULT` test hook, when it targets this job.
     fault: Option<Fault>,
     /// (timed, total) wait per arm, indexed by `Arm as usize`: looked up,
@@ -142,6 +148,7 @@ impl<'a> Timer<'a> {
             sum_t: Checksum::default(),
             first_mismatch: None,
             cpus: ArmCpus::default(),
+            failures: Vec::new(),
             fault,
             waits: {
                 let d = job.delay_ns;
@@ -176,6 +183,7 @@ impl<'a> Timer<'a> {
             usage: outcome.usage,
             fingerprint: outcome.fingerprint,
             cpu: crate::placement::pin::current_cpu(),
+            failed: outcome.failed,
         })
     }
 
@@ -184,7 +192,17 @@ impl<'a> Timer<'a> {
     /// whichever arm ran, so neither arm's run follows writes to its own
     /// checksum or CPU counts (in an A/A design the arms are one instance,
     /// and only such bookkeeping could tell them apart).
-    fn account(&mut self, b: &Run, t: &Run, pair: usize, input: u64) {
+    fn account(&mut self, phase: Phase, b: &Run, t: &Run, pair: usize, input: u64) {
+        for (arm, run) in [(Arm::Baseline, b), (Arm::Treatment, t)] {
+            if let Some(code) = &run.failed {
+                self.failures.push(FailedRun {
+                    phase,
+                    pair: pair as u32,
+                    arm,
+                    code: code.as_str().to_owned(),
+                });
+            }
+        }
         self.sum_b.add(b.fingerprint);
         self.sum_t.add(t.fingerprint);
         if b.fingerprint != t.fingerprint && self.first_mismatch.is_none() {
@@ -248,7 +266,7 @@ impl<'a> Timer<'a> {
                 Arm::Baseline => runs,
                 Arm::Treatment => [runs[1], runs[0]],
             };
-            self.account(&b, &t, i, input);
+            self.account(phase, &b, &t, i, input);
             records.push(self.record(phase, i, first, b, t));
         }
         Ok(records)
@@ -273,7 +291,7 @@ impl<'a> Timer<'a> {
             .map(|&input| self.run(Arm::Treatment, input))
             .collect::<Result<_>>()?;
         for (i, (b, t)) in b.iter().zip(&t).enumerate() {
-            self.account(b, t, i, inputs[i]);
+            self.account(phase, b, t, i, inputs[i]);
         }
         Ok((0..inputs.len())
             .map(|i| self.record(phase, i, Arm::Baseline, b[i], t[i]))

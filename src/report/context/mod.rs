@@ -22,6 +22,7 @@ pub mod overhead;
 mod placement;
 mod reproduce;
 mod sql;
+mod sql_runs;
 mod stop;
 
 pub use cells::{CellText, CellView};

@@ -1,0 +1,105 @@
+//! How the `sql` arms ran, for the Setup: each arm's failures when it may
+//! fail (`allow_failure = true`). A line appears only for an arm that uses
+//! the feature, so other reports are unchanged.
+
+use crate::run_folder::RunInfo;
+use crate::spec::StrategyKind;
+use std::collections::BTreeMap;
+
+/// Measured runs and failures of one arm, over every fork it ran in.
+#[derive(Debug, Default, PartialEq)]
+pub struct Failures {
+    pub runs: u32,
+    pub failed: u32,
+    /// Code -> how many measured runs failed with it.
+    pub codes: BTreeMap<String, u32>,
+}
+
+/// Per arm name, its measured runs and failures. An A/A arm is both sides
+/// of each pair, so it ran twice per pair.
+pub fn failures(info: &RunInfo) -> BTreeMap<String, Failures> {
+    use crate::record::{Arm, Phase};
+    let exp = &info.spec.experiment;
+    let pairs = exp.design.pairs.get();
+    let mut out: BTreeMap<String, Failures> = BTreeMap::new();
+    for f in &info.forks {
+        let Some(cell) = info.cells.iter().find(|c| c.cell == f.summary.cell) else {
+            continue;
+        };
+        let (b, t) = cell.arms(&exp.design);
+        for name in [b, t] {
+            out.entry(name.to_owned()).or_default().runs += pairs;
+        }
+        let measured = f.summary.sql.iter().flat_map(|s| &s.failures);
+        for r in measured.filter(|r| r.phase == Phase::Measure) {
+            let name = if r.arm == Arm::Baseline { b } else { t };
+            let e = out.entry(name.to_owned()).or_default();
+            e.failed += 1;
+            *e.codes.entry(r.code.clone()).or_default() += 1;
+        }
+    }
+    out
+}
+
+/// The two-sided 95 % Clopper-Pearson interval of `k` of `n` (each side
+/// a one-sided 97.5 % bound).
+pub fn interval(k: u32, n: u32) -> Option<(f64, f64)> {
+    use crate::stats::gate::{lower_bound, upper_bound};
+    Some((lower_bound(k, n, 0.975)?, upper_bound(k, n, 0.975)?))
+}
+
+/// `` `name` failed 12 of 400 measured runs (3 %, 95 % CI 1.6 % to 5.2 %,
+/// Clopper-Pearson): SQLSTATE 22012 (12) `` for each arm that allows
+/// failures or has some.
+pub fn failure_lines(info: &RunInfo) -> Vec<String> {
+    use crate::report::format::percent;
+    let exp = &info.spec.experiment;
+    let allows = |name: &str| matches!(exp.strategies.get(name), Some(StrategyKind::Sql(s)) if s.allow_failure);
+    let mut out = Vec::new();
+    for (name, f) in failures(info) {
+        if !allows(&name) && f.failed == 0 {
+            continue;
+        }
+        let Some((lo, hi)) = interval(f.failed, f.runs) else {
+            continue;
+        };
+        let codes: Vec<String> = f
+            .codes
+            .iter()
+            .map(|(c, n)| format!("{} ({n})", crate::db::code_label(c)))
+            .collect();
+        let kinds = if codes.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", codes.join(", "))
+        };
+        out.push(format!(
+            "Failures of `{name}` (allow_failure = true; a failed run is timed to its error and rolled back): {} of {} measured runs ({}, 95 % CI {} to {}, Clopper-Pearson){kinds}.",
+            f.failed,
+            f.runs,
+            percent(f64::from(f.failed) / f64::from(f.runs)),
+            percent(lo),
+            percent(hi),
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::interval;
+
+    #[test]
+    fn the_interval_holds_the_share_and_closes_at_the_ends() {
+        let (lo, hi) = interval(12, 400).unwrap();
+        assert!(lo < 0.03 && 0.03 < hi, "{lo} {hi}");
+        // Exact Clopper-Pearson 95 % for 12/400: [0.01561, 0.05181].
+        assert!((lo - 0.01561).abs() < 5e-4 && (hi - 0.05181).abs() < 5e-4);
+        let (lo, hi) = interval(0, 100).unwrap();
+        assert_eq!(lo, 0.0);
+        // The rule of three, nearly: 1 - 0.025^(1/100).
+        assert!((hi - 0.03622).abs() < 5e-4, "{hi}");
+        assert_eq!(interval(100, 100).unwrap().1, 1.0);
+        assert_eq!(interval(0, 0), None);
+    }
+}
