@@ -115,6 +115,55 @@ fn without_allow_failure_a_failing_statement_stops_the_run_and_says_how_to_allow
     assert!(e.contains("integer overflow"), "{e}");
 }
 
+#[test]
+fn prepared_on_sqlite_says_it_needs_postgresql() {
+    let tmp = tempfile::tempdir().unwrap();
+    let body = r#"
+[database]
+backend = "sqlite"
+[strategies.p]
+kind = "sql"
+protocol = "prepared"
+run = "SELECT {input} % 7"
+[design]
+baseline = "p"
+treatment = "p"
+forks = 1
+pairs = 5
+"#;
+    let o = runner()
+        .current_dir(tmp.path())
+        .arg("exec")
+        .arg(spec(tmp.path(), "prepsqlite", body))
+        .args(["--quiet", "--out", "out"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("protocol = \"prepared\" needs PostgreSQL"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn an_unknown_protocol_is_refused_with_the_valid_ones() {
+    let tmp = tempfile::tempdir().unwrap();
+    let body = "[strategies.p]\nkind = \"sql\"\nprotocol = \"extended\"\nrun = \"SELECT 1\"\n[design]\nbaseline = \"p\"\ntreatment = \"p\"\n";
+    let o = runner()
+        .current_dir(tmp.path())
+        .arg("check")
+        .arg(spec(tmp.path(), "badproto", body))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("strategies.p.protocol must be one of \"simple\", \"prepared\""),
+        "{e}"
+    );
+}
+
 mod postgres {
     use super::*;
     use runner::db::postgres::connect;
@@ -166,5 +215,75 @@ mod postgres {
         for f in run["forks"].as_array().unwrap() {
             assert_eq!(f["database_guard"]["held"], true, "{f}");
         }
+    }
+
+    /// Eight one-row tables joined: planning the join order costs far more
+    /// than running it. The same statement, simple against prepared (a
+    /// generic plan, made once): the run completes, the arms agree on
+    /// their rows, the Setup names each arm's protocol, and if the
+    /// difference is resolved it is the prepared arm that is faster.
+    #[test]
+    #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
+    fn prepared_skips_the_planning_that_simple_pays_every_run() {
+        let Some(url) = pg_url() else { return };
+        let tables: String = (1..=8)
+            .map(|i| format!("CREATE TABLE j{i} (id bigint PRIMARY KEY, v int); INSERT INTO j{i} VALUES (0, {i}); ANALYZE j{i};\n"))
+            .collect();
+        let joins: String = (2..=8)
+            .map(|i| format!(" JOIN j{i} ON j{i}.id = j{}.id", i - 1))
+            .collect();
+        let run = format!("SELECT j1.v + j8.v FROM j1{joins} WHERE j1.id = {{input}} % 1");
+        let body = format!(
+            r#"
+[database]
+explain = true
+[strategies.simple]
+kind = "sql"
+setup = """{tables}"""
+run = "{run}"
+[strategies.prepared]
+kind = "sql"
+protocol = "prepared"
+setup = """{tables}SET LOCAL plan_cache_mode = force_generic_plan;"""
+run = "{run}"
+[design]
+baseline = "simple"
+treatment = "prepared"
+forks = 2
+warmup_pairs = 5
+pairs = 30
+"#
+        );
+        let tmp = tempfile::tempdir().unwrap();
+        let out = runner()
+            .env("RUNNER_DATABASE_URL", &url)
+            .current_dir(tmp.path())
+            .arg("exec")
+            .arg(spec(tmp.path(), "prepared", &body))
+            .args(["--quiet", "--out", "out"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let md = std::fs::read_to_string(tmp.path().join("out/report.md")).unwrap();
+        assert!(
+            md.contains("Protocol: `prepared` prepared; `simple` simple."),
+            "{md}"
+        );
+        // The plan after the runs is of what a run sent: the EXECUTE of the
+        // statement prepared at set-up, and the plain text under simple.
+        let run = read_json(&tmp.path().join("out/run.json"));
+        let plans = &run["forks"][0]["sql"]["plans"];
+        let sent = |arm: &str| plans[arm][0]["statement"].as_str().unwrap().to_string();
+        assert!(
+            sent("treatment").starts_with("EXECUTE runner_p0("),
+            "{plans}"
+        );
+        assert!(sent("baseline").starts_with("SELECT j1.v"), "{plans}");
+        let a = read_json(&tmp.path().join("out/analysis.json"));
+        let direction = a["cells"][0]["effect"]["direction"].as_str().unwrap();
+        assert!(
+            direction == "faster" || direction == "no-difference",
+            "prepared came out {direction}"
+        );
     }
 }

@@ -125,6 +125,9 @@ pub enum DbError {
         code: String,
         message: String,
     },
+    /// A feature the backend does not have; the sentence says what to do.
+    #[error("{0}")]
+    Unsupported(&'static str),
     #[error("the model read back from table model_field is wrong: {0}")]
     Model(String),
     #[error("the transaction runner opened for the fork was no longer open after {0}: the SQL ended it (runner refuses transaction control, and a COMMIT of it fails by construction, so its writes were rolled back; check the SQL for a statement that ends a transaction)")]

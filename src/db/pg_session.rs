@@ -248,6 +248,12 @@ impl SqlSession for PgSession {
         rewrite(sql, &self.sources, &self.schema)
     }
 
+    /// A `PREPARE` outlives every rollback (prepared statements belong to
+    /// the session, not the transaction), so it is made once per fork.
+    fn prepare(&mut self, sql: &str) -> Result<(), DbError> {
+        self.client.batch_execute(sql).map_err(pg("PREPARE"))
+    }
+
     fn copies(&self) -> Vec<CopyMade> {
         self.copies.clone()
     }

@@ -41,6 +41,13 @@ pub trait SqlSession {
     fn rewrite(&self, sql: &str) -> String {
         sql.to_owned()
     }
+    /// Runs runner's own `PREPARE` once, untimed (`protocol = "prepared"`);
+    /// only PostgreSQL has it.
+    fn prepare(&mut self, _sql: &str) -> Result<(), DbError> {
+        Err(DbError::Unsupported(
+            "protocol = \"prepared\" needs PostgreSQL (SQLite already compiles a statement once while its text stays the same); use protocol = \"simple\" on SQLite",
+        ))
+    }
     /// The private copies set-up made.
     fn copies(&self) -> Vec<CopyMade> {
         Vec::new()

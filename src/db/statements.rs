@@ -143,7 +143,8 @@ pub fn check(sql: &str, dialect: SqlDialect, role: SqlRole) -> Result<usize, Ref
 }
 
 /// Whether EXPLAIN takes the statement: a query or a write (INSERT,
-/// UPDATE, DELETE, MERGE); not DDL, SET or `DO`.
+/// UPDATE, DELETE, MERGE), or the EXECUTE of a prepared one; not DDL, SET
+/// or `DO`.
 pub fn explainable(sql: &str, dialect: SqlDialect) -> bool {
     let d = dialect.dialect();
     match Parser::parse_sql(d.as_ref(), sql) {
@@ -156,10 +157,22 @@ pub fn explainable(sql: &str, dialect: SqlDialect) -> bool {
                         | Statement::Update { .. }
                         | Statement::Delete(_)
                         | Statement::Merge { .. }
+                        | Statement::Execute { .. }
                 )
         }
         Err(_) => false,
     }
+}
+
+/// Whether PostgreSQL's `PREPARE` takes the statement: what EXPLAIN takes
+/// but an EXECUTE.
+pub fn preparable(sql: &str, dialect: SqlDialect) -> bool {
+    let d = dialect.dialect();
+    explainable(sql, dialect)
+        && !matches!(
+            Parser::parse_sql(d.as_ref(), sql).as_deref(),
+            Ok([Statement::Execute { .. }])
+        )
 }
 
 fn first_words(stmt: &Statement) -> String {

@@ -115,6 +115,34 @@ pub struct SqlSpec {
     /// counted with its SQLSTATE, instead of stopping the fork.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_failure: bool,
+    /// How the statements reach the server.
+    #[serde(default, skip_serializing_if = "Protocol::is_simple")]
+    pub protocol: Protocol,
+}
+
+/// `protocol` of an `sql` strategy.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Protocol {
+    /// Every run's statements as text: parsed and planned every time.
+    #[default]
+    Simple,
+    /// Each statement prepared once per fork, untimed; a run executes the
+    /// prepared statements with `{input}` as their parameter.
+    Prepared,
+}
+
+impl Protocol {
+    pub fn is_simple(&self) -> bool {
+        *self == Protocol::Simple
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Protocol::Simple => "simple",
+            Protocol::Prepared => "prepared",
+        }
+    }
 }
 
 /// SQL as given: inline, or read from a file at validation (so run.json
@@ -149,6 +177,7 @@ pub enum Field {
     /// sql `setup` or `setup_file`.
     SqlSetup(SqlText),
     SearchPath(Vec<String>),
+    Protocol(Protocol),
 }
 
 impl StrategyKind {
@@ -217,6 +246,7 @@ impl StrategyKind {
                 Field::SqlSetup(t) => s.setup = Some(t),
                 Field::SearchPath(p) => s.search_path = p,
                 Field::AllowFailure(b) => s.allow_failure = b,
+                Field::Protocol(p) => s.protocol = p,
                 _ => {}
             },
             _ => {}

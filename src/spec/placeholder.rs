@@ -295,6 +295,19 @@ impl Template {
         }
     }
 
+    /// The text with `{input}` written as `param` (a bind parameter such
+    /// as `$1`), for a statement prepared once.
+    pub fn with_input_as(&self, param: &str) -> String {
+        let mut out = String::new();
+        for p in &self.pieces {
+            match p {
+                TemplatePiece::Text(t) => out.push_str(t),
+                TemplatePiece::Input => out.push_str(param),
+            }
+        }
+        out
+    }
+
     pub fn render(&self, input: u64) -> String {
         let mut s = String::new();
         self.render_into(input, &mut s);
@@ -327,6 +340,7 @@ mod tests {
         let t = Template::compile(&step1.text).unwrap();
         assert!(t.uses_input());
         assert_eq!(t.render(42), "x=1{0} y=42 z={rows}");
+        assert_eq!(t.with_input_as("$1"), "x=1{0} y=$1 z={rows}");
         assert_eq!(
             Template::compile("{scratch}/f"),
             Err(Unbound("scratch".into()))

@@ -1,19 +1,25 @@
 //! The keys of a `kind = "sql"` strategy, and the check of its statements
 //! under every binding of their placeholders (docs/guide/own-code.md).
 
-use super::kinds::{Field, SqlText};
+use super::kinds::{Field, Protocol, SqlText};
 use super::location::{KeyPath, Problem};
 use super::validate::Files;
 use super::values::describe;
 use toml::Value;
 
-pub(crate) const KEYS: [&str; 6] = [
+pub(crate) const KEYS: [&str; 7] = [
     "run",
     "run_file",
     "setup",
     "setup_file",
     "search_path",
     "allow_failure",
+    "protocol",
+];
+
+const PROTOCOLS: [(&str, Protocol); 2] = [
+    ("simple", Protocol::Simple),
+    ("prepared", Protocol::Prepared),
 ];
 
 fn got(path: &KeyPath, what: &str, v: &Value) -> Problem {
@@ -30,6 +36,9 @@ pub(crate) fn field(key: &str, v: &Value, path: &KeyPath, files: Files) -> Resul
         "setup_file" => Field::SqlSetup(file(v, path, files)?),
         "search_path" => Field::SearchPath(schemas(v, path)?),
         "allow_failure" => Field::AllowFailure(super::values::boolean(Some(v), path, false)?),
+        "protocol" => {
+            Field::Protocol(super::values::choice(Some(v), path, &PROTOCOLS)?.unwrap_or_default())
+        }
         other => {
             return Err(Problem::key(
                 path,

@@ -18,6 +18,7 @@ pub mod failure;
 mod in_memory;
 mod noop;
 pub mod observation;
+mod prepared;
 pub mod spin;
 mod sql;
 mod tx_rollback;

@@ -9,6 +9,9 @@
 //! run there: its time runs to the error, its transaction is rolled back
 //! as any run's is, and its code (SQLSTATE) goes out in the outcome to be
 //! counted. Without it the error stops the fork, as before.
+//!
+//! With `protocol = "prepared"` the statements are prepared at set-up
+//! (`super::prepared`) and a run sends their `EXECUTE`s instead.
 
 use super::failure::{self, FailCode};
 use super::{Observation, Outcome, Setting, Strategy};
@@ -16,7 +19,7 @@ use crate::db::session::{self, SqlSession};
 use crate::db::statements::{split, SqlDialect};
 use crate::db::{DbError, DbTarget};
 use crate::spec::placeholder::Template;
-use crate::spec::SqlSpec;
+use crate::spec::{Protocol, SqlSpec};
 use anyhow::{Context, Result};
 
 pub struct Sql {
@@ -46,11 +49,16 @@ impl Sql {
             .with_context(|| format!("setting up sql strategy `{}` on {db}", at.name))?;
         // Schema-qualified references to a private copy now name the copy.
         let text = &session.rewrite(&spec.run.text);
-        let statements = split(text, dialect)
+        let mut session = session;
+        let mut statements = split(text, dialect)
             .map_err(|r| anyhow::anyhow!("{}", r.message))?
             .into_iter()
             .map(|r| Template::compile(&text[r]))
             .collect::<Result<Vec<_>, _>>()?;
+        if spec.protocol == Protocol::Prepared {
+            statements = super::prepared::prepare(session.as_mut(), statements)
+                .with_context(|| format!("setting up sql strategy `{}` on {db}", at.name))?;
+        }
         Ok(Sql {
             name: at.name.to_string(),
             session,

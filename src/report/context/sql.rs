@@ -59,6 +59,7 @@ pub fn build(info: &RunInfo) -> Option<SqlView> {
         lines.push(copies);
     }
     lines.extend(plan_lines(info));
+    lines.extend(super::sql_runs::protocol_line(info));
     lines.extend(super::sql_runs::failure_lines(info));
     Some(SqlView { arms, lines })
 }

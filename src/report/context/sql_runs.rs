@@ -1,10 +1,43 @@
-//! How the `sql` arms ran, for the Setup: each arm's failures when it may
-//! fail (`allow_failure = true`). A line appears only for an arm that uses
-//! the feature, so other reports are unchanged.
+//! How the `sql` arms ran, for the Setup: the protocol of each arm when
+//! one prepares its statements, and each arm's failures when it may fail
+//! (`allow_failure = true`). A line appears only when an arm uses the
+//! feature, so other reports are unchanged.
 
 use crate::run_folder::RunInfo;
-use crate::spec::StrategyKind;
+use crate::spec::{Protocol, StrategyKind};
 use std::collections::BTreeMap;
+
+/// `Protocol: `a` simple (...); `b` prepared (...).`, when an arm
+/// prepares its statements (a swept `protocol` counts by its cells).
+pub fn protocol_line(info: &RunInfo) -> Option<String> {
+    let exp = &info.spec.experiment;
+    let mut per_arm: BTreeMap<&str, Vec<Protocol>> = BTreeMap::new();
+    for cell in &info.cells {
+        let (b, t) = cell.arms(&exp.design);
+        for name in [b, t] {
+            if let StrategyKind::Sql(s) = crate::plan::bind(exp, cell, name) {
+                let seen = per_arm.entry(name).or_default();
+                if !seen.contains(&s.protocol) {
+                    seen.push(s.protocol);
+                }
+            }
+        }
+    }
+    if per_arm.values().flatten().all(Protocol::is_simple) {
+        return None;
+    }
+    let said: Vec<String> = per_arm
+        .iter()
+        .map(|(name, ps)| {
+            let ps: Vec<&str> = ps.iter().map(|p| p.label()).collect();
+            format!("`{name}` {}", ps.join(" or "))
+        })
+        .collect();
+    Some(format!(
+        "Protocol: {}. Simple: a run's statements go as text, parsed and planned every run; prepared: each statement is prepared once per fork, untimed, and a run EXECUTEs it with the input as its bigint parameter (the plan cache decides between custom and generic plans).",
+        said.join("; ")
+    ))
+}
 
 /// Measured runs and failures of one arm, over every fork it ran in.
 #[derive(Debug, Default, PartialEq)]
