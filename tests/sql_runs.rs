@@ -116,7 +116,7 @@ fn without_allow_failure_a_failing_statement_stops_the_run_and_says_how_to_allow
 }
 
 #[test]
-fn prepared_on_sqlite_says_it_needs_postgresql() {
+fn prepared_on_sqlite_is_refused_before_anything_runs() {
     let tmp = tempfile::tempdir().unwrap();
     let body = r#"
 [database]
@@ -138,9 +138,9 @@ pairs = 5
         .args(["--quiet", "--out", "out"])
         .output()
         .unwrap();
-    assert!(!o.status.success());
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("protocol = \"prepared\" needs PostgreSQL"),
+        stderr(&o).contains("strategies.p.protocol: protocol = \"prepared\" needs PostgreSQL"),
         "{}",
         stderr(&o)
     );
@@ -192,6 +192,10 @@ mod postgres {
              INSERT INTO public.orders SELECT i, 10 * i FROM generate_series(1, 20) i;",
         )
         .unwrap();
+        // The inserts reach the statistics views now, not during a fork
+        // (where runner's guard would take them for a change).
+        c.batch_execute("SELECT pg_stat_force_next_flush()")
+            .unwrap();
         let before = content(&url);
         let tmp = tempfile::tempdir().unwrap();
         let fails = "UPDATE orders SET qty = qty + 1; SELECT 1 / ({input} % 4) AS x WHERE 1 = 1";
@@ -285,5 +289,208 @@ pairs = 30
             direction == "faster" || direction == "no-difference",
             "prepared came out {direction}"
         );
+    }
+}
+
+mod clients {
+    use super::*;
+    use runner::db::postgres::connect;
+
+    fn orders(url: &str) -> String {
+        let (mut c, _) = connect(url).unwrap();
+        c.query_one(
+            "SELECT string_agg(id || ':' || qty, ',' ORDER BY id) FROM public.orders",
+            &[],
+        )
+        .unwrap()
+        .get(0)
+    }
+
+    fn exec_pg(url: &str, dir: &Path, name: &str, body: &str) -> std::process::Output {
+        runner()
+            .env("RUNNER_DATABASE_URL", url)
+            .current_dir(dir)
+            .arg("exec")
+            .arg(spec(dir, name, body))
+            .args(["--quiet", "--out", "out"])
+            .output()
+            .unwrap()
+    }
+
+    /// Four clients of a 20 ms sleep per arm: the clients run at once, so
+    /// a run's median is at least 20 ms and far below the 80 ms of four
+    /// sleeps in turn (the margin is 50 ms of scheduling per run).
+    #[test]
+    #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
+    fn four_clients_sleep_at_once_and_the_report_says_so() {
+        let Some(url) = pg_url() else { return };
+        let tmp = tempfile::tempdir().unwrap();
+        let body = r#"
+[strategies.sleep]
+kind = "sql"
+clients = 4
+run = "SELECT pg_sleep(0.02), {client} AS c"
+[design]
+baseline = "sleep"
+treatment = "sleep"
+forks = 1
+warmup_pairs = 1
+pairs = 6
+"#;
+        let out = exec_pg(&url, tmp.path(), "sleep4", body);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let (header, rows) = csv_rows(&tmp.path().join("out/pairs.csv"));
+        let b = col(&header, "baseline_ns");
+        let mut ns: Vec<u64> = rows
+            .iter()
+            .filter(|r| r[2] == "measure")
+            .map(|r| r[b].parse().unwrap())
+            .collect();
+        ns.sort_unstable();
+        let median = ns[ns.len() / 2];
+        assert!(
+            (20_000_000..70_000_000).contains(&median),
+            "median {median} ns"
+        );
+        let run = read_json(&tmp.path().join("out/run.json"));
+        let times = &run["forks"][0]["sql"]["clients"]["baseline"];
+        assert_eq!(times["clients"], 4);
+        // A/A: both arms of 6 measured pairs, 4 clients each.
+        assert_eq!(times["ns"].as_array().unwrap().len(), 6 * 2 * 4);
+        let md = std::fs::read_to_string(tmp.path().join("out/report.md")).unwrap();
+        assert!(md.contains("`sleep` ran as 4 concurrent clients"), "{md}");
+        assert!(md.contains("p99"), "{md}");
+    }
+
+    /// Four clients update the same row of a private copy of the user's
+    /// table; the copy is shared (committed in the arm's schema), every
+    /// write is rolled back, and afterwards the user's table, its schema
+    /// list and its locks are as before.
+    #[test]
+    #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
+    fn hot_row_updates_by_four_clients_leave_nothing_of_the_users() {
+        let Some(url) = pg_url() else { return };
+        let (mut c, _) = connect(&url).unwrap();
+        c.batch_execute(
+            "CREATE TABLE public.orders (id integer PRIMARY KEY, qty integer);
+             INSERT INTO public.orders SELECT i, 10 * i FROM generate_series(1, 20) i;",
+        )
+        .unwrap();
+        // The inserts reach the statistics views now, not during a fork
+        // (where runner's guard would take them for a change).
+        c.batch_execute("SELECT pg_stat_force_next_flush()")
+            .unwrap();
+        let before = orders(&url);
+        let tmp = tempfile::tempdir().unwrap();
+        let body = r#"
+[database]
+private_copies = ["public.orders"]
+[strategies.hot]
+kind = "sql"
+clients = 4
+search_path = ["public"]
+run = "UPDATE orders SET qty = qty + 1 WHERE id = 1; SELECT pg_sleep(0.002); UPDATE public.orders SET qty = qty + {client} WHERE id = 2 + {client}"
+[strategies.index]
+kind = "sql"
+clients = 4
+search_path = ["public"]
+setup = "CREATE INDEX orders_qty ON orders (qty)"
+run = "UPDATE orders SET qty = qty + 1 WHERE id = 1; SELECT pg_sleep(0.002); UPDATE public.orders SET qty = qty + {client} WHERE id = 2 + {client}"
+[design]
+baseline = "hot"
+treatment = "index"
+forks = 2
+warmup_pairs = 1
+pairs = 8
+"#;
+        let out = exec_pg(&url, tmp.path(), "hot", body);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(orders(&url), before, "the user's table is unchanged");
+        let run = read_json(&tmp.path().join("out/run.json"));
+        for f in run["forks"].as_array().unwrap() {
+            assert_eq!(f["database_guard"]["held"], true, "{f}");
+        }
+        let id = run["run_id"].as_str().unwrap();
+        let left: i64 = c
+            .query_one(
+                "SELECT count(*) FROM pg_namespace WHERE starts_with(nspname, $1)",
+                &[&format!("runner_{id}")],
+            )
+            .unwrap()
+            .get(0);
+        assert_eq!(left, 0, "no schema of runner's is left");
+        let indexes: i64 = c
+            .query_one(
+                "SELECT count(*) FROM pg_indexes WHERE tablename = 'orders'",
+                &[],
+            )
+            .unwrap()
+            .get(0);
+        assert_eq!(indexes, 1, "only the user's primary key");
+        let locks: i64 = c
+            .query_one(
+                "SELECT count(*) FROM pg_locks WHERE pid <> pg_backend_pid() AND locktype = 'relation' AND relation = 'public.orders'::regclass",
+                &[],
+            )
+            .unwrap()
+            .get(0);
+        assert_eq!(locks, 0, "no lock on the user's table is left");
+    }
+
+    /// A setup that writes the user's table is refused before its commit:
+    /// the run fails naming the table, and the table is as it was.
+    #[test]
+    #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
+    fn a_setup_that_reaches_outside_the_arms_schema_is_never_committed() {
+        let Some(url) = pg_url() else { return };
+        let (mut c, _) = connect(&url).unwrap();
+        c.batch_execute(
+            "CREATE TABLE public.orders (id integer PRIMARY KEY, qty integer);
+             INSERT INTO public.orders SELECT i, 10 * i FROM generate_series(1, 20) i;",
+        )
+        .unwrap();
+        // The inserts reach the statistics views now, not during a fork
+        // (where runner's guard would take them for a change).
+        c.batch_execute("SELECT pg_stat_force_next_flush()")
+            .unwrap();
+        let before = orders(&url);
+        for (n, setup) in [
+            "UPDATE public.orders SET qty = 0",
+            "CREATE INDEX orders_qty ON public.orders (qty)",
+            "CREATE FUNCTION public.f() RETURNS int LANGUAGE sql AS 'SELECT 1'",
+            "DO $$BEGIN BEGIN DELETE FROM public.orders; END; END$$",
+        ]
+        .iter()
+        .enumerate()
+        {
+            let tmp = tempfile::tempdir().unwrap();
+            let body = format!(
+                r#"
+[strategies.w]
+kind = "sql"
+clients = 2
+setup = "{setup}"
+run = "SELECT 1"
+[design]
+baseline = "w"
+treatment = "w"
+forks = 1
+pairs = 3
+"#
+            );
+            let out = exec_pg(&url, tmp.path(), &format!("outside{n}"), &body);
+            assert!(!out.status.success(), "{setup}");
+            let e = stderr(&out);
+            assert!(e.contains("reached outside it"), "{setup}: {e}");
+            assert_eq!(orders(&url), before, "{setup}");
+        }
+        let extra: i64 = c
+            .query_one(
+                "SELECT (SELECT count(*) FROM pg_indexes WHERE tablename = 'orders') + (SELECT count(*) FROM pg_proc WHERE proname = 'f')",
+                &[],
+            )
+            .unwrap()
+            .get(0);
+        assert_eq!(extra, 1, "only the primary key; no function f");
     }
 }

@@ -12,12 +12,14 @@
 //! backends and does not depend on a server's collation.
 
 pub mod cancel;
+pub mod clients;
 pub mod config;
 pub mod guard;
 pub mod locks;
 pub mod names;
 mod pg_copies;
 mod pg_session;
+pub mod pg_shared;
 pub mod plans;
 pub mod postgres;
 pub mod preflight;
@@ -125,6 +127,8 @@ pub enum DbError {
         code: String,
         message: String,
     },
+    #[error("setup of an arm with clients > 1 is committed in the arm's own schema so that its clients share it, and this one reached outside it ({0}); runner rolled it back: create what the clients share in the arm's schema (unqualified names), or list the table in [database] private_copies and change the copy")]
+    SetupOutside(String),
     /// A feature the backend does not have; the sentence says what to do.
     #[error("{0}")]
     Unsupported(&'static str),

@@ -134,6 +134,51 @@ impl PgSession {
         Ok(session)
     }
 
+    /// A client of `clients = N`: a connection that works in the arm's
+    /// schema `shared` made and committed ([`super::pg_shared`]), with a
+    /// never-committed transaction of its own for the fork. Its guard
+    /// against COMMIT is the same deferred foreign key, in two temporary
+    /// tables (session-private, gone with the transaction): no other
+    /// client can see or remove them.
+    pub fn join(
+        url: &str,
+        shared: &super::pg_shared::Shared,
+        search_path: &[String],
+    ) -> Result<PgSession, DbError> {
+        let (mut client, _) = connect(url)?;
+        let schema = shared.schema.clone();
+        if !check_ours(&mut client, &schema)? {
+            return Err(DbError::NotOurSchema(schema));
+        }
+        client
+            .batch_execute(&format!(
+                "SET application_name TO 'runner client {schema}'; \
+                 BEGIN; \
+                 CREATE TEMP TABLE runner_never (id int PRIMARY KEY) ON COMMIT DROP; \
+                 CREATE TEMP TABLE runner_never_commit (id int REFERENCES runner_never \
+                     DEFERRABLE INITIALLY DEFERRED) ON COMMIT DROP; \
+                 INSERT INTO runner_never_commit VALUES (1)"
+            ))
+            .map_err(pg("open a client's transaction"))?;
+        let xid = txid(&mut client)?;
+        let path: Vec<String> = std::iter::once(schema.clone())
+            .chain(search_path.iter().map(|s| ident(s)))
+            .collect();
+        client
+            .batch_execute(&format!("SET LOCAL search_path TO {}", path.join(", ")))
+            .map_err(pg("set search_path"))?;
+        let mut session = PgSession {
+            client,
+            xid,
+            joined: String::new(),
+            schema,
+            sources: shared.sources.clone(),
+            copies: Vec::new(),
+        };
+        session.still_ours("a client's set-up")?;
+        Ok(session)
+    }
+
     /// Fails unless the fork's transaction is still the one open.
     fn still_ours(&mut self, after: &'static str) -> Result<(), DbError> {
         match txid(&mut self.client) {

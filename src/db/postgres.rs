@@ -238,7 +238,22 @@ pub fn create_run_schema(url: &str, run_id: &str) -> Result<String, DbError> {
 pub fn drop_run_schema(url: &str, run_id: &str) -> Result<(), DbError> {
     let schema = schema_name(run_id)?;
     let (mut client, _) = connect(url)?;
-    let arms = super::pg_session::SLOTS.map(|slot| format!("{schema}_{slot}"));
+    let mut arms: Vec<String> = super::pg_session::SLOTS
+        .iter()
+        .map(|slot| format!("{schema}_{slot}"))
+        .collect();
+    // The committed arm schemas of `clients = N`, one per worker
+    // (`pg_shared`): normally dropped by their fork, left by a killed one.
+    for slot in super::pg_session::SLOTS {
+        let like = format!("{}\\_{slot}\\_p%", schema.replace('_', "\\_"));
+        let rows = client
+            .query(
+                "SELECT nspname::text FROM pg_namespace WHERE nspname LIKE $1",
+                &[&like],
+            )
+            .map_err(pg("list the arms' schemas"))?;
+        arms.extend(rows.iter().map(|r| r.get::<_, String>(0)));
+    }
     // Each schema on its own: one that is not runner's is left alone and
     // reported, and does not keep runner's own from being dropped.
     let mut first_error = None;

@@ -94,6 +94,20 @@ pub fn open_with(
     })
 }
 
+/// One client of `clients = N` on PostgreSQL, in the arm's committed
+/// schema `shared` (see `pg_session`'s `join`).
+pub fn join(
+    url: &str,
+    shared: &super::pg_shared::Shared,
+    search_path: &[String],
+) -> Result<Box<dyn SqlSession + Send>, DbError> {
+    Ok(Box::new(super::pg_session::PgSession::join(
+        url,
+        shared,
+        search_path,
+    )?))
+}
+
 /// Folds rows into a run's fingerprint, statement by statement.
 #[derive(Default)]
 pub struct Digest {

@@ -237,14 +237,37 @@ fn sql_record(
     } else {
         None
     };
-    Ok(
-        (!copies.is_empty() || plans.is_some() || !failures.is_empty()).then(|| {
-            Box::new(crate::run_folder::ForkSql {
-                copies,
-                plans,
-                failures,
+    // Warm-up runs come first in each instance; one shared instance (A/A)
+    // ran both arms of every pair.
+    let warmup = job.warmup_pairs as usize * if job.shared_instance { 2 } else { 1 };
+    let measured = |s: &mut Box<dyn Strategy>| {
+        s.client_times()
+            .map(|(clients, ns)| crate::run_folder::ClientTimes {
+                clients,
+                ns: ns
+                    .get(warmup * clients as usize..)
+                    .unwrap_or_default()
+                    .to_vec(),
             })
-        }),
+    };
+    let baseline = measured(&mut arms.baseline);
+    let treatment = arms.treatment.as_mut().and_then(measured);
+    let clients =
+        (baseline.is_some() || treatment.is_some()).then_some(crate::run_folder::ArmClients {
+            baseline,
+            treatment,
+        });
+    Ok(
+        (!copies.is_empty() || plans.is_some() || !failures.is_empty() || clients.is_some()).then(
+            || {
+                Box::new(crate::run_folder::ForkSql {
+                    copies,
+                    plans,
+                    failures,
+                    clients,
+                })
+            },
+        ),
     )
 }
 

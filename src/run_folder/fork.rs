@@ -77,6 +77,27 @@ pub struct ForkSql {
     /// included, with their codes; absent when none failed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<crate::strategy::failure::FailedRun>,
+    /// Arms with `clients > 1`: each measured run's client times.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clients: Option<ArmClients>,
+}
+
+/// Each client's own time (its release to its last row) in every measured
+/// run, N per run in run order, per arm; an arm of one client has none.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ArmClients {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<ClientTimes>,
+    /// None also when one instance serves both arms (A/A): its runs are
+    /// all in `baseline`, both arms' in pair order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub treatment: Option<ClientTimes>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ClientTimes {
+    pub clients: u32,
+    pub ns: Vec<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

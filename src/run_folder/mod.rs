@@ -23,7 +23,9 @@ pub mod invocation;
 pub mod partial;
 pub mod recorded;
 
-pub use fork::{file_stem, ArmPlans, CheckReport, ForkRecord, ForkSql, ForkSummary};
+pub use fork::{
+    file_stem, ArmClients, ArmPlans, CheckReport, ClientTimes, ForkRecord, ForkSql, ForkSummary,
+};
 pub use imported::{Imported, ImportedFork};
 pub use invocation::Invocation;
 

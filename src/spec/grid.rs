@@ -20,7 +20,11 @@ use std::collections::BTreeMap;
 use toml::Value;
 
 /// Names a placeholder can never mean a grid key by.
-pub(crate) const RESERVED: [&str; 2] = [super::placeholder::INPUT, super::placeholder::SCRATCH];
+pub(crate) const RESERVED: [&str; 3] = [
+    super::placeholder::INPUT,
+    super::placeholder::SCRATCH,
+    super::placeholder::CLIENT,
+];
 
 /// A TOML value as JSON, for a cell's `params`.
 pub(crate) fn to_json(v: &Value) -> serde_json::Value {

@@ -102,7 +102,7 @@ impl Program {
 }
 
 /// `kind = "sql"`: statements run against the run's database.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct SqlSpec {
     /// The measured statements, each run inside `BEGIN ... ROLLBACK`.
     pub run: SqlText,
@@ -118,6 +118,31 @@ pub struct SqlSpec {
     /// How the statements reach the server.
     #[serde(default, skip_serializing_if = "Protocol::is_simple")]
     pub protocol: Protocol,
+    /// Connections that run the statements at once per run (1: one, as
+    /// without the key).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub clients: u32,
+}
+
+impl Default for SqlSpec {
+    fn default() -> Self {
+        SqlSpec {
+            run: SqlText::default(),
+            setup: None,
+            search_path: Vec::new(),
+            allow_failure: false,
+            protocol: Protocol::Simple,
+            clients: 1,
+        }
+    }
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 /// `protocol` of an `sql` strategy.
@@ -178,6 +203,7 @@ pub enum Field {
     SqlSetup(SqlText),
     SearchPath(Vec<String>),
     Protocol(Protocol),
+    Clients(u32),
 }
 
 impl StrategyKind {
@@ -247,6 +273,7 @@ impl StrategyKind {
                 Field::SearchPath(p) => s.search_path = p,
                 Field::AllowFailure(b) => s.allow_failure = b,
                 Field::Protocol(p) => s.protocol = p,
+                Field::Clients(n) => s.clients = n,
                 _ => {}
             },
             _ => {}

@@ -14,6 +14,8 @@ use std::ops::Range;
 
 /// The pair's input: the same number for both arms of a pair.
 pub const INPUT: &str = "input";
+/// The client's number, 0 to N - 1, in an `sql` arm with `clients = N`.
+pub const CLIENT: &str = "client";
 /// A private directory the worker makes for each command strategy of a fork.
 pub const SCRATCH: &str = "scratch";
 

@@ -7,7 +7,7 @@ use super::validate::Files;
 use super::values::describe;
 use toml::Value;
 
-pub(crate) const KEYS: [&str; 7] = [
+pub(crate) const KEYS: [&str; 8] = [
     "run",
     "run_file",
     "setup",
@@ -15,6 +15,7 @@ pub(crate) const KEYS: [&str; 7] = [
     "search_path",
     "allow_failure",
     "protocol",
+    "clients",
 ];
 
 const PROTOCOLS: [(&str, Protocol); 2] = [
@@ -36,6 +37,7 @@ pub(crate) fn field(key: &str, v: &Value, path: &KeyPath, files: Files) -> Resul
         "setup_file" => Field::SqlSetup(file(v, path, files)?),
         "search_path" => Field::SearchPath(schemas(v, path)?),
         "allow_failure" => Field::AllowFailure(super::values::boolean(Some(v), path, false)?),
+        "clients" => Field::Clients(clients(v, path)?),
         "protocol" => {
             Field::Protocol(super::values::choice(Some(v), path, &PROTOCOLS)?.unwrap_or_default())
         }
@@ -46,6 +48,18 @@ pub(crate) fn field(key: &str, v: &Value, path: &KeyPath, files: Files) -> Resul
             ))
         }
     })
+}
+
+/// Concurrent clients: 1 to 64 (each is a connection of its own).
+fn clients(v: &Value, path: &KeyPath) -> Result<u32, Problem> {
+    match v {
+        Value::Integer(n) if (1..=64).contains(n) => Ok(*n as u32),
+        other => Err(got(
+            path,
+            "an integer from 1 to 64 (concurrent connections)",
+            other,
+        )),
+    }
 }
 
 fn inline(v: &Value, path: &KeyPath) -> Result<SqlText, Problem> {

@@ -107,6 +107,21 @@ pub(crate) fn check_database_usable(
         return Ok(());
     };
     if db.backend == Backend::Sqlite {
+        // What only PostgreSQL has, refused before anything runs.
+        for (name, kind) in strategies {
+            let StrategyKind::Sql(s) = kind else { continue };
+            let (key, why) = if s.clients > 1 {
+                ("clients", "concurrent clients need PostgreSQL (SQLite's writers take turns within one process)")
+            } else if s.protocol == super::kinds::Protocol::Prepared {
+                ("protocol", "protocol = \"prepared\" needs PostgreSQL (SQLite already compiles a statement once while its text stays the same)")
+            } else {
+                continue;
+            };
+            return Err(Problem::value(
+                &root("strategies").child(name).child(key),
+                format!("strategies.{name}.{key}: {why}; use backend \"postgres\" or \"auto\" with a PostgreSQL URL"),
+            ));
+        }
         return Ok(());
     }
     if let Some(env) = ctx.env_url {

@@ -11,7 +11,7 @@
 use super::experiment::{Design, Grid};
 use super::kinds::{StrategyKind, TextRole};
 use super::location::{line_col, KeyPath, Problem};
-use super::placeholder::{self, Fill, INPUT, SCRATCH};
+use super::placeholder::{self, Fill, CLIENT, INPUT, SCRATCH};
 use crate::db::statements::{SqlDialect, SqlRole};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -180,7 +180,12 @@ fn names(site: &Site<'_>, readable: &BTreeSet<&str>) -> Result<(), Problem> {
                 "{} uses {{scratch}}, which only command strategies have",
                 site.shown()
             ))
-        } else if name != INPUT && name != SCRATCH && !readable.contains(name) {
+        } else if name == CLIENT && site.role != TextRole::RunSql {
+            Some(format!(
+                "{} uses {{client}}, which only the measured SQL (`run`) of an sql strategy has",
+                site.shown()
+            ))
+        } else if name != INPUT && name != SCRATCH && name != CLIENT && !readable.contains(name) {
             // Every name valid here, the per-run and per-fork ones first.
             let mut valid: Vec<&str> = Vec::new();
             if site.role.allows_scratch() {
@@ -188,6 +193,9 @@ fn names(site: &Site<'_>, readable: &BTreeSet<&str>) -> Result<(), Problem> {
             }
             if site.role.allows_input() {
                 valid.push(INPUT);
+            }
+            if site.role == TextRole::RunSql {
+                valid.push(CLIENT);
             }
             valid.extend(readable.iter().copied());
             Some(format!(

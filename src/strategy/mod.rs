@@ -21,6 +21,7 @@ pub mod observation;
 mod prepared;
 pub mod spin;
 mod sql;
+mod sql_clients;
 mod tx_rollback;
 
 pub use in_memory::InMemory;
@@ -105,6 +106,12 @@ pub trait Strategy {
         Vec::new()
     }
 
+    /// The number of concurrent clients and each timed run's client times
+    /// (N per run, in run order, taken): an `sql` arm with `clients > 1`.
+    fn client_times(&mut self) -> Option<(u32, Vec<u64>)> {
+        None
+    }
+
     /// Once, after the fork's measured runs and untimed: its statements
     /// for `input` under EXPLAIN, rolled back (`None`: not SQL).
     fn explain(
@@ -177,6 +184,11 @@ pub fn build(kind: &StrategyKind, at: &Setting<'_>) -> anyhow::Result<Box<dyn St
         StrategyKind::Spin { duration_ns } => Box::new(Spin::new(*duration_ns)),
         StrategyKind::Noop => Box::new(Noop),
         StrategyKind::Command(spec) => Box::new(command::Command::new(spec, at)?),
+        StrategyKind::Sql(spec) if spec.clients > 1 => Box::new(sql_clients::SqlClients::new(
+            spec,
+            need_db(kind, at.db)?,
+            at,
+        )?),
         StrategyKind::Sql(spec) => Box::new(sql::Sql::new(spec, need_db(kind, at.db)?, at)?),
         StrategyKind::Imported => {
             anyhow::bail!("an imported arm was measured by another harness; runner cannot run it")

@@ -53,7 +53,7 @@ impl Sql {
         let mut statements = split(text, dialect)
             .map_err(|r| anyhow::anyhow!("{}", r.message))?
             .into_iter()
-            .map(|r| Template::compile(&text[r]))
+            .map(|r| Template::compile(&super::sql_clients::for_client(&text[r], 0)))
             .collect::<Result<Vec<_>, _>>()?;
         if spec.protocol == Protocol::Prepared {
             statements = super::prepared::prepare(session.as_mut(), statements)

@@ -60,6 +60,7 @@ pub fn build(info: &RunInfo) -> Option<SqlView> {
     }
     lines.extend(plan_lines(info));
     lines.extend(super::sql_runs::protocol_line(info));
+    lines.extend(super::sql_runs::client_lines(info));
     lines.extend(super::sql_runs::failure_lines(info));
     Some(SqlView { arms, lines })
 }

@@ -39,6 +39,55 @@ pub fn protocol_line(info: &RunInfo) -> Option<String> {
     ))
 }
 
+/// Per arm with `clients > 1`: how many clients, and every measured
+/// client time. An A/A instance's times are all under the baseline.
+fn client_times(info: &RunInfo) -> BTreeMap<String, (u32, Vec<u64>)> {
+    let exp = &info.spec.experiment;
+    let mut out: BTreeMap<String, (u32, Vec<u64>)> = BTreeMap::new();
+    for f in &info.forks {
+        let Some(c) = f.summary.sql.as_ref().and_then(|s| s.clients.as_ref()) else {
+            continue;
+        };
+        let Some(cell) = info.cells.iter().find(|x| x.cell == f.summary.cell) else {
+            continue;
+        };
+        let (b, t) = cell.arms(&exp.design);
+        for (name, times) in [(b, &c.baseline), (t, &c.treatment)] {
+            if let Some(times) = times {
+                let e = out.entry(name.to_owned()).or_default();
+                e.0 = e.0.max(times.clients);
+                e.1.extend(&times.ns);
+            }
+        }
+    }
+    out
+}
+
+/// `Concurrent clients: `a` ran as 4 concurrent clients ...; client
+/// latency p50 ..., p90 ..., p99 ...` per arm with `clients > 1`.
+pub fn client_lines(info: &RunInfo) -> Vec<String> {
+    use crate::report::format::duration;
+    let mut out = Vec::new();
+    for (name, (n, mut ns)) in client_times(info) {
+        if ns.is_empty() {
+            continue;
+        }
+        ns.sort_unstable();
+        let q = |p: f64| {
+            let i = ((p * ns.len() as f64).ceil() as usize).clamp(1, ns.len()) - 1;
+            duration(ns[i] as f64)
+        };
+        out.push(format!(
+            "Concurrent clients: `{name}` ran as {n} concurrent clients, each on a connection of its own, released together every run; a run's time is from the release until the last client ended. Client latency (a client's release to its last row) over {} client runs: p50 {}, p90 {}, p99 {}.",
+            ns.len(),
+            q(0.5),
+            q(0.9),
+            q(0.99)
+        ));
+    }
+    out
+}
+
 /// Measured runs and failures of one arm, over every fork it ran in.
 #[derive(Debug, Default, PartialEq)]
 pub struct Failures {
