@@ -389,13 +389,13 @@ private_copies = ["public.orders"]
 kind = "sql"
 clients = 4
 search_path = ["public"]
-run = "UPDATE orders SET qty = qty + 1 WHERE id = 1; SELECT pg_sleep(0.002); UPDATE public.orders SET qty = qty + {client} WHERE id = 2 + {client}"
+run = "UPDATE orders SET qty = qty + 1 WHERE id = 1; SELECT pg_sleep(0.01); UPDATE public.orders SET qty = qty + {client} WHERE id = 2 + {client}"
 [strategies.index]
 kind = "sql"
 clients = 4
 search_path = ["public"]
 setup = "CREATE INDEX orders_qty ON orders (qty)"
-run = "UPDATE orders SET qty = qty + 1 WHERE id = 1; SELECT pg_sleep(0.002); UPDATE public.orders SET qty = qty + {client} WHERE id = 2 + {client}"
+run = "UPDATE orders SET qty = qty + 1 WHERE id = 1; SELECT pg_sleep(0.01); UPDATE public.orders SET qty = qty + {client} WHERE id = 2 + {client}"
 [design]
 baseline = "hot"
 treatment = "index"
@@ -410,6 +410,22 @@ pairs = 8
         for f in run["forks"].as_array().unwrap() {
             assert_eq!(f["database_guard"]["held"], true, "{f}");
         }
+        // The clients wait for each other's row 1: the sampler saw it.
+        let locks: u64 = run["forks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|f| {
+                ["baseline", "treatment"].map(|a| {
+                    f["sql"]["clients"][a]["waits"]["Lock"]
+                        .as_u64()
+                        .unwrap_or(0)
+                })
+            })
+            .sum();
+        assert!(locks > 0, "no lock wait sampled: {run}");
+        let md = std::fs::read_to_string(tmp.path().join("out/report.md")).unwrap();
+        assert!(md.contains("waiting for a lock"), "{md}");
         let id = run["run_id"].as_str().unwrap();
         let left: i64 = c
             .query_one(

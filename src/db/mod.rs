@@ -27,6 +27,7 @@ pub mod session;
 pub mod sqlite;
 mod sqlite_session;
 pub mod statements;
+pub mod waits;
 
 use crate::preview::Model;
 pub use config::{Backend, DatabaseConfig, SqlOptions};

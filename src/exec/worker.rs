@@ -240,18 +240,31 @@ fn sql_record(
     // Warm-up runs come first in each instance; one shared instance (A/A)
     // ran both arms of every pair.
     let warmup = job.warmup_pairs as usize * if job.shared_instance { 2 } else { 1 };
-    let measured = |s: &mut Box<dyn Strategy>| {
-        s.client_times()
-            .map(|(clients, ns)| crate::run_folder::ClientTimes {
-                clients,
-                ns: ns
-                    .get(warmup * clients as usize..)
+    let measured = |s: &mut Box<dyn Strategy>| -> Result<Option<crate::run_folder::ClientTimes>> {
+        Ok(s.client_times()?.map(|r| {
+            let mut waits = BTreeMap::new();
+            for (run, kind) in r.waits {
+                if run as usize >= warmup {
+                    let name = crate::db::waits::KINDS[usize::from(kind)];
+                    *waits.entry(name.to_string()).or_default() += 1;
+                }
+            }
+            crate::run_folder::ClientTimes {
+                clients: r.clients,
+                ns: r
+                    .ns
+                    .get(warmup * r.clients as usize..)
                     .unwrap_or_default()
                     .to_vec(),
-            })
+                waits,
+            }
+        }))
     };
-    let baseline = measured(&mut arms.baseline);
-    let treatment = arms.treatment.as_mut().and_then(measured);
+    let baseline = measured(&mut arms.baseline)?;
+    let treatment = match arms.treatment.as_mut() {
+        Some(t) => measured(t)?,
+        None => None,
+    };
     let clients =
         (baseline.is_some() || treatment.is_some()).then_some(crate::run_folder::ArmClients {
             baseline,

@@ -98,6 +98,10 @@ pub struct ArmClients {
 pub struct ClientTimes {
     pub clients: u32,
     pub ns: Vec<u64>,
+    /// Samples of active clients by wait event type (`CPU`: none, `Lock`:
+    /// a heavyweight lock) over the measured runs (`db::waits`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub waits: std::collections::BTreeMap<String, u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -22,6 +22,7 @@ mod prepared;
 pub mod spin;
 mod sql;
 mod sql_clients;
+pub use sql_clients::ClientRecord;
 mod tx_rollback;
 
 pub use in_memory::InMemory;
@@ -106,10 +107,10 @@ pub trait Strategy {
         Vec::new()
     }
 
-    /// The number of concurrent clients and each timed run's client times
-    /// (N per run, in run order, taken): an `sql` arm with `clients > 1`.
-    fn client_times(&mut self) -> Option<(u32, Vec<u64>)> {
-        None
+    /// Once, after the fork's timed runs: an `sql` arm with `clients > 1`,
+    /// its clients' times and wait samples (taken).
+    fn client_times(&mut self) -> anyhow::Result<Option<ClientRecord>> {
+        Ok(None)
     }
 
     /// Once, after the fork's measured runs and untimed: its statements

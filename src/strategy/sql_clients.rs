@@ -19,6 +19,7 @@ use crate::db::clients::Clients;
 use crate::db::pg_shared::Shared;
 use crate::db::session;
 use crate::db::statements::{split, SqlDialect};
+use crate::db::waits::{Sample, Sampler};
 use crate::db::{DbError, DbTarget};
 use crate::spec::placeholder::{self, Fill, Template, CLIENT};
 use crate::spec::{Protocol, SqlSpec};
@@ -36,6 +37,18 @@ pub struct SqlClients {
     pid: Option<u32>,
     /// Every timed run's client times, N per run, in run order.
     times: Vec<u64>,
+    sampler: Sampler,
+    /// Timed runs so far.
+    runs: u32,
+}
+
+/// What an arm with clients kept of its timed runs (warm-up included).
+pub struct ClientRecord {
+    pub clients: u32,
+    /// N per run, in run order.
+    pub ns: Vec<u64>,
+    /// (run, index into `db::waits::KINDS`) per sample of an active client.
+    pub waits: Vec<Sample>,
 }
 
 /// `text` with `{client}` as client `i`, other placeholders kept.
@@ -68,7 +81,7 @@ impl SqlClients {
         .with_context(|| format!("setting up sql strategy `{}` on {db}", at.name))?;
         let built = Self::connect(spec, url, &shared, at.name);
         match built {
-            Ok((clients, statements, pid)) => Ok(SqlClients {
+            Ok((clients, statements, pids)) => Ok(SqlClients {
                 name: at.name.to_string(),
                 url: url.clone(),
                 shared: Some(shared),
@@ -76,8 +89,10 @@ impl SqlClients {
                 statements,
                 allow_failure: spec.allow_failure,
                 input: 0,
-                pid,
+                pid: pids.first().map(|&p| p as u32),
                 times: Vec::new(),
+                sampler: Sampler::start(url, pids)?,
+                runs: 0,
             }),
             Err(e) => {
                 let _ = shared.drop_schema(url);
@@ -92,7 +107,7 @@ impl SqlClients {
         url: &str,
         shared: &Shared,
         name: &str,
-    ) -> Result<(Clients, Vec<Vec<Template>>, Option<u32>)> {
+    ) -> Result<(Clients, Vec<Vec<Template>>, Vec<i32>)> {
         let text = if shared.sources.is_empty() {
             spec.run.text.clone()
         } else {
@@ -107,13 +122,11 @@ impl SqlClients {
             split(&text, SqlDialect::Postgres).map_err(|r| anyhow::anyhow!("{}", r.message))?;
         let mut sessions = Vec::new();
         let mut statements = Vec::new();
-        let mut pid = None;
+        let mut pids = Vec::new();
         for i in 0..spec.clients as usize {
             let mut s = session::join(url, shared, &spec.search_path)
                 .with_context(|| format!("connecting client {i} of strategy `{name}`"))?;
-            if i == 0 {
-                pid = s.backend_pid()?;
-            }
+            pids.extend(s.backend_pid()?.map(|p| p as i32));
             let mut mine = ranges
                 .iter()
                 .map(|r| Template::compile(&for_client(&text[r.clone()], i)))
@@ -124,7 +137,7 @@ impl SqlClients {
             sessions.push(s);
             statements.push(mine);
         }
-        Ok((Clients::start(sessions), statements, pid))
+        Ok((Clients::start(sessions), statements, pids))
     }
 
     fn failed(&self) -> String {
@@ -182,11 +195,14 @@ impl Strategy for SqlClients {
     }
 
     fn run(&mut self, _input: u64) -> Result<()> {
+        self.sampler.begin(self.runs);
         self.clients.go();
         Ok(())
     }
 
     fn after(&mut self) -> Result<Outcome> {
+        self.sampler.end();
+        self.runs += 1;
         let runs = self.clients.take_runs();
         self.times.extend(runs.iter().map(|r| r.ns));
         let (fp, failed) = self.fold(runs.into_iter().map(|r| r.result).collect())?;
@@ -234,8 +250,12 @@ impl Strategy for SqlClients {
         self.shared.iter().flat_map(|s| s.copies.clone()).collect()
     }
 
-    fn client_times(&mut self) -> Option<(u32, Vec<u64>)> {
-        Some((self.clients.len() as u32, std::mem::take(&mut self.times)))
+    fn client_times(&mut self) -> Result<Option<ClientRecord>> {
+        Ok(Some(ClientRecord {
+            clients: self.clients.len() as u32,
+            ns: std::mem::take(&mut self.times),
+            waits: self.sampler.finish()?,
+        }))
     }
 }
 

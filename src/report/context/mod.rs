@@ -538,8 +538,18 @@ fn promise(info: &RunInfo) -> Option<String> {
             info.forks.len()
         )
     };
+    // Arms with concurrent clients share a schema their set-up committed.
+    let clients = info
+        .forks
+        .iter()
+        .any(|f| f.summary.sql.as_ref().is_some_and(|s| s.clients.is_some()));
+    let how = if clients {
+        "each fork's runs live in transactions that are rolled back (measured runs under savepoints, each concurrent client in a transaction of its own), and a COMMIT of one fails by construction; the arms with concurrent clients commit their private copies and setup into their own schema, checked before the commit to reach nothing outside it, and drop it after the fork"
+    } else {
+        "each fork's setup and runs live in a transaction that is rolled back (measured runs under savepoints), and a COMMIT of it fails by construction"
+    };
     Some(format!(
-        "runner never commits what a fork writes: each fork's setup and runs live in a transaction that is rolled back (measured runs under savepoints), and a COMMIT of it fails by construction; what PostgreSQL does not roll back (sequences, COPY to or from files and programs, large objects, advisory locks, LISTEN/NOTIFY, server administration, dblink) is refused before the run. A fingerprint of the database outside runner's schemas ({} relations, {} sequences, {} schemas, {} functions: catalog rows, committed row changes, live rows{}, sequence values) was taken before and after each fork: {verdict}.",
+        "runner never commits what a fork writes: {how}; what PostgreSQL does not roll back (sequences, COPY to or from files and programs, large objects, advisory locks, LISTEN/NOTIFY, server administration, dblink) is refused before the run. A fingerprint of the database outside runner's schemas ({} relations, {} sequences, {} schemas, {} functions: catalog rows, committed row changes, live rows{}, sequence values) was taken before and after each fork: {verdict}.",
         first.relations,
         first.sequences,
         first.schemas,

@@ -41,9 +41,11 @@ pub fn protocol_line(info: &RunInfo) -> Option<String> {
 
 /// Per arm with `clients > 1`: how many clients, and every measured
 /// client time. An A/A instance's times are all under the baseline.
-fn client_times(info: &RunInfo) -> BTreeMap<String, (u32, Vec<u64>)> {
+type ArmClientTimes = (u32, Vec<u64>, BTreeMap<String, u64>);
+
+fn client_times(info: &RunInfo) -> BTreeMap<String, ArmClientTimes> {
     let exp = &info.spec.experiment;
-    let mut out: BTreeMap<String, (u32, Vec<u64>)> = BTreeMap::new();
+    let mut out: BTreeMap<String, ArmClientTimes> = BTreeMap::new();
     for f in &info.forks {
         let Some(c) = f.summary.sql.as_ref().and_then(|s| s.clients.as_ref()) else {
             continue;
@@ -57,6 +59,9 @@ fn client_times(info: &RunInfo) -> BTreeMap<String, (u32, Vec<u64>)> {
                 let e = out.entry(name.to_owned()).or_default();
                 e.0 = e.0.max(times.clients);
                 e.1.extend(&times.ns);
+                for (k, n) in &times.waits {
+                    *e.2.entry(k.clone()).or_default() += n;
+                }
             }
         }
     }
@@ -68,7 +73,7 @@ fn client_times(info: &RunInfo) -> BTreeMap<String, (u32, Vec<u64>)> {
 pub fn client_lines(info: &RunInfo) -> Vec<String> {
     use crate::report::format::duration;
     let mut out = Vec::new();
-    for (name, (n, mut ns)) in client_times(info) {
+    for (name, (n, mut ns, waits)) in client_times(info) {
         if ns.is_empty() {
             continue;
         }
@@ -78,14 +83,41 @@ pub fn client_lines(info: &RunInfo) -> Vec<String> {
             duration(ns[i] as f64)
         };
         out.push(format!(
-            "Concurrent clients: `{name}` ran as {n} concurrent clients, each on a connection of its own, released together every run; a run's time is from the release until the last client ended. Client latency (a client's release to its last row) over {} client runs: p50 {}, p90 {}, p99 {}.",
+            "Concurrent clients: `{name}` ran as {n} concurrent clients, each on a connection of its own, released together every run; a run's time is from the release until the last client ended. Client latency (a client's release to its last row) over {} client runs: p50 {}, p90 {}, p99 {}.{}",
             ns.len(),
             q(0.5),
             q(0.9),
-            q(0.99)
+            q(0.99),
+            wait_sentence(&waits)
         ));
     }
     out
+}
+
+/// ` Sampled every 1 ms from pg_stat_activity (40 samples of an active
+/// client): waiting for a lock 35 %; LWLock 5 %; no wait 60 %.`
+fn wait_sentence(waits: &BTreeMap<String, u64>) -> String {
+    use crate::report::format::percent;
+    let total: u64 = waits.values().sum();
+    if total == 0 {
+        return " No active client was sampled in pg_stat_activity (runs shorter than its 1 ms interval).".into();
+    }
+    let share = |n: u64| percent(n as f64 / total as f64);
+    let lock = waits.get("Lock").copied().unwrap_or(0);
+    let mut parts = vec![format!("waiting for a lock {}", share(lock))];
+    for (k, n) in waits {
+        if k != "Lock" && k != "CPU" {
+            parts.push(format!("{k} {}", share(*n)));
+        }
+    }
+    parts.push(format!(
+        "no wait {}",
+        share(waits.get("CPU").copied().unwrap_or(0))
+    ));
+    format!(
+        " Client time sampled every 1 ms from pg_stat_activity ({total} samples of an active client): {}.",
+        parts.join("; ")
+    )
 }
 
 /// Measured runs and failures of one arm, over every fork it ran in.
