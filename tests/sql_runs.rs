@@ -510,3 +510,41 @@ pairs = 3
         assert_eq!(extra, 1, "only the primary key; no function f");
     }
 }
+
+/// One client against four of the same statement, in one run: the check
+/// compares the first client's rows with the one client's, and the runs
+/// are paired as usual.
+#[test]
+#[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
+fn one_client_against_four_in_one_run() {
+    let Some(url) = pg_url() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let body = r#"
+[strategies.one]
+kind = "sql"
+run = "SELECT {input} % 7 AS x, {client} AS c"
+[strategies.four]
+kind = "sql"
+clients = 4
+run = "SELECT {input} % 7 AS x, {client} AS c"
+[design]
+baseline = "one"
+treatment = "four"
+forks = 1
+warmup_pairs = 1
+pairs = 5
+"#;
+    let out = runner()
+        .env("RUNNER_DATABASE_URL", &url)
+        .current_dir(tmp.path())
+        .arg("exec")
+        .arg(spec(tmp.path(), "oneandfour", body))
+        .args(["--quiet", "--out", "out"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run = read_json(&tmp.path().join("out/run.json"));
+    let c = &run["forks"][0]["sql"]["clients"];
+    assert!(c["baseline"].is_null(), "{c}");
+    assert_eq!(c["treatment"]["ns"].as_array().unwrap().len(), 5 * 4);
+}

@@ -285,12 +285,18 @@ fn sql_record(
 }
 
 /// Whether the two arms' fingerprints must match run for run: both compute
-/// the preview, or both run SQL (whose rows the check found equal) and
-/// neither may fail (a run allowed to fail may fail in one arm only). A
+/// the preview, or both run SQL with as many clients (whose rows the check
+/// found equal) and neither may fail (a run allowed to fail may fail in one arm only). A
 /// command's fingerprint is only its exit status, already checked per run.
 fn same_fingerprints(a: &StrategyKind, b: &StrategyKind) -> bool {
     let never_fails = |k: &StrategyKind| matches!(k, StrategyKind::Sql(s) if !s.allow_failure);
-    (a.computes_preview() && b.computes_preview()) || (never_fails(a) && never_fails(b))
+    // A run of N clients folds N clients' rows: comparable only with N.
+    let clients = |k: &StrategyKind| match k {
+        StrategyKind::Sql(s) => s.clients,
+        _ => 0,
+    };
+    (a.computes_preview() && b.computes_preview())
+        || (never_fails(a) && never_fails(b) && clients(a) == clients(b))
 }
 
 /// Blocks until the parent's go (a line on stdin); the parent holds it back
