@@ -257,6 +257,16 @@ impl Strategy for SqlClients {
     }
 }
 
+impl Drop for SqlClients {
+    /// A fork that failed still drops the committed schema.
+    fn drop(&mut self) {
+        let _ = self.clients.close();
+        if let Some(shared) = self.shared.take() {
+            let _ = shared.drop_schema(&self.url);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::for_client;
@@ -267,15 +277,5 @@ mod tests {
             for_client("WHERE id = {client} + {input} AND j = '{{client}'", 3),
             "WHERE id = 3 + {input} AND j = '{{client}'"
         );
-    }
-}
-
-impl Drop for SqlClients {
-    /// A fork that failed still drops the committed schema.
-    fn drop(&mut self) {
-        let _ = self.clients.close();
-        if let Some(shared) = self.shared.take() {
-            let _ = shared.drop_schema(&self.url);
-        }
     }
 }
