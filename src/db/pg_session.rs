@@ -51,6 +51,23 @@ fn ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
+/// `SET LOCAL search_path` to the strategy's schema first (what `setup`
+/// creates goes there), then the user's schemas: `setup` and `run` read
+/// the user's tables alike. The fork's session, a client and the shared
+/// set-up all set it this way.
+pub(super) fn set_search_path(
+    client: &mut Client,
+    schema: &str,
+    search_path: &[String],
+) -> Result<(), DbError> {
+    let path: Vec<String> = std::iter::once(schema.to_string())
+        .chain(search_path.iter().map(|s| ident(s)))
+        .collect();
+    client
+        .batch_execute(&format!("SET LOCAL search_path TO {}", path.join(", ")))
+        .map_err(pg("set search_path"))
+}
+
 /// The savepoint each measured run is rolled back to.
 const SAVEPOINT: &str = "runner_run";
 
@@ -100,14 +117,7 @@ impl PgSession {
         let xid = txid(&mut client)?;
         let (sources, copies) =
             super::pg_copies::make(&mut client, &schema, search_path, private_copies)?;
-        // The strategy's schema first (what `setup` creates goes there),
-        // then the user's: `setup` reads their tables as `run` does.
-        let path: Vec<String> = std::iter::once(schema.clone())
-            .chain(search_path.iter().map(|s| ident(s)))
-            .collect();
-        client
-            .batch_execute(&format!("SET LOCAL search_path TO {}", path.join(", ")))
-            .map_err(pg("set search_path"))?;
+        set_search_path(&mut client, &schema, search_path)?;
         if let Some(sql) = setup {
             let sql = &rewrite(sql, &sources, &schema);
             let statements = split(sql, SqlDialect::Postgres).map_err(|r| DbError::Postgres {
@@ -119,9 +129,7 @@ impl PgSession {
             }
         }
         // Again after `setup`, which may have changed it.
-        client
-            .batch_execute(&format!("SET LOCAL search_path TO {}", path.join(", ")))
-            .map_err(pg("set search_path"))?;
+        set_search_path(&mut client, &schema, search_path)?;
         let mut session = PgSession {
             client,
             xid,
@@ -161,12 +169,7 @@ impl PgSession {
             ))
             .map_err(pg("open a client's transaction"))?;
         let xid = txid(&mut client)?;
-        let path: Vec<String> = std::iter::once(schema.clone())
-            .chain(search_path.iter().map(|s| ident(s)))
-            .collect();
-        client
-            .batch_execute(&format!("SET LOCAL search_path TO {}", path.join(", ")))
-            .map_err(pg("set search_path"))?;
+        set_search_path(&mut client, &schema, search_path)?;
         let mut session = PgSession {
             client,
             xid,

@@ -130,13 +130,7 @@ impl Shared {
             .map_err(pg("create the arm's shared schema"))?;
         let (sources, copies) =
             super::pg_copies::make(&mut client, &schema, search_path, private_copies)?;
-        let path: Vec<String> = std::iter::once(schema.clone())
-            .chain(search_path.iter().map(|s| super::names::quote(s)))
-            .collect();
-        let set_path = format!("SET LOCAL search_path TO {}", path.join(", "));
-        client
-            .batch_execute(&set_path)
-            .map_err(pg("set search_path"))?;
+        super::pg_session::set_search_path(&mut client, &schema, search_path)?;
         if let Some(sql) = setup {
             let sql = &super::names::rewrite(sql, SqlDialect::Postgres, &sources, &schema);
             let ranges = split(sql, SqlDialect::Postgres).map_err(|r| DbError::Postgres {

@@ -124,15 +124,12 @@ pub fn median_moments<T: Value>(data: &[T]) -> Result<(f64, f64), StatsError> {
     // variance does not cancel (E[x^2] - E[x]^2 of values far from 0).
     let centre = sorted[sorted.len() / 2];
     let (mut p0, mut p1, mut p2) = (0.0, 0.0, 0.0);
-    let mut add = |value: f64, p: f64| {
-        let d = value - centre;
-        p0 += p;
-        p1 += p * d;
-        p2 += p * d * d;
-    };
     if l.n % 2 == 1 {
         for i in l.live() {
-            add(l.values[i], l.masses.lower[i]);
+            let (x, p) = (l.values[i] - centre, l.masses.lower[i]);
+            p0 += p;
+            p1 += p * x;
+            p2 += p * x * x;
         }
     } else {
         // Per live i the pairs (v_i, v_j), j > i, weigh split_i R_ij
