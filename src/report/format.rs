@@ -328,6 +328,20 @@ pub fn unresolved(m: f64, lo: f64, hi: f64, why: &str) -> Option<String> {
     (m == 0.0 && lo == 0.0 && hi == 0.0).then(|| format!("0 ({why})"))
 }
 
+/// A chance as a person says it: "1 in 462", "always" at 1, and in
+/// powers of ten past a million ("1 in 1.0 × 10^9").
+pub fn one_in(p: f64) -> String {
+    if p >= 1.0 {
+        return "always".into();
+    }
+    let n = (1.0 / p).round();
+    if n < 1e6 {
+        format!("1 in {n:.0}")
+    } else {
+        format!("1 in {:.1e}", n).replace("e", " × 10^")
+    }
+}
+
 /// A share: `0.031` -> `3.1 %`; exact whole percents print without
 /// decimals (`95 %`, `100 %`, `0 %`), and a share that is not exactly 0 or 1
 /// never prints as `0.0 %` or `100.0 %`.

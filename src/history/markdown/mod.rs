@@ -13,6 +13,7 @@ use super::changes::Boundary;
 use super::{Dated, Entry, History, Step};
 use crate::report::effect as words;
 use crate::report::format;
+use crate::report::format::one_in;
 
 /// Text from a commit or a recorded file, safe inside Markdown (a table
 /// cell included): punctuation that Markdown reads is escaped.
@@ -58,19 +59,6 @@ fn commit_ref(d: &Dated) -> String {
         d.commit.date,
         subject(&d.commit.subject)
     )
-}
-
-/// "1 in 462".
-fn one_in(p: f64) -> String {
-    if p >= 1.0 {
-        return "always".into();
-    }
-    let n = (1.0 / p).round();
-    if n < 1e6 {
-        format!("1 in {n:.0}")
-    } else {
-        format!("1 in {:.1e}", n).replace("e", " × 10^")
-    }
 }
 
 fn rule(h: &History) -> String {

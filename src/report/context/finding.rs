@@ -226,7 +226,7 @@ fn false_positives(g: &GroupHeadline, confidence: f64, expected: Option<f64>) ->
 fn one_in(share: f64) -> String {
     let n = 1.0 / share;
     if share > 0.0 && share < 1.0 && (n - n.round()).abs() < 1e-6 {
-        format!("1 in {} forks", n.round())
+        format!("{} forks", format::one_in(share))
     } else {
         format!("{} of forks", format::percent(share))
     }
