@@ -1,9 +1,9 @@
 # shellcheck shell=bash
-# Starts a throwaway PostgreSQL for the tests in tests/postgres.rs.
+# Starts a throwaway PostgreSQL for the tests in tests/suite/postgres.rs.
 #
 # Meant to be sourced (by .ci/run, or by hand):
 #     source .ci/postgres.sh        # exports RUNNER_DATABASE_URL, RUNNER_REQUIRE_POSTGRES=1
-#     cargo test --test postgres
+#     cargo test --test suite postgres::
 #     runner_pg_stop                # or let the EXIT trap do it
 #
 # Works as root on a fresh Debian 12: installs the server only when no
@@ -95,7 +95,7 @@ runner_pg_start() {
     export RUNNER_PG_DIR RUNNER_PG_BIN RUNNER_PG_PORT_USED
     export RUNNER_DATABASE_URL="postgres://bench:bench@127.0.0.1:$port/bench"
     # A superuser, for the tests of what only a superuser can do past a
-    # rollback (tests/database_safety.rs); runs use the plain role above.
+    # rollback (tests/suite/database_safety.rs); runs use the plain role above.
     # CREATEDB lets every test that runs a fork work in a database of its
     # own (tests/common/mod.rs pg_url), so one test's commits never show in
     # another's fingerprint.

@@ -6,7 +6,7 @@
 # to 150,000, one a line); gzip -2 takes a few percent longer.
 #
 # Prints one line per run: the tool, its wall time, what it ran and its
-# answer; tests/readme.rs turns the committed output into the table of
+# answer; tests/suite/readme.rs turns the committed output into the table of
 # docs/guide/performance.md ("One line against hyperfine").
 #
 # Wall time: run it on a quiet machine (no build or test running), with a
@@ -14,7 +14,7 @@
 #
 #     cargo build --release && cargo install hyperfine --version 1.20.0
 #     sh benches/ab-hyperfine.sh > benches/ab-hyperfine.txt
-#     UPDATE_README=1 cargo test --test readme
+#     UPDATE_README=1 cargo test --test suite readme::
 #
 # LINES=1000 ROUNDS=1 checks the script itself in a few seconds (on a
 # file too small to say anything about the tools).

@@ -314,7 +314,7 @@ fn carry_over_without_both_predecessors_says_why() {
 /// contrast (and of the counts), and forks are resampled: two forks whose
 /// order effects are +20 and -20 ns give a point estimate of 0 and an
 /// interval reaching both, from resamples made of one fork twice. (The
-/// exact draws are checked against numpy in tests/analysis_reference.rs.)
+/// exact draws are checked against numpy in tests/suite/analysis_reference.rs.)
 #[test]
 fn order_contrast_resamples_forks() {
     let plus: Vec<_> = (0..20)

@@ -1,4 +1,4 @@
-//! Running shards and merging them, for tests/shards.rs, merge.rs and
+//! Running shards and merging them, for tests/suite/shards.rs, merge.rs and
 //! machines.rs.
 
 use super::runner;

@@ -55,7 +55,7 @@ mod tests {
         crate::spec::load(&path, &[]).unwrap().experiment
     }
 
-    /// The capped gate of tests/gate.rs too.
+    /// The capped gate of tests/suite/gate.rs too.
     const SLOW_SPIN: &str = include_str!("../../../tests/fixtures/capped_gate.toml");
 
     fn row(cell: u32, baseline_ns: u64) -> PairRecord {

@@ -6,7 +6,7 @@
 //!
 //! Layouts measure with [`width`] and break or shorten what does not fit
 //! with [`wrap`], so no label runs into another or off the canvas at any
-//! panel count (`tests/plots.rs` checks the drawn SVGs with the same rule).
+//! panel count (`tests/suite/plots.rs` checks the drawn SVGs with the same rule).
 
 /// The pixel height of a style of size `size` (plotters' scale).
 pub(super) fn px(size: u32) -> f64 {

@@ -1,0 +1,195 @@
+//! `runner ab`: one line to a committed experiment file and its report,
+//! with the real binary in a fresh folder.
+
+use crate::common;
+
+use common::{runner, section};
+use std::path::Path;
+
+fn folder() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir(tmp.path().join("experiments")).unwrap();
+    tmp
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// The issue's own line: a 2 ms difference between two sleeps is found,
+/// in the file's words, and the file it wrote runs under exec.
+#[test]
+fn one_line_writes_the_file_runs_it_and_says_which_is_faster() {
+    let tmp = folder();
+    let out = runner()
+        .current_dir(tmp.path())
+        .args(["ab", "--name", "q", "sleep 0.004", "sleep 0.002"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let spec = read(&tmp.path().join("experiments/q.toml"));
+    assert!(spec.contains("[design.stop]"), "{spec}");
+    let report = read(&tmp.path().join("reports/q/report.md"));
+    let finding = section(&report, "Finding").expect("a Finding");
+    let first = finding.trim_start().lines().next().unwrap();
+    assert!(
+        first.starts_with("`sleep 0.002` is **faster** than `sleep 0.004`: **"),
+        "{first}"
+    );
+    assert!(first.contains("x ["), "a ratio with its interval: {first}");
+    // The Finding is printed, as exec prints it.
+    assert!(
+        stdout.contains("`sleep 0.002` is faster than `sleep 0.004`"),
+        "{stdout}"
+    );
+    // What was run is exec of the file: its Reproduce command says so.
+    assert!(
+        report.contains("runner exec experiments/q.toml"),
+        "{report}"
+    );
+    let again = runner()
+        .current_dir(tmp.path())
+        .args(["exec", "experiments/q.toml", "--quiet", "--out", "again"])
+        .args(["--set", "design.pairs=5", "--set", "design.warmup_pairs=1"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        again.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    assert!(tmp.path().join("again/report.md").is_file());
+}
+
+#[test]
+fn a_file_it_did_not_write_or_that_was_changed_is_never_replaced() {
+    let tmp = folder();
+    let spec = tmp.path().join("experiments/mine.toml");
+    std::fs::write(&spec, "# my own experiment\n").unwrap();
+    let out = runner()
+        .current_dir(tmp.path())
+        .args(["ab", "--name", "mine", "true", "false"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("experiments/mine.toml is not a file runner wrote"),
+        "{err}"
+    );
+    assert!(err.contains("--name"), "{err}");
+    assert_eq!(read(&spec), "# my own experiment\n");
+    assert!(!tmp.path().join("reports").exists(), "nothing ran");
+
+    // Its own file it may write again, until someone changes it.
+    let write = |name: &str| {
+        runner()
+            .current_dir(tmp.path())
+            .args(["ab", "--no-run", "--name", name, "true", "sleep 0"])
+            .output()
+            .unwrap()
+    };
+    let first = write("own");
+    assert_eq!(first.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&first.stdout),
+        "experiments/own.toml\nrun it with: runner exec experiments/own.toml\n"
+    );
+    assert_eq!(write("own").status.code(), Some(0));
+    let own = tmp.path().join("experiments/own.toml");
+    let edited = format!("{}# tuned by hand\n", read(&own));
+    std::fs::write(&own, &edited).unwrap();
+    let refused = write("own");
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("was changed since runner wrote it"));
+    assert_eq!(read(&own), edited);
+    assert!(
+        !tmp.path().join("reports").exists(),
+        "--no-run runs nothing"
+    );
+}
+
+/// hyperfine's JSON: its keys, seconds, one time and exit code per run;
+/// runner's paired effect under `runner`. An export path runner did not
+/// write is refused before anything runs.
+#[test]
+fn export_json_is_hyperfines_schema() {
+    let tmp = folder();
+    std::fs::write(tmp.path().join("theirs.json"), "{}").unwrap();
+    let refused = runner()
+        .current_dir(tmp.path())
+        .args(["ab", "--export-json", "theirs.json", "true", "sleep 0.001"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(!tmp
+        .path()
+        .join("experiments/true-vs-sleep-0.001.toml")
+        .exists());
+
+    let out = runner()
+        .current_dir(tmp.path())
+        .args([
+            "ab",
+            "--quiet",
+            "--runs",
+            "5",
+            "--warmup",
+            "1",
+            "--max-forks",
+            "3",
+        ])
+        .args(["--export-json", "h.json", "--export-markdown", "h.md"])
+        .args(["-L", "ms", "1", "true", "sleep 0.00{ms}"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_str(&read(&tmp.path().join("h.json"))).unwrap();
+    let results = json["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    assert_eq!(results[0]["command"], "true");
+    assert_eq!(results[1]["command"], "sleep 0.001");
+    for r in results {
+        for key in ["mean", "stddev", "median", "min", "max", "user", "system"] {
+            assert!(r[key].as_f64().is_some_and(|v| v >= 0.0), "{key}: {r}");
+        }
+        let times = r["times"].as_array().unwrap();
+        // 3 forks x 5 pairs: the runs of the measured phase.
+        assert_eq!(times.len(), 15, "{r}");
+        assert_eq!(r["exit_codes"].as_array().unwrap().len(), times.len());
+        assert_eq!(
+            r["memory_usage_byte"].as_array().unwrap().len(),
+            times.len()
+        );
+        assert!(r["exit_codes"].as_array().unwrap().iter().all(|c| c == 0));
+        let (min, max) = (r["min"].as_f64().unwrap(), r["max"].as_f64().unwrap());
+        assert!(times
+            .iter()
+            .all(|t| (min..=max).contains(&t.as_f64().unwrap())));
+        assert!(max < 10.0, "seconds, not nanoseconds: {r}");
+        assert_eq!(r["parameters"]["ms"], "1");
+    }
+    let effect = &results[1]["runner"]["effect"];
+    assert_eq!(results[1]["runner"]["baseline"], "true");
+    assert!(
+        effect["ratio"].as_f64().is_some_and(|r| r > 0.0),
+        "{effect}"
+    );
+    assert!(effect["direction"].is_string(), "{effect}");
+    assert_eq!(results[0]["runner"]["role"], "baseline");
+    let md = read(&tmp.path().join("h.md"));
+    assert!(md.starts_with("| Command | Mean ["), "{md}");
+    assert!(md.contains("| `sleep 0.001` |"), "{md}");
+}

@@ -1,0 +1,169 @@
+//! `check`'s time estimate knows the user's code, because
+//! it runs each arm a few times (untimed by the run, and said so), and exec
+//! prints the same estimate before its first fork ends. The workload's cost
+//! is known by construction (`sleep 0.05`), and the margins are ones a
+//! loaded machine cannot break (0.5x to 20x).
+
+use crate::common;
+use common::*;
+
+/// 2 forks x (1 warm-up + 3 measured pairs) x 2 runs of 50 ms: 0.8 s of
+/// runs, before any process start.
+const SLEEPS: &str = r#"
+name = "sleeps"
+seed = 3
+[strategies.a]
+kind = "command"
+argv = ["sleep", "0.05"]
+[strategies.b]
+kind = "command"
+argv = ["sleep", "0.05"]
+[design]
+baseline = "a"
+treatment = "b"
+forks = 2
+warmup_pairs = 1
+pairs = 3
+[analysis]
+resamples = 200
+"#;
+const KNOWN_S: f64 = 0.8;
+
+/// The seconds in `about 1.2 s (...)` / `about 3.5 min (...)`.
+fn seconds(estimate: &str) -> f64 {
+    let rest = estimate
+        .split("about ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no `about` in {estimate:?}"));
+    match rest.split_whitespace().collect::<Vec<_>>()[..] {
+        [n, "s", ..] => n.parse().unwrap(),
+        [n, "min", ..] => n.parse::<f64>().unwrap() * 60.0,
+        _ => panic!("{estimate}"),
+    }
+}
+
+fn within_margin(s: f64, what: &str) {
+    assert!(
+        (0.5 * KNOWN_S..20.0 * KNOWN_S).contains(&s),
+        "{what}: {s} s for {KNOWN_S} s of runs"
+    );
+}
+
+#[test]
+fn check_times_the_arms_and_says_so_and_leaves_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = write_spec(tmp.path(), "sleeps", SLEEPS);
+    let before = tree(tmp.path());
+    let o = run_in(tmp.path(), &["check", spec.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", err_of(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let trial = text
+        .lines()
+        .find(|l| l.starts_with("trial "))
+        .unwrap_or_else(|| panic!("no trial line: {text}"));
+    assert!(trial.contains("untimed by the run"), "{trial}");
+    assert!(trial.contains("`a`") && trial.contains("`b`"), "{trial}");
+    let estimate = text
+        .lines()
+        .find_map(|l| l.strip_prefix("estimate    "))
+        .unwrap_or_else(|| panic!("no estimate line: {text}"));
+    assert!(estimate.contains("trial runs per arm"), "{estimate}");
+    within_margin(seconds(estimate), "check's estimate");
+    assert_eq!(tree(tmp.path()), before, "check writes nothing");
+}
+
+#[test]
+fn exec_prints_the_estimate_before_the_first_fork_ends() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = write_spec(tmp.path(), "sleeps", SLEEPS);
+    // stderr is a pipe here: progress comes as plain lines, in order.
+    let started = std::time::Instant::now();
+    let o = run_in(
+        tmp.path(),
+        &["exec", spec.to_str().unwrap(), "--out", "out"],
+    );
+    let exec_ns = started.elapsed().as_nanos() as u64;
+    assert!(o.status.success(), "{}", err_of(&o));
+    let err = err_of(&o);
+    let lines: Vec<&str> = err.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("estimate: "))
+        .unwrap_or_else(|| panic!("no estimate line: {err}"));
+    let first_done = lines
+        .iter()
+        .position(|l| l.starts_with("[1/2]"))
+        .unwrap_or_else(|| panic!("no progress line: {err}"));
+    assert!(at < first_done, "{err}");
+    assert!(lines[at].contains("2 jobs"), "{}", lines[at]);
+    within_margin(seconds(lines[at]), "exec's estimate");
+    // The trial runs are not data: the run has exactly its planned pairs.
+    let (_, rows) = csv_rows(&tmp.path().join("out/pairs.csv"));
+    assert_eq!(rows.len(), 8);
+    // The parent's time per fork is recorded: each covers at least the
+    // fork's timing, and together they fit in the run's wall time (the
+    // next worker sets up while a fork is stored, so a fork's job_ns runs
+    // from the previous commit to its own). The report states the ratio.
+    let run = read_json(&tmp.path().join("out/run.json"));
+    let forks = run["forks"].as_array().unwrap();
+    for f in forks {
+        assert!(
+            f["job_ns"].as_u64().unwrap() >= f["timed_ns"].as_u64().unwrap(),
+            "{f}"
+        );
+    }
+    let job_ns: u64 = forks.iter().map(|f| f["job_ns"].as_u64().unwrap()).sum();
+    assert!(job_ns <= exec_ns, "{job_ns} ns of jobs in {exec_ns} ns");
+    let report = std::fs::read_to_string(tmp.path().join("out/report.md")).unwrap();
+    assert!(report.contains("- Overhead: the forks took "), "{report}");
+}
+
+#[test]
+fn quiet_exec_runs_no_trials() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = write_spec(tmp.path(), "sleeps", SLEEPS);
+    let o = run_in(
+        tmp.path(),
+        &["exec", spec.to_str().unwrap(), "--out", "out", "--quiet"],
+    );
+    assert!(o.status.success(), "{}", err_of(&o));
+    assert!(!err_of(&o).contains("estimate"), "{}", err_of(&o));
+}
+
+/// An arm that cannot run (here: `false`) is what check is for: it prints
+/// the plan, says why as exec's first fork would, naming the cell, leaves
+/// the estimate a guess, and exits 1.
+#[test]
+fn check_of_an_arm_that_fails_exits_non_zero_naming_the_cell() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = write_spec(
+        tmp.path(),
+        "fails",
+        &SLEEPS.replace(r#"argv = ["sleep", "0.05"]"#, r#"argv = ["false"]"#),
+    );
+    let o = run_in(tmp.path(), &["check", spec.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", err_of(&o));
+    assert!(
+        err_of(&o).contains("check's trial run failed, as exec's first fork would: cell 0: a trial run of `a` against `b` failed"),
+        "{}",
+        err_of(&o)
+    );
+    let text = String::from_utf8(o.stdout).unwrap();
+    let trial = text
+        .lines()
+        .find(|l| l.starts_with("trial "))
+        .unwrap_or_else(|| panic!("no trial line: {text}"));
+    assert!(
+        trial.contains("failed, as exec's first fork would")
+            && trial.contains("command `false` of strategy `a` ended with exit 1"),
+        "{trial}"
+    );
+    let estimate = text
+        .lines()
+        .find_map(|l| l.strip_prefix("estimate    "))
+        .unwrap();
+    assert!(
+        estimate.contains("a forecast from typical per-run costs: a trial run failed"),
+        "{estimate}"
+    );
+}

@@ -1,0 +1,417 @@
+//! Nothing left behind on the database server: a fork stopped by its
+//! timeout, Ctrl-C or SIGTERM has its queries cancelled and its sessions
+//! ended before runner exits; `check` runs its trials in a schema it drops;
+//! what rolled-back writes leave in a user's table is counted and said;
+//! arms that wait on each other's locks say so. Each test runs the real
+//! binary against the real server, in a database of its own.
+
+use crate::common;
+use common::leftovers::*;
+use common::*;
+use postgres::{Client, NoTls};
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+fn client(url: &str) -> Client {
+    Client::connect(url, NoTls).expect("connect")
+}
+
+/// The schemas runner made (`runner_<run id>`, `runner_check_<id>`) still
+/// in the test's database.
+fn runner_schemas(c: &mut Client) -> i64 {
+    c.query_one(
+        "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'runner\\_%'",
+        &[],
+    )
+    .unwrap()
+    .get(0)
+}
+
+/// Sessions in the test's database other than `c`'s own that run `like`.
+fn running(c: &mut Client, like: &str) -> i64 {
+    c.query_one(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+         AND pid <> pg_backend_pid() AND query LIKE $1",
+        &[&like],
+    )
+    .unwrap()
+    .get(0)
+}
+
+/// One arm that sleeps on the server far longer than any test waits.
+fn sleeper(timeout_s: u64) -> String {
+    format!(
+        r#"
+[strategies.s]
+kind = "sql"
+run = "SELECT pg_sleep(100)"
+[design]
+baseline = "s"
+treatment = "s"
+forks = 1
+warmup_pairs = 0
+pairs = 1
+fork_timeout_s = {timeout_s}
+"#
+    )
+}
+
+fn runner_on(dir: &Path, url: &str, args: &[&str]) -> std::process::Command {
+    let mut cmd = runner_std();
+    cmd.current_dir(dir)
+        .env("RUNNER_DATABASE_URL", url)
+        .env_remove("RUNNER_FAULT")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// `runner check SPEC` on `url`, run to its end.
+fn check_on(dir: &Path, url: &str, spec: &Path) -> std::process::Output {
+    runner_on(dir, url, &["check", spec.to_str().unwrap()])
+        .output()
+        .unwrap()
+}
+
+/// After `fork_timeout_s` the server went on running the query (at 99 %
+/// CPU, for hours, holding its locks) and runner exited only 10-14 s later.
+#[test]
+#[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
+fn a_timed_out_query_is_cancelled_on_the_server() {
+    let Some(url) = pg_url() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let spec = write_spec(t, "sleeper", &sleeper(3));
+    let started = Instant::now();
+    let o = runner_on(
+        t,
+        &url,
+        &["exec", spec.to_str().unwrap(), "--out", "o", "--quiet"],
+    )
+    .output()
+    .unwrap();
+    let took = started.elapsed();
+    let err = err_of(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("after the fork timeout of 3 s (design.fork_timeout_s)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("on the database server, runner cancelled the query that PostgreSQL backend")
+            && err.contains("(`SELECT pg_sleep(100);`) and ended its session"),
+        "{err}"
+    );
+    assert_eq!(running(&mut client(&url), "%pg_sleep(100)%"), 0);
+    // The run's start and the fork's set-up come before its timeout; the
+    // margin is one a loaded machine cannot break, and far below the
+    // 100 s the query would have slept.
+    assert!(took < Duration::from_secs(3 + 30), "{took:?}");
+}
+
+#[test]
+#[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
+fn ctrl_c_and_sigterm_cancel_the_running_query() {
+    let Some(url) = pg_url() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let spec = write_spec(t, "sleeper", &sleeper(600));
+    let mut c = client(&url);
+    for (command, signal) in [
+        ("exec", libc::SIGINT),
+        ("exec", libc::SIGTERM),
+        ("check", libc::SIGTERM),
+    ] {
+        let mut args = vec![command, spec.to_str().unwrap()];
+        if command == "exec" {
+            args.extend(["--out", "o", "--quiet"]);
+        }
+        let child = runner_on(t, &url, &args).spawn().unwrap();
+        wait_until("the query to run", Duration::from_secs(60), || {
+            running(&mut c, "%pg_sleep(100)%") > 0
+        });
+        let (o, took) = signal_and_wait(child, signal, Duration::from_secs(30));
+        let err = err_of(&o);
+        assert_eq!(o.status.code(), Some(1), "{command}: {err}");
+        assert_eq!(running(&mut c, "%pg_sleep(100)%"), 0, "{command}");
+        if command == "exec" {
+            assert!(
+                err.contains("runner cancelled the query that PostgreSQL backend"),
+                "{err}"
+            );
+        }
+        // Answered in the time a loaded machine needs, not the query's 100 s.
+        assert!(took < Duration::from_secs(15), "{command}: {took:?}");
+        assert!(!t.join("o.partial").exists(), "{err}");
+    }
+    let schemas = runner_schemas(&mut c);
+    assert_eq!(schemas, 0, "every run dropped its schema");
+}
+
+/// `check` on PostgreSQL ran no trials ("a guess from typical per-run
+/// costs") and sized a gate from a guessed baseline. Its trials now run in
+/// a schema it makes and drops, in transactions that are rolled back, and
+/// a trial that runs into the fork timeout has its query cancelled.
+#[test]
+#[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
+fn check_runs_its_trials_on_postgres_and_leaves_nothing() {
+    let Some(url) = pg_url() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let mut c = client(&url);
+    c.batch_execute(
+        "CREATE TABLE public.users AS SELECT g AS id, g % 10 AS grp FROM generate_series(1, 500) g",
+    )
+    .unwrap();
+    let spec = |setup: &str, b: &str| {
+        format!(
+            r#"
+[strategies.a]
+kind = "sql"
+search_path = ["public"]
+setup = "{setup}"
+run = "SELECT count(*) FROM mine WHERE grp = 3"
+[strategies.b]
+kind = "sql"
+search_path = ["public"]
+setup = "{setup}"
+run = "{b}"
+[design]
+baseline = "a"
+treatment = "b"
+fork_timeout_s = 3
+[gate]
+max_slowdown = "50%"
+"#
+        )
+    };
+    let setup = "CREATE TABLE mine AS SELECT * FROM users";
+    let good = write_spec(
+        t,
+        "good",
+        &spec(setup, "SELECT count(*) FROM mine WHERE grp + 0 = 3"),
+    );
+    let o = check_on(t, &url, &good);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", err_of(&o));
+    let trial = out
+        .lines()
+        .find(|l| l.starts_with("trial "))
+        .unwrap_or_else(|| panic!("no trial line: {out}"));
+    assert!(trial.contains("`a`") && trial.contains("`b`"), "{trial}");
+    assert!(
+        out.contains("trial runs per arm after a first one"),
+        "{out}"
+    );
+    // The gate's self-check is sized from the baseline the trials measured.
+    let measured = trial
+        .split("`a` ")
+        .nth(1)
+        .and_then(|r| r.split(',').next())
+        .unwrap()
+        .trim();
+    assert!(
+        out.contains(&format!(
+            "the trial runs' median baseline run of {measured}"
+        )),
+        "{out}"
+    );
+    // Outputs that differ: exit 2 before any run.
+    let differ = write_spec(
+        t,
+        "differ",
+        &spec(setup, "SELECT count(*) FROM mine WHERE grp < 4"),
+    );
+    let o = check_on(t, &url, &differ);
+    assert_refused(
+        &o,
+        &["check's trial run found that baseline `a` (sql) and treatment `b` (sql) disagree"],
+    );
+    // A table `setup` cannot see: said before the run.
+    let missing = write_spec(
+        t,
+        "missing",
+        &spec("CREATE TABLE mine AS SELECT * FROM nosuch", "SELECT 1"),
+    );
+    let o = check_on(t, &url, &missing);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("trial       failed, as exec's first fork would:")
+            && out.contains("relation \"nosuch\" does not exist"),
+        "{out}"
+    );
+    // A trial that runs into the fork timeout: its query is cancelled.
+    let sleeper = write_spec(t, "sleeper", &sleeper(2));
+    let o = check_on(t, &url, &sleeper);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("runner cancelled the query"), "{out}");
+    assert_eq!(running(&mut c, "%pg_sleep(100)%"), 0);
+    let left = runner_schemas(&mut c);
+    assert_eq!(left, 0, "check dropped the schemas of its trials");
+}
+
+/// `search_path` applied to `run` but not to `setup`, which could not see
+/// the user's tables ("relation ... does not exist").
+#[test]
+#[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
+fn setup_sees_the_users_tables_through_search_path() {
+    let Some(url) = pg_url() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    client(&url)
+        .batch_execute("CREATE SCHEMA shop; CREATE TABLE shop.users AS SELECT g AS id FROM generate_series(1, 100) g")
+        .unwrap();
+    let spec = write_spec(
+        t,
+        "setup",
+        r#"
+[strategies.s]
+kind = "sql"
+search_path = ["shop"]
+setup = "CREATE TABLE mine AS SELECT id FROM users WHERE id <= 10"
+run = "SELECT count(*) FROM mine JOIN users USING (id)"
+[design]
+baseline = "s"
+treatment = "s"
+forks = 1
+warmup_pairs = 0
+pairs = 2
+"#,
+    );
+    let o = runner_on(
+        t,
+        &url,
+        &["exec", spec.to_str().unwrap(), "--out", "o", "--quiet"],
+    )
+    .output()
+    .unwrap();
+    assert!(o.status.success(), "{}", err_of(&o));
+}
+
+/// A setup that UPDATEs every row of a user's table, rolled back as
+/// promised, left 400,988 dead row versions and 25 MB, and the report said
+/// the database "was unchanged".
+#[test]
+#[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
+fn a_rolled_back_update_is_reported_with_its_dead_rows() {
+    let Some(url) = pg_url() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let mut c = client(&url);
+    c.batch_execute(
+        "CREATE TABLE public.acc (id int PRIMARY KEY, v int NOT NULL) WITH (autovacuum_enabled = off);
+         INSERT INTO public.acc SELECT g, 0 FROM generate_series(1, 5000) g;",
+    )
+    .unwrap();
+    c.batch_execute("VACUUM ANALYZE public.acc").unwrap();
+    let sum = |c: &mut Client| -> i64 {
+        c.query_one("SELECT sum(v)::bigint FROM public.acc", &[])
+            .unwrap()
+            .get(0)
+    };
+    let spec = write_spec(
+        t,
+        "update",
+        r#"
+[strategies.s]
+kind = "sql"
+search_path = ["public"]
+setup = "UPDATE acc SET v = v + 1"
+run = "SELECT sum(v) FROM acc"
+[design]
+baseline = "s"
+treatment = "s"
+forks = 2
+warmup_pairs = 0
+pairs = 2
+"#,
+    );
+    let o = runner_on(
+        t,
+        &url,
+        &["exec", spec.to_str().unwrap(), "--out", "o", "--quiet"],
+    )
+    .output()
+    .unwrap();
+    assert!(o.status.success(), "{}", err_of(&o));
+    assert_eq!(sum(&mut c), 0, "the content is as it was");
+    let run = read_json(&t.join("o/run.json"));
+    for f in run["forks"].as_array().unwrap() {
+        let g = &f["database_guard"];
+        assert_eq!(g["held"], true, "{g}");
+        let r = &g["residue"][0];
+        assert_eq!(r["table"], "public.acc", "{g}");
+        assert!(r["dead_rows"].as_u64().unwrap() >= 5000, "{g}");
+        assert!(r["bytes"].as_u64().unwrap() > 0, "{g}");
+    }
+    let report = std::fs::read_to_string(t.join("o/report.md")).unwrap();
+    let line = report
+        .lines()
+        .find(|l| l.starts_with("- Your database:"))
+        .unwrap();
+    assert!(!line.contains("it was unchanged"), "{line}");
+    assert!(
+        line.contains(
+            "its content was unchanged after every one of the 2 forks, but rolled-back writes left"
+        ) && line.contains("dead row versions and")
+            && line.contains("in public.acc, in 2 of 2 forks")
+            && line.contains("until VACUUM reclaims them"),
+        "{line}"
+    );
+}
+
+/// Two arms that write the same rows in `setup` waited on each other's
+/// locks in silence, until `fork_timeout_s` (1800 s by default).
+#[test]
+#[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
+fn arms_that_wait_on_each_others_locks_say_which_lock() {
+    let Some(url) = pg_url() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    client(&url)
+        .batch_execute(
+            "CREATE TABLE public.acc AS SELECT g AS id, 0 AS v FROM generate_series(1, 100) g",
+        )
+        .unwrap();
+    let arm = r#"kind = "sql"
+search_path = ["public"]
+setup = "UPDATE acc SET v = v + 1"
+run = "SELECT sum(v) FROM acc""#;
+    let spec = write_spec(
+        t,
+        "locks",
+        &format!(
+            "[strategies.a]\n{arm}\n[strategies.b]\n{arm}\n[design]\nbaseline = \"a\"\ntreatment = \"b\"\nforks = 1\nwarmup_pairs = 0\npairs = 2\n"
+        ),
+    );
+    let started = Instant::now();
+    let o = runner_on(
+        t,
+        &url,
+        &["exec", spec.to_str().unwrap(), "--out", "o", "--quiet"],
+    )
+    .output()
+    .unwrap();
+    let err = err_of(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let warning = err
+        .lines()
+        .find(|l| l.starts_with("warning: cell 0 fork 0: PostgreSQL backend"))
+        .unwrap_or_else(|| panic!("no lock warning: {err}"));
+    assert!(
+        warning.contains("(`UPDATE acc SET v = v + 1`) for a ShareLock on transaction")
+            && warning.contains("held by backend")
+            && warning.contains("`runner worker runner_")
+            && warning.contains("the arms block each other"),
+        "{warning}"
+    );
+    // Ended by the connections' lock_timeout (10 s), not the fork timeout.
+    assert!(
+        started.elapsed() < Duration::from_secs(120),
+        "{:?}",
+        started.elapsed()
+    );
+}

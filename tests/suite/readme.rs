@@ -1,0 +1,878 @@
+//! The documented figures are the committed reports' and bench output's
+//! figures. Two blocks are generated here: the index of the committed
+//! report folders in `reports/README.md` (from each folder's `run.json` and
+//! `analysis.json` as committed at HEAD, through the same view-model and
+//! sentences as the reports), and the bench table in
+//! `docs/guide/performance.md` (from `benches/harness.txt`). After a
+//! re-measurement is committed, `UPDATE_README=1 cargo test --test suite readme::`
+//! rewrites both; without it, a difference fails and prints the expected
+//! block. A report folder re-run in the work tree (the README's first
+//! command rewrites `reports/aa`) does not change what is compared: the
+//! index describes what is committed. Outside the blocks and code, the
+//! README and the guide state no measured figure at all.
+
+use crate::common;
+
+use runner::analysis::Analysis;
+use runner::report::{context, format};
+use runner::run_folder::RunInfo;
+use std::path::{Path, PathBuf};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Report folders in the work tree, by name.
+fn report_dirs() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root().join("reports"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|d| d.join("run.json").is_file())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// `git show HEAD:PATH`, or `None` outside a git checkout (or for a file
+/// HEAD does not have).
+fn at_head(path: &str) -> Option<Vec<u8>> {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(root())
+        .args(["show", &format!("HEAD:{path}")])
+        .output()
+        .ok()?;
+    out.status.success().then_some(out.stdout)
+}
+
+/// The report folders as committed: each folder's files the index reads,
+/// copied from HEAD into `into` (a folder HEAD lacks is left out; outside a
+/// git checkout, the work tree's folders).
+fn committed_dirs(into: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for d in report_dirs() {
+        let name = d.file_name().unwrap().to_string_lossy().into_owned();
+        let Some(run) = at_head(&format!("reports/{name}/run.json")) else {
+            if at_head("README.md").is_none() {
+                out.push(d);
+            }
+            continue;
+        };
+        let copy = into.join(&name);
+        std::fs::create_dir_all(&copy).unwrap();
+        std::fs::write(copy.join("run.json"), run).unwrap();
+        for file in ["analysis.json", "report.md", "hyperfine-true.json"] {
+            if let Some(bytes) = at_head(&format!("reports/{name}/{file}")) {
+                std::fs::write(copy.join(file), bytes).unwrap();
+            }
+        }
+        out.push(copy);
+    }
+    out
+}
+
+fn wall(info: &RunInfo) -> String {
+    let parse = |t: &str| chrono::DateTime::parse_from_rfc3339(t).ok();
+    let (Some(a), Some(b)) = (
+        parse(&info.started_at),
+        info.finished_at.as_deref().and_then(parse),
+    ) else {
+        return "unfinished".into();
+    };
+    let s = (b - a).num_seconds();
+    if s < 60 {
+        format!("{s} s")
+    } else {
+        format!("{} min {} s", s / 60, s % 60)
+    }
+}
+
+/// One report's entry: where it is, what ran where, and its finding in the
+/// report's own sentences.
+fn report_entry(dir: &Path) -> String {
+    let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let info = RunInfo::read(&dir.join("run.json")).unwrap();
+    let json = std::fs::read_to_string(dir.join("analysis.json")).unwrap();
+    let analysis: Analysis = serde_json::from_str(&json).unwrap();
+    let ctx = context::build(&info, &analysis);
+    let env = &info.environment;
+    let load = match env.load_after {
+        Some(after) => format!("load {} to {}", env.load_before[0], after[0]),
+        None => format!("load {}", env.load_before[0]),
+    };
+    let database = ctx
+        .database
+        .as_ref()
+        .map_or("Ran without a database".to_string(), |d| {
+            format!("Ran on {}", d.label)
+        });
+    let date = info.started_at.get(..10).unwrap_or(&info.started_at);
+    // A sequential design runs a share of its planned jobs.
+    let jobs = match ctx.stop {
+        Some(_) => format!("{} of {}", ctx.run.forks_run, ctx.run.jobs),
+        None => ctx.run.jobs.to_string(),
+    };
+    let mut out = format!(
+        "**[`reports/{name}`]({name}/report.md)**: {}\n{database}; measured {date}; {jobs} jobs in {} on {}, {} logical cores, {load}.\n`{}`\n\n",
+        info.spec.experiment.title,
+        wall(&info),
+        env.cpu_model,
+        env.logical_cores,
+        ctx.reproduce.command,
+    );
+    let exp = &info.spec.experiment;
+    if let Some(g) = &ctx.gate {
+        out.push_str(&format!(
+            "- Gate (`{}`): {}. {}\n- {}\n",
+            g.data.max_slowdown, g.view.label, g.view.verdict, g.view.self_check
+        ));
+    }
+    // A sequential design: where its cells stopped is its answer (the
+    // stop-validity run has 200 groups, each with its own lines).
+    if let Some(s) = &ctx.stop {
+        out.push_str(&format!("- Stopping: {}. {}\n", s.rule, s.forks));
+        for line in [&s.at_zero, &s.at_delays].into_iter().flatten() {
+            out.push_str(&format!("- {line}\n"));
+        }
+    }
+    if ctx.stop.is_none() && (exp.design.is_aa() || ctx.run.has_delays) {
+        for g in &ctx.headline.groups {
+            let v = &g.view;
+            let label = if ctx.headline.groups.len() > 1 {
+                format!("{}: ", v.label)
+            } else {
+                String::new()
+            };
+            for line in [
+                &v.threshold,
+                &v.larger_missed,
+                &v.false_positives,
+                &v.separate_runs,
+                &v.two_speeds,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                out.push_str(&format!("- {label}{line}\n"));
+            }
+        }
+    }
+    let delayed: Vec<_> = ctx.cells.iter().filter(|c| c.data.delay_ns > 0).collect();
+    if !delayed.is_empty() && info.imported.is_none() && ctx.stop.is_none() {
+        let each = |f: &dyn Fn(&runner::analysis::Calibration, u32) -> String| {
+            delayed
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{} {}",
+                        c.view.label,
+                        f(&c.data.calibration, c.data.forks_total)
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        out.push_str(&format!(
+            "- Calibration: forks whose interval covered the wait actually injected: {}; residual bias (pooled median D − median injected): {}.\n",
+            each(&|k, n| format!("{}/{n}", k.forks_covering_spin)),
+            each(&|k, _| format::duration(k.residual_bias_ns)),
+        ));
+    }
+    // A hyperfine run of the same command beside the report (command-floor).
+    let hyperfine = dir.join("hyperfine-true.json");
+    if hyperfine.is_file() {
+        let h: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&hyperfine).unwrap()).unwrap();
+        let r = &h["results"][0];
+        let s = |k: &str| format::duration(r[k].as_f64().unwrap() * 1e9);
+        let zero = ctx.cells.iter().find(|c| c.data.delay_ns == 0);
+        out.push_str(&format!(
+            "- Beside it on the same machine, `hyperfine -N --warmup 100 --runs 3000 true` (`{name}/hyperfine-true.json`): mean {} ± {} (sd), median {}, range {} to {}; runner's median baseline run at d = 0: {}. hyperfine reports the spread of separate runs; runner the paired difference and the smallest delay every fork saw.\n",
+            s("mean"),
+            s("stddev"),
+            s("median"),
+            s("min"),
+            s("max"),
+            zero.map_or("n/a".into(), |c| format::duration(c.data.pooled.baseline_median_ns)),
+        ));
+    }
+    if !exp.design.is_aa() {
+        for c in &ctx.cells {
+            let p = &c.data.pooled;
+            out.push_str(&format!(
+                "- {}: `{}` − `{}` = {} per run, slower in {} of pairs.\n",
+                c.view.label,
+                exp.design.treatment,
+                exp.design.baseline,
+                format::estimate(p.median_ns, p.ci_ns[0], p.ci_ns[1]),
+                format::percent(p.share_slower),
+            ));
+        }
+    }
+    out
+}
+
+/// The README's validity paragraph: per committed `reports/validity*`
+/// folder, the A/A false positives at d = 0 and the forks that covered the
+/// injected wait at each delay.
+/// The central 95 % range of Binomial(n, p): what chance alone gives.
+fn chance_range(n: u32, p: f64) -> (u32, u32) {
+    let quantile = |q: f64| {
+        (0..=n)
+            .find(|&k| runner::stats::gate::binomial_cdf(k, n, p) >= q)
+            .unwrap_or(n)
+    };
+    (quantile(0.025), quantile(0.975))
+}
+
+fn validity_block(dirs: &[PathBuf]) -> String {
+    let mut out = String::new();
+    for dir in dirs {
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        // Not a previous report an exec moved aside (`validity.old`).
+        if !name.starts_with("validity") || name.contains('.') {
+            continue;
+        }
+        let info = RunInfo::read(&dir.join("run.json")).unwrap();
+        let json = std::fs::read_to_string(dir.join("analysis.json")).unwrap();
+        let analysis: Analysis = serde_json::from_str(&json).unwrap();
+        let ctx = context::build(&info, &analysis);
+        let target = ctx
+            .database
+            .as_ref()
+            .map_or_else(|| ctx.spec.baseline_kind.to_string(), |d| d.label.clone());
+        let mut parts = Vec::new();
+        for c in &analysis.cells {
+            let n = c.forks_total;
+            let miss = 1.0 - analysis.confidence;
+            if c.delay_ns == 0 {
+                let (lo, hi) = chance_range(n, miss);
+                parts.push(format!(
+                    "at d = 0, {} of {n} forks' intervals excluded 0 (chance alone: {lo} to {hi} in 95 % of runs; the ranges below are chance's too)",
+                    c.forks_seen + c.forks_reversed,
+                ));
+            } else {
+                let (lo, hi) = chance_range(n, analysis.confidence);
+                parts.push(format!(
+                    "at {} {}/{n} covered the injected wait ({lo} to {hi}) and {}/{n} saw it",
+                    format::delay(c.delay_ns as f64),
+                    c.calibration.forks_covering_spin,
+                    c.forks_seen
+                ));
+            }
+        }
+        out.push_str(&format!(
+            "- {target} ([`reports/{name}`](reports/{name}/report.md), measured {}): {}.\n",
+            info.started_at.get(..10).unwrap_or(&info.started_at),
+            parts.join("; ")
+        ));
+    }
+    out
+}
+
+/// The README's example of a Finding: the first sentence of a committed
+/// plain A/B report's Finding, quoted as the report prints it.
+fn finding_block(dirs: &[PathBuf]) -> String {
+    const SOURCE: &str = "stop-gzip";
+    let dir = dirs
+        .iter()
+        .find(|d| d.file_name().is_some_and(|n| n == SOURCE))
+        .unwrap_or_else(|| panic!("reports/{SOURCE} is committed"));
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    let finding = common::section(&report, "Finding")
+        .and_then(|text| text.trim_start().lines().next())
+        .unwrap_or_else(|| panic!("reports/{SOURCE}/report.md has a Finding"));
+    let sentence = finding
+        .find(" forks.")
+        .map_or(finding, |end| &finding[..end + " forks.".len()]);
+    // Indented as a part of the list item, up to the END marker.
+    format!("   > {sentence}\n   ")
+}
+
+fn reports_block(dirs: &[PathBuf]) -> String {
+    dirs.iter()
+        .map(|d| report_entry(d))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Where the cells of every committed sequential design (`[design.stop]`)
+/// stopped: per report, per cell (a report of more than ten cells: per
+/// delay), the forks run and why, against `max_forks`.
+fn stop_block(dirs: &[PathBuf]) -> String {
+    let mut out = String::from(
+        "| report | cells | forks run per cell | stopped because | of `max_forks` |\n|---|---|---|---|---|\n",
+    );
+    for dir in dirs {
+        let info = RunInfo::read(&dir.join("run.json")).unwrap();
+        let Some(rule) = info.spec.experiment.design.stop else {
+            continue;
+        };
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let json = std::fs::read_to_string(dir.join("analysis.json")).unwrap();
+        let analysis: Analysis = serde_json::from_str(&json).unwrap();
+        let ctx = context::build(&info, &analysis);
+        let many = ctx.cells.len() > 10;
+        let mut groups: Vec<(String, Vec<&runner::analysis::stop::CellStop>)> = Vec::new();
+        for c in &ctx.cells {
+            let key = if many {
+                format!("d = {}", c.view.delay)
+            } else {
+                c.view.label.clone()
+            };
+            let stop = c
+                .data
+                .stop
+                .as_ref()
+                .expect("a sequential design's cells stop");
+            match groups.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, v)) => v.push(stop),
+                None => groups.push((key, vec![stop])),
+            }
+        }
+        for (i, (key, stops)) in groups.iter().enumerate() {
+            let first = if i == 0 {
+                format!(
+                    "[`reports/{name}`](../../reports/{name}/report.md), measured {}",
+                    info.started_at.get(..10).unwrap_or(&info.started_at)
+                )
+            } else {
+                String::new()
+            };
+            let forks: Vec<u32> = stops.iter().map(|s| s.forks_run).collect();
+            let (lo, hi) = (*forks.iter().min().unwrap(), *forks.iter().max().unwrap());
+            let run = if lo == hi {
+                lo.to_string()
+            } else {
+                format!(
+                    "{lo} to {hi}, mean {:.1}",
+                    f64::from(forks.iter().sum::<u32>()) / forks.len() as f64
+                )
+            };
+            let mut reasons: Vec<(String, usize)> = Vec::new();
+            for s in stops {
+                let r = s.reason.to_string();
+                match reasons.iter_mut().find(|(k, _)| *k == r) {
+                    Some((_, n)) => *n += 1,
+                    None => reasons.push((r, 1)),
+                }
+            }
+            let why: Vec<String> = reasons
+                .iter()
+                .map(|(r, n)| {
+                    if stops.len() == 1 {
+                        format!("`{r}`")
+                    } else {
+                        format!("`{r}` {n}")
+                    }
+                })
+                .collect();
+            let cells = if stops.len() == 1 {
+                key.clone()
+            } else {
+                format!("{key} ({} cells)", stops.len())
+            };
+            out.push_str(&format!(
+                "| {first} | {cells} | {run} | {} | {} |\n",
+                why.join(", "),
+                rule.max_forks
+            ));
+        }
+    }
+    out
+}
+
+/// The wall time to an answer in docs/guide/performance.md, from
+/// `benches/stop-gzip.txt` (`sh experiments/stop-gzip.sh`): each run, and
+/// whether every sequential interval holds every fixed run's answer.
+fn gzip_block() -> String {
+    let text = std::fs::read_to_string(root().join("benches/stop-gzip.txt")).unwrap();
+    let mut out = String::from(
+        "| design | wall time | forks | mean of fork estimates [stopping interval] | hierarchical median |\n|---|---:|---:|---|---|\n",
+    );
+    let (mut seq, mut fixed) = (Vec::new(), Vec::new());
+    for l in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
+        let design = l.split_whitespace().next().unwrap();
+        let word_after = |key: &str| {
+            l.split(key)
+                .nth(1)
+                .unwrap()
+                .split_whitespace()
+                .next()
+                .unwrap()
+        };
+        let wall: f64 = word_after("wall").parse().unwrap();
+        let forks: u32 = word_after("forks").parse().unwrap();
+        let rest = l.split("estimates").nth(1).unwrap();
+        let v: Vec<f64> = rest
+            .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .filter(|t| !t.is_empty())
+            .map(|t| t.parse().unwrap())
+            .collect();
+        let (mean, lo, hi, hier) = (v[0], v[1], v[2], v[3]);
+        out.push_str(&format!(
+            "| {design} | {wall:.2} s | {forks} | {mean:.1} [{lo:.1}, {hi:.1}] µs | {hier:.1} µs |\n"
+        ));
+        match design {
+            "sequential" => seq.push((wall, lo, hi)),
+            _ => fixed.push((wall, mean)),
+        }
+    }
+    let range = |w: Vec<f64>| {
+        let (a, b) = w
+            .iter()
+            .fold((f64::INFINITY, 0f64), |(a, b), x| (a.min(*x), b.max(*x)));
+        format!("{a:.2} to {b:.2} s")
+    };
+    let held = seq
+        .iter()
+        .all(|&(_, lo, hi)| fixed.iter().all(|&(_, m)| lo <= m && m <= hi));
+    out.push_str(&format!(
+        "\nThe sequential design answered in {} ({} runs), the fixed 10-fork design in {}; {} sequential stopping interval held every fixed run's mean of fork estimates.\n",
+        range(seq.iter().map(|s| s.0).collect()),
+        seq.len(),
+        range(fixed.iter().map(|f| f.0).collect()),
+        if held { "every" } else { "not every" },
+    ));
+    out
+}
+
+/// `runner ab` beside `hyperfine -N --warmup 3` in docs/guide/performance.md,
+/// from `benches/ab-hyperfine.txt` (`sh benches/ab-hyperfine.sh`): each
+/// run's wall time and answer, and runner's wall time as a share of
+/// hyperfine's in the same round. Until that output is committed, the
+/// block says so.
+fn ab_block() -> String {
+    let text = std::fs::read_to_string(root().join("benches/ab-hyperfine.txt")).unwrap();
+    let when = text
+        .lines()
+        .find_map(|l| l.strip_prefix("# sh benches/ab-hyperfine.sh: "));
+    let runs: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .collect();
+    let Some(when) = when.filter(|_| !runs.is_empty()) else {
+        return "Not measured yet: the output of `sh benches/ab-hyperfine.sh` on a quiet machine is committed as `benches/ab-hyperfine.txt`.\n".into();
+    };
+    let mut out = format!(
+        "Measured {when}.\n\n| tool | wall time | forks | measured runs | answer |\n|---|---:|---:|---:|---|\n"
+    );
+    let (mut runner, mut hyperfine) = (Vec::new(), Vec::new());
+    for l in runs {
+        let tool = l.split_whitespace().next().unwrap();
+        let word = |key: &str| {
+            l.split(key)
+                .nth(1)
+                .unwrap()
+                .split_whitespace()
+                .next()
+                .unwrap()
+        };
+        let wall: f64 = word("wall").parse().unwrap();
+        let answer = l.split("gzip -2").nth(1).unwrap().trim();
+        let (label, answer) = match tool {
+            "runner" => {
+                runner.push(wall);
+                (
+                    "`runner ab`",
+                    format!(
+                        "`gzip -2 -c` {answer} (paired ratio of medians, 95 % stopping interval)"
+                    ),
+                )
+            }
+            _ => {
+                hyperfine.push(wall);
+                (
+                    "`hyperfine -N --warmup 3`",
+                    format!(
+                        "`gzip -2 -c` {} (ratio of means ± propagated sd)",
+                        answer.replace("+-", "±")
+                    ),
+                )
+            }
+        };
+        out.push_str(&format!(
+            "| {label} | {wall:.2} s | {} | {} | {answer} |\n",
+            word("forks"),
+            word("runs")
+        ));
+    }
+    let shares: Vec<f64> = runner.iter().zip(&hyperfine).map(|(r, h)| r / h).collect();
+    let (lo, hi) = shares
+        .iter()
+        .fold((f64::INFINITY, 0f64), |(a, b), x| (a.min(*x), b.max(*x)));
+    out.push_str(&format!(
+        "\nRound by round, `runner ab` took {lo:.2}x to {hi:.2}x of hyperfine's wall time ({} round(s)).\n",
+        shares.len()
+    ));
+    out
+}
+
+/// The number after `key` in `line` (up to the next space or `;`).
+fn after<'a>(line: &'a str, key: &str) -> &'a str {
+    let rest = &line[line
+        .find(key)
+        .unwrap_or_else(|| panic!("{key:?} in {line:?}"))
+        + key.len()..];
+    rest.split([' ', ';']).next().unwrap()
+}
+
+/// The cost figures of `benches/scale.sh`, as committed in
+/// `benches/scale.txt`: its first line says when and under what load.
+fn scale_block() -> String {
+    let text = std::fs::read_to_string(root().join("benches/scale.txt")).unwrap();
+    let mut lines = text.lines();
+    let when = lines
+        .next()
+        .and_then(|l| l.strip_prefix("# "))
+        .expect("benches/scale.txt starts with `# when, CPUs, load average`");
+    let goal = |label: &str| {
+        if label.contains("x 100") {
+            "≤ 120 bytes a pair; ≤ 15x the time of aa x 10"
+        } else if label.starts_with("report") {
+            "≤ 0.5 s on 2 cores"
+        } else {
+            ""
+        }
+    };
+    let mut out = format!("Measured {when}.\n\n| figure | goal | measured |\n|---|---|---|\n");
+    for l in lines.filter(|l| !l.trim().is_empty()) {
+        let (label, rest) = l.split_once(": ").expect("`label: figures`");
+        out.push_str(&format!("| {label} | {} | {rest} |\n", goal(label)));
+    }
+    out
+}
+
+fn bench_block() -> String {
+    let text = std::fs::read_to_string(root().join("benches/harness.txt")).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    let find = |prefix: &str| -> Vec<&str> {
+        lines
+            .iter()
+            .copied()
+            .filter(|l| l.starts_with(prefix))
+            .collect()
+    };
+    let floor = find("floor:");
+    let floor = floor.first().expect("a floor: line");
+    let delays = find("delay ");
+    let analysis = find("analysis:");
+    let analysis = analysis.first().expect("an analysis: line");
+    let each =
+        |f: &dyn Fn(&str) -> String| delays.iter().map(|l| f(l)).collect::<Vec<_>>().join(" / ");
+    format!(
+        "| figure | goal | measured |\n|---|---|---|\n\
+         | harness floor: median of a timed `noop` run (call and wait mechanism at d = 0) vs one `Instant::now()` | ratio ≤ 4 | {} ns vs {} ns (ratio {}) |\n\
+         | injected delay accuracy, median(spin_ns) − d at {} µs | ≤ 1 % + 100 ns ({} ns) | {} ns |\n\
+         | residual bias of the wait mechanism, median(D) − median(spin_ns), same delays | ≤ one clock read | {} ns |\n\
+         | analysis of a 10-fork x 8-delay x 300-pair grid, 2000 resamples | < 1 s | {} s (best of 3) |\n",
+        after(floor, "median "),
+        after(floor, "clock read "),
+        after(floor, "ratio "),
+        each(&|l| after(l, "delay ").to_string()),
+        each(&|l| after(l, "goal <= ").to_string()),
+        each(&|l| after(l, "- d = ").to_string()),
+        each(&|l| after(l, "residual bias = ").to_string()),
+        after(analysis, "resamples: "),
+    )
+}
+
+/// The line of `benches/history.txt` as a table row.
+fn history_bench_block() -> String {
+    let text = std::fs::read_to_string(root().join("benches/history.txt")).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("history:"))
+        .expect("a history: line");
+    format!(
+        "| figure | goal | measured |\n|---|---|---|\n\
+         | `runner history` over 50 committed versions of a 2-cell x 4-fork x 50-pair report folder | < 5 s | {} s (best of 3) |\n",
+        after(line, "folder: ")
+    )
+}
+
+/// `text` (of `file`) with the block `name` replaced by `body`; errors
+/// when the markers are missing.
+fn with_block(text: &str, file: &str, name: &str, body: &str) -> String {
+    let begin = format!("<!-- BEGIN generated: {name} -->\n");
+    let end = format!("<!-- END generated: {name} -->");
+    let a = text
+        .find(&begin)
+        .unwrap_or_else(|| panic!("{file} lacks {begin:?}"))
+        + begin.len();
+    let b = text[a..]
+        .find(&end)
+        .unwrap_or_else(|| panic!("{file} lacks {end:?}"))
+        + a;
+    format!("{}{body}{}", &text[..a], &text[b..])
+}
+
+/// Compares (or, with UPDATE_README=1, rewrites) `file`'s block `name`.
+fn check_block(file: &str, name: &str, body: &str) {
+    let path = root().join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let expected = with_block(&text, file, name, body);
+    if std::env::var("UPDATE_README").as_deref() == Ok("1") {
+        std::fs::write(&path, &expected).unwrap();
+        return;
+    }
+    if text != expected {
+        let first = text
+            .lines()
+            .zip(expected.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(text.lines().count().min(expected.lines().count()));
+        panic!(
+            "{file}'s generated figures differ from the committed reports and benches/harness.txt from line {} on:\n  {file}: {:?}\n  expected: {:?}\nRewrite them with: UPDATE_README=1 cargo test --test suite readme::",
+            first + 1,
+            text.lines().nth(first).unwrap_or(""),
+            expected.lines().nth(first).unwrap_or(""),
+        );
+    }
+}
+
+#[test]
+fn the_report_index_and_bench_figures_are_the_committed_ones() {
+    let tmp = tempfile::tempdir().unwrap();
+    // UPDATE_README=1 writes what the work tree holds (commit the reports
+    // first); the check compares with what HEAD holds.
+    let dirs = if std::env::var("UPDATE_README").as_deref() == Ok("1") {
+        report_dirs()
+    } else {
+        committed_dirs(tmp.path())
+    };
+    check_block("reports/README.md", "reports", &reports_block(&dirs));
+    check_block("README.md", "validity", &validity_block(&dirs));
+    check_block("README.md", "finding", &finding_block(&dirs));
+    check_block("docs/guide/performance.md", "bench", &bench_block());
+    check_block(
+        "docs/guide/performance.md",
+        "history-bench",
+        &history_bench_block(),
+    );
+    check_block("docs/guide/performance.md", "scale", &scale_block());
+    check_block("docs/guide/performance.md", "stops", &stop_block(&dirs));
+    check_block("docs/guide/performance.md", "stop-gzip", &gzip_block());
+    check_block("docs/guide/performance.md", "ab-hyperfine", &ab_block());
+}
+
+/// A measured figure (a duration or a percentage) in README prose must sit
+/// in a generated block; code blocks and these configured values are fine.
+/// The confidence (95 %), its one-sided tail (2.5 %) and the gate's
+/// default bars (`max_false_block` 10 %, `min_power` 80 %) are settings.
+const CONFIGURED: &[&str] = &[
+    "95 %",
+    "2.5 %",
+    "10 %",
+    "80 %",
+    "±1 %",
+    "a 250 ms sample",
+    "delays ≤ 1 s",
+    "`connect_timeout` 10 s",
+    "`statement_timeout` 60 s",
+    "`lock_timeout` 10 s",
+];
+
+/// The prose the rule holds for: the README, the guide and the index.
+fn prose_files() -> Vec<PathBuf> {
+    let mut files = vec![root().join("README.md"), root().join("reports/README.md")];
+    let mut guide: Vec<PathBuf> = std::fs::read_dir(root().join("docs/guide"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    guide.sort();
+    files.extend(guide);
+    files
+}
+
+#[test]
+fn no_measured_figure_lives_outside_the_generated_blocks() {
+    let mut stray = Vec::new();
+    for path in prose_files() {
+        stray.extend(
+            stray_figures(&std::fs::read_to_string(&path).unwrap())
+                .into_iter()
+                .map(|l| format!("{}: {l}", path.strip_prefix(root()).unwrap().display())),
+        );
+    }
+    assert!(
+        stray.is_empty(),
+        "measured figures outside the generated blocks (name the committed report they come from, or move them into a block):\n{}",
+        stray.join("\n")
+    );
+}
+
+fn stray_figures(readme: &str) -> Vec<String> {
+    let (mut in_code, mut in_block) = (false, false);
+    let mut stray = Vec::new();
+    for (i, line) in readme.lines().enumerate() {
+        if line.starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        // A block may sit indented inside a list item.
+        if line.trim_start().starts_with("<!-- BEGIN generated:") {
+            in_block = true;
+        } else if line.trim_start().starts_with("<!-- END generated:") {
+            in_block = false;
+        }
+        if in_code || in_block {
+            continue;
+        }
+        let mut prose = line.to_string();
+        for c in CONFIGURED.iter() {
+            prose = prose.replace(c, "");
+        }
+        // Drop inline code: flags and keys such as `--set grid.delay_us=[0,100]`.
+        let prose: String = prose.split('`').step_by(2).collect();
+        let words: Vec<&str> = prose.split_whitespace().collect();
+        for w in words.windows(2) {
+            let number = w[0].trim_start_matches(['~', '(', '[', '-', '−']);
+            let is_number = !number.is_empty()
+                && number.chars().all(|c| c.is_ascii_digit() || c == '.')
+                && number.chars().next().is_some_and(|c| c.is_ascii_digit());
+            let unit = w[1].trim_end_matches([',', '.', ';', ')', ']', ':']);
+            if is_number && ["ns", "µs", "ms", "s", "%", "min"].contains(&unit) {
+                stray.push(format!("line {}: {line}", i + 1));
+            }
+        }
+    }
+    stray
+}
+
+/// A gated report (such as `reports/gate-aa` once measured) gets its
+/// verdict and self-check in the block, in the report's own sentences.
+/// Two forks give the self-check one fork a cell (a quarter, rounded up).
+#[test]
+fn a_gated_report_shows_its_verdict_and_false_alarms_in_the_block() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = tmp.path().join("g.toml");
+    std::fs::write(
+        &spec,
+        "seed = 1\n[strategies.n]\nkind = \"noop\"\n[design]\nbaseline = \"n\"\ntreatment = \"n\"\nforks = 2\nwarmup_pairs = 2\npairs = 30\n[analysis]\nresamples = 100\n[gate]\nmax_slowdown = \"2us\"\nmax_false_block = 0.9\nmin_power = 0.2\n",
+    )
+    .unwrap();
+    let out = tmp.path().join("gate-aa");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_runner"))
+        .args(["exec", spec.to_str().unwrap(), "--quiet", "--out"])
+        .arg(&out)
+        .env_remove("RUNNER_DATABASE_URL")
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    let entry = report_entry(&out);
+    assert!(entry.contains("- Gate (`2us`): PASS. "), "{entry}");
+    assert!(
+        entry.contains("- Self-check (`n` against itself"),
+        "{entry}"
+    );
+    assert!(
+        entry.contains("with nothing changed the rule blocked 0 of 1 fork"),
+        "{entry}"
+    );
+}
+
+/// The README's minimal experiment (its first `toml` block) and its SQL
+/// strategy (the second) are valid files that run, as the README says.
+#[test]
+fn the_readmes_minimal_experiments_run() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    // Not the file `runner ab` wrote (the next test reads that one).
+    let blocks: Vec<&str> = readme
+        .split("```toml\n")
+        .skip(1)
+        .map(|b| b.split("```").next().unwrap())
+        .filter(|b| !b.starts_with(AB_WROTE))
+        .collect();
+    assert!(blocks.len() >= 2, "the README has its two toml blocks");
+    let tmp = tempfile::tempdir().unwrap();
+    let small = [
+        "--set",
+        "design.forks=2",
+        "--set",
+        "design.warmup_pairs=1",
+        "--set",
+        "design.pairs=5",
+    ];
+    let sql = format!(
+        "{}\n[design]\nbaseline = \"lookup\"\ntreatment = \"lookup\"\n",
+        blocks[1]
+    );
+    for (name, text) in [("mine", blocks[0].to_string()), ("lookup", sql)] {
+        let spec = tmp.path().join(format!("{name}.toml"));
+        std::fs::write(&spec, &text).unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_runner"))
+            .current_dir(tmp.path())
+            .args(["exec", spec.to_str().unwrap(), "--quiet", "--out", name])
+            .args(small)
+            .env_remove("RUNNER_DATABASE_URL")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(tmp.path().join(name).join("report.md").is_file());
+    }
+}
+
+/// The first line of every file `runner ab` writes.
+const AB_WROTE: &str = "# Written by `runner ab`:";
+
+/// The README's first `runner` command after its two getting-started
+/// commands is `runner ab`, and the file it shows is byte for byte the one
+/// that command writes.
+#[test]
+fn the_readmes_runner_ab_line_writes_the_file_it_shows() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let first_command = readme
+        .split("```sh\n")
+        .skip(1)
+        .find_map(|b| {
+            b.split("```")
+                .next()
+                .unwrap()
+                .lines()
+                .find(|l| l.starts_with("runner "))
+        })
+        .expect("a sh block with a runner command");
+    assert!(first_command.starts_with("runner ab "), "{first_command}");
+    let shown = readme
+        .split("```toml\n")
+        .skip(1)
+        .map(|b| b.split("```").next().unwrap())
+        .find(|b| b.starts_with(AB_WROTE))
+        .expect("the file runner ab wrote, in a toml block");
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("input.txt"), "1\n2\n").unwrap();
+    let words = shlex::split(first_command.strip_prefix("runner ").unwrap()).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_runner"))
+        .current_dir(tmp.path())
+        .args(&words[..1])
+        .arg("--no-run")
+        .args(&words[1..])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let path = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    let written = std::fs::read_to_string(tmp.path().join(&path)).unwrap();
+    // The header records the command as given (without --no-run).
+    assert_eq!(
+        written, shown,
+        "README.md's file differs from what `{first_command}` writes"
+    );
+}
