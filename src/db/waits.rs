@@ -44,6 +44,8 @@ pub struct Sampler {
     run: Arc<AtomicU32>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<Result<Vec<Sample>, DbError>>>,
+    /// The sampler's own backend, whose CPU time is the run's.
+    pid: Option<u32>,
 }
 
 impl Sampler {
@@ -52,6 +54,10 @@ impl Sampler {
         client
             .batch_execute("SET application_name TO 'runner wait sampler'")
             .map_err(pg("start the wait sampler"))?;
+        let pid = client
+            .query_one("SELECT pg_backend_pid()", &[])
+            .ok()
+            .map(|r| r.get::<_, i32>(0) as u32);
         let query = client
             .prepare(
                 "SELECT coalesce(wait_event_type, 'CPU') FROM pg_stat_activity \
@@ -85,7 +91,13 @@ impl Sampler {
             run,
             stop,
             thread: Some(thread),
+            pid,
         })
+    }
+
+    /// The sampler connection's backend process.
+    pub fn backend_pid(&self) -> Option<u32> {
+        self.pid
     }
 
     /// Run `index` (counted from 0 over the instance's timed runs) starts.

@@ -91,6 +91,18 @@ impl Arms {
         Ok(pids)
     }
 
+    /// Every database server process serving the arms (each concurrent
+    /// client's too): the CPU time that is the fork's own.
+    fn serving_pids(&mut self) -> Result<Vec<u32>> {
+        let mut pids = self.baseline.serving_pids()?;
+        if let Some(t) = &mut self.treatment {
+            pids.extend(t.serving_pids()?);
+        }
+        pids.sort_unstable();
+        pids.dedup();
+        Ok(pids)
+    }
+
     /// Once per fork, after the last run: each instance's teardown.
     fn teardown(&mut self) -> Result<()> {
         self.done = true;
@@ -348,7 +360,8 @@ fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> 
     }
     // The backends' CPU time from here to the end of the timed runs falls
     // inside the parent's sentinel window (go to the first record).
-    let backend_ticks_at_go = apply::ticks(&pids);
+    let serving = arms.serving_pids()?;
+    let backend_ticks_at_go = apply::ticks(&serving);
 
     // The fork's records stay here until its last timed run: the parent
     // does no work while a worker measures (docs/guide/how-a-run-works.md), and no run
@@ -388,7 +401,7 @@ fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> 
         database: apply::database_side(&pids, backends, embedded),
         cpus: std::mem::take(&mut timer.cpus),
         backend_cpus,
-        backend_ticks: apply::ticks(&pids).saturating_sub(backend_ticks_at_go),
+        backend_ticks: apply::ticks(&serving).saturating_sub(backend_ticks_at_go),
     };
     let usage = records.iter().any(|r| r.usage.is_some());
     for r in records {

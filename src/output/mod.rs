@@ -29,6 +29,9 @@ pub const COMPARISON_PLOTS: [&str; 2] = ["effect.svg", "distributions.svg"];
 /// A sequential run's stopping path (`[design.stop]`), beside either
 /// kind's plots.
 pub const STOP_PLOT: &str = "stop.svg";
+/// A comparison swept over concurrent clients (`[grid] clients`): its
+/// speed ratio against the number of clients.
+pub const CLIENTS_PLOT: &str = "clients.svg";
 
 pub mod atomic;
 pub mod guard;

@@ -204,6 +204,11 @@ pub fn bind(exp: &Experiment, cell: &Cell, name: &str) -> StrategyKind {
             kind.apply(&s.values[i]);
         }
     }
+    // A swept `clients` sets every sql arm of the cell alike.
+    let clients = cell.params.get(crate::spec::CLIENTS_KEY);
+    if let (StrategyKind::Sql(_), Some(n)) = (&kind, clients.and_then(|v| v.as_u64())) {
+        kind.apply(&crate::spec::Field::Clients(n as u32));
+    }
     let fill = |text: &str, into: placeholder::Quoting| -> String {
         placeholder::substitute(text, false, |n| match cell.params.get(n) {
             Some(v) if !n.starts_with("strategies.") => {

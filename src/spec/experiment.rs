@@ -168,6 +168,9 @@ impl Design {
     }
 }
 
+/// The `[grid]` key that sweeps every `sql` arm's concurrent clients together.
+pub const CLIENTS_KEY: &str = "clients";
+
 /// The swept parameters; every combination is one cell.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Grid {
@@ -191,6 +194,12 @@ pub struct Grid {
     /// when not swept (every cell then has `design.layout`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub layout: Vec<crate::layout::Layout>,
+    /// Swept concurrent clients (`clients = [1, 4, 8]`), in the file's
+    /// order: each cell sets `clients` of every `sql` arm to its value, so
+    /// both arms of a cell always run at the same level of contention.
+    /// Empty when not swept (each arm then has its own `clients`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clients: Vec<u32>,
     /// `[grid.labels]`: short names for a swept key's values, in the order
     /// of its values, shown in reports instead of the values themselves.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -262,6 +271,12 @@ impl Grid {
         if !self.layout.is_empty() {
             let written = self.layout.iter().map(|l| l.to_string().into());
             out.push(("layout".into(), written.collect()));
+        }
+        if !self.clients.is_empty() {
+            out.push((
+                CLIENTS_KEY.into(),
+                self.clients.iter().map(|&n| n.into()).collect(),
+            ));
         }
         out.sort_by(|a, b| a.0.cmp(&b.0));
         out

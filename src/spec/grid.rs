@@ -5,7 +5,10 @@
 //! - bare keys (`plans`, `months`, `rows`, ...): cell parameters, read by the
 //!   preview (`plans`, `months`) and by `{name}` placeholders;
 //! - `strategies.NAME.KEY` (quoted, or as a nested table): that strategy key,
-//!   one validated value per cell.
+//!   one validated value per cell;
+//! - `placement`, `layout` and `clients`: design keys, one value per cell
+//!   (`clients` sets every `sql` arm's concurrent clients at once, so the
+//!   arms of a cell always contend alike).
 //!
 //! Whether each key is read by someone is checked later, in `uses`.
 
@@ -79,6 +82,7 @@ pub(crate) fn grid(
         strategy_keys: Vec::new(),
         placement: Vec::new(),
         layout: Vec::new(),
+        clients: Vec::new(),
         labels: BTreeMap::new(),
     };
     for (key, v) in &raw {
@@ -94,6 +98,11 @@ pub(crate) fn grid(
                 let values = array(v, &path, crate::layout::VALID, super::values::layout)?;
                 unique(&path, &values, |j| format!("\"{}\"", values[j]))?;
                 grid.layout = values;
+            }
+            super::experiment::CLIENTS_KEY => {
+                let values = array(v, &path, "integers from 1 to 64", super::sql::clients)?;
+                unique(&path, &values, |j| values[j].to_string())?;
+                grid.clients = values;
             }
             "plans" | "months" => {
                 let limit = if key == "plans" {

@@ -51,7 +51,7 @@ pub(crate) fn field(key: &str, v: &Value, path: &KeyPath, files: Files) -> Resul
 }
 
 /// Concurrent clients: 1 to 64 (each is a connection of its own).
-fn clients(v: &Value, path: &KeyPath) -> Result<u32, Problem> {
+pub(crate) fn clients(v: &Value, path: &KeyPath) -> Result<u32, Problem> {
     match v {
         Value::Integer(n) if (1..=64).contains(n) => Ok(*n as u32),
         other => Err(got(

@@ -268,6 +268,16 @@ fn readers(
             return Err(Problem::key(&base.child(key), nobody(key)));
         }
     }
+    if !grid.clients.is_empty() {
+        let path = base.child(super::experiment::CLIENTS_KEY);
+        let sql = |a: &&str| matches!(strategies.get(*a), Some(StrategyKind::Sql(_)));
+        if !arms.iter().any(sql) {
+            return Err(Problem::key(&path, format!("{path} sweeps the concurrent clients of `sql` arms, but neither baseline `{}` nor treatment {treatments} is an sql strategy; remove it", design.baseline)));
+        }
+        if let Some(s) = grid.strategy_keys.iter().find(|s| s.key == "clients") {
+            return Err(Problem::key(&path, format!("{path} and {} both sweep `{}`'s clients; keep {path}, which sets every sql arm's clients at once", swept_path(s), s.strategy)));
+        }
+    }
     for s in &grid.strategy_keys {
         if !arms.contains(&s.strategy.as_str()) {
             let path = swept_path(s);

@@ -111,6 +111,7 @@ pub(crate) fn experiment(raw: RawSpec, ctx: &Context) -> Result<Experiment, Prob
     let grid = super::grid::grid(raw.grid.unwrap_or_default(), &strategies, ctx.files)?;
     if !ctx.recorded() {
         check_placements(&design, &grid, &crate::placement::pin::allowed_cpus())?;
+        check_swept_clients(&database, &grid)?;
     }
     let dialect = sql_dialect(&database, ctx);
     check_search_path(&strategies, dialect)?;
@@ -135,6 +136,22 @@ pub(crate) fn experiment(raw: RawSpec, ctx: &Context) -> Result<Experiment, Prob
         report: report(raw.report.unwrap_or_default(), ctx)?,
         gate,
     })
+}
+
+/// Swept concurrent clients need PostgreSQL, as an arm's own `clients` do
+/// (`check_database_usable`).
+fn check_swept_clients(db: &DatabaseConfig, grid: &Grid) -> Result<(), Problem> {
+    let Some(i) = grid.clients.iter().position(|&n| n > 1) else {
+        return Ok(());
+    };
+    if db.backend != Backend::Sqlite {
+        return Ok(());
+    }
+    let path = root("grid").child(super::experiment::CLIENTS_KEY).at(i);
+    Err(Problem::value(
+        &path,
+        format!("{path} = {}: concurrent clients need PostgreSQL (SQLite's writers take turns within one process); use backend \"postgres\" or \"auto\" with a PostgreSQL URL", grid.clients[i]),
+    ))
 }
 
 /// Every placement the run would use can be made on this machine: its CPUs

@@ -97,6 +97,15 @@ pub trait Strategy {
         Ok(None)
     }
 
+    /// Every database server process serving this strategy: with
+    /// concurrent clients, each client's backend and the wait sampler's
+    /// besides the one [`Strategy::backend_pid`] gives. Their CPU time is
+    /// the run's own, so the fork's load check does not count it as other
+    /// processes' (placement still pins only the one).
+    fn serving_pids(&mut self) -> anyhow::Result<Vec<u32>> {
+        Ok(self.backend_pid()?.into_iter().collect())
+    }
+
     /// Once, after the fork's last run (a command's `teardown`).
     fn teardown(&mut self) -> anyhow::Result<()> {
         Ok(())

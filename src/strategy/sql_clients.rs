@@ -35,6 +35,8 @@ pub struct SqlClients {
     allow_failure: bool,
     input: u64,
     pid: Option<u32>,
+    /// Every client's backend, then the wait sampler's.
+    serving: Vec<u32>,
     /// Every timed run's client times, N per run, in run order.
     times: Vec<u64>,
     sampler: Sampler,
@@ -81,19 +83,28 @@ impl SqlClients {
         .with_context(|| format!("setting up sql strategy `{}` on {db}", at.name))?;
         let built = Self::connect(spec, url, &shared, at.name);
         match built {
-            Ok((clients, statements, pids)) => Ok(SqlClients {
-                name: at.name.to_string(),
-                url: url.clone(),
-                shared: Some(shared),
-                clients,
-                statements,
-                allow_failure: spec.allow_failure,
-                input: 0,
-                pid: pids.first().map(|&p| p as u32),
-                times: Vec::new(),
-                sampler: Sampler::start(url, pids)?,
-                runs: 0,
-            }),
+            Ok((clients, statements, pids)) => {
+                let sampler = Sampler::start(url, pids.clone())?;
+                let serving = pids
+                    .iter()
+                    .map(|&p| p as u32)
+                    .chain(sampler.backend_pid())
+                    .collect();
+                Ok(SqlClients {
+                    name: at.name.to_string(),
+                    url: url.clone(),
+                    shared: Some(shared),
+                    clients,
+                    statements,
+                    allow_failure: spec.allow_failure,
+                    input: 0,
+                    pid: pids.first().map(|&p| p as u32),
+                    serving,
+                    times: Vec::new(),
+                    sampler,
+                    runs: 0,
+                })
+            }
             Err(e) => {
                 let _ = shared.drop_schema(url);
                 Err(e)
@@ -179,6 +190,10 @@ impl SqlClients {
 impl Strategy for SqlClients {
     fn backend_pid(&mut self) -> Result<Option<u32>> {
         Ok(self.pid)
+    }
+
+    fn serving_pids(&mut self) -> Result<Vec<u32>> {
+        Ok(self.serving.clone())
     }
 
     fn before(&mut self, input: u64) -> Result<()> {

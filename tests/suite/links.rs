@@ -277,7 +277,8 @@ fn problems() -> Vec<String> {
             });
             // A template's links are relative to the report it renders: a
             // study's plots are in reports/aa, a comparison's in an A/B
-            // report, a stopping path in a sequential one.
+            // report, a stopping path in a sequential one, the ratio
+            // against clients in a clients sweep.
             let template = file.extension().is_some_and(|e| e == "j2");
             let dir = if template {
                 root().join("reports/aa")
@@ -296,8 +297,13 @@ fn problems() -> Vec<String> {
                     file.clone()
                 } else if template && !dir.join(path).exists() {
                     // A comparison's plots in an A/B report, a sequential
-                    // run's stopping path in a stopped one.
-                    ["reports/gzip-levels", "reports/stop-gzip"]
+                    // run's stopping path in a stopped one, the ratio
+                    // against clients in a sweep of them.
+                    [
+                        "reports/gzip-levels",
+                        "reports/stop-gzip",
+                        "reports/contention-postgres",
+                    ]
                         .iter()
                         .map(|r| root().join(r).join(path))
                         .find(|p| p.exists())

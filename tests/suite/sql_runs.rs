@@ -548,3 +548,110 @@ pairs = 5
     assert!(c["baseline"].is_null(), "{c}");
     assert_eq!(c["treatment"]["ns"].as_array().unwrap().len(), 5 * 4);
 }
+
+/// `[grid] clients` sweeps every sql arm's clients together, so a cell's
+/// arms always contend alike: each cell's forks record that many clients
+/// per arm, the Setup gives each level its own latency line, and the
+/// report plots the speed ratio against the levels.
+#[test]
+#[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
+fn a_clients_sweep_runs_both_arms_at_each_level() {
+    let Some(url) = pg_url() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let body = r#"
+[strategies.short]
+kind = "sql"
+run = "SELECT pg_sleep(0.001), {client} AS c"
+[strategies.long]
+kind = "sql"
+run = "SELECT pg_sleep(0.004), {client} AS c"
+[design]
+baseline = "short"
+treatment = "long"
+forks = 2
+warmup_pairs = 1
+pairs = 6
+[grid]
+clients = [1, 3]
+"#;
+    let out = runner()
+        .env("RUNNER_DATABASE_URL", &url)
+        .current_dir(tmp.path())
+        .arg("exec")
+        .arg(spec(tmp.path(), "sweep", body))
+        .args(["--quiet", "--out", "out"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let dir = tmp.path().join("out");
+    let run = read_json(&dir.join("run.json"));
+    assert_eq!(
+        run["spec"]["experiment"]["grid"]["clients"],
+        serde_json::json!([1, 3])
+    );
+    for f in run["forks"].as_array().unwrap() {
+        let cell = f["cell"].as_u64().unwrap();
+        let level = run["cells"][cell as usize]["params"]["clients"]
+            .as_u64()
+            .unwrap();
+        let c = &f["sql"]["clients"];
+        if level == 1 {
+            assert!(
+                c.is_null() || (c["baseline"].is_null() && c["treatment"].is_null()),
+                "{f}"
+            );
+        } else {
+            for arm in ["baseline", "treatment"] {
+                assert_eq!(c[arm]["clients"], 3, "{f}");
+                assert_eq!(c[arm]["ns"].as_array().unwrap().len(), 6 * 3, "{f}");
+            }
+        }
+    }
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(md.contains("`short` ran as 3 concurrent clients"), "{md}");
+    assert!(md.contains("`long` ran as 3 concurrent clients"), "{md}");
+    assert!(md.contains("](clients.svg)"), "{md}");
+    let svg = std::fs::read_to_string(dir.join("clients.svg")).unwrap();
+    assert!(svg.contains("concurrent clients per arm"), "{svg}");
+    // Redrawn byte for byte.
+    let before = std::fs::read(dir.join("clients.svg")).unwrap();
+    runner().arg("report").arg(&dir).assert().success();
+    assert_eq!(std::fs::read(dir.join("clients.svg")).unwrap(), before);
+}
+
+/// A swept `clients` is refused where it cannot run or would mean two
+/// things: on SQLite, beside a sweep of one arm's clients, and with no sql
+/// arm to set.
+#[test]
+fn a_clients_sweep_is_refused_where_it_cannot_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "[database]\nbackend = \"sqlite\"\n[strategies.q]\nkind = \"sql\"\nrun = \"SELECT {input}\"\n[design]\nbaseline = \"q\"\ntreatment = \"q\"\n[grid]\nclients = [1, 4]\n",
+            "grid.clients[1] = 4: concurrent clients need PostgreSQL",
+        ),
+        (
+            "[strategies.q]\nkind = \"sql\"\nrun = \"SELECT {input}\"\n[design]\nbaseline = \"q\"\ntreatment = \"q\"\n[grid]\nclients = [1, 4]\n\"strategies.q.clients\" = [2, 3]\n",
+            "both sweep `q`'s clients",
+        ),
+        (
+            "[strategies.c]\nkind = \"command\"\nargv = [\"true\"]\n[design]\nbaseline = \"c\"\ntreatment = \"c\"\n[grid]\nclients = [1, 4]\n",
+            "grid.clients sweeps the concurrent clients of `sql` arms",
+        ),
+        (
+            "[strategies.q]\nkind = \"sql\"\nrun = \"SELECT {input}\"\n[design]\nbaseline = \"q\"\ntreatment = \"q\"\n[grid]\nclients = [0, 4]\n",
+            "an integer from 1 to 64",
+        ),
+    ];
+    for (i, (body, said)) in cases.iter().enumerate() {
+        let o = runner()
+            .env_remove("RUNNER_DATABASE_URL")
+            .current_dir(tmp.path())
+            .arg("check")
+            .arg(spec(tmp.path(), &format!("bad{i}"), body))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{body}\n{}", stderr(&o));
+        assert!(stderr(&o).contains(said), "{body}\n{}", stderr(&o));
+    }
+}

@@ -229,6 +229,9 @@ pub struct RunView {
     pub arms_agree: bool,
     pub matches_in_memory: bool,
     pub has_delays: bool,
+    /// A comparison whose grid sweeps two or more levels of concurrent
+    /// clients: the report has `clients.svg`.
+    pub clients_swept: bool,
     /// Sum of the forks' wall times, seconds.
     pub wall_s: f64,
     /// Wall time against time measured; none for runs recorded before
@@ -626,6 +629,8 @@ fn run_view(info: &RunInfo) -> RunView {
         arms_agree: checks().all(|c| c.arms_agree != Some(false)),
         matches_in_memory: checks().any(|c| c.matches_in_memory == Some(true)),
         has_delays: run_has_delays(info),
+        clients_swept: info.spec.experiment.grid.clients.len() >= 2
+            && !(info.spec.experiment.design.is_aa() || run_has_delays(info)),
         wall_s: info.forks.iter().map(|f| f.wall_ns).sum::<u64>() as f64 / 1e9,
         overhead: None,
         build_profile: info.build.profile.clone(),

@@ -39,13 +39,15 @@ pub fn protocol_line(info: &RunInfo) -> Option<String> {
     ))
 }
 
-/// Per arm with `clients > 1`: how many clients, and every measured
-/// client time. An A/A instance's times are all under the baseline.
-type ArmClientTimes = (u32, Vec<u64>, BTreeMap<String, u64>);
+/// Every measured client time and the sampled wait events, per arm with
+/// `clients > 1` and per number of clients (a swept `clients` gives an arm
+/// one entry per level). An A/A instance's times are all under the
+/// baseline.
+type ArmClientTimes = (Vec<u64>, BTreeMap<String, u64>);
 
-fn client_times(info: &RunInfo) -> BTreeMap<String, ArmClientTimes> {
+fn client_times(info: &RunInfo) -> BTreeMap<(u32, String), ArmClientTimes> {
     let exp = &info.spec.experiment;
-    let mut out: BTreeMap<String, ArmClientTimes> = BTreeMap::new();
+    let mut out: BTreeMap<(u32, String), ArmClientTimes> = BTreeMap::new();
     for f in &info.forks {
         let Some(c) = f.summary.sql.as_ref().and_then(|s| s.clients.as_ref()) else {
             continue;
@@ -56,11 +58,10 @@ fn client_times(info: &RunInfo) -> BTreeMap<String, ArmClientTimes> {
         let (b, t) = cell.arms(&exp.design);
         for (name, times) in [(b, &c.baseline), (t, &c.treatment)] {
             if let Some(times) = times {
-                let e = out.entry(name.to_owned()).or_default();
-                e.0 = e.0.max(times.clients);
-                e.1.extend(&times.ns);
+                let e = out.entry((times.clients, name.to_owned())).or_default();
+                e.0.extend(&times.ns);
                 for (k, n) in &times.waits {
-                    *e.2.entry(k.clone()).or_default() += n;
+                    *e.1.entry(k.clone()).or_default() += n;
                 }
             }
         }
@@ -73,7 +74,7 @@ fn client_times(info: &RunInfo) -> BTreeMap<String, ArmClientTimes> {
 pub fn client_lines(info: &RunInfo) -> Vec<String> {
     use crate::report::format::duration;
     let mut out = Vec::new();
-    for (name, (n, mut ns, waits)) in client_times(info) {
+    for ((n, name), (mut ns, waits)) in client_times(info) {
         if ns.is_empty() {
             continue;
         }

@@ -17,6 +17,7 @@
 //! rows, titles wrap) so no label is drawn over another at any panel count.
 
 mod axis;
+mod clients;
 mod detection;
 mod distributions;
 mod effect;
@@ -99,6 +100,8 @@ pub struct Input<'a> {
     pub groups: Vec<String>,
     /// Every recorded pair (the distributions use the measured ones).
     pub pairs: &'a [PairRecord],
+    /// The grid's swept clients (`clients = [1, 4, 8]`), else empty.
+    pub clients: Vec<u32>,
 }
 
 impl<'a> Input<'a> {
@@ -144,7 +147,14 @@ impl<'a> Input<'a> {
             baseline: exp.design.baseline.clone(),
             panels,
             pairs,
+            clients: exp.grid.clients.clone(),
         }
+    }
+
+    /// A comparison swept over two or more levels of concurrent clients
+    /// gets `clients.svg` (the context's `run.clients_swept` says the same).
+    pub fn draws_clients(&self) -> bool {
+        self.kind == Kind::Comparison && self.clients.len() >= 2
     }
 }
 
@@ -160,6 +170,9 @@ pub fn render_all(input: &Input<'_>) -> Result<Vec<(&'static str, String)>> {
         Kind::Comparison => vec![effect::render(input)?, distributions::render(input)?],
     };
     let mut out: Vec<(&'static str, String)> = files.iter().copied().zip(drawn).collect();
+    if input.draws_clients() {
+        out.push((crate::output::CLIENTS_PLOT, clients::render(input)?));
+    }
     // A sequential run's stopping path, beside either kind's plots.
     if !stop::panels(input).is_empty() {
         out.push((crate::output::STOP_PLOT, stop::render(input)?));

@@ -109,6 +109,7 @@ pub(super) fn study_input<'a>(a: &'a Analysis, pairs: &'a [PairRecord]) -> Input
             .map(|g| crate::report::format::params(&g.params))
             .collect(),
         pairs,
+        clients: Vec::new(),
     }
 }
 

@@ -53,6 +53,7 @@ fn comparison<'a>(a: &'a Analysis, pairs: &'a [PairRecord]) -> Input<'a> {
             .collect(),
         groups: VARIANTS.iter().map(|(n, _)| n.to_string()).collect(),
         pairs,
+        clients: Vec::new(),
     }
 }
 
@@ -262,4 +263,49 @@ fn runs_beyond_the_axis_are_counted_on_their_side() {
     );
     assert_eq!(distributions::beyond(&[3, 4], 2.0, 9.0), (0, 0));
     assert_eq!(distributions::beyond(&[], 2.0, 9.0), (0, 0));
+}
+
+/// A comparison swept over clients gets `clients.svg`: one point per cell
+/// at its level, labelled by the levels, in one series; without the sweep
+/// (or in a study) no such file.
+#[test]
+fn a_clients_sweep_plots_the_ratio_against_the_levels() {
+    let (mut a, pairs) = variants(3);
+    // One treatment at three levels: the cells differ only in clients.
+    for (c, n) in a.cells.iter_mut().zip([1u32, 4, 8]) {
+        c.params.remove("treatment");
+        c.params.insert("clients".into(), n.into());
+    }
+    let names = |input: &Input<'_>| -> Vec<&'static str> {
+        render_all(input)
+            .unwrap()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect()
+    };
+    let plain = comparison(&a, &pairs);
+    assert!(!names(&plain).contains(&crate::output::CLIENTS_PLOT));
+    let mut swept = comparison(&a, &pairs);
+    swept.clients = vec![1, 4, 8];
+    for p in &mut swept.panels {
+        p.treatment = "new".into();
+    }
+    assert!(names(&swept).contains(&crate::output::CLIENTS_PLOT));
+    let svg = render_all(&swept)
+        .unwrap()
+        .into_iter()
+        .find(|(n, _)| *n == crate::output::CLIENTS_PLOT)
+        .unwrap()
+        .1;
+    let text = words(&svg);
+    assert!(text.contains("concurrent clients per arm"), "{text}");
+    assert!(text.contains("new against base"), "{text}");
+    let labels: Vec<&str> = text.split(' ').collect();
+    for level in ["1", "4", "8"] {
+        assert!(labels.contains(&level), "level {level} in {text}");
+    }
+    // Three points (one per cell) in one series: its legend's marker.
+    assert_eq!(svg.matches("<circle").count(), 3 + 1, "{svg}");
+    swept.kind = Kind::Study;
+    assert!(!names(&swept).contains(&crate::output::CLIENTS_PLOT));
 }
