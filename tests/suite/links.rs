@@ -304,10 +304,10 @@ fn problems() -> Vec<String> {
                         "reports/stop-gzip",
                         "reports/contention-postgres",
                     ]
-                        .iter()
-                        .map(|r| root().join(r).join(path))
-                        .find(|p| p.exists())
-                        .unwrap_or_else(|| root().join("reports/gzip-levels").join(path))
+                    .iter()
+                    .map(|r| root().join(r).join(path))
+                    .find(|p| p.exists())
+                    .unwrap_or_else(|| root().join("reports/gzip-levels").join(path))
                 } else {
                     dir.join(path)
                 };

@@ -658,6 +658,89 @@ fn the_report_index_and_bench_figures_are_the_committed_ones() {
     check_block("docs/guide/performance.md", "stops", &stop_block(&dirs));
     check_block("docs/guide/performance.md", "stop-gzip", &gzip_block());
     check_block("docs/guide/performance.md", "ab-hyperfine", &ab_block());
+    check_block(
+        "docs/guide/performance.md",
+        "contention",
+        &contention_block(&dirs),
+    );
+}
+
+/// The contention experiment beside pgbench: per level of clients, the
+/// committed report's ratio (its Finding row), each arm's p99 client
+/// latency and lock-wait share (its Setup lines), and each pgbench round's
+/// mean latencies (`benches/contention-pgbench.txt`); then the A/A's false
+/// positives and the SQLite ratio.
+fn contention_block(dirs: &[PathBuf]) -> String {
+    let find = |name: &str| dirs.iter().find(|d| d.ends_with(name));
+    let (Some(pg), Some(aa), Some(lite)) = (
+        find("contention-postgres"),
+        find("contention-aa-postgres"),
+        find("contention-sqlite"),
+    ) else {
+        return "Not measured yet: see `experiments/contention.toml` for the commands.\n".into();
+    };
+    let report = std::fs::read_to_string(pg.join("report.md")).unwrap();
+    let bench = std::fs::read_to_string(root().join("benches/contention-pgbench.txt")).unwrap();
+    let setup = regex::Regex::new(
+        r"`(\w+)` ran as (\d+) concurrent clients.*?p99 ([0-9.]+ [µm]?s)\..*?waiting for a lock ([0-9.]+ %)",
+    )
+    .unwrap();
+    let mut out = format!(
+        "{}\n\n| clients | runner: `indexed` against `plain` | p99 client latency, plain / indexed | waiting for a lock, plain / indexed | pgbench mean latency, indexed / plain: round 1 | round 2 |\n|---:|---|---|---|---|---|\n",
+        bench.lines().next().unwrap().trim_start_matches("# ")
+    );
+    for n in ["1", "4", "8"] {
+        let row = report
+            .lines()
+            .find(|l| l.starts_with(&format!("| clients = {n} |")))
+            .unwrap();
+        let ratio = row.split(" | ").nth(2).unwrap();
+        let arm = |name: &str, i: usize| {
+            setup
+                .captures_iter(&report)
+                .find(|c| &c[1] == name && &c[2] == n)
+                .map_or("(one client)".to_string(), |c| c[i].to_string())
+        };
+        let rounds: Vec<String> = ["1", "2"]
+            .iter()
+            .map(|r| {
+                let ms = |a: &str| -> f64 {
+                    bench
+                        .lines()
+                        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+                        .find(|w| w.len() == 5 && w[0] == n && w[1] == *r && w[2] == a)
+                        .unwrap()[3]
+                        .parse()
+                        .unwrap()
+                };
+                let (i, p) = (ms("indexed"), ms("plain"));
+                format!("{i:.3} / {p:.3} ms ({:.3})", i / p)
+            })
+            .collect();
+        out.push_str(&format!(
+            "| {n} | {ratio} | {} / {} | {} / {} | {} | {} |\n",
+            arm("plain", 3),
+            arm("indexed", 3),
+            arm("plain", 4),
+            arm("indexed", 4),
+            rounds[0],
+            rounds[1]
+        ));
+    }
+    let a: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(aa.join("analysis.json")).unwrap()).unwrap();
+    let c = &a["cells"][0];
+    let fp = c["forks_seen"].as_u64().unwrap() + c["forks_reversed"].as_u64().unwrap();
+    let total = c["forks_total"].as_u64().unwrap();
+    let sqlite = std::fs::read_to_string(lite.join("report.md")).unwrap();
+    let said =
+        regex::Regex::new(r"\*\*([0-9.]+x \[[0-9.]+, [0-9.]+\] (?:slower|faster))\*\*").unwrap();
+    out.push_str(&format!(
+        "\nThe A/A run at 4 clients had {fp} false positives in {total} forks ({}); on SQLite, one writer: {}.\n",
+        format::percent(fp as f64 / total as f64),
+        &said.captures(&sqlite).unwrap()[1]
+    ));
+    out
 }
 
 /// A measured figure (a duration or a percentage) in README prose must sit
