@@ -170,6 +170,7 @@ pub struct ForkLayout {
 /// `personality(2)`, which rustix does not wrap: 0xffffffff only reads
 /// the persona; any other value sets it, which changes only how the next
 /// exec maps the process. -1 on failure (then see `errno`).
+#[allow(unsafe_code)]
 fn personality(persona: libc::c_ulong) -> libc::c_int {
     // SAFETY: personality takes a plain integer and touches no memory of ours.
     unsafe { libc::personality(persona) }

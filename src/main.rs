@@ -66,6 +66,7 @@ fn told(code: i32, verdict: &str) -> ! {
 /// arena per thread and at 276 MB with one, in about the same time
 /// (`MALLOC_ARENA_MAX`, measured with `benches/scale.sh`'s data). Set
 /// before any thread starts.
+#[allow(unsafe_code)]
 fn one_arena() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt sets one of the allocator's parameters and is called

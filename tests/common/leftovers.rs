@@ -73,12 +73,27 @@ pub fn wait_until(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
     }
 }
 
+/// Sends signal number `signal` to process `pid`, or to process group
+/// `-pid` when `pid` is negative (as kill(2) reads it), through rustix's
+/// safe calls; whether it was delivered.
+pub fn send_signal(pid: i32, signal: i32) -> bool {
+    use rustix::process::{kill_process, kill_process_group, Pid, Signal};
+    let (Some(target), Some(sig)) = (Pid::from_raw(pid.abs()), Signal::from_named_raw(signal))
+    else {
+        return false;
+    };
+    if pid < 0 {
+        kill_process_group(target, sig).is_ok()
+    } else {
+        kill_process(target, sig).is_ok()
+    }
+}
+
 /// Sends `signal` to `child` and collects its output; panics if it has
 /// not ended within `limit`.
 pub fn signal_and_wait(child: Child, signal: i32, limit: Duration) -> (Output, Duration) {
     let pid = child.id() as i32;
-    // SAFETY: kill(2) on a child this test started and has not reaped.
-    unsafe { libc::kill(pid, signal) };
+    send_signal(pid, signal);
     let sent = Instant::now();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {

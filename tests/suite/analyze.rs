@@ -316,7 +316,7 @@ fn a_signal_while_reading_a_large_csv_is_answered_at_once() {
     });
     std::thread::sleep(Duration::from_millis(300));
     let signalled = Instant::now();
-    assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGINT) }, 0);
+    assert!(common::leftovers::send_signal(pid as i32, libc::SIGINT));
     let o = wait_output(child, Duration::from_secs(60));
     let took = signalled.elapsed();
     let e = err_of(&o);

@@ -123,7 +123,7 @@ fn ctrl_c_keeps_finished_forks_and_the_run_resumes() {
         } else {
             parent as i32
         };
-        assert_eq!(unsafe { libc::kill(target, libc::SIGINT) }, 0);
+        assert!(common::leftovers::send_signal(target, libc::SIGINT));
         let o = wait_output(child, Duration::from_secs(20));
         let err = stderr(&o);
         eprintln!("--- SIGINT to {out}\n{err}");
@@ -161,7 +161,7 @@ fn a_second_exec_on_the_same_folder_is_refused() {
     });
     let second = exec(t, &spec, "out", None, &[]);
     let resume = exec(t, &spec, "out", None, &["--resume", "out.partial"]);
-    unsafe { libc::kill(first.id() as i32, libc::SIGINT) };
+    common::leftovers::send_signal(first.id() as i32, libc::SIGINT);
     let o = wait_output(first, Duration::from_secs(20));
     assert_eq!(o.status.code(), Some(1));
     for o in [second, resume] {

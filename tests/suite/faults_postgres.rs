@@ -296,7 +296,7 @@ fn a_lock_held_on_the_runs_table_does_not_make_runner_ignore_ctrl_c() {
             waiting > 0
         },
     );
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    common::leftovers::send_signal(child.id() as i32, libc::SIGINT);
     // The first Ctrl-C cancels the worker's query; runner then drops the
     // run's schema, which waits on the same lock: the second Ctrl-C cuts
     // that short, as a user's would.
@@ -315,7 +315,7 @@ fn a_lock_held_on_the_runs_table_does_not_make_runner_ignore_ctrl_c() {
             waiting > 0
         },
     );
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    common::leftovers::send_signal(child.id() as i32, libc::SIGINT);
     let o = wait_output(child, Duration::from_secs(30));
     let err = stderr(&o);
     eprintln!("{err}");

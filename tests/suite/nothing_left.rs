@@ -203,7 +203,7 @@ fn a_folder_kill_9_left_is_swept_and_nothing_else() {
     let (_, _) = signal_and_wait(child, libc::SIGKILL, Duration::from_secs(30));
     // Nobody was left to sweep the commands; the test does.
     for pid in processes_with(&mark) {
-        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        common::leftovers::send_signal(pid as i32, libc::SIGKILL);
     }
     assert!(tmpdir.join(&left[0]).is_dir(), "kill -9 leaves the folder");
     let quick = write_spec(t, "scratch", SCRATCH);

@@ -267,6 +267,7 @@ fn leftovers(pid: i32, exited: bool, subreaper: bool) -> BTreeSet<i32> {
     found
 }
 
+#[allow(unsafe_code)]
 fn wait4(pid: i32) -> Result<(i32, RunUsage)> {
     let mut status = 0;
     // rustix has no wait4 (nor another way to a child's rusage).
