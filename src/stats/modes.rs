@@ -37,12 +37,7 @@ fn ss(v: &[f64]) -> f64 {
 }
 
 fn median_sorted(v: &[f64]) -> f64 {
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+    super::quantile::median_sorted(v).unwrap_or(f64::NAN)
 }
 
 /// The two speeds of `values` (positive durations), or `None` when they do

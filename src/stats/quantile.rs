@@ -72,6 +72,27 @@ pub fn median_sorted<T: Value>(sorted: &[T]) -> Result<f64, StatsError> {
     Ok(if n % 2 == 1 { upper } else { mid(lower, upper) })
 }
 
+/// The nearest-rank percentile of ascending data: the value at rank
+/// `ceil(p n)` (1-based), always one of the data, never interpolated; the
+/// convention latency percentiles (p50, p90, p99) are quoted in. `None`
+/// for no data.
+pub fn nearest_rank<T: Value>(sorted: &[T], p: f64) -> Option<f64> {
+    let n = sorted.len();
+    (n > 0).then(|| {
+        let rank = ((p * n as f64).ceil() as usize).clamp(1, n);
+        sorted[rank - 1].to_f64()
+    })
+}
+
+/// The value at index `round((n - 1) q)` of ascending data (rounding half
+/// away from zero): one of the data, the nearer of [`quantile`]'s two
+/// neighbours. A plot's axis range uses it, so its edge is a run that
+/// happened. `None` for no data.
+pub fn nearest_index<T: Value>(sorted: &[T], q: f64) -> Option<f64> {
+    let n = sorted.len();
+    (n > 0).then(|| sorted[((n - 1) as f64 * q).round() as usize].to_f64())
+}
+
 /// Mean of two middle values the way numpy's `mean` does it: sum, then divide.
 pub(crate) fn mid(a: f64, b: f64) -> f64 {
     (a + b) / 2.0
@@ -144,5 +165,18 @@ mod tests {
         assert_eq!(median::<i64>(&[]), Err(StatsError::Empty));
         assert_eq!(median(&[1.0, f64::NAN, 2.0]), Err(StatsError::NotANumber));
         assert_eq!(median_sorted::<f64>(&[]), Err(StatsError::Empty));
+    }
+
+    #[test]
+    fn nearest_rank_and_nearest_index_are_data_points() {
+        let v = [10u64, 20, 30, 40];
+        assert_eq!(nearest_rank(&v, 0.5), Some(20.0));
+        assert_eq!(nearest_rank(&v, 0.51), Some(30.0));
+        assert_eq!(nearest_rank(&v, 0.99), Some(40.0));
+        assert_eq!(nearest_rank(&v, 0.0), Some(10.0));
+        assert_eq!(nearest_index(&v, 0.5), Some(30.0));
+        assert_eq!(nearest_index(&v, 0.01), Some(10.0));
+        assert_eq!(nearest_rank::<u64>(&[], 0.5), None);
+        assert_eq!(nearest_index::<u64>(&[], 0.5), None);
     }
 }

@@ -79,10 +79,7 @@ pub fn client_lines(info: &RunInfo) -> Vec<String> {
             continue;
         }
         ns.sort_unstable();
-        let q = |p: f64| {
-            let i = ((p * ns.len() as f64).ceil() as usize).clamp(1, ns.len()) - 1;
-            duration(ns[i] as f64)
-        };
+        let q = |p: f64| duration(crate::stats::quantile::nearest_rank(&ns, p).unwrap_or(f64::NAN));
         out.push(format!(
             "Concurrent clients: `{name}` ran as {n} concurrent clients, each on a connection of its own, released together every run; a run's time is from the release until the last client ended. Client latency (a client's release to its last row) over {} client runs: p50 {}, p90 {}, p99 {}.{}",
             ns.len(),

@@ -122,27 +122,17 @@ pub(super) fn render(input: &Input<'_>) -> Result<String> {
     })
 }
 
-/// The median of sorted values (the mean of the middle two for an even
-/// count); NaN for none.
+/// The median of sorted values; NaN for none.
 fn median(sorted: &[u64]) -> f64 {
-    let n = sorted.len();
-    match n {
-        0 => f64::NAN,
-        _ if n % 2 == 1 => sorted[n / 2] as f64,
-        _ => (sorted[n / 2 - 1] as f64 + sorted[n / 2] as f64) / 2.0,
-    }
+    crate::stats::quantile::median_sorted(sorted).unwrap_or(f64::NAN)
 }
 
-/// The value below which a share `q` of two sorted samples lies, taken
-/// together (nearest rank).
+/// The run at share `q` of two sorted samples taken together (the nearest
+/// index); NaN for none.
 fn quantile(a: &[u64], b: &[u64], q: f64) -> f64 {
     let mut all: Vec<u64> = a.iter().chain(b).copied().collect();
-    if all.is_empty() {
-        return f64::NAN;
-    }
     all.sort_unstable();
-    let i = ((all.len() - 1) as f64 * q).round() as usize;
-    all[i] as f64
+    crate::stats::quantile::nearest_index(&all, q).unwrap_or(f64::NAN)
 }
 
 /// The ECDF of `sorted` between `lo` and `hi` as a staircase: at most
