@@ -151,34 +151,7 @@ fn arms_whose_outputs_differ_skip_the_commit() {
 #[test]
 fn an_inconclusive_step_is_retried_with_twice_the_forks_then_skipped() {
     let tmp = tempfile::tempdir().unwrap();
-    let state = tmp.path().join("flip-state");
-    let script = format!(
-        "if [ -e '{0}' ]; then rm '{0}'; sleep 0.05; else touch '{0}'; fi",
-        state.display()
-    );
-    let spec = format!(
-        r#"
-seed = 5
-[strategies.base]
-kind = "command"
-argv = ["sh", "-c", "true"]
-[strategies.flip]
-kind = "command"
-argv = ["sh", "-c", {script:?}]
-[design]
-baseline = "base"
-treatment = "flip"
-forks = 2
-warmup_pairs = 0
-pairs = 8
-[analysis]
-resamples = 200
-[gate]
-max_slowdown = "10ms"
-self_check = false
-"#
-    );
-    write_spec(tmp.path(), "flip", &spec);
+    crate::gate::flip_gate(tmp.path());
     let (c, err) = code(
         tmp.path(),
         &["exec", "flip.toml", "--bisect", "--quiet", "--out", "f"],

@@ -199,8 +199,11 @@ fn a_two_fork_gate_with_a_narrow_interval_passes() {
     assert!(!text.contains("will be inconclusive"), "{text}");
 }
 
-/// A treatment that sleeps 50 ms on every other run, against `true`.
-fn flip_gate(dir: &Path) -> std::path::PathBuf {
+/// A treatment that sleeps 50 ms on every other run, against `true`, gated
+/// at 10 ms: each fork's D is half near 0 and half near 50 ms, so the
+/// median's interval straddles the threshold however loaded the machine
+/// is (also the inconclusive step of tests/suite/bisect.rs).
+pub(crate) fn flip_gate(dir: &Path) -> std::path::PathBuf {
     let state = dir.join("flip-state");
     let script = format!(
         "if [ -e '{0}' ]; then rm '{0}'; sleep 0.05; else touch '{0}'; fi",
