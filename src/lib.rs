@@ -17,7 +17,7 @@ pub mod error;
 pub mod exec;
 pub mod hex;
 pub mod history;
-pub mod import;
+pub mod analyze;
 pub mod interrupt;
 pub mod layout;
 pub mod merge;
@@ -83,7 +83,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Command::Analyze(args) => {
-            let (_, summary) = import::analyze(&args)?;
+            let (_, summary) = analyze::analyze(&args)?;
             console::out(&summary);
             Ok(0)
         }
