@@ -7,6 +7,7 @@
 
 pub mod ab;
 pub mod analysis;
+pub mod analyze;
 pub mod cli;
 pub mod commands;
 pub mod compare;
@@ -17,7 +18,6 @@ pub mod error;
 pub mod exec;
 pub mod hex;
 pub mod history;
-pub mod analyze;
 pub mod interrupt;
 pub mod layout;
 pub mod merge;

@@ -14,6 +14,10 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Analysis {
+    /// The file's format (`output::format`): 0 in a file written before
+    /// the key existed.
+    #[serde(default)]
+    pub format_version: u32,
     pub confidence: f64,
     pub resamples: u32,
     pub cells: Vec<CellAnalysis>,

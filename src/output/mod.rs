@@ -34,6 +34,7 @@ pub const STOP_PLOT: &str = "stop.svg";
 pub const CLIENTS_PLOT: &str = "clients.svg";
 
 pub mod atomic;
+pub mod format;
 pub mod guard;
 pub mod lock;
 pub mod promote;

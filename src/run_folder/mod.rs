@@ -38,6 +38,10 @@ use std::path::Path;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunInfo {
+    /// The file's format (`output::format`): 0 in a run.json written
+    /// before the key existed; every write sets the current one.
+    #[serde(default)]
+    pub format_version: u32,
     pub run_id: String,
     /// How the run was started, to reproduce it: the command's arguments as
     /// parsed, with any password replaced by `***` (older folders recorded
@@ -235,6 +239,7 @@ impl RunInfo {
     /// The file as written: with `record_sha256` of what it records now.
     pub fn to_json(&self) -> String {
         let bound = RunInfo {
+            format_version: crate::output::format::FORMAT_VERSION,
             record_sha256: Some(recorded::digest(self)),
             ..self.clone()
         };

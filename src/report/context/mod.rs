@@ -112,6 +112,8 @@ pub fn gate_input(info: &RunInfo) -> Option<GateInput> {
 /// The whole context.
 #[derive(Debug, Serialize)]
 pub struct Context<'a> {
+    /// analysis.json's format (`output::format`).
+    pub format_version: u32,
     pub confidence: f64,
     pub resamples: u32,
     pub cells: Vec<CellView<'a>>,
@@ -339,6 +341,7 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
         arms_differ,
     };
     Context {
+        format_version: analysis.format_version,
         confidence: analysis.confidence,
         resamples: analysis.resamples,
         text: RunText {
