@@ -19,7 +19,7 @@ pub mod exec;
 pub mod hex;
 pub mod history;
 pub mod interrupt;
-pub mod layout;
+pub mod memory_layout;
 pub mod merge;
 pub mod output;
 pub mod placement;

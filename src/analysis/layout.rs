@@ -15,7 +15,7 @@
 //! of other runs is unchanged byte for byte.
 
 use super::Analysis;
-use crate::layout::{ForkLayout, Layout};
+use crate::memory_layout::{ForkLayout, Layout};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -408,7 +408,7 @@ fn factor(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::layout::{draw, LayoutPlan};
+    use crate::memory_layout::{draw, LayoutPlan};
 
     fn record(layout: Layout, seed: u64) -> ForkLayout {
         ForkLayout {

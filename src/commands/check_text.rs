@@ -161,7 +161,7 @@ pub fn render(s: &CheckSummary) -> String {
 /// runs with the default, which print what they printed before layout
 /// existed.
 pub fn layout_lines(exp: &Experiment) -> Vec<String> {
-    use crate::layout::Layout;
+    use crate::memory_layout::Layout;
     let cells = plan::cells(exp);
     let layouts: std::collections::BTreeSet<Layout> =
         cells.iter().map(|c| plan::layout(exp, c)).collect();
@@ -187,7 +187,7 @@ pub fn layout_lines(exp: &Experiment) -> Vec<String> {
         let Some(c) = cells.get(j.cell as usize) else {
             continue;
         };
-        if let Some(p) = crate::layout::plan(plan::layout(exp, c), master, j.seed) {
+        if let Some(p) = crate::memory_layout::plan(plan::layout(exp, c), master, j.seed) {
             out.push(format!(
                 "cell {:<3} fork {:<4} {}: {} B of environment padding, stack offset {} B, heap offset {} B, ASLR {}",
                 j.cell,

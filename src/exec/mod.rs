@@ -143,7 +143,7 @@ fn job_request(
         pad_baseline: d.pad_baseline,
         database: db.cloned(),
         placement: plan::placement(exp, cell),
-        layout: crate::layout::plan(plan::layout(exp, cell), info.seeds.master, job.seed),
+        layout: crate::memory_layout::plan(plan::layout(exp, cell), info.seeds.master, job.seed),
         temp_dir: crate::temp::private_root(),
         trial: false,
         sql: exp.database.sql_options(),

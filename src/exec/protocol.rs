@@ -45,7 +45,7 @@ pub struct JobRequest {
     /// The fork's memory layout; none under `layout = "system"`. The
     /// parent has already applied its padding and personality.
     #[serde(default)]
-    pub layout: Option<crate::layout::LayoutPlan>,
+    pub layout: Option<crate::memory_layout::LayoutPlan>,
     /// The parent's private temporary folder (`temp`), where the worker
     /// puts its scratch folders; the parent removes it however the run ends.
     #[serde(default)]

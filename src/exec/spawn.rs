@@ -104,7 +104,7 @@ pub const PARENT_VAR: &str = "RUNNER_PARENT_PID";
 /// than the pipe holds is finished after the spawn.
 fn spawn(
     exe: &std::path::Path,
-    layout: Option<&crate::layout::LayoutPlan>,
+    layout: Option<&crate::memory_layout::LayoutPlan>,
     job: &str,
 ) -> std::io::Result<(Child, std::io::PipeWriter)> {
     let (reader, mut writer) = std::io::pipe()?;
@@ -120,7 +120,7 @@ fn spawn(
     // The padding is in the environment exec lays out, so it moves the
     // worker's initial stack, and the commands it starts inherit it.
     if let Some(l) = layout {
-        cmd.env(crate::layout::PAD_VAR, l.padding());
+        cmd.env(crate::memory_layout::PAD_VAR, l.padding());
     }
     cmd.arg("worker")
         .env(PARENT_VAR, std::process::id().to_string())
@@ -134,10 +134,10 @@ fn spawn(
     // and that exec reads: set on this (the main) thread for the spawn and
     // put back after it. A refusal is not fatal: the worker records ASLR as
     // it finds it.
-    let restore = layout.and_then(|l| crate::layout::set_aslr_for_exec(l.aslr_asked()));
+    let restore = layout.and_then(|l| crate::memory_layout::set_aslr_for_exec(l.aslr_asked()));
     let child = cmd.spawn();
     if let Some(persona) = restore {
-        crate::layout::restore_persona(persona);
+        crate::memory_layout::restore_persona(persona);
     }
     let child = child?;
     // A worker that died at once shows in its exit status, not here.

@@ -334,7 +334,7 @@ fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> 
     let (cpus, worker_pinned) = apply::pin_worker(job.placement)?;
     // The heap offset is taken before the strategies allocate anything and
     // held until the fork ends, so everything they allocate sits behind it.
-    let held = job.layout.map(crate::layout::Held::start);
+    let held = job.layout.map(crate::memory_layout::Held::start);
     let set_up = std::time::Instant::now();
     let mut arms = build_arms(job)?;
     let pids = arms.backend_pids()?;
@@ -371,7 +371,7 @@ fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> 
     let mut timer = timer::Timer::new(job, arms, fault);
     let mut records = Vec::with_capacity((job.warmup_pairs + job.pairs) as usize);
     let mut measure = || -> Result<u32> {
-        let page = crate::layout::stack_page_offset();
+        let page = crate::memory_layout::stack_page_offset();
         for (phase, n) in [
             (Phase::Warmup, job.warmup_pairs),
             (Phase::Measure, job.pairs),
@@ -385,7 +385,7 @@ fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> 
     };
     // The timed runs' frames start `stack_offset_bytes` deeper.
     let stack_page = match job.layout {
-        Some(l) => crate::layout::with_stack_offset(l.stack_offset_bytes, measure)?,
+        Some(l) => crate::memory_layout::with_stack_offset(l.stack_offset_bytes, measure)?,
         None => measure()?,
     };
     let timed_ns = timer.t0.map_or(0, |t| t.elapsed().as_nanos() as u64);

@@ -184,11 +184,11 @@ pub fn placement(exp: &Experiment, cell: &Cell) -> crate::placement::Placement {
 }
 
 /// The memory layout of `cell`: its swept value, else the design's.
-pub fn layout(exp: &Experiment, cell: &Cell) -> crate::layout::Layout {
+pub fn layout(exp: &Experiment, cell: &Cell) -> crate::memory_layout::Layout {
     cell.params
         .get("layout")
         .and_then(|v| v.as_str())
-        .and_then(crate::layout::Layout::parse)
+        .and_then(crate::memory_layout::Layout::parse)
         .unwrap_or(exp.design.layout)
 }
 

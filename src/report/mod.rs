@@ -78,7 +78,7 @@ pub fn analyse(info: &RunInfo, pairs: &[PairRecord]) -> Result<Analysis> {
         .collect();
     analysis::machines::add(&mut analysis, &input, pairs, &hosts)
         .map_err(|e| bad_input(e.to_string()))?;
-    let layouts: std::collections::BTreeMap<(u32, u32), crate::layout::ForkLayout> = info
+    let layouts: std::collections::BTreeMap<(u32, u32), crate::memory_layout::ForkLayout> = info
         .forks
         .iter()
         .filter_map(|f| {

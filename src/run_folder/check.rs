@@ -385,7 +385,7 @@ fn check_layout(info: &RunInfo, i: usize, f: &super::ForkSummary) -> Result<(), 
     ) else {
         return Ok(());
     };
-    let expected = crate::layout::plan(plan::layout(exp, cell), info.seeds.master, job.seed);
+    let expected = crate::memory_layout::plan(plan::layout(exp, cell), info.seeds.master, job.seed);
     let recorded = f.layout.as_ref().map(|l| l.plan);
     if recorded != expected {
         return Err(format!(

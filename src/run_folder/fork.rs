@@ -55,7 +55,7 @@ pub struct ForkSummary {
     /// The fork's memory layout, planned and as the worker saw it; absent
     /// under `layout = "system"` and in runs recorded before runner had it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub layout: Option<Box<crate::layout::ForkLayout>>,
+    pub layout: Option<Box<crate::memory_layout::ForkLayout>>,
     /// What the fork's `sql` arms made and planned besides their runs:
     /// private copies, and with `explain = true` each arm's plans; absent
     /// without either.

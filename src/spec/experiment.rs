@@ -97,13 +97,13 @@ pub struct Design {
     /// a run recorded before placement existed reads as the default.
     #[serde(default = "default_placement")]
     pub placement: crate::placement::Placement,
-    /// The memory layout of each fork (`crate::layout`); absent from the
+    /// The memory layout of each fork (`crate::memory_layout`); absent from the
     /// run.json of runs with the default, and of runs recorded before it.
     #[serde(
         default = "default_layout",
-        skip_serializing_if = "crate::layout::Layout::is_system"
+        skip_serializing_if = "crate::memory_layout::Layout::is_system"
     )]
-    pub layout: crate::layout::Layout,
+    pub layout: crate::memory_layout::Layout,
     /// `[design.stop]`: a sequential design, whose cells stop once their
     /// rule holds (`forks` is then its `max_forks`). Absent from the
     /// run.json of fixed designs, so theirs stays as it was.
@@ -111,8 +111,8 @@ pub struct Design {
     pub stop: Option<super::StopRule>,
 }
 
-fn default_layout() -> crate::layout::Layout {
-    crate::layout::DEFAULT
+fn default_layout() -> crate::memory_layout::Layout {
+    crate::memory_layout::DEFAULT
 }
 
 fn default_placement() -> crate::placement::Placement {
@@ -193,7 +193,7 @@ pub struct Grid {
     /// Swept memory layouts (`layout = [...]`), in the file's order; empty
     /// when not swept (every cell then has `design.layout`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub layout: Vec<crate::layout::Layout>,
+    pub layout: Vec<crate::memory_layout::Layout>,
     /// Swept concurrent clients (`clients = [1, 4, 8]`), in the file's
     /// order: each cell sets `clients` of every `sql` arm to its value, so
     /// both arms of a cell always run at the same level of contention.

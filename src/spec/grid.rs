@@ -95,7 +95,7 @@ pub(crate) fn grid(
                 grid.placement = values;
             }
             "layout" => {
-                let values = array(v, &path, crate::layout::VALID, super::values::layout)?;
+                let values = array(v, &path, crate::memory_layout::VALID, super::values::layout)?;
                 unique(&path, &values, |j| format!("\"{}\"", values[j]))?;
                 grid.layout = values;
             }

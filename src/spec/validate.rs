@@ -367,7 +367,7 @@ fn design(raw: RawDesign) -> Result<Design, Problem> {
         },
         layout: match &raw.layout {
             Some(v) => super::values::layout(v, &base.child("layout"))?,
-            None => crate::layout::DEFAULT,
+            None => crate::memory_layout::DEFAULT,
         },
         stop,
     })

@@ -102,12 +102,12 @@ pub(crate) fn placement(v: &Value, path: &KeyPath) -> Result<crate::placement::P
 }
 
 /// A memory layout (`design.layout`, `grid.layout[i]`).
-pub(crate) fn layout(v: &Value, path: &KeyPath) -> Result<crate::layout::Layout, Problem> {
+pub(crate) fn layout(v: &Value, path: &KeyPath) -> Result<crate::memory_layout::Layout, Problem> {
     match v {
-        Value::String(s) => crate::layout::Layout::parse(s),
+        Value::String(s) => crate::memory_layout::Layout::parse(s),
         _ => None,
     }
-    .ok_or_else(|| got(path, crate::layout::VALID, v))
+    .ok_or_else(|| got(path, crate::memory_layout::VALID, v))
 }
 
 /// A duration in microseconds as written (integer or float, fractions

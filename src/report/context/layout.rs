@@ -6,7 +6,7 @@
 
 use crate::analysis::layout::{LayoutAnalysis, LayoutGroup};
 use crate::analysis::Analysis;
-use crate::layout::Layout;
+use crate::memory_layout::Layout;
 use crate::report::format;
 use serde::Serialize;
 
