@@ -7,7 +7,7 @@
 
 use super::axis::{Axis, Ticked};
 use super::layout::{Header, LegendEntry, Line, Marker};
-use super::{font, svg, Input, GRID, PALETTE};
+use super::{svg, Input, PALETTE};
 use crate::error::Result;
 use crate::spec::CLIENTS_KEY;
 use plotters::prelude::*;
@@ -113,16 +113,13 @@ pub(super) fn render(input: &Input<'_>) -> Result<String> {
                 input.clients.get(i).map_or(String::new(), u32::to_string)
             };
             let y_label = |v: &f64| y.label(*v);
-            chart
-                .configure_mesh()
-                .bold_line_style(GRID)
-                .x_label_formatter(&x_label)
-                .y_label_formatter(&y_label)
-                .x_desc("concurrent clients per arm")
-                .y_desc("speed ratio")
-                .label_style(font(15))
-                .axis_desc_style(font(16))
-                .draw()?;
+            super::mesh(
+                &mut chart,
+                &x_label,
+                &y_label,
+                "concurrent clients per arm",
+                "speed ratio",
+            )?;
             chart.draw_series(std::iter::once(PathElement::new(
                 vec![(0.5, 0.0), (levels as f64 + 0.5, 0.0)],
                 BLACK.stroke_width(1),

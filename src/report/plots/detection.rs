@@ -13,7 +13,7 @@
 
 use super::axis::{delay_us_label, Ticked};
 use super::layout::{legend, legend_rows};
-use super::{font, svg, LegendEntry, Line, Marker, GREY, GRID, PALETTE, VERMILLION};
+use super::{font, svg, LegendEntry, Line, Marker, GREY, PALETTE, VERMILLION};
 use crate::analysis::{Analysis, CellAnalysis};
 use crate::error::Result;
 use crate::report::format::percent;
@@ -77,16 +77,13 @@ pub(super) fn render(input: &super::Input<'_>) -> Result<String> {
             }
         };
         let y_label = |v: &f64| format!("{v:.1}");
-        chart
-            .configure_mesh()
-            .bold_line_style(GRID)
-            .x_label_formatter(&x_label)
-            .y_label_formatter(&y_label)
-            .x_desc("true delay d (µs), one step per grid value")
-            .y_desc("share (0 to 1)")
-            .label_style(font(15))
-            .axis_desc_style(font(16))
-            .draw()?;
+        super::mesh(
+            &mut chart,
+            &x_label,
+            &y_label,
+            "true delay d (µs), one step per grid value",
+            "share (0 to 1)",
+        )?;
         if zero_apart {
             // d = 0 is another quantity: set it apart from the delays.
             chart.draw_series(std::iter::once(PathElement::new(

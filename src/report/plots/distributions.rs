@@ -16,7 +16,7 @@
 use super::axis::{Axis, Ticked};
 use super::layout::{panel_title, panel_titles};
 use super::{font, svg, Area, DrawResult, Header, Input, LegendEntry, Line, Marker, Panel};
-use super::{BLUE, GREY, GRID, VERMILLION};
+use super::{BLUE, GREY, VERMILLION};
 use crate::error::Result;
 use crate::record::{PairRecord, Phase};
 use crate::report::format::duration;
@@ -188,16 +188,13 @@ fn panel(area: &Area<'_>, baseline: &[u64], treatment: &[u64]) -> DrawResult {
         .build_cartesian_2d(x.coord(), Ticked::new(-0.02..1.02, y_keys))?;
     let x_label = |v: &f64| x.label(*v);
     let y_label = |v: &f64| format!("{v:.1}");
-    chart
-        .configure_mesh()
-        .bold_line_style(GRID)
-        .x_label_formatter(&x_label)
-        .y_label_formatter(&y_label)
-        .x_desc(format!("run time ({})", x.unit))
-        .y_desc("share of runs at or below")
-        .label_style(font(15))
-        .axis_desc_style(font(16))
-        .draw()?;
+    super::mesh(
+        &mut chart,
+        &x_label,
+        &y_label,
+        format!("run time ({})", x.unit),
+        "share of runs at or below",
+    )?;
     chart.draw_series(std::iter::once(DashedPathElement::new(
         vec![(x.lo, 0.5), (x.hi, 0.5)],
         2,

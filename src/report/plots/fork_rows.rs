@@ -4,7 +4,7 @@
 //! per-fork intervals of `forest.svg` and `effect.svg` are both drawn so.
 
 use super::axis::{Axis, Ticked};
-use super::{font, DrawResult, GRID};
+use super::{font, DrawResult};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -56,16 +56,7 @@ pub(super) fn draw<'b>(
             String::new()
         }
     };
-    chart
-        .configure_mesh()
-        .bold_line_style(GRID)
-        .x_label_formatter(&x_label)
-        .y_label_formatter(&y_label)
-        .x_desc(x_desc)
-        .y_desc("fork")
-        .label_style(font(15))
-        .axis_desc_style(font(16))
-        .draw()?;
+    super::mesh(&mut chart, &x_label, &y_label, x_desc, "fork")?;
     under(&mut chart)?;
     if x.lo <= 0.0 && 0.0 <= x.hi {
         chart.draw_series(std::iter::once(PathElement::new(

@@ -8,8 +8,8 @@
 
 use super::axis::Axis;
 use super::layout::{panel_title, panel_titles};
-use super::{font, svg, Area, DrawResult, Header, Input, LegendEntry, Line, Marker};
-use super::{BLUE, GREEN, GRID};
+use super::{svg, Area, DrawResult, Header, Input, LegendEntry, Line, Marker};
+use super::{BLUE, GREEN};
 use crate::analysis::CellAnalysis;
 use crate::error::Result;
 use crate::report::format::correlation;
@@ -110,16 +110,13 @@ fn panel(area: &Area<'_>, c: &CellAnalysis, unit_of: f64) -> DrawResult {
         .build_cartesian_2d(x.coord(), y.coord())?;
     let x_label = |v: &f64| x.label(*v);
     let y_label = |v: &f64| y.label(*v);
-    chart
-        .configure_mesh()
-        .bold_line_style(GRID)
-        .x_label_formatter(&x_label)
-        .y_label_formatter(&y_label)
-        .x_desc(format!("baseline median ({})", x.unit))
-        .y_desc(format!("treatment median ({})", y.unit))
-        .label_style(font(15))
-        .axis_desc_style(font(16))
-        .draw()?;
+    super::mesh(
+        &mut chart,
+        &x_label,
+        &y_label,
+        format!("baseline median ({})", x.unit),
+        format!("treatment median ({})", y.unit),
+    )?;
     // y = x + d, clipped to the panel.
     let d = c.delay_ns as f64;
     let (from, to) = (x.lo.max(y.lo - d), x.hi.min(y.hi - d));

@@ -181,6 +181,27 @@ pub fn render_all(input: &Input<'_>) -> Result<Vec<(&'static str, String)>> {
 }
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<axis::Ticked, axis::Ticked>>;
+
+/// Every chart's grid, tick labels and axis descriptions, in one style.
+fn mesh(
+    chart: &mut Chart<'_, '_>,
+    x_label: &dyn Fn(&f64) -> String,
+    y_label: &dyn Fn(&f64) -> String,
+    x_desc: impl Into<String>,
+    y_desc: impl Into<String>,
+) -> DrawResult {
+    chart
+        .configure_mesh()
+        .bold_line_style(GRID)
+        .x_label_formatter(x_label)
+        .y_label_formatter(y_label)
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .label_style(font(15))
+        .axis_desc_style(font(16))
+        .draw()
+}
 type DrawResult = std::result::Result<(), DrawingAreaErrorKind<std::io::Error>>;
 
 /// Runs `draw` on a white SVG canvas and returns the document.

@@ -9,7 +9,7 @@
 use super::axis::{Axis, Ticked};
 use super::layout::{panel_title, panel_titles};
 use super::{font, svg, Area, DrawResult, Header, Input, LegendEntry, Line, Marker, Panel};
-use super::{BLUE, GREY, GRID, VERMILLION};
+use super::{BLUE, GREY, VERMILLION};
 use crate::analysis::stop::CellStop;
 use crate::error::Result;
 use plotters::element::DashedPathElement;
@@ -102,16 +102,13 @@ fn panel(area: &Area<'_>, s: &CellStop) -> DrawResult {
         .build_cartesian_2d(Ticked::new(0.5..last + 0.5, x_keys), y.coord())?;
     let x_label = |v: &f64| format!("{v:.0}");
     let y_label = |v: &f64| y.label(*v);
-    chart
-        .configure_mesh()
-        .bold_line_style(GRID)
-        .x_label_formatter(&x_label)
-        .y_label_formatter(&y_label)
-        .x_desc("forks run")
-        .y_desc(format!("median D ({})", y.unit))
-        .label_style(font(15))
-        .axis_desc_style(font(16))
-        .draw()?;
+    super::mesh(
+        &mut chart,
+        &x_label,
+        &y_label,
+        "forks run",
+        format!("median D ({})", y.unit),
+    )?;
     chart.draw_series(std::iter::once(PathElement::new(
         vec![(0.5, 0.0), (last + 0.5, 0.0)],
         BLACK.stroke_width(1),

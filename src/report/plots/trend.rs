@@ -7,8 +7,8 @@
 
 use super::axis::{Axis, Ticked};
 use super::layout::{panel_title, panel_titles, Header, LegendEntry, Line, Marker};
-use super::{font, svg, Area, DrawResult};
-use super::{GREY, GRID, PALETTE};
+use super::{svg, Area, DrawResult};
+use super::{GREY, PALETTE};
 use crate::error::Result;
 use plotters::prelude::*;
 
@@ -162,16 +162,13 @@ fn panel(area: &Area<'_>, t: &Trend, p: &Panel) -> DrawResult {
         Scale::Time => format!("{} ({})", t.y_label, y.unit),
         Scale::Percent => format!("{} (%)", t.y_label),
     };
-    chart
-        .configure_mesh()
-        .bold_line_style(GRID)
-        .x_label_formatter(&|v: &f64| format!("{v:.0}"))
-        .y_label_formatter(&y_label)
-        .x_desc("version (oldest first)")
-        .y_desc(unit)
-        .label_style(font(15))
-        .axis_desc_style(font(16))
-        .draw()?;
+    super::mesh(
+        &mut chart,
+        &|v: &f64| format!("{v:.0}"),
+        &y_label,
+        "version (oldest first)",
+        unit,
+    )?;
     if t.scale == Scale::Percent && y.lo < 0.0 && y.hi > 0.0 {
         chart.draw_series(LineSeries::new(
             vec![(0.5, 0.0), (f64::from(n) + 0.5, 0.0)],
