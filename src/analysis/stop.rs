@@ -105,7 +105,21 @@ fn look_at(
     n: usize,
     interval_of: fn(&[f64], f64) -> Result<MeanInterval, StatsError>,
 ) -> Result<Look, StatsError> {
-    let interval = interval_of(&estimates[..n], input.confidence)?;
+    judge(
+        s,
+        interval_of(&estimates[..n], input.confidence)?,
+        baselines,
+        n,
+    )
+}
+
+/// The rule after the first `n` forks, whose interval is `interval`.
+fn judge(
+    s: &StopInput,
+    interval: MeanInterval,
+    baselines: &[Vec<u64>],
+    n: usize,
+) -> Result<Look, StatsError> {
     let needs_median = matches!(s.rule.half_width, Some(crate::spec::HalfWidth::Percent(_)))
         || matches!(s.gate, Some(MaxSlowdown::Percent(_)));
     let median = if needs_median {
@@ -197,14 +211,27 @@ pub(crate) fn cell(
     let (estimates, baselines) = per_fork(forks).map_err(stats_err)?;
     let min = s.rule.min_forks.get() as usize;
     let at = |n, f| look_at(input, s, &estimates, &baselines, n, f).map_err(stats_err);
+    // The deciding sequence after each fork, computed once: the looks
+    // below and the stopping path (`stop.svg`) read the same intervals.
+    let sequence: Vec<Option<MeanInterval>> = (0..=k)
+        .map(|n| {
+            (n >= 1)
+                .then(|| confidence_sequence(&estimates[..n], input.confidence).ok())
+                .flatten()
+        })
+        .collect();
+    let deciding = |n: usize| match sequence[n] {
+        Some(i) => judge(s, i, &baselines, n).map_err(stats_err),
+        None => at(n, confidence_sequence),
+    };
     for n in min..k {
-        if let Some(reason) = at(n, confidence_sequence)?.met {
+        if let Some(reason) = deciding(n)?.met {
             return Err(bad(format!(
                 "its rule held after {n} forks ({reason}), so the run would have stopped there, but run.json records it stopping after {k}"
             )));
         }
     }
-    let last = at(k, confidence_sequence)?;
+    let last = deciding(k)?;
     let agrees = match stopped.reason {
         StopReason::Target | StopReason::Decided => last.met == Some(stopped.reason),
         StopReason::Max | StopReason::Time => last.met.is_none(),
@@ -227,15 +254,12 @@ pub(crate) fn cell(
     };
     let path = (2..=k)
         .filter_map(|n| {
-            confidence_sequence(&estimates[..n], input.confidence)
-                .ok()
-                .and_then(|i| {
-                    i.bounds().map(|b| StopLook {
-                        forks: n as u32,
-                        estimate_ns: i.mean,
-                        interval_ns: b,
-                    })
-                })
+            let i = sequence[n]?;
+            i.bounds().map(|b| StopLook {
+                forks: n as u32,
+                estimate_ns: i.mean,
+                interval_ns: b,
+            })
         })
         .collect();
     let naive = (min..=k)
