@@ -72,7 +72,10 @@ pub fn render(s: &CheckSummary) -> String {
         let arms: Vec<String> = t
             .timed
             .iter()
-            .map(|(name, ns)| format!("`{name}` {}", crate::report::format::duration(*ns as f64)))
+            .map(|a| {
+                let median = crate::report::format::duration(a.median_ns as f64);
+                format!("`{}` {median}", a.arm)
+            })
             .collect();
         line(
             &mut out,

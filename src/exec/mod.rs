@@ -10,6 +10,7 @@
 pub mod database;
 pub mod estimate;
 pub mod fault;
+mod fork_loop;
 mod jobs;
 mod measured;
 pub mod preflight;
