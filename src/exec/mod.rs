@@ -25,6 +25,7 @@ pub mod stop_estimate;
 mod stopper;
 mod tables;
 pub mod trial;
+mod upcoming;
 pub mod worker;
 
 use crate::error::{bad_input, run_failed, Result, RunnerError};
