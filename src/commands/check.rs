@@ -32,7 +32,8 @@ pub struct CheckSummary {
     /// Where the database arms run; none without one.
     pub database: Option<String>,
     pub warnings: Vec<String>,
-    pub seed: String,
+    /// The master seed; none when exec draws it.
+    pub seed: Option<u64>,
     pub cells_total: u64,
     /// One line per cell of the plan.
     pub cells: Vec<String>,
@@ -252,9 +253,7 @@ pub fn summarize(
         layout: layout_lines(exp),
         database,
         warnings,
-        seed: exp
-            .seed
-            .map_or("drawn at exec time".to_string(), |s| s.to_string()),
+        seed: exp.seed,
         cells_total,
         cells: cells.iter().map(|c| cell_line(exp, c)).collect(),
         sizing,

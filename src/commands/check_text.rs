@@ -36,7 +36,10 @@ pub fn render(s: &CheckSummary) -> String {
     for w in &s.warnings {
         line(&mut out, "warning", w);
     }
-    line(&mut out, "seed", &s.seed);
+    let seed = s
+        .seed
+        .map_or("drawn at exec time".to_string(), |s| s.to_string());
+    line(&mut out, "seed", &seed);
     line(&mut out, "cells", &s.cells_total.to_string());
     for c in s.cells.iter().chain(&s.sizing) {
         sub(&mut out, c);

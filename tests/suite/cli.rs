@@ -147,6 +147,7 @@ fn check_json_prints_the_plan_the_text_prints() {
     let v: serde_json::Value = serde_json::from_str(&stdout)
         .unwrap_or_else(|e| panic!("check --json printed no JSON object ({e}):\n{stdout}"));
     assert_eq!(v["experiment"], "small");
+    assert_eq!(v["seed"], 7);
     assert_eq!(v["cells_total"], 3);
     assert_eq!(v["forks"], 2);
     assert_eq!(v["jobs"], 6);
