@@ -82,6 +82,10 @@ pub enum Command {
         /// Exec's flags, so the exact CI command line can be tried first.
         #[command(flatten)]
         flags: crate::run_folder::invocation::CheckFlags,
+        /// Print the plan as one JSON object (the fields docs/guide/commands.md lists)
+        /// instead of the text; exit codes unchanged.
+        #[arg(long)]
+        json: bool,
     },
     /// Re-analyse a report folder's pairs.csv and run.json and re-render it; no re-run.
     #[command(

@@ -5,7 +5,7 @@ mod check_text;
 pub mod preflight;
 mod trial;
 
-pub use check::{check, summarize, CheckSummary};
+pub use check::{check, summarize, CheckSummary, TimedArm};
 
 /// A rough duration of the analysis, in nanoseconds. Per cell the bootstrap
 /// draws `resamples` indices per measured pair about five times over (fork

@@ -58,8 +58,13 @@ pub fn run(cli: Cli) -> Result<i32> {
             console::out(&merge::merge(&args)?.summary);
             Ok(0)
         }
-        Command::Check { spec, set, flags } => {
-            console::out(&commands::check(&spec, &set, &flags)?);
+        Command::Check {
+            spec,
+            set,
+            flags,
+            json,
+        } => {
+            console::out(&commands::check(&spec, &set, &flags, json)?);
             Ok(0)
         }
         Command::Report { dir, template, out } => {

@@ -4,8 +4,10 @@
 //! exits 2 for what cannot run as written, and 1 when a trial run fails
 //! or changed the database, after printing the plan.
 //!
-//! [`summarize`] computes a [`CheckSummary`], a plain value (it
-//! serializes as it is); `check_text` renders it.
+//! [`summarize`] computes a [`CheckSummary`], a plain value; `check_text`
+//! renders it as text, and `--json` prints it serialized as it is, so the
+//! two forms cannot say different things. Its field names are part of the
+//! documented interface (docs/guide/commands.md): CI scripts read them.
 
 use super::check_text::{layout_lines, render};
 use super::trial;
@@ -30,7 +32,8 @@ pub struct CheckSummary {
     /// Where the database arms run; none without one.
     pub database: Option<String>,
     pub warnings: Vec<String>,
-    pub seed: String,
+    /// The master seed; none when exec draws it.
+    pub seed: Option<u64>,
     pub cells_total: u64,
     /// One line per cell of the plan.
     pub cells: Vec<String>,
@@ -50,6 +53,8 @@ pub struct CheckSummary {
     pub guard: Option<GuardSummary>,
     /// The forecast of the run's duration, with where it came from.
     pub estimate: String,
+    /// The same forecast of the forks' wall time, in nanoseconds.
+    pub estimate_ns: u64,
     /// A sequential design's rule and its forecasts.
     pub stop: Vec<String>,
     pub analysis: String,
@@ -64,11 +69,20 @@ pub struct TrialSummary {
     pub tried: Vec<u32>,
     pub cells: usize,
     pub runs: u32,
-    /// Each timed arm and its median trial run, ns.
-    pub timed: Vec<(String, u64)>,
+    /// Each timed arm and its median trial run.
+    pub timed: Vec<TimedArm>,
     /// A trial that failed or ran into the fork timeout, naming its cell.
     pub failed: Option<String>,
     pub left_processes: u64,
+}
+
+/// One arm timed by the trials: named fields rather than a pair, so the
+/// JSON form reads `{"arm": .., "median_ns": ..}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct TimedArm {
+    pub arm: String,
+    /// Its median trial run, in nanoseconds.
+    pub median_ns: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -87,16 +101,24 @@ pub struct Failure {
     pub message: String,
 }
 
-/// `runner check`: prints the plan; a failed trial prints it too, then
-/// fails (exit 1) with the reason.
+/// `runner check`: prints the plan, as text or (`json`) as one JSON
+/// object; a failed trial prints it too, then fails (exit 1) with the
+/// reason.
 pub fn check(
     spec_path: &Path,
     set: &[String],
     flags: &super::preflight::CheckFlags,
+    json: bool,
 ) -> Result<String> {
     crate::interrupt::install();
     let summary = summarize(spec_path, set, flags)?;
-    let text = render(&summary);
+    let text = if json {
+        let mut s = serde_json::to_string_pretty(&summary).expect("the summary serializes");
+        s.push('\n');
+        s
+    } else {
+        render(&summary)
+    };
     match &summary.failure {
         None => Ok(text),
         Some(f) => {
@@ -231,9 +253,7 @@ pub fn summarize(
         layout: layout_lines(exp),
         database,
         warnings,
-        seed: exp
-            .seed
-            .map_or("drawn at exec time".to_string(), |s| s.to_string()),
+        seed: exp.seed,
         cells_total,
         cells: cells.iter().map(|c| cell_line(exp, c)).collect(),
         sizing,
@@ -248,12 +268,20 @@ pub fn summarize(
             tried: timed.tried.clone(),
             cells: cells.len(),
             runs: estimate.runs,
-            timed: estimate.timed.clone(),
+            timed: estimate
+                .timed
+                .iter()
+                .map(|(arm, ns)| TimedArm {
+                    arm: arm.clone(),
+                    median_ns: *ns,
+                })
+                .collect(),
             failed,
             left_processes: timed.left_processes,
         },
         guard,
         estimate: estimate.describe(),
+        estimate_ns: estimate.total_ns,
         stop: crate::exec::stop_estimate::check_line(exp, &all_cells, target.as_ref(), &estimate)
             .lines()
             .map(str::to_owned)

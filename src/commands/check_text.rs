@@ -36,7 +36,10 @@ pub fn render(s: &CheckSummary) -> String {
     for w in &s.warnings {
         line(&mut out, "warning", w);
     }
-    line(&mut out, "seed", &s.seed);
+    let seed = s
+        .seed
+        .map_or("drawn at exec time".to_string(), |s| s.to_string());
+    line(&mut out, "seed", &seed);
     line(&mut out, "cells", &s.cells_total.to_string());
     for c in s.cells.iter().chain(&s.sizing) {
         sub(&mut out, c);
@@ -72,7 +75,10 @@ pub fn render(s: &CheckSummary) -> String {
         let arms: Vec<String> = t
             .timed
             .iter()
-            .map(|(name, ns)| format!("`{name}` {}", crate::report::format::duration(*ns as f64)))
+            .map(|a| {
+                let median = crate::report::format::duration(a.median_ns as f64);
+                format!("`{}` {median}", a.arm)
+            })
             .collect();
         line(
             &mut out,

@@ -10,6 +10,7 @@
 pub mod database;
 pub mod estimate;
 pub mod fault;
+mod fork_loop;
 mod jobs;
 mod measured;
 pub mod preflight;
@@ -24,6 +25,7 @@ pub mod stop_estimate;
 mod stopper;
 mod tables;
 pub mod trial;
+mod upcoming;
 pub mod worker;
 
 use crate::error::{bad_input, run_failed, Result, RunnerError};

@@ -109,13 +109,29 @@ impl Run<'_> {
         db: Option<&crate::db::DbTarget>,
     ) -> Result<()> {
         let quiet = self.args.quiet;
-        jobs::run_jobs(self.exp, info, partial, measured, db, quiet, true)?;
+        jobs::run_jobs(jobs::Phase {
+            exp: self.exp,
+            info,
+            partial,
+            measured,
+            db,
+            quiet,
+            announce: true,
+        })?;
         if !crate::plan::self_check::needs_sizing(self.exp, info.gate_sizing.as_ref()) {
             return Ok(());
         }
         self.size_gate(info, measured)?;
         partial.write_run_info(info)?;
-        jobs::run_jobs(self.exp, info, partial, measured, db, quiet, false)
+        jobs::run_jobs(jobs::Phase {
+            exp: self.exp,
+            info,
+            partial,
+            measured,
+            db,
+            quiet,
+            announce: false,
+        })
     }
 
     /// Phase 2's plan: the 0.5x self-check cells sized from phase 1's rows.

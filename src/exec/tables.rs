@@ -5,7 +5,7 @@
 //! used by no other fork, dropped after it. Making it costs a few
 //! milliseconds of catalog work and a WAL flush; in the worker that sat on
 //! the path to its first timed run. The parent does it instead, while the
-//! previous fork finishes (`exec::jobs`): in one transaction it drops the
+//! previous fork finishes (`exec::upcoming`): in one transaction it drops the
 //! tables of the fork before last and makes those of the fork after next,
 //! so a table is always committed long before its worker starts, and no
 //! table is made or dropped while a worker measures.

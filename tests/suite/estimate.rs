@@ -167,3 +167,33 @@ fn check_of_an_arm_that_fails_exits_non_zero_naming_the_cell() {
         "{estimate}"
     );
 }
+
+/// The same failed trial under `check --json`: the object is still printed
+/// on stdout (for a CI script to read), with the failure in it, and the
+/// error on stderr and the exit code are the text form's.
+#[test]
+fn check_json_of_an_arm_that_fails_prints_the_failure_and_exits_1() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = write_spec(
+        tmp.path(),
+        "fails",
+        &SLEEPS.replace(r#"argv = ["sleep", "0.05"]"#, r#"argv = ["false"]"#),
+    );
+    let o = run_in(tmp.path(), &["check", spec.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", err_of(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&o.stdout));
+    });
+    assert_eq!(v["failure"]["exit_code"], 1, "{v:#}");
+    let message = v["failure"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("check's trial run failed, as exec's first fork would: cell 0:"),
+        "{message}"
+    );
+    assert!(err_of(&o).contains(message), "{}", err_of(&o));
+    let failed = v["trial"]["failed"].as_str().unwrap();
+    assert!(
+        failed.contains("command `false` of strategy `a` ended with exit 1"),
+        "{failed}"
+    );
+}
