@@ -31,14 +31,15 @@ impl From<crate::spec::SpecError> for RunnerError {
     }
 }
 
-/// Shorthand for bad input.
-pub fn bad_input(msg: impl Into<String>) -> RunnerError {
-    RunnerError::BadInput(msg.into())
+/// Shorthand for bad input: a message, or a module's typed error, whose
+/// `Display` is the sentence the user sees.
+pub fn bad_input(msg: impl std::fmt::Display) -> RunnerError {
+    RunnerError::BadInput(msg.to_string())
 }
 
-/// Shorthand for a failed run.
-pub fn run_failed(msg: impl Into<String>) -> RunnerError {
-    RunnerError::RunFailed(msg.into())
+/// Shorthand for a failed run (a message or a module's typed error).
+pub fn run_failed(msg: impl std::fmt::Display) -> RunnerError {
+    RunnerError::RunFailed(msg.to_string())
 }
 
 pub type Result<T, E = RunnerError> = std::result::Result<T, E>;

@@ -23,6 +23,7 @@ pub mod pg_shared;
 pub mod plans;
 pub mod postgres;
 pub mod preflight;
+mod refused;
 pub mod session;
 pub mod sqlite;
 mod sqlite_session;

@@ -24,6 +24,8 @@ use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 use std::ops::{ControlFlow, Range};
 
+use super::refused::Refused;
+
 /// Which SQL grammar to read the text with: the backend it will run on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SqlDialect {
@@ -120,9 +122,9 @@ pub fn check(sql: &str, dialect: SqlDialect, role: SqlRole) -> Result<usize, Ref
     let d = dialect.dialect();
     for r in &ranges {
         let text = &sql[r.clone()];
-        let refuse = |message: String| Refusal {
+        let refuse = |reason: Refused| Refusal {
             offset: r.start,
-            message,
+            message: reason.to_string(),
         };
         match Parser::parse_sql(d.as_ref(), text) {
             Ok(parsed) => {
@@ -181,11 +183,9 @@ fn first_words(stmt: &Statement) -> String {
     words.join(" ")
 }
 
-const TX_CONTROL: &str = "is transaction control; runner runs setup and every measured run inside a transaction of its own that it never commits, and a statement that ends or splits that transaction could make a write last";
-
 /// Setup and measured SQL: anything that stays inside one transaction.
 /// SQLite's setup may set PRAGMAs (its database is private and in memory).
-fn check_run(stmt: &Statement, dialect: SqlDialect, role: SqlRole) -> Result<(), String> {
+fn check_run(stmt: &Statement, dialect: SqlDialect, role: SqlRole) -> Result<(), Refused> {
     let what = match stmt {
         Statement::StartTransaction { .. }
         | Statement::Commit { .. }
@@ -193,7 +193,9 @@ fn check_run(stmt: &Statement, dialect: SqlDialect, role: SqlRole) -> Result<(),
         | Statement::Savepoint { .. }
         | Statement::ReleaseSavepoint { .. }
         | Statement::Set(Set::SetTransaction { .. }) => {
-            return Err(format!("{} {TX_CONTROL}", first_words(stmt)))
+            return Err(Refused::TxControl {
+                words: first_words(stmt),
+            })
         }
         Statement::Vacuum(_) => {
             "VACUUM cannot run inside a transaction (and SQLite's VACUUM INTO writes a file)"
@@ -211,48 +213,38 @@ fn check_run(stmt: &Statement, dialect: SqlDialect, role: SqlRole) -> Result<(),
         Statement::Discard { .. } => "DISCARD cannot run inside a transaction",
         _ => return Ok(()),
     };
-    Err(format!(
-        "{what}; runner runs the SQL inside a transaction it never commits"
-    ))
+    Err(Refused::OutsideTransaction { why: what })
 }
 
 /// Why PostgreSQL would keep the effect of `stmt` after ROLLBACK, if it
 /// would: the statements and functions that act outside the transaction.
 /// Listed by what they do, not by how they could be hidden: a call inside
 /// a function body or `DO` is caught afterwards by the fingerprint.
-fn lasting(stmt: &Statement) -> Result<(), String> {
-    const AFTER: &str = "which ROLLBACK does not undo, so runner refuses it";
+fn lasting(stmt: &Statement) -> Result<(), Refused> {
     match stmt {
         Statement::Copy { target, .. } => match target {
             CopyTarget::File { filename } => {
-                return Err(format!(
-                    "COPY to or from the server file '{filename}' reaches outside the database, {AFTER}"
-                ))
+                return Err(Refused::ServerFile {
+                    filename: filename.clone(),
+                })
             }
-            CopyTarget::Program { .. } => {
-                return Err(format!(
-                    "COPY ... PROGRAM runs a program on the database server, {AFTER}"
-                ))
-            }
+            CopyTarget::Program { .. } => return Err(Refused::Program),
             CopyTarget::Stdin | CopyTarget::Stdout => {}
         },
         Statement::LISTEN { .. } | Statement::UNLISTEN { .. } | Statement::NOTIFY { .. } => {
-            return Err(format!(
-                "{} talks to other sessions (LISTEN/NOTIFY), {AFTER}",
-                first_words(stmt)
-            ))
+            return Err(Refused::OtherSessions {
+                words: first_words(stmt),
+            })
         }
-        Statement::Load { .. } => {
-            return Err(format!("LOAD loads a library into the server process, {AFTER}"))
-        }
+        Statement::Load { .. } => return Err(Refused::Load),
         _ => {}
     }
     let mut calls = Calls;
     if let ControlFlow::Break(name) = stmt.visit(&mut calls) {
-        return Err(format!(
-            "calls {name}(), {}, {AFTER}",
-            lasting_function(&name).unwrap_or("an effect outside the transaction")
-        ));
+        return Err(Refused::LastingCall {
+            effect: lasting_function(&name).unwrap_or("an effect outside the transaction"),
+            name,
+        });
     }
     Ok(())
 }
@@ -341,7 +333,7 @@ fn check_keywords(
     d: &dyn Dialect,
     dialect: SqlDialect,
     role: SqlRole,
-) -> Result<(), String> {
+) -> Result<(), Refused> {
     let tokens = Tokenizer::new(d, text).tokenize().unwrap_or_default();
     let words: Vec<String> = tokens
         .iter()
@@ -354,19 +346,22 @@ fn check_keywords(
         .collect();
     let words: Vec<&str> = words.iter().map(String::as_str).collect();
     let refused = match words.as_slice() {
-        ["BEGIN" | "START" | "COMMIT" | "END" | "ROLLBACK" | "ABORT" | "SAVEPOINT" | "RELEASE", ..] => true,
+        ["BEGIN" | "START" | "COMMIT" | "END" | "ROLLBACK" | "ABORT" | "SAVEPOINT" | "RELEASE", ..] => {
+            true
+        }
         ["PREPARE", "TRANSACTION"] | ["SET", "TRANSACTION"] => true,
         ["PRAGMA", ..] if role == SqlRole::Setup && dialect == SqlDialect::Sqlite => false,
         ["VACUUM" | "ATTACH" | "DETACH" | "PRAGMA" | "CHECKPOINT" | "DISCARD", ..] => {
-            return Err(format!(
-                "{} cannot run inside, or would reach outside, the transaction that runner runs the SQL in and never commits",
-                words[0]
-            ))
+            return Err(Refused::Keyword {
+                keyword: words[0].into(),
+            })
         }
         _ => false,
     };
     if refused {
-        Err(format!("{} {TX_CONTROL}", words.join(" ")))
+        Err(Refused::TxControl {
+            words: words.join(" "),
+        })
     } else {
         Ok(())
     }

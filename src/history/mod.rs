@@ -15,6 +15,7 @@ mod git;
 mod markdown;
 mod plots;
 mod version;
+mod version_error;
 
 use crate::error::{bad_input, Result};
 use std::path::{Path, PathBuf};
@@ -177,7 +178,7 @@ pub fn read(dir: &Path, since: Option<&str>) -> Result<History> {
                     let run = files.read(&key.0)?;
                     let pairs = files.read(&key.1)?;
                     match version::read(&run, &pairs) {
-                        Err(why) => Entry::Skipped(why),
+                        Err(why) => Entry::Skipped(why.to_string()),
                         Ok(v) if last.as_ref().is_some_and(|l| l.run_id == v.run_id) => {
                             Entry::Same { run_id: v.run_id }
                         }

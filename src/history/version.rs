@@ -13,6 +13,8 @@ use crate::run_folder::{self, RunInfo};
 use crate::spec::Experiment;
 use crate::stats::apart::Bounded;
 
+pub use super::version_error::VersionError;
+
 /// Where a version was measured: what makes two of its runs comparable.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Machine {
@@ -136,15 +138,13 @@ pub struct Version {
 pub fn check(
     run_json: &[u8],
     pairs: &[u8],
-) -> Result<(RunInfo, Vec<crate::record::PairRecord>), String> {
-    let info: RunInfo = serde_json::from_slice(run_json)
-        .map_err(|e| format!("run.json is not a valid run.json: {e}"))?;
-    run_folder::check::check(&info).map_err(|e| format!("run.json: {e}"))?;
+) -> Result<(RunInfo, Vec<crate::record::PairRecord>), VersionError> {
+    let info: RunInfo = serde_json::from_slice(run_json).map_err(VersionError::Parse)?;
+    run_folder::check::check(&info).map_err(VersionError::Record)?;
     if info.finished_at.is_none() {
-        return Err("run.json holds a run in progress (no finish time)".into());
+        return Err(VersionError::InProgress);
     }
-    let rows =
-        run_folder::digest::check_pairs(pairs, &info).map_err(|e| format!("pairs.csv: {e}"))?;
+    let rows = run_folder::digest::check_pairs(pairs, &info).map_err(VersionError::Pairs)?;
     Ok((info, rows))
 }
 
@@ -188,9 +188,9 @@ impl CellPoint {
 }
 
 /// Reads, checks and analyses one version.
-pub fn read(run_json: &[u8], pairs: &[u8]) -> Result<Version, String> {
+pub fn read(run_json: &[u8], pairs: &[u8]) -> Result<Version, VersionError> {
     let (info, rows) = check(run_json, pairs)?;
-    let analysis = crate::report::analyse(&info, &rows).map_err(|e| e.to_string())?;
+    let analysis = crate::report::analyse(&info, &rows)?;
     drop(rows);
     let cells = analysis
         .cells

@@ -22,7 +22,7 @@ pub fn run_info(
     args: &MergeArgs,
     shards: &[Shard],
     missing: &[MissingJob],
-) -> Result<(RunInfo, Vec<u8>), String> {
+) -> Result<(RunInfo, Vec<u8>), crate::run_folder::FolderError> {
     let first = &shards[0].info;
     let mut forks: Vec<ForkRecord> = shards
         .iter()

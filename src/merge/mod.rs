@@ -125,7 +125,7 @@ fn write(partial: &Partial, info: &RunInfo, bytes: Vec<u8>, shards: &[Shard]) ->
     guard::write(&partial.dir.join("pairs.csv"), &bytes)?;
     let for_thread = info.clone();
     let rendering = crate::interrupt::run(0, move || {
-        let pairs = check_pairs(&bytes, &for_thread).map_err(bad_input)?;
+        let pairs = check_pairs(&bytes, &for_thread)?;
         let template = report::template_for(&for_thread, None)?;
         report::render_run(&for_thread, &pairs, template)
     })

@@ -18,6 +18,19 @@ pub use record::{ArmCpus, Backend, DatabaseSide, ForkPlacement};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+/// Why a placement cannot be made on this machine, given the CPUs runner
+/// may use there (`allowed`, as a CPU list). The validator puts the
+/// `Display` after the key; the worker after the placement's name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unplaceable {
+    #[error("no CPU is allowed to runner here")]
+    NoCpu,
+    #[error("\"separate-cores\" needs two CPUs, and runner may use only CPU {allowed} here")]
+    OneCpu { allowed: String },
+    #[error("CPU {cpu} is not one runner may use here (allowed: {allowed})")]
+    NotAllowed { cpu: u32, allowed: String },
+}
+
 /// Where the worker and its database backend run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Placement {
@@ -72,14 +85,14 @@ impl Placement {
     /// "left to the scheduler". same-core and separate-cores take the
     /// highest allowed CPUs: CPU 0 is where many kernels and hypervisors
     /// steer interrupts and housekeeping by default.
-    pub fn cpus(self, allowed: &[u32]) -> Result<Cpus, String> {
+    pub fn cpus(self, allowed: &[u32]) -> Result<Cpus, Unplaceable> {
         let highest = allowed.last().copied();
         let has = |c: u32| allowed.contains(&c);
         let shown = pin::cpu_list(allowed);
         match self {
             Placement::None => Ok(Cpus::default()),
             Placement::SameCore => {
-                let c = highest.ok_or("no CPU is allowed to runner here")?;
+                let c = highest.ok_or(Unplaceable::NoCpu)?;
                 Ok(Cpus {
                     worker: Some(c),
                     backend: Some(c),
@@ -90,16 +103,15 @@ impl Placement {
                     worker: Some(*w),
                     backend: Some(*b),
                 }),
-                _ => Err(format!(
-                    "\"separate-cores\" needs two CPUs, and runner may use only CPU {shown} here"
-                )),
+                _ => Err(Unplaceable::OneCpu { allowed: shown }),
             },
             Placement::Cpus { worker, backend } => {
                 for c in std::iter::once(worker).chain(backend) {
                     if !has(c) {
-                        return Err(format!(
-                            "CPU {c} is not one runner may use here (allowed: {shown})"
-                        ));
+                        return Err(Unplaceable::NotAllowed {
+                            cpu: c,
+                            allowed: shown,
+                        });
                     }
                 }
                 Ok(Cpus {
@@ -187,11 +199,18 @@ mod tests {
     #[test]
     fn impossible_placements_say_why() {
         let e = Placement::SeparateCores.cpus(&[3]).unwrap_err();
-        assert!(e.contains("needs two CPUs") && e.contains("CPU 3"), "{e}");
+        let text = e.to_string();
+        assert!(
+            text.contains("needs two CPUs") && text.contains("CPU 3"),
+            "{e}"
+        );
         let e = Placement::parse("cpus:0,9")
             .unwrap()
             .cpus(&[0, 1])
             .unwrap_err();
-        assert_eq!(e, "CPU 9 is not one runner may use here (allowed: 0-1)");
+        assert_eq!(
+            e.to_string(),
+            "CPU 9 is not one runner may use here (allowed: 0-1)"
+        );
     }
 }

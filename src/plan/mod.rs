@@ -4,8 +4,11 @@
 //! makes a run's schedule, `first` column and inputs reproducible.
 
 pub mod deal;
+mod mismatch;
 pub mod self_check;
 pub mod stop;
+
+pub use mismatch::PlanMismatch;
 
 use crate::plan::self_check::GateSizing;
 use crate::seed::{self, Domain};

@@ -21,7 +21,7 @@
 //! the sizing is recorded in run.json (`gate_sizing`) so the plan can be
 //! derived again.
 
-use super::{number, Cell, Role};
+use super::{number, Cell, PlanMismatch, Role};
 use crate::spec::{Experiment, MaxSlowdown};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -212,44 +212,49 @@ pub fn estimate(
 /// A recorded sizing agrees with the spec: one entry per group of
 /// experiment cells, each threshold the spec's share of its median, each
 /// delay twice the threshold. The message names the key.
-pub fn check(exp: &Experiment, cells: &[Cell], sizing: Option<&GateSizing>) -> Result<(), String> {
+pub fn check(
+    exp: &Experiment,
+    cells: &[Cell],
+    sizing: Option<&GateSizing>,
+) -> Result<(), PlanMismatch> {
     let gate = exp.gate.filter(|g| g.self_check);
     let Some(sizing) = sizing else {
         return Ok(());
     };
     let Some(MaxSlowdown::Percent(_)) = gate.map(|g| g.max_slowdown) else {
-        return Err("gate_sizing is recorded, but the spec has no self-checking gate with a percentage threshold".into());
+        return Err(PlanMismatch::SizingWithoutGate);
     };
     let max = gate.expect("checked above").max_slowdown;
     let groups = groups(cells);
     if groups.len() != sizing.groups.len() {
-        return Err(format!(
-            "gate_sizing has {} groups, but the spec's cells form {}",
-            sizing.groups.len(),
-            groups.len()
-        ));
+        return Err(PlanMismatch::SizingGroupCount {
+            recorded: sizing.groups.len(),
+            expected: groups.len(),
+        });
     }
     for (i, ((_, members), s)) in groups.iter().zip(&sizing.groups).enumerate() {
         if *members != s.cells {
-            return Err(format!(
-                "gate_sizing.groups[{i}].cells is {:?}, but the group's cells are {members:?}",
-                s.cells
-            ));
+            return Err(PlanMismatch::SizingCells {
+                group: i,
+                recorded: s.cells.clone(),
+                expected: members.clone(),
+            });
         }
         if s.threshold_ns != max.ns_for(s.baseline_median_ns) {
-            return Err(format!(
-                "gate_sizing.groups[{i}].threshold_ns is {}, but {max} of its baseline median {} is {}",
-                s.threshold_ns,
-                s.baseline_median_ns,
-                max.ns_for(s.baseline_median_ns)
-            ));
+            return Err(PlanMismatch::SizingThreshold {
+                group: i,
+                recorded: s.threshold_ns,
+                max,
+                median_ns: s.baseline_median_ns,
+                expected: max.ns_for(s.baseline_median_ns),
+            });
         }
         if s.delay_ns != power_delay_ns(s.threshold_ns) {
-            return Err(format!(
-                "gate_sizing.groups[{i}].delay_ns is {}, but twice its threshold is {}",
-                s.delay_ns,
-                power_delay_ns(s.threshold_ns)
-            ));
+            return Err(PlanMismatch::SizingDelay {
+                group: i,
+                recorded: s.delay_ns,
+                expected: power_delay_ns(s.threshold_ns),
+            });
         }
     }
     Ok(())

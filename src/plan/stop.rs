@@ -6,7 +6,7 @@
 //! derives which jobs the folder must hold from them, and the analysis
 //! checks them against the data.
 
-use super::Job;
+use super::{Job, PlanMismatch};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -84,46 +84,48 @@ pub fn check(
     stops: &[Stopped],
     experiment: &[u32],
     finished: bool,
-) -> Result<(), String> {
+) -> Result<(), PlanMismatch> {
     let Some(rule) = rule else {
         if stops.is_empty() {
             return Ok(());
         }
-        return Err(
-            "stops are recorded, but the spec has no [design.stop], so every cell runs all its forks"
-                .into(),
-        );
+        return Err(PlanMismatch::StopsWithoutRule);
     };
     let mut seen = std::collections::BTreeSet::new();
     let (min, max) = (rule.min_forks.get(), rule.max_forks.get());
     for (i, s) in stops.iter().enumerate() {
         if !experiment.contains(&s.cell) {
-            return Err(format!(
-                "stops[{i}] is cell {}, which is not one of the experiment's cells (the gate's self-check cells always run all their forks)",
-                s.cell
-            ));
+            return Err(PlanMismatch::StopNotExperiment {
+                index: i,
+                cell: s.cell,
+            });
         }
         if !seen.insert(s.cell) {
-            return Err(format!("stops[{i}] repeats cell {}", s.cell));
+            return Err(PlanMismatch::StopRepeated {
+                index: i,
+                cell: s.cell,
+            });
         }
         if s.forks_run < min || s.forks_run > max {
-            return Err(format!(
-                "stops[{i}].forks_run is {}, outside design.stop's {min} to {max} forks",
-                s.forks_run
-            ));
+            return Err(PlanMismatch::StopOutOfRange {
+                index: i,
+                forks_run: s.forks_run,
+                min,
+                max,
+            });
         }
         if s.reason == StopReason::Max && s.forks_run != max {
-            return Err(format!(
-                "stops[{i}] says cell {} stopped after {} forks for reason `max`, but max_forks is {max}",
-                s.cell, s.forks_run
-            ));
+            return Err(PlanMismatch::StopMaxEarly {
+                index: i,
+                cell: s.cell,
+                forks_run: s.forks_run,
+                max,
+            });
         }
     }
     if finished {
         if let Some(c) = experiment.iter().find(|c| !seen.contains(c)) {
-            return Err(format!(
-                "the run is marked finished, but stops records no stopping point for cell {c}"
-            ));
+            return Err(PlanMismatch::StopMissing { cell: *c });
         }
     }
     Ok(())
@@ -170,8 +172,11 @@ mod tests {
         };
         let ok = [stop(0, 8, StopReason::Decided), stop(1, 8, StopReason::Max)];
         assert_eq!(check(Some(&rule), &ok, &[0, 1], true), Ok(()));
-        let err =
-            |stops: &[Stopped], finished| check(Some(&rule), stops, &[0, 1], finished).unwrap_err();
+        let err = |stops: &[Stopped], finished| {
+            check(Some(&rule), stops, &[0, 1], finished)
+                .unwrap_err()
+                .to_string()
+        };
         assert!(err(&[stop(0, 2, StopReason::Decided)], false)
             .contains("outside design.stop's 3 to 8 forks"));
         assert!(err(&[stop(0, 5, StopReason::Max)], false)
@@ -184,9 +189,10 @@ mod tests {
         )
         .contains("repeats cell 0"));
         assert!(err(&[stop(0, 5, StopReason::Time)], true).contains("no stopping point for cell 1"));
-        assert!(check(None, &ok, &[0, 1], true)
-            .unwrap_err()
-            .contains("no [design.stop]"));
+        assert_eq!(
+            check(None, &ok, &[0, 1], true),
+            Err(PlanMismatch::StopsWithoutRule)
+        );
         assert_eq!(check(None, &[], &[0, 1], true), Ok(()));
     }
 

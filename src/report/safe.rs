@@ -135,12 +135,20 @@ enum Mode {
 /// A copy of `info` whose strings can go into Markdown as they are. An
 /// error (a record that no longer reads once its text is inert) stops the
 /// rendering rather than fall back on the raw text.
-pub fn for_markdown(info: &RunInfo) -> Result<RunInfo, String> {
-    let mut v = serde_json::to_value(info).map_err(|e| e.to_string())?;
+pub fn for_markdown(info: &RunInfo) -> Result<RunInfo, SafeError> {
+    let mut v = serde_json::to_value(info).map_err(SafeError::Write)?;
     walk(&mut v, &mut Vec::new());
-    serde_json::from_value(v).map_err(|e| {
-        format!("run.json does not read back once its text is made safe for Markdown ({e})")
-    })
+    serde_json::from_value(v).map_err(SafeError::ReadBack)
+}
+
+/// Why a record could not be made safe for Markdown: serde's error, kept
+/// as the source, on the way out or on the way back.
+#[derive(Debug, thiserror::Error)]
+pub enum SafeError {
+    #[error("{0}")]
+    Write(#[source] serde_json::Error),
+    #[error("run.json does not read back once its text is made safe for Markdown ({0})")]
+    ReadBack(#[source] serde_json::Error),
 }
 
 fn mode(path: &[&str]) -> Mode {

@@ -130,7 +130,7 @@ impl Builder {
 
     /// The run.json: everything derived, then checked as a reader would
     /// check it (an error is one sentence naming the key).
-    pub fn assemble(self, source: Source) -> Result<RunInfo, String> {
+    pub fn assemble(self, source: Source) -> Result<RunInfo, super::FolderError> {
         let (shard, imported, merged, forks, pairs) = match source {
             Source::Measured { shard } => (shard, None, None, Vec::new(), None),
             Source::Imported {

@@ -27,7 +27,7 @@
 //! The rows themselves are checked against the fork digests by
 //! `run_folder::digest`.
 
-use super::{sha256_hex, RunInfo};
+use super::{sha256_hex, FolderError, RunInfo};
 use crate::plan;
 use crate::seed;
 use serde_json::Value;
@@ -37,7 +37,7 @@ use std::path::Path;
 /// Reads `path` and checks it; every failure is bad input (exit 2) naming
 /// the file and the key.
 pub fn checked(path: &Path) -> crate::error::Result<RunInfo> {
-    let info = RunInfo::read(path).map_err(crate::error::bad_input)?;
+    let info = RunInfo::read(path)?;
     check(&info).map_err(|e| crate::error::bad_input(format!("{}: {e}", path.display())))?;
     Ok(info)
 }
@@ -109,20 +109,19 @@ fn value<T: serde::Serialize>(t: &T) -> Value {
 
 /// Every check of the module doc; the error is one sentence without the
 /// file name (the caller adds it).
-pub fn check(info: &RunInfo) -> Result<(), String> {
+pub fn check(info: &RunInfo) -> Result<(), FolderError> {
     let spec = &info.spec;
     if sha256_hex(&spec.toml) != spec.sha256 {
-        return Err(
+        return Err(FolderError::Edited(
             "spec.sha256 is not the SHA-256 of spec.toml: the recorded spec was edited".into(),
-        );
+        ));
     }
     // The backend decides the SQL grammar. A run.json without a database
     // record is a new exec's, assembled before it connects (or a run that
     // needed none): either grammar may be the one it will use.
     let reparse = |postgres: bool| {
         let recorded = crate::spec::Recorded::of(&spec.experiment, postgres);
-        crate::spec::parse_recorded(&spec.path, &spec.toml, &recorded)
-            .map_err(|e| format!("the recorded spec.toml is not a valid spec: {e}"))
+        crate::spec::parse_recorded(&spec.path, &spec.toml, &recorded).map_err(FolderError::Spec)
     };
     let reparsed = match &info.database {
         Some(d) => reparse(d["backend"] == "postgres")?,
@@ -130,17 +129,17 @@ pub fn check(info: &RunInfo) -> Result<(), String> {
     };
     let exp = &spec.experiment;
     if let Some(keys) = first_difference(&value(exp), &value(&reparsed), "spec.experiment") {
-        return Err(format!(
+        return Err(FolderError::Edited(format!(
             "{keys} differs from what the recorded spec.toml gives: the file was edited"
-        ));
+        )));
     }
     let imported_arms = exp
         .strategies
         .values()
         .any(|k| *k == crate::spec::StrategyKind::Imported);
     match (imported_arms, info.imported.is_some()) {
-        (true, false) => return Err("the spec's arms are imported (kind = \"imported\"), but run.json has no `imported` record of where the pairs came from".into()),
-        (false, true) => return Err("`imported` is recorded, but the spec's arms are ones runner runs".into()),
+        (true, false) => return Err(FolderError::Edited("the spec's arms are imported (kind = \"imported\"), but run.json has no `imported` record of where the pairs came from".into())),
+        (false, true) => return Err(FolderError::Edited("`imported` is recorded, but the spec's arms are ones runner runs".into())),
         _ => {}
     }
     let made_by = match (&info.merged, &info.imported) {
@@ -149,34 +148,38 @@ pub fn check(info: &RunInfo) -> Result<(), String> {
         (None, None) => "exec",
     };
     if info.invocation.command() != made_by {
-        return Err(format!(
+        return Err(FolderError::Edited(format!(
             "invocation is a `runner {}` command, but the folder is one that `runner {made_by}` makes",
             info.invocation.command()
-        ));
+        )));
     }
     let seeds = &info.seeds;
     match exp.seed {
         Some(s) if s != seeds.master || seeds.drawn => {
-            return Err(format!(
+            return Err(FolderError::Edited(format!(
                 "seeds.master is {} (drawn: {}), but the spec's seed is {s}",
                 seeds.master, seeds.drawn
+            )))
+        }
+        None if !seeds.drawn => {
+            return Err(FolderError::Edited(
+                "seeds.drawn is false, but the spec has no seed".into(),
             ))
         }
-        None if !seeds.drawn => return Err("seeds.drawn is false, but the spec has no seed".into()),
         _ => {}
     }
     let master = seeds.master;
     let sizing = info.gate_sizing.as_ref();
     crate::plan::self_check::check(exp, &plan::cells(exp), sizing)?;
     if info.finished_at.is_some() && crate::plan::self_check::needs_sizing(exp, sizing) {
-        return Err("the run is marked finished, but its gate's 2x self-check cells were never sized (gate_sizing is missing)".into());
+        return Err(FolderError::Edited("the run is marked finished, but its gate's 2x self-check cells were never sized (gate_sizing is missing)".into()));
     }
     let plan = plan::plan(exp, master, sizing);
     if let Some(keys) = first_difference(&value(&info.cells), &value(&plan.cells), "cells") {
-        return Err(format!(
+        return Err(FolderError::Edited(format!(
             "{keys} differs from the cells the spec gives ({} cells)",
             plan.cells.len()
-        ));
+        )));
     }
     let (expected, whose) = expected_jobs(info, &plan.jobs)?;
     check_jobs(info, &expected, &whose)?;
@@ -191,7 +194,9 @@ pub fn check(info: &RunInfo) -> Result<(), String> {
         .collect();
     let recorded: BTreeSet<_> = seeds.bootstrap.iter().copied().collect();
     if recorded != bootstrap || seeds.bootstrap.len() != bootstrap.len() {
-        return Err("seeds.bootstrap is not what the master seed derives".into());
+        return Err(FolderError::Edited(
+            "seeds.bootstrap is not what the master seed derives".into(),
+        ));
     }
     // Runs older than the usage streams recorded none (and used none).
     let recorded_usage = seeds.cells.iter().any(|c| c.usage.is_some());
@@ -215,7 +220,9 @@ pub fn check(info: &RunInfo) -> Result<(), String> {
         })
         .collect();
     if seeds.cells != cells {
-        return Err("seeds.cells is not what the master seed derives".into());
+        return Err(FolderError::Edited(
+            "seeds.cells is not what the master seed derives".into(),
+        ));
     }
     check_forks(info)?;
     super::recorded::check(info)
@@ -223,20 +230,23 @@ pub fn check(info: &RunInfo) -> Result<(), String> {
 
 /// The jobs the folder must hold, and how errors name that set: the whole
 /// plan; a shard's share of it; the plan less a partial merge's missing jobs.
-fn expected_jobs(info: &RunInfo, jobs: &[plan::Job]) -> Result<(Vec<plan::Job>, String), String> {
+fn expected_jobs(
+    info: &RunInfo,
+    jobs: &[plan::Job],
+) -> Result<(Vec<plan::Job>, String), FolderError> {
     let forks = info.spec.experiment.design.forks.get();
     match (&info.shard, &info.merged) {
-        (Some(_), Some(_)) => {
-            Err("run.json records both a shard and a merge; a folder is one or the other".into())
-        }
+        (Some(_), Some(_)) => Err(FolderError::Edited(
+            "run.json records both a shard and a merge; a folder is one or the other".into(),
+        )),
         (Some(s), None) => {
             if s.index == 0 || s.index > s.count || s.count as usize > jobs.len() {
-                return Err(format!(
+                return Err(FolderError::Edited(format!(
                     "shard is {}/{}, which is not a shard of this plan of {} jobs",
                     s.index,
                     s.count,
                     jobs.len()
-                ));
+                )));
             }
             let share = crate::plan::deal::share(jobs, forks, s.index, s.count);
             Ok((share, format!("shard {}/{}", s.index, s.count)))
@@ -245,22 +255,22 @@ fn expected_jobs(info: &RunInfo, jobs: &[plan::Job]) -> Result<(Vec<plan::Job>, 
             let all: BTreeSet<(u32, u32)> = jobs.iter().map(|j| (j.cell, j.fork)).collect();
             let count = m.shards.first().map(|s| s.shard.count);
             if let Some(s) = m.shards.iter().find(|s| Some(s.shard.count) != count) {
-                return Err(format!(
+                return Err(FolderError::Edited(format!(
                     "merged.shards has shard {}/{} beside shards of {}",
                     s.shard.index,
                     s.shard.count,
                     count.unwrap_or_default()
-                ));
+                )));
             }
             let mut missing = BTreeSet::new();
             for j in &m.missing {
                 let dealt =
                     count.map(|n| crate::plan::deal::shard_of(j.cell, j.fork, forks, n) + 1);
                 if !all.contains(&(j.cell, j.fork)) || dealt.is_some_and(|d| d != j.shard) {
-                    return Err(format!(
+                    return Err(FolderError::Edited(format!(
                         "merged.missing names cell {} fork {} of shard {}, which is not a job of that shard of the spec",
                         j.cell, j.fork, j.shard
-                    ));
+                    )));
                 }
                 missing.insert((j.cell, j.fork));
             }
@@ -276,32 +286,37 @@ fn expected_jobs(info: &RunInfo, jobs: &[plan::Job]) -> Result<(Vec<plan::Job>, 
 }
 
 /// The recorded jobs are the expected (cell, fork, seed) set, each once.
-fn check_jobs(info: &RunInfo, derived: &[plan::Job], whose: &str) -> Result<(), String> {
+fn check_jobs(info: &RunInfo, derived: &[plan::Job], whose: &str) -> Result<(), FolderError> {
     let want: BTreeMap<(u32, u32), u64> =
         derived.iter().map(|j| ((j.cell, j.fork), j.seed)).collect();
     let mut seen = BTreeSet::new();
     for (i, j) in info.jobs.iter().enumerate() {
         if !seen.insert((j.cell, j.fork)) {
-            return Err(format!("jobs[{i}] repeats cell {} fork {}", j.cell, j.fork));
+            return Err(FolderError::Edited(format!(
+                "jobs[{i}] repeats cell {} fork {}",
+                j.cell, j.fork
+            )));
         }
         match want.get(&(j.cell, j.fork)) {
             None => {
-                return Err(format!(
+                return Err(FolderError::Edited(format!(
                     "jobs[{i}] is cell {} fork {}, which is not a job of {whose}",
                     j.cell, j.fork
-                ))
+                )))
             }
             Some(&s) if s != j.seed => {
-                return Err(format!(
+                return Err(FolderError::Edited(format!(
                     "jobs[{i}].seed is {}, but the master seed gives cell {} fork {} the seed {s}",
                     j.seed, j.cell, j.fork
-                ))
+                )))
             }
             Some(_) => {}
         }
     }
     if let Some((c, f)) = want.keys().find(|k| !seen.contains(k)) {
-        return Err(format!("jobs lacks cell {c} fork {f}, a job of {whose}"));
+        return Err(FolderError::Edited(format!(
+            "jobs lacks cell {c} fork {f}, a job of {whose}"
+        )));
     }
     Ok(())
 }
@@ -309,10 +324,10 @@ fn check_jobs(info: &RunInfo, derived: &[plan::Job], whose: &str) -> Result<(), 
 /// A sequential design's stopping points (`plan::stop::check`); a
 /// sharded or merged folder has none, since a sequential design is never
 /// sharded.
-fn check_stops(info: &RunInfo) -> Result<(), String> {
+fn check_stops(info: &RunInfo) -> Result<(), FolderError> {
     let design = &info.spec.experiment.design;
     if design.stop.is_some() && (info.shard.is_some() || info.merged.is_some()) {
-        return Err("the spec has [design.stop], which a sharded run cannot follow (each cell's stop depends on all its forks), but run.json records a shard or a merge".into());
+        return Err(FolderError::Edited("the spec has [design.stop], which a sharded run cannot follow (each cell's stop depends on all its forks), but run.json records a shard or a merge".into()));
     }
     let experiment: Vec<u32> = info
         .cells
@@ -325,31 +340,35 @@ fn check_stops(info: &RunInfo) -> Result<(), String> {
         &info.stops,
         &experiment,
         info.finished_at.is_some(),
-    )
+    )?;
+    Ok(())
 }
 
-fn check_forks(info: &RunInfo) -> Result<(), String> {
+fn check_forks(info: &RunInfo) -> Result<(), FolderError> {
     let jobs: BTreeSet<(u32, u32)> = info.jobs.iter().map(|j| (j.cell, j.fork)).collect();
     let stopped: BTreeMap<u32, u32> = info.stops.iter().map(|s| (s.cell, s.forks_run)).collect();
     let mut seen = BTreeSet::new();
     for (i, f) in info.forks.iter().enumerate() {
         let key = (f.summary.cell, f.summary.fork);
         if !jobs.contains(&key) {
-            return Err(format!(
+            return Err(FolderError::Edited(format!(
                 "forks[{i}] is cell {} fork {}, which is not one of the run's jobs",
                 key.0, key.1
-            ));
+            )));
         }
         if let Some(&k) = stopped.get(&key.0).filter(|&&k| key.1 >= k) {
-            return Err(format!(
+            return Err(FolderError::Edited(format!(
                 "forks[{i}] is cell {} fork {}, but stops records that cell stopping after {k} forks (forks 0 to {})",
                 key.0,
                 key.1,
                 k - 1
-            ));
+            )));
         }
         if !seen.insert(key) {
-            return Err(format!("forks[{i}] repeats cell {} fork {}", key.0, key.1));
+            return Err(FolderError::Edited(format!(
+                "forks[{i}] repeats cell {} fork {}",
+                key.0, key.1
+            )));
         }
         check_layout(info, i, &f.summary)?;
     }
@@ -359,14 +378,12 @@ fn check_forks(info: &RunInfo) -> Result<(), String> {
             .map(|j| (j.cell, j.fork))
             .collect();
         if let Some((c, f)) = ran.iter().find(|k| !seen.contains(k)) {
-            return Err(format!(
+            return Err(FolderError::Edited(format!(
                 "the run is marked finished but has no record of cell {c} fork {f}"
-            ));
+            )));
         }
         if info.pairs_sha256.is_none() {
-            return Err(
-                "pairs_sha256 is missing: nothing binds pairs.csv to this run (a folder written before runner recorded digests needs them added, see docs/troubleshooting.md)".into(),
-            );
+            return Err(FolderError::Edited("pairs_sha256 is missing: nothing binds pairs.csv to this run (a folder written before runner recorded digests needs them added, see docs/troubleshooting.md)".into()));
         }
     }
     Ok(())
@@ -375,7 +392,7 @@ fn check_forks(info: &RunInfo) -> Result<(), String> {
 /// A fork's recorded layout is the one its seed gives: the Layout
 /// section's factors are read from run.json, so an edited value would
 /// change what they explain.
-fn check_layout(info: &RunInfo, i: usize, f: &super::ForkSummary) -> Result<(), String> {
+fn check_layout(info: &RunInfo, i: usize, f: &super::ForkSummary) -> Result<(), FolderError> {
     let exp = &info.spec.experiment;
     let (Some(cell), Some(job)) = (
         info.cells.iter().find(|c| c.cell == f.cell),
@@ -388,7 +405,7 @@ fn check_layout(info: &RunInfo, i: usize, f: &super::ForkSummary) -> Result<(), 
     let expected = crate::memory_layout::plan(plan::layout(exp, cell), info.seeds.master, job.seed);
     let recorded = f.layout.as_ref().map(|l| l.plan);
     if recorded != expected {
-        return Err(format!(
+        return Err(FolderError::Edited(format!(
             "forks[{i}].layout is not the layout the seed gives cell {} fork {} ({}): the record was edited",
             f.cell,
             f.fork,
@@ -396,7 +413,7 @@ fn check_layout(info: &RunInfo, i: usize, f: &super::ForkSummary) -> Result<(), 
                 "{}, env_pad_bytes {}, stack_offset_bytes {}, heap_offset_bytes {}",
                 p.layout, p.env_pad_bytes, p.stack_offset_bytes, p.heap_offset_bytes
             ))
-        ));
+        )));
     }
     Ok(())
 }

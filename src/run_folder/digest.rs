@@ -7,7 +7,7 @@
 //! the digest of the whole file. Data that fails any of these is refused
 //! (exit 2) naming the fork, and no number is computed from it.
 
-use super::{file_stem, hex, ForkRecord, RunInfo};
+use super::{file_stem, hex, FolderError, ForkRecord, RunInfo};
 use crate::error::{bad_input, Result};
 use crate::output::io_err;
 use crate::record::{csv_header, PairRecord, Phase};
@@ -44,28 +44,34 @@ pub fn check_fork(
     rec: &ForkRecord,
     exp: &Experiment,
     name: &str,
-) -> std::result::Result<Vec<PairRecord>, String> {
+) -> std::result::Result<Vec<PairRecord>, FolderError> {
     let (cell, fork) = (rec.summary.cell, rec.summary.fork);
     if crate::run_folder::sha256_bytes(bytes) != rec.sha256 {
-        return Err(format!(
+        return Err(FolderError::Rows(format!(
             "{name}: the SHA-256 differs from the one recorded when cell {cell} fork {fork} finished, so the rows were changed afterwards"
-        ));
+        )));
     }
     let (warmup, pairs) = (exp.design.warmup_pairs, exp.design.pairs.get());
     if rec.rows != u64::from(warmup) + u64::from(pairs) {
-        return Err(format!(
+        return Err(FolderError::Rows(format!(
             "cell {cell} fork {fork} is recorded with {} rows, but the spec gives every fork {warmup} warm-up + {pairs} pairs",
             rec.rows
-        ));
+        )));
     }
-    let rows = crate::record::parse_rows(bytes, rec.summary.resource_usage)
-        .map_err(|(row, e)| format!("{name}, row {row}: {e}"))?;
+    let rows =
+        crate::record::parse_rows(bytes, rec.summary.resource_usage).map_err(|(row, error)| {
+            FolderError::Row {
+                name: name.into(),
+                row,
+                error,
+            }
+        })?;
     if rec.rows != rows.len() as u64 {
-        return Err(format!(
+        return Err(FolderError::Rows(format!(
             "{name} has {} rows, but cell {cell} fork {fork} finished with {}",
             rows.len(),
             rec.rows
-        ));
+        )));
     }
     check_rows(&rows, cell, fork, exp, name)?;
     Ok(rows)
@@ -82,14 +88,14 @@ pub fn check_rows(
     fork: u32,
     exp: &Experiment,
     name: &str,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<(), FolderError> {
     let warmup = u64::from(exp.design.warmup_pairs);
     let pairs = u64::from(exp.design.pairs.get());
     if rows.len() as u64 != warmup + pairs {
-        return Err(format!(
+        return Err(FolderError::Rows(format!(
             "cell {cell} fork {fork} has {} rows, but the spec gives every fork {warmup} warm-up + {pairs} pairs",
             rows.len()
-        ));
+        )));
     }
     for (i, r) in rows.iter().enumerate() {
         let (phase, index) = if (i as u64) < warmup {
@@ -98,7 +104,7 @@ pub fn check_rows(
             (Phase::Measure, i as u64 - warmup)
         };
         if r.cell != cell || r.fork != fork || r.phase != phase || u64::from(r.pair) != index {
-            return Err(format!(
+            return Err(FolderError::Rows(format!(
                 "{name}, row {}: expected cell {cell} fork {fork} {} pair {index}, found cell {} fork {} {} pair {}",
                 i + 1,
                 phase_name(phase),
@@ -106,7 +112,7 @@ pub fn check_rows(
                 r.fork,
                 phase_name(r.phase),
                 r.pair
-            ));
+            )));
         }
     }
     Ok(())
@@ -127,15 +133,18 @@ pub fn read_pairs(dir: &Path, info: &RunInfo) -> Result<Vec<PairRecord>> {
 }
 
 /// [`read_pairs`] on bytes already in memory.
-pub fn check_pairs(bytes: &[u8], info: &RunInfo) -> std::result::Result<Vec<PairRecord>, String> {
+pub fn check_pairs(
+    bytes: &[u8],
+    info: &RunInfo,
+) -> std::result::Result<Vec<PairRecord>, FolderError> {
     let exp = &info.spec.experiment;
     let usage = info.forks.iter().any(|f| f.summary.resource_usage);
     let header = format!("{}\n", csv_header(usage));
     let Some(body) = bytes.strip_prefix(header.as_bytes()) else {
-        return Err(format!(
+        return Err(FolderError::Rows(format!(
             "the first line is not the header `{}`",
             header.trim_end()
-        ));
+        )));
     };
     let mut groups = blocks_of(body)?;
     let mut blocks = Vec::with_capacity(info.forks.len());
@@ -152,7 +161,9 @@ pub fn check_pairs(bytes: &[u8], info: &RunInfo) -> std::result::Result<Vec<Pair
     let check = |(rec, rows): &(&ForkRecord, Option<&[u8]>)| {
         let (c, f) = (rec.summary.cell, rec.summary.fork);
         let rows = rows.ok_or_else(|| {
-            format!("there are no rows of cell {c} fork {f}, which run.json lists as finished")
+            FolderError::Rows(format!(
+                "there are no rows of cell {c} fork {f}, which run.json lists as finished"
+            ))
         })?;
         let name = format!(
             "the rows of cell {c} fork {f} (fork file {}.csv)",
@@ -166,13 +177,13 @@ pub fn check_pairs(bytes: &[u8], info: &RunInfo) -> std::result::Result<Vec<Pair
     );
     let per_fork = checked
         .into_iter()
-        .collect::<std::result::Result<Vec<_>, String>>()?;
+        .collect::<std::result::Result<Vec<_>, FolderError>>()?;
     let out = crate::stats::pool::concat(&per_fork);
     drop(per_fork);
     if let Some((c, f)) = groups.keys().next() {
-        return Err(format!(
+        return Err(FolderError::Rows(format!(
             "there are rows of cell {c} fork {f}, which is not a finished fork of this run"
-        ));
+        )));
     }
     super::recorded::check_against_rows(
         info,
@@ -180,8 +191,8 @@ pub fn check_pairs(bytes: &[u8], info: &RunInfo) -> std::result::Result<Vec<Pair
     )?;
     match &info.pairs_sha256 {
         Some(d) if *d == whole => Ok(out),
-        Some(_) => Err("the file does not match pairs_sha256 in run.json (its rows are the run's, so the header or the order of forks was changed)".into()),
-        None => Err("run.json records no pairs_sha256, so nothing binds this file to the run".into()),
+        Some(_) => Err(FolderError::Rows("the file does not match pairs_sha256 in run.json (its rows are the run's, so the header or the order of forks was changed)".into())),
+        None => Err(FolderError::Rows("run.json records no pairs_sha256, so nothing binds this file to the run".into())),
     }
 }
 
@@ -190,15 +201,15 @@ type Blocks = BTreeMap<(u32, u32), (usize, usize)>;
 
 /// Where the rows of each (cell, fork) lie in `body` (pairs.csv without
 /// its header): one contiguous run of lines each, or an error.
-fn blocks_of(body: &[u8]) -> std::result::Result<Blocks, String> {
+fn blocks_of(body: &[u8]) -> std::result::Result<Blocks, FolderError> {
     let mut groups = Blocks::new();
     let mut close =
-        |key: (u32, u32), start: usize, end: usize| -> std::result::Result<(), String> {
+        |key: (u32, u32), start: usize, end: usize| -> std::result::Result<(), FolderError> {
             if groups.insert(key, (start, end)).is_some() {
-                return Err(format!(
+                return Err(FolderError::Rows(format!(
                     "the rows of cell {} fork {} are not in one block",
                     key.0, key.1
-                ));
+                )));
             }
             Ok(())
         };
@@ -218,10 +229,10 @@ fn blocks_of(body: &[u8]) -> std::result::Result<Blocks, String> {
         }
         let key = line_key(line).ok_or_else(|| {
             let shown = String::from_utf8_lossy(&body[at..end.min(at + 80)]);
-            format!(
+            FolderError::Rows(format!(
                 "a row does not start with a cell and a fork: {:?}",
                 shown.trim_end()
-            )
+            ))
         })?;
         match current {
             Some((k, _)) if k == key => {}
@@ -306,11 +317,11 @@ mod tests {
         assert_eq!(lines(blocks[&(4, 1)]), "4,1,z");
         assert_eq!(blocks.len(), 3);
         assert_eq!(
-            blocks_of(b"3,1,a\n3,2,b\n3,1,c\n").unwrap_err(),
+            blocks_of(b"3,1,a\n3,2,b\n3,1,c\n").unwrap_err().to_string(),
             "the rows of cell 3 fork 1 are not in one block"
         );
         assert_eq!(
-            blocks_of(b"3,1,a\n3,1,b\n3,x,c\n").unwrap_err(),
+            blocks_of(b"3,1,a\n3,1,b\n3,x,c\n").unwrap_err().to_string(),
             "a row does not start with a cell and a fork: \"3,x,c\""
         );
         assert!(blocks_of(b"3,1,a\n3,1\n").is_err());
@@ -327,20 +338,24 @@ mod tests {
             row(1, Phase::Measure, 0),
             row(1, Phase::Measure, 1),
         ];
-        assert_eq!(check_rows(&good, 3, 1, &exp, "f"), Ok(()));
-        let e = check_rows(&good[..2], 3, 1, &exp, "f").unwrap_err();
+        check_rows(&good, 3, 1, &exp, "f").unwrap();
+        let e = check_rows(&good[..2], 3, 1, &exp, "f")
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("has 2 rows, but the spec gives every fork 1 warm-up + 2 pairs"),
             "{e}"
         );
         let mut swapped = good.clone();
         swapped.swap(1, 2);
-        let e = check_rows(&swapped, 3, 1, &exp, "f").unwrap_err();
+        let e = check_rows(&swapped, 3, 1, &exp, "f")
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             e,
             "f, row 2: expected cell 3 fork 1 measure pair 0, found cell 3 fork 1 measure pair 1"
         );
-        let e = check_rows(&good, 3, 2, &exp, "f").unwrap_err();
+        let e = check_rows(&good, 3, 2, &exp, "f").unwrap_err().to_string();
         assert!(
             e.starts_with("f, row 1: expected cell 3 fork 2 warmup pair 0"),
             "{e}"

@@ -14,6 +14,8 @@ use clap::{Args, Parser, Subcommand};
 use serde::{Deserialize, Deserializer, Serialize};
 use std::path::PathBuf;
 
+use super::{ArgvError, ShardFlagError};
+
 /// `runner exec`.
 #[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
 pub struct ExecArgs {
@@ -188,12 +190,8 @@ struct Recorded {
 }
 
 /// Parses `I/N` (clap's value parser for `--shard`).
-pub fn parse_shard(text: &str) -> Result<(u32, u32), String> {
-    let fail = || {
-        format!(
-            "expected I/N with 1 <= I <= N, e.g. `--shard 1/4` for the first of 4 shards, got `{text}`"
-        )
-    };
+pub fn parse_shard(text: &str) -> Result<(u32, u32), ShardFlagError> {
+    let fail = || ShardFlagError { text: text.into() };
     let (i, n) = text.split_once('/').ok_or_else(fail)?;
     let (i, n): (u32, u32) = (
         i.trim().parse().map_err(|_| fail())?,
@@ -327,15 +325,11 @@ impl Invocation {
 
     /// Parses an argv (`runner SUBCOMMAND ...`; the program name is
     /// ignored) with the command line's own definitions.
-    pub fn from_argv<S: AsRef<str>>(argv: &[S]) -> Result<Invocation, String> {
+    pub fn from_argv<S: AsRef<str>>(argv: &[S]) -> Result<Invocation, ArgvError> {
         let words = std::iter::once("runner").chain(argv.iter().skip(1).map(|a| a.as_ref()));
         Recorded::try_parse_from(words)
             .map(|r| r.invocation)
-            .map_err(|e| {
-                let text = e.to_string();
-                let first = text.lines().next().unwrap_or_default();
-                first.strip_prefix("error: ").unwrap_or(first).to_string()
-            })
+            .map_err(ArgvError)
     }
 
     /// What run.json records: every text with its password replaced by
@@ -417,10 +411,14 @@ mod tests {
     fn round_trips(inv: Invocation) {
         let argv = inv.to_argv();
         assert_eq!(argv[0], "runner");
-        assert_eq!(Invocation::from_argv(&argv), Ok(inv.clone()), "{argv:?}");
+        assert_eq!(
+            Invocation::from_argv(&argv).ok(),
+            Some(inv.clone()),
+            "{argv:?}"
+        );
         // As a shell would split the printed line, too.
         let words = shlex::split(&crate::shell::join(&argv)).unwrap();
-        assert_eq!(Invocation::from_argv(&words), Ok(inv), "{words:?}");
+        assert_eq!(Invocation::from_argv(&words).ok(), Some(inv), "{words:?}");
     }
 
     #[test]
@@ -530,15 +528,17 @@ mod tests {
             "--set=design.forks=3",
         ];
         assert_eq!(
-            Invocation::from_argv(&old),
-            Ok(Invocation::Exec(ExecArgs {
+            Invocation::from_argv(&old).ok(),
+            Some(Invocation::Exec(ExecArgs {
                 out: Some("reports/validity-sqlite".into()),
                 set: vec!["grid.delay_us=[0, 5, 25]".into(), "design.forks=3".into()],
                 quiet: true,
                 ..exec("experiments/validity.toml")
             }))
         );
-        let e = Invocation::from_argv(&["runner", "exec", "a.toml", "--bogus"]).unwrap_err();
+        let e = Invocation::from_argv(&["runner", "exec", "a.toml", "--bogus"])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("--bogus"), "{e}");
         assert!(!e.contains('\n'), "{e}");
         assert!(Invocation::from_argv(&["runner", "report", "r"]).is_err());

@@ -17,12 +17,14 @@ pub mod shard;
 pub mod assemble;
 pub mod check;
 pub mod digest;
+mod error;
 mod fork;
 mod imported;
 pub mod invocation;
 pub mod partial;
 pub mod recorded;
 
+pub use error::{ArgvError, FolderError, ShardFlagError};
 pub use fork::{
     file_stem, ArmClients, ArmPlans, CheckReport, ClientTimes, ForkRecord, ForkSql, ForkSummary,
 };
@@ -219,11 +221,15 @@ pub fn read(dir: &Path) -> crate::error::Result<RunInfo> {
 impl RunInfo {
     /// Reads and parses `path`; errors name the file and, from serde, the
     /// key and its line. Use [`check::checked`] for the semantic checks.
-    pub fn read(path: &Path) -> Result<RunInfo, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        serde_json::from_str(&text)
-            .map_err(|e| format!("{} is not a valid run.json: {e}", path.display()))
+    pub fn read(path: &Path) -> Result<RunInfo, FolderError> {
+        let text = std::fs::read_to_string(path).map_err(|source| FolderError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        serde_json::from_str(&text).map_err(|source| FolderError::Parse {
+            path: path.to_path_buf(),
+            source,
+        })
     }
 
     /// The `exec` arguments that made this folder: the recorded ones, or

@@ -17,7 +17,7 @@
 //!   write: an edit of either is refused (a folder from before the digest
 //!   has none, and gets the checks above).
 
-use super::{Invocation, RunInfo};
+use super::{FolderError, Invocation, RunInfo};
 use serde_json::json;
 
 /// The coarsest clock step runner analyses, ns (1 ms): above it no timing
@@ -55,19 +55,17 @@ pub fn digest(info: &RunInfo) -> String {
 }
 
 /// The clock bounds; the digest, when the folder has one.
-pub fn check(info: &RunInfo) -> Result<(), String> {
+pub fn check(info: &RunInfo) -> Result<(), FolderError> {
     for (key, r) in clocks(info) {
         if r > MAX_CLOCK_RESOLUTION_NS {
-            return Err(format!(
+            return Err(FolderError::Edited(format!(
                 "{key} is {r} ns, above {MAX_CLOCK_RESOLUTION_NS} ns (1 ms), the coarsest clock runner analyses: the record was edited"
-            ));
+            )));
         }
     }
     check_invocation(info)?;
     match &info.record_sha256 {
-        Some(d) if *d != digest(info) => Err(
-            "invocation or a recorded clock resolution is not what runner recorded (record_sha256 differs): the file was edited".into(),
-        ),
+        Some(d) if *d != digest(info) => Err(FolderError::Edited("invocation or a recorded clock resolution is not what runner recorded (record_sha256 differs): the file was edited".into())),
         _ => Ok(()),
     }
 }
@@ -75,7 +73,10 @@ pub fn check(info: &RunInfo) -> Result<(), String> {
 /// The resolution the rows allow: at most twice the shortest positive run
 /// time among them (`times`, ns). Runs runner measured only; an imported
 /// file's declared resolution is the user's statement.
-pub fn check_against_rows(info: &RunInfo, times: impl Iterator<Item = u64>) -> Result<(), String> {
+pub fn check_against_rows(
+    info: &RunInfo,
+    times: impl Iterator<Item = u64>,
+) -> Result<(), FolderError> {
     if info.imported.is_some() {
         return Ok(());
     }
@@ -84,32 +85,32 @@ pub fn check_against_rows(info: &RunInfo, times: impl Iterator<Item = u64>) -> R
     };
     for (key, r) in clocks(info) {
         if r > shortest.saturating_mul(2) {
-            return Err(format!(
+            return Err(FolderError::Edited(format!(
                 "{key} is {r} ns, but pairs.csv has a run timed at {shortest} ns; a clock that coarse could not have timed it, so the record was edited"
-            ));
+            )));
         }
     }
     Ok(())
 }
 
 /// The invocation against the spec and the rest of the record.
-fn check_invocation(info: &RunInfo) -> Result<(), String> {
+fn check_invocation(info: &RunInfo) -> Result<(), FolderError> {
     let spec = &info.spec;
     match &info.invocation {
         Invocation::Exec(e) => {
             let path = crate::redact::secrets(&e.spec.to_string_lossy());
             if path != crate::redact::secrets(&spec.path) {
-                return Err(format!(
+                return Err(FolderError::Edited(format!(
                     "invocation.spec is {path:?}, but the recorded spec came from {:?}: the record was edited",
                     spec.path
-                ));
+                )));
             }
             if let (Some((i, n)), Some(s)) = (e.shard, &info.shard) {
                 if (i, n) != (s.index, s.count) {
-                    return Err(format!(
+                    return Err(FolderError::Edited(format!(
                         "invocation.shard is {i}/{n}, but the folder holds shard {}/{}: the record was edited",
                         s.index, s.count
-                    ));
+                    )));
                 }
             }
             check_sets(info, &e.set)
@@ -117,20 +118,20 @@ fn check_invocation(info: &RunInfo) -> Result<(), String> {
         Invocation::Analyze(z) => {
             let exp = &spec.experiment;
             if z.resamples != exp.analysis.resamples || z.confidence != exp.analysis.confidence {
-                return Err(format!(
+                return Err(FolderError::Edited(format!(
                     "invocation has --resamples {} --confidence {}, but the recorded spec {} and {}: the record was edited",
                     z.resamples, z.confidence, exp.analysis.resamples, exp.analysis.confidence
-                ));
+                )));
             }
             if z.seed.is_some() == info.seeds.drawn
                 || z.seed.is_some_and(|s| s != info.seeds.master)
             {
-                return Err(format!(
+                return Err(FolderError::Edited(format!(
                     "invocation.seed is {}, but seeds.master is {} (drawn: {}): the record was edited",
                     z.seed.map_or("none".into(), |s| s.to_string()),
                     info.seeds.master,
                     info.seeds.drawn
-                ));
+                )));
             }
             Ok(())
         }
@@ -141,7 +142,7 @@ fn check_invocation(info: &RunInfo) -> Result<(), String> {
 /// Each `--set` of exec's invocation is one the recorded spec already
 /// reflects: applying it again changes nothing. A flag the run never had
 /// would change it (or not apply at all).
-fn check_sets(info: &RunInfo, sets: &[String]) -> Result<(), String> {
+fn check_sets(info: &RunInfo, sets: &[String]) -> Result<(), FolderError> {
     if sets.is_empty() {
         return Ok(());
     }
@@ -166,7 +167,7 @@ fn check_sets(info: &RunInfo, sets: &[String]) -> Result<(), String> {
         .iter()
         .find(|s| !same(std::slice::from_ref(s)))
         .unwrap_or(&sets[0]);
-    Err(format!(
+    Err(FolderError::Edited(format!(
         "invocation.set has `--set {odd}`, which the recorded spec does not reflect: the run never had that flag, so the record was edited"
-    ))
+    )))
 }

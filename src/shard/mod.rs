@@ -12,11 +12,13 @@
 //! job identifiers. `run_folder::check` then requires its jobs to be exactly
 //! that shard's share of the plan.
 
+mod error;
 pub mod select;
 
 pub use crate::plan::deal::{shard_of, share};
 pub use crate::run_folder::merged::{Machine, MergedInfo, MergedShard, MissingJob};
 pub use crate::run_folder::shard::{ShardInfo, Source};
+pub use error::ShardError;
 pub use select::{parse_flag, select, Selection};
 
 /// The variable that overrides the recorded host name. Meant for tests:
@@ -106,7 +108,10 @@ pub fn plan_share(
 /// A resumed folder stays what it was: a shard resumes as the same shard
 /// (a `--shard` or scheduler variable naming another is refused; none
 /// resumes the recorded one), and a whole run is not resumed as a shard.
-pub fn check_resume(recorded: Option<&ShardInfo>, now: Option<Selection>) -> Result<(), String> {
+pub fn check_resume(
+    recorded: Option<&ShardInfo>,
+    now: Option<Selection>,
+) -> Result<(), ShardError> {
     let Some(now) = now else { return Ok(()) };
     let source = serde_json::to_value(now.source)
         .ok()
@@ -114,14 +119,18 @@ pub fn check_resume(recorded: Option<&ShardInfo>, now: Option<Selection>) -> Res
         .unwrap_or_default();
     match recorded {
         Some(s) if (s.index, s.count) == (now.index, now.count) => Ok(()),
-        Some(s) => Err(format!(
-            "this folder holds shard {}/{}, but this exec is shard {}/{} (from {source}); resume it as the shard it is",
-            s.index, s.count, now.index, now.count
-        )),
-        None => Err(format!(
-            "this folder holds a whole run, not a shard, but this exec is shard {}/{} (from {source}); resume it without --shard, outside a scheduler's array",
-            now.index, now.count
-        )),
+        Some(s) => Err(ShardError::ResumeOther {
+            held_index: s.index,
+            held_count: s.count,
+            index: now.index,
+            count: now.count,
+            from: source,
+        }),
+        None => Err(ShardError::ResumeWhole {
+            index: now.index,
+            count: now.count,
+            from: source,
+        }),
     }
 }
 

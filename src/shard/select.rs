@@ -13,7 +13,7 @@
 //!   `--shards N` (the Job's `completions`; Kubernetes does not put it in
 //!   the pod's environment).
 
-use super::Source;
+use super::{ShardError, Source};
 
 /// The shard a process runs: 1-based index of count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,14 +26,17 @@ pub struct Selection {
 /// `--shard I/N`, parsed where the flag is defined.
 pub use crate::run_folder::invocation::parse_shard as parse_flag;
 
-fn number(env: &dyn Fn(&str) -> Option<String>, name: &str) -> Result<Option<u64>, String> {
+fn number(
+    env: &dyn Fn(&str) -> Option<String>,
+    name: &'static str,
+) -> Result<Option<u64>, ShardError> {
     match env(name).filter(|v| !v.trim().is_empty()) {
         None => Ok(None),
         Some(v) => v
             .trim()
             .parse()
             .map(Some)
-            .map_err(|_| format!("{name} is `{v}`, not a whole number")),
+            .map_err(|_| ShardError::NotANumber { name, value: v }),
     }
 }
 
@@ -42,15 +45,17 @@ pub fn select(
     flag: Option<(u32, u32)>,
     shards: Option<u32>,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Option<Selection>, String> {
+) -> Result<Option<Selection>, ShardError> {
     if shards == Some(0) {
-        return Err("--shards must be a positive number of shards".into());
+        return Err(ShardError::ZeroShards);
     }
     if let Some((index, count)) = flag {
         if let Some(n) = shards.filter(|&n| n != count) {
-            return Err(format!(
-                "--shard {index}/{count} and --shards {n} disagree; give one of them"
-            ));
+            return Err(ShardError::FlagsDisagree {
+                index,
+                count,
+                shards: n,
+            });
         }
         return Ok(Some(Selection {
             index,
@@ -63,15 +68,10 @@ pub fn select(
     }
     if let Some(index) = number(env, "JOB_COMPLETION_INDEX")? {
         let Some(count) = shards else {
-            return Err(format!(
-                "JOB_COMPLETION_INDEX is {index} (a Kubernetes Indexed Job), but the number of shards is not known; pass --shards N with N the Job's completions"
-            ));
+            return Err(ShardError::KubernetesCountUnknown { index });
         };
         if index >= u64::from(count) {
-            return Err(format!(
-                "JOB_COMPLETION_INDEX is {index}, but --shards {count} numbers the shards 0 to {}; pass the Job's completions as --shards",
-                count - 1
-            ));
+            return Err(ShardError::KubernetesIndex { index, count });
         }
         return Ok(Some(Selection {
             index: index as u32 + 1,
@@ -80,9 +80,7 @@ pub fn select(
         }));
     }
     match shards {
-        Some(n) => Err(format!(
-            "--shards {n} needs the shard's index from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID, and neither is set; outside a scheduler pass --shard I/{n}"
-        )),
+        Some(n) => Err(ShardError::NoIndex { shards: n }),
         None => Ok(None),
     }
 }
@@ -91,10 +89,8 @@ fn slurm(
     id: u64,
     shards: Option<u32>,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Selection, String> {
-    let missing = |name: &str| {
-        format!("SLURM_ARRAY_TASK_ID is {id} but {name} is not set; pass --shard I/N instead")
-    };
+) -> Result<Selection, ShardError> {
+    let missing = |name: &'static str| ShardError::SlurmUnset { id, name };
     let min =
         number(env, "SLURM_ARRAY_TASK_MIN")?.ok_or_else(|| missing("SLURM_ARRAY_TASK_MIN"))?;
     let count =
@@ -103,15 +99,16 @@ fn slurm(
     let offset = id.checked_sub(min);
     let index = offset.filter(|o| o % step == 0).map(|o| o / step);
     let Some(index) = index.filter(|&i| i < count && count <= u64::from(u32::MAX)) else {
-        return Err(format!(
-            "SLURM_ARRAY_TASK_ID {id} is not one of {count} evenly spaced tasks from SLURM_ARRAY_TASK_MIN {min} (step {step}); submit a range such as --array=1-{count}, or pass --shard I/N"
-        ));
+        return Err(ShardError::SlurmUneven {
+            id,
+            count,
+            min,
+            step,
+        });
     };
     let count = count as u32;
     if let Some(n) = shards.filter(|&n| n != count) {
-        return Err(format!(
-            "--shards {n} disagrees with SLURM_ARRAY_TASK_COUNT {count}; leave --shards out in a Slurm array"
-        ));
+        return Err(ShardError::SlurmCount { shards: n, count });
     }
     Ok(Selection {
         index: index as u32 + 1,
@@ -137,7 +134,7 @@ mod tests {
     }
 
     fn refused(flag: Option<(u32, u32)>, shards: Option<u32>, vars: &[(&str, &str)]) -> String {
-        select(flag, shards, &env(vars)).unwrap_err()
+        select(flag, shards, &env(vars)).unwrap_err().to_string()
     }
 
     #[test]
@@ -145,7 +142,7 @@ mod tests {
         assert_eq!(parse_flag("2/4"), Ok((2, 4)));
         assert_eq!(parse_flag("1/1"), Ok((1, 1)));
         for bad in ["0/4", "5/4", "1/0", "2", "a/b", "-1/2", "1/2/3"] {
-            let e = parse_flag(bad).unwrap_err();
+            let e = parse_flag(bad).unwrap_err().to_string();
             assert!(e.contains("--shard 1/4") && e.contains(bad), "{e}");
         }
     }

@@ -13,6 +13,7 @@ use super::limits::MAX_DELAY_NS;
 use super::location::{KeyPath, Problem};
 use super::of_baseline::{duration_ns, number_and_unit, OfBaseline};
 use super::raw::RawGate;
+use super::value_error::ValueError;
 use super::values::{boolean, choice, describe};
 use serde::{Deserialize, Serialize};
 use toml::Value;
@@ -82,20 +83,24 @@ const MAX_PERCENT: f64 = 1000.0;
 const WHAT: &str = "a slowdown as a percentage of the baseline median (\"2%\") or a duration with its unit (\"50us\", \"0.5ms\", \"800ns\")";
 
 /// Parses `"2%"`, `"50us"`, `"50 µs"`, `"0.5ms"`, `"800ns"`, `"0.1s"`.
-pub(crate) fn parse_max_slowdown(text: &str) -> Result<MaxSlowdown, String> {
+pub(crate) fn parse_max_slowdown(text: &str) -> Result<MaxSlowdown, ValueError> {
     let (value, unit) = number_and_unit(text, WHAT)?;
     if unit == "%" {
         if value > MAX_PERCENT {
-            return Err(format!("must be at most {MAX_PERCENT}% (a gate allowing more than ten times the baseline guards nothing)"));
+            return Err(ValueError::AtMost {
+                limit: format!("{MAX_PERCENT}% (a gate allowing more than ten times the baseline guards nothing)"),
+            });
         }
         return Ok(MaxSlowdown::Percent(value));
     }
     let ns = duration_ns(value, unit, WHAT)?;
     if ns > MAX_DELAY_NS / 2 {
-        return Err(format!(
-            "must be at most {} ms: a threshold is at most half of runner's largest delay, 1 s",
-            MAX_DELAY_NS / 2_000_000
-        ));
+        return Err(ValueError::AtMost {
+            limit: format!(
+                "{} ms: a threshold is at most half of runner's largest delay, 1 s",
+                MAX_DELAY_NS / 2_000_000
+            ),
+        });
     }
     Ok(MaxSlowdown::Ns(ns))
 }
@@ -197,16 +202,19 @@ mod tests {
             "2000%",
         ] {
             let e = parse_max_slowdown(bad).unwrap_err();
-            assert!(!e.is_empty(), "{bad}");
+            assert!(!e.to_string().is_empty(), "{bad}");
         }
         assert!(parse_max_slowdown("2")
             .unwrap_err()
+            .to_string()
             .contains("needs a unit"));
         assert!(parse_max_slowdown("5 minutes")
             .unwrap_err()
+            .to_string()
             .contains("\"minutes\""));
         assert!(parse_max_slowdown("1s")
             .unwrap_err()
+            .to_string()
             .contains("at most 500 ms"));
     }
 

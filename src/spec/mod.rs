@@ -13,6 +13,7 @@ pub mod kinds;
 pub(crate) mod limits;
 mod location;
 mod of_baseline;
+mod override_error;
 mod overrides;
 pub mod placeholder;
 mod raw;
@@ -22,6 +23,7 @@ mod strategies;
 mod suggest;
 mod uses;
 mod validate;
+mod value_error;
 pub mod values;
 
 #[cfg(test)]

@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::value_error::ValueError;
+
 /// A duration, or a share of the baseline's median run measured in the
 /// same run.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
@@ -45,7 +47,10 @@ impl std::fmt::Display for OfBaseline {
 
 /// Splits `"2.5us"` into (2.5, "us"): a positive finite number, then a
 /// unit; `what` (what would be valid) goes into the error.
-pub(crate) fn number_and_unit<'a>(text: &'a str, what: &str) -> Result<(f64, &'a str), String> {
+pub(crate) fn number_and_unit<'a>(
+    text: &'a str,
+    what: &'static str,
+) -> Result<(f64, &'a str), ValueError> {
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -55,16 +60,16 @@ pub(crate) fn number_and_unit<'a>(text: &'a str, what: &str) -> Result<(f64, &'a
         .parse()
         .ok()
         .filter(|v: &f64| v.is_finite() && *v > 0.0)
-        .ok_or_else(|| format!("must be {what}, a positive number and a unit"))?;
+        .ok_or(ValueError::NotANumber { what })?;
     if unit.is_empty() {
-        return Err(format!("needs a unit: {what}"));
+        return Err(ValueError::NoUnit { what });
     }
     Ok((value, unit))
 }
 
 /// `value` of the time `unit` (ns, us or µs, ms, s) in whole ns, at least
 /// one; `what` (what would be valid) goes into the error.
-pub(crate) fn duration_ns(value: f64, unit: &str, what: &str) -> Result<u64, String> {
+pub(crate) fn duration_ns(value: f64, unit: &str, what: &'static str) -> Result<u64, ValueError> {
     let units = [
         ("ns", 1.0),
         ("us", 1e3),
@@ -82,15 +87,20 @@ pub(crate) fn duration_ns(value: f64, unit: &str, what: &str) -> Result<u64, Str
 pub(crate) fn whole(
     value: f64,
     unit: &str,
-    units: &[(&str, f64)],
-    what: &str,
-) -> Result<u64, String> {
+    units: &[(&'static str, f64)],
+    what: &'static str,
+) -> Result<u64, ValueError> {
     let Some(&(_, factor)) = units.iter().find(|(name, _)| *name == unit) else {
-        return Err(format!("has the unit {unit:?}; it must be {what}"));
+        return Err(ValueError::UnknownUnit {
+            unit: unit.into(),
+            what,
+        });
     };
     let n = (value * factor).round();
     if n < 1.0 {
-        return Err(format!("must be at least 1 {}", units[0].0));
+        return Err(ValueError::BelowOne {
+            smallest: units[0].0,
+        });
     }
     Ok(n as u64)
 }

@@ -4,6 +4,7 @@
 //! Edits go through `toml_edit` so the resolved text that is hashed into
 //! run.json keeps the user's comments and formatting.
 
+use super::override_error::OverrideError;
 use toml_edit::{DocumentMut, Item, Table, TableLike, Value};
 
 /// One parsed `--set` flag.
@@ -18,21 +19,21 @@ pub(crate) struct Override {
 /// Splits `KEY=VALUE`. The value is read as a TOML value when it is one
 /// (`2`, `0.5`, `true`, `[0, 100]`, `"x"`), else taken as a bare string, so a
 /// shell user can write `--set design.ordering=blocked` without quoting.
-pub(crate) fn parse(arg: &str) -> Result<Override, String> {
+pub(crate) fn parse(arg: &str) -> Result<Override, OverrideError> {
     let flag = format!("--set {arg}");
-    let example = "expected --set KEY=VALUE, e.g. --set design.forks=2";
     let Some((key, raw)) = arg.split_once('=') else {
-        return Err(format!("{flag}: no `=` in the flag; {example}"));
+        return Err(OverrideError::NoEquals { flag });
     };
     let key = key.trim();
     if key.is_empty() {
-        return Err(format!("{flag}: the key is empty; {example}"));
+        return Err(OverrideError::EmptyKey { flag });
     }
     let path: Vec<String> = key.split('.').map(|s| s.trim().to_string()).collect();
     if path.iter().any(String::is_empty) {
-        return Err(format!(
-            "{flag}: the key `{key}` has an empty segment; {example}"
-        ));
+        return Err(OverrideError::EmptySegment {
+            flag,
+            key: key.into(),
+        });
     }
     let mut value = raw
         .parse::<Value>()
@@ -43,9 +44,11 @@ pub(crate) fn parse(arg: &str) -> Result<Override, String> {
 
 /// Sets the value, creating missing tables on the way. Replacing a value
 /// keeps its trailing comment, so `forks = 2  # why` stays documented.
-pub(crate) fn apply(doc: &mut DocumentMut, o: &Override) -> Result<(), String> {
+pub(crate) fn apply(doc: &mut DocumentMut, o: &Override) -> Result<(), OverrideError> {
     let Some((last, parents)) = o.path.split_last() else {
-        return Err(format!("{}: the key is empty", o.flag));
+        return Err(OverrideError::NoPath {
+            flag: o.flag.clone(),
+        });
     };
     let mut table: &mut dyn TableLike = doc.as_table_mut();
     for (depth, seg) in parents.iter().enumerate() {
@@ -58,12 +61,11 @@ pub(crate) fn apply(doc: &mut DocumentMut, o: &Override) -> Result<(), String> {
         table = match item.as_table_like_mut() {
             Some(t) => t,
             None => {
-                return Err(format!(
-                    "{}: `{}` is a value, not a table, so it has no key `{}`",
-                    o.flag,
-                    o.path[..=depth].join("."),
-                    o.path[depth + 1]
-                ))
+                return Err(OverrideError::NotATable {
+                    flag: o.flag.clone(),
+                    value: o.path[..=depth].join("."),
+                    key: o.path[depth + 1].clone(),
+                })
             }
         };
     }
@@ -85,7 +87,7 @@ pub(crate) fn apply(doc: &mut DocumentMut, o: &Override) -> Result<(), String> {
 mod tests {
     use super::*;
 
-    fn set(text: &str, flags: &[&str]) -> Result<String, String> {
+    fn set(text: &str, flags: &[&str]) -> Result<String, OverrideError> {
         let mut doc: DocumentMut = text.parse().unwrap();
         for f in flags {
             apply(&mut doc, &parse(f)?)?;
@@ -111,13 +113,24 @@ mod tests {
     fn malformed_flags_name_the_flag() {
         assert!(parse("design.forks")
             .unwrap_err()
+            .to_string()
             .starts_with("--set design.forks: no `=`"));
-        assert!(parse("=2").unwrap_err().contains("the key is empty"));
+        assert!(parse("=2")
+            .unwrap_err()
+            .to_string()
+            .contains("the key is empty"));
         assert!(parse("design..forks=2")
             .unwrap_err()
+            .to_string()
             .contains("empty segment"));
-        assert!(parse(".x=2").unwrap_err().contains("empty segment"));
-        assert!(parse("x.=2").unwrap_err().contains("empty segment"));
+        assert!(parse(".x=2")
+            .unwrap_err()
+            .to_string()
+            .contains("empty segment"));
+        assert!(parse("x.=2")
+            .unwrap_err()
+            .to_string()
+            .contains("empty segment"));
         assert_eq!(parse(" design.forks =2").unwrap().path, ["design", "forks"]);
     }
 
@@ -144,7 +157,9 @@ mod tests {
 
     #[test]
     fn cannot_descend_into_a_value() {
-        let err = set("[design]\nforks = 10\n", &["design.forks.x=1"]).unwrap_err();
+        let err = set("[design]\nforks = 10\n", &["design.forks.x=1"])
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("`design.forks` is a value, not a table"),
             "{err}"

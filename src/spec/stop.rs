@@ -14,6 +14,7 @@ use super::limits;
 use super::location::{KeyPath, Problem};
 use super::of_baseline::{duration_ns, number_and_unit, whole, OfBaseline};
 use super::raw::RawStop;
+use super::value_error::ValueError;
 use super::values::{boolean, integer, string};
 use serde::{Deserialize, Serialize};
 use std::num::NonZeroU32;
@@ -43,22 +44,28 @@ const HALF_WIDTH: &str = "a duration with its unit (\"1us\", \"0.5ms\", \"800ns\
 const MAX_TIME: &str = "a duration with its unit (\"90s\", \"10min\", \"2h\")";
 
 /// Parses `"1us"`, `"800ns"`, `"0.5ms"`, `"1%"`.
-pub(crate) fn parse_half_width(text: &str) -> Result<HalfWidth, String> {
+pub(crate) fn parse_half_width(text: &str) -> Result<HalfWidth, ValueError> {
     let (value, unit) = number_and_unit(text, HALF_WIDTH)?;
     match unit {
         "%" if value <= 100.0 => return Ok(HalfWidth::Percent(value)),
-        "%" => return Err("must be at most 100% of the baseline median".into()),
+        "%" => {
+            return Err(ValueError::AtMost {
+                limit: "100% of the baseline median".into(),
+            })
+        }
         _ => {}
     }
     let ns = duration_ns(value, unit, HALF_WIDTH)?;
     if ns > limits::MAX_DELAY_NS {
-        return Err("must be at most 1 s".into());
+        return Err(ValueError::AtMost {
+            limit: "1 s".into(),
+        });
     }
     Ok(HalfWidth::Ns(ns))
 }
 
 /// Parses `"90s"`, `"10min"`, `"2h"` into whole seconds (at least one).
-pub(crate) fn parse_max_time(text: &str) -> Result<u64, String> {
+pub(crate) fn parse_max_time(text: &str) -> Result<u64, ValueError> {
     let (value, unit) = number_and_unit(text, MAX_TIME)?;
     let s = whole(
         value,
@@ -67,7 +74,9 @@ pub(crate) fn parse_max_time(text: &str) -> Result<u64, String> {
         MAX_TIME,
     )?;
     if s > limits::FORK_TIMEOUT_S as u64 {
-        return Err("must be at most a week".into());
+        return Err(ValueError::AtMost {
+            limit: "a week".into(),
+        });
     }
     Ok(s)
 }
@@ -77,7 +86,7 @@ fn text<T>(
     path: &KeyPath,
     v: Option<&Value>,
     what: &str,
-    parse: fn(&str) -> Result<T, String>,
+    parse: fn(&str) -> Result<T, ValueError>,
 ) -> Result<Option<T>, Problem> {
     match string(v, path, what)? {
         None => Ok(None),
@@ -245,21 +254,33 @@ mod tests {
         assert_eq!(parse_half_width("0.5 ms"), Ok(HalfWidth::Ns(500_000)));
         assert_eq!(parse_half_width("800ns"), Ok(HalfWidth::Ns(800)));
         assert_eq!(parse_half_width("2%"), Ok(HalfWidth::Percent(2.0)));
-        assert!(parse_half_width("2").unwrap_err().contains("needs a unit"));
+        assert!(parse_half_width("2")
+            .unwrap_err()
+            .to_string()
+            .contains("needs a unit"));
         assert!(parse_half_width("150%")
             .unwrap_err()
+            .to_string()
             .contains("at most 100%"));
         assert!(parse_half_width("0.1ns")
             .unwrap_err()
+            .to_string()
             .contains("at least 1 ns"));
         assert!(parse_half_width("3 parsecs")
             .unwrap_err()
+            .to_string()
             .contains("\"parsecs\""));
         assert_eq!(parse_max_time("90s"), Ok(90));
         assert_eq!(parse_max_time("10min"), Ok(600));
         assert_eq!(parse_max_time("1.5h"), Ok(5400));
-        assert!(parse_max_time("10").unwrap_err().contains("needs a unit"));
-        assert!(parse_max_time("10ms").unwrap_err().contains("\"ms\""));
+        assert!(parse_max_time("10")
+            .unwrap_err()
+            .to_string()
+            .contains("needs a unit"));
+        assert!(parse_max_time("10ms")
+            .unwrap_err()
+            .to_string()
+            .contains("\"ms\""));
         assert_eq!(HalfWidth::Ns(1000).to_string(), "1us");
         assert_eq!(HalfWidth::Percent(0.5).to_string(), "0.5%");
         assert_eq!(HalfWidth::Percent(2.0).ns_for(50_000.0), 1000.0);

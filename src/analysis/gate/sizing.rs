@@ -17,19 +17,27 @@ use crate::plan::Cell;
 use crate::record::PairRecord;
 use crate::spec::{Experiment, MaxSlowdown};
 
+mod sizing_error;
+pub use sizing_error::SizingError;
+
 /// The sizing of a percentage gate from the first phase's rows (those of
 /// the experiment cells at least). `None` without a percentage gate.
-pub fn size(exp: &Experiment, cells: &[Cell], rows: &[PairRecord]) -> Result<GateSizing, String> {
+pub fn size(
+    exp: &Experiment,
+    cells: &[Cell],
+    rows: &[PairRecord],
+) -> Result<GateSizing, SizingError> {
     let Some(MaxSlowdown::Percent(_)) = exp.gate.map(|g| g.max_slowdown) else {
-        return Err("only a percentage threshold is sized from the run".into());
+        return Err(SizingError::NotPercent);
     };
     let max = exp.gate.expect("a gate").max_slowdown;
     groups(cells)
         .into_iter()
         .map(|(_, members)| {
-            let median = baseline_median(rows, &members).ok_or_else(|| {
-                format!("cells {members:?} have no measured baseline runs to size the gate from")
-            })?;
+            let median =
+                baseline_median(rows, &members).ok_or_else(|| SizingError::NoBaseline {
+                    cells: members.clone(),
+                })?;
             let threshold_ns = max.ns_for(median);
             Ok(GroupSizing {
                 cells: members,
@@ -38,7 +46,7 @@ pub fn size(exp: &Experiment, cells: &[Cell], rows: &[PairRecord]) -> Result<Gat
                 delay_ns: power_delay_ns(threshold_ns),
             })
         })
-        .collect::<Result<Vec<_>, String>>()
+        .collect::<Result<Vec<_>, SizingError>>()
         .map(|groups| GateSizing { groups })
 }
 
@@ -46,6 +54,7 @@ pub fn size(exp: &Experiment, cells: &[Cell], rows: &[PairRecord]) -> Result<Gat
 mod tests {
     use super::*;
     use crate::plan::self_check::{check, estimate};
+    use crate::plan::PlanMismatch;
     use crate::record::{Arm, Phase};
 
     fn experiment(text: &str) -> Experiment {
@@ -98,7 +107,17 @@ mod tests {
         let mut over = s.clone();
         over.groups[0].delay_ns = 1_200_000_000;
         let e = check(&exp, &cells, Some(&over)).unwrap_err();
-        assert!(e.contains("delay_ns is 1200000000"), "{e}");
+        assert!(
+            matches!(
+                e,
+                PlanMismatch::SizingDelay {
+                    recorded: 1_200_000_000,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(e.to_string().contains("delay_ns is 1200000000"), "{e}");
         // Below the cap: twice the threshold, exactly.
         let fast: Vec<PairRecord> = [1_000_000].into_iter().map(|ns| row(0, ns)).collect();
         assert_eq!(

@@ -1,0 +1,20 @@
+//! Why a committed version of a run cannot join the history: its files
+//! are not a finished run's, or its analysis failed. The kind says which
+//! file; the folder checker's error stays the `source`. The `Display` is
+//! the sentence the history lists beside the skipped commit.
+
+use crate::run_folder::FolderError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum VersionError {
+    #[error("run.json is not a valid run.json: {0}")]
+    Parse(#[source] serde_json::Error),
+    #[error("run.json: {0}")]
+    Record(#[source] FolderError),
+    #[error("run.json holds a run in progress (no finish time)")]
+    InProgress,
+    #[error("pairs.csv: {0}")]
+    Pairs(#[source] FolderError),
+    #[error(transparent)]
+    Analysis(#[from] crate::error::RunnerError),
+}
