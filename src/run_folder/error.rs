@@ -9,6 +9,9 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum FolderError {
+    /// run.json was written by a newer runner (`output::format`).
+    #[error(transparent)]
+    Format(#[from] crate::output::format::FormatError),
     /// run.json could not be read at all.
     #[error("cannot read {}: {source}", .path.display())]
     Read {

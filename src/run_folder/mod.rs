@@ -226,6 +226,12 @@ impl RunInfo {
             path: path.to_path_buf(),
             source,
         })?;
+        // The version first: a newer runner's file is refused as such,
+        // not misread. A version 0 file reads as 1 (serde's default for
+        // the key is the whole migration, `output::format::migrate`).
+        if let Ok(file) = serde_json::from_str::<serde_json::Value>(&text) {
+            crate::output::format::readable(path, &file)?;
+        }
         serde_json::from_str(&text).map_err(|source| FolderError::Parse {
             path: path.to_path_buf(),
             source,

@@ -196,3 +196,37 @@ fn a_damaged_or_foreign_run_json_is_one_sentence_and_exit_2() {
         assert_eq!(tree(&out), before, "{says}: the folder changed");
     }
 }
+
+/// run.json starts with its format: a newer runner's folder is refused in
+/// one sentence that says to upgrade; one without the key (written before
+/// it) still reads, and `exec` writes the current one.
+#[test]
+fn a_newer_format_is_refused_and_an_older_one_reads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let spec = small(dir);
+    let out = exec_ok(dir, &spec, "r", &[]);
+    let path = out.join("run.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.starts_with("{\n  \"format_version\": 1,"),
+        "{}",
+        &text[..60]
+    );
+    let analysis = std::fs::read_to_string(out.join("analysis.json")).unwrap();
+    assert!(analysis.starts_with("{\n  \"format_version\": 1,"));
+    let mut run: serde_json::Value = serde_json::from_str(&text).unwrap();
+    run["format_version"] = serde_json::json!(2);
+    std::fs::write(&path, serde_json::to_string_pretty(&run).unwrap()).unwrap();
+    let o = report(&out);
+    assert_eq!(o.status.code(), Some(2), "{}", err_of(&o));
+    assert!(
+        err_of(&o).contains("has format_version 2, written by a newer runner; this runner reads format_version 0 to 1: upgrade runner to read it"),
+        "{}",
+        err_of(&o)
+    );
+    run.as_object_mut().unwrap().remove("format_version");
+    std::fs::write(&path, serde_json::to_string_pretty(&run).unwrap()).unwrap();
+    let o = report(&out);
+    assert!(o.status.success(), "{}", err_of(&o));
+}
