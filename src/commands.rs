@@ -22,7 +22,7 @@ pub fn estimate_analysis_ns(exp: &crate::spec::Experiment, cells: u64) -> u64 {
 /// `runner env`: what a run would record, and the machine checks as
 /// OK / WARN / N/A lines; with `json`, the whole record as run.json has it.
 pub fn env(json: bool) -> String {
-    let env = crate::environment::capture();
+    let env = crate::environment::capture(&crate::BINARY);
     if json {
         let mut s = serde_json::to_string_pretty(&env).expect("environment serializes");
         s.push('\n');

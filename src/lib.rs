@@ -11,34 +11,42 @@ pub mod analyze;
 pub mod cli;
 pub mod commands;
 pub mod compare;
-pub mod console;
-pub mod db;
-pub mod environment;
+pub use runner_core::console;
+pub use runner_db as db;
+pub use runner_os::environment;
 pub mod error;
 pub mod exec;
-pub mod hex;
+pub use runner_core::hex;
 pub mod history;
-pub mod interrupt;
-pub mod memory_layout;
+pub use runner_os::interrupt;
+pub use runner_os::memory_layout;
 pub mod merge;
 pub mod output;
-pub mod placement;
+pub use runner_os::placement;
 pub mod plan;
-pub mod preview;
-pub mod reaper;
-pub mod record;
-pub mod redact;
+pub use runner_core::preview;
+pub use runner_core::record;
+pub use runner_core::redact;
+pub use runner_os::reaper;
 pub mod report;
 pub mod run_folder;
-pub mod seed;
+pub use runner_core::seed;
 pub mod shard;
-pub mod shell;
+pub use runner_core::shell;
 pub mod spec;
-pub mod stats;
+pub use runner_stats as stats;
 pub mod strategy;
-pub mod temp;
+pub use runner_os::temp;
 
 use cli::{Cli, Command};
+
+/// This binary as run.json records it: the compiler and the commit come
+/// from build.rs, so a result can be traced to the binary that made it.
+pub const BINARY: environment::Binary = environment::Binary {
+    rustc: env!("RUNNER_RUSTC_VERSION"),
+    version: env!("CARGO_PKG_VERSION"),
+    git_commit: env!("RUNNER_GIT_COMMIT"),
+};
 pub use error::{Result, RunnerError};
 
 /// Runs one command line and returns its exit code when it did not fail:

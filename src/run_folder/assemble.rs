@@ -177,7 +177,9 @@ impl Builder {
             imported,
             shard,
             merged,
-            environment: self.environment.unwrap_or_else(crate::environment::capture),
+            environment: self
+                .environment
+                .unwrap_or_else(|| crate::environment::capture(&crate::BINARY)),
             started_at: self.started_at.unwrap_or_else(now_rfc3339),
             finished_at,
             // Set by the writer, from what is recorded then.

@@ -22,8 +22,8 @@
 
 use super::grouped::default_window;
 use super::{check, percentile_interval, MedianEstimate, Ranked};
-use crate::stats::resample::{par_resamples, replay};
-use crate::stats::{StatsError, Value};
+use crate::resample::{par_resamples, replay};
+use crate::{StatsError, Value};
 use rand::RngCore;
 
 /// The fewest forks at which contrasts use the cluster bootstrap: its
@@ -214,7 +214,7 @@ impl Clusters {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::quantile::median;
+    use crate::quantile::median;
     use rand::SeedableRng;
     use rand_pcg::Pcg64;
 
@@ -262,7 +262,7 @@ mod tests {
         let e = cluster_median_diff(&refs, 600, 0.9, &mut Pcg64::seed_from_u64(5)).unwrap();
         let mut expected = by_hand(&groups, 600, 5);
         expected.sort_unstable_by(f64::total_cmp);
-        let q = |p| crate::stats::quantile(&expected, p).unwrap();
+        let q = |p| crate::quantile(&expected, p).unwrap();
         assert_eq!((e.ci.lo, e.ci.hi), (q(0.05), q(0.95)));
         let all = |side: Side| -> Vec<f64> {
             groups
@@ -285,7 +285,7 @@ mod tests {
             .collect();
         let refs: Vec<(&[f64], &[f64])> = groups.iter().map(|(a, b)| (&a[..], &b[..])).collect();
         let run = |t| {
-            crate::stats::pool::on_threads(t, || {
+            crate::pool::on_threads(t, || {
                 cluster_median_diff(&refs, 700, 0.95, &mut Pcg64::seed_from_u64(3)).unwrap()
             })
         };

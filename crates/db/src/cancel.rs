@@ -189,7 +189,7 @@ fn describe(s: &Seen, gone: bool) -> String {
         "cancelled the query that PostgreSQL backend {} had run for {:.1} s (`{}`) and {ended}",
         s.pid,
         s.running_s,
-        crate::redact::secrets(&query)
+        runner_core::redact::secrets(&query)
     )
 }
 

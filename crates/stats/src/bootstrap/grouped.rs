@@ -20,8 +20,8 @@
 //! median of a full resample, exactly, whatever the window.
 
 use super::Ranked;
-use crate::stats::resample::IndexSampler;
-use crate::stats::{StatsError, Value};
+use crate::resample::IndexSampler;
+use crate::{StatsError, Value};
 use rand::RngCore;
 
 /// The default window's width as a share of all values (at least

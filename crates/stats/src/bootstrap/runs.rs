@@ -10,8 +10,8 @@
 //! (Davison & Hinkley 1997, sec. 3.8, for each level; Ren et al. 2010).
 
 use super::{check, percentile_interval, Grouped, MedianEstimate};
-use crate::stats::resample::par_resamples;
-use crate::stats::{StatsError, Value};
+use crate::resample::par_resamples;
+use crate::{StatsError, Value};
 use rand::RngCore;
 
 /// See the module doc. `a` and `b` are the forks of each run, every fork
@@ -55,9 +55,9 @@ pub fn hierarchical_median_shift<T: Value, R: RngCore>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::quantile::median;
-    use crate::stats::resample::{hierarchical_indices, replay, IndexSampler};
-    use crate::stats::Interval;
+    use crate::quantile::median;
+    use crate::resample::{hierarchical_indices, replay, IndexSampler};
+    use crate::Interval;
     use rand::SeedableRng;
     use rand_pcg::Pcg64;
 

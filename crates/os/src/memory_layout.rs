@@ -19,8 +19,8 @@
 //! the heap offset before setup and the stack offset before timing, and
 //! records what it saw ([`ForkLayout`]).
 
-use crate::seed::{self, Domain};
 use rand::SeedableRng;
+use runner_core::seed::{self, Domain};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 

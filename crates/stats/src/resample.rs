@@ -362,7 +362,7 @@ mod tests {
     #[test]
     fn thread_count_changes_no_statistic() {
         let run = |threads| {
-            crate::stats::pool::on_threads(threads, || {
+            crate::pool::on_threads(threads, || {
                 par_resamples(
                     &mut Pcg64::seed_from_u64(4),
                     CHUNK * 5 + 17,

@@ -28,7 +28,7 @@ pub enum Domain {
     Bootstrap = 3,
     /// `runner compare`: the bootstrap of one cell and arm of two runs.
     Compare = 4,
-    /// A fork's memory layout (`design.layout`, see `crate::memory_layout`).
+    /// A fork's memory layout (`design.layout`, see `runner_os::memory_layout`).
     Layout = 5,
 }
 

@@ -71,7 +71,7 @@ fn text(v: ValueRef<'_>) -> Option<String> {
         ValueRef::Integer(i) => Some(i.to_string()),
         ValueRef::Real(f) => Some(format!("{f:?}")),
         ValueRef::Text(t) => Some(String::from_utf8_lossy(t).into_owned()),
-        ValueRef::Blob(b) => Some(format!("x'{}'", crate::hex::hex(b))),
+        ValueRef::Blob(b) => Some(format!("x'{}'", runner_core::hex::hex(b))),
     }
 }
 

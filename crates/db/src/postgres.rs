@@ -12,10 +12,10 @@
 //! fields), so the write costs the same whatever the slider touches.
 
 use super::{check_row_count, hash_rows, schema_name, DbError, DbInfo, ModelTable};
-use crate::preview::{Model, Overrides};
 use postgres::config::Host;
 use postgres::error::SqlState;
 use postgres::{Client, Config, NoTls, SimpleQueryMessage, Statement};
+use runner_core::preview::{Model, Overrides};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::time::Duration;
@@ -60,7 +60,7 @@ pub const LOCK_TIMEOUT_MS: u64 = 10_000;
 fn parse(url: &str) -> Result<(Config, Endpoint), DbError> {
     // Where the password ends, decided as `redact` masks it: a URL that
     // would put part of it into the host is refused, never shown.
-    crate::redact::credentials(url).map_err(|e| DbError::BadUrl(e.to_string()))?;
+    runner_core::redact::credentials(url).map_err(|e| DbError::BadUrl(e.to_string()))?;
     let mut config: Config = url
         .parse()
         .map_err(|e: postgres::Error| DbError::BadUrl(message(&e)))?;

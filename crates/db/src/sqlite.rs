@@ -2,7 +2,7 @@
 //! instance, so it needs nothing installed and no schema can be shared.
 
 use super::{check_row_count, hash_rows, DbError, DbInfo, ModelTable};
-use crate::preview::{Model, Overrides};
+use runner_core::preview::{Model, Overrides};
 use rusqlite::Connection;
 
 const BEGIN: &str = "BEGIN";

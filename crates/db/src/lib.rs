@@ -30,8 +30,8 @@ mod sqlite_session;
 pub mod statements;
 pub mod waits;
 
-use crate::preview::Model;
 pub use config::{Backend, DatabaseConfig, SqlOptions};
+use runner_core::preview::Model;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::fmt;
@@ -174,7 +174,7 @@ pub fn resolve_with(
         .or(config.url.as_deref().filter(|u| !u.trim().is_empty()));
     let postgres = |url: &str| -> Result<Option<DbTarget>, DbError> {
         // Refused before it is used or shown anywhere (`redact::credentials`).
-        crate::redact::credentials(url).map_err(|e| DbError::BadUrl(e.to_string()))?;
+        runner_core::redact::credentials(url).map_err(|e| DbError::BadUrl(e.to_string()))?;
         Ok(Some(DbTarget::Postgres {
             url: url.to_owned(),
             schema: schema_name(run_id)?,
@@ -217,7 +217,7 @@ pub fn hash_rows(mut rows: Vec<(String, f64)>) -> String {
         h.update([0u8]);
         h.update(value.to_bits().to_le_bytes());
     }
-    crate::hex::hex(&h.finalize())
+    runner_core::hex::hex(&h.finalize())
 }
 
 /// The steps of one preview on a seeded `model_field` table. The override
@@ -225,7 +225,7 @@ pub fn hash_rows(mut rows: Vec<(String, f64)>) -> String {
 /// model size), so a preview passes values alone.
 pub trait ModelTable {
     fn begin(&mut self) -> Result<(), DbError>;
-    /// Writes `values` for [`crate::preview::Overrides::field_names`], in that order.
+    /// Writes `values` for [`runner_core::preview::Overrides::field_names`], in that order.
     fn write_overrides(&mut self, values: &[f64]) -> Result<(), DbError>;
     /// Reads every row into `model`; any row order gives the same model.
     fn read_into(&mut self, model: &mut Model) -> Result<(), DbError>;

@@ -1,5 +1,5 @@
 use super::*;
-use crate::preview::{Calculator, Overrides};
+use runner_core::preview::{Calculator, Overrides};
 
 fn cfg(backend: Backend, url: Option<&str>) -> DatabaseConfig {
     DatabaseConfig {

@@ -1,6 +1,6 @@
 use super::*;
-use crate::stats::bootstrap::bootstrap_median;
-use crate::stats::quantile::median;
+use crate::bootstrap::bootstrap_median;
+use crate::quantile::median;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 

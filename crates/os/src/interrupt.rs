@@ -46,7 +46,7 @@ pub fn install() {
             }
             // Without the handler the default action (exit) stays: no worse
             // than before, and a finished fork is on disk either way.
-            Err(e) => crate::console::warn(&format!("cannot catch signals: {e}")),
+            Err(e) => runner_core::console::warn(&format!("cannot catch signals: {e}")),
         }
     });
 }

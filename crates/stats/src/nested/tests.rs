@@ -1,5 +1,5 @@
 use super::*;
-use crate::stats::quantile;
+use crate::quantile;
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
 
@@ -144,14 +144,14 @@ fn the_bootstrap_replays_from_its_indices() {
                     values.extend(idx.iter().map(|&i| sorted[i as usize] as f64));
                 }
             }
-            crate::stats::median(&values).unwrap()
+            crate::median(&values).unwrap()
         })
         .collect();
     medians.sort_unstable_by(f64::total_cmp);
     assert_eq!(e.ci.lo, quantile(&medians, (1.0 - 0.9) / 2.0).unwrap());
     assert_eq!(e.ci.hi, quantile(&medians, (1.0 + 0.9) / 2.0).unwrap());
     let all: Vec<i64> = data.iter().flatten().flatten().copied().collect();
-    assert_eq!(e.median, crate::stats::median(&all).unwrap());
+    assert_eq!(e.median, crate::median(&all).unwrap());
 }
 
 /// Every value equal: every resample's median is that value.

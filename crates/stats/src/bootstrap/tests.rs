@@ -1,9 +1,7 @@
 use super::*;
-use crate::stats::quantile::median;
-use crate::stats::resample::IndexSampler;
-use crate::stats::resample::{
-    hierarchical_indices, hierarchical_two_sample_indices, resample_indices,
-};
+use crate::quantile::median;
+use crate::resample::IndexSampler;
+use crate::resample::{hierarchical_indices, hierarchical_two_sample_indices, resample_indices};
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
 

@@ -71,14 +71,14 @@ pub fn interval_power(
     confidence: f64,
 ) -> f64 {
     let [lo, hi] = ci;
-    let z = crate::stats::normal_quantile((1.0 + confidence) / 2.0);
+    let z = crate::normal_quantile((1.0 + confidence) / 2.0);
     let sigma = (hi - lo) / (2.0 * z);
     let lower_arm = (estimate - lo).max(0.0);
     let margin = slowdown - threshold - lower_arm;
     if sigma.is_nan() || sigma <= 0.0 {
         return if margin > 0.0 { 1.0 } else { 0.0 };
     }
-    crate::stats::apart::normal_cdf(margin / sigma)
+    crate::apart::normal_cdf(margin / sigma)
 }
 
 /// The largest half-width a symmetric deciding interval may have for
@@ -86,8 +86,8 @@ pub fn interval_power(
 /// Phi(t / sigma - z) >= p when sigma <= t / (z + z_p), so the half-width
 /// z sigma is at most t z / (z + z_p).
 pub fn half_width_for_power(threshold: f64, min_power: f64, confidence: f64) -> f64 {
-    let z = crate::stats::normal_quantile((1.0 + confidence) / 2.0);
-    let zp = crate::stats::normal_quantile(min_power.min(1.0 - 1e-12));
+    let z = crate::normal_quantile((1.0 + confidence) / 2.0);
+    let zp = crate::normal_quantile(min_power.min(1.0 - 1e-12));
     threshold * z / (z + zp)
 }
 
@@ -206,7 +206,7 @@ mod tests {
     fn power_of_the_deciding_interval() {
         // t = 100; a symmetric interval of half-width z sigma with sigma =
         // 10: power at 200 = Phi(100 / 10 - 1.96) = Phi(8.04), 1 to 1e-12.
-        let z = crate::stats::normal_quantile(0.975);
+        let z = crate::normal_quantile(0.975);
         let p = interval_power(0.0, [-10.0 * z, 10.0 * z], 100.0, 200.0, 0.95);
         assert!(p > 1.0 - 1e-12, "{p}");
         // sigma = t / z: Phi(z - z) = 0.5.

@@ -247,10 +247,11 @@ mod tests {
     }
 
     #[test]
-    fn masking_is_idempotent_and_keeps_urls_parsable() {
+    fn masking_is_idempotent() {
+        // That the masked URL still parses as a connection string is
+        // tested where the PostgreSQL client is (runner-db).
         let once = secrets("postgres://bench:pw@127.0.0.1:5432/bench");
         assert_eq!(secrets(&once), once);
-        assert!(once.parse::<postgres::Config>().is_ok());
         assert!(!has_secret(&once));
         assert!(has_secret("password=x"));
     }

@@ -100,8 +100,17 @@ fn governor() -> Option<String> {
         .map(|s| s.trim().to_string())
 }
 
+/// The binary that measures, as its build recorded it: the runner crate
+/// knows its compiler and commit (its build script), this crate does not.
+#[derive(Debug, Clone, Copy)]
+pub struct Binary {
+    pub rustc: &'static str,
+    pub version: &'static str,
+    pub git_commit: &'static str,
+}
+
 /// Captures everything but `load_after`; takes [`SAMPLE_WINDOW`].
-pub fn capture() -> Environment {
+pub fn capture(binary: &Binary) -> Environment {
     use sysinfo::{CpuRefreshKind, MemoryRefreshKind, RefreshKind, System};
     let started = Instant::now();
     let mut sample = processes::ProcessSample {
@@ -135,9 +144,9 @@ pub fn capture() -> Environment {
         cpu_governor: governor(),
         load_before: load_average(),
         load_after: None,
-        rustc: env!("RUNNER_RUSTC_VERSION").into(),
-        runner_version: env!("CARGO_PKG_VERSION").into(),
-        git_commit: env!("RUNNER_GIT_COMMIT").into(),
+        rustc: binary.rustc.into(),
+        runner_version: binary.version.into(),
+        git_commit: binary.git_commit.into(),
         clock,
         checks,
         busiest_processes,
