@@ -364,15 +364,14 @@ fn database_line(
         )
     };
     Some(match target {
-        Some(DbTarget::Postgres { url, .. }) => {
+        Some(t @ DbTarget::Postgres { url, .. }) => {
             let source = if crate::db::env_url().is_some() {
                 "RUNNER_DATABASE_URL"
             } else {
                 "database.url"
             };
-            let at = crate::db::postgres::Endpoint::parse(url)
-                .map_or("(unparsable URL)".to_string(), |e| e.to_string());
-            match crate::db::postgres::role_warning(url) {
+            let at = crate::db::server(url);
+            match crate::db::open::role_warning(t) {
                 Ok(Some(w)) => warnings.push(w),
                 Ok(None) => {}
                 Err(e) => warnings.push(format!("could not read the role's privileges: {e}")),

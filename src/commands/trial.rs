@@ -9,7 +9,7 @@
 //! table, a command that cannot start yet) is printed with the plan, and
 //! the estimate is then a guess.
 
-use crate::db::guard::{Guard, GuardRecord};
+use crate::db::fingerprint::GuardRecord;
 use crate::db::DbTarget;
 use crate::error::{bad_input, run_failed, Result};
 use crate::exec::trial::{self, Stopped};
@@ -30,16 +30,16 @@ pub struct CheckTrials {
 
 /// A schema of `check`'s own, dropped when it goes (or said, if it cannot be).
 struct Throwaway {
-    url: String,
+    target: DbTarget,
     run_id: String,
 }
 
 impl Drop for Throwaway {
     fn drop(&mut self) {
-        let (url, run_id) = (self.url.clone(), self.run_id.clone());
+        let (target, run_id) = (self.target.clone(), self.run_id.clone());
         // A second Ctrl-C cuts the drop short, as at the end of exec.
         let dropped = interrupt::run(interrupt::count(), move || {
-            crate::db::postgres::drop_run_schema(&url, &run_id)
+            crate::db::open::drop_run_schema(&target, &run_id)
         });
         if !matches!(dropped, Ok(Ok(()))) {
             crate::console::warn(&format!(
@@ -50,30 +50,42 @@ impl Drop for Throwaway {
     }
 }
 
+/// Why the trials could not start: the sentence `check` prints.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct NoTrialSchema(String);
+
 /// The target the trials run against: PostgreSQL in a fresh schema of
 /// `check`'s own (the name exec would give a run, with a random id).
 fn trial_target(
     target: Option<&DbTarget>,
-) -> std::result::Result<(Option<DbTarget>, Option<Throwaway>), String> {
+) -> std::result::Result<(Option<DbTarget>, Option<Throwaway>), NoTrialSchema> {
     let Some(DbTarget::Postgres { url, .. }) = target else {
         return Ok((target.cloned(), None));
     };
     let run_id = format!("check_{:016x}", rand::random::<u64>());
-    let (u, id) = (url.clone(), run_id.clone());
+    let (t, id) = (target.cloned(), run_id.clone());
     let made = interrupt::run(interrupt::count(), move || {
-        crate::db::postgres::create_run_schema(&u, &id)
+        t.map_or(Ok(None), |t| crate::db::open::run_schema(&t, &id, false))
     })
-    .map_err(|i| format!("{i} while making a schema for the trial runs"))?
-    .map_err(|e| format!("could not make a schema for the trial runs: {e}"))?;
+    .map_err(|i| NoTrialSchema(format!("{i} while making a schema for the trial runs")))?
+    .map_err(|e| NoTrialSchema(format!("could not make a schema for the trial runs: {e}")))?;
+    let Some(made) = made else {
+        return Ok((target.cloned(), None));
+    };
+    let throwaway = Throwaway {
+        target: DbTarget::Postgres {
+            url: url.clone(),
+            schema: made.clone(),
+        },
+        run_id,
+    };
     Ok((
         Some(DbTarget::Postgres {
             url: url.clone(),
             schema: made,
         }),
-        Some(Throwaway {
-            url: url.clone(),
-            run_id,
-        }),
+        Some(throwaway),
     ))
 }
 
@@ -87,8 +99,11 @@ pub fn run(
     named: Option<BTreeSet<String>>,
 ) -> Result<CheckTrials> {
     let (outcome, guard) = match trial_target(target) {
-        Err(why) if interrupt::interrupted() => return Err(run_failed(why)),
-        Err(why) => ((trial::Trials::default(), Some(Stopped::Failed(why))), None),
+        Err(why) if interrupt::interrupted() => return Err(run_failed(why.0)),
+        Err(why) => (
+            (trial::Trials::default(), Some(Stopped::Failed(why.0))),
+            None,
+        ),
         Ok((db, _schema)) => guarded(exp, cells, db.as_ref(), named)?,
     };
     match &outcome.1 {
@@ -117,13 +132,16 @@ fn guarded(
         .arms()
         .iter()
         .any(|n| exp.strategies[*n].runs_user_code());
-    let Some(DbTarget::Postgres { url, schema }) = db.filter(|_| user_code) else {
-        return Ok((trial::run(exp, cells, db), None));
-    };
     let fail = |e: crate::db::DbError| {
         run_failed(format!("the database guard around check's trial runs: {e}"))
     };
-    let mut guard = Guard::connect(url, schema).map_err(fail)?;
+    let guard = match db.filter(|_| user_code) {
+        Some(target) => crate::db::open::guard(target).map_err(fail)?,
+        None => None,
+    };
+    let Some(mut guard) = guard else {
+        return Ok((trial::run(exp, cells, db), None));
+    };
     let before = guard.take().map_err(fail)?;
     let outcome = trial::run(exp, cells, db);
     let after = guard

@@ -35,14 +35,10 @@ impl RunDatabase {
                     "database.backend is \"postgres\" but no URL is set; set database.url or RUNNER_DATABASE_URL",
                 )
             })?;
-        let info = db::db_info(&target).map_err(|e| run_failed(e.to_string()))?;
-        if let DbTarget::Postgres { url, .. } = &target {
-            if resuming {
-                db::postgres::drop_run_schema(url, run_id)
-                    .map_err(|e| run_failed(e.to_string()))?;
-            }
-            db::postgres::create_run_schema(url, run_id).map_err(|e| run_failed(e.to_string()))?;
-        }
+        // A backend this runner was built without is refused here, before
+        // anything is made.
+        let info = db::open::info(&target).map_err(|e| run_failed(e.to_string()))?;
+        db::open::run_schema(&target, run_id, resuming).map_err(|e| run_failed(e.to_string()))?;
         Ok(Some(RunDatabase {
             target,
             info: serde_json::to_value(info).unwrap_or(serde_json::Value::Null),
@@ -52,10 +48,8 @@ impl RunDatabase {
 
     /// Drops the run's schema (PostgreSQL); a schema already gone is fine.
     pub fn cleanup(&self) {
-        if let DbTarget::Postgres { url, .. } = &self.target {
-            if let Err(e) = db::postgres::drop_run_schema(url, &self.run_id) {
-                crate::console::warn(&format!("could not drop the run's schema: {e}"));
-            }
+        if let Err(e) = db::open::drop_run_schema(&self.target, &self.run_id) {
+            crate::console::warn(&format!("could not drop the run's schema: {e}"));
         }
     }
 }

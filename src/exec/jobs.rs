@@ -179,8 +179,8 @@ pub(super) fn record_stops(
 /// is still caught (by the next fork's comparison instead of by none), and
 /// a fingerprint costs a few milliseconds of the run's wall time per fork.
 pub(super) struct DatabaseGuard {
-    guard: Option<crate::db::guard::Guard>,
-    last: Option<crate::db::guard::Fingerprint>,
+    guard: Option<Box<dyn crate::db::fingerprint::Fingerprinter>>,
+    last: Option<crate::db::fingerprint::Fingerprint>,
     /// The relations the experiment's SQL names (`db::preflight`);
     /// `None`: every change is the run's.
     named: Option<std::collections::BTreeSet<String>>,
@@ -195,17 +195,13 @@ impl DatabaseGuard {
         db: Option<&crate::db::DbTarget>,
         named: Option<std::collections::BTreeSet<String>>,
     ) -> Result<DatabaseGuard> {
-        let Some(crate::db::DbTarget::Postgres { url, schema }) = db else {
-            return Ok(DatabaseGuard {
-                guard: None,
-                last: None,
-                named,
-            });
+        let guard = match db {
+            Some(target) => crate::db::open::guard(target)
+                .map_err(|e| run_failed(format!("the database guard: {e}")))?,
+            None => None,
         };
-        let guard = crate::db::guard::Guard::connect(url, schema)
-            .map_err(|e| run_failed(format!("the database guard: {e}")))?;
         Ok(DatabaseGuard {
-            guard: Some(guard),
+            guard,
             last: None,
             named,
         })
@@ -213,7 +209,7 @@ impl DatabaseGuard {
 
     /// The fingerprint before a fork: the previous fork's "after" when
     /// there is one.
-    pub(super) fn take(&mut self) -> Result<Option<crate::db::guard::Fingerprint>> {
+    pub(super) fn take(&mut self) -> Result<Option<crate::db::fingerprint::Fingerprint>> {
         if let Some(last) = self.last.take() {
             return Ok(Some(last));
         }
@@ -231,9 +227,9 @@ impl DatabaseGuard {
     /// failed (its next worker has been stopped).
     pub(super) fn compare(
         &mut self,
-        before: Option<crate::db::guard::Fingerprint>,
+        before: Option<crate::db::fingerprint::Fingerprint>,
         backends: Option<&[u32]>,
-    ) -> Result<Option<crate::db::guard::GuardRecord>> {
+    ) -> Result<Option<crate::db::fingerprint::GuardRecord>> {
         let (Some(g), Some(before)) = (&mut self.guard, before) else {
             return Ok(None);
         };

@@ -48,27 +48,16 @@ pub fn arms(exp: &Experiment, cells: &[Cell]) -> Vec<ArmSql> {
 /// elsewhere. On SQLite the private copies' tables are looked up in
 /// `database.sqlite_file`.
 pub fn run(exp: &Experiment, cells: &[Cell], db: Option<&DbTarget>) -> Result<Option<Findings>> {
-    let arms = arms(exp, cells);
-    let copies = &exp.database.private_copies;
-    match db {
-        Some(DbTarget::Postgres { url, .. }) if !arms.is_empty() || !copies.is_empty() => {
-            preflight::check(url, &arms, copies).map(Some).map_err(|e| match e {
-                PreflightError::Refused(m) => bad_input(m),
-                PreflightError::Db(e) => run_failed(with_privileges(format!(
-                    "before anything ran, reading the database's catalog failed: {e}"
-                ))),
-            })
-        }
-        Some(DbTarget::SqliteFile { file }) if !copies.is_empty() => {
-            sqlite_copies(file, copies)?;
-            Ok(None)
-        }
-        Some(DbTarget::Sqlite) if !copies.is_empty() => Err(bad_input(format!(
-            "[database] private_copies names {}, but this run's SQLite database starts empty (no database.sqlite_file), so there is no table to copy; set database.sqlite_file, or remove private_copies",
-            copies.join(", ")
+    let Some(db) = db else {
+        return Ok(None);
+    };
+    preflight::check(db, &arms(exp, cells), &exp.database.private_copies).map_err(|e| match e {
+        PreflightError::Refused(m) => bad_input(m),
+        e @ PreflightError::Unreadable { .. } => run_failed(e.to_string()),
+        PreflightError::Db(e) => run_failed(with_privileges(format!(
+            "before anything ran, reading the database's catalog failed: {e}"
         ))),
-        _ => Ok(None),
-    }
+    })
 }
 
 /// A message with the privileges guide added when the server refused
@@ -79,38 +68,4 @@ pub fn with_privileges(message: String) -> String {
     } else {
         message
     }
-}
-
-/// Every table `private_copies` names is in the SQLite file (each arm
-/// works in an in-memory copy of the whole file, so each already is a
-/// private copy).
-fn sqlite_copies(file: &str, copies: &[String]) -> Result<()> {
-    let flags =
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = rusqlite::Connection::open_with_flags(file, flags)
-        .map_err(|e| run_failed(format!("cannot open database.sqlite_file {file}: {e}")))?;
-    for given in copies {
-        let name = crate::db::names::parse_name(given).ok_or_else(|| {
-            bad_input(format!(
-                "[database] private_copies: {given:?} is not a table name"
-            ))
-        })?;
-        let schema = name.schema.as_deref().unwrap_or("main");
-        let found: i64 = conn
-            .query_row(
-                &format!(
-                    "SELECT count(*) FROM \"{}\".sqlite_master WHERE type = 'table' AND lower(name) = lower(?1)",
-                    schema.replace('"', "\"\"")
-                ),
-                [&name.name],
-                |r| r.get(0),
-            )
-            .unwrap_or(0);
-        if found == 0 {
-            return Err(bad_input(format!(
-                "[database] private_copies names {given:?}, but {file} has no such table"
-            )));
-        }
-    }
-    Ok(())
 }

@@ -284,11 +284,13 @@ impl Worker {
             // Closed after the word: the worker reads nothing more.
             let _ = writeln!(stdin, "{GO}");
         }
-        let url = match &self.database {
+        // What the worker's server processes wait for while it sets up
+        // (PostgreSQL only: an embedded database has no other sessions).
+        #[cfg(feature = "postgres")]
+        let mut watch = crate::db::pg::locks::LockWatch::new(match &self.database {
             Some(crate::db::DbTarget::Postgres { url, .. }) => Some(url.as_str()),
             _ => None,
-        };
-        let mut watch = crate::db::locks::LockWatch::new(url);
+        });
         let label = self.label.clone();
         let outcome = receive(
             &self.rx,
@@ -297,12 +299,17 @@ impl Worker {
             self.deadline,
             &mut self.backends,
             &mut |backends: &[u32]| {
+                #[cfg(feature = "postgres")]
                 for said in watch.poll(backends) {
                     crate::console::warn(&format!("{label}: {said}"));
                 }
+                let _ = (backends, &label);
             },
         );
-        let waited = watch.last.take();
+        #[cfg(feature = "postgres")]
+        let waited = watch.last.take().map(|w| w.sentence());
+        #[cfg(not(feature = "postgres"))]
+        let waited: Option<String> = None;
         // A fork that is stopped has its queries cancelled on the server
         // before the worker is killed (`db::cancel`), once.
         let mut cancelled: Option<Vec<String>> = None;
@@ -340,7 +347,7 @@ impl Worker {
             .unwrap_or_default();
         // A lock wait seen while it set up, if nothing above says it.
         if let Some(w) = waited.filter(|_| outcome.is_err() && on_server.is_empty()) {
-            on_server = format!("; before that, {}", w.sentence());
+            on_server = format!("; before that, {w}");
         }
         let failure = |reason: String, interrupted: bool| ForkFailure {
             reason: if swept > 0 {

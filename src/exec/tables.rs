@@ -11,12 +11,11 @@
 //! table is made or dropped while a worker measures.
 
 use super::protocol::JobRequest;
-use crate::db::postgres::{connect, job_table, make_tables};
+use crate::db::model::{job_table, TableMaker};
 use crate::db::DbTarget;
 use crate::error::{run_failed, Result};
 use crate::preview::Model;
 use crate::spec::StrategyKind;
-use postgres::Client;
 
 /// The slots of `job` whose instance is a `tx-rollback` on a premade table:
 /// the baseline's (`b`) and, with two instances, the treatment's (`t`).
@@ -53,38 +52,30 @@ pub fn premade_for(
 
 /// The parent's connection for making and dropping the tables.
 pub struct Tables {
-    client: Client,
-    schema: String,
+    maker: Box<dyn TableMaker>,
 }
 
 impl Tables {
     /// A connection when the run has premade tables; none otherwise.
     pub fn open(db: Option<&DbTarget>, first: Option<&JobRequest>) -> Result<Option<Tables>> {
-        let (Some(DbTarget::Postgres { url, schema }), Some(job)) = (db, first) else {
+        let (Some(db), Some(job)) = (db, first) else {
             return Ok(None);
         };
         if !job.premade_tables {
             return Ok(None);
         }
-        let (mut client, _) = connect(url).map_err(fail)?;
-        client
-            .batch_execute("SET application_name TO 'runner tables'")
-            .map_err(fail)?;
-        Ok(Some(Tables {
-            client,
-            schema: schema.clone(),
-        }))
+        Ok(crate::db::open::table_maker(db)
+            .map_err(fail)?
+            .map(|maker| Tables { maker }))
     }
 
     /// Drops the tables of the jobs `done` and makes (afresh) those of the
     /// jobs `ahead`, in one transaction.
     pub fn step(&mut self, done: &[&JobRequest], ahead: &[&JobRequest]) -> Result<()> {
-        let qualified = |job: &JobRequest, slot: &str| {
-            format!("{}.{}", self.schema, job_table(job.cell, job.fork, slot))
-        };
+        let name = |job: &JobRequest, slot: &str| job_table(job.cell, job.fork, slot);
         let drop: Vec<String> = done
             .iter()
-            .flat_map(|j| slots(j).into_iter().map(|s| qualified(j, s)))
+            .flat_map(|j| slots(j).into_iter().map(|s| name(j, s)))
             .collect();
         let make: Vec<(String, Vec<(String, f64)>)> = ahead
             .iter()
@@ -92,13 +83,13 @@ impl Tables {
                 let rows = Model::new(j.workload.plans).fields();
                 slots(j)
                     .into_iter()
-                    .map(move |s| (qualified(j, s), rows.clone()))
+                    .map(move |s| (name(j, s), rows.clone()))
             })
             .collect();
         if drop.is_empty() && make.is_empty() {
             return Ok(());
         }
-        make_tables(&mut self.client, &drop, &make).map_err(fail)
+        self.maker.step(&drop, &make).map_err(fail)
     }
 }
 

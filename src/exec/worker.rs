@@ -151,7 +151,8 @@ pub fn main() -> Result<()> {
     crate::reaper::become_subreaper();
     // Each database connection is told to the parent at once, before any
     // SQL runs on it, so a fork stopped mid-query can have it cancelled.
-    crate::db::cancel::announce_backends(|pid| {
+    #[cfg(feature = "postgres")]
+    crate::db::pg::connect::announce_backends(|pid| {
         let mut raw = std::io::stdout().lock();
         let _ = send(&mut raw, &WorkerMessage::Backend { pid });
         let _ = raw.flush();

@@ -177,7 +177,7 @@ pub struct ForkRecord {
     /// before and after the fork (PostgreSQL only; docs/guide/own-code.md); absent
     /// in runs without it or recorded before runner had it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub database_guard: Option<crate::db::guard::GuardRecord>,
+    pub database_guard: Option<crate::db::fingerprint::GuardRecord>,
 }
 
 impl ForkRecord {

@@ -58,7 +58,7 @@ pub struct ParentSaw {
     /// What else the machine did meanwhile; none where /proc is unreadable.
     pub sentinel: Option<ForkSentinel>,
     /// The database outside runner's schemas, before against after.
-    pub database_guard: Option<crate::db::guard::GuardRecord>,
+    pub database_guard: Option<crate::db::fingerprint::GuardRecord>,
 }
 
 /// An open, locked partial folder. The lock is released on drop.

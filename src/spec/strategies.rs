@@ -9,8 +9,8 @@ use super::raw::{RawDatabase, RawStrategy};
 use super::validate::Context;
 use super::validate::Files;
 use super::values::{boolean, choice, micros, string};
+use crate::db::Feature;
 use std::collections::BTreeMap;
-use std::str::FromStr;
 
 fn root(key: &str) -> KeyPath {
     KeyPath::root().child(key)
@@ -36,9 +36,9 @@ pub(crate) fn database(raw: RawDatabase, files: Files) -> Result<DatabaseConfig,
         // The URL itself is not echoed: it may hold a password.
         crate::redact::credentials(u)
             .map_err(|e| Problem::value(&url_path, format!("database.url: {e}")))?;
-        postgres::Config::from_str(u).map_err(|e| {
-            Problem::value(&url_path, format!("database.url is not a valid PostgreSQL connection string ({e}); expected e.g. postgres://user@127.0.0.1:5432/db"))
-        })?;
+        if let Some(e) = crate::db::url_problem(u) {
+            return Err(Problem::value(&url_path, format!("database.url is not a valid PostgreSQL connection string ({e}); expected e.g. postgres://user@127.0.0.1:5432/db")));
+        }
     }
     let file_path = base.child("sqlite_file");
     let sqlite_file = string(
@@ -106,6 +106,24 @@ pub(crate) fn check_database_usable(
     let Some((name, kind)) = strategies.iter().find(|(_, k)| k.needs_database()) else {
         return Ok(());
     };
+    // The backend it would run on, as `db::resolve` will pick it, must be
+    // in this build (the `sqlite` and `postgres` features).
+    let feature = match db.backend {
+        Backend::Sqlite => Feature::Sqlite,
+        Backend::Postgres => Feature::Postgres,
+        Backend::Auto if ctx.env_url.is_some() || db.url.is_some() => Feature::Postgres,
+        Backend::Auto => Feature::Sqlite,
+    };
+    if !feature.built() {
+        let (database, feature) = match feature {
+            Feature::Sqlite => ("SQLite", "sqlite"),
+            Feature::Postgres => ("PostgreSQL", "postgres"),
+        };
+        return Err(Problem::value(
+            &root("strategies").child(name).child("kind"),
+            format!("strategy `{name}` ({}) runs on {database}, and this runner was built without it (its `{feature}` feature); build runner with it: cargo install --path . --features {feature}", kind.label()),
+        ));
+    }
     if db.backend == Backend::Sqlite {
         // What only PostgreSQL has, refused before anything runs.
         for (name, kind) in strategies {
@@ -131,9 +149,10 @@ pub(crate) fn check_database_usable(
                 kind.label()
             ))
         })?;
-        return postgres::Config::from_str(env).map(|_| ()).map_err(|e| {
-            Problem::nowhere(format!("RUNNER_DATABASE_URL is not a valid PostgreSQL connection string ({e}); strategy `{name}` ({}) would use it", kind.label()))
-        });
+        return match crate::db::url_problem(env) {
+            Some(e) => Err(Problem::nowhere(format!("RUNNER_DATABASE_URL is not a valid PostgreSQL connection string ({e}); strategy `{name}` ({}) would use it", kind.label()))),
+            None => Ok(()),
+        };
     }
     if db.backend == Backend::Postgres && db.url.is_none() {
         return Err(Problem::value(

@@ -13,6 +13,7 @@
 pub mod agreement;
 pub use agreement::check_agreement;
 
+mod client_record;
 pub mod command;
 pub mod failure;
 mod in_memory;
@@ -21,8 +22,11 @@ pub mod observation;
 mod prepared;
 pub mod spin;
 mod sql;
+// Concurrent clients run on PostgreSQL only (the experiment file's check
+// refuses them elsewhere).
+#[cfg(feature = "postgres")]
 mod sql_clients;
-pub use sql_clients::ClientRecord;
+pub use client_record::ClientRecord;
 mod tx_rollback;
 
 pub use in_memory::InMemory;
@@ -144,7 +148,7 @@ pub struct Setting<'a> {
     pub workload: WorkloadParams,
     /// The run's resolved database ([`crate::db::resolve`]); read only by
     /// kinds that need one. For PostgreSQL the run schema must exist,
-    /// created by the parent with [`crate::db::postgres::create_run_schema`].
+    /// created by the parent with [`crate::db::pg::schema::create_run_schema`].
     pub db: Option<&'a DbTarget>,
     /// `b` or `t`: which arm this instance serves (an A/A instance is `b`);
     /// names its private schema and scratch directory.
@@ -194,6 +198,7 @@ pub fn build(kind: &StrategyKind, at: &Setting<'_>) -> anyhow::Result<Box<dyn St
         StrategyKind::Spin { duration_ns } => Box::new(Spin::new(*duration_ns)),
         StrategyKind::Noop => Box::new(Noop),
         StrategyKind::Command(spec) => Box::new(command::Command::new(spec, at)?),
+        #[cfg(feature = "postgres")]
         StrategyKind::Sql(spec) if spec.clients > 1 => Box::new(sql_clients::SqlClients::new(
             spec,
             need_db(kind, at.db)?,

@@ -15,7 +15,7 @@
 
 use super::failure::{self, FailCode};
 use super::{Observation, Outcome, Setting, Strategy};
-use crate::db::session::{self, SqlSession};
+use crate::db::session::SqlSession;
 use crate::db::statements::{split, SqlDialect};
 use crate::db::{DbError, DbTarget};
 use crate::spec::placeholder::Template;
@@ -45,15 +45,16 @@ impl Sql {
             .as_ref()
             .map(|s| Template::compile(&s.text).map(|t| t.render(0)))
             .transpose()?;
-        let session = session::open_with(db, at.slot, &spec.search_path, setup.as_deref(), at.sql)
-            .with_context(|| format!("setting up sql strategy `{}` on {db}", at.name))?;
+        let session =
+            crate::db::open::session_with(db, at.slot, &spec.search_path, setup.as_deref(), at.sql)
+                .with_context(|| format!("setting up sql strategy `{}` on {db}", at.name))?;
         // Schema-qualified references to a private copy now name the copy.
         let text = &session.rewrite(&spec.run.text);
         let mut session = session;
         let mut statements = split(text, dialect)
             .map_err(|r| anyhow::anyhow!("{}", r.message))?
             .into_iter()
-            .map(|r| Template::compile(&super::sql_clients::for_client(&text[r], 0)))
+            .map(|r| Template::compile(&super::client_record::for_client(&text[r], 0)))
             .collect::<Result<Vec<_>, _>>()?;
         if spec.protocol == Protocol::Prepared {
             statements = super::prepared::prepare(session.as_mut(), statements)

@@ -4,7 +4,7 @@
 //! only [`Clients::go`]). Each client works in its own never-committed
 //! transaction, each run under its own savepoint rolled back after it,
 //! and they share the arm's schema, which set-up committed through a gate
-//! that refuses anything outside it (`db::pg_shared`). `{client}` in `run`
+//! that refuses anything outside it (`db::pg::shared`). `{client}` in `run`
 //! is the client's number, 0 to N - 1. Each client rolls back as soon as
 //! its statements end, inside the run (`db::clients` says why).
 //!
@@ -13,15 +13,15 @@
 //! failures) when any client's statement failed; the first such client's
 //! code is the run's.
 
+use super::client_record::{for_client, ClientRecord};
 use super::failure::{self, FailCode};
 use super::{Observation, Outcome, Setting, Strategy};
 use crate::db::clients::Clients;
-use crate::db::pg_shared::Shared;
-use crate::db::session;
+use crate::db::pg::sampler::Sampler;
+use crate::db::pg::shared::Shared;
 use crate::db::statements::{split, SqlDialect};
-use crate::db::waits::{Sample, Sampler};
 use crate::db::{DbError, DbTarget};
-use crate::spec::placeholder::{self, Fill, Template, CLIENT};
+use crate::spec::placeholder::Template;
 use crate::spec::{Protocol, SqlSpec};
 use anyhow::{bail, Context, Result};
 
@@ -42,24 +42,6 @@ pub struct SqlClients {
     sampler: Sampler,
     /// Timed runs so far.
     runs: u32,
-}
-
-/// What an arm with clients kept of its timed runs (warm-up included).
-pub struct ClientRecord {
-    pub clients: u32,
-    /// N per run, in run order.
-    pub ns: Vec<u64>,
-    /// (run, index into `db::waits::KINDS`) per sample of an active client.
-    pub waits: Vec<Sample>,
-}
-
-/// `text` with `{client}` as client `i`, other placeholders kept.
-pub fn for_client(text: &str, i: usize) -> String {
-    placeholder::substitute(text, false, |name| match name {
-        CLIENT => Fill::With(i.to_string()),
-        _ => Fill::Keep,
-    })
-    .text
 }
 
 impl SqlClients {
@@ -135,7 +117,7 @@ impl SqlClients {
         let mut statements = Vec::new();
         let mut pids = Vec::new();
         for i in 0..spec.clients as usize {
-            let mut s = session::join(url, shared, &spec.search_path)
+            let mut s = crate::db::pg::session::join(url, shared, &spec.search_path)
                 .with_context(|| format!("connecting client {i} of strategy `{name}`"))?;
             pids.extend(s.backend_pid()?.map(|p| p as i32));
             let mut mine = ranges

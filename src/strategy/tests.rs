@@ -332,12 +332,13 @@ fn sql_writes_are_rolled_back_after_every_run() {
     assert_eq!(s.observe(5).unwrap(), first);
 }
 
+#[cfg(feature = "sqlite")]
 #[test]
 fn sql_on_a_copy_of_a_file_never_writes_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("user.db");
     {
-        let c = rusqlite::Connection::open(&file).unwrap();
+        let c = crate::db::rusqlite::Connection::open(&file).unwrap();
         c.execute_batch("CREATE TABLE orders (id integer, qty integer); INSERT INTO orders VALUES (1, 10), (2, 20);").unwrap();
     }
     let before = std::fs::read(&file).unwrap();

@@ -3,7 +3,7 @@
 
 use super::in_memory::{fingerprint, preview};
 use super::{Observation, Outcome, Strategy};
-use crate::db::{open_table, DbTarget, ModelTable};
+use crate::db::{DbTarget, ModelTable};
 use crate::preview::{Calculator, Model, Overrides, Projection};
 use crate::spec::WorkloadParams;
 use anyhow::Context;
@@ -31,7 +31,7 @@ impl TxRollback {
         premade: Option<&str>,
     ) -> anyhow::Result<TxRollback> {
         let model = Model::new(workload.plans);
-        let table = open_table(db, &model, premade)
+        let table = crate::db::open::table(db, &model, premade)
             .with_context(|| format!("setting up tx-rollback on {db}"))?;
         Ok(TxRollback {
             table,

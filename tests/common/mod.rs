@@ -112,6 +112,7 @@ pub mod svg;
 /// binary still run without the variable (run by hand, or with
 /// `--include-ignored`), this prints SKIPPED and returns None, unless
 /// RUNNER_REQUIRE_POSTGRES=1 (set by .ci/run), where it fails.
+#[cfg(feature = "postgres")]
 pub fn pg_url() -> Option<String> {
     pg_server_url("RUNNER_DATABASE_URL").map(|u| private_database(&u))
 }
@@ -148,6 +149,7 @@ pub fn with_database(url: &str, name: &str) -> String {
 }
 
 /// Creates a fresh database named after this process and a counter.
+#[cfg(feature = "postgres")]
 pub fn private_database(url: &str) -> String {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static N: AtomicUsize = AtomicUsize::new(0);
@@ -156,7 +158,7 @@ pub fn private_database(url: &str) -> String {
         std::process::id(),
         N.fetch_add(1, Ordering::SeqCst)
     );
-    let mut client = postgres::Client::connect(url, postgres::NoTls)
+    let mut client = runner::db::postgres::Client::connect(url, runner::db::postgres::NoTls)
         .unwrap_or_else(|e| panic!("connecting to RUNNER_DATABASE_URL: {e}"));
     client
         .batch_execute(&format!("CREATE DATABASE {name}"))

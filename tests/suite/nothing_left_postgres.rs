@@ -8,7 +8,7 @@
 use crate::common;
 use common::leftovers::*;
 use common::*;
-use postgres::{Client, NoTls};
+use runner::db::postgres::{Client, NoTls};
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};

@@ -5,8 +5,10 @@
 
 use crate::common;
 use common::pg_url;
-use runner::db::postgres::{connect, create_run_schema, drop_run_schema};
-use runner::db::{db_info, hash_rows, DbError, DbTarget};
+use runner::db::open::info as db_info;
+use runner::db::pg::connect::connect;
+use runner::db::pg::schema::{create_run_schema, drop_run_schema};
+use runner::db::{hash_rows, DbError, DbTarget};
 use runner::preview::Model;
 use runner::spec::{StrategyKind, WorkloadParams};
 use runner::strategy::agreement::{check_agreement, Side, Two};
@@ -166,7 +168,7 @@ fn an_existing_schema_is_refused_and_left_intact() {
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn connection_failures_are_one_clear_sentence() {
     let Some(url) = pg_url() else { return };
-    let ep = runner::db::postgres::Endpoint::parse(&url).unwrap();
+    let ep = runner::db::pg::connect::Endpoint::parse(&url).unwrap();
     let cases = [
         (
             "postgres://bench:bench@127.0.0.1:1/bench".to_owned(),
@@ -214,7 +216,7 @@ fn db_info_reports_version_and_settings() {
     assert_eq!(info.backend, "postgres");
     assert!(info.version.starts_with("PostgreSQL "), "{}", info.version);
     let pg = info.postgres.clone().unwrap();
-    let ep = runner::db::postgres::Endpoint::parse(&url).unwrap();
+    let ep = runner::db::pg::connect::Endpoint::parse(&url).unwrap();
     assert_eq!((pg.host.as_str(), pg.port), (ep.host.as_str(), ep.port));
     assert_eq!(pg.transport, "tcp");
     assert!(["on", "off"].contains(&pg.fsync.as_str()), "{pg:?}");
@@ -249,7 +251,7 @@ fn a_foreign_arm_schema_is_refused_and_left_intact() {
         url: url.clone(),
         schema: schema.clone(),
     };
-    let err = runner::db::session::open(&target, "b", &[], None)
+    let err = runner::db::open::session(&target, "b", &[], None)
         .err()
         .unwrap();
     assert!(
@@ -281,7 +283,7 @@ fn a_foreign_arm_schema_is_refused_and_left_intact() {
 fn a_transaction_ended_by_the_measured_sql_is_reported() {
     let sqlite = DbTarget::Sqlite;
     let mut s =
-        runner::db::session::open(&sqlite, "b", &[], Some("CREATE TABLE t (a int)")).unwrap();
+        runner::db::open::session(&sqlite, "b", &[], Some("CREATE TABLE t (a int)")).unwrap();
     s.begin().unwrap();
     s.run(&["INSERT INTO t VALUES (1)".into(), "COMMIT".into()], None)
         .unwrap();
@@ -300,7 +302,7 @@ fn a_transaction_ended_by_the_measured_sql_is_reported() {
         schema,
     };
     let mut s =
-        runner::db::session::open(&target, "t", &[], Some("CREATE TABLE t (a int)")).unwrap();
+        runner::db::open::session(&target, "t", &[], Some("CREATE TABLE t (a int)")).unwrap();
     s.begin().unwrap();
     s.run(&["SELECT 1".into()], None).unwrap();
     s.rollback().unwrap();

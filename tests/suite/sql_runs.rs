@@ -166,7 +166,7 @@ fn an_unknown_protocol_is_refused_with_the_valid_ones() {
 
 mod postgres {
     use super::*;
-    use runner::db::postgres::connect;
+    use runner::db::pg::connect::connect;
 
     fn content(url: &str) -> String {
         let (mut c, _) = connect(url).unwrap();
@@ -294,7 +294,7 @@ pairs = 30
 
 mod clients {
     use super::*;
-    use runner::db::postgres::connect;
+    use runner::db::pg::connect::connect;
 
     fn orders(url: &str) -> String {
         let (mut c, _) = connect(url).unwrap();

@@ -1,16 +1,9 @@
-//! Questions for the PostgreSQL catalog before anything of the user's
-//! runs, for `check` and `exec` alike: does every schema of `search_path`
-//! and every table of `private_copies` exist; would an INSERT take a
-//! sequence default (which no rollback undoes); and which tables does the
-//! experiment name at all, so the guard blames only these on this run.
-//!
-//! Read-only: one connection, catalog queries, no transaction left open.
+//! Before anything of the user's SQL runs (`check`'s trials, exec's
+//! estimate and forks): what the database's catalog says about the
+//! experiment's SQL. On PostgreSQL, `pg::preflight` asks the server; on a
+//! SQLite file, the private copies' tables are looked up in it.
 
-use super::names::{self, Name};
-use super::postgres::{connect, pg};
-use super::statements::SqlDialect;
-use super::DbError;
-use postgres::Client;
+use crate::{DbError, DbTarget};
 use std::collections::BTreeSet;
 
 /// One arm's SQL as a cell runs it (placeholders filled).
@@ -38,6 +31,10 @@ pub enum PreflightError {
     /// The experiment cannot run as written: exit 2.
     #[error("{0}")]
     Refused(String),
+    /// The database file the experiment names cannot be read: the run
+    /// fails (exit 1).
+    #[error("cannot open database.sqlite_file {file}: {message}")]
+    Unreadable { file: String, message: String },
     #[error(transparent)]
     Db(#[from] DbError),
 }
@@ -45,192 +42,28 @@ pub enum PreflightError {
 /// Where a permission error sends the user.
 pub const PRIVILEGES_DOC: &str = "docs/guide/own-code.md, \"Privileges\"";
 
-const SYSTEM: &str = "n.nspname IN ('pg_catalog', 'information_schema') OR n.nspname LIKE 'pg\\_toast%' OR n.nspname LIKE 'pg\\_temp\\_%' OR n.nspname LIKE 'runner\\_%'";
-
+/// The catalog's findings for a PostgreSQL run whose arms run SQL (or
+/// that names private copies); `None` elsewhere. On SQLite the private
+/// copies' tables are looked up in `database.sqlite_file`.
+#[cfg_attr(not(feature = "postgres"), allow(unused_variables))]
 pub fn check(
-    url: &str,
+    target: &DbTarget,
     arms: &[ArmSql],
     private_copies: &[String],
-) -> Result<Findings, PreflightError> {
-    let (mut client, endpoint) = connect(url)?;
-    for arm in arms {
-        for schema in &arm.search_path {
-            let found = client
-                .query_opt("SELECT 1 FROM pg_namespace WHERE nspname = $1", &[schema])
-                .map_err(pg("look up search_path"))?;
-            if found.is_none() {
-                return Err(PreflightError::Refused(format!(
-                    "strategy `{}`: search_path names schema \"{schema}\", which does not exist in database \"{}\"; name an existing schema (`\\dn` in psql lists them)",
-                    arm.strategy, endpoint.database
-                )));
-            }
+) -> Result<Option<Findings>, PreflightError> {
+    match target {
+        #[cfg(feature = "postgres")]
+        DbTarget::Postgres { url, .. } if !arms.is_empty() || !private_copies.is_empty() => {
+            crate::pg::preflight::check(url, arms, private_copies).map(Some)
         }
+        #[cfg(feature = "sqlite")]
+        DbTarget::SqliteFile { file } if !private_copies.is_empty() => {
+            crate::sqlite::tables_exist(file, private_copies).map(|()| None)
+        }
+        DbTarget::Sqlite if !private_copies.is_empty() => Err(PreflightError::Refused(format!(
+            "[database] private_copies names {}, but this run's SQLite database starts empty (no database.sqlite_file), so there is no table to copy; set database.sqlite_file, or remove private_copies",
+            private_copies.join(", ")
+        ))),
+        _ => Ok(None),
     }
-    let paths: Vec<&String> = arms.iter().flat_map(|a| &a.search_path).collect();
-    let mut copies = Vec::new();
-    let mut copy_names: Vec<(String, String)> = Vec::new();
-    for given in private_copies {
-        let name = names::parse_name(given).ok_or_else(|| {
-            PreflightError::Refused(format!(
-                "[database] private_copies: {given:?} is not a table name"
-            ))
-        })?;
-        let Some((key, relname, selectable)) = resolve_table(&mut client, &name, &paths)? else {
-            return Err(PreflightError::Refused(format!(
-                "[database] private_copies names {given:?}, but no such table is found in database \"{}\"{}; name an existing table, schema-qualified (e.g. \"public.orders\")",
-                endpoint.database,
-                if name.schema.is_none() { " through the arms' search_path" } else { "" }
-            )));
-        };
-        if !selectable {
-            return Err(PreflightError::Refused(format!(
-                "[database] private_copies names {key}, but the run's role may not read it (SELECT), and a copy is made by reading it; grant SELECT on it (see {PRIVILEGES_DOC})"
-            )));
-        }
-        if let Some((other, _)) = copy_names.iter().find(|(_, r)| *r == relname) {
-            return Err(PreflightError::Refused(format!(
-                "[database] private_copies names {other} and {key}: both copies would be called {relname} in the arm's schema; copy one of them only"
-            )));
-        }
-        copy_names.push((key.clone(), relname));
-        copies.push(key);
-    }
-    let mut named = BTreeSet::new();
-    for arm in arms {
-        for text in &arm.texts {
-            for name in names::mentioned(text, SqlDialect::Postgres) {
-                named.extend(relations_called(&mut client, &name)?);
-            }
-        }
-    }
-    named.extend(copies.iter().cloned());
-    named.extend(owned_with(&mut client, &named)?);
-    for arm in arms {
-        for text in &arm.texts {
-            for insert in names::inserts(text, SqlDialect::Postgres) {
-                let target = resolve_table(&mut client, &insert.table, &paths_of(arm))?;
-                let Some((key, _, _)) = target else {
-                    // Made by setup in the arm's own schema: its sequences
-                    // go with the schema.
-                    continue;
-                };
-                if copies.contains(&key) {
-                    continue;
-                }
-                if let Some(why) = sequence_default(&mut client, &key, &insert)? {
-                    return Err(PreflightError::Refused(format!(
-                        "strategy `{}`: INSERT INTO {key} {why}, which moves a sequence for good (a rollback does not undo it); add \"{key}\" to [database] private_copies, so the INSERT writes a private copy with sequences of its own, or give the column a value in the INSERT",
-                        arm.strategy
-                    )));
-                }
-            }
-        }
-    }
-    Ok(Findings { named, copies })
-}
-
-fn paths_of(arm: &ArmSql) -> Vec<&String> {
-    arm.search_path.iter().collect()
-}
-
-/// A table (or partitioned table) by its name: qualified, or the first
-/// schema of `path` that has it. Its guard key, bare name and whether
-/// the role may read it.
-fn resolve_table(
-    client: &mut Client,
-    name: &Name,
-    path: &[&String],
-) -> Result<Option<(String, String, bool)>, DbError> {
-    let schemas: Vec<String> = match &name.schema {
-        Some(s) => vec![s.clone()],
-        None => path.iter().map(|s| s.to_string()).collect(),
-    };
-    for schema in schemas {
-        let row = client
-            .query_opt(
-                "SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname), c.relname::text, \
-                        has_table_privilege(c.oid, 'SELECT') \
-                 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
-                 WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ('r', 'p')",
-                &[&schema, &name.name],
-            )
-            .map_err(pg("look up a table"))?;
-        if let Some(r) = row {
-            return Ok(Some((r.get(0), r.get(1), r.get(2))));
-        }
-    }
-    Ok(None)
-}
-
-/// Every relation outside the system's and runner's schemas that `name`
-/// may mean: in its schema, or in any schema for a bare name.
-fn relations_called(client: &mut Client, name: &Name) -> Result<Vec<String>, DbError> {
-    let rows = client
-        .query(
-            &format!(
-                "SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname) \
-                 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
-                 WHERE c.relname = $1 AND ($2::text IS NULL OR n.nspname = $2) \
-                   AND c.relkind IN ('r', 'p', 'S', 'm', 'v', 'f') AND NOT ({SYSTEM})"
-            ),
-            &[&name.name, &name.schema],
-        )
-        .map_err(pg("look up the tables the SQL names"))?;
-    Ok(rows.iter().map(|r| r.get(0)).collect())
-}
-
-/// The sequences owned by columns of `named` tables, and the tables whose
-/// columns own a `named` sequence.
-fn owned_with(client: &mut Client, named: &BTreeSet<String>) -> Result<Vec<String>, DbError> {
-    let keys: Vec<&String> = named.iter().collect();
-    let rows = client
-        .query(
-            "WITH rel AS (SELECT c.oid, quote_ident(n.nspname) || '.' || quote_ident(c.relname) AS key \
-                          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace) \
-             SELECT s.key, t.key FROM pg_depend d \
-             JOIN rel s ON s.oid = d.objid JOIN rel t ON t.oid = d.refobjid \
-             WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass \
-               AND d.deptype IN ('a', 'i') AND (s.key = ANY($1) OR t.key = ANY($1))",
-            &[&keys],
-        )
-        .map_err(pg("look up the sequences of the named tables"))?;
-    Ok(rows
-        .iter()
-        .flat_map(|r| [r.get::<_, String>(0), r.get::<_, String>(1)])
-        .collect())
-}
-
-/// Why `insert` into the table `key` would call `nextval`: the first
-/// column it leaves to a sequence default or an identity.
-fn sequence_default(
-    client: &mut Client,
-    key: &str,
-    insert: &names::Insert,
-) -> Result<Option<String>, DbError> {
-    let rows = client
-        .query(
-            "SELECT a.attname::text, a.attidentity::text, coalesce(pg_get_expr(d.adbin, d.adrelid), '') \
-             FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum \
-             WHERE a.attrelid = $1::text::regclass AND a.attnum > 0 AND NOT a.attisdropped \
-             ORDER BY a.attnum",
-            &[&key],
-        )
-        .map_err(pg("read the columns of an INSERT's table"))?;
-    for (position, r) in rows.iter().enumerate() {
-        let (column, identity, default): (String, String, String) = (r.get(0), r.get(1), r.get(2));
-        if !insert.takes_default(&column, position) {
-            continue;
-        }
-        if !identity.is_empty() {
-            return Ok(Some(format!(
-                "leaves identity column \"{column}\" to its sequence"
-            )));
-        }
-        if default.contains("nextval(") {
-            return Ok(Some(format!(
-                "leaves column \"{column}\" to its default, {default}"
-            )));
-        }
-    }
-    Ok(None)
 }

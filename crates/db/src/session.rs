@@ -9,8 +9,8 @@
 //! A row's hash covers each value's type and bytes (SQLite) or its text
 //! (PostgreSQL's simple protocol), NULL distinct from any text.
 
-use super::plans::{CopyMade, StatementPlan};
-use super::{DbError, DbTarget, SqlOptions};
+use crate::plans::{CopyMade, StatementPlan};
+use crate::DbError;
 use std::hash::{DefaultHasher, Hasher};
 
 /// Rows as text per statement (`None` is NULL), for the checks.
@@ -55,57 +55,6 @@ pub trait SqlSession {
     /// Runs `statements` once more, untimed and rolled back, each under
     /// EXPLAIN where the backend takes it, and returns their plans.
     fn explain(&mut self, statements: &[String]) -> Result<Vec<StatementPlan>, DbError>;
-}
-
-/// Opens a session for the arm in `slot` (`b`, `t`), runs `setup` in its
-/// own space (committed), and leaves the user's schemas in `search_path`
-/// readable after its own (PostgreSQL only).
-pub fn open(
-    target: &DbTarget,
-    slot: &str,
-    search_path: &[String],
-    setup: Option<&str>,
-) -> Result<Box<dyn SqlSession>, DbError> {
-    open_with(target, slot, search_path, setup, &SqlOptions::default())
-}
-
-/// [`open`], with the private copies of `options` made first (PostgreSQL:
-/// in the arm's schema, before `setup`; SQLite: every table of the
-/// session's database already is one).
-pub fn open_with(
-    target: &DbTarget,
-    slot: &str,
-    search_path: &[String],
-    setup: Option<&str>,
-    options: &SqlOptions,
-) -> Result<Box<dyn SqlSession>, DbError> {
-    use super::{pg_session::PgSession, sqlite_session::SqliteSession};
-    Ok(match target {
-        DbTarget::Sqlite => Box::new(SqliteSession::open(None, setup)?),
-        DbTarget::SqliteFile { file } => Box::new(SqliteSession::open(Some(file), setup)?),
-        DbTarget::Postgres { url, schema } => Box::new(PgSession::open(
-            url,
-            schema,
-            slot,
-            search_path,
-            setup,
-            &options.private_copies,
-        )?),
-    })
-}
-
-/// One client of `clients = N` on PostgreSQL, in the arm's committed
-/// schema `shared` (see `pg_session`'s `join`).
-pub fn join(
-    url: &str,
-    shared: &super::pg_shared::Shared,
-    search_path: &[String],
-) -> Result<Box<dyn SqlSession + Send>, DbError> {
-    Ok(Box::new(super::pg_session::PgSession::join(
-        url,
-        shared,
-        search_path,
-    )?))
 }
 
 /// Folds rows into a run's fingerprint, statement by statement.

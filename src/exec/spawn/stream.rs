@@ -10,7 +10,7 @@ use crate::record::PairRecord;
 use std::io::BufRead;
 use std::process::{Child, ExitStatus};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use wait_timeout::ChildExt;
 
 /// What a worker reported before its `Done`.
@@ -44,7 +44,8 @@ pub(super) enum Ended {
 /// How long the parent gives the database server to cancel and end a
 /// stopped fork's sessions: part of the 2 s in which runner answers a
 /// timeout or a signal.
-pub(super) const CANCEL_BUDGET: Duration = Duration::from_millis(1500);
+#[cfg(feature = "postgres")]
+pub(super) const CANCEL_BUDGET: std::time::Duration = std::time::Duration::from_millis(1500);
 
 /// Cancels what the server processes `backends` of a stopped fork run and
 /// ends their sessions (`db::cancel`); what was done, one sentence each.
@@ -54,15 +55,17 @@ pub(super) fn stop_backends(
     database: Option<&crate::db::DbTarget>,
     backends: &[u32],
 ) -> Vec<String> {
-    let Some(crate::db::DbTarget::Postgres { url, .. }) = database else {
-        return Vec::new();
-    };
-    match crate::db::cancel::stop_backends(url, backends, CANCEL_BUDGET) {
-        Ok(done) => done,
-        Err(e) => vec![format!(
-            "could not cancel the queries of server processes {backends:?}: {e}"
-        )],
+    #[cfg(feature = "postgres")]
+    if let Some(crate::db::DbTarget::Postgres { url, .. }) = database {
+        return match crate::db::pg::cancel::stop_backends(url, backends, CANCEL_BUDGET) {
+            Ok(done) => done,
+            Err(e) => vec![format!(
+                "could not cancel the queries of server processes {backends:?}: {e}"
+            )],
+        };
     }
+    let _ = (database, backends);
+    Vec::new()
 }
 
 /// Messages until `Done`, a failure, the deadline or a signal; the

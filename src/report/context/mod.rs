@@ -197,7 +197,7 @@ pub struct DatabaseView {
     /// `sqlite_version()` or the server's `SELECT version()`.
     pub version: String,
     /// Server facts for PostgreSQL; none for SQLite (always present).
-    pub postgres: Option<crate::db::postgres::PgInfo>,
+    pub postgres: Option<crate::db::PgInfo>,
     /// `postgres://USER@HOST:PORT/DB` (no password); none for SQLite.
     pub url: Option<String>,
     /// `PostgreSQL 15.18 (...) at 127.0.0.1:54329, database bench` or
@@ -571,7 +571,7 @@ fn promise(info: &RunInfo) -> Option<String> {
 /// Per table, what rolled-back writes left over the forks
 /// (`12000 dead row versions and 1.2 MiB in public.acc, in 2 of 2 forks`);
 /// `None` when a fork's record predates the count.
-fn residue(guards: &[&crate::db::guard::GuardRecord]) -> Option<Vec<String>> {
+fn residue(guards: &[&crate::db::fingerprint::GuardRecord]) -> Option<Vec<String>> {
     let mut tables: std::collections::BTreeMap<&str, (u64, u64, usize)> = Default::default();
     for g in guards {
         for r in g.residue.as_ref()? {

@@ -6,44 +6,17 @@
 //! the query ends, holding its transaction and its locks all along. So
 //! every worker says which server processes it connected to, as soon as
 //! it has connected and before any SQL of the user's runs there
-//! ([`announce_backends`]), and when a fork has to be stopped (its timeout,
+//! (`connect::announce_backends`), and when a fork has to be stopped (its timeout,
 //! Ctrl-C, SIGTERM) the parent, from a connection of its own, first cancels
 //! their queries (`pg_cancel_backend`), then ends their sessions
 //! (`pg_terminate_backend`), and waits until they are gone
 //! ([`stop_backends`]), all within a budget so that runner still exits
 //! promptly when the server does not answer.
 
-use super::postgres::{connect, pg};
-use super::DbError;
+use super::connect::{connect, pg};
+use crate::DbError;
 use postgres::Client;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-
-/// What a worker does with the pid of each connection it opens.
-type Announce = Box<dyn Fn(u32) + Send + Sync>;
-static ANNOUNCE: OnceLock<Announce> = OnceLock::new();
-
-/// Makes every PostgreSQL connection this process opens from now on call
-/// `announce` with its server process id before it is used (the worker
-/// sends it to the parent). Without it, connections say nothing.
-pub fn announce_backends(announce: impl Fn(u32) + Send + Sync + 'static) {
-    let _ = ANNOUNCE.set(Box::new(announce));
-}
-
-/// Called by `postgres::connect` on every new connection.
-pub(super) fn announce(client: &mut Client) -> Result<(), DbError> {
-    let Some(announce) = ANNOUNCE.get() else {
-        return Ok(());
-    };
-    let row = client
-        .query_one("SELECT pg_backend_pid()", &[])
-        .map_err(pg("pg_backend_pid()"))?;
-    let pid: i32 = row.try_get(0).map_err(pg("pg_backend_pid()"))?;
-    if let Ok(pid) = u32::try_from(pid) {
-        announce(pid);
-    }
-    Ok(())
-}
 
 /// How long a cancelled query gets to end before its session is ended.
 const CANCEL_GRACE: Duration = Duration::from_millis(300);

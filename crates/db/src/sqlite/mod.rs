@@ -1,7 +1,11 @@
 //! The embedded backend: a private in-memory SQLite database per strategy
 //! instance, so it needs nothing installed and no schema can be shared.
 
-use super::{check_row_count, hash_rows, DbError, DbInfo, ModelTable};
+pub mod session;
+
+use crate::model::{check_row_count, hash_rows, ModelTable};
+use crate::preflight::PreflightError;
+use crate::{DbError, DbInfo};
 use runner_core::preview::{Model, Overrides};
 use rusqlite::Connection;
 
@@ -120,4 +124,41 @@ pub(super) fn db_info() -> Result<DbInfo, DbError> {
         version,
         postgres: None,
     })
+}
+
+/// Every table `private_copies` names is in the SQLite file (each arm
+/// works in an in-memory copy of the whole file, so each already is a
+/// private copy).
+pub(crate) fn tables_exist(file: &str, copies: &[String]) -> Result<(), PreflightError> {
+    let flags =
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn =
+        Connection::open_with_flags(file, flags).map_err(|e| PreflightError::Unreadable {
+            file: file.to_owned(),
+            message: e.to_string(),
+        })?;
+    for given in copies {
+        let name = crate::names::parse_name(given).ok_or_else(|| {
+            PreflightError::Refused(format!(
+                "[database] private_copies: {given:?} is not a table name"
+            ))
+        })?;
+        let schema = name.schema.as_deref().unwrap_or("main");
+        let found: i64 = conn
+            .query_row(
+                &format!(
+                    "SELECT count(*) FROM \"{}\".sqlite_master WHERE type = 'table' AND lower(name) = lower(?1)",
+                    schema.replace('"', "\"\"")
+                ),
+                [&name.name],
+                |r| r.get(0),
+            )
+            .unwrap_or(0);
+        if found == 0 {
+            return Err(PreflightError::Refused(format!(
+                "[database] private_copies names {given:?}, but {file} has no such table"
+            )));
+        }
+    }
+    Ok(())
 }

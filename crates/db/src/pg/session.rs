@@ -24,16 +24,14 @@
 //! untimed `SAVEPOINT` and an untimed `ROLLBACK TO SAVEPOINT`. Values arrive
 //! as text.
 
-use super::names::{self, Name};
-use super::plans::{CopyMade, StatementPlan};
-use super::postgres::{check_ours, connect, marker, pg, schema_comment, statement};
-use super::session::{tag, Digest, SqlSession, StatementRows};
-use super::statements::{explainable, split, SqlDialect};
-use super::DbError;
+use super::connect::{connect, pg, statement};
+use super::schema::{check_ours, marker, schema_comment, set_search_path, SLOTS};
+use crate::names::{self, Name};
+use crate::plans::{CopyMade, StatementPlan};
+use crate::session::{tag, Digest, SqlSession, StatementRows};
+use crate::statements::{explainable, split, SqlDialect};
+use crate::DbError;
 use postgres::{Client, SimpleQueryMessage};
-
-/// The slots a per-arm schema can have: baseline, treatment.
-pub(super) const SLOTS: [&str; 2] = ["b", "t"];
 
 pub struct PgSession {
     client: Client,
@@ -45,27 +43,6 @@ pub struct PgSession {
     /// The tables it has private copies of, and what they cost.
     sources: Vec<Name>,
     copies: Vec<CopyMade>,
-}
-
-fn ident(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
-}
-
-/// `SET LOCAL search_path` to the strategy's schema first (what `setup`
-/// creates goes there), then the user's schemas: `setup` and `run` read
-/// the user's tables alike. The fork's session, a client and the shared
-/// set-up all set it this way.
-pub(super) fn set_search_path(
-    client: &mut Client,
-    schema: &str,
-    search_path: &[String],
-) -> Result<(), DbError> {
-    let path: Vec<String> = std::iter::once(schema.to_string())
-        .chain(search_path.iter().map(|s| ident(s)))
-        .collect();
-    client
-        .batch_execute(&format!("SET LOCAL search_path TO {}", path.join(", ")))
-        .map_err(pg("set search_path"))
 }
 
 /// The savepoint each measured run is rolled back to.
@@ -116,7 +93,7 @@ impl PgSession {
             .map_err(pg("open the fork's transaction and create the strategy's schema"))?;
         let xid = txid(&mut client)?;
         let (sources, copies) =
-            super::pg_copies::make(&mut client, &schema, search_path, private_copies)?;
+            super::copies::make(&mut client, &schema, search_path, private_copies)?;
         set_search_path(&mut client, &schema, search_path)?;
         if let Some(sql) = setup {
             let sql = &rewrite(sql, &sources, &schema);
@@ -143,14 +120,14 @@ impl PgSession {
     }
 
     /// A client of `clients = N`: a connection that works in the arm's
-    /// schema `shared` made and committed ([`super::pg_shared`]), with a
+    /// schema `shared` made and committed ([`super::shared`]), with a
     /// never-committed transaction of its own for the fork. Its guard
     /// against COMMIT is the same deferred foreign key, in two temporary
     /// tables (session-private, gone with the transaction): no other
     /// client can see or remove them.
     pub fn join(
         url: &str,
-        shared: &super::pg_shared::Shared,
+        shared: &super::shared::Shared,
         search_path: &[String],
     ) -> Result<PgSession, DbError> {
         let (mut client, _) = connect(url)?;
@@ -345,4 +322,13 @@ impl SqlSession for PgSession {
             .batch_execute("ROLLBACK")
             .map_err(pg("roll back the fork's transaction"))
     }
+}
+/// One client of `clients = N`, in the arm's committed schema `shared`
+/// ([`PgSession::join`]), boxed as the clients hold it.
+pub fn join(
+    url: &str,
+    shared: &super::shared::Shared,
+    search_path: &[String],
+) -> Result<Box<dyn SqlSession + Send>, DbError> {
+    Ok(Box::new(PgSession::join(url, shared, search_path)?))
 }

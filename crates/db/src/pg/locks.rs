@@ -10,8 +10,8 @@
 //! announced (`cancel::announce_backends`); it looks only while the worker
 //! sets up and checks its arms, never while a fork is timed.
 
-use super::postgres::{connect, pg};
-use super::DbError;
+use super::connect::{connect, pg};
+use crate::DbError;
 use postgres::Client;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};

@@ -20,11 +20,12 @@
 //! statistics update by ANALYZE); the guard's fingerprint after the fork
 //! covers those as it does for every run.
 
-use super::names::Name;
-use super::plans::CopyMade;
-use super::postgres::{check_ours, connect, marker, pg, schema_comment};
-use super::statements::{split, SqlDialect};
-use super::DbError;
+use super::connect::{connect, pg};
+use super::schema::{check_ours, marker, schema_comment};
+use crate::names::Name;
+use crate::plans::CopyMade;
+use crate::statements::{split, SqlDialect};
+use crate::DbError;
 
 /// The committed arm schema the clients join.
 #[derive(Debug, Clone)]
@@ -104,7 +105,7 @@ impl Shared {
         setup: Option<&str>,
         private_copies: &[String],
     ) -> Result<Shared, DbError> {
-        if !super::pg_session::SLOTS.contains(&slot) {
+        if !super::schema::SLOTS.contains(&slot) {
             return Err(DbError::BadRunId(format!("{run_schema}_{slot}")));
         }
         let (mut client, _) = connect(url)?;
@@ -129,10 +130,10 @@ impl Shared {
             ))
             .map_err(pg("create the arm's shared schema"))?;
         let (sources, copies) =
-            super::pg_copies::make(&mut client, &schema, search_path, private_copies)?;
-        super::pg_session::set_search_path(&mut client, &schema, search_path)?;
+            super::copies::make(&mut client, &schema, search_path, private_copies)?;
+        super::schema::set_search_path(&mut client, &schema, search_path)?;
         if let Some(sql) = setup {
-            let sql = &super::names::rewrite(sql, SqlDialect::Postgres, &sources, &schema);
+            let sql = &crate::names::rewrite(sql, SqlDialect::Postgres, &sources, &schema);
             let ranges = split(sql, SqlDialect::Postgres).map_err(|r| DbError::Postgres {
                 context: "setup",
                 message: r.message,

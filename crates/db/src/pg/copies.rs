@@ -9,10 +9,10 @@
 //! (which holds an ACCESS SHARE lock on it until the fork ends, as any
 //! read of it in the fork would). The copy goes with the transaction.
 
-use super::names::{self, Name};
-use super::plans::CopyMade;
-use super::postgres::pg;
-use super::DbError;
+use super::connect::pg;
+use crate::names::{self, Name};
+use crate::plans::CopyMade;
+use crate::DbError;
 use postgres::Client;
 use std::time::Instant;
 

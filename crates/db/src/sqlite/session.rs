@@ -10,9 +10,9 @@
 //! the rows are computed as they are read, so reading them, and hashing
 //! their values into the fingerprint, is part of the timed region.
 
-use super::plans::StatementPlan;
-use super::session::{tag, Digest, SqlSession, StatementRows};
-use super::DbError;
+use crate::plans::StatementPlan;
+use crate::session::{tag, Digest, SqlSession, StatementRows};
+use crate::DbError;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 
