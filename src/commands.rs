@@ -5,7 +5,34 @@ mod check_text;
 pub mod preflight;
 mod trial;
 
-pub use check::{check, summarize, CheckSummary, TimedArm};
+pub use check::{summarize, CheckSummary, TimedArm};
+
+/// `runner check`: prints the plan, as text or (`json`) as one JSON
+/// object; a failed trial prints it too, then fails (exit 1) with the
+/// reason.
+pub fn check(
+    spec_path: &std::path::Path,
+    set: &[String],
+    flags: &preflight::CheckFlags,
+    json: bool,
+) -> crate::error::Result<String> {
+    crate::interrupt::install();
+    let summary = summarize(spec_path, set, flags)?;
+    let text = if json {
+        let mut s = serde_json::to_string_pretty(&summary).expect("the summary serializes");
+        s.push('\n');
+        s
+    } else {
+        check_text::render(&summary)
+    };
+    match &summary.failure {
+        None => Ok(text),
+        Some(f) => {
+            crate::console::out(&text);
+            Err(crate::error::run_failed(f.message.clone()))
+        }
+    }
+}
 
 /// A rough duration of the analysis, in nanoseconds. Per cell the bootstrap
 /// draws `resamples` indices per measured pair about five times over (fork

@@ -9,9 +9,8 @@
 //! two forms cannot say different things. Its field names are part of the
 //! documented interface (docs/guide/commands.md): CI scripts read them.
 
-use super::check_text::{layout_lines, render};
 use super::trial;
-use crate::error::{run_failed, Result};
+use crate::error::Result;
 use crate::exec::trial::Stopped;
 use crate::plan;
 use crate::spec::{self, Experiment};
@@ -99,33 +98,6 @@ pub struct Failure {
     /// 1: a trial run failed or changed the database.
     pub exit_code: i32,
     pub message: String,
-}
-
-/// `runner check`: prints the plan, as text or (`json`) as one JSON
-/// object; a failed trial prints it too, then fails (exit 1) with the
-/// reason.
-pub fn check(
-    spec_path: &Path,
-    set: &[String],
-    flags: &super::preflight::CheckFlags,
-    json: bool,
-) -> Result<String> {
-    crate::interrupt::install();
-    let summary = summarize(spec_path, set, flags)?;
-    let text = if json {
-        let mut s = serde_json::to_string_pretty(&summary).expect("the summary serializes");
-        s.push('\n');
-        s
-    } else {
-        render(&summary)
-    };
-    match &summary.failure {
-        None => Ok(text),
-        Some(f) => {
-            crate::console::out(&text);
-            Err(run_failed(f.message.clone()))
-        }
-    }
 }
 
 /// The summary of `check` for the experiment file at `spec_path`: the
@@ -468,4 +440,51 @@ fn gate_lines(exp: &Experiment, all: &[plan::Cell]) -> (Option<String>, Option<S
         )
     });
     (Some(line), self_check)
+}
+
+/// What memory layout each fork will get (`design.layout`): the values
+/// exec will use, since they are a function of the seed alone. Empty for
+/// runs with the default, which print what they printed before layout
+/// existed.
+pub fn layout_lines(exp: &Experiment) -> Vec<String> {
+    use crate::memory_layout::Layout;
+    let cells = plan::cells(exp);
+    let layouts: std::collections::BTreeSet<Layout> =
+        cells.iter().map(|c| plan::layout(exp, c)).collect();
+    if layouts.iter().all(Layout::is_system) {
+        return Vec::new();
+    }
+    let said: Vec<String> = layouts
+        .iter()
+        .map(|l| match l {
+            Layout::System => "system (no padding or offsets, ASLR as the system has it)".into(),
+            Layout::Fixed => "fixed (one layout for every fork, ASLR off)".into(),
+            Layout::Random => "random (a seeded layout per fork, ASLR on)".into(),
+        })
+        .collect();
+    let mut out = vec![said.join(", ")];
+    let Some(master) = exp.seed else {
+        out.push("each fork's layout is drawn from the master seed, which exec draws; set `seed` to see them here".into());
+        return out;
+    };
+    let mut jobs = plan::plan(exp, master, None).jobs;
+    jobs.sort_by_key(|j| (j.cell, j.fork));
+    for j in jobs {
+        let Some(c) = cells.get(j.cell as usize) else {
+            continue;
+        };
+        if let Some(p) = crate::memory_layout::plan(plan::layout(exp, c), master, j.seed) {
+            out.push(format!(
+                "cell {:<3} fork {:<4} {}: {} B of environment padding, stack offset {} B, heap offset {} B, ASLR {}",
+                j.cell,
+                j.fork,
+                p.layout,
+                p.env_pad_bytes,
+                p.stack_offset_bytes,
+                p.heap_offset_bytes,
+                if p.aslr_asked() { "on" } else { "off" }
+            ));
+        }
+    }
+    out
 }

@@ -2,8 +2,6 @@
 //! the terminal shows, a label in a column of its own and the text after.
 
 use super::check::CheckSummary;
-use crate::plan;
-use crate::spec::Experiment;
 
 /// The plan as `check` prints it.
 pub fn render(s: &CheckSummary) -> String {
@@ -159,52 +157,5 @@ pub fn render(s: &CheckSummary) -> String {
     }
     line(&mut out, "analysis", &s.analysis);
     line(&mut out, "output", &s.output);
-    out
-}
-
-/// What memory layout each fork will get (`design.layout`): the values
-/// exec will use, since they are a function of the seed alone. Empty for
-/// runs with the default, which print what they printed before layout
-/// existed.
-pub fn layout_lines(exp: &Experiment) -> Vec<String> {
-    use crate::memory_layout::Layout;
-    let cells = plan::cells(exp);
-    let layouts: std::collections::BTreeSet<Layout> =
-        cells.iter().map(|c| plan::layout(exp, c)).collect();
-    if layouts.iter().all(Layout::is_system) {
-        return Vec::new();
-    }
-    let said: Vec<String> = layouts
-        .iter()
-        .map(|l| match l {
-            Layout::System => "system (no padding or offsets, ASLR as the system has it)".into(),
-            Layout::Fixed => "fixed (one layout for every fork, ASLR off)".into(),
-            Layout::Random => "random (a seeded layout per fork, ASLR on)".into(),
-        })
-        .collect();
-    let mut out = vec![said.join(", ")];
-    let Some(master) = exp.seed else {
-        out.push("each fork's layout is drawn from the master seed, which exec draws; set `seed` to see them here".into());
-        return out;
-    };
-    let mut jobs = plan::plan(exp, master, None).jobs;
-    jobs.sort_by_key(|j| (j.cell, j.fork));
-    for j in jobs {
-        let Some(c) = cells.get(j.cell as usize) else {
-            continue;
-        };
-        if let Some(p) = crate::memory_layout::plan(plan::layout(exp, c), master, j.seed) {
-            out.push(format!(
-                "cell {:<3} fork {:<4} {}: {} B of environment padding, stack offset {} B, heap offset {} B, ASLR {}",
-                j.cell,
-                j.fork,
-                p.layout,
-                p.env_pad_bytes,
-                p.stack_offset_bytes,
-                p.heap_offset_bytes,
-                if p.aslr_asked() { "on" } else { "off" }
-            ));
-        }
-    }
     out
 }

@@ -8,13 +8,13 @@
 //! fork can fail ends in [`ForkLoop::fail`], the one place that discards
 //! the unfinished fork and clears the progress line.
 
-use super::jobs::{backend_pids, record_stops, DatabaseGuard};
+use super::db_guard::{backend_pids, DatabaseGuard};
 use super::measured::Measured;
 use super::progress::Progress;
 use super::protocol::JobRequest;
 use super::queue::{Ahead, Queue};
 use super::spawn::{ForkFailure, ForkResult};
-use super::stopper::Stopper;
+use super::stopper::{record_stops, Stopper};
 use super::upcoming::{own, Upcoming};
 use crate::environment::sentinel::{self, Snapshot};
 use crate::error::{run_failed, Result, RunnerError};

@@ -2,16 +2,16 @@
 //! what comes before the first fork (the jobs left, the database guard,
 //! the estimate) here, the forks themselves in `fork_loop`.
 
+use super::db_guard::DatabaseGuard;
 use super::fork_loop::{ForkLoop, RunState, Todo};
 use super::measured::Measured;
 use super::progress::Progress;
-use super::stopper::Stopper;
+use super::stopper::{record_stops, Stopper};
 use crate::error::{run_failed, Result};
 use crate::plan::{self, Job};
 use crate::run_folder::partial::Partial;
 use crate::run_folder::RunInfo;
 use crate::spec::Experiment;
-use std::time::Duration;
 
 /// What one phase of a run works on (see [`run_jobs`]).
 pub(super) struct Phase<'a> {
@@ -138,114 +138,4 @@ fn announce_estimate(
         return Err(stop);
     }
     Ok(())
-}
-
-/// The stops `stopper` finds due after a fork of `changed` (of every cell
-/// for `None`), recorded in run.json before anything else runs; returns
-/// the cells that stopped.
-pub(super) fn record_stops(
-    stopper: &Stopper,
-    info: &mut RunInfo,
-    partial: &Partial,
-    measured: &Measured,
-    changed: Option<u32>,
-    progress: &Progress,
-) -> Result<Vec<u32>> {
-    let due = stopper.due(info, measured, changed)?;
-    if due.is_empty() {
-        return Ok(Vec::new());
-    }
-    for s in &due {
-        progress.println(&format!(
-            "cell {} stops after {} fork{}: {}",
-            s.cell,
-            s.forks_run,
-            if s.forks_run == 1 { "" } else { "s" },
-            s.reason.describe()
-        ));
-    }
-    info.stops.extend(due.iter().copied());
-    partial.write_run_info(info)?;
-    Ok(due.iter().map(|s| s.cell).collect())
-}
-
-/// The fingerprint of the database outside runner's schemas, taken before
-/// and after each fork on a PostgreSQL run whose arms run the user's SQL or
-/// commands (`db::guard`); nothing to do on SQLite, without a database, or
-/// when both arms are runner's built-in kinds.
-///
-/// One fork's "after" is the next fork's "before": nothing of runner's
-/// touches the database between them, a change made there by someone else
-/// is still caught (by the next fork's comparison instead of by none), and
-/// a fingerprint costs a few milliseconds of the run's wall time per fork.
-pub(super) struct DatabaseGuard {
-    guard: Option<Box<dyn crate::db::fingerprint::Fingerprinter>>,
-    last: Option<crate::db::fingerprint::Fingerprint>,
-    /// The relations the experiment's SQL names (`db::preflight`);
-    /// `None`: every change is the run's.
-    named: Option<std::collections::BTreeSet<String>>,
-}
-
-/// How long the parent waits for a fork's connections to end, so their
-/// statistics are in the views it reads.
-const CONNECTIONS_CLOSE: Duration = Duration::from_secs(10);
-
-impl DatabaseGuard {
-    fn open(
-        db: Option<&crate::db::DbTarget>,
-        named: Option<std::collections::BTreeSet<String>>,
-    ) -> Result<DatabaseGuard> {
-        let guard = match db {
-            Some(target) => crate::db::open::guard(target)
-                .map_err(|e| run_failed(format!("the database guard: {e}")))?,
-            None => None,
-        };
-        Ok(DatabaseGuard {
-            guard,
-            last: None,
-            named,
-        })
-    }
-
-    /// The fingerprint before a fork: the previous fork's "after" when
-    /// there is one.
-    pub(super) fn take(&mut self) -> Result<Option<crate::db::fingerprint::Fingerprint>> {
-        if let Some(last) = self.last.take() {
-            return Ok(Some(last));
-        }
-        let Some(g) = &mut self.guard else {
-            return Ok(None);
-        };
-        g.take()
-            .map(Some)
-            .map_err(|e| run_failed(format!("the database guard: {e}")))
-    }
-
-    /// The fingerprint after a fork, once its connections are gone: the
-    /// backends it reported when it finished (the next fork's worker is
-    /// connected by then), or every worker connection of the run when it
-    /// failed (its next worker has been stopped).
-    pub(super) fn compare(
-        &mut self,
-        before: Option<crate::db::fingerprint::Fingerprint>,
-        backends: Option<&[u32]>,
-    ) -> Result<Option<crate::db::fingerprint::GuardRecord>> {
-        let (Some(g), Some(before)) = (&mut self.guard, before) else {
-            return Ok(None);
-        };
-        let after = g
-            .wait_for_workers(backends, CONNECTIONS_CLOSE)
-            .and_then(|()| g.take())
-            .map_err(|e| run_failed(format!("the database guard: {e}")))?;
-        let record = before.compare(&after, self.named.as_ref());
-        self.last = Some(after);
-        Ok(Some(record))
-    }
-}
-
-/// The database server processes that served a finished fork.
-pub(super) fn backend_pids(summary: &crate::run_folder::ForkSummary) -> Vec<u32> {
-    summary.placement.as_ref().map_or_else(Vec::new, |p| {
-        p.database.backends().iter().map(|b| b.pid).collect()
-    })
 }

@@ -8,6 +8,7 @@
 //! keeps what finished and prints the command that resumes.
 
 pub mod database;
+mod db_guard;
 pub mod estimate;
 pub mod fault;
 mod fork_loop;

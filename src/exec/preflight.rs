@@ -4,7 +4,7 @@
 //! is bad input (exit 2); a server that cannot answer fails the run
 //! (exit 1), pointing at the privileges guide when it says so.
 
-use crate::db::preflight::{self, ArmSql, Findings, PreflightError, PRIVILEGES_DOC};
+use crate::db::preflight::{ArmSql, Findings, PreflightError, PRIVILEGES_DOC};
 use crate::db::DbTarget;
 use crate::error::{bad_input, run_failed, Result};
 use crate::plan::{self, Cell};
@@ -51,12 +51,14 @@ pub fn run(exp: &Experiment, cells: &[Cell], db: Option<&DbTarget>) -> Result<Op
     let Some(db) = db else {
         return Ok(None);
     };
-    preflight::check(db, &arms(exp, cells), &exp.database.private_copies).map_err(|e| match e {
-        PreflightError::Refused(m) => bad_input(m),
-        e @ PreflightError::Unreadable { .. } => run_failed(e.to_string()),
-        PreflightError::Db(e) => run_failed(with_privileges(format!(
-            "before anything ran, reading the database's catalog failed: {e}"
-        ))),
+    crate::db::open::preflight(db, &arms(exp, cells), &exp.database.private_copies).map_err(|e| {
+        match e {
+            PreflightError::Refused(m) => bad_input(m),
+            e @ PreflightError::Unreadable { .. } => run_failed(e.to_string()),
+            PreflightError::Db(e) => run_failed(with_privileges(format!(
+                "before anything ran, reading the database's catalog failed: {e}"
+            ))),
+        }
     })
 }
 

@@ -311,7 +311,7 @@ impl Worker {
         #[cfg(not(feature = "postgres"))]
         let waited: Option<String> = None;
         // A fork that is stopped has its queries cancelled on the server
-        // before the worker is killed (`db::cancel`), once.
+        // before the worker is killed (`db::pg::cancel`), once.
         let mut cancelled: Option<Vec<String>> = None;
         let (database, backends) = (self.database.clone(), self.backends.clone());
         let mut stop_queries = || {

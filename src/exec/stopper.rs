@@ -7,10 +7,12 @@
 //! of stopped cells are skipped.
 
 use super::measured::Measured;
+use super::progress::Progress;
 use crate::analysis::stop::StopInput;
 use crate::analysis::{AnalysisInput, CellInfo};
 use crate::error::{run_failed, Result};
 use crate::plan::stop::{StopReason, Stopped};
+use crate::run_folder::partial::Partial;
 use crate::run_folder::RunInfo;
 use std::collections::BTreeMap;
 
@@ -80,4 +82,33 @@ impl Stopper {
         }
         Ok(out)
     }
+}
+
+/// The stops `stopper` finds due after a fork of `changed` (of every cell
+/// for `None`), recorded in run.json before anything else runs; returns
+/// the cells that stopped.
+pub(super) fn record_stops(
+    stopper: &Stopper,
+    info: &mut RunInfo,
+    partial: &Partial,
+    measured: &Measured,
+    changed: Option<u32>,
+    progress: &Progress,
+) -> Result<Vec<u32>> {
+    let due = stopper.due(info, measured, changed)?;
+    if due.is_empty() {
+        return Ok(Vec::new());
+    }
+    for s in &due {
+        progress.println(&format!(
+            "cell {} stops after {} fork{}: {}",
+            s.cell,
+            s.forks_run,
+            if s.forks_run == 1 { "" } else { "s" },
+            s.reason.describe()
+        ));
+    }
+    info.stops.extend(due.iter().copied());
+    partial.write_run_info(info)?;
+    Ok(due.iter().map(|s| s.cell).collect())
 }

@@ -344,6 +344,20 @@ pub fn forks(e: &Effect) -> String {
     }
 }
 
+/// The forks whose own interval agrees with the cell's direction: `3/3
+/// faster`, `2/3 unresolved`.
+pub fn forks_agreeing(e: &Effect) -> String {
+    match e.direction {
+        Direction::Faster => format!("{}/{} faster", e.forks_faster, e.forks),
+        Direction::Slower => format!("{}/{} slower", e.forks_slower, e.forks),
+        Direction::NoDifference => format!(
+            "{}/{} unresolved",
+            e.forks - e.forks_faster - e.forks_slower,
+            e.forks
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

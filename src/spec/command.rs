@@ -1,10 +1,10 @@
 //! The keys of a `kind = "command"` strategy, one reader per key, so a key
 //! read from the table and the same key swept from `[grid]` follow one rule.
 
+use super::context::Files;
 use super::kinds::Field;
 use super::location::{KeyPath, Problem};
 use super::placeholder;
-use super::validate::Files;
 use super::values::describe;
 use std::collections::BTreeMap;
 use std::path::Path;

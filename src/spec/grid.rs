@@ -12,12 +12,12 @@
 //!
 //! Whether each key is read by someone is checked later, in `uses`.
 
+use super::context::Files;
 use super::experiment::{Grid, SweptKey};
 use super::kinds::StrategyKind;
 use super::location::{KeyPath, Problem};
 use super::raw::RawGrid;
 use super::strategies::{field, keys_of};
-use super::validate::Files;
 use super::values::{array, describe, first_duplicate, micros};
 use std::collections::BTreeMap;
 use toml::Value;

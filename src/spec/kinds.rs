@@ -213,7 +213,7 @@ impl StrategyKind {
 
     /// Whether the kind runs the user's own code (SQL or a command), which
     /// only the database guard can check did nothing lasting
-    /// (`exec::jobs`); runner's built-in kinds run only runner's statements.
+    /// (`exec::db_guard`); runner's built-in kinds run only runner's statements.
     pub fn runs_user_code(&self) -> bool {
         matches!(self, StrategyKind::Sql(_) | StrategyKind::Command(_))
     }

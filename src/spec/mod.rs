@@ -6,6 +6,7 @@
 
 mod collect;
 mod command;
+mod context;
 pub mod experiment;
 mod gate;
 mod grid;
@@ -101,10 +102,10 @@ pub fn load(path: &Path, overrides: &[String]) -> Result<LoadedSpec, SpecError> 
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     let env = crate::db::env_url();
-    let ctx = validate::Context {
+    let ctx = context::Context {
         stem: &stem,
         env_url: env.as_deref(),
-        files: validate::Files::Here,
+        files: context::Files::Here,
     };
     let (experiment, resolved_toml) = load_text(&shown, text, overrides, &ctx)?;
     Ok(LoadedSpec {
@@ -175,7 +176,7 @@ fn collect_sql_files(v: &serde_json::Value, out: &mut std::collections::BTreeMap
 
 /// The spec recorded in a run.json (`spec.toml`, as resolved when the run
 /// started, and the path it came from), validated again by the same rules,
-/// minus the ones that look at this machine (see `validate::Context`).
+/// minus the ones that look at this machine (see `context::Context`).
 pub fn parse_recorded(
     path: &str,
     toml: &str,
@@ -197,10 +198,10 @@ pub fn parse_recorded_with(
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let ctx = validate::Context {
+    let ctx = context::Context {
         stem: &stem,
         env_url: None,
-        files: validate::Files::Recorded(recorded),
+        files: context::Files::Recorded(recorded),
     };
     load_text("spec.toml", toml.to_string(), flags, &ctx).map(|(e, _)| e)
 }
@@ -211,7 +212,7 @@ fn load_text(
     shown: &str,
     text: String,
     flags: &[String],
-    ctx: &validate::Context,
+    ctx: &context::Context,
 ) -> Result<(Experiment, String), SpecError> {
     let original = ImDocument::parse(text.clone()).map_err(|e| {
         let (line, col) = e.span().map_or((1, 1), |s| line_col(&text, s.start));

@@ -1,9 +1,9 @@
 //! The keys of a `kind = "sql"` strategy, and the check of its statements
 //! under every binding of their placeholders (docs/guide/own-code.md).
 
+use super::context::Files;
 use super::kinds::{Field, Protocol, SqlText};
 use super::location::{KeyPath, Problem};
-use super::validate::Files;
 use super::values::describe;
 use toml::Value;
 

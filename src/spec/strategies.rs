@@ -2,12 +2,12 @@
 //! takes, and whether a database strategy has a usable connection before
 //! anything runs (no connection is attempted here).
 
+use super::context::Context;
+use super::context::Files;
 use super::experiment::*;
 use super::kinds::{CommandSpec, Field, StrategyKind};
 use super::location::{KeyPath, Problem};
 use super::raw::{RawDatabase, RawStrategy};
-use super::validate::Context;
-use super::validate::Files;
 use super::values::{boolean, choice, micros, string};
 use crate::db::Feature;
 use std::collections::BTreeMap;

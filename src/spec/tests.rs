@@ -1,7 +1,7 @@
 //! One test per rule of docs/reference.md, through the same path as `load`
 //! minus the file read, with a fake environment.
 
-use super::validate::Context;
+use super::context::Context;
 use super::*;
 
 const MIN: &str =
@@ -12,7 +12,7 @@ fn run(text: &str, flags: &[&str], env: Option<&str>) -> Result<(Experiment, Str
     let ctx = Context {
         stem: "stem",
         env_url: env,
-        files: super::validate::Files::Here,
+        files: super::context::Files::Here,
     };
     load_text("x.toml", text.to_string(), &flags, &ctx).map_err(|e| e.message)
 }

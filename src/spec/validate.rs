@@ -4,6 +4,7 @@
 //! strategies, grid, analysis, report) so that an empty file reports the
 //! first thing a user must write: `design.baseline`.
 
+use super::context::{Context, Files};
 use super::experiment::*;
 use super::kinds::StrategyKind;
 use super::limits;
@@ -16,42 +17,6 @@ use std::collections::BTreeMap;
 use std::num::NonZeroU32;
 use std::path::PathBuf;
 use toml::Value;
-
-/// What validation needs from outside the file; passed in so tests do not
-/// depend on the process environment.
-pub(crate) struct Context<'a> {
-    /// The file stem, the default `name`.
-    pub stem: &'a str,
-    /// RUNNER_DATABASE_URL when set and non-empty.
-    pub env_url: Option<&'a str>,
-    /// What validation may look at on this machine (see [`Files`]).
-    pub files: Files<'a>,
-}
-
-/// How validation treats the files and programs a spec names.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Files<'a> {
-    /// A spec about to run: paths, programs and a database URL are checked
-    /// on this machine, and SQL files are read.
-    Here,
-    /// A spec recorded in run.json, validated again when the run is read
-    /// back: the rules that look at this machine (a file or program exists,
-    /// a database URL is at hand) held where the run started and are not
-    /// asked again here; SQL files come from the texts the run recorded.
-    Recorded(&'a super::Recorded),
-}
-
-impl Files<'_> {
-    pub fn recorded(&self) -> bool {
-        matches!(self, Files::Recorded(_))
-    }
-}
-
-impl Context<'_> {
-    pub fn recorded(&self) -> bool {
-        self.files.recorded()
-    }
-}
 
 fn root(key: &str) -> KeyPath {
     KeyPath::root().child(key)

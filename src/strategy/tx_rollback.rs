@@ -9,7 +9,7 @@ use crate::spec::WorkloadParams;
 use anyhow::Context;
 
 /// Holds its own seeded table (own connection on PostgreSQL) and reusable
-/// buffers; round trips per run are documented on [`crate::db::postgres::PgTable`].
+/// buffers; round trips per run are documented on `db::pg::table::PgTable`.
 ///
 /// The calculation runs inside the transaction, as in the study, so the
 /// timed region includes the time the transaction stays open.

@@ -3,7 +3,6 @@
 //! Shared by the worker (which produces it), the parent (which stores it) and
 //! the analysis (which reads it back), so the column set lives in one place.
 
-use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
 mod row_error;
@@ -398,9 +397,37 @@ fn parse_with(
     }
 }
 
+/// Why a whole `pairs.csv` could not be read (`read_pairs_csv`), each
+/// naming the file.
+#[derive(Debug, thiserror::Error)]
+pub enum PairsCsvError {
+    #[error("cannot read {}: {source}", .path.display())]
+    Read {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: the header {found:?} is not `{}` (with or without the usage columns)", .path.display(), csv_header(false))]
+    Header {
+        path: std::path::PathBuf,
+        found: String,
+    },
+    #[error("{}: bad row {}: {source}", .path.display(), .row + 1)]
+    Row {
+        path: std::path::PathBuf,
+        /// Counted from 0, the header not included.
+        row: usize,
+        #[source]
+        source: RowError,
+    },
+}
+
 /// Reads a whole `pairs.csv` (with header) into records.
-pub fn read_pairs_csv(path: &std::path::Path) -> anyhow::Result<Vec<PairRecord>> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+pub fn read_pairs_csv(path: &std::path::Path) -> Result<Vec<PairRecord>, PairsCsvError> {
+    let bytes = std::fs::read(path).map_err(|source| PairsCsvError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
     let line_end = bytes
         .iter()
         .position(|&b| b == b'\n')
@@ -409,14 +436,20 @@ pub fn read_pairs_csv(path: &std::path::Path) -> anyhow::Result<Vec<PairRecord>>
     let usage = match header.trim_end() {
         h if h == csv_header(false) => false,
         h if h == csv_header(true) => true,
-        h => anyhow::bail!(
-            "{}: the header {h:?} is not `{}` (with or without the usage columns)",
-            path.display(),
-            csv_header(false)
-        ),
+        h => {
+            return Err(PairsCsvError::Header {
+                path: path.to_owned(),
+                found: h.to_owned(),
+            })
+        }
     };
-    parse_rows(bytes.get(line_end + 1..).unwrap_or_default(), usage)
-        .map_err(|(row, e)| anyhow::anyhow!("{}: bad row {}: {e}", path.display(), row + 1))
+    parse_rows(bytes.get(line_end + 1..).unwrap_or_default(), usage).map_err(|(row, source)| {
+        PairsCsvError::Row {
+            path: path.to_owned(),
+            row,
+            source,
+        }
+    })
 }
 
 #[cfg(test)]

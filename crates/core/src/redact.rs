@@ -10,7 +10,7 @@
 //! Where a URL's password ends is decided once, by [`credentials`], the
 //! way the connection code reads it (everything up to the first `@` is
 //! the user and password), and both the masking here and the checks that
-//! refuse a URL before it is used or shown (`db::postgres::Endpoint`, the
+//! refuse a URL before it is used or shown (`runner-db`'s `pg::connect::Endpoint`, the
 //! spec's `database.url`) call it. A URL whose `@` is not the only one
 //! before the host ends (a password with an unencoded `@`) is ambiguous:
 //! connecting would take part of the password for the host and print it.

@@ -8,6 +8,7 @@ use crate::fingerprint::Fingerprinter;
 use crate::model::TableMaker;
 #[cfg(feature = "postgres")]
 use crate::pg::session::PgSession;
+use crate::preflight::{ArmSql, Findings, PreflightError};
 use crate::session::SqlSession;
 #[cfg(feature = "sqlite")]
 use crate::sqlite::session::SqliteSession;
@@ -175,6 +176,32 @@ pub fn table_maker(target: &DbTarget) -> Result<Option<Box<dyn TableMaker>>, DbE
         DbTarget::Sqlite | DbTarget::SqliteFile { .. } => Ok(None),
         #[allow(unreachable_patterns)]
         other => Err(not_built(other)),
+    }
+}
+
+/// The catalog's findings for a PostgreSQL run whose arms run SQL (or
+/// that names private copies); `None` elsewhere. On SQLite the private
+/// copies' tables are looked up in `database.sqlite_file`.
+#[cfg_attr(not(feature = "postgres"), allow(unused_variables))]
+pub fn preflight(
+    target: &DbTarget,
+    arms: &[ArmSql],
+    private_copies: &[String],
+) -> Result<Option<Findings>, PreflightError> {
+    match target {
+        #[cfg(feature = "postgres")]
+        DbTarget::Postgres { url, .. } if !arms.is_empty() || !private_copies.is_empty() => {
+            crate::pg::preflight::check(url, arms, private_copies).map(Some)
+        }
+        #[cfg(feature = "sqlite")]
+        DbTarget::SqliteFile { file } if !private_copies.is_empty() => {
+            crate::sqlite::tables_exist(file, private_copies).map(|()| None)
+        }
+        DbTarget::Sqlite if !private_copies.is_empty() => Err(PreflightError::Refused(format!(
+            "[database] private_copies names {}, but this run's SQLite database starts empty (no database.sqlite_file), so there is no table to copy; set database.sqlite_file, or remove private_copies",
+            private_copies.join(", ")
+        ))),
+        _ => Ok(None),
     }
 }
 

@@ -9,14 +9,14 @@
 //! on PostgreSQL, setup and every measured run of a fork live inside one
 //! transaction that is never committed (runs under savepoints), and on
 //! SQLite in a private in-memory database that cannot attach another
-//! (see `pg_session` and `sqlite_session`). This check refuses, before
+//! (see `pg::session` and `sqlite::session`). This check refuses, before
 //! anything runs, the two kinds of statement that construction cannot
 //! hold: transaction control (it would end runner's transaction), and
 //! what PostgreSQL does not roll back ([`lasting`]: sequences, COPY to or
 //! from files and programs, large objects, advisory locks, LISTEN/NOTIFY,
 //! server administration, dblink). What hides such a call from a parser
 //! (a function body, `DO`, dynamic SQL) is caught after the fork by the
-//! fingerprint of everything outside runner's schemas (`db::guard`).
+//! fingerprint of everything outside runner's schemas (`fingerprint`).
 
 use sqlparser::ast::{CopyTarget, Expr, ObjectName, Set, Statement, TableFactor, Visit, Visitor};
 use sqlparser::dialect::{Dialect, PostgreSqlDialect, SQLiteDialect};

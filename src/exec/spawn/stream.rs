@@ -2,7 +2,7 @@
 //! turns lines into events, [`receive`] stores records and watches the
 //! deadline, the signals and (while the worker sets up) its lock waits,
 //! and [`reap`] waits for the worker's exit, cancelling its database
-//! queries (`db::cancel`) before any kill.
+//! queries (`db::pg::cancel`) before any kill.
 
 use super::super::protocol::{CheckReport, ForkSummary, TrialReport, WorkerMessage};
 use crate::interrupt;
@@ -48,7 +48,7 @@ pub(super) enum Ended {
 pub(super) const CANCEL_BUDGET: std::time::Duration = std::time::Duration::from_millis(1500);
 
 /// Cancels what the server processes `backends` of a stopped fork run and
-/// ends their sessions (`db::cancel`); what was done, one sentence each.
+/// ends their sessions (`db::pg::cancel`); what was done, one sentence each.
 /// Nothing to do without PostgreSQL; a server that does not answer is
 /// said, and the fork is stopped all the same.
 pub(super) fn stop_backends(

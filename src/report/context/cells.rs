@@ -60,7 +60,7 @@ pub(super) fn view<'a>(
     // too (a variant identical to the baseline answers "no difference
     // resolved", which is the point of including it).
     let effect = (!exp.design.is_aa()).then(|| {
-        super::comparison::text(&c.effect(), &treatment, &exp.design.baseline, a.confidence)
+        crate::report::effect::text(&c.effect(), &treatment, &exp.design.baseline, a.confidence)
     });
     let forks_column = if same_arms {
         let reversed = if c.forks_reversed > 0 {
@@ -70,7 +70,7 @@ pub(super) fn view<'a>(
         };
         format!("{}/{} seen{reversed}", c.forks_seen, c.forks_total)
     } else {
-        super::comparison::forks_agreeing(&c.effect())
+        crate::report::effect::forks_agreeing(&c.effect())
     };
     CellView {
         data: c,

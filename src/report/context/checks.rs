@@ -129,7 +129,7 @@ pub fn view(info: &RunInfo, cells: &[CellView<'_>]) -> MachineChecksView {
         outside_max: max(|s| s.outside_share),
         forks_judged: judged.len(),
         steal_flag: percent(sentinel::STEAL_SHARE_FLAG),
-        outside_flag: percent(sentinel::OUTSIDE_SHARE_FLAG),
+        outside_flag: percent(crate::environment::processes::OUTSIDE_SHARE_FLAG),
         flagged: sentinels
             .iter()
             .filter(|(_, s)| !s.flags.is_empty())

@@ -130,7 +130,7 @@ fn row(c: &CellView<'_>, digits: &effect::Digits, confidence: f64) -> SummaryRow
     let e = c.data.effect();
     let text = effect::text_in(&e, &c.view.treatment, &c.view.baseline, confidence, digits);
     SummaryRow {
-        forks_agreeing: forks_agreeing(&e),
+        forks_agreeing: effect::forks_agreeing(&e),
         cell: c.data.cell,
         label: c.view.label.clone(),
         treatment: c.view.treatment.clone(),
@@ -138,20 +138,6 @@ fn row(c: &CellView<'_>, digits: &effect::Digits, confidence: f64) -> SummaryRow
         delay: (c.data.delay_ns > 0).then(|| c.view.delay.clone()),
         baseline_median_ns: c.data.pooled.baseline_median_ns,
         treatment_median_ns: c.data.pooled.treatment_median_ns,
-    }
-}
-
-/// The forks whose own interval agrees with the cell's direction: `3/3
-/// faster`, `2/3 unresolved`.
-pub fn forks_agreeing(e: &Effect) -> String {
-    match e.direction {
-        Direction::Faster => format!("{}/{} faster", e.forks_faster, e.forks),
-        Direction::Slower => format!("{}/{} slower", e.forks_slower, e.forks),
-        Direction::NoDifference => format!(
-            "{}/{} unresolved",
-            e.forks - e.forks_faster - e.forks_slower,
-            e.forks
-        ),
     }
 }
 
@@ -366,9 +352,4 @@ fn order_warning(order: &Order, e: &Effect, t: &str) -> Option<String> {
         format::estimate(*diff, ci[0], ci[1]),
         format::duration(e.difference_ns.abs()),
     ))
-}
-
-/// The effect text of a comparison cell.
-pub(super) fn text(e: &Effect, treatment: &str, baseline: &str, confidence: f64) -> EffectText {
-    effect::text(e, treatment, baseline, confidence)
 }

@@ -8,7 +8,7 @@ use postgres::{Client, Statement};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-/// Every schema runner made carries this comment (see `postgres::marker`).
+/// Every schema runner made carries this comment (see `schema::marker`).
 const OURS: &str = "coalesce(obj_description(n.oid, 'pg_namespace'), '') = 'created by runner for its run schema ' || n.nspname";
 const SYSTEM: &str = "n.nspname IN ('pg_catalog', 'information_schema') OR n.nspname LIKE 'pg\\_toast%' OR n.nspname LIKE 'pg\\_temp\\_%'";
 

@@ -15,7 +15,7 @@
 //! runner checks that it is still in the transaction it opened
 //! (`txid_current()` unchanged). What PostgreSQL cannot roll back is refused
 //! before anything runs (`statements::lasting`) or, hidden in a function,
-//! found by the fingerprint after the fork (`db::guard`).
+//! found by the fingerprint after the fork (`crate::fingerprint`).
 //!
 //! `setup` and the measured runs see the schema first, then the user's
 //! `search_path`. A run

@@ -8,9 +8,9 @@
 //! [`super::processes`]. The thresholds are named constants
 //! with the reason for their value beside them.
 
+pub use super::check::{Check, CheckKind, Status};
 use super::processes::{busy_processes, descendants, window_ticks, BusyProcess, ProcessSample};
 use super::procfs::{self, PidStat};
-use serde::{Deserialize, Serialize};
 
 /// A 1-minute load average at or above this many runnable processes per
 /// logical CPU is a busy machine. One busy process on four CPUs already
@@ -27,79 +27,6 @@ pub const SWAP_IN_USE_WARN_KIB: u64 = 16 * 1024;
 /// this VM's CPUs to other guests often enough that 1 in 50 timed runs
 /// could include a stolen slice (a quiet cloud VM shows well under 0.5 %).
 pub const STEAL_SHARE_WARN: f64 = 0.02;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CheckKind {
-    Governor,
-    Turbo,
-    Aslr,
-    Swap,
-    Load,
-    BusyProcesses,
-    CpuSteal,
-}
-
-impl CheckKind {
-    pub fn label(self) -> &'static str {
-        match self {
-            CheckKind::Governor => "CPU frequency governor",
-            CheckKind::Turbo => "turbo / boost",
-            CheckKind::Aslr => "ASLR",
-            CheckKind::Swap => "swap",
-            CheckKind::Load => "load average",
-            CheckKind::BusyProcesses => "other processes",
-            CheckKind::CpuSteal => "CPU steal",
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Status {
-    Ok,
-    Warn,
-    /// The machine does not expose what the check reads.
-    Unknown,
-}
-
-impl Status {
-    /// The tag `runner env` prints in front of the line.
-    pub fn tag(self) -> &'static str {
-        match self {
-            Status::Ok => "OK",
-            Status::Warn => "WARN",
-            Status::Unknown => "N/A",
-        }
-    }
-}
-
-/// One check's outcome.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Check {
-    pub check: CheckKind,
-    pub status: Status,
-    /// What was found, e.g. "powersave on 8 of 8 CPUs".
-    pub found: String,
-    /// For WARN: why it matters and what to do; for N/A: why not known.
-    pub advice: Option<String>,
-}
-
-impl Check {
-    pub(crate) fn new(
-        check: CheckKind,
-        status: Status,
-        found: String,
-        advice: Option<&str>,
-    ) -> Check {
-        Check {
-            check,
-            status,
-            found,
-            advice: advice.map(str::to_string),
-        }
-    }
-}
 
 /// `scaling_governor` of each CPU that has one (empty: no cpufreq).
 pub fn governor(governors: &[String]) -> Check {

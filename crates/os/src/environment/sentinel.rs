@@ -28,11 +28,6 @@ use serde::{Deserialize, Serialize};
 /// runner is asked to resolve in a single run (and a quiet cloud VM shows
 /// well under 0.5 %).
 pub const STEAL_SHARE_FLAG: f64 = 0.02;
-/// Share of all CPUs' time used by other processes above which a fork is
-/// flagged. On the 2-CPU machines runner is developed on, 10 % is a fifth
-/// of a core: enough to put a competing thread on the worker's or its
-/// database's CPU; an idle machine's daemons stay under 2 %.
-pub const OUTSIDE_SHARE_FLAG: f64 = 0.10;
 /// Forks shorter than this many ticks (summed over CPUs; USER_HZ is 100,
 /// so 100 ticks is one CPU-second) are not flagged: every counter is whole
 /// ticks, and below that one tick of rounding is a percent or more.
@@ -95,7 +90,7 @@ impl Snapshot {
 pub enum Flag {
     /// The steal share crossed [`STEAL_SHARE_FLAG`].
     Steal,
-    /// The outside share crossed [`OUTSIDE_SHARE_FLAG`].
+    /// The outside share crossed [`super::processes::OUTSIDE_SHARE_FLAG`].
     OutsideLoad,
 }
 
@@ -154,7 +149,7 @@ pub fn compare(before: &Snapshot, after: &Snapshot) -> ForkSentinel {
         if steal_share > STEAL_SHARE_FLAG {
             flags.push(Flag::Steal);
         }
-        if outside_share > OUTSIDE_SHARE_FLAG {
+        if outside_share > super::processes::OUTSIDE_SHARE_FLAG {
             flags.push(Flag::OutsideLoad);
         }
     }

@@ -7,17 +7,37 @@ use super::record::{Backend, DatabaseSide};
 use super::{Cpus, Placement};
 use crate::environment::procfs;
 
+/// Why the worker could not be placed as its job says.
+#[derive(Debug, thiserror::Error)]
+pub enum PinError {
+    #[error("placement \"{placement}\": {why}")]
+    Unplaceable {
+        placement: Placement,
+        #[source]
+        why: super::Unplaceable,
+    },
+    #[error("placement \"{placement}\": cannot pin the worker to CPU {cpu}: {source}")]
+    Pin {
+        placement: Placement,
+        cpu: u32,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// Pins the calling worker as `placement` asks on this machine; returns
 /// where the backend should go and whether the worker was pinned. An
 /// impossible placement is an error here too (a resume on another machine).
-pub fn pin_worker(placement: Placement) -> anyhow::Result<(Cpus, bool)> {
+pub fn pin_worker(placement: Placement) -> Result<(Cpus, bool), PinError> {
     let cpus = placement
         .cpus(&pin::allowed_cpus())
-        .map_err(|why| anyhow::anyhow!("placement \"{placement}\": {why}"))?;
+        .map_err(|why| PinError::Unplaceable { placement, why })?;
     let pinned = match cpus.worker {
-        Some(c) => {
-            pin::pin(0, c).map_err(|e| {
-                anyhow::anyhow!("placement \"{placement}\": cannot pin the worker to CPU {c}: {e}")
+        Some(cpu) => {
+            pin::pin(0, cpu).map_err(|source| PinError::Pin {
+                placement,
+                cpu,
+                source,
             })?;
             true
         }

@@ -1,0 +1,86 @@
+//! The database guard of a run's forks, from the parent's side: one
+//! fingerprint before and after each fork (`db::fingerprint`).
+
+use crate::error::{run_failed, Result};
+use std::time::Duration;
+
+/// The fingerprint of the database outside runner's schemas, taken before
+/// and after each fork on a PostgreSQL run whose arms run the user's SQL or
+/// commands (`db::fingerprint`); nothing to do on SQLite, without a database, or
+/// when both arms are runner's built-in kinds.
+///
+/// One fork's "after" is the next fork's "before": nothing of runner's
+/// touches the database between them, a change made there by someone else
+/// is still caught (by the next fork's comparison instead of by none), and
+/// a fingerprint costs a few milliseconds of the run's wall time per fork.
+pub(super) struct DatabaseGuard {
+    guard: Option<Box<dyn crate::db::fingerprint::Fingerprinter>>,
+    last: Option<crate::db::fingerprint::Fingerprint>,
+    /// The relations the experiment's SQL names (`db::preflight`);
+    /// `None`: every change is the run's.
+    named: Option<std::collections::BTreeSet<String>>,
+}
+
+/// How long the parent waits for a fork's connections to end, so their
+/// statistics are in the views it reads.
+const CONNECTIONS_CLOSE: Duration = Duration::from_secs(10);
+
+impl DatabaseGuard {
+    pub(super) fn open(
+        db: Option<&crate::db::DbTarget>,
+        named: Option<std::collections::BTreeSet<String>>,
+    ) -> Result<DatabaseGuard> {
+        let guard = match db {
+            Some(target) => crate::db::open::guard(target)
+                .map_err(|e| run_failed(format!("the database guard: {e}")))?,
+            None => None,
+        };
+        Ok(DatabaseGuard {
+            guard,
+            last: None,
+            named,
+        })
+    }
+
+    /// The fingerprint before a fork: the previous fork's "after" when
+    /// there is one.
+    pub(super) fn take(&mut self) -> Result<Option<crate::db::fingerprint::Fingerprint>> {
+        if let Some(last) = self.last.take() {
+            return Ok(Some(last));
+        }
+        let Some(g) = &mut self.guard else {
+            return Ok(None);
+        };
+        g.take()
+            .map(Some)
+            .map_err(|e| run_failed(format!("the database guard: {e}")))
+    }
+
+    /// The fingerprint after a fork, once its connections are gone: the
+    /// backends it reported when it finished (the next fork's worker is
+    /// connected by then), or every worker connection of the run when it
+    /// failed (its next worker has been stopped).
+    pub(super) fn compare(
+        &mut self,
+        before: Option<crate::db::fingerprint::Fingerprint>,
+        backends: Option<&[u32]>,
+    ) -> Result<Option<crate::db::fingerprint::GuardRecord>> {
+        let (Some(g), Some(before)) = (&mut self.guard, before) else {
+            return Ok(None);
+        };
+        let after = g
+            .wait_for_workers(backends, CONNECTIONS_CLOSE)
+            .and_then(|()| g.take())
+            .map_err(|e| run_failed(format!("the database guard: {e}")))?;
+        let record = before.compare(&after, self.named.as_ref());
+        self.last = Some(after);
+        Ok(Some(record))
+    }
+}
+
+/// The database server processes that served a finished fork.
+pub(super) fn backend_pids(summary: &crate::run_folder::ForkSummary) -> Vec<u32> {
+    summary.placement.as_ref().map_or_else(Vec::new, |p| {
+        p.database.backends().iter().map(|b| b.pid).collect()
+    })
+}
