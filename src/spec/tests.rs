@@ -216,6 +216,8 @@ fn seed_is_a_u64() {
         .starts_with("x.toml:1:8: TOML syntax error"));
 }
 
+// Its files run on both databases.
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
 #[test]
 fn database_rules() {
     let rb = "[strategies.r]\nkind = \"tx-rollback\"\n";
@@ -323,6 +325,8 @@ fn every_bad_key_is_reported_in_one_pass() {
 /// Mistakes in every strategy and section of one file, each named once:
 /// a problem of one strategy is not taken for a consequence of another's,
 /// and a key named in a list of valid ones is not taken for the subject.
+// Its files run on both databases.
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
 #[test]
 fn every_strategy_and_section_is_checked_in_one_run() {
     let text = "[strategies.a]\nkind = \"command\"\nargv = [\"true\"]\ntimeout = 3\ncolour = 1\n\n[strategies.b]\nkind = \"sql\"\nrun = \"SELECT {rowz}\"\nserach_path = [\"x\"]\n\n[strategies.c]\nkind = \"spinn\"\nduration_us = 5\n\n[design]\nbaseline = \"a\"\ntreatments = [\"b\", \"d\", \"c\"]\nforks = 0\nordering = \"random\"\n\n[grid]\ndelay_us = [-1]\nrows = [1, 2]\n\n[analysis]\nconfidense = 0.9\n";
@@ -344,4 +348,31 @@ fn every_strategy_and_section_is_checked_in_one_run() {
     for (line, want) in lines.iter().zip(expected) {
         assert!(line.starts_with(want), "{want}\n{e}");
     }
+}
+
+/// An arm on a backend this build lacks is refused at the file's check,
+/// naming the arm, its key and the feature to build with. Runs in a build
+/// without the feature (`cargo test --no-default-features --lib`).
+#[cfg(not(feature = "sqlite"))]
+#[test]
+fn an_arm_on_a_backend_not_built_is_refused_naming_the_feature() {
+    let e = err(
+        "[strategies.a]\nkind = \"tx-rollback\"\n\n[design]\nbaseline = \"a\"\ntreatment = \"a\"\n",
+    );
+    // Line 2 column 8: the value of strategies.a.kind.
+    assert!(
+        e.starts_with("x.toml:2:8: strategy `a` (tx-rollback)"),
+        "{e}"
+    );
+    assert!(e.contains("built without it (its `sqlite` feature)"), "{e}");
+    assert!(e.contains("--features sqlite"), "{e}");
+}
+
+#[cfg(not(feature = "postgres"))]
+#[test]
+fn a_server_url_needs_the_postgres_feature() {
+    let text = "[database]\nurl = \"postgres://u@127.0.0.1/db\"\n\n[strategies.a]\nkind = \"tx-rollback\"\n\n[design]\nbaseline = \"a\"\ntreatment = \"a\"\n";
+    let e = run(text, &[], None).unwrap_err();
+    assert!(e.contains("runs on PostgreSQL"), "{e}");
+    assert!(e.contains("its `postgres` feature"), "{e}");
 }

@@ -63,6 +63,7 @@ fn in_memory_matches_the_calculator_and_forgets_each_input() {
     assert_eq!(s.content_hash().unwrap(), None);
 }
 
+#[cfg(feature = "sqlite")]
 #[test]
 fn sqlite_tx_rollback_agrees_with_in_memory_bit_for_bit() {
     let mut mem = build(&StrategyKind::InMemory, &at(None)).unwrap();
@@ -74,6 +75,7 @@ fn sqlite_tx_rollback_agrees_with_in_memory_bit_for_bit() {
     }
 }
 
+#[cfg(feature = "sqlite")]
 #[test]
 fn sqlite_content_hash_survives_100_previews() {
     let mut tx = build(&StrategyKind::TxRollback, &at(Some(&DbTarget::Sqlite))).unwrap();
@@ -289,6 +291,7 @@ fn build_sql(db: &DbTarget, run: &str, setup: Option<&str>) -> Box<dyn Strategy>
 const TABLE: &str = "CREATE TABLE t (id integer PRIMARY KEY, v integer);
     INSERT INTO t WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50) SELECT i, i % 7 FROM n";
 
+#[cfg(feature = "sqlite")]
 #[test]
 fn sql_rows_agree_across_formulations_in_any_order() {
     let db = DbTarget::Sqlite;
@@ -310,6 +313,7 @@ fn sql_rows_agree_across_formulations_in_any_order() {
     assert!(e.contains("returned 15 rows vs 22; rows only in the first: none; only in the second: (10), (17), (24)"), "{e}");
 }
 
+#[cfg(feature = "sqlite")]
 #[test]
 fn sql_writes_are_rolled_back_after_every_run() {
     let db = DbTarget::Sqlite;

@@ -53,6 +53,8 @@ fn debug_and_display_hide_the_password() {
     };
     for s in [format!("{t}"), format!("{t:?}")] {
         assert!(!s.contains("s3cret"), "{s}");
+        // Only the PostgreSQL client parses the URL to name its server.
+        #[cfg(feature = "postgres")]
         assert!(s.contains("127.0.0.1:5433"), "{s}");
     }
 }
