@@ -172,3 +172,23 @@ pub enum Command {
     #[command(hide = true)]
     Worker,
 }
+
+impl Command {
+    /// Whether the command checks for Ctrl-C and termination signals and
+    /// stops cleanly at them (a run keeps its finished forks, a folder is
+    /// left as it was), so they are counted instead of ending the process.
+    /// `history` and `env` end at once (what history writes, it writes
+    /// atomically); a worker is stopped by its parent.
+    pub fn stops_cleanly_at_a_signal(&self) -> bool {
+        match self {
+            Command::Ab(_)
+            | Command::Exec(_)
+            | Command::Merge(_)
+            | Command::Check { .. }
+            | Command::Report { .. }
+            | Command::Compare { .. }
+            | Command::Analyze(_) => true,
+            Command::History { .. } | Command::Env { .. } | Command::Worker => false,
+        }
+    }
+}

@@ -2,8 +2,8 @@
 
 mod check;
 mod check_text;
+mod check_trials;
 pub mod preflight;
-mod trial;
 
 pub use check::{summarize, CheckSummary, TimedArm};
 
@@ -16,7 +16,6 @@ pub fn check(
     flags: &preflight::CheckFlags,
     json: bool,
 ) -> crate::error::Result<String> {
-    crate::interrupt::install();
     let summary = summarize(spec_path, set, flags)?;
     let text = if json {
         let mut s = serde_json::to_string_pretty(&summary).expect("the summary serializes");

@@ -30,6 +30,7 @@ pub use runner_core::redact;
 pub use runner_os::reaper;
 pub mod report;
 pub mod run_folder;
+pub mod settings;
 pub use runner_core::seed;
 pub mod shard;
 pub use runner_core::shell;
@@ -54,6 +55,14 @@ pub use error::{Result, RunnerError};
 /// goes to stdout; progress and errors to stderr (printed by `main`); a
 /// closed stream is not an error (see `console`).
 pub fn run(cli: Cli) -> Result<i32> {
+    // The environment, read once before anything uses it.
+    settings::get();
+    // Ctrl-C, SIGTERM and SIGHUP are counted (and a command stops cleanly at
+    // its next check) only by the commands that check; the others keep the
+    // default action and end at once.
+    if cli.command.stops_cleanly_at_a_signal() {
+        interrupt::install();
+    }
     match cli.command {
         Command::Ab(args) => {
             let outcome = ab::ab(&args)?;
@@ -62,7 +71,6 @@ pub fn run(cli: Cli) -> Result<i32> {
         }
         Command::Exec(args) => exec::retry::exec_with_retry(&args),
         Command::Merge(args) => {
-            interrupt::install();
             console::out(&merge::merge(&args)?.summary);
             Ok(0)
         }
@@ -76,13 +84,11 @@ pub fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Command::Report { dir, template, out } => {
-            interrupt::install();
             let rendered = report::render_folder(&dir, template.as_deref(), out.as_deref())?;
             console::out(&format!("{}\n", rendered.report.display()));
             Ok(0)
         }
         Command::Compare { a, b, out } => {
-            interrupt::install();
             let (text, written) = compare::compare(&a, &b, out.as_deref())?;
             match written {
                 Some(path) => console::out(&format!("{}\n", path.display())),

@@ -31,8 +31,10 @@ fn an_analysis_adds_at_most_runner_threads_threads() {
         eprintln!("SKIPPED: no /proc/self/task on this system");
         return;
     }
-    // Before anything builds the pool (it reads the variable once).
+    // Before anything builds the pool: runner reads its settings once,
+    // and that read sizes the pool, as `runner report` does first thing.
     std::env::set_var("RUNNER_THREADS", THREADS.to_string());
+    runner::settings::get();
     let done = Arc::new(AtomicBool::new(false));
     let sampler = {
         let done = done.clone();

@@ -205,7 +205,6 @@ fn check_args(args: &AnalyzeArgs) -> Result<()> {
 /// `runner analyze`: reads, checks and analyses the file, writes the
 /// folder; returns the report's path and the terminal summary.
 pub fn analyze(args: &AnalyzeArgs) -> Result<(PathBuf, String)> {
-    crate::interrupt::install();
     check_args(args)?;
     let stem = args
         .csv

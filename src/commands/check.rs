@@ -9,9 +9,9 @@
 //! two forms cannot say different things. Its field names are part of the
 //! documented interface (docs/guide/commands.md): CI scripts read them.
 
-use super::trial;
+use super::check_trials;
 use crate::error::Result;
-use crate::exec::trial::Stopped;
+use crate::exec::trials::Stopped;
 use crate::plan;
 use crate::spec::{self, Experiment};
 use serde::Serialize;
@@ -123,8 +123,12 @@ pub fn summarize(
         .iter()
         .any(|n| exp.strategies[*n].needs_database());
     let target = if needs_db {
-        crate::db::resolve(&exp.database, "check")
-            .map_err(|e| crate::error::bad_input(e.to_string()))?
+        crate::db::resolve_with(
+            &exp.database,
+            crate::settings::get().database_url.as_deref(),
+            "check",
+        )
+        .map_err(|e| crate::error::bad_input(e.to_string()))?
     } else {
         None
     };
@@ -142,8 +146,8 @@ pub fn summarize(
         Err(e) => return Err(e),
     };
     let trials = match &findings {
-        Ok(f) => trial::run(exp, &cells, target.as_ref(), f.clone().map(|f| f.named))?,
-        Err(m) => trial::CheckTrials {
+        Ok(f) => check_trials::run(exp, &cells, target.as_ref(), f.clone().map(|f| f.named))?,
+        Err(m) => check_trials::CheckTrials {
             outcome: (Default::default(), Some(Stopped::Failed(m.clone()))),
             guard: None,
         },
@@ -337,7 +341,7 @@ fn database_line(
     };
     Some(match target {
         Some(t @ DbTarget::Postgres { url, .. }) => {
-            let source = if crate::db::env_url().is_some() {
+            let source = if crate::settings::get().database_url.is_some() {
                 "RUNNER_DATABASE_URL"
             } else {
                 "database.url"

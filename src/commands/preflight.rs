@@ -27,7 +27,10 @@ pub fn refuse(spec: &Path, exp: &Experiment, flags: &CheckFlags) -> Result<()> {
 }
 
 fn selection(flags: &CheckFlags) -> Result<Option<crate::shard::Selection>> {
-    crate::shard::select(flags.shard, flags.shards, &|k| std::env::var(k).ok()).map_err(bad_input)
+    crate::shard::select(flags.shard, flags.shards, &|k| {
+        crate::settings::get().scheduler(k).map(str::to_owned)
+    })
+    .map_err(bad_input)
 }
 
 /// What the flags change, as plan lines (`check`'s two-column layout).

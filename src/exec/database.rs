@@ -28,7 +28,11 @@ impl RunDatabase {
         if !needs {
             return Ok(None);
         }
-        let target = db::resolve(&exp.database, run_id)
+        let target = db::resolve_with(
+            &exp.database,
+            crate::settings::get().database_url.as_deref(),
+            run_id,
+        )
             .map_err(|e| bad_input(e.to_string()))?
             .ok_or_else(|| {
                 bad_input(

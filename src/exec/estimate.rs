@@ -5,13 +5,13 @@
 //!
 //! runner cannot know what the user's code costs before it runs it, so it
 //! runs it: a few untimed trial runs of each distinct arm (as each cell
-//! binds it), in trial workers contained like forks (`trial`), before any
+//! binds it), in trial workers contained like forks (`trials`), before any
 //! fork starts; on PostgreSQL in a schema of their own (exec's run schema,
 //! or one `check` makes and drops). What a failing trial (a command that
 //! cannot start yet) leaves untimed is guessed from per-run costs measured
 //! on the development machine (`plan::estimate_run_ns`), and said so.
 
-use super::trial::Stopped;
+use super::trials::Stopped;
 use crate::db::DbTarget;
 use crate::plan::{self, Cell, Plan};
 use crate::spec::Experiment;
@@ -123,16 +123,16 @@ pub fn human(ns: u64) -> String {
 /// that fails or is stopped leaves the rest a guess, said so (exec's forks
 /// will say what is wrong; `check` calls [`from_trials`] and says it).
 pub fn estimate(exp: &Experiment, cells: &[Cell], db: Option<&DbTarget>) -> Estimate {
-    let outcome = super::trial::run(exp, cells, db);
+    let outcome = super::trials::run(exp, cells, db);
     from_trials(exp, cells, db, &outcome)
 }
 
-/// The estimate from trials already run (`trial::run`).
+/// The estimate from trials already run (`trials::run`).
 pub fn from_trials(
     exp: &Experiment,
     cells: &[Cell],
     db: Option<&DbTarget>,
-    (trials, stopped): &super::trial::Outcome,
+    (trials, stopped): &super::trials::Outcome,
 ) -> Estimate {
     let on_postgres = matches!(db, Some(DbTarget::Postgres { .. }));
     let why = match stopped {

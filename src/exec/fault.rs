@@ -30,7 +30,7 @@ use crate::strategy::{Observation, Outcome, Strategy};
 use anyhow::{bail, Context, Result};
 use std::io::Write;
 
-pub const ENV: &str = "RUNNER_FAULT";
+pub const ENV: &str = crate::settings::FAULT;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -58,7 +58,7 @@ impl Fault {
         #[cfg(not(debug_assertions))]
         let text: Option<String> = None;
         #[cfg(debug_assertions)]
-        let text = std::env::var(ENV).ok();
+        let text = crate::settings::get().fault.clone();
         let Some(text) = text else {
             return Ok(None);
         };

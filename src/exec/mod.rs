@@ -25,12 +25,11 @@ pub mod spawn;
 pub mod stop_estimate;
 mod stopper;
 mod tables;
-pub mod trial;
+pub mod trials;
 mod upcoming;
 pub mod worker;
 
 use crate::error::{bad_input, run_failed, Result, RunnerError};
-use crate::interrupt;
 use crate::output::target;
 use crate::plan::{self, Job};
 use crate::run_folder::assemble::{Builder, Source};
@@ -76,7 +75,11 @@ fn recorded_spec(loaded: &LoadedSpec, spec_path: &Path) -> Result<SpecInfo> {
     let toml = crate::redact::secrets(&loaded.resolved_toml);
     // The SQL texts and grammar the live validation used.
     let postgres = matches!(
-        crate::db::resolve(&loaded.experiment.database, "recorded"),
+        crate::db::resolve_with(
+            &loaded.experiment.database,
+            crate::settings::get().database_url.as_deref(),
+            "recorded",
+        ),
         Ok(Some(crate::db::DbTarget::Postgres { .. }))
     );
     let recorded = spec::Recorded::of(&loaded.experiment, postgres);
@@ -297,7 +300,6 @@ pub fn refuse_ungated(
 /// `runner exec`. A gated run that fails says so in the CI step summary
 /// too, so a reviewer sees why no verdict came.
 pub fn exec(args: &ExecArgs) -> Result<ExecOutcome> {
-    interrupt::install();
     let loaded = spec::load(&args.spec, &args.set)?;
     let result = exec_loaded(args, &loaded);
     if let (Err(e), Some(_)) = (&result, loaded.experiment.gate) {
@@ -320,8 +322,10 @@ fn exec_loaded(args: &ExecArgs, loaded: &LoadedSpec) -> Result<ExecOutcome> {
     // in one private folder, removed however exec ends (`temp`).
     let _temp = private_temp()?;
     let resuming = args.resume.is_some();
-    let selection =
-        shard::select(args.shard, args.shards, &|k| std::env::var(k).ok()).map_err(bad_input)?;
+    let selection = shard::select(args.shard, args.shards, &|k| {
+        crate::settings::get().scheduler(k).map(str::to_owned)
+    })
+    .map_err(bad_input)?;
     if let (Some(s), Some(_)) = (selection, exp.design.stop) {
         return Err(bad_input(format!(
             "{} has [design.stop], whose cells stop once their own forks so far say so, which shards running apart cannot know; run it whole (without --shard {}/{} and without SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX set), or fix the forks with design.forks and no [design.stop]",

@@ -90,7 +90,7 @@ fn sweep_after_worker() -> u64 {
 
 /// The environment variable that gives a worker its parent's pid, so that
 /// it can tie its life to the parent's ([`die_with_parent`]).
-pub const PARENT_VAR: &str = "RUNNER_PARENT_PID";
+pub const PARENT_VAR: &str = crate::settings::PARENT_PID;
 
 /// Starts the worker process with `job` (one line) already in its stdin,
 /// and returns the pipe's write end for the go. No code runs in the child
@@ -158,10 +158,7 @@ fn set_nonblocking(pipe: &std::io::PipeWriter, on: bool) -> std::io::Result<()> 
 /// worker ends at once (nobody would reap it). A worker started by hand
 /// (no [`PARENT_VAR`]) skips the check.
 pub fn die_with_parent() -> anyhow::Result<()> {
-    let Some(parent) = std::env::var(PARENT_VAR)
-        .ok()
-        .and_then(|p| p.parse::<libc::pid_t>().ok())
-    else {
+    let Some(parent) = crate::settings::get().parent_pid else {
         return Ok(());
     };
     use rustix::process::{getppid, set_parent_process_death_signal, Signal};

@@ -131,7 +131,7 @@ fn trial(
     let d = &exp.design;
     let (b, t) = cell.arms(d);
     // The trial runs' job, to be run as a shortened fork.
-    let trial_job = super::trial::request(exp, cell, db);
+    let trial_job = super::trials::request(exp, cell, db);
     if matches!(db, Some(DbTarget::Postgres { .. }))
         && (trial_job.baseline.needs_database() || trial_job.treatment.needs_database())
     {

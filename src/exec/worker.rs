@@ -13,10 +13,10 @@
 mod check;
 pub mod draws;
 mod timer;
-mod trial;
+mod trial_job;
 
 pub use timer::timed_run;
-pub use trial::RUNS as TRIAL_RUNS;
+pub use trial_job::RUNS as TRIAL_RUNS;
 
 use super::fault::Fault;
 use super::protocol::{ForkSummary, JobRequest, WorkerMessage};
@@ -357,7 +357,7 @@ fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> 
     out.flush()?;
     wait_for_go(stdin)?;
     if job.trial {
-        return trial::run(job, arms, &mut draws, out, setup_ns);
+        return trial_job::run(job, arms, &mut draws, out, setup_ns);
     }
     // The backends' CPU time from here to the end of the timed runs falls
     // inside the parent's sentinel window (go to the first record).

@@ -20,7 +20,7 @@ pub const GATE_JSON: &str = "gate.json";
 
 /// The environment variable GitHub Actions sets to a file whose Markdown
 /// it shows on the run's summary page.
-pub const STEP_SUMMARY_ENV: &str = "GITHUB_STEP_SUMMARY";
+pub const STEP_SUMMARY_ENV: &str = crate::settings::STEP_SUMMARY;
 
 /// A gate's outputs, computed with the report.
 #[derive(Debug, Clone)]
@@ -289,15 +289,9 @@ fn where_to_read(dir: &Path) -> String {
                 .map(std::path::PathBuf::from)
                 .unwrap_or_else(|| dir.to_path_buf())
         });
-    let page = match (
-        std::env::var("GITHUB_SERVER_URL"),
-        std::env::var("GITHUB_REPOSITORY"),
-        std::env::var("GITHUB_RUN_ID"),
-    ) {
-        (Ok(server), Ok(repo), Ok(run))
-            if !server.is_empty() && !repo.is_empty() && !run.is_empty() =>
-        {
-            format!(" (in this run's artifacts: {server}/{repo}/actions/runs/{run})")
+    let page = match &crate::settings::get().ci_run_page {
+        Some(page) => {
+            format!(" (in this run's artifacts: {page})")
         }
         _ => String::new(),
     };
@@ -328,7 +322,7 @@ pub fn append_failure(exp: &Experiment, error: &str) {
 }
 
 fn append(text: &str) {
-    let Some(path) = std::env::var_os(STEP_SUMMARY_ENV).filter(|p| !p.is_empty()) else {
+    let Some(path) = &crate::settings::get().step_summary else {
         return;
     };
     let written = crate::output::guard::append(Path::new(&path), text.as_bytes());

@@ -153,13 +153,8 @@ impl BuildInfo {
         let debug = cfg!(debug_assertions);
         BuildInfo {
             profile: if debug { "debug" } else { "release" }.into(),
-            fault: if debug {
-                std::env::var("RUNNER_FAULT")
-                    .ok()
-                    .filter(|f| !f.trim().is_empty())
-            } else {
-                None
-            },
+            // Read only by a debug build (the settings keep none otherwise).
+            fault: crate::settings::get().fault.clone(),
             launched_as: Some(launched_as(debug)),
         }
     }
@@ -169,11 +164,7 @@ impl BuildInfo {
 /// `cargo test` also sets `CARGO_BIN_EXE_runner` for the tests it runs (so
 /// a test's runner is a program started by path, as it is).
 fn launched_as(debug: bool) -> String {
-    let var = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
-    let by_cargo = std::env::var("CARGO_PKG_NAME").as_deref() == Ok("runner")
-        && var("CARGO_MANIFEST_DIR")
-        && !var("CARGO_BIN_EXE_runner");
-    if by_cargo {
+    if crate::settings::get().launched_by_cargo {
         return if debug {
             "cargo run --"
         } else {

@@ -23,7 +23,7 @@ pub use select::{parse_flag, select, Selection};
 
 /// The variable that overrides the recorded host name. Meant for tests:
 /// it lets shards run on one machine stand for several.
-pub const HOST_ENV: &str = "RUNNER_HOSTNAME";
+pub const HOST_ENV: &str = crate::settings::HOSTNAME;
 
 /// The scheduler variables a shard records when they are set.
 const SCHEDULER_VARS: [&str; 13] = [
@@ -45,9 +45,9 @@ const SCHEDULER_VARS: [&str; 13] = [
 /// The host a fork runs on now: `RUNNER_HOSTNAME` when set (and whether it
 /// was), else the system's host name.
 pub fn current_host() -> (String, bool) {
-    match std::env::var(HOST_ENV) {
-        Ok(h) if !h.trim().is_empty() => (h.trim().to_string(), true),
-        _ => (sysinfo::System::host_name().unwrap_or_default(), false),
+    match &crate::settings::get().hostname {
+        Some(h) => (h.clone(), true),
+        None => (sysinfo::System::host_name().unwrap_or_default(), false),
     }
 }
 
@@ -57,10 +57,10 @@ pub fn info(selection: Selection) -> ShardInfo {
     let scheduler = SCHEDULER_VARS
         .iter()
         .filter_map(|&k| {
-            std::env::var(k)
-                .ok()
+            crate::settings::get()
+                .scheduler(k)
                 .filter(|v| !v.is_empty())
-                .map(|v| (k.to_string(), v))
+                .map(|v| (k.to_string(), v.to_string()))
         })
         .collect();
     ShardInfo {

@@ -113,7 +113,7 @@ fn program_exists(program: &str) -> bool {
         let p = Path::new(program);
         return p.is_relative() || executable(p);
     }
-    let path = std::env::var_os("PATH").unwrap_or_default();
+    let path = crate::settings::get().path.clone().unwrap_or_default();
     std::env::split_paths(&path).any(|dir| executable(&dir.join(program)))
 }
 

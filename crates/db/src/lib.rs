@@ -32,9 +32,7 @@ pub use config::{Backend, DatabaseConfig, SqlOptions};
 pub use error::{code_label, DbError};
 pub use info::{DbInfo, PgInfo};
 pub use model::{hash_rows, ModelTable};
-pub use target::{
-    env_url, resolve, resolve_with, schema_name, server, url_problem, DbTarget, URL_ENV,
-};
+pub use target::{resolve_with, schema_name, server, url_problem, DbTarget, URL_ENV};
 
 /// The drivers themselves, for code that checks a database from outside
 /// runner's sessions (the tests' before-and-after state) with the very

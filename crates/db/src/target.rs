@@ -72,20 +72,10 @@ pub fn server(url: &str) -> String {
     }
 }
 
-/// Picks the database for a run (docs/reference.md, `[database]`): `auto` takes
-/// RUNNER_DATABASE_URL (when set and non-empty) or `database.url` and means
-/// PostgreSQL, else SQLite. `None`: `postgres` was asked for without a URL.
-pub fn resolve(config: &DatabaseConfig, run_id: &str) -> Result<Option<DbTarget>, DbError> {
-    resolve_with(config, env_url().as_deref(), run_id)
-}
-
-/// RUNNER_DATABASE_URL when set and not blank. The one place that reads it,
-/// so spec validation and the code that connects cannot disagree.
-pub fn env_url() -> Option<String> {
-    std::env::var(URL_ENV).ok().filter(|u| !u.trim().is_empty())
-}
-
-/// [`resolve`] with the environment passed in, so it can be tested.
+/// Picks the database for a run (docs/reference.md, `[database]`): `auto`
+/// takes `env_url` (RUNNER_DATABASE_URL, when set and not blank; the
+/// caller reads it) or `database.url` and means PostgreSQL, else SQLite.
+/// `None`: `postgres` was asked for without a URL.
 pub fn resolve_with(
     config: &DatabaseConfig,
     env_url: Option<&str>,

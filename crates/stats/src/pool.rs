@@ -3,7 +3,7 @@
 //! Cells, each cell's forks and each nested bootstrap are parallel, and
 //! each nests inside the one before. Had each level its own threads, they
 //! would multiply (cells x forks x bootstrap chunks: 41 threads alive on
-//! a 2-core machine with `RUNNER_THREADS=16`, thousands on a large
+//! a 2-core machine with 16 configured threads, thousands on a large
 //! server). Here every level hands its work to one rayon pool of
 //! [`threads`] workers: a nested parallel map runs on the same workers,
 //! which steal each other's work, so at most that many threads compute at
@@ -20,14 +20,24 @@ use std::sync::OnceLock;
 /// in a debugger), so a reader can tell them from other threads.
 pub const THREAD_NAME: &str = "runner-pool";
 
-/// Workers of the pool: `RUNNER_THREADS` if it is a positive integer, else
-/// every core `std::thread::available_parallelism` reports. Read once,
-/// when the pool is first used.
+/// The pool's size as configured: set once, before the pool is first used.
+static CONFIGURED: OnceLock<usize> = OnceLock::new();
+
+/// Sets the pool's size (`None`: every core). The caller reads it from its
+/// settings (runner: `RUNNER_THREADS`); this crate reads no environment.
+/// Only the first call counts, and only before the pool is first used.
+pub fn configure(threads: Option<usize>) {
+    if let Some(t) = threads.filter(|&t| t > 0) {
+        let _ = CONFIGURED.set(t);
+    }
+}
+
+/// Workers of the pool: as [`configure`]d, else every core
+/// `std::thread::available_parallelism` reports.
 pub fn threads() -> usize {
-    std::env::var("RUNNER_THREADS")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|&t| t > 0)
+    CONFIGURED
+        .get()
+        .copied()
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 

@@ -1,6 +1,6 @@
 //! `check`'s trial runs: what exec's forks would meet, found before the run.
 //!
-//! The arms run in trial workers (`exec::trial`), contained exactly as
+//! The arms run in trial workers (`exec::trials`), contained exactly as
 //! exec's forks are. On PostgreSQL they run in a schema `check` makes for
 //! them and drops after, and (like every fork) in transactions that are
 //! rolled back, so `check` leaves nothing on the server. What they find is
@@ -12,7 +12,7 @@
 use crate::db::fingerprint::GuardRecord;
 use crate::db::DbTarget;
 use crate::error::{bad_input, run_failed, Result};
-use crate::exec::trial::{self, Stopped};
+use crate::exec::trials::{self, Stopped};
 use crate::interrupt;
 use crate::plan::Cell;
 use crate::spec::Experiment;
@@ -21,7 +21,7 @@ use std::time::Duration;
 
 /// The trials and what `check` prints about them.
 pub struct CheckTrials {
-    pub outcome: trial::Outcome,
+    pub outcome: trials::Outcome,
     /// What the database guard found around the trials (PostgreSQL, arms
     /// that run the user's code): the same before/after fingerprint as a
     /// fork's.
@@ -101,7 +101,7 @@ pub fn run(
     let (outcome, guard) = match trial_target(target) {
         Err(why) if interrupt::interrupted() => return Err(run_failed(why.0)),
         Err(why) => (
-            (trial::Trials::default(), Some(Stopped::Failed(why.0))),
+            (trials::Trials::default(), Some(Stopped::Failed(why.0))),
             None,
         ),
         Ok((db, _schema)) => guarded(exp, cells, db.as_ref(), named)?,
@@ -126,7 +126,7 @@ fn guarded(
     cells: &[Cell],
     db: Option<&DbTarget>,
     named: Option<BTreeSet<String>>,
-) -> Result<(trial::Outcome, Option<GuardRecord>)> {
+) -> Result<(trials::Outcome, Option<GuardRecord>)> {
     let user_code = exp
         .design
         .arms()
@@ -140,10 +140,10 @@ fn guarded(
         None => None,
     };
     let Some(mut guard) = guard else {
-        return Ok((trial::run(exp, cells, db), None));
+        return Ok((trials::run(exp, cells, db), None));
     };
     let before = guard.take().map_err(fail)?;
-    let outcome = trial::run(exp, cells, db);
+    let outcome = trials::run(exp, cells, db);
     let after = guard
         .wait_for_workers(None, Duration::from_secs(10))
         .and_then(|()| guard.take())

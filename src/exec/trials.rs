@@ -6,7 +6,7 @@
 //! its processes inside), Ctrl-C and SIGTERM, and its database queries
 //! cancelled when it is stopped. The worker sets up both arms, runs the
 //! agreement check a fork runs, then times a few runs of each instance
-//! (`worker::trial`).
+//! (`worker::trial_job`).
 
 use super::protocol::JobRequest;
 use super::spawn::Worker;
