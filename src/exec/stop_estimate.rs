@@ -66,6 +66,20 @@ pub fn check_line(
     out
 }
 
+/// Why the paired trial could not time the arms: the clause the estimate
+/// line prints.
+#[derive(Debug, thiserror::Error)]
+enum Untimed {
+    #[error("an arm on PostgreSQL needs the run's own schema")]
+    NeedsRunSchema,
+    #[error("the trial runs did not time both arms")]
+    NotTimed,
+    #[error("{0}")]
+    ForkFailed(String),
+    #[error(transparent)]
+    NoPairs(#[from] crate::stats::StatsError),
+}
+
 /// What a paired trial found: the spread of D and the baseline's median.
 struct Trial {
     pairs: usize,
@@ -127,7 +141,7 @@ fn trial(
     cell: &Cell,
     db: Option<&DbTarget>,
     estimate: &Estimate,
-) -> Result<Trial, String> {
+) -> Result<Trial, Untimed> {
     let d = &exp.design;
     let (b, t) = cell.arms(d);
     // The trial runs' job, to be run as a shortened fork.
@@ -135,7 +149,7 @@ fn trial(
     if matches!(db, Some(DbTarget::Postgres { .. }))
         && (trial_job.baseline.needs_database() || trial_job.treatment.needs_database())
     {
-        return Err("an arm on PostgreSQL needs the run's own schema".into());
+        return Err(Untimed::NeedsRunSchema);
     }
     let timed = |name: &str| {
         estimate
@@ -145,7 +159,7 @@ fn trial(
             .map(|(_, ns)| *ns)
     };
     let (Some(bn), Some(tn)) = (timed(b), timed(t)) else {
-        return Err("the trial runs did not time both arms".into());
+        return Err(Untimed::NotTimed);
     };
     let per_pair = (bn + tn).max(1);
     let pairs = (TRIAL_BUDGET.as_nanos() as u64 / per_pair).clamp(TRIAL_PAIRS.0, TRIAL_PAIRS.1);
@@ -167,7 +181,7 @@ fn trial(
                 || {},
             )
         })
-        .map_err(|f| f.reason)?;
+        .map_err(|f| Untimed::ForkFailed(f.reason))?;
     let measured: Vec<_> = rows
         .iter()
         .filter(|p| p.phase == crate::record::Phase::Measure)
@@ -177,13 +191,13 @@ fn trial(
     // A robust spread (1.4826 MAD, the sd for normal data): one run
     // preempted among thirty would otherwise decide the answer, and a
     // fork's estimate is a median, which such a run hardly moves.
-    let centre = stats::median(&diffs).map_err(|e| e.to_string())?;
+    let centre = stats::median(&diffs)?;
     let deviations: Vec<f64> = diffs.iter().map(|d| (d - centre).abs()).collect();
-    let sd_ns = 1.4826 * stats::median(&deviations).map_err(|e| e.to_string())?;
+    let sd_ns = 1.4826 * stats::median(&deviations)?;
     Ok(Trial {
         pairs: diffs.len(),
         sd_ns,
         centre_ns: centre,
-        baseline_median_ns: stats::median(&baselines).map_err(|e| e.to_string())?,
+        baseline_median_ns: stats::median(&baselines)?,
     })
 }

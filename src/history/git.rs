@@ -48,18 +48,24 @@ fn spawn_failed(e: std::io::Error) -> crate::error::RunnerError {
     ))
 }
 
-/// Runs git and returns its stdout, or its stderr's first line.
-fn output(cmd: &mut Command) -> Result<std::result::Result<String, String>> {
+/// What git said when it refused: its stderr's first line, without
+/// `fatal: `.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct GitRefused(String);
+
+/// Runs git and returns its stdout, or what it said when it refused (the
+/// outer error: git could not be run at all).
+fn output(cmd: &mut Command) -> Result<std::result::Result<String, GitRefused>> {
     let out = cmd.output().map_err(spawn_failed)?;
     if out.status.success() {
         Ok(Ok(String::from_utf8_lossy(&out.stdout).into_owned()))
     } else {
         let err = String::from_utf8_lossy(&out.stderr);
         let first = err.lines().next().unwrap_or("").trim();
-        Ok(Err(first
-            .strip_prefix("fatal: ")
-            .unwrap_or(first)
-            .to_string()))
+        Ok(Err(GitRefused(
+            first.strip_prefix("fatal: ").unwrap_or(first).to_string(),
+        )))
     }
 }
 

@@ -44,4 +44,10 @@ pub enum ShardError {
         count: u32,
         from: String,
     },
+    #[error("shard {index}/{count} of a spec without a seed: every shard would draw its own seed, and shards of different seeds cannot be merged; set `seed = N` in the file or pass --set seed=N to every shard")]
+    NoSeed { index: u32, count: u32 },
+    #[error("shard {index}/{count} of a spec whose gate has a percentage threshold: its self-check is sized from the whole run's baseline median, which no shard has; give gate.max_slowdown as a duration (e.g. \"50us\") to run it in shards")]
+    PercentageGate { index: u32, count: u32 },
+    #[error("shard {index}/{count}: the plan has only {jobs} jobs (cells x forks), so it can be cut into at most {jobs} shards")]
+    MoreShardsThanJobs { index: u32, count: u32, jobs: usize },
 }

@@ -80,27 +80,20 @@ pub fn plan_share(
     exp: &crate::spec::Experiment,
     jobs: &[crate::plan::Job],
     s: Selection,
-) -> Result<Vec<crate::plan::Job>, String> {
+) -> Result<Vec<crate::plan::Job>, ShardError> {
+    let (index, count) = (s.index, s.count);
     if exp.seed.is_none() {
-        return Err(format!(
-            "shard {}/{} of a spec without a seed: every shard would draw its own seed, and shards of different seeds cannot be merged; set `seed = N` in the file or pass --set seed=N to every shard",
-            s.index, s.count
-        ));
+        return Err(ShardError::NoSeed { index, count });
     }
     if crate::plan::self_check::needs_sizing(exp, None) {
-        return Err(format!(
-            "shard {}/{} of a spec whose gate has a percentage threshold: its self-check is sized from the whole run's baseline median, which no shard has; give gate.max_slowdown as a duration (e.g. \"50us\") to run it in shards",
-            s.index, s.count
-        ));
+        return Err(ShardError::PercentageGate { index, count });
     }
-    if s.count as usize > jobs.len() {
-        return Err(format!(
-            "shard {}/{}: the plan has only {} jobs (cells x forks), so it can be cut into at most {} shards",
-            s.index,
-            s.count,
-            jobs.len(),
-            jobs.len()
-        ));
+    if count as usize > jobs.len() {
+        return Err(ShardError::MoreShardsThanJobs {
+            index,
+            count,
+            jobs: jobs.len(),
+        });
     }
     Ok(share(jobs, exp.design.forks.get(), s.index, s.count))
 }
