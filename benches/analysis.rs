@@ -16,6 +16,10 @@
 //! `benches/numpy_compare.py` times the whole `runner report` against a
 //! numpy implementation of the same resampled statistics.
 
+// Helpers shared by this crate's modules are `pub` for them; nothing
+// outside the test binary can reach them anyway.
+#![allow(unreachable_pub)]
+
 mod common;
 
 use rand::SeedableRng;

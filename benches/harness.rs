@@ -9,6 +9,10 @@
 //!   median(D) - median(spin_ns), from paired noop runs;
 //! - analysis of a grid the size of experiments/aa.toml (goal: under 1 s).
 
+// Helpers shared by this crate's modules are `pub` for them; nothing
+// outside the test binary can reach them anyway.
+#![allow(unreachable_pub)]
+
 mod common;
 
 use runner::analysis::analyse;

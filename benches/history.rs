@@ -9,6 +9,10 @@
 //! best of 3: reading the 50 versions from git, checking each by its
 //! digests, analysing each again, and writing history.md and the plots.
 
+// Helpers shared by this crate's modules are `pub` for them; nothing
+// outside the test binary can reach them anyway.
+#![allow(unreachable_pub)]
+
 use std::path::Path;
 use std::process::Command;
 use std::time::Instant;

@@ -3,7 +3,7 @@
 //! of exec, merge and analyze are defined where run.json records them
 //! (`run_folder::invocation`), so what a folder records is what was parsed.
 
-pub mod ab;
+pub(crate) mod ab;
 
 use crate::run_folder::invocation::{AnalyzeArgs, ExecArgs, MergeArgs};
 use clap::{Parser, Subcommand};

@@ -3,14 +3,14 @@
 mod check;
 mod check_text;
 mod check_trials;
-pub mod preflight;
+pub(crate) mod preflight;
 
-pub use check::{summarize, CheckSummary, TimedArm};
+pub(crate) use check::summarize;
 
 /// `runner check`: prints the plan, as text or (`json`) as one JSON
 /// object; a failed trial prints it too, then fails (exit 1) with the
 /// reason.
-pub fn check(
+pub(crate) fn check(
     spec_path: &std::path::Path,
     set: &[String],
     flags: &preflight::CheckFlags,
@@ -39,7 +39,7 @@ pub fn check(
 /// share of the median cost about 3 ns on the development machine (2.4e8 draws
 /// in 0.65 s, `cargo bench --bench analysis`). An order of
 /// magnitude, so a user sees `resamples = 100000` coming.
-pub fn estimate_analysis_ns(exp: &crate::spec::Experiment, cells: u64) -> u64 {
+pub(crate) fn estimate_analysis_ns(exp: &crate::spec::Experiment, cells: u64) -> u64 {
     const NS_PER_DRAW: u64 = 3;
     let measured = cells * u64::from(exp.design.forks.get()) * u64::from(exp.design.pairs.get());
     5 * u64::from(exp.analysis.resamples) * measured * NS_PER_DRAW
@@ -47,7 +47,7 @@ pub fn estimate_analysis_ns(exp: &crate::spec::Experiment, cells: u64) -> u64 {
 
 /// `runner env`: what a run would record, and the machine checks as
 /// OK / WARN / N/A lines; with `json`, the whole record as run.json has it.
-pub fn env(json: bool) -> String {
+pub(crate) fn env(json: bool) -> String {
     let env = crate::environment::capture(&crate::BINARY);
     if json {
         let mut s = serde_json::to_string_pretty(&env).expect("environment serializes");
@@ -58,7 +58,7 @@ pub fn env(json: bool) -> String {
 }
 
 /// The human-readable form of [`env()`].
-pub fn env_text(env: &crate::environment::Environment) -> String {
+pub(crate) fn env_text(env: &crate::environment::Environment) -> String {
     let opt = |v: Option<String>| v.unwrap_or_else(|| "n/a".into());
     let mut out = String::new();
     let mut line = |k: &str, v: String| out.push_str(&format!("{k:<10}  {v}\n"));

@@ -5,39 +5,39 @@
 //! `report` (Markdown, plots). Over many machines, `shard` cuts the plan
 //! (`exec --shard I/N`) and `merge` joins the shards into one run again.
 
-pub mod ab;
+pub(crate) mod ab;
 pub mod analysis;
-pub mod analyze;
+pub(crate) mod analyze;
 pub mod cli;
-pub mod commands;
+pub(crate) mod commands;
 pub mod compare;
 pub use runner_core::console;
 pub use runner_db as db;
 pub use runner_os::environment;
 pub mod error;
 pub mod exec;
-pub use runner_core::hex;
-pub mod history;
-pub use runner_os::interrupt;
-pub use runner_os::memory_layout;
-pub mod merge;
-pub mod output;
-pub use runner_os::placement;
+pub(crate) use runner_core::hex;
+pub(crate) mod history;
+pub(crate) use runner_os::interrupt;
+pub(crate) use runner_os::memory_layout;
+pub(crate) mod merge;
+pub(crate) mod output;
+pub(crate) use runner_os::placement;
 pub mod plan;
 pub use runner_core::preview;
 pub use runner_core::record;
 pub use runner_core::redact;
-pub use runner_os::reaper;
+pub(crate) use runner_os::reaper;
 pub mod report;
 pub mod run_folder;
 pub mod settings;
-pub use runner_core::seed;
-pub mod shard;
-pub use runner_core::shell;
+pub(crate) use runner_core::seed;
+pub(crate) mod shard;
+pub(crate) use runner_core::shell;
 pub mod spec;
 pub use runner_stats as stats;
 pub mod strategy;
-pub use runner_os::temp;
+pub(crate) use runner_os::temp;
 
 use cli::{Cli, Command};
 

@@ -5,6 +5,10 @@
 //! completions as `--shards`, and the merge given exactly the folders the
 //! shards write.
 
+// Helpers shared by this crate's modules are `pub` for them; nothing
+// outside the test binary can reach them anyway.
+#![allow(unreachable_pub)]
+
 mod common;
 use common::*;
 use std::path::{Path, PathBuf};

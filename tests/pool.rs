@@ -4,6 +4,10 @@
 //! reads /proc/self/task while the analysis runs (this file holds one test,
 //! so no other test's threads come and go meanwhile).
 
+// Helpers shared by this crate's modules are `pub` for them; nothing
+// outside the test binary can reach them anyway.
+#![allow(unreachable_pub)]
+
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -4,6 +4,10 @@
 //! merged folder must be the single-process run of the same spec: the same
 //! jobs, seeds and pairs (timings differ).
 
+// Helpers shared by this crate's modules are `pub` for them; nothing
+// outside the test binary can reach them anyway.
+#![allow(unreachable_pub)]
+
 mod common;
 use common::*;
 use std::path::Path;

@@ -23,7 +23,7 @@ use std::path::Path;
 
 /// hyperfine's `BenchmarkResult`, as its JSON exporter writes it.
 #[derive(Debug, Clone, Serialize)]
-pub struct HyperfineResult {
+pub(crate) struct HyperfineResult {
     pub command: String,
     pub mean: f64,
     pub stddev: Option<f64>,
@@ -50,7 +50,7 @@ pub struct HyperfineResult {
 /// Every result of a run, in hyperfine's order: per grid combination, the
 /// baseline, then each treatment.
 #[derive(Debug, Clone, Serialize)]
-pub struct Results {
+pub(crate) struct Results {
     pub results: Vec<HyperfineResult>,
 }
 
@@ -138,7 +138,7 @@ fn substitute(command: &str, params: &Map<String, Value>) -> String {
 
 impl Results {
     /// The results of the finished report folder `dir` of `plan`'s file.
-    pub fn read(dir: &Path, plan: &Plan) -> Result<Results> {
+    pub(crate) fn read(dir: &Path, plan: &Plan) -> Result<Results> {
         let info = crate::run_folder::read(dir)?;
         let pairs = crate::record::read_pairs_csv(&dir.join("pairs.csv"))
             .map_err(|e| bad_input(format!("{}: {e:#}", dir.join("pairs.csv").display())))?;
@@ -206,14 +206,14 @@ impl Results {
     }
 
     /// hyperfine's JSON, pretty-printed with a final newline as hyperfine writes it.
-    pub fn json(&self) -> String {
+    pub(crate) fn json(&self) -> String {
         let mut text = serde_json::to_string_pretty(self).expect("results serialize");
         text.push('\n');
         text
     }
 
     /// hyperfine's Markdown table; Relative is runner's paired ratio.
-    pub fn markdown(&self) -> String {
+    pub(crate) fn markdown(&self) -> String {
         let first = self.results.first().map_or(0.0, |r| r.mean);
         let (unit, scale) = match first {
             m if m < 1e-3 => ("µs", 1e6),

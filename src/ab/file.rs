@@ -8,7 +8,7 @@ use crate::error::{bad_input, Result};
 
 /// One command as the file runs it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Arm {
+pub(crate) struct Arm {
     /// The strategy name: the command as typed, so the Finding reads
     /// "`gzip -2 -c` is slower than `gzip -1 -c`".
     pub name: String,
@@ -18,7 +18,7 @@ pub struct Arm {
 
 /// What the file says, before it is text.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Plan {
+pub(crate) struct Plan {
     pub name: String,
     /// The baseline first, then each treatment.
     pub arms: Vec<Arm>,
@@ -34,7 +34,7 @@ const MAX_ARM_NAME: usize = 60;
 const MAX_SCAN: i64 = 100;
 
 /// The plan of `args`: the experiment's name, its arms and its grid.
-pub fn plan(args: &AbArgs) -> Result<Plan> {
+pub(crate) fn plan(args: &AbArgs) -> Result<Plan> {
     let name = match &args.name {
         Some(n) => check_name(n)?,
         None => derived_name(&args.commands),
@@ -105,7 +105,7 @@ fn check_name(n: &str) -> Result<String> {
 
 /// `gzip -1 -c` and `gzip -2 -c` -> `gzip-1-c-vs-gzip-2-c`, at most 80
 /// characters.
-pub fn derived_name(commands: &[String]) -> String {
+pub(crate) fn derived_name(commands: &[String]) -> String {
     let slug = |c: &str| {
         let mut s = String::new();
         for ch in c.chars() {
@@ -220,7 +220,7 @@ fn line(out: &mut String, key: &str, value: &str, comment: &str) {
 
 /// The file's text; `invocation` is the `runner ab` command line that
 /// wrote it (recorded in its header).
-pub fn text(args: &AbArgs, plan: &Plan, invocation: &str) -> String {
+pub(crate) fn text(args: &AbArgs, plan: &Plan, invocation: &str) -> String {
     let name = &plan.name;
     let mut out = format!(
         "# Written by `runner ab`:\n#     {invocation}\n# Run it again (the report goes to reports/{name}/) with\n#     runner exec experiments/{name}.toml\n# Edit it freely: `runner ab` never replaces a file it did not write, nor\n# one changed since. Every key: docs/reference.md.\n"
@@ -344,7 +344,7 @@ pub fn text(args: &AbArgs, plan: &Plan, invocation: &str) -> String {
 
 /// The `runner ab` command line of `args`, quoted for a shell: what the
 /// file's header records.
-pub fn invocation(args: &AbArgs) -> String {
+pub(crate) fn invocation(args: &AbArgs) -> String {
     let mut argv: Vec<String> = vec!["runner".into(), "ab".into()];
     let mut opt = |k: &str, v: Option<String>| {
         argv.push(k.into());

@@ -9,20 +9,19 @@
 //! The file goes through the one write guard (`output::guard`): a file
 //! runner did not write, or one changed since, is never replaced.
 
-pub mod export;
-pub mod file;
+pub(crate) mod export;
+pub(crate) mod file;
 
 use crate::cli::ab::AbArgs;
 use crate::error::{bad_input, Result};
 use crate::exec::ExecArgs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The folder `runner ab` writes its experiment files into.
-pub const EXPERIMENTS: &str = "experiments";
+pub(crate) const EXPERIMENTS: &str = "experiments";
 
 /// What `runner ab` did: the file, and (unless `--no-run`) exec's output.
-pub struct AbOutcome {
-    pub spec: PathBuf,
+pub(crate) struct AbOutcome {
     /// For stdout: exec's summary (the Finding), or with `--no-run` how to run it.
     pub summary: String,
     /// exec's exit code (0 without a gate).
@@ -30,7 +29,7 @@ pub struct AbOutcome {
 }
 
 /// `runner ab`.
-pub fn ab(args: &AbArgs) -> Result<AbOutcome> {
+pub(crate) fn ab(args: &AbArgs) -> Result<AbOutcome> {
     let plan = file::plan(args)?;
     if let Some(input) = args.input.as_deref().filter(|p| !p.is_file()) {
         return Err(bad_input(format!(
@@ -55,7 +54,6 @@ pub fn ab(args: &AbArgs) -> Result<AbOutcome> {
                 spec.display(),
                 spec.display()
             ),
-            spec,
             exit_code: 0,
         });
     }
@@ -82,7 +80,6 @@ pub fn ab(args: &AbArgs) -> Result<AbOutcome> {
         }
     }
     Ok(AbOutcome {
-        spec,
         summary,
         exit_code: outcome.exit_code,
     })

@@ -32,7 +32,7 @@ use crate::stats::ratio::{combined_ratio, unpaired_ratio, RatioEstimate};
 use crate::stats::StatsError;
 
 /// What the two groups of each arm are, for the JSON and the report.
-pub const COMPARISON: &str = "each arm's measured runs that ran first in their pair, \
+pub(super) const COMPARISON: &str = "each arm's measured runs that ran first in their pair, \
     split by the arm that ended the previous pair (a run that ran second always \
     follows its own pair's other arm and is left out, so both groups hold runs in \
     the same position)";
@@ -41,10 +41,10 @@ pub const COMPARISON: &str = "each arm's measured runs that ran first in their p
 /// itself by more than this share of their median is named in the Finding
 /// (when its interval also excludes 0): a tenth of a run is more than any
 /// harness noise a report would otherwise let through unremarked.
-pub const FLAG_SHARE_OF_MEDIAN: f64 = 0.10;
+pub(super) const FLAG_SHARE_OF_MEDIAN: f64 = 0.10;
 /// ... or by more than this share of a resolved effect: a quarter of the
 /// answer is what a reader would want to know was borrowed from history.
-pub const FLAG_SHARE_OF_EFFECT: f64 = 0.25;
+pub(super) const FLAG_SHARE_OF_EFFECT: f64 = 0.25;
 
 pub(crate) fn carry_over(
     input: &AnalysisInput,

@@ -97,7 +97,7 @@ pub struct Factor {
 
 /// The factors regressed, in report order: the three drawn and the two the
 /// worker observed.
-pub const FACTORS: [&str; 5] = [
+pub(crate) const FACTORS: [&str; 5] = [
     "env_pad_bytes",
     "stack_offset_bytes",
     "heap_offset_bytes",
@@ -147,7 +147,11 @@ fn pooled_sd<'a>(cells: impl Iterator<Item = (&'a [f64], &'a [usize])>) -> Optio
 
 /// Adds `layout` to `analysis` when some fork in `records` (by cell, fork)
 /// recorded one.
-pub fn add(analysis: &mut Analysis, master: u64, records: &BTreeMap<(u32, u32), ForkLayout>) {
+pub(crate) fn add(
+    analysis: &mut Analysis,
+    master: u64,
+    records: &BTreeMap<(u32, u32), ForkLayout>,
+) {
     if records.is_empty() {
         return;
     }

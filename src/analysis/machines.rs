@@ -95,7 +95,7 @@ pub struct MachineVariance {
 
 /// Adds the machines level to `analysis` when `hosts` (fork -> host) names
 /// more than one host; otherwise leaves it untouched.
-pub fn add(
+pub(crate) fn add(
     analysis: &mut super::Analysis,
     input: &AnalysisInput,
     pairs: &[PairRecord],

@@ -20,20 +20,20 @@
 mod carry_over;
 mod cross_runs;
 mod dither;
-pub mod effect;
+pub(crate) mod effect;
 mod fork;
-pub mod gate;
+pub(crate) mod gate;
 mod headline;
-pub mod layout;
-pub mod machines;
-pub mod model;
+pub(crate) mod layout;
+pub(crate) mod machines;
+pub(crate) mod model;
 mod order;
 mod pooled;
 mod steady;
 pub mod stop;
-pub mod streams;
+pub(crate) mod streams;
 mod trace;
-pub mod usage;
+pub(crate) mod usage;
 mod variance;
 
 pub use model::*;
@@ -379,7 +379,7 @@ pub(crate) struct ForkData<'a> {
 
 impl<'a> ForkData<'a> {
     /// Every row of the fork (warm-up included), in the order read.
-    pub fn all(&self) -> &[&'a PairRecord] {
+    pub(crate) fn all(&self) -> &[&'a PairRecord] {
         if self.all.is_empty() {
             &self.measured
         } else {
@@ -395,7 +395,7 @@ impl<'a> ForkData<'a> {
     /// treatment) in pair order, for the runs' own times (the speed ratio,
     /// carry-over): drawn from the fork's stream after D's offsets, which
     /// stay what they were.
-    pub fn arm_dither(&self) -> Vec<[f64; 2]> {
+    pub(crate) fn arm_dither(&self) -> Vec<[f64; 2]> {
         let (master, cell, resolution) = self.dither;
         let n = self.measured.len();
         let all = dither::offsets(master, cell, self.fork, resolution, 3 * n);
@@ -405,7 +405,7 @@ impl<'a> ForkData<'a> {
     /// order: (baselines, treatments). A run the clock saw as taking no
     /// time took less than one step; it counts as half a step (half a
     /// nanosecond when the step is unknown), so every time has a ratio.
-    pub fn arm_times(&self) -> (Vec<f64>, Vec<f64>) {
+    pub(crate) fn arm_times(&self) -> (Vec<f64>, Vec<f64>) {
         let floor = (self.dither.2 / 2.0).max(0.5);
         let positive = |x: f64| if x > 0.0 { x } else { floor };
         self.measured
@@ -421,7 +421,7 @@ impl<'a> ForkData<'a> {
     }
     /// D of each measured pair, dithered within the clock's step: the
     /// values every median of D is taken from.
-    pub fn diffs(&self) -> Vec<f64> {
+    pub(crate) fn diffs(&self) -> Vec<f64> {
         self.measured
             .iter()
             .zip(self.dither())
@@ -430,17 +430,17 @@ impl<'a> ForkData<'a> {
     }
     /// D - spin_ns, dithered like D: what D would be had every pair's wait
     /// been exactly its delay.
-    pub fn unwaited(&self) -> Vec<f64> {
+    pub(crate) fn unwaited(&self) -> Vec<f64> {
         self.measured
             .iter()
             .zip(self.dither())
             .map(|(p, o)| (p.diff_ns() - p.spin_ns as i64) as f64 + o)
             .collect()
     }
-    pub fn baselines(&self) -> Vec<u64> {
+    pub(crate) fn baselines(&self) -> Vec<u64> {
         self.measured.iter().map(|p| p.baseline_ns).collect()
     }
-    pub fn treatments(&self) -> Vec<u64> {
+    pub(crate) fn treatments(&self) -> Vec<u64> {
         self.measured.iter().map(|p| p.treatment_ns).collect()
     }
 }

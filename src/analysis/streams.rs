@@ -29,65 +29,52 @@ use rand_pcg::Pcg64;
 
 // The seeds themselves are derived in `crate::seed`, the lowest layer, so
 // that `run_folder` records and checks them without importing the analysis.
-pub use crate::seed::{cell_seeds, fork_seed, CellSeeds, USAGE_RSS, USAGE_SYS, USAGE_USER};
-
-/// The stream of one usage measure's CI (`k` is one of `USAGE_*`).
-pub fn usage(master: u64, cell: u32, k: u64) -> Pcg64 {
-    Pcg64::seed_from_u64(crate::seed::derive(
-        master,
-        crate::seed::Domain::Bootstrap,
-        &[u64::from(cell), u64::MAX - k],
-    ))
-}
+pub(crate) use crate::seed::{cell_seeds, fork_seed};
 
 /// The machines -> forks -> pairs stream of a run over several hosts.
-pub fn machines(master: u64, cell: u32) -> Pcg64 {
+pub(crate) fn machines(master: u64, cell: u32) -> Pcg64 {
     Pcg64::seed_from_u64(crate::seed::machines_seed(master, cell))
 }
 
 /// The bootstrap of the Layout section's spread ratio (one per run).
-pub fn layout(master: u64) -> Pcg64 {
+pub(crate) fn layout(master: u64) -> Pcg64 {
     crate::seed::rng(master, crate::seed::Domain::Bootstrap, &[u64::MAX - 64])
 }
 
 /// The permutations behind the p-value of layout factor `i`
 /// (`analysis::layout::FACTORS[i]`).
-pub fn layout_factor(master: u64, i: u64) -> Pcg64 {
+pub(crate) fn layout_factor(master: u64, i: u64) -> Pcg64 {
     crate::seed::rng(master, crate::seed::Domain::Bootstrap, &[u64::MAX - 64, i])
 }
 
-pub fn fork(master: u64, cell: u32, fork: u32) -> Pcg64 {
+pub(crate) fn fork(master: u64, cell: u32, fork: u32) -> Pcg64 {
     Pcg64::seed_from_u64(fork_seed(master, cell, fork))
 }
 
-pub fn pooled(master: u64, cell: u32) -> Pcg64 {
-    Pcg64::seed_from_u64(cell_seeds(master, cell).pooled)
-}
-
-pub fn hierarchical(master: u64, cell: u32) -> Pcg64 {
+pub(crate) fn hierarchical(master: u64, cell: u32) -> Pcg64 {
     Pcg64::seed_from_u64(cell_seeds(master, cell).hierarchical)
 }
 
-pub fn order(master: u64, cell: u32) -> Pcg64 {
+pub(crate) fn order(master: u64, cell: u32) -> Pcg64 {
     Pcg64::seed_from_u64(cell_seeds(master, cell).order)
 }
 
-pub fn carry_over(master: u64, cell: u32) -> Pcg64 {
+pub(crate) fn carry_over(master: u64, cell: u32) -> Pcg64 {
     Pcg64::seed_from_u64(cell_seeds(master, cell).carry_over)
 }
 
 /// The treatment's carry-over contrast (the baseline's is [`carry_over`]).
-pub fn carry_over_treatment(master: u64, cell: u32) -> Pcg64 {
+pub(crate) fn carry_over_treatment(master: u64, cell: u32) -> Pcg64 {
     cell_stream(master, cell, 4)
 }
 
 /// The interval of a cell's speed ratio across its forks.
-pub fn ratio(master: u64, cell: u32) -> Pcg64 {
+pub(crate) fn ratio(master: u64, cell: u32) -> Pcg64 {
     cell_stream(master, cell, 5)
 }
 
 /// The interval of the ratio of runs that followed their own arm.
-pub fn own_ratio(master: u64, cell: u32) -> Pcg64 {
+pub(crate) fn own_ratio(master: u64, cell: u32) -> Pcg64 {
     cell_stream(master, cell, 6)
 }
 
@@ -110,7 +97,6 @@ mod tests {
     fn recorded_seeds_drive_the_streams() {
         let s = cell_seeds(9, 3);
         let expect = |seed: u64| Pcg64::seed_from_u64(seed).next_u64();
-        assert_eq!(pooled(9, 3).next_u64(), expect(s.pooled));
         assert_eq!(hierarchical(9, 3).next_u64(), expect(s.hierarchical));
         assert_eq!(order(9, 3).next_u64(), expect(s.order));
         assert_eq!(carry_over(9, 3).next_u64(), expect(s.carry_over));

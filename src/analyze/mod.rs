@@ -40,7 +40,7 @@ use crate::run_folder::{
 use shape::{cell_ids, cells_of, forks};
 use std::path::{Path, PathBuf};
 
-pub use crate::run_folder::invocation::AnalyzeArgs;
+pub(crate) use crate::run_folder::invocation::AnalyzeArgs;
 
 /// The run: spec, cells, jobs, seeds and forks, and the rows in runner's
 /// order and numbering (`t.rows`, changed in place: see [`shape::forks`]).
@@ -204,7 +204,7 @@ fn check_args(args: &AnalyzeArgs) -> Result<()> {
 
 /// `runner analyze`: reads, checks and analyses the file, writes the
 /// folder; returns the report's path and the terminal summary.
-pub fn analyze(args: &AnalyzeArgs) -> Result<(PathBuf, String)> {
+pub(crate) fn analyze(args: &AnalyzeArgs) -> Result<(PathBuf, String)> {
     check_args(args)?;
     let stem = args
         .csv

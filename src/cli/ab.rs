@@ -7,7 +7,7 @@ use clap::Args;
 use std::path::PathBuf;
 
 /// Shown under `runner ab --help`: the before/after of a user's own code.
-pub const EXAMPLES: &str = "Examples:
+pub(crate) const EXAMPLES: &str = "Examples:
   Your program before and after a change, each built into its own folder:
     git worktree add ../before HEAD~1 && (cd ../before && cargo build --release)
     cargo build --release
@@ -21,11 +21,11 @@ Then edit experiments/NAME.toml if you like, and run it again with
 `runner exec experiments/NAME.toml`; commit both it and reports/NAME/.";
 
 /// Warm-up pairs per fork unless --warmup.
-pub const DEFAULT_WARMUP: u32 = 3;
+pub(crate) const DEFAULT_WARMUP: u32 = 3;
 /// Measured pairs per fork unless --runs.
-pub const DEFAULT_RUNS: u32 = 30;
+pub(crate) const DEFAULT_RUNS: u32 = 30;
 /// Forks per comparison at most unless --max-forks.
-pub const DEFAULT_MAX_FORKS: u32 = 10;
+pub(crate) const DEFAULT_MAX_FORKS: u32 = 10;
 
 /// `runner ab`.
 #[derive(Debug, Clone, PartialEq, Args)]

@@ -19,7 +19,7 @@ use std::path::Path;
 
 /// Everything `check` says, computed before a word is printed.
 #[derive(Debug, Clone, Serialize)]
-pub struct CheckSummary {
+pub(crate) struct CheckSummary {
     pub experiment: String,
     pub spec: String,
     /// `baseline a (sql) vs treatment b (sql)`.
@@ -63,7 +63,7 @@ pub struct CheckSummary {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct TrialSummary {
+pub(crate) struct TrialSummary {
     /// The cells whose arms ran (the others run the same arms).
     pub tried: Vec<u32>,
     pub cells: usize,
@@ -78,14 +78,14 @@ pub struct TrialSummary {
 /// One arm timed by the trials: named fields rather than a pair, so the
 /// JSON form reads `{"arm": .., "median_ns": ..}`.
 #[derive(Debug, Clone, Serialize)]
-pub struct TimedArm {
+pub(crate) struct TimedArm {
     pub arm: String,
     /// Its median trial run, in nanoseconds.
     pub median_ns: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct GuardSummary {
+pub(crate) struct GuardSummary {
     pub held: bool,
     pub changes: Vec<String>,
     /// What the trials' rolled-back writes left, per table.
@@ -94,7 +94,7 @@ pub struct GuardSummary {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Failure {
+pub(crate) struct Failure {
     /// 1: a trial run failed or changed the database.
     pub exit_code: i32,
     pub message: String,
@@ -102,7 +102,7 @@ pub struct Failure {
 
 /// The summary of `check` for the experiment file at `spec_path`: the
 /// plan, the catalog's answers, the trials and the forecasts.
-pub fn summarize(
+pub(crate) fn summarize(
     spec_path: &Path,
     set: &[String],
     flags: &super::preflight::CheckFlags,
@@ -450,7 +450,7 @@ fn gate_lines(exp: &Experiment, all: &[plan::Cell]) -> (Option<String>, Option<S
 /// exec will use, since they are a function of the seed alone. Empty for
 /// runs with the default, which print what they printed before layout
 /// existed.
-pub fn layout_lines(exp: &Experiment) -> Vec<String> {
+pub(super) fn layout_lines(exp: &Experiment) -> Vec<String> {
     use crate::memory_layout::Layout;
     let cells = plan::cells(exp);
     let layouts: std::collections::BTreeSet<Layout> =

@@ -4,7 +4,7 @@
 use super::check::CheckSummary;
 
 /// The plan as `check` prints it.
-pub fn render(s: &CheckSummary) -> String {
+pub(super) fn render(s: &CheckSummary) -> String {
     let mut out = String::new();
     let line = |out: &mut String, label: &str, text: &str| {
         out.push_str(&format!(

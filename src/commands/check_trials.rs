@@ -20,7 +20,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 /// The trials and what `check` prints about them.
-pub struct CheckTrials {
+pub(super) struct CheckTrials {
     pub outcome: trials::Outcome,
     /// What the database guard found around the trials (PostgreSQL, arms
     /// that run the user's code): the same before/after fingerprint as a
@@ -92,7 +92,7 @@ fn trial_target(
 /// Runs the trials of `cells` against `target`. Arms that disagree are
 /// bad input, a signal stops `check` (exit 1); anything else is kept in
 /// the outcome for the plan to print.
-pub fn run(
+pub(super) fn run(
     exp: &Experiment,
     cells: &[Cell],
     target: Option<&DbTarget>,

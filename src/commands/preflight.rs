@@ -4,12 +4,12 @@
 //! it changes. `--resume` is exec's alone (it continues a run).
 
 use crate::error::{bad_input, Result};
-pub use crate::run_folder::invocation::CheckFlags;
+pub(crate) use crate::run_folder::invocation::CheckFlags;
 use crate::spec::Experiment;
 use std::path::Path;
 
 /// The refusals exec would make before it runs anything, made now.
-pub fn refuse(spec: &Path, exp: &Experiment, flags: &CheckFlags) -> Result<()> {
+pub(crate) fn refuse(spec: &Path, exp: &Experiment, flags: &CheckFlags) -> Result<()> {
     crate::exec::refuse_ungated(spec, exp, flags.gate_required, flags.bisect)?;
     if let Some(s) = selection(flags)? {
         if exp.design.stop.is_some() {
@@ -34,7 +34,7 @@ fn selection(flags: &CheckFlags) -> Result<Option<crate::shard::Selection>> {
 }
 
 /// What the flags change, as plan lines (`check`'s two-column layout).
-pub fn lines(exp: &Experiment, flags: &CheckFlags) -> Result<String> {
+pub(crate) fn lines(exp: &Experiment, flags: &CheckFlags) -> Result<String> {
     let mut out = String::new();
     if flags.gate_required {
         out.push_str("flags       --gate-required: the file has a [gate], as it must\n");

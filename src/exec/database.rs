@@ -6,7 +6,7 @@ use crate::error::{bad_input, run_failed, Result};
 use crate::spec::Experiment;
 
 #[derive(Clone)]
-pub struct RunDatabase {
+pub(crate) struct RunDatabase {
     pub target: DbTarget,
     /// `db::DbInfo` as JSON, for run.json and the report.
     pub info: serde_json::Value,
@@ -19,7 +19,11 @@ impl RunDatabase {
     ///
     /// When `resuming`, a schema of this run that survived a killed parent is
     /// dropped first (only if runner's marker says it is this run's).
-    pub fn prepare(exp: &Experiment, run_id: &str, resuming: bool) -> Result<Option<RunDatabase>> {
+    pub(crate) fn prepare(
+        exp: &Experiment,
+        run_id: &str,
+        resuming: bool,
+    ) -> Result<Option<RunDatabase>> {
         let needs = exp
             .design
             .arms()
@@ -51,7 +55,7 @@ impl RunDatabase {
     }
 
     /// Drops the run's schema (PostgreSQL); a schema already gone is fine.
-    pub fn cleanup(&self) {
+    pub(crate) fn cleanup(&self) {
         if let Err(e) = db::open::drop_run_schema(&self.target, &self.run_id) {
             crate::console::warn(&format!("could not drop the run's schema: {e}"));
         }

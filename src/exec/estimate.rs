@@ -16,7 +16,6 @@ use crate::db::DbTarget;
 use crate::plan::{self, Cell, Plan};
 use crate::spec::Experiment;
 
-pub use super::worker::TRIAL_RUNS;
 /// A fork's own cost outside its runs: a process start, the arms' set-up
 /// (a connection and a seeded table on PostgreSQL), the agreement check,
 /// and the parent's records. Measured on the development machine (2 vCPUs,
@@ -30,7 +29,7 @@ const PROCESS_START_NS: u64 = 10_000_000;
 
 /// The run's duration and where its per-run costs came from.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Estimate {
+pub(crate) struct Estimate {
     /// Every job of the plan, as nanoseconds of wall time.
     pub total_ns: u64,
     /// Distinct arms timed here and their median trial run.
@@ -52,7 +51,7 @@ impl Estimate {
     /// differ, a run that outlasts the fork timeout, a signal): exec stops
     /// with it before its first fork instead of at it. A trial that merely
     /// failed is left for the forks to report in their own words.
-    pub fn blocking(&self) -> Option<crate::error::RunnerError> {
+    pub(crate) fn blocking(&self) -> Option<crate::error::RunnerError> {
         use crate::error::run_failed;
         match self.stopped.as_ref()? {
             Stopped::Disagreement(m) => Some(crate::error::RunnerError::ArmsDisagree(format!(
@@ -66,7 +65,7 @@ impl Estimate {
 
     /// `about 11 s (...)`: the forecast `check` prints after `estimate`,
     /// and exec in its progress.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let setup = if self.setup_ns > 0 {
             format!(
                 ", and each fork's set-up of {} measured the same way",
@@ -93,7 +92,7 @@ impl Estimate {
 }
 
 /// `about 0.4 s`, or `under 0.1 s` (never "about under").
-pub fn approx(ns: u64) -> String {
+pub(crate) fn approx(ns: u64) -> String {
     let h = human(ns);
     if h.starts_with("under") {
         h
@@ -103,7 +102,7 @@ pub fn approx(ns: u64) -> String {
 }
 
 /// `under 0.1 s`, `0.4 s`, `11 s`, `3.5 min`, `1.2 h`.
-pub fn human(ns: u64) -> String {
+pub(crate) fn human(ns: u64) -> String {
     let s = ns as f64 / 1e9;
     if s < 0.05 {
         "under 0.1 s".into()
@@ -122,13 +121,13 @@ pub fn human(ns: u64) -> String {
 /// the arms run a few times here, in trial workers, against `db`. A trial
 /// that fails or is stopped leaves the rest a guess, said so (exec's forks
 /// will say what is wrong; `check` calls [`from_trials`] and says it).
-pub fn estimate(exp: &Experiment, cells: &[Cell], db: Option<&DbTarget>) -> Estimate {
+pub(crate) fn estimate(exp: &Experiment, cells: &[Cell], db: Option<&DbTarget>) -> Estimate {
     let outcome = super::trials::run(exp, cells, db);
     from_trials(exp, cells, db, &outcome)
 }
 
 /// The estimate from trials already run (`trials::run`).
-pub fn from_trials(
+pub(crate) fn from_trials(
     exp: &Experiment,
     cells: &[Cell],
     db: Option<&DbTarget>,
@@ -200,7 +199,12 @@ pub fn from_trials(
 
 /// One job: its start, then every pair's two runs and the waits of d (the
 /// treatment's, and the baseline's padding).
-pub fn job_ns(exp: &Experiment, cell: &Cell, start_ns: u64, run_ns: impl Fn(&str) -> u64) -> u64 {
+pub(crate) fn job_ns(
+    exp: &Experiment,
+    cell: &Cell,
+    start_ns: u64,
+    run_ns: impl Fn(&str) -> u64,
+) -> u64 {
     let (baseline, treatment) = cell.arms(&exp.design);
     let waits = if exp.design.pad_baseline { 2 } else { 1 };
     let per_pair = run_ns(baseline) + run_ns(treatment) + cell.delay_ns * waits;

@@ -30,10 +30,10 @@ use crate::strategy::{Observation, Outcome, Strategy};
 use anyhow::{bail, Context, Result};
 use std::io::Write;
 
-pub const ENV: &str = crate::settings::FAULT;
+pub(crate) const ENV: &str = crate::settings::FAULT;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Panic,
     Exit(i32),
     Sigkill,
@@ -44,7 +44,7 @@ pub enum Kind {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Fault {
+pub(crate) struct Fault {
     pub kind: Kind,
     pub cell: Option<u32>,
     pub fork: Option<u32>,
@@ -53,7 +53,7 @@ pub struct Fault {
 
 impl Fault {
     /// The fault for this worker's job, if `RUNNER_FAULT` names one.
-    pub fn from_env(cell: u32, fork: u32) -> Result<Option<Fault>> {
+    pub(crate) fn from_env(cell: u32, fork: u32) -> Result<Option<Fault>> {
         // The one read of the hook, absent from a release build.
         #[cfg(not(debug_assertions))]
         let text: Option<String> = None;
@@ -71,7 +71,7 @@ impl Fault {
     }
 
     /// Fires when `pair` (None: before the checks) is where this fault sits.
-    pub fn at(&self, pair: Option<u32>, out: &mut impl Write) -> Result<()> {
+    pub(crate) fn at(&self, pair: Option<u32>, out: &mut impl Write) -> Result<()> {
         if self.pair != pair {
             return Ok(());
         }
@@ -107,7 +107,7 @@ impl Fault {
 /// A strategy whose previews are one ulp off and whose fingerprints are one
 /// bit off: the smallest wrong answer, as a stand-in for a strategy that
 /// computes something else.
-pub struct OffByOneUlp(pub Box<dyn Strategy>);
+pub(crate) struct OffByOneUlp(pub Box<dyn Strategy>);
 
 impl Strategy for OffByOneUlp {
     fn before(&mut self, input: u64) -> Result<()> {
@@ -143,7 +143,7 @@ impl Strategy for OffByOneUlp {
     }
 }
 
-pub fn parse(text: &str) -> Result<Fault> {
+pub(crate) fn parse(text: &str) -> Result<Fault> {
     let (kind, selectors) = text.trim().split_once('@').unwrap_or((text.trim(), ""));
     let number = |v: &str, what: &str| -> Result<u64> {
         v.parse()

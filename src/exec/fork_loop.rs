@@ -80,7 +80,7 @@ impl<'a> ForkLoop<'a> {
     /// The loop over `todo`; opens the tables made ahead (PostgreSQL), so
     /// it comes after anything that must run before them (the estimate's
     /// trial runs).
-    pub fn open(
+    pub(super) fn open(
         run: RunState<'a>,
         todo: Todo<'a>,
         db: Option<&crate::db::DbTarget>,
@@ -120,7 +120,7 @@ impl<'a> ForkLoop<'a> {
     }
 
     /// Runs every job the queue still holds, one fork at a time.
-    pub fn run(mut self) -> Result<()> {
+    pub(super) fn run(mut self) -> Result<()> {
         let mut current = self.upcoming.queue.next(None);
         while let Some(i) = current {
             if interrupt::interrupted() {

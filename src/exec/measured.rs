@@ -19,7 +19,7 @@ pub(super) struct Measured {
 impl Measured {
     /// The forks `partial` kept from an earlier attempt, each checked
     /// against its digest, the spec and the job list.
-    pub fn load(partial: &Partial, info: &RunInfo) -> Result<Measured> {
+    pub(super) fn load(partial: &Partial, info: &RunInfo) -> Result<Measured> {
         let forks = partial
             .kept(info)?
             .into_iter()
@@ -29,28 +29,28 @@ impl Measured {
     }
 
     /// A fork just committed, with the rows its worker streamed.
-    pub fn add(&mut self, record: ForkRecord, rows: Vec<PairRecord>) {
+    pub(super) fn add(&mut self, record: ForkRecord, rows: Vec<PairRecord>) {
         let key = (record.summary.cell, record.summary.fork);
         self.forks.insert(key, (record, rows));
     }
 
-    pub fn contains(&self, cell: u32, fork: u32) -> bool {
+    pub(super) fn contains(&self, cell: u32, fork: u32) -> bool {
         self.forks.contains_key(&(cell, fork))
     }
 
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.forks.len()
     }
 
     /// How many finished forks `cell` has.
-    pub fn forks_of(&self, cell: u32) -> u32 {
+    pub(super) fn forks_of(&self, cell: u32) -> u32 {
         self.forks.range((cell, 0)..=(cell, u32::MAX)).count() as u32
     }
 
     /// The run's time so far: its forks' `job_ns` (each from the previous
     /// fork's commit to its own), summed over this attempt and any before
     /// it; a fork recorded without one counts its worker's wall time.
-    pub fn run_time_ns(&self) -> u64 {
+    pub(super) fn run_time_ns(&self) -> u64 {
         self.forks
             .values()
             .map(|(rec, _)| rec.job_ns.unwrap_or(rec.wall_ns))
@@ -58,7 +58,7 @@ impl Measured {
     }
 
     /// The rows of `cells`' finished forks, in (cell, fork) order.
-    pub fn rows_of<'a>(&'a self, cells: &'a [u32]) -> impl Iterator<Item = &'a PairRecord> {
+    pub(super) fn rows_of<'a>(&'a self, cells: &'a [u32]) -> impl Iterator<Item = &'a PairRecord> {
         self.forks
             .iter()
             .filter(|((cell, _), _)| cells.contains(cell))
@@ -66,7 +66,7 @@ impl Measured {
     }
 
     /// Every record and every row, in (cell, fork) order: pairs.csv's order.
-    pub fn into_parts(self) -> (Vec<ForkRecord>, Vec<PairRecord>) {
+    pub(super) fn into_parts(self) -> (Vec<ForkRecord>, Vec<PairRecord>) {
         let rows = self.forks.values().map(|(_, r)| r.len()).sum();
         let mut records = Vec::with_capacity(self.forks.len());
         let mut all = Vec::with_capacity(rows);

@@ -7,25 +7,25 @@
 //! From then on, every failure (a fork, a signal, a full disk, the analysis)
 //! keeps what finished and prints the command that resumes.
 
-pub mod database;
+pub(crate) mod database;
 mod db_guard;
-pub mod estimate;
-pub mod fault;
+pub(crate) mod estimate;
+pub(crate) mod fault;
 mod fork_loop;
 mod jobs;
 mod measured;
-pub mod preflight;
-pub mod progress;
-pub mod protocol;
+pub(crate) mod preflight;
+pub(crate) mod progress;
+pub(crate) mod protocol;
 mod queue;
-pub mod resume;
+pub(crate) mod resume;
 pub mod retry;
 mod run;
-pub mod spawn;
-pub mod stop_estimate;
+pub(crate) mod spawn;
+pub(crate) mod stop_estimate;
 mod stopper;
 mod tables;
-pub mod trials;
+pub(crate) mod trials;
 mod upcoming;
 pub mod worker;
 

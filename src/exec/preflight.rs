@@ -13,7 +13,7 @@ use crate::spec::{Experiment, StrategyKind};
 
 /// The SQL arms of `cells`, each distinct text once, placeholders filled
 /// (`{input}` as 0).
-pub fn arms(exp: &Experiment, cells: &[Cell]) -> Vec<ArmSql> {
+pub(crate) fn arms(exp: &Experiment, cells: &[Cell]) -> Vec<ArmSql> {
     let mut out: Vec<ArmSql> = Vec::new();
     for cell in cells {
         let (b, t) = cell.arms(&exp.design);
@@ -47,7 +47,11 @@ pub fn arms(exp: &Experiment, cells: &[Cell]) -> Vec<ArmSql> {
 /// The catalog's findings for a PostgreSQL run whose arms run SQL; `None`
 /// elsewhere. On SQLite the private copies' tables are looked up in
 /// `database.sqlite_file`.
-pub fn run(exp: &Experiment, cells: &[Cell], db: Option<&DbTarget>) -> Result<Option<Findings>> {
+pub(crate) fn run(
+    exp: &Experiment,
+    cells: &[Cell],
+    db: Option<&DbTarget>,
+) -> Result<Option<Findings>> {
     let Some(db) = db else {
         return Ok(None);
     };
@@ -64,7 +68,7 @@ pub fn run(exp: &Experiment, cells: &[Cell], db: Option<&DbTarget>) -> Result<Op
 
 /// A message with the privileges guide added when the server refused
 /// for want of one.
-pub fn with_privileges(message: String) -> String {
+pub(crate) fn with_privileges(message: String) -> String {
     if message.contains("permission denied") || message.contains("must be owner") {
         format!("{message}\nthe privileges each feature needs are in {PRIVILEGES_DOC}")
     } else {

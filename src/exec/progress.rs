@@ -6,7 +6,7 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::time::Instant;
 
-pub enum Progress {
+pub(crate) enum Progress {
     Quiet,
     /// stderr is not a terminal: one line per finished job.
     Lines {
@@ -33,7 +33,7 @@ fn elapsed(d: std::time::Duration) -> String {
 }
 
 impl Progress {
-    pub fn new(quiet: bool, total_jobs: u64, already_done: u64) -> Progress {
+    pub(crate) fn new(quiet: bool, total_jobs: u64, already_done: u64) -> Progress {
         if quiet {
             return Progress::Quiet;
         }
@@ -67,7 +67,7 @@ impl Progress {
         }
     }
 
-    pub fn start_fork(&mut self, label: &str, pairs: u64) {
+    pub(crate) fn start_fork(&mut self, label: &str, pairs: u64) {
         if let Progress::Bars { pairs: bar, .. } = self {
             bar.reset();
             bar.set_length(pairs);
@@ -75,13 +75,13 @@ impl Progress {
         }
     }
 
-    pub fn pair(&mut self) {
+    pub(crate) fn pair(&mut self) {
         if let Progress::Bars { pairs, .. } = self {
             pairs.inc(1);
         }
     }
 
-    pub fn finish_fork(&mut self, label: &str, seconds: f64) {
+    pub(crate) fn finish_fork(&mut self, label: &str, seconds: f64) {
         match self {
             Progress::Quiet => {}
             Progress::Lines { total, done, .. } => {
@@ -95,7 +95,7 @@ impl Progress {
 
     /// The jobs the run will hold in all, now that some will not run (a
     /// sequential design's stopped cells).
-    pub fn skip_to(&mut self, total_jobs: u64) {
+    pub(crate) fn skip_to(&mut self, total_jobs: u64) {
         match self {
             Progress::Quiet => {}
             Progress::Lines { total, .. } => *total = total_jobs,
@@ -104,7 +104,7 @@ impl Progress {
     }
 
     /// A message that must not be torn by the bars.
-    pub fn println(&self, msg: &str) {
+    pub(crate) fn println(&self, msg: &str) {
         match self {
             Progress::Quiet => {}
             Progress::Lines { .. } => crate::console::err(msg),
@@ -112,7 +112,7 @@ impl Progress {
         }
     }
 
-    pub fn clear(&self) {
+    pub(crate) fn clear(&self) {
         if let Progress::Bars { jobs, pairs, .. } = self {
             pairs.finish_and_clear();
             jobs.finish_and_clear();
@@ -120,7 +120,7 @@ impl Progress {
     }
 
     /// Clears the bars and leaves one line with the total on screen.
-    pub fn finish(&self, jobs_run: usize) {
+    pub(crate) fn finish(&self, jobs_run: usize) {
         self.clear();
         match self {
             _ if jobs_run == 0 => {}

@@ -11,11 +11,11 @@ use serde::{Deserialize, Serialize};
 /// The parent's word that the worker may start timing: everything else of
 /// runner's (the previous fork's worker, its backends, the parent's
 /// bookkeeping) has stopped.
-pub const GO: &str = "go";
+pub(crate) const GO: &str = "go";
 
 /// Everything a worker needs; it reads nothing else (no spec, no files).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct JobRequest {
+pub(crate) struct JobRequest {
     pub cell: u32,
     pub fork: u32,
     pub seed: u64,
@@ -63,7 +63,7 @@ pub struct JobRequest {
 /// A trial job's timings: each instance's median run (ns) after one run
 /// that is not counted, and how many runs that median is of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TrialReport {
+pub(crate) struct TrialReport {
     pub baseline_ns: u64,
     /// None: one instance serves both arms (A/A), timed once.
     pub treatment_ns: Option<u64>,
@@ -78,7 +78,7 @@ pub struct TrialReport {
 /// What a worker says, one per line.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum WorkerMessage {
+pub(crate) enum WorkerMessage {
     /// The pre-timing checks passed; timing starts at the parent's [`GO`].
     Checked(CheckReport),
     Pair(PairRecord),
@@ -103,4 +103,4 @@ pub enum WorkerMessage {
 
 // The checks and the summary are recorded in run.json, so they are defined
 // beside it (`run_folder` must not import `exec`); both sides use them here.
-pub use crate::run_folder::{CheckReport, ForkSummary};
+pub(crate) use crate::run_folder::{CheckReport, ForkSummary};

@@ -23,7 +23,7 @@ pub(super) struct Queue<'a> {
 }
 
 impl<'a> Queue<'a> {
-    pub fn new(requests: &'a [JobRequest]) -> Queue<'a> {
+    pub(super) fn new(requests: &'a [JobRequest]) -> Queue<'a> {
         Queue {
             requests,
             stopped: BTreeSet::new(),
@@ -32,18 +32,18 @@ impl<'a> Queue<'a> {
 
     /// The first job after `after` (from the start for `None`) whose cell
     /// goes on.
-    pub fn next(&self, after: Option<usize>) -> Option<usize> {
+    pub(super) fn next(&self, after: Option<usize>) -> Option<usize> {
         let from = after.map_or(0, |i| i + 1);
         (from..self.requests.len()).find(|&i| !self.stopped.contains(&self.requests[i].cell))
     }
 
     /// `cell` receives no more forks.
-    pub fn stop(&mut self, cell: u32) {
+    pub(super) fn stop(&mut self, cell: u32) {
         self.stopped.insert(cell);
     }
 
     /// How many jobs after `i` will still run.
-    pub fn left_after(&self, i: usize) -> usize {
+    pub(super) fn left_after(&self, i: usize) -> usize {
         (i + 1..self.requests.len())
             .filter(|&k| self.goes_on(k))
             .count()
@@ -62,7 +62,7 @@ pub(super) struct Ahead {
 }
 
 impl Ahead {
-    pub fn open(db: Option<&crate::db::DbTarget>, requests: &[JobRequest]) -> Result<Ahead> {
+    pub(super) fn open(db: Option<&crate::db::DbTarget>, requests: &[JobRequest]) -> Result<Ahead> {
         Ok(Ahead {
             tables: Tables::open(db, requests.first())?,
             made: BTreeSet::new(),
@@ -70,14 +70,14 @@ impl Ahead {
     }
 
     /// Whether job `i`'s worker may start: its tables exist (or it needs none).
-    pub fn ready(&self, i: usize) -> bool {
+    pub(super) fn ready(&self, i: usize) -> bool {
         self.tables.is_none() || self.made.contains(&i)
     }
 
     /// In one transaction: drops the tables of `done` and of every job made
     /// ahead whose cell has since stopped, and makes those of `ahead` not
     /// made yet.
-    pub fn step(
+    pub(super) fn step(
         &mut self,
         queue: &Queue<'_>,
         done: Option<usize>,

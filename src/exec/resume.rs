@@ -9,7 +9,7 @@ use std::path::Path;
 
 /// A resumed run must run the spec it was started with (both as recorded:
 /// passwords redacted, see `redact`).
-pub fn check_same_spec(started: &Experiment, now: &Experiment) -> Result<()> {
+pub(crate) fn check_same_spec(started: &Experiment, now: &Experiment) -> Result<()> {
     let a = serde_json::to_value(started).expect("experiment serializes");
     let b = serde_json::to_value(now).expect("experiment serializes");
     let mut keys = Vec::new();
@@ -27,7 +27,7 @@ pub fn check_same_spec(started: &Experiment, now: &Experiment) -> Result<()> {
 /// A resumed run must measure on the database it started on: the same
 /// backend and, for PostgreSQL, the same host, port and database. (Mixing
 /// would put forks of two systems into one cell.)
-pub fn check_same_database(
+pub(crate) fn check_same_database(
     started: Option<&serde_json::Value>,
     now: Option<&serde_json::Value>,
 ) -> Result<()> {
@@ -64,7 +64,7 @@ pub fn check_same_database(
 /// different `--out` is what the next attempt needs). Quoted for a POSIX
 /// shell; a password in a `--set` is shown as `***`, with a note to put it
 /// back.
-pub fn resume_command(args: &ExecArgs, final_dir: &Path, partial: &Path) -> String {
+pub(crate) fn resume_command(args: &ExecArgs, final_dir: &Path, partial: &Path) -> String {
     let resume = ExecArgs {
         out: Some(final_dir.to_path_buf()),
         resume: Some(partial.to_path_buf()),

@@ -28,7 +28,7 @@ impl Run<'_> {
         resume_command(self.args, &self.final_dir, &partial.dir)
     }
 
-    pub fn go(
+    pub(super) fn go(
         self,
         partial: Partial,
         mut info: RunInfo,

@@ -40,7 +40,7 @@ const STDERR_GRACE: Duration = Duration::from_secs(2);
 
 /// How a fork ended, when it did not finish.
 #[derive(Debug)]
-pub struct ForkFailure {
+pub(crate) struct ForkFailure {
     pub reason: String,
     /// The worker's last stderr lines.
     pub stderr_tail: Vec<String>,
@@ -60,7 +60,7 @@ pub struct ForkFailure {
     pub on_server: String,
 }
 
-pub struct ForkResult {
+pub(crate) struct ForkResult {
     pub checks: CheckReport,
     pub summary: ForkSummary,
     pub wall_ns: u64,
@@ -90,7 +90,7 @@ fn sweep_after_worker() -> u64 {
 
 /// The environment variable that gives a worker its parent's pid, so that
 /// it can tie its life to the parent's ([`die_with_parent`]).
-pub const PARENT_VAR: &str = crate::settings::PARENT_PID;
+pub(crate) const PARENT_VAR: &str = crate::settings::PARENT_PID;
 
 /// Starts the worker process with `job` (one line) already in its stdin,
 /// and returns the pipe's write end for the go. No code runs in the child
@@ -157,7 +157,7 @@ fn set_nonblocking(pipe: &std::io::PipeWriter, on: bool) -> std::io::Result<()> 
 /// measuring on alone; and if the parent died before that was set, the
 /// worker ends at once (nobody would reap it). A worker started by hand
 /// (no [`PARENT_VAR`]) skips the check.
-pub fn die_with_parent() -> anyhow::Result<()> {
+pub(crate) fn die_with_parent() -> anyhow::Result<()> {
     let Some(parent) = crate::settings::get().parent_pid else {
         return Ok(());
     };
@@ -186,7 +186,7 @@ fn live() -> std::sync::MutexGuard<'static, BTreeSet<i32>> {
 /// A worker process that has its job: it sets up and checks its arms,
 /// reports `Checked`, and then waits for [`Worker::run`]'s go before its
 /// first timed run. Dropped without running, it is killed and reaped.
-pub struct Worker {
+pub(crate) struct Worker {
     child: Child,
     stdin: Option<std::io::PipeWriter>,
     rx: mpsc::Receiver<Event>,
@@ -206,7 +206,7 @@ pub struct Worker {
 impl Worker {
     /// Starts a worker on `job`; it is killed after `timeout` from now, or on
     /// a signal.
-    pub fn start(job: &JobRequest, timeout: Duration) -> Result<Worker, ForkFailure> {
+    pub(crate) fn start(job: &JobRequest, timeout: Duration) -> Result<Worker, ForkFailure> {
         let fail = |reason: String| ForkFailure {
             reason,
             stderr_tail: Vec::new(),
@@ -272,7 +272,7 @@ impl Worker {
     /// worker's timed runs arrives (its records are sent only then), before
     /// anything else is done for this fork. Kills the worker at the
     /// deadline or on a signal.
-    pub fn run(
+    pub(crate) fn run(
         mut self,
         mut on_pair: impl FnMut(&PairRecord) -> crate::error::Result<()>,
         timing_over: impl FnOnce(),

@@ -32,7 +32,7 @@ const TRIAL_BUDGET: Duration = Duration::from_secs(2);
 /// The `stop` line of `check` (empty for a fixed design): the rule, and
 /// the forks and time a half-width target needs if forks differ no more
 /// than the trial's pairs do. `estimate` is the fixed design's.
-pub fn check_line(
+pub(crate) fn check_line(
     exp: &Experiment,
     cells: &[Cell],
     db: Option<&DbTarget>,

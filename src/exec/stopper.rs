@@ -25,7 +25,7 @@ pub(super) struct Stopper {
 
 impl Stopper {
     /// The run's stopper; none for a fixed design.
-    pub fn new(info: &RunInfo) -> Option<Stopper> {
+    pub(super) fn new(info: &RunInfo) -> Option<Stopper> {
         let stop = crate::report::context::stop_input(info)?;
         let input = crate::report::context::analysis_input(info);
         let cells = input.cells.iter().map(|c| (c.cell, c.clone())).collect();
@@ -33,7 +33,7 @@ impl Stopper {
     }
 
     /// Whether `cell`'s jobs are done with (`stops` records it).
-    pub fn stopped(info: &RunInfo, cell: u32) -> bool {
+    pub(super) fn stopped(info: &RunInfo, cell: u32) -> bool {
         info.stops.iter().any(|s| s.cell == cell)
     }
 
@@ -43,7 +43,7 @@ impl Stopper {
     /// past `max_time`, every cell left with at least `min_forks`. In cell
     /// order. A cell's rule depends on its own forks alone, so looking at
     /// the one that changed is looking at all.
-    pub fn due(
+    pub(super) fn due(
         &self,
         info: &RunInfo,
         measured: &Measured,

@@ -34,14 +34,14 @@ fn slots(job: &JobRequest) -> Vec<&'static str> {
 }
 
 /// The premade table of the instance in `slot`, if the parent made one.
-pub fn premade(job: &JobRequest, slot: &str) -> Option<String> {
+pub(super) fn premade(job: &JobRequest, slot: &str) -> Option<String> {
     slots(job)
         .contains(&slot)
         .then(|| job_table(job.cell, job.fork, slot))
 }
 
 /// Whether a run on `db` with these arms has premade tables.
-pub fn premade_for(
+pub(super) fn premade_for(
     db: Option<&DbTarget>,
     baseline: &StrategyKind,
     treatment: &StrategyKind,
@@ -51,13 +51,16 @@ pub fn premade_for(
 }
 
 /// The parent's connection for making and dropping the tables.
-pub struct Tables {
+pub(super) struct Tables {
     maker: Box<dyn TableMaker>,
 }
 
 impl Tables {
     /// A connection when the run has premade tables; none otherwise.
-    pub fn open(db: Option<&DbTarget>, first: Option<&JobRequest>) -> Result<Option<Tables>> {
+    pub(super) fn open(
+        db: Option<&DbTarget>,
+        first: Option<&JobRequest>,
+    ) -> Result<Option<Tables>> {
         let (Some(db), Some(job)) = (db, first) else {
             return Ok(None);
         };
@@ -71,7 +74,7 @@ impl Tables {
 
     /// Drops the tables of the jobs `done` and makes (afresh) those of the
     /// jobs `ahead`, in one transaction.
-    pub fn step(&mut self, done: &[&JobRequest], ahead: &[&JobRequest]) -> Result<()> {
+    pub(super) fn step(&mut self, done: &[&JobRequest], ahead: &[&JobRequest]) -> Result<()> {
         let name = |job: &JobRequest, slot: &str| job_table(job.cell, job.fork, slot);
         let drop: Vec<String> = done
             .iter()

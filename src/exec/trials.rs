@@ -17,7 +17,7 @@ use std::time::Duration;
 
 /// What the trials measured.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Trials {
+pub(crate) struct Trials {
     /// Each distinct arm and its median trial run, ns.
     pub arms: Vec<(StrategyKind, u64)>,
     /// Runs behind the medians (the fewest of any instance).
@@ -34,14 +34,14 @@ pub struct Trials {
 
 impl Trials {
     /// The median trial run of `kind`, if it was timed.
-    pub fn run_ns(&self, kind: &StrategyKind) -> Option<u64> {
+    pub(crate) fn run_ns(&self, kind: &StrategyKind) -> Option<u64> {
         self.arms.iter().find(|(k, _)| k == kind).map(|(_, ns)| *ns)
     }
 }
 
 /// Why the trials stopped short.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Stopped {
+pub(crate) enum Stopped {
     /// The arms' outputs differ: the experiment file must change.
     Disagreement(String),
     /// Ctrl-C or a termination signal.
@@ -54,7 +54,7 @@ pub enum Stopped {
 
 /// The trials, and why they stopped before every arm was timed (what was
 /// timed until then is kept).
-pub type Outcome = (Trials, Option<Stopped>);
+pub(crate) type Outcome = (Trials, Option<Stopped>);
 
 /// A trial job for `cell`: its arms as bound, no pairs, the worker's own
 /// set-up (no tables made ahead).
@@ -89,7 +89,7 @@ pub(super) fn request(exp: &Experiment, cell: &Cell, db: Option<&DbTarget>) -> J
 
 /// Runs the trials of every cell whose arms are not timed yet, one worker
 /// at a time, each stopped at `design.fork_timeout_s`.
-pub fn run(exp: &Experiment, cells: &[Cell], db: Option<&DbTarget>) -> Outcome {
+pub(crate) fn run(exp: &Experiment, cells: &[Cell], db: Option<&DbTarget>) -> Outcome {
     let timeout = Duration::from_secs(exp.design.fork_timeout_s);
     let mut trials = Trials {
         runs: crate::exec::worker::TRIAL_RUNS,

@@ -35,7 +35,10 @@ pub(super) struct Upcoming<'a> {
 impl Upcoming<'_> {
     /// The worker of job `i`: the one started ahead, unless none was or
     /// its cell has since stopped (dropped here, which kills it).
-    pub fn take_worker(&mut self, i: usize) -> Result<std::result::Result<Worker, ForkFailure>> {
+    pub(super) fn take_worker(
+        &mut self,
+        i: usize,
+    ) -> Result<std::result::Result<Worker, ForkFailure>> {
         Ok(match self.next.take() {
             Some((k, w)) if k == i => w,
             _ => {
@@ -61,7 +64,7 @@ impl Upcoming<'_> {
     /// long done; the tables of the fork after next are made only once
     /// the next worker runs. Returns the snapshot and whether the tables
     /// were made.
-    pub fn start_next(&mut self, i: usize) -> (Option<Snapshot>, Result<()>) {
+    pub(super) fn start_next(&mut self, i: usize) -> (Option<Snapshot>, Result<()>) {
         let n = self.queue.next(Some(i));
         let then = n.and_then(|n| self.queue.next(Some(n)));
         let ready = n.is_none_or(|n| self.ahead.ready(n));

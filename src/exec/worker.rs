@@ -11,7 +11,7 @@
 //! else (no allocation of records, no I/O).
 
 mod check;
-pub mod draws;
+pub(crate) mod draws;
 mod timer;
 mod trial_job;
 

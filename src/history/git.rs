@@ -16,7 +16,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 /// A commit, as the history shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Commit {
+pub(crate) struct Commit {
     pub hash: String,
     pub short: String,
     /// Committer date, `YYYY-MM-DD HH:MM` in the committer's time zone.
@@ -25,7 +25,7 @@ pub struct Commit {
 }
 
 /// The repository a report folder is in.
-pub struct Repo {
+pub(super) struct Repo {
     pub top: PathBuf,
     /// The folder, relative to `top`, with `/` separators.
     pub folder: String,
@@ -80,7 +80,7 @@ impl Repo {
     /// The repository that holds `folder` (which may no longer exist in
     /// the working tree): one sentence and exit 2 when there is none, or
     /// when the folder lies outside the repository of the current folder.
-    pub fn of(folder: &Path) -> Result<Repo> {
+    pub(super) fn of(folder: &Path) -> Result<Repo> {
         let abs = crate::output::target::absolute(folder)
             .map_err(|e| bad_input(format!("{}: {e}", folder.display())))?;
         let existing = abs
@@ -174,7 +174,7 @@ impl Repo {
 
     /// The commits that changed the folder, oldest first; with `since`,
     /// the one whose version was current at `since` and every later one.
-    pub fn commits(&self, since: Option<&str>) -> Result<Vec<Commit>> {
+    pub(super) fn commits(&self, since: Option<&str>) -> Result<Vec<Commit>> {
         // An empty repository has no HEAD: nothing was ever committed.
         let head =
             output(git(&self.top).args(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]))?;
@@ -198,7 +198,7 @@ impl Repo {
     /// fetches one commit): older versions of the folder may exist that
     /// this clone does not hold. A git too old to answer is taken as not
     /// shallow (it prints the option back instead of `true`).
-    pub fn is_shallow(&self) -> Result<bool> {
+    pub(super) fn is_shallow(&self) -> Result<bool> {
         Ok(
             output(git(&self.top).args(["rev-parse", "--is-shallow-repository"]))?
                 .is_ok_and(|s| s.trim() == "true"),
@@ -206,7 +206,7 @@ impl Repo {
     }
 
     /// Readers of the folder's files at any commit.
-    pub fn files(&self) -> Result<Files> {
+    pub(super) fn files(&self) -> Result<Files> {
         Ok(Files {
             check: Cat::start(&self.top, "--batch-check")?,
             batch: Cat::start(&self.top, "--batch")?,
@@ -282,7 +282,7 @@ impl Drop for Cat {
 
 /// The folder's files at any commit: which blob a file is (cheap, to skip
 /// a commit that changed nothing the history reads), and its bytes.
-pub struct Files {
+pub(super) struct Files {
     check: Cat,
     batch: Cat,
     folder: String,
@@ -291,7 +291,7 @@ pub struct Files {
 impl Files {
     /// The blob id of `name` in the folder at `commit`; none when the
     /// commit has no such file (or something else than a file there).
-    pub fn blob(&mut self, commit: &str, name: &str) -> Result<Option<String>> {
+    pub(super) fn blob(&mut self, commit: &str, name: &str) -> Result<Option<String>> {
         let words = self
             .check
             .ask(&format!("{commit}:{}/{name}", self.folder))?;
@@ -302,7 +302,7 @@ impl Files {
     }
 
     /// The bytes of blob `oid`.
-    pub fn read(&mut self, oid: &str) -> Result<Vec<u8>> {
+    pub(super) fn read(&mut self, oid: &str) -> Result<Vec<u8>> {
         let words = self.batch.ask(oid)?;
         match words.as_slice() {
             [_, kind, size] if kind == "blob" => {

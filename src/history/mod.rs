@@ -20,13 +20,13 @@ mod version_error;
 use crate::error::{bad_input, Result};
 use std::path::{Path, PathBuf};
 
-pub use changes::{Boundary, CellStep, Rule, Step};
-pub use git::Commit;
-pub use version::Version;
+pub(crate) use changes::{Rule, Step};
+pub(crate) use git::Commit;
+pub(crate) use version::Version;
 
 /// What a commit of the folder holds, as the history reads it.
 #[derive(Debug, Clone)]
-pub enum Entry {
+pub(crate) enum Entry {
     /// A run, checked and analysed, and how it compares with the version
     /// before it (none for the first).
     Run {
@@ -47,14 +47,14 @@ pub enum Entry {
 
 /// A commit and what it holds.
 #[derive(Debug, Clone)]
-pub struct Dated {
+pub(crate) struct Dated {
     pub commit: Commit,
     pub entry: Entry,
 }
 
 /// The whole history of one folder.
 #[derive(Debug, Clone)]
-pub struct History {
+pub(crate) struct History {
     /// The folder, relative to the repository's top (`reports/aa`).
     pub folder: String,
     pub since: Option<String>,
@@ -71,7 +71,7 @@ pub struct History {
 
 impl History {
     /// The versions that were read, numbered from 1 in commit order.
-    pub fn runs(&self) -> impl Iterator<Item = (u32, &Dated, &Version, Option<&Step>)> {
+    pub(crate) fn runs(&self) -> impl Iterator<Item = (u32, &Dated, &Version, Option<&Step>)> {
         self.entries
             .iter()
             .filter_map(|d| match &d.entry {
@@ -84,9 +84,8 @@ impl History {
 }
 
 /// What `runner history` wrote and prints.
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub summary: String,
-    pub written: PathBuf,
 }
 
 /// The default output folder: `history-NAME` beside the report folder.
@@ -119,7 +118,7 @@ fn check_out(dir: &Path, out: &Path) -> Result<()> {
 }
 
 /// Reads every version of the folder (see the module doc).
-pub fn read(dir: &Path, since: Option<&str>) -> Result<History> {
+pub(crate) fn read(dir: &Path, since: Option<&str>) -> Result<History> {
     if std::fs::metadata(dir).is_ok_and(|m| !m.is_dir()) {
         return Err(bad_input(format!(
             "{} is a file; runner history reads a report folder (the folder that holds run.json, such as reports/NAME)",
@@ -225,7 +224,7 @@ pub fn read(dir: &Path, since: Option<&str>) -> Result<History> {
 }
 
 /// `runner history`: read, render, write.
-pub fn history(dir: &Path, since: Option<&str>, out: Option<&Path>) -> Result<Outcome> {
+pub(crate) fn history(dir: &Path, since: Option<&str>, out: Option<&Path>) -> Result<Outcome> {
     let out = out.map_or_else(|| default_out(dir), Path::to_path_buf);
     check_out(dir, &out)?;
     let h = read(dir, since)?;
@@ -253,6 +252,5 @@ pub fn history(dir: &Path, since: Option<&str>, out: Option<&Path>) -> Result<Ou
             markdown::summary_text(&h),
             written.display()
         ),
-        written,
     })
 }

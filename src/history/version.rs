@@ -13,11 +13,11 @@ use crate::run_folder::{self, RunInfo};
 use crate::spec::Experiment;
 use crate::stats::apart::Bounded;
 
-pub use super::version_error::VersionError;
+pub(super) use super::version_error::VersionError;
 
 /// Where a version was measured: what makes two of its runs comparable.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Machine {
+pub(crate) struct Machine {
     /// `host (CPU, N logical cores)`, or the note for imported data.
     pub name: String,
     /// Host, CPU, cores, memory, kernel and database server: a change in
@@ -61,7 +61,7 @@ impl Machine {
 
     /// A machine known by its host alone (for tests of the rule).
     #[cfg(test)]
-    pub fn named(host: &str) -> Machine {
+    pub(crate) fn named(host: &str) -> Machine {
         Machine {
             name: host.into(),
             key: vec![
@@ -77,7 +77,7 @@ impl Machine {
 
     /// What differs from `before`: (what, before, now); empty on the
     /// same machine.
-    pub fn changes_from(&self, before: &Machine) -> Vec<(String, String, String)> {
+    pub(crate) fn changes_from(&self, before: &Machine) -> Vec<(String, String, String)> {
         const WHAT: [&str; 6] = [
             "host",
             "CPU",
@@ -99,7 +99,7 @@ impl Machine {
 
 /// One fork of a cell, as two-separate-runs comparisons see it.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ForkPoint {
+pub(crate) struct ForkPoint {
     /// The fork's median D.
     pub median_ns: f64,
     pub baseline_ns: f64,
@@ -108,7 +108,7 @@ pub struct ForkPoint {
 
 /// One experiment cell of one version.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CellPoint {
+pub(crate) struct CellPoint {
     /// The grid values in words, as the report labels the cell
     /// (`delay_us = 0`, a variant's name).
     pub label: String,
@@ -124,7 +124,7 @@ pub struct CellPoint {
 
 /// A version that was read, checked and analysed.
 #[derive(Debug, Clone)]
-pub struct Version {
+pub(crate) struct Version {
     pub run_id: String,
     pub machine: Machine,
     pub experiment: Experiment,
@@ -135,7 +135,7 @@ pub struct Version {
 
 /// Checks a version's two files as `runner report` checks a folder; the
 /// error is one sentence naming the file.
-pub fn check(
+pub(super) fn check(
     run_json: &[u8],
     pairs: &[u8],
 ) -> Result<(RunInfo, Vec<crate::record::PairRecord>), VersionError> {
@@ -150,7 +150,7 @@ pub fn check(
 
 impl CellPoint {
     /// Median D with its interval, ns.
-    pub fn difference(&self) -> Bounded {
+    pub(crate) fn difference(&self) -> Bounded {
         let e = &self.effect;
         Bounded {
             estimate: e.difference_ns,
@@ -165,7 +165,7 @@ impl CellPoint {
     /// states it; with one, the cell's ratio includes the delay, so it is
     /// 1 + (D − delay) / the baseline's median, on D's interval. None
     /// when the baseline's median is 0.
-    pub fn ratio_less_delay(&self) -> Option<Bounded> {
+    pub(crate) fn ratio_less_delay(&self) -> Option<Bounded> {
         let (b, d) = (self.baseline_ns, self.delay_ns as f64);
         let e = &self.effect;
         if self.delay_ns == 0 {
@@ -188,7 +188,7 @@ impl CellPoint {
 }
 
 /// Reads, checks and analyses one version.
-pub fn read(run_json: &[u8], pairs: &[u8]) -> Result<Version, VersionError> {
+pub(super) fn read(run_json: &[u8], pairs: &[u8]) -> Result<Version, VersionError> {
     let (info, rows) = check(run_json, pairs)?;
     let analysis = crate::report::analyse(&info, &rows)?;
     drop(rows);

@@ -6,7 +6,7 @@
 use crate::run_folder::FolderError;
 
 #[derive(Debug, thiserror::Error)]
-pub enum VersionError {
+pub(super) enum VersionError {
     #[error("run.json is not a valid run.json: {0}")]
     Parse(#[source] serde_json::Error),
     #[error("run.json: {0}")]

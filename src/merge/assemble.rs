@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 /// The merged run.json from shards sorted by index, the jobs no shard
 /// held and the command: one run of the first shard's spec and seed, whose
 /// forks are the shards'.
-pub fn run_info(
+pub(super) fn run_info(
     args: &MergeArgs,
     shards: &[Shard],
     missing: &[MissingJob],

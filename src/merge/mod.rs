@@ -24,12 +24,10 @@ use crate::run_folder::RunInfo;
 use crate::shard::MissingJob;
 use std::path::{Path, PathBuf};
 
-pub use crate::run_folder::invocation::MergeArgs;
+pub(crate) use crate::run_folder::invocation::MergeArgs;
 
 /// What a finished merge leaves behind.
-pub struct MergeOutcome {
-    pub dir: PathBuf,
-    pub info: RunInfo,
+pub(crate) struct MergeOutcome {
     /// What was merged, the finding and the sensitivity table, for stdout.
     pub summary: String,
 }
@@ -61,7 +59,7 @@ fn check_out_apart(out: &Path, shards: &[PathBuf]) -> Result<()> {
 }
 
 /// `runner merge`.
-pub fn merge(args: &MergeArgs) -> Result<MergeOutcome> {
+pub(crate) fn merge(args: &MergeArgs) -> Result<MergeOutcome> {
     target::check_out(&args.out, "OUT")?;
     check_out_apart(&args.out, &args.shards)?;
     let mut shards = Vec::with_capacity(args.shards.len());
@@ -104,12 +102,10 @@ pub fn merge(args: &MergeArgs) -> Result<MergeOutcome> {
         Ok(summary) => {
             partial.promote(&args.out)?;
             Ok(MergeOutcome {
-                dir: args.out.clone(),
                 summary: format!(
                     "{summary}report: {}\n",
                     args.out.join("report.md").display()
                 ),
-                info,
             })
         }
         Err(e) => {

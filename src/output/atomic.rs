@@ -9,13 +9,13 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 /// Writes `bytes` to `path` atomically.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     write_atomic_io(path, bytes).map_err(|e| io_err("write", path, e))
 }
 
 /// [`write_atomic`] with the bare I/O error, for callers that name the
 /// failure themselves.
-pub fn write_atomic_io(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_atomic_io(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = parent_or_dot(path);
     let mut tmp = tempfile::Builder::new()
         .prefix(".runner-write-")

@@ -14,10 +14,10 @@ use serde_json::Value;
 use std::path::Path;
 
 /// The format this runner writes and the newest it reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub(crate) const FORMAT_VERSION: u32 = 1;
 
 /// The key, first in every versioned file.
-pub const KEY: &str = "format_version";
+pub(crate) const KEY: &str = "format_version";
 
 /// Why a file's format cannot be read.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -32,7 +32,7 @@ pub enum FormatError {
 
 /// The version `file` (the parsed JSON of `path`) says it has: 0 without
 /// the key.
-pub fn version_of(path: &Path, file: &Value) -> Result<u64, FormatError> {
+pub(crate) fn version_of(path: &Path, file: &Value) -> Result<u64, FormatError> {
     match file.get(KEY) {
         None => Ok(0),
         Some(v) => v.as_u64().ok_or_else(|| FormatError::NotAVersion {
@@ -44,7 +44,7 @@ pub fn version_of(path: &Path, file: &Value) -> Result<u64, FormatError> {
 
 /// Whether this runner can read `file`: its version is at most
 /// [`FORMAT_VERSION`].
-pub fn readable(path: &Path, file: &Value) -> Result<(), FormatError> {
+pub(crate) fn readable(path: &Path, file: &Value) -> Result<(), FormatError> {
     let found = version_of(path, file)?;
     if found > u64::from(FORMAT_VERSION) {
         return Err(FormatError::Newer {
@@ -57,7 +57,7 @@ pub fn readable(path: &Path, file: &Value) -> Result<(), FormatError> {
 
 /// `file` brought up to [`FORMAT_VERSION`], one version step at a time,
 /// after [`readable`] accepted it.
-pub fn migrate(path: &Path, mut file: Value) -> Result<Value, FormatError> {
+pub(crate) fn migrate(path: &Path, mut file: Value) -> Result<Value, FormatError> {
     readable(path, &file)?;
     // 0 -> 1: the key itself; nothing else changed shape.
     if version_of(path, &file)? == 0 {
@@ -66,11 +66,6 @@ pub fn migrate(path: &Path, mut file: Value) -> Result<Value, FormatError> {
         }
     }
     Ok(file)
-}
-
-/// `FORMAT_VERSION`, as serde's default for a struct that always writes it.
-pub fn current() -> u32 {
-    FORMAT_VERSION
 }
 
 #[cfg(test)]

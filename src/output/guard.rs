@@ -40,7 +40,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 /// The record's name, in each folder runner writes into.
-pub const RECORD: &str = ".runner-files.json";
+pub(crate) const RECORD: &str = ".runner-files.json";
 
 const NOTE: &str = "The files runner wrote in this folder and the SHA-256 of what it wrote; runner replaces, moves or removes only these (see docs/safety.md).";
 
@@ -70,7 +70,7 @@ impl Record {
 /// its data files and a study's plots (the only plots runner drew then).
 /// Only these count as runner's in a folder without a record; every later
 /// plot is written where the record lists what runner wrote.
-pub fn runner_names() -> impl Iterator<Item = &'static str> {
+pub(crate) fn runner_names() -> impl Iterator<Item = &'static str> {
     DATA_FILES
         .iter()
         .copied()
@@ -80,7 +80,7 @@ pub fn runner_names() -> impl Iterator<Item = &'static str> {
 /// A finished (or, with `finished = false`, any) run.json of runner's,
 /// told apart loosely: older runners wrote fewer keys; readers check the
 /// rest.
-pub fn runner_run_json(path: &Path, finished: bool) -> bool {
+pub(crate) fn runner_run_json(path: &Path, finished: bool) -> bool {
     if !fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
         return false;
     }
@@ -129,7 +129,7 @@ fn sha256_of(path: &Path) -> Option<String> {
 
 /// Who wrote what is at a path.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Owner {
+pub(crate) enum Owner {
     Missing,
     Runner,
     /// Not runner's, with why (a sentence part: "is a symbolic link").
@@ -179,7 +179,7 @@ fn split(path: &Path) -> (PathBuf, String) {
 }
 
 /// Who wrote what is at `path`.
-pub fn owner(path: &Path) -> Result<Owner> {
+pub(crate) fn owner(path: &Path) -> Result<Owner> {
     let (dir, name) = split(path);
     let record = read_record(&dir).map_err(|why| record_error(&dir, &why))?;
     Ok(owner_in(&dir, &name, record.as_ref()))
@@ -198,7 +198,7 @@ fn owner_in(dir: &Path, name: &str, record: Option<&Record>) -> Owner {
 /// `name (why)`; `Err` when its record cannot be read. Runner's own are
 /// the files its record lists unchanged (without a record: the fixed names
 /// of a report folder), the record itself and the lock a killed exec left.
-pub fn foreign_entries(dir: &Path) -> std::result::Result<Vec<String>, String> {
+pub(crate) fn foreign_entries(dir: &Path) -> std::result::Result<Vec<String>, String> {
     let record = read_record(dir).map_err(|why| format!("{RECORD} {why}"))?;
     let legacy = record.is_none();
     let entries = fs::read_dir(dir).map_err(|e| format!("cannot be read ({e})"))?;
@@ -231,7 +231,7 @@ fn refused(path: &Path, why: &str) -> crate::error::RunnerError {
 
 /// Whether `bytes` may be written to `path` (see the module doc); `Ok`
 /// says whether something is there.
-pub fn check(path: &Path, bytes: &[u8]) -> Result<Owner> {
+pub(crate) fn check(path: &Path, bytes: &[u8]) -> Result<Owner> {
     allowed(path, owner(path)?, bytes)
 }
 
@@ -283,7 +283,7 @@ fn record_for_update(dir: &Path, existing: Option<Record>) -> Record {
 
 /// Writes `bytes` to `path` whole (temp file, fsync, rename), if the guard
 /// allows it (see the module doc), and records it.
-pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write(path: &Path, bytes: &[u8]) -> Result<()> {
     write_all(&[(path.to_path_buf(), bytes)])
 }
 
@@ -295,7 +295,7 @@ pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
 /// per file: a report's half-dozen files take a third of the synced
 /// writes. A file that cannot be written stops the rest; those written
 /// before it are recorded, and its new hash stays pending.
-pub fn write_all(files: &[(PathBuf, &[u8])]) -> Result<()> {
+pub(crate) fn write_all(files: &[(PathBuf, &[u8])]) -> Result<()> {
     // Folder by folder, in the order the folders first appear.
     let mut folders: Vec<PathBuf> = Vec::new();
     for (path, _) in files {
@@ -351,7 +351,7 @@ pub fn write_all(files: &[(PathBuf, &[u8])]) -> Result<()> {
 /// [`write`] would replace it), and drops it from the record; a file that
 /// is not runner's stays, and `Ok(false)` says so. A record entry whose file
 /// is gone is dropped too.
-pub fn remove_own(path: &Path) -> Result<bool> {
+pub(crate) fn remove_own(path: &Path) -> Result<bool> {
     let (dir, name) = split(path);
     let existing = read_record(&dir).map_err(|why| record_error(&dir, &why))?;
     let owner = owner_in(&dir, &name, existing.as_ref());
@@ -379,7 +379,7 @@ pub fn remove_own(path: &Path) -> Result<bool> {
 /// `fill` writes its bytes, which are hashed as they pass. Only a path
 /// that is missing or runner's may be written this way (a user's file
 /// could only be kept by comparing it with bytes not yet made).
-pub fn write_with(
+pub(crate) fn write_with(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<()> {
@@ -459,7 +459,7 @@ fn write_file(path: &Path, bytes: &[u8], create: bool) -> std::io::Result<()> {
 /// Appends `text` to `path` (creating it if missing): only to a regular
 /// file, never through a symbolic link, never blocking on a FIFO. An append
 /// replaces nothing, so no record is needed.
-pub fn append(path: &Path, text: &[u8]) -> std::io::Result<()> {
+pub(crate) fn append(path: &Path, text: &[u8]) -> std::io::Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
     let mut file = fs::OpenOptions::new()
         .append(true)
@@ -486,7 +486,7 @@ pub fn append(path: &Path, text: &[u8]) -> std::io::Result<()> {
 /// Removes a report folder runner wrote: first checks that every entry is
 /// runner's, then removes exactly those, then the (now empty) folder; if
 /// anything else appeared meanwhile, the folder stays.
-pub fn remove_folder(dir: &Path) -> Result<()> {
+pub(crate) fn remove_folder(dir: &Path) -> Result<()> {
     let foreign = foreign_entries(dir)
         .map_err(|why| bad_input(format!("{} {why}, so runner left it alone", dir.display())))?;
     if !foreign.is_empty() {

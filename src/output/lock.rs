@@ -17,11 +17,11 @@ use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-pub const FILE: &str = "lock";
+pub(crate) const FILE: &str = "lock";
 
 /// A held lock on a folder; released on drop.
 #[derive(Debug)]
-pub struct FolderLock {
+pub(crate) struct FolderLock {
     file: File,
     path: PathBuf,
 }
@@ -48,7 +48,7 @@ fn same_inode(file: &File, path: &Path) -> bool {
 
 impl FolderLock {
     /// Locks `dir`, or says which runner exec holds it (exit 2).
-    pub fn acquire(dir: &Path) -> Result<FolderLock> {
+    pub(crate) fn acquire(dir: &Path) -> Result<FolderLock> {
         let path = dir.join(FILE);
         for _ in 0..20 {
             let file = OpenOptions::new()
@@ -93,12 +93,8 @@ impl FolderLock {
     }
 
     /// The folder was renamed while locked (the lock stays on the inode).
-    pub fn moved_to(&mut self, dir: &Path) {
+    pub(crate) fn moved_to(&mut self, dir: &Path) {
         self.path = dir.join(FILE);
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 }
 
@@ -112,7 +108,7 @@ impl Drop for FolderLock {
 }
 
 /// Whether some process holds the lock of `dir` right now (without taking it).
-pub fn is_held(dir: &Path) -> Option<String> {
+pub(crate) fn is_held(dir: &Path) -> Option<String> {
     let path = dir.join(FILE);
     let file = File::open(&path).ok()?;
     match file.try_lock_shared() {
@@ -148,7 +144,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         std::fs::write(tmp.path().join(FILE), "pid 1 since 2020-01-01T00:00:00Z\n").unwrap();
         let lock = FolderLock::acquire(tmp.path()).unwrap();
-        let text = std::fs::read_to_string(lock.path()).unwrap();
+        let text = std::fs::read_to_string(&lock.path).unwrap();
         assert!(
             text.starts_with(&format!("pid {} since", std::process::id())),
             "{text}"

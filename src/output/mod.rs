@@ -22,26 +22,25 @@
 /// (`report::plots::Kind` renders them): named here, with the other files
 /// runner writes, so the output folder knows its own files without asking
 /// the report. A study (an A/A design, or injected delays) has these.
-pub const STUDY_PLOTS: [&str; 3] = ["detection.svg", "forest.svg", "medians.svg"];
+pub(crate) const STUDY_PLOTS: [&str; 3] = ["detection.svg", "forest.svg", "medians.svg"];
 /// The plots of a plain comparison (two or more versions, no delay
 /// beyond 0).
-pub const COMPARISON_PLOTS: [&str; 2] = ["effect.svg", "distributions.svg"];
+pub(crate) const COMPARISON_PLOTS: [&str; 2] = ["effect.svg", "distributions.svg"];
 /// A sequential run's stopping path (`[design.stop]`), beside either
 /// kind's plots.
-pub const STOP_PLOT: &str = "stop.svg";
+pub(crate) const STOP_PLOT: &str = "stop.svg";
 /// A comparison swept over concurrent clients (`[grid] clients`): its
 /// speed ratio against the number of clients.
-pub const CLIENTS_PLOT: &str = "clients.svg";
+pub(crate) const CLIENTS_PLOT: &str = "clients.svg";
 
-pub mod atomic;
-pub mod format;
-pub mod guard;
-pub mod lock;
-pub mod promote;
-pub mod target;
+pub(crate) mod atomic;
+pub(crate) mod format;
+pub(crate) mod guard;
+pub(crate) mod lock;
+pub(crate) mod promote;
+pub(crate) mod target;
 
-pub use atomic::write_atomic;
-pub use guard::write;
+pub(crate) use atomic::write_atomic;
 
 use crate::error::{bad_input, run_failed, RunnerError};
 use std::path::Path;
@@ -51,7 +50,7 @@ use std::path::Path;
 /// with a gate). A folder's `.runner-files.json` says which of them runner
 /// wrote there ([`guard`]); these names count only in an older folder
 /// without that record.
-pub const DATA_FILES: [&str; 5] = [
+pub(crate) const DATA_FILES: [&str; 5] = [
     "report.md",
     "pairs.csv",
     "run.json",
@@ -62,7 +61,7 @@ pub const DATA_FILES: [&str; 5] = [
 /// A full disk or a failing device is the run failing (exit 1, resumable
 /// once there is room); anything else (not a directory, read-only, no
 /// permission) means the folder given is wrong (exit 2).
-pub fn io_err(what: &str, path: &Path, e: std::io::Error) -> RunnerError {
+pub(crate) fn io_err(what: &str, path: &Path, e: std::io::Error) -> RunnerError {
     use std::io::ErrorKind::{FileTooLarge, QuotaExceeded, StorageFull};
     // tempfile adds ` at path "<its temporary file>"`; the path that matters
     // is the one runner meant, named here.
@@ -79,7 +78,7 @@ pub fn io_err(what: &str, path: &Path, e: std::io::Error) -> RunnerError {
 }
 
 /// The folder that holds `path`, `.` for a bare file name.
-pub fn parent_or_dot(path: &Path) -> &Path {
+pub(crate) fn parent_or_dot(path: &Path) -> &Path {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -88,7 +87,7 @@ pub fn parent_or_dot(path: &Path) -> &Path {
 
 /// fsync of a folder, so a rename in it survives a power cut. Best effort:
 /// some file systems refuse to sync a directory, and the rename has happened.
-pub fn sync_dir(dir: &Path) {
+pub(crate) fn sync_dir(dir: &Path) {
     if let Ok(d) = std::fs::File::open(dir) {
         let _ = d.sync_all();
     }

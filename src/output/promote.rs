@@ -23,7 +23,7 @@ use std::path::Path;
 /// `rename(2)` that fails with `AlreadyExists` instead of replacing `to`
 /// (plain rename silently replaces an empty folder). On a file system
 /// without RENAME_NOREPLACE it checks first, then renames.
-pub fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
+pub(crate) fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
     use rustix::fs::{renameat_with, RenameFlags, CWD};
     match renameat_with(CWD, from, CWD, to, RenameFlags::NOREPLACE) {
         Ok(()) => Ok(()),
@@ -49,7 +49,7 @@ fn refused(partial: &Path, path: &Path, why: &str) -> crate::error::RunnerError 
 }
 
 /// Puts the finished folder `partial` in place of `final_dir`.
-pub fn promote(partial: &Path, final_dir: &Path) -> Result<()> {
+pub(crate) fn promote(partial: &Path, final_dir: &Path) -> Result<()> {
     let into_place = |what: &str| -> Result<()> {
         rename_noreplace(partial, final_dir).map_err(|e| match e.kind() {
             std::io::ErrorKind::AlreadyExists => {

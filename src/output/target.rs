@@ -23,7 +23,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// What is at a path an exec would write its folder to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Existing {
+pub(crate) enum Existing {
     Missing,
     EmptyFolder,
     RunnerReport,
@@ -34,14 +34,14 @@ pub enum Existing {
 
 /// The report folder a run with `--out out` writes, after `promote`, and
 /// where the report it replaces goes.
-pub fn old_path(final_dir: &Path) -> PathBuf {
+pub(crate) fn old_path(final_dir: &Path) -> PathBuf {
     let mut name = final_dir.file_name().unwrap_or_default().to_os_string();
     name.push(".old");
     final_dir.with_file_name(name)
 }
 
 /// Classifies `path` without following a symbolic link.
-pub fn existing(path: &Path) -> Existing {
+pub(crate) fn existing(path: &Path) -> Existing {
     let meta = match fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Existing::Missing,
         Err(e) => return Existing::Foreign(format!("cannot be read ({e})")),
@@ -87,7 +87,7 @@ pub fn existing(path: &Path) -> Existing {
 
 /// `path` made absolute without resolving its last component: the parent
 /// resolved where it exists, so `.`, `..` and links in the parent are seen.
-pub fn absolute(path: &Path) -> std::io::Result<PathBuf> {
+pub(crate) fn absolute(path: &Path) -> std::io::Result<PathBuf> {
     let path = std::path::absolute(path)?;
     let mut missing = Vec::new();
     let mut at = path.as_path();
@@ -111,7 +111,7 @@ pub fn absolute(path: &Path) -> std::io::Result<PathBuf> {
 
 /// The checks on `--out DIR` for a run (see the module doc). `what` names
 /// the flag for the message.
-pub fn check_out(out: &Path, what: &str) -> Result<()> {
+pub(crate) fn check_out(out: &Path, what: &str) -> Result<()> {
     let shown = out.display();
     let names_a_folder = matches!(out.components().next_back(), Some(Component::Normal(_)));
     if !names_a_folder {
@@ -159,7 +159,7 @@ pub fn check_out(out: &Path, what: &str) -> Result<()> {
 
 /// `report DIR --out FILE`: FILE may be `DIR/report.md`, or a path outside
 /// DIR; never another file inside DIR (its raw data).
-pub fn check_report_out(dir: &Path, out: &Path) -> Result<()> {
+pub(crate) fn check_report_out(dir: &Path, out: &Path) -> Result<()> {
     let bad = |why: &str| {
         bad_input(format!(
             "--out {} {why}; runner writes inside a report folder only its report.md (and its plots beside it)",
@@ -184,7 +184,7 @@ pub fn check_report_out(dir: &Path, out: &Path) -> Result<()> {
 /// Files `report --out` would write outside the report folder: each must
 /// be one `guard` lets runner write, all checked before the first is
 /// written.
-pub fn check_new_files(files: &[(PathBuf, &[u8])]) -> Result<()> {
+pub(crate) fn check_new_files(files: &[(PathBuf, &[u8])]) -> Result<()> {
     for (path, bytes) in files {
         guard::check(path, bytes)?;
     }

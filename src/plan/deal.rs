@@ -22,14 +22,14 @@ use super::Job;
 
 /// The 0-based shard of job (cell, fork) when `forks` forks per cell are
 /// dealt over `count` shards (see the module doc).
-pub fn shard_of(cell: u32, fork: u32, forks: u32, count: u32) -> u32 {
+pub(crate) fn shard_of(cell: u32, fork: u32, forks: u32, count: u32) -> u32 {
     let k = u64::from(cell) * u64::from(forks) + u64::from(fork);
     (k % u64::from(count.max(1))) as u32
 }
 
 /// The jobs of shard `index` (1-based) of `count`, in the order of `jobs`
 /// (the plan's schedule).
-pub fn share(jobs: &[Job], forks: u32, index: u32, count: u32) -> Vec<Job> {
+pub(crate) fn share(jobs: &[Job], forks: u32, index: u32, count: u32) -> Vec<Job> {
     jobs.iter()
         .filter(|j| shard_of(j.cell, j.fork, forks, count) + 1 == index)
         .copied()

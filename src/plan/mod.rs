@@ -3,10 +3,10 @@
 //! Pure: the same experiment and seed always give the same plan, which is what
 //! makes a run's schedule, `first` column and inputs reproducible.
 
-pub mod deal;
+pub(crate) mod deal;
 mod mismatch;
 pub mod self_check;
-pub mod stop;
+pub(crate) mod stop;
 
 pub use mismatch::PlanMismatch;
 

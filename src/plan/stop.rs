@@ -64,7 +64,7 @@ pub struct Stopped {
 
 /// `jobs` less those past each stopped cell's last fork: what a run with
 /// these `stops` runs (and, finished, holds), in the plan's order.
-pub fn remaining(jobs: &[Job], stops: &[Stopped]) -> Vec<Job> {
+pub(crate) fn remaining(jobs: &[Job], stops: &[Stopped]) -> Vec<Job> {
     let last: BTreeMap<u32, u32> = stops.iter().map(|s| (s.cell, s.forks_run)).collect();
     jobs.iter()
         .filter(|j| last.get(&j.cell).is_none_or(|&k| j.fork < k))
@@ -79,7 +79,7 @@ pub fn remaining(jobs: &[Job], stops: &[Stopped]) -> Vec<Job> {
 /// held is recorded instead); a `finished` run has one for every
 /// experiment cell. Whether the rule really held there is the analysis's
 /// check, which has the data. The error is one sentence naming the key.
-pub fn check(
+pub(crate) fn check(
     rule: Option<&crate::spec::StopRule>,
     stops: &[Stopped],
     experiment: &[u32],
@@ -138,7 +138,7 @@ pub fn check(
 /// cells' jobs: the same seed gives the same prefix). Fork numbers count
 /// up within each cell, so a cell that stopped after k forks ran forks
 /// 0..k.
-pub fn rounds(jobs: Vec<Job>, rng: &mut rand_pcg::Pcg64) -> Vec<Job> {
+pub(crate) fn rounds(jobs: Vec<Job>, rng: &mut rand_pcg::Pcg64) -> Vec<Job> {
     let mut by_round: BTreeMap<u32, Vec<Job>> = BTreeMap::new();
     for j in jobs {
         by_round.entry(j.fork).or_default().push(j);

@@ -50,7 +50,7 @@ pub struct EffectText {
 }
 
 /// The direction as a word.
-pub fn direction_word(d: Direction) -> &'static str {
+pub(crate) fn direction_word(d: Direction) -> &'static str {
     match d {
         Direction::Faster => "faster",
         Direction::Slower => "slower",
@@ -59,7 +59,7 @@ pub fn direction_word(d: Direction) -> &'static str {
 }
 
 /// The interval's name at `confidence`.
-pub fn interval_name(kind: IntervalKind, confidence: f64) -> String {
+pub(crate) fn interval_name(kind: IntervalKind, confidence: f64) -> String {
     match kind {
         IntervalKind::Hierarchical => format!(
             "hierarchical {} (forks, then pairs)",
@@ -81,14 +81,14 @@ pub fn interval_name(kind: IntervalKind, confidence: f64) -> String {
 /// decimals (`format`'s rule: two significant digits of the narrowest
 /// interval).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Digits {
+pub(crate) struct Digits {
     ratio: Column,
     percent: Column,
     time: Column,
 }
 
 impl Digits {
-    pub fn of(effects: &[&Effect]) -> Digits {
+    pub(crate) fn of(effects: &[&Effect]) -> Digits {
         let column = |size: fn(&Effect) -> (f64, f64, f64)| -> Vec<Entry> {
             effects
                 .iter()
@@ -135,12 +135,12 @@ fn ratio_column(entries: &[Entry]) -> Column {
 }
 
 /// The effect of `treatment` against `baseline` in words.
-pub fn text(e: &Effect, treatment: &str, baseline: &str, confidence: f64) -> EffectText {
+pub(crate) fn text(e: &Effect, treatment: &str, baseline: &str, confidence: f64) -> EffectText {
     text_in(e, treatment, baseline, confidence, &Digits::of(&[e]))
 }
 
 /// [`text`] with the digits of a table column.
-pub fn text_in(
+pub(crate) fn text_in(
     e: &Effect,
     treatment: &str,
     baseline: &str,
@@ -206,7 +206,7 @@ fn disagreement(e: &Effect) -> String {
 
 /// A share with its interval as a signed % with one digit rule:
 /// `+2.2 % [+2.0, +2.7]`.
-pub fn percent_of(share: f64, ci: [f64; 2]) -> String {
+pub(crate) fn percent_of(share: f64, ci: [f64; 2]) -> String {
     let (m, lo, hi) = (share * 100.0, ci[0] * 100.0, ci[1] * 100.0);
     if ![m, lo, hi].iter().all(|v| v.is_finite()) {
         return "n/a".into();
@@ -239,7 +239,7 @@ fn oriented(ratio: f64, [lo, hi]: [f64; 2], direction: Direction) -> (f64, f64, 
 /// its own digits: `1.93x [1.85, 2.01] faster`; with an interval over 1,
 /// `speed ratio 1.006x [0.973, 1.039]` (the treatment's run time over the
 /// baseline's, as everywhere).
-pub fn ratio_words(ratio: f64, ci: [f64; 2]) -> String {
+pub(crate) fn ratio_words(ratio: f64, ci: [f64; 2]) -> String {
     let direction = Direction::of_ratio(ci);
     let (m, lo, hi) = oriented(ratio, ci, direction);
     let c = ratio_column(&[Entry::Estimate(m, lo, hi)]);
@@ -322,12 +322,12 @@ fn per_run(e: &Effect, digits: &Digits) -> String {
 }
 
 /// `n fork` / `n forks`.
-pub fn forks_count(n: u32) -> String {
+pub(crate) fn forks_count(n: u32) -> String {
     format!("{n} fork{}", if n == 1 { "" } else { "s" })
 }
 
 /// How the forks, each on its own interval, split.
-pub fn forks(e: &Effect) -> String {
+pub(crate) fn forks(e: &Effect) -> String {
     let n = forks_count(e.forks);
     let (faster, slower) = (e.forks_faster, e.forks_slower);
     match e.direction {
@@ -346,7 +346,7 @@ pub fn forks(e: &Effect) -> String {
 
 /// The forks whose own interval agrees with the cell's direction: `3/3
 /// faster`, `2/3 unresolved`.
-pub fn forks_agreeing(e: &Effect) -> String {
+pub(crate) fn forks_agreeing(e: &Effect) -> String {
     match e.direction {
         Direction::Faster => format!("{}/{} faster", e.forks_faster, e.forks),
         Direction::Slower => format!("{}/{} slower", e.forks_slower, e.forks),

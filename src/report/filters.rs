@@ -184,7 +184,7 @@ fn lone_value(
 /// (left-aligned, for terminal tables), and the function `column`, whose
 /// result `duration`, `size`, `estimate`, `interval`, `range` and
 /// `sqrt_duration` take as `column=` to print a table column in one style.
-pub fn register(env: &mut Environment<'_>) {
+pub(crate) fn register(env: &mut Environment<'_>) {
     env.add_function("column", column);
     env.add_filter("duration", |v: Value, kwargs: Kwargs| {
         lone_value(&v, &kwargs, format::Column::time)

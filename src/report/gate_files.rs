@@ -16,11 +16,11 @@ use serde::Serialize;
 use std::path::Path;
 
 /// The file a gated run writes beside `analysis.json`.
-pub const GATE_JSON: &str = "gate.json";
+pub(crate) const GATE_JSON: &str = "gate.json";
 
 /// The environment variable GitHub Actions sets to a file whose Markdown
 /// it shows on the run's summary page.
-pub const STEP_SUMMARY_ENV: &str = crate::settings::STEP_SUMMARY;
+pub(crate) const STEP_SUMMARY_ENV: &str = crate::settings::STEP_SUMMARY;
 
 /// A gate's outputs, computed with the report.
 #[derive(Debug, Clone)]
@@ -119,7 +119,7 @@ fn pair(s: Option<&Share>) -> Option<[u32; 2]> {
 }
 
 /// gate.json, the step summary and the exit code of a gated run.
-pub fn files(info: &RunInfo, analysis: &Analysis, view: &GateView<'_>) -> GateFiles {
+pub(crate) fn files(info: &RunInfo, analysis: &Analysis, view: &GateView<'_>) -> GateFiles {
     let g = view.data;
     let deciding = view.view.deciding_cell.and_then(|id| {
         g.groups
@@ -307,13 +307,13 @@ fn where_to_read(dir: &Path) -> String {
 /// to (`output::guard::append`: never a link, a device or a FIFO). A file
 /// that cannot be written is a warning, not a failed run: the verdict and
 /// gate.json stand.
-pub fn append_step_summary(markdown: &str, dir: &Path) {
+pub(crate) fn append_step_summary(markdown: &str, dir: &Path) {
     append(&format!("{markdown}\n{}\n\n", where_to_read(dir)));
 }
 
 /// A gated run that failed before its verdict, for `$GITHUB_STEP_SUMMARY`:
 /// the reviewer sees why there is no verdict, and where the kept forks are.
-pub fn append_failure(exp: &Experiment, error: &str) {
+pub(crate) fn append_failure(exp: &Experiment, error: &str) {
     append(&format!(
         "### runner gate: FAILED ({})\n\nThe run failed before the gate could decide, so there is no verdict:\n\n```\n{}\n```\n\n",
         exp.title.replace('\n', " "),
@@ -335,7 +335,7 @@ fn append(text: &str) {
 }
 
 /// What exec says when it has sized a percentage gate's 0.5x cells.
-pub fn sizing_lines(exp: &Experiment, sizing: &GateSizing) -> Vec<String> {
+pub(crate) fn sizing_lines(exp: &Experiment, sizing: &GateSizing) -> Vec<String> {
     let max = exp
         .gate
         .map(|g| g.max_slowdown.to_string())

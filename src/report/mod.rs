@@ -10,11 +10,11 @@
 
 pub mod context;
 pub mod effect;
-pub mod filters;
+pub(crate) mod filters;
 pub mod format;
-pub mod gate_files;
-pub mod plots;
-pub mod safe;
+pub(crate) mod gate_files;
+pub(crate) mod plots;
+pub(crate) mod safe;
 
 use crate::analysis::{self, Analysis};
 use crate::error::{bad_input, Result, RunnerError};

@@ -37,13 +37,13 @@ use serde_json::Value;
 /// The mark a recorded `|` carries through the rendering (a private-use
 /// character: no text a user writes means anything by it, and one that
 /// holds it has it replaced).
-pub const PIPE: char = '\u{E000}';
+pub(crate) const PIPE: char = '\u{E000}';
 /// The mark a recorded backtick carries through the rendering.
-pub const BACKTICK: char = '\u{E001}';
+pub(crate) const BACKTICK: char = '\u{E001}';
 
 /// Rendered text that is not Markdown, with the marks made their
 /// characters again.
-pub fn plain(text: &str) -> String {
+pub(crate) fn plain(text: &str) -> String {
     if !text.contains([PIPE, BACKTICK]) {
         return text.to_string();
     }
@@ -54,7 +54,7 @@ pub fn plain(text: &str) -> String {
 /// (module doc): inside a fenced block the character itself; in a table
 /// row a pipe escaped; a code span holding a backtick fenced with one more
 /// backtick than its longest run; elsewhere a backtick escaped.
-pub fn finish_markdown(text: &str) -> String {
+pub(crate) fn finish_markdown(text: &str) -> String {
     if !text.contains([PIPE, BACKTICK]) {
         return text.to_string();
     }
@@ -135,7 +135,7 @@ enum Mode {
 /// A copy of `info` whose strings can go into Markdown as they are. An
 /// error (a record that no longer reads once its text is inert) stops the
 /// rendering rather than fall back on the raw text.
-pub fn for_markdown(info: &RunInfo) -> Result<RunInfo, SafeError> {
+pub(crate) fn for_markdown(info: &RunInfo) -> Result<RunInfo, SafeError> {
     let mut v = serde_json::to_value(info).map_err(SafeError::Write)?;
     walk(&mut v, &mut Vec::new());
     serde_json::from_value(v).map_err(SafeError::ReadBack)
@@ -144,7 +144,7 @@ pub fn for_markdown(info: &RunInfo) -> Result<RunInfo, SafeError> {
 /// Why a record could not be made safe for Markdown: serde's error, kept
 /// as the source, on the way out or on the way back.
 #[derive(Debug, thiserror::Error)]
-pub enum SafeError {
+pub(crate) enum SafeError {
     #[error("{0}")]
     Write(#[source] serde_json::Error),
     #[error("run.json does not read back once its text is made safe for Markdown ({0})")]

@@ -18,7 +18,7 @@ use crate::seed::{self, Domain};
 use std::collections::BTreeSet;
 
 /// Where a run's forks come from.
-pub enum Source {
+pub(crate) enum Source {
     /// `exec`: measured by this run, one at a time (none yet: they are
     /// recorded as they finish); a shard (`--shard I/N`) holds its share.
     Measured { shard: Option<ShardInfo> },
@@ -41,7 +41,7 @@ pub enum Source {
 
 /// A run.json being assembled: what the command knows. Unless set, the
 /// build, machine and start time are this process's, now.
-pub struct Builder {
+pub(crate) struct Builder {
     invocation: Invocation,
     spec: SpecInfo,
     master: u64,
@@ -56,12 +56,12 @@ pub struct Builder {
 }
 
 /// Now, as run.json writes times.
-pub fn now_rfc3339() -> String {
+pub(crate) fn now_rfc3339() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
 /// A run id that is also a valid SQL identifier suffix: `20261202_171800_3fa9c1`.
-pub fn new_run_id() -> String {
+pub(crate) fn new_run_id() -> String {
     let t = chrono::Utc::now().format("%Y%m%d_%H%M%S");
     format!("{t}_{:06x}", rand::random::<u32>() & 0xff_ffff)
 }
@@ -81,7 +81,12 @@ impl SpecInfo {
 
 impl Builder {
     /// `invocation` is recorded with its passwords hidden.
-    pub fn new(invocation: &Invocation, spec: SpecInfo, master: u64, drawn: bool) -> Builder {
+    pub(crate) fn new(
+        invocation: &Invocation,
+        spec: SpecInfo,
+        master: u64,
+        drawn: bool,
+    ) -> Builder {
         Builder {
             invocation: invocation.recorded(),
             spec,
@@ -97,32 +102,32 @@ impl Builder {
         }
     }
 
-    pub fn gate_sizing(mut self, sizing: Option<GateSizing>) -> Builder {
+    pub(crate) fn gate_sizing(mut self, sizing: Option<GateSizing>) -> Builder {
         self.gate_sizing = sizing;
         self
     }
 
-    pub fn database(mut self, database: Option<serde_json::Value>) -> Builder {
+    pub(crate) fn database(mut self, database: Option<serde_json::Value>) -> Builder {
         self.database = database;
         self
     }
 
     /// The build that measured, when it was not this one (a merge: the
     /// shards' builds).
-    pub fn build(mut self, build: BuildInfo) -> Builder {
+    pub(crate) fn build(mut self, build: BuildInfo) -> Builder {
         self.build = Some(build);
         self
     }
 
     /// The machine, when it is not this one now.
-    pub fn environment(mut self, environment: Environment) -> Builder {
+    pub(crate) fn environment(mut self, environment: Environment) -> Builder {
         self.environment = Some(environment);
         self
     }
 
     /// When the run started and finished, when that was not now (a merge:
     /// the shards' times; an import: both now).
-    pub fn times(mut self, started_at: String, finished_at: Option<String>) -> Builder {
+    pub(crate) fn times(mut self, started_at: String, finished_at: Option<String>) -> Builder {
         self.started_at = Some(started_at);
         self.finished_at = finished_at;
         self
@@ -130,7 +135,7 @@ impl Builder {
 
     /// The run.json: everything derived, then checked as a reader would
     /// check it (an error is one sentence naming the key).
-    pub fn assemble(self, source: Source) -> Result<RunInfo, super::FolderError> {
+    pub(crate) fn assemble(self, source: Source) -> Result<RunInfo, super::FolderError> {
         let (shard, imported, merged, forks, pairs) = match source {
             Source::Measured { shard } => (shard, None, None, Vec::new(), None),
             Source::Imported {

@@ -36,14 +36,14 @@ use std::path::Path;
 
 /// Reads `path` and checks it; every failure is bad input (exit 2) naming
 /// the file and the key.
-pub fn checked(path: &Path) -> crate::error::Result<RunInfo> {
+pub(crate) fn checked(path: &Path) -> crate::error::Result<RunInfo> {
     let info = RunInfo::read(path)?;
     check(&info).map_err(|e| crate::error::bad_input(format!("{}: {e}", path.display())))?;
     Ok(info)
 }
 
 /// Paths (`design.forks`, `cells[2].delay_ns`) where two JSON values differ.
-pub fn differing_keys(a: &Value, b: &Value, prefix: &str, out: &mut Vec<String>) {
+pub(crate) fn differing_keys(a: &Value, b: &Value, prefix: &str, out: &mut Vec<String>) {
     let join = |k: &str| {
         if prefix.is_empty() {
             k.to_string()
@@ -76,7 +76,7 @@ pub fn differing_keys(a: &Value, b: &Value, prefix: &str, out: &mut Vec<String>)
 
 /// The keys (`design.forks`, `grid.delay_us`) in which two runs' specs
 /// differ, leaving out `allowed` keys and everything below them.
-pub fn spec_differences(
+pub(crate) fn spec_differences(
     a: &crate::spec::Experiment,
     b: &crate::spec::Experiment,
     allowed: &[&str],
@@ -109,7 +109,7 @@ fn value<T: serde::Serialize>(t: &T) -> Value {
 
 /// Every check of the module doc; the error is one sentence without the
 /// file name (the caller adds it).
-pub fn check(info: &RunInfo) -> Result<(), FolderError> {
+pub(crate) fn check(info: &RunInfo) -> Result<(), FolderError> {
     let spec = &info.spec;
     if sha256_hex(&spec.toml) != spec.sha256 {
         return Err(FolderError::Edited(

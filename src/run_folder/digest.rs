@@ -18,20 +18,20 @@ use std::path::Path;
 
 /// A running digest of rows as they are written.
 #[derive(Default)]
-pub struct RowDigest {
+pub(crate) struct RowDigest {
     hasher: Sha256,
     rows: u64,
 }
 
 impl RowDigest {
     /// One row: its CSV line including the final `\n`.
-    pub fn push(&mut self, line: &[u8]) {
+    pub(crate) fn push(&mut self, line: &[u8]) {
         self.hasher.update(line);
         self.rows += 1;
     }
 
     /// (rows, hex SHA-256).
-    pub fn finish(self) -> (u64, String) {
+    pub(crate) fn finish(self) -> (u64, String) {
         (self.rows, hex(&self.hasher.finalize()))
     }
 }
@@ -39,7 +39,7 @@ impl RowDigest {
 /// Checks one fork's rows (`bytes`: its CSV lines, no header) against its
 /// record and the spec, and parses them. `name` says where the rows are,
 /// for the error.
-pub fn check_fork(
+pub(crate) fn check_fork(
     bytes: &[u8],
     rec: &ForkRecord,
     exp: &Experiment,
@@ -82,7 +82,7 @@ pub fn check_fork(
 /// each once, in order, every one of cell `cell` fork `fork`. The check
 /// every reader makes of a stored fork, made by exec of the rows a worker
 /// just streamed, which it keeps in memory for the analysis.
-pub fn check_rows(
+pub(crate) fn check_rows(
     rows: &[PairRecord],
     cell: u32,
     fork: u32,
@@ -126,14 +126,14 @@ fn phase_name(p: Phase) -> &'static str {
 }
 
 /// Reads `DIR/pairs.csv` and checks it against `info` (see the module doc).
-pub fn read_pairs(dir: &Path, info: &RunInfo) -> Result<Vec<PairRecord>> {
+pub(crate) fn read_pairs(dir: &Path, info: &RunInfo) -> Result<Vec<PairRecord>> {
     let path = dir.join("pairs.csv");
     let bytes = std::fs::read(&path).map_err(|e| io_err("read", &path, e))?;
     check_pairs(&bytes, info).map_err(|e| bad_input(format!("{}: {e}", path.display())))
 }
 
 /// [`read_pairs`] on bytes already in memory.
-pub fn check_pairs(
+pub(crate) fn check_pairs(
     bytes: &[u8],
     info: &RunInfo,
 ) -> std::result::Result<Vec<PairRecord>, FolderError> {

@@ -11,18 +11,18 @@
 //! by a SHA-256 ([`digest`]). Nothing a reader computes comes from a copy it
 //! has not checked.
 
-pub mod merged;
-pub mod shard;
+pub(crate) mod merged;
+pub(crate) mod shard;
 
-pub mod assemble;
-pub mod check;
-pub mod digest;
+pub(crate) mod assemble;
+pub(crate) mod check;
+pub(crate) mod digest;
 mod error;
 mod fork;
 mod imported;
 pub mod invocation;
-pub mod partial;
-pub mod recorded;
+pub(crate) mod partial;
+pub(crate) mod recorded;
 
 pub use error::{ArgvError, FolderError, ShardFlagError};
 pub use fork::{

@@ -31,14 +31,14 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 /// `reports/aa` -> `reports/aa.partial`.
-pub fn partial_path(final_dir: &Path) -> PathBuf {
+pub(crate) fn partial_path(final_dir: &Path) -> PathBuf {
     let mut name = final_dir.file_name().unwrap_or_default().to_os_string();
     name.push(".partial");
     final_dir.with_file_name(name)
 }
 
 /// `reports/aa.partial` -> `reports/aa`.
-pub fn final_path(partial: &Path) -> Option<PathBuf> {
+pub(crate) fn final_path(partial: &Path) -> Option<PathBuf> {
     let name = partial.file_name()?.to_str()?;
     let stem = name.strip_suffix(".partial").filter(|s| !s.is_empty())?;
     Some(partial.with_file_name(stem))
@@ -47,7 +47,7 @@ pub fn final_path(partial: &Path) -> Option<PathBuf> {
 /// What the parent itself saw of a finished fork, recorded beside the
 /// worker's summary.
 #[derive(Debug, Clone)]
-pub struct ParentSaw {
+pub(crate) struct ParentSaw {
     /// Process start to exit.
     pub wall_ns: u64,
     /// The parent's whole time for the job (`ForkRecord::job_ns`), up to
@@ -63,7 +63,7 @@ pub struct ParentSaw {
 
 /// An open, locked partial folder. The lock is released on drop.
 #[derive(Debug)]
-pub struct Partial {
+pub(crate) struct Partial {
     pub dir: PathBuf,
     lock: FolderLock,
 }
@@ -85,7 +85,7 @@ fn exists_error(dir: &Path) -> crate::error::RunnerError {
 impl Partial {
     /// Creates `dir` for a new run holding `info`; refuses, untouched, one
     /// that exists (of two execs started at once, exactly one gets it).
-    pub fn create(dir: &Path, info: &RunInfo) -> Result<Partial> {
+    pub(crate) fn create(dir: &Path, info: &RunInfo) -> Result<Partial> {
         let parent = parent_or_dot(dir);
         if fs::symlink_metadata(dir).is_ok() {
             return Err(exists_error(dir));
@@ -121,7 +121,7 @@ impl Partial {
 
     /// Opens an existing partial folder to resume it: locked, its run.json
     /// checked, and not finished.
-    pub fn open(dir: &Path) -> Result<(Partial, RunInfo)> {
+    pub(crate) fn open(dir: &Path) -> Result<(Partial, RunInfo)> {
         let shown = dir.display();
         match fs::symlink_metadata(dir) {
             Err(e) => return Err(bad_input(format!("cannot resume {shown}: {e}"))),
@@ -159,11 +159,11 @@ impl Partial {
 
     /// Deletes the folder of a run that never started a fork (it is ours:
     /// created by this process and locked since).
-    pub fn remove(self) {
+    pub(crate) fn remove(self) {
         let _ = fs::remove_dir_all(&self.dir);
     }
 
-    pub fn write_run_info(&self, info: &RunInfo) -> Result<()> {
+    pub(crate) fn write_run_info(&self, info: &RunInfo) -> Result<()> {
         super::write(&self.dir, info)
     }
 
@@ -176,13 +176,13 @@ impl Partial {
     /// The finished forks, sorted by (cell, fork), each checked against its
     /// digest, the spec and the job list; a fork that fails is bad input
     /// naming its file (nothing is re-run or deleted on a guess).
-    pub fn finished_forks(&self, info: &RunInfo) -> Result<Vec<ForkRecord>> {
+    pub(crate) fn finished_forks(&self, info: &RunInfo) -> Result<Vec<ForkRecord>> {
         Ok(self.kept(info)?.into_iter().map(|(rec, _)| rec).collect())
     }
 
     /// [`Self::finished_forks`] with each fork's rows, parsed as they were
     /// checked: what a resumed run holds in memory before its first fork.
-    pub fn kept(&self, info: &RunInfo) -> Result<Vec<(ForkRecord, Vec<PairRecord>)>> {
+    pub(crate) fn kept(&self, info: &RunInfo) -> Result<Vec<(ForkRecord, Vec<PairRecord>)>> {
         let forks = self.dir.join("forks");
         let jobs: HashSet<(u32, u32)> = info.jobs.iter().map(|j| (j.cell, j.fork)).collect();
         let mut out = Vec::new();
@@ -235,7 +235,7 @@ impl Partial {
     }
 
     /// Starts the rows of a fork in progress (a temp file until committed).
-    pub fn fork_writer(&self, cell: u32, fork: u32) -> Result<ForkWriter> {
+    pub(crate) fn fork_writer(&self, cell: u32, fork: u32) -> Result<ForkWriter> {
         let tmp = self.fork_path(cell, fork, "csv.tmp");
         let file = File::create(&tmp).map_err(|e| io_err("create", &tmp, e))?;
         Ok(ForkWriter {
@@ -246,7 +246,7 @@ impl Partial {
     }
 
     /// Makes a fork finished: rows synced and into place, then its record.
-    pub fn commit_fork(
+    pub(crate) fn commit_fork(
         &self,
         writer: ForkWriter,
         summary: ForkSummary,
@@ -292,7 +292,7 @@ impl Partial {
 
     /// The finished forks' rows as `pairs.csv` (header, then the forks in
     /// (cell, fork) order), written into the folder; returns its bytes.
-    pub fn assemble_pairs(&self, forks: &[ForkRecord]) -> Result<Vec<u8>> {
+    pub(crate) fn assemble_pairs(&self, forks: &[ForkRecord]) -> Result<Vec<u8>> {
         let usage = forks.iter().any(|f| f.summary.resource_usage);
         let mut bytes = format!("{}\n", crate::record::csv_header(usage)).into_bytes();
         for f in forks {
@@ -306,14 +306,14 @@ impl Partial {
 
     /// Removes the per-fork files once run.json records the finished run
     /// and `pairs.csv` holds every row.
-    pub fn drop_fork_files(&self) -> Result<()> {
+    pub(crate) fn drop_fork_files(&self) -> Result<()> {
         let forks = self.dir.join("forks");
         fs::remove_dir_all(&forks).map_err(|e| io_err("remove", &forks, e))
     }
 
     /// Puts the finished folder in place of `final_dir` (see
     /// [`crate::output::promote`]), then releases the lock.
-    pub fn promote(self, final_dir: &Path) -> Result<()> {
+    pub(crate) fn promote(self, final_dir: &Path) -> Result<()> {
         let Partial { dir, mut lock } = self;
         crate::output::promote::promote(&dir, final_dir)?;
         lock.moved_to(final_dir);
@@ -335,14 +335,14 @@ fn parse_record_name(name: &str) -> Option<(u32, u32)> {
 }
 
 /// Rows of a fork in progress, appended as whole lines and digested.
-pub struct ForkWriter {
+pub(crate) struct ForkWriter {
     tmp: PathBuf,
     out: BufWriter<File>,
     digest: RowDigest,
 }
 
 impl ForkWriter {
-    pub fn push(&mut self, r: &PairRecord) -> Result<()> {
+    pub(crate) fn push(&mut self, r: &PairRecord) -> Result<()> {
         let mut line = r.to_csv_line();
         line.push('\n');
         self.out
@@ -352,7 +352,7 @@ impl ForkWriter {
         Ok(())
     }
 
-    pub fn discard(self) {
+    pub(crate) fn discard(self) {
         let _ = fs::remove_file(&self.tmp);
     }
 }

@@ -22,7 +22,7 @@ use serde_json::json;
 
 /// The coarsest clock step runner analyses, ns (1 ms): above it no timing
 /// of a single run means much, and the dithering would swamp any effect.
-pub const MAX_CLOCK_RESOLUTION_NS: u64 = 1_000_000;
+pub(crate) const MAX_CLOCK_RESOLUTION_NS: u64 = 1_000_000;
 
 /// Every recorded clock resolution, with the key it is at.
 fn clocks(info: &RunInfo) -> Vec<(String, u64)> {
@@ -46,7 +46,7 @@ fn clocks(info: &RunInfo) -> Vec<(String, u64)> {
 }
 
 /// The digest the writer records as `record_sha256`.
-pub fn digest(info: &RunInfo) -> String {
+pub(crate) fn digest(info: &RunInfo) -> String {
     let bound = json!({
         "invocation": info.invocation,
         "clock_resolution_ns": clocks(info).iter().map(|(_, r)| *r).collect::<Vec<_>>(),
@@ -55,7 +55,7 @@ pub fn digest(info: &RunInfo) -> String {
 }
 
 /// The clock bounds; the digest, when the folder has one.
-pub fn check(info: &RunInfo) -> Result<(), FolderError> {
+pub(crate) fn check(info: &RunInfo) -> Result<(), FolderError> {
     for (key, r) in clocks(info) {
         if r > MAX_CLOCK_RESOLUTION_NS {
             return Err(FolderError::Edited(format!(
@@ -73,7 +73,7 @@ pub fn check(info: &RunInfo) -> Result<(), FolderError> {
 /// The resolution the rows allow: at most twice the shortest positive run
 /// time among them (`times`, ns). Runs runner measured only; an imported
 /// file's declared resolution is the user's statement.
-pub fn check_against_rows(
+pub(crate) fn check_against_rows(
     info: &RunInfo,
     times: impl Iterator<Item = u64>,
 ) -> Result<(), FolderError> {

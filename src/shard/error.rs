@@ -4,7 +4,7 @@
 //! caller turns it into bad input (exit 2).
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ShardError {
+pub(crate) enum ShardError {
     #[error("{name} is `{value}`, not a whole number")]
     NotANumber { name: &'static str, value: String },
     #[error("--shards must be a positive number of shards")]

@@ -13,17 +13,13 @@
 //! that shard's share of the plan.
 
 mod error;
-pub mod select;
+pub(crate) mod select;
 
-pub use crate::plan::deal::{shard_of, share};
-pub use crate::run_folder::merged::{Machine, MergedInfo, MergedShard, MissingJob};
-pub use crate::run_folder::shard::{ShardInfo, Source};
-pub use error::ShardError;
-pub use select::{parse_flag, select, Selection};
-
-/// The variable that overrides the recorded host name. Meant for tests:
-/// it lets shards run on one machine stand for several.
-pub const HOST_ENV: &str = crate::settings::HOSTNAME;
+pub(crate) use crate::plan::deal::share;
+pub(crate) use crate::run_folder::merged::{Machine, MergedInfo, MergedShard, MissingJob};
+pub(crate) use crate::run_folder::shard::{ShardInfo, Source};
+pub(crate) use error::ShardError;
+pub(crate) use select::{select, Selection};
 
 /// The scheduler variables a shard records when they are set.
 const SCHEDULER_VARS: [&str; 13] = [
@@ -44,7 +40,7 @@ const SCHEDULER_VARS: [&str; 13] = [
 
 /// The host a fork runs on now: `RUNNER_HOSTNAME` when set (and whether it
 /// was), else the system's host name.
-pub fn current_host() -> (String, bool) {
+pub(crate) fn current_host() -> (String, bool) {
     match &crate::settings::get().hostname {
         Some(h) => (h.clone(), true),
         None => (sysinfo::System::host_name().unwrap_or_default(), false),
@@ -52,7 +48,7 @@ pub fn current_host() -> (String, bool) {
 }
 
 /// The record of a shard that starts now on this machine.
-pub fn info(selection: Selection) -> ShardInfo {
+pub(crate) fn info(selection: Selection) -> ShardInfo {
     let (host, host_override) = current_host();
     let scheduler = SCHEDULER_VARS
         .iter()
@@ -76,7 +72,7 @@ pub fn info(selection: Selection) -> ShardInfo {
 /// The share of `jobs` (the whole plan, in schedule order) that shard `s`
 /// runs. Refuses a spec without a seed (every shard would draw its own, and
 /// shards of different seeds can never be merged) and more shards than jobs.
-pub fn plan_share(
+pub(crate) fn plan_share(
     exp: &crate::spec::Experiment,
     jobs: &[crate::plan::Job],
     s: Selection,
@@ -101,7 +97,7 @@ pub fn plan_share(
 /// A resumed folder stays what it was: a shard resumes as the same shard
 /// (a `--shard` or scheduler variable naming another is refused; none
 /// resumes the recorded one), and a whole run is not resumed as a shard.
-pub fn check_resume(
+pub(crate) fn check_resume(
     recorded: Option<&ShardInfo>,
     now: Option<Selection>,
 ) -> Result<(), ShardError> {
@@ -129,13 +125,13 @@ pub fn check_resume(
 
 /// `reports/<name>-shard-<I>-of-<N>`: a shard's folder when `--out` is not
 /// given, so shards never share one.
-pub fn default_out(name: &str, index: u32, count: u32) -> std::path::PathBuf {
+pub(crate) fn default_out(name: &str, index: u32, count: u32) -> std::path::PathBuf {
     std::path::Path::new("reports").join(format!("{name}-shard-{index}-of-{count}"))
 }
 
 /// The first few jobs of a list, in words: `cell 0 fork 1, cell 2 fork 0
 /// and 5 more`.
-pub fn jobs_text(jobs: &[(u32, u32)]) -> String {
+pub(crate) fn jobs_text(jobs: &[(u32, u32)]) -> String {
     const SHOWN: usize = 6;
     let words: Vec<String> = jobs
         .iter()

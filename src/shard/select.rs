@@ -17,14 +17,11 @@ use super::{ShardError, Source};
 
 /// The shard a process runs: 1-based index of count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Selection {
+pub(crate) struct Selection {
     pub index: u32,
     pub count: u32,
     pub source: Source,
 }
-
-/// `--shard I/N`, parsed where the flag is defined.
-pub use crate::run_folder::invocation::parse_shard as parse_flag;
 
 fn number(
     env: &dyn Fn(&str) -> Option<String>,
@@ -41,7 +38,7 @@ fn number(
 }
 
 /// The shard from the flag or the environment; `None`: the whole plan.
-pub fn select(
+pub(crate) fn select(
     flag: Option<(u32, u32)>,
     shards: Option<u32>,
     env: &dyn Fn(&str) -> Option<String>,
@@ -139,10 +136,18 @@ mod tests {
 
     #[test]
     fn the_flag_is_one_based_and_checked() {
-        assert_eq!(parse_flag("2/4"), Ok((2, 4)));
-        assert_eq!(parse_flag("1/1"), Ok((1, 1)));
+        assert_eq!(
+            crate::run_folder::invocation::parse_shard("2/4"),
+            Ok((2, 4))
+        );
+        assert_eq!(
+            crate::run_folder::invocation::parse_shard("1/1"),
+            Ok((1, 1))
+        );
         for bad in ["0/4", "5/4", "1/0", "2", "a/b", "-1/2", "1/2/3"] {
-            let e = parse_flag(bad).unwrap_err().to_string();
+            let e = crate::run_folder::invocation::parse_shard(bad)
+                .unwrap_err()
+                .to_string();
             assert!(e.contains("--shard 1/4") && e.contains(bad), "{e}");
         }
     }

@@ -36,7 +36,7 @@ impl Repairs {
     /// or around a repaired key, or its sentence names the key (a
     /// placeholder that read it, a sibling that is required in its place).
     /// Erring this way lists fewer problems, never one that is not there.
-    pub fn explain(&self, p: &Problem) -> bool {
+    pub(super) fn explain(&self, p: &Problem) -> bool {
         if self.stubbed && p.path.segments.first().is_some_and(|s| s == "grid") {
             return true;
         }
@@ -45,7 +45,7 @@ impl Repairs {
 
     /// Changes `doc` so that the problem at `path` is gone; false when it
     /// cannot be (the loop then ends).
-    pub fn repair(&mut self, doc: &mut DocumentMut, p: &Problem) -> bool {
+    pub(super) fn repair(&mut self, doc: &mut DocumentMut, p: &Problem) -> bool {
         let path = &p.path;
         let segs: Vec<&str> = path.segments.iter().map(String::as_str).collect();
         let again = self.touched.iter().any(|t| path.within(t));

@@ -28,13 +28,13 @@ pub(crate) enum Files<'a> {
 }
 
 impl Files<'_> {
-    pub fn recorded(&self) -> bool {
+    pub(super) fn recorded(&self) -> bool {
         matches!(self, Files::Recorded(_))
     }
 }
 
 impl Context<'_> {
-    pub fn recorded(&self) -> bool {
+    pub(super) fn recorded(&self) -> bool {
         self.files.recorded()
     }
 }

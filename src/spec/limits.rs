@@ -53,7 +53,7 @@ pub(crate) const FORK_TIMEOUT_S: i64 = 7 * 24 * 3600;
 pub(crate) const CONFIDENCE: (f64, f64) = (0.5, 0.999);
 /// The experiment file, read whole: no spec needs more, and `/dev/zero`
 /// must be refused rather than read forever.
-pub const MAX_SPEC_BYTES: u64 = 1 << 20;
+pub(crate) const MAX_SPEC_BYTES: u64 = 1 << 20;
 
 /// A positive integer up to `limit.max`.
 pub(crate) fn count(

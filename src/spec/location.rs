@@ -19,16 +19,16 @@ pub(crate) struct KeyPath {
 }
 
 impl KeyPath {
-    pub fn root() -> Self {
+    pub(crate) fn root() -> Self {
         KeyPath::default()
     }
 
     /// `self` is `other` or lies inside it (array elements aside).
-    pub fn within(&self, other: &KeyPath) -> bool {
+    pub(crate) fn within(&self, other: &KeyPath) -> bool {
         self.segments.starts_with(&other.segments)
     }
 
-    pub fn child(&self, key: &str) -> Self {
+    pub(crate) fn child(&self, key: &str) -> Self {
         let mut segments = self.segments.clone();
         segments.push(key.to_string());
         KeyPath {
@@ -37,7 +37,7 @@ impl KeyPath {
         }
     }
 
-    pub fn at(&self, index: usize) -> Self {
+    pub(crate) fn at(&self, index: usize) -> Self {
         KeyPath {
             segments: self.segments.clone(),
             index: Some(index),
@@ -92,7 +92,7 @@ pub(crate) struct Problem {
 }
 
 impl Problem {
-    pub fn value(path: &KeyPath, message: impl Into<String>) -> Self {
+    pub(crate) fn value(path: &KeyPath, message: impl Into<String>) -> Self {
         Problem {
             path: path.clone(),
             anchor: Anchor::Value,
@@ -102,12 +102,12 @@ impl Problem {
     }
 
     /// The same problem, placed at byte `offset` of the string value.
-    pub fn inside(mut self, offset: usize) -> Self {
+    pub(crate) fn inside(mut self, offset: usize) -> Self {
         self.within = Some(offset);
         self
     }
 
-    pub fn key(path: &KeyPath, message: impl Into<String>) -> Self {
+    pub(crate) fn key(path: &KeyPath, message: impl Into<String>) -> Self {
         Problem {
             path: path.clone(),
             anchor: Anchor::Key,
@@ -116,7 +116,7 @@ impl Problem {
         }
     }
 
-    pub fn nowhere(message: impl Into<String>) -> Self {
+    pub(crate) fn nowhere(message: impl Into<String>) -> Self {
         Problem {
             path: KeyPath::root(),
             anchor: Anchor::Nowhere,
@@ -155,7 +155,7 @@ pub(crate) struct Locator<'a> {
 }
 
 impl Locator<'_> {
-    pub fn position(&self, problem: &Problem) -> Position {
+    pub(super) fn position(&self, problem: &Problem) -> Position {
         if problem.anchor == Anchor::Nowhere {
             return Position::Unknown;
         }

@@ -7,16 +7,16 @@
 mod collect;
 mod command;
 mod context;
-pub mod experiment;
+pub(crate) mod experiment;
 mod gate;
 mod grid;
-pub mod kinds;
+pub(crate) mod kinds;
 pub(crate) mod limits;
 mod location;
 mod of_baseline;
 mod override_error;
 mod overrides;
-pub mod placeholder;
+pub(crate) mod placeholder;
 mod raw;
 mod sql;
 mod stop;
@@ -25,7 +25,7 @@ mod suggest;
 mod uses;
 mod validate;
 mod value_error;
-pub mod values;
+pub(crate) mod values;
 
 #[cfg(test)]
 mod tests;

@@ -13,15 +13,15 @@
 use std::ops::Range;
 
 /// The pair's input: the same number for both arms of a pair.
-pub const INPUT: &str = "input";
+pub(crate) const INPUT: &str = "input";
 /// The client's number, 0 to N - 1, in an `sql` arm with `clients = N`.
-pub const CLIENT: &str = "client";
+pub(crate) const CLIENT: &str = "client";
 /// A private directory the worker makes for each command strategy of a fork.
-pub const SCRATCH: &str = "scratch";
+pub(crate) const SCRATCH: &str = "scratch";
 
 /// One piece of a text.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Piece<'a> {
+pub(crate) enum Piece<'a> {
     /// Text to copy as is (byte range of the source).
     Literal(Range<usize>),
     /// `{{`: one literal `{` (the range covers both braces).
@@ -39,7 +39,7 @@ fn is_name_char(b: u8) -> bool {
 }
 
 /// Splits `text` into literals, escapes and placeholders.
-pub fn scan(text: &str) -> Vec<Piece<'_>> {
+pub(crate) fn scan(text: &str) -> Vec<Piece<'_>> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     let mut literal_start = 0;
@@ -82,7 +82,7 @@ pub fn scan(text: &str) -> Vec<Piece<'_>> {
 }
 
 /// The placeholders of `text` with their byte offsets, in order.
-pub fn names(text: &str) -> Vec<(&str, usize)> {
+pub(crate) fn names(text: &str) -> Vec<(&str, usize)> {
     scan(text)
         .into_iter()
         .filter_map(|p| match p {
@@ -93,7 +93,7 @@ pub fn names(text: &str) -> Vec<(&str, usize)> {
 }
 
 /// What [`substitute`] does with one placeholder.
-pub enum Fill {
+pub(crate) enum Fill {
     /// Replace it with this text.
     With(String),
     /// Leave `{name}` in place for a later step.
@@ -102,7 +102,7 @@ pub enum Fill {
 
 /// A substituted text and where each of its bytes came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Substituted {
+pub(crate) struct Substituted {
     pub text: String,
     /// (offset in `text`, offset in the source), at every piece boundary.
     map: Vec<(usize, usize)>,
@@ -111,7 +111,7 @@ pub struct Substituted {
 impl Substituted {
     /// The source offset of byte `at` of the substituted text: exact inside
     /// copied text, the placeholder's `{` inside an inserted value.
-    pub fn source_offset(&self, at: usize) -> usize {
+    pub(crate) fn source_offset(&self, at: usize) -> usize {
         let i = self.map.partition_point(|&(out, _)| out <= at);
         match i.checked_sub(1).map(|k| self.map[k]) {
             Some((out, src)) => {
@@ -132,7 +132,11 @@ impl Substituted {
 /// Fills placeholders through `fill`; `escapes` says whether `{{` becomes
 /// `{` (final step) or stays `{{` (an intermediate step, so the next one
 /// still reads it as a literal brace).
-pub fn substitute(text: &str, escapes: bool, mut fill: impl FnMut(&str) -> Fill) -> Substituted {
+pub(crate) fn substitute(
+    text: &str,
+    escapes: bool,
+    mut fill: impl FnMut(&str) -> Fill,
+) -> Substituted {
     let mut out = String::with_capacity(text.len());
     let mut map = Vec::new();
     for piece in scan(text) {
@@ -193,7 +197,7 @@ impl Quoting {
 /// here-document operator (whose body expands `$(...)` whatever the
 /// quotes). `None`: bare, where the quoted value is exactly one word.
 /// A comment is skipped, so an apostrophe in it opens nothing.
-pub fn shell_context(text: &str, offset: usize) -> Option<&'static str> {
+pub(crate) fn shell_context(text: &str, offset: usize) -> Option<&'static str> {
     #[derive(PartialEq)]
     enum Q {
         Bare,
@@ -238,14 +242,14 @@ pub fn shell_context(text: &str, offset: usize) -> Option<&'static str> {
 }
 
 /// `value` written so that a later step copies it literally.
-pub fn escape(value: &str) -> String {
+pub(crate) fn escape(value: &str) -> String {
     value.replace('{', "{{")
 }
 
 /// A text whose only remaining placeholder is `{input}`, compiled once per
 /// fork so each run only concatenates.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Template {
+pub(crate) struct Template {
     pieces: Vec<TemplatePiece>,
 }
 
@@ -259,10 +263,10 @@ enum TemplatePiece {
 /// a spec it accepted, so it means a bug or a hand-made job.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("placeholder {{{0}}} has no value here")]
-pub struct Unbound(pub String);
+pub(crate) struct Unbound(pub String);
 
 impl Template {
-    pub fn compile(text: &str) -> Result<Template, Unbound> {
+    pub(crate) fn compile(text: &str) -> Result<Template, Unbound> {
         let mut pieces: Vec<TemplatePiece> = Vec::new();
         let push_text = |pieces: &mut Vec<TemplatePiece>, s: &str| match pieces.last_mut() {
             Some(TemplatePiece::Text(t)) => t.push_str(s),
@@ -279,12 +283,12 @@ impl Template {
         Ok(Template { pieces })
     }
 
-    pub fn uses_input(&self) -> bool {
+    pub(crate) fn uses_input(&self) -> bool {
         self.pieces.contains(&TemplatePiece::Input)
     }
 
     /// The text for one run's input, written into `out` (cleared first).
-    pub fn render_into(&self, input: u64, out: &mut String) {
+    pub(crate) fn render_into(&self, input: u64, out: &mut String) {
         out.clear();
         for p in &self.pieces {
             match p {
@@ -299,7 +303,7 @@ impl Template {
 
     /// The text with `{input}` written as `param` (a bind parameter such
     /// as `$1`), for a statement prepared once.
-    pub fn with_input_as(&self, param: &str) -> String {
+    pub(crate) fn with_input_as(&self, param: &str) -> String {
         let mut out = String::new();
         for p in &self.pieces {
             match p {
@@ -310,7 +314,7 @@ impl Template {
         out
     }
 
-    pub fn render(&self, input: u64) -> String {
+    pub(crate) fn render(&self, input: u64) -> String {
         let mut s = String::new();
         self.render_into(input, &mut s);
         s

@@ -16,7 +16,7 @@ pub struct ClientRecord {
 }
 
 /// `text` with `{client}` as client `i`, other placeholders kept.
-pub fn for_client(text: &str, i: usize) -> String {
+pub(super) fn for_client(text: &str, i: usize) -> String {
     placeholder::substitute(text, false, |name| match name {
         CLIENT => Fill::With(i.to_string()),
         _ => Fill::Keep,

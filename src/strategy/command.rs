@@ -24,7 +24,7 @@ use super::{Observation, Outcome, Setting, StdoutDigest, Strategy};
 use crate::spec::placeholder::{self, Fill, Quoting, Template, SCRATCH};
 use crate::spec::CommandSpec;
 use anyhow::{bail, Context, Result};
-pub use reap::{describe, left_behind};
+pub(crate) use reap::{describe, left_behind};
 use reap::{finish, run_out, succeeded, wait_exit};
 use std::fs::File;
 use std::io::{Seek, SeekFrom};
@@ -43,7 +43,7 @@ const DRAIN: Duration = Duration::from_secs(5);
 /// Lines of a failing run's stderr quoted in the error.
 const STDERR_LINES: usize = 10;
 
-pub struct Command {
+pub(crate) struct Command {
     name: String,
     argv: Vec<Template>,
     env: Vec<(String, Template)>,
@@ -75,7 +75,7 @@ fn compile(texts: &[String]) -> Result<Vec<Template>> {
 
 impl Command {
     /// Makes `{scratch}` if used, compiles every text, and runs `setup`.
-    pub fn new(spec: &CommandSpec, at: &Setting<'_>) -> Result<Command> {
+    pub(crate) fn new(spec: &CommandSpec, at: &Setting<'_>) -> Result<Command> {
         let mut spec = spec.clone();
         let kind = crate::spec::StrategyKind::Command(Box::new(spec.clone()));
         let uses_scratch = kind

@@ -51,7 +51,7 @@ pub struct FailedRun {
 
 /// The fingerprint of a failed run: its code, so the checksum still
 /// follows what each run returned.
-pub fn fingerprint(code: &FailCode) -> u64 {
+pub(crate) fn fingerprint(code: &FailCode) -> u64 {
     use std::hash::{DefaultHasher, Hasher};
     let mut h = DefaultHasher::new();
     h.write(b"failed ");

@@ -14,13 +14,13 @@ pub mod agreement;
 pub use agreement::check_agreement;
 
 mod client_record;
-pub mod command;
-pub mod failure;
+pub(crate) mod command;
+pub(crate) mod failure;
 mod in_memory;
 mod noop;
-pub mod observation;
+pub(crate) mod observation;
 mod prepared;
-pub mod spin;
+pub(crate) mod spin;
 mod sql;
 // Concurrent clients run on PostgreSQL only (the experiment file's check
 // refuses them elsewhere).

@@ -7,7 +7,7 @@ use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 
 /// Bytes of a command's stdout kept to show where two outputs differ.
-pub const STDOUT_HEAD: usize = 64 * 1024;
+pub(crate) const STDOUT_HEAD: usize = 64 * 1024;
 
 /// A command's stdout, hashed as it streams: a run may print gigabytes,
 /// and only its length, its SHA-256 and its first bytes (to show a

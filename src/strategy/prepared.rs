@@ -29,7 +29,7 @@ fn name(i: usize) -> String {
 
 /// The `PREPARE` for `t` as statement `i`, and the template a run sends
 /// instead; `None` for a statement PostgreSQL does not prepare.
-pub fn plan(i: usize, t: &Template) -> Option<(String, String)> {
+pub(super) fn plan(i: usize, t: &Template) -> Option<(String, String)> {
     let body = t.with_input_as("$1");
     if !preparable(&body, SqlDialect::Postgres) {
         return None;
@@ -47,7 +47,10 @@ pub fn plan(i: usize, t: &Template) -> Option<(String, String)> {
 
 /// Prepares each statement it can on `session` and returns the templates
 /// a run sends.
-pub fn prepare(session: &mut dyn SqlSession, statements: Vec<Template>) -> Result<Vec<Template>> {
+pub(super) fn prepare(
+    session: &mut dyn SqlSession,
+    statements: Vec<Template>,
+) -> Result<Vec<Template>> {
     statements
         .into_iter()
         .enumerate()

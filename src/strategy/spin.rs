@@ -19,7 +19,7 @@ impl Spin {
 }
 
 /// Spins until the monotonic clock passes `start + d`; returns the time spent.
-pub fn spin_for(d: Duration) -> Duration {
+pub(crate) fn spin_for(d: Duration) -> Duration {
     let start = Instant::now();
     let end = start + d;
     loop {

@@ -22,7 +22,7 @@ use crate::spec::placeholder::Template;
 use crate::spec::{Protocol, SqlSpec};
 use anyhow::{Context, Result};
 
-pub struct Sql {
+pub(super) struct Sql {
     name: String,
     session: Box<dyn SqlSession>,
     statements: Vec<Template>,
@@ -35,7 +35,7 @@ pub struct Sql {
 }
 
 impl Sql {
-    pub fn new(spec: &SqlSpec, db: &DbTarget, at: &Setting<'_>) -> Result<Sql> {
+    pub(super) fn new(spec: &SqlSpec, db: &DbTarget, at: &Setting<'_>) -> Result<Sql> {
         let dialect = match db {
             DbTarget::Postgres { .. } => SqlDialect::Postgres,
             _ => SqlDialect::Sqlite,

@@ -25,7 +25,7 @@ use crate::spec::placeholder::Template;
 use crate::spec::{Protocol, SqlSpec};
 use anyhow::{bail, Context, Result};
 
-pub struct SqlClients {
+pub(super) struct SqlClients {
     name: String,
     url: String,
     shared: Option<Shared>,
@@ -45,7 +45,7 @@ pub struct SqlClients {
 }
 
 impl SqlClients {
-    pub fn new(spec: &SqlSpec, db: &DbTarget, at: &Setting<'_>) -> Result<SqlClients> {
+    pub(super) fn new(spec: &SqlSpec, db: &DbTarget, at: &Setting<'_>) -> Result<SqlClients> {
         let DbTarget::Postgres { url, schema } = db else {
             bail!("strategy `{}`: clients = {} needs PostgreSQL (SQLite serialises its writers within one process, so concurrent clients would only take turns)", at.name, spec.clients);
         };

@@ -4,6 +4,7 @@ use crate::spec::{CommandSpec, Program, SqlSpec, SqlText};
 use std::time::{Duration, Instant};
 
 /// The worker's agreement check on two instances, over several inputs.
+#[cfg(feature = "sqlite")]
 fn agree(a: &mut dyn Strategy, b: &mut dyn Strategy, inputs: &[u64]) -> anyhow::Result<()> {
     let side = |name| agreement::Side {
         name,
@@ -280,6 +281,7 @@ fn sql_spec(run: &str, setup: Option<&str>) -> SqlSpec {
     }
 }
 
+#[cfg(feature = "sqlite")]
 fn build_sql(db: &DbTarget, run: &str, setup: Option<&str>) -> Box<dyn Strategy> {
     build(
         &StrategyKind::Sql(Box::new(sql_spec(run, setup))),
@@ -288,6 +290,7 @@ fn build_sql(db: &DbTarget, run: &str, setup: Option<&str>) -> Box<dyn Strategy>
     .unwrap()
 }
 
+#[cfg(feature = "sqlite")]
 const TABLE: &str = "CREATE TABLE t (id integer PRIMARY KEY, v integer);
     INSERT INTO t WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50) SELECT i, i % 7 FROM n";
 

@@ -5,6 +5,10 @@
 //! tool from outside (tests/slurm.rs, tests/kubernetes.rs) are binaries of
 //! their own.
 
+// Helpers shared by this crate's modules are `pub` for them; nothing
+// outside the test binary can reach them anyway.
+#![allow(unreachable_pub)]
+
 #[path = "../common/mod.rs"]
 mod common;
 

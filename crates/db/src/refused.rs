@@ -10,7 +10,7 @@ const TX_CONTROL: &str = "is transaction control; runner runs setup and every me
 const AFTER: &str = "which ROLLBACK does not undo, so runner refuses it";
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Refused {
+pub(crate) enum Refused {
     /// BEGIN, COMMIT, SAVEPOINT and the like; `words` are its first two.
     #[error("{words} {TX_CONTROL}")]
     TxControl { words: String },

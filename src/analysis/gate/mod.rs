@@ -35,11 +35,11 @@
 
 mod advice;
 mod model;
-pub mod sizing;
+pub(crate) mod sizing;
 #[cfg(test)]
 mod tests;
 
-pub use model::*;
+pub(crate) use model::*;
 
 use super::{AnalysisError, AnalysisInput, CellAnalysis, ForkData};
 use crate::plan::self_check::GateSizing;
@@ -74,7 +74,7 @@ pub struct GateCellInfo {
 
 /// The pooled median of the measured baseline runs of `cells` in `rows`;
 /// `None` when there are none. What a percentage threshold is a share of.
-pub fn baseline_median(rows: &[PairRecord], cells: &[u32]) -> Option<f64> {
+pub(crate) fn baseline_median(rows: &[PairRecord], cells: &[u32]) -> Option<f64> {
     let wanted: BTreeSet<u32> = cells.iter().copied().collect();
     let runs: Vec<u64> = rows
         .iter()

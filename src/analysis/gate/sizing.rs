@@ -18,11 +18,11 @@ use crate::record::PairRecord;
 use crate::spec::{Experiment, MaxSlowdown};
 
 mod sizing_error;
-pub use sizing_error::SizingError;
+pub(crate) use sizing_error::SizingError;
 
 /// The sizing of a percentage gate from the first phase's rows (those of
 /// the experiment cells at least). `None` without a percentage gate.
-pub fn size(
+pub(crate) fn size(
     exp: &Experiment,
     cells: &[Cell],
     rows: &[PairRecord],

@@ -17,22 +17,22 @@ use crate::record::Arm;
 use rand::{RngCore, SeedableRng};
 use rand_pcg::Pcg64;
 
-pub struct Draws(Pcg64);
+pub(crate) struct Draws(Pcg64);
 
 impl Draws {
-    pub fn new(job_seed: u64) -> Draws {
+    pub(crate) fn new(job_seed: u64) -> Draws {
         Draws(Pcg64::seed_from_u64(job_seed))
     }
 
     /// The next input (the check's, or a pair's).
-    pub fn input(&mut self) -> u64 {
+    pub(crate) fn input(&mut self) -> u64 {
         self.0.next_u64() >> 1
     }
 
     /// The next coin: a paired-random pair's order, first arm first.
     /// Looked up, not branched on: the code leading into the pair's runs is
     /// the same whichever way the coin fell (`timer`, "one path").
-    pub fn order(&mut self) -> [Arm; 2] {
+    pub(crate) fn order(&mut self) -> [Arm; 2] {
         const ORDERS: [[Arm; 2]; 2] = [
             [Arm::Baseline, Arm::Treatment],
             [Arm::Treatment, Arm::Baseline],

@@ -51,7 +51,7 @@ const NOT_MEASURED: [&str; 8] = [
 
 /// Why two consecutive versions are not compared as code.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Boundary {
+pub(crate) enum Boundary {
     /// The spec's measured keys differ (named).
     Spec(Vec<String>),
     /// The machine differs: (what, before, now).
@@ -60,7 +60,7 @@ pub enum Boundary {
 
 /// One cell from one version to the next.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CellStep {
+pub(crate) struct CellStep {
     pub label: String,
     /// The cell's injected delay, ns (the same in both versions).
     pub delay_ns: u64,
@@ -88,12 +88,12 @@ pub struct CellStep {
 impl CellStep {
     /// The chance of the comparison with nothing changed: the larger of
     /// the two scales', since a change must show on both.
-    pub fn p(&self) -> f64 {
+    pub(crate) fn p(&self) -> f64 {
         self.ratio.map_or(self.ns.p, |s| s.p.max(self.ns.p))
     }
 
     /// Which way both scales point, when they agree.
-    pub fn side(&self) -> Option<Side> {
+    pub(crate) fn side(&self) -> Option<Side> {
         let ns = self.ns.side();
         match self.ratio {
             Some(s) if s.side() != ns => None,
@@ -102,24 +102,24 @@ impl CellStep {
     }
 
     /// The smallest chance these fork counts can give.
-    pub fn smallest_p(&self) -> f64 {
+    pub(crate) fn smallest_p(&self) -> f64 {
         apart::smallest_p(self.ns.n, self.ns.m)
     }
 
     /// Whether these fork counts can reach the level `each` at all.
-    pub fn can_mark(&self, each: f64) -> bool {
+    pub(crate) fn can_mark(&self, each: f64) -> bool {
         self.smallest_p() <= each
     }
 
     /// Every fork of one version beyond every fork of the other, on both
     /// scales the same way: as far apart as these forks can be.
-    pub fn all_apart(&self) -> bool {
+    pub(crate) fn all_apart(&self) -> bool {
         self.side().is_some() && self.p() <= self.smallest_p() * (1.0 + 1e-9)
     }
 
     /// Whether the interval of the change, in ns and as a factor of the
     /// speed ratio, excludes no change on `side`.
-    pub fn resolved(&self, side: Side) -> bool {
+    pub(crate) fn resolved(&self, side: Side) -> bool {
         let beyond = |b: &Bounded, none: f64| match side {
             Side::Above => b.lo > none,
             Side::Below => b.hi < none,
@@ -129,18 +129,18 @@ impl CellStep {
 
     /// A comparison with too few forks to mark a change whose forks and
     /// intervals all point one way: what more forks could have marked.
-    pub fn unjudged_move(&self, each: f64) -> bool {
+    pub(crate) fn unjudged_move(&self, each: f64) -> bool {
         !self.can_mark(each) && self.all_apart() && self.side().is_some_and(|s| self.resolved(s))
     }
 
-    pub fn forks(&self) -> (usize, usize) {
+    pub(crate) fn forks(&self) -> (usize, usize) {
         (self.ns.n, self.ns.m)
     }
 }
 
 /// The fewest forks per version at which every fork of one beyond every
 /// fork of the other reaches `level` (none past 1000 forks).
-pub fn forks_needed(level: f64) -> Option<usize> {
+pub(super) fn forks_needed(level: f64) -> Option<usize> {
     if level.is_nan() || level <= 0.0 {
         return None;
     }
@@ -149,20 +149,21 @@ pub fn forks_needed(level: f64) -> Option<usize> {
 
 /// A version against the one before it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Step {
+pub(crate) struct Step {
     pub boundaries: Vec<Boundary>,
     pub cells: Vec<CellStep>,
 }
 
+#[cfg(test)]
 impl Step {
-    pub fn marked(&self) -> bool {
+    fn marked(&self) -> bool {
         self.cells.iter().any(|c| c.marked)
     }
 }
 
 /// The level of a history's rule.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Rule {
+pub(crate) struct Rule {
     /// 1 − confidence: the most the history's chance of any false mark can be.
     pub alpha: f64,
     /// Cell comparisons between versions on one machine and spec.
@@ -255,7 +256,7 @@ fn cell_step(before: &CellPoint, now: &CellPoint) -> Option<CellStep> {
 
 /// `now` against `before`: boundaries, and every cell both have (none
 /// marked yet: that needs the whole history, see [`mark`]).
-pub fn step(before: &Version, now: &Version) -> Step {
+pub(super) fn step(before: &Version, now: &Version) -> Step {
     let mut boundaries = Vec::new();
     let keys = crate::run_folder::check::spec_differences(
         &before.experiment,
@@ -279,7 +280,7 @@ pub fn step(before: &Version, now: &Version) -> Step {
 
 /// Marks the changes of a history's steps at `confidence` (see the module
 /// doc) and returns the rule's level.
-pub fn mark(steps: &mut [&mut Step], confidence: f64) -> Rule {
+pub(super) fn mark(steps: &mut [&mut Step], confidence: f64) -> Rule {
     let alpha = 1.0 - confidence;
     let comparisons = steps
         .iter()

@@ -62,7 +62,7 @@ pub struct FlaggedFork {
     pub flags: String,
 }
 
-pub fn view(info: &RunInfo, cells: &[CellView<'_>]) -> MachineChecksView {
+pub(super) fn view(info: &RunInfo, cells: &[CellView<'_>]) -> MachineChecksView {
     let env = &info.environment;
     let sentinels: Vec<_> = info
         .forks

@@ -386,7 +386,7 @@ pub(super) fn rates_table(g: &GateAnalysis) -> Option<String> {
 /// (as recorded, passwords redacted), a shard chosen by flag or by a
 /// scheduler's variable, and a test fault. A verdict reached under any of
 /// them is not the file's verdict, so it says so.
-pub fn overrides(info: &crate::run_folder::RunInfo) -> Vec<String> {
+pub(super) fn overrides(info: &crate::run_folder::RunInfo) -> Vec<String> {
     let mut out = Vec::new();
     if let crate::run_folder::invocation::Invocation::Exec(e) = &info.invocation {
         out.extend(e.set.iter().map(|s| format!("--set {s}")));

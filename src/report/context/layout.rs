@@ -148,7 +148,7 @@ fn factors_text(l: &LayoutAnalysis, confidence: f64, resamples: u32) -> Option<S
     })
 }
 
-pub fn view(
+pub(super) fn view(
     analysis: &Analysis,
     exp: &crate::spec::Experiment,
     confidence_label: &str,

@@ -156,7 +156,7 @@ fn line(p: Placement, forks: &[&ForkPlacement]) -> (String, Vec<String>) {
     (format!("{p}: {worker}{database}."), warnings)
 }
 
-pub fn view(info: &RunInfo, analysis: &Analysis) -> Option<PlacementView> {
+pub(super) fn view(info: &RunInfo, analysis: &Analysis) -> Option<PlacementView> {
     let mut by: BTreeMap<Placement, Vec<&ForkPlacement>> = BTreeMap::new();
     for f in &info.forks {
         if let Some(p) = &f.summary.placement {

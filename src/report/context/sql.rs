@@ -30,7 +30,7 @@ fn code(text: &str) -> String {
     format!("`{}`", text.replace('`', "'"))
 }
 
-pub fn build(info: &RunInfo) -> Option<SqlView> {
+pub(super) fn build(info: &RunInfo) -> Option<SqlView> {
     let exp = &info.spec.experiment;
     let mut arms = Vec::new();
     for name in exp.design.arms() {
@@ -147,7 +147,7 @@ fn plan_lines(info: &RunInfo) -> Vec<String> {
 
 /// The Finding's sentence when the arms' plans differ, e.g. "The arms'
 /// plans differ: `idx`: `Index Scan using ...`; `noidx`: `Seq Scan on t`."
-pub fn plan_sentence(info: &RunInfo) -> Option<String> {
+pub(super) fn plan_sentence(info: &RunInfo) -> Option<String> {
     let arms = arm_plans(info);
     if arms.len() < 2 {
         return None;

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 /// `Protocol: `a` simple (...); `b` prepared (...).`, when an arm
 /// prepares its statements (a swept `protocol` counts by its cells).
-pub fn protocol_line(info: &RunInfo) -> Option<String> {
+pub(super) fn protocol_line(info: &RunInfo) -> Option<String> {
     let exp = &info.spec.experiment;
     let mut per_arm: BTreeMap<&str, Vec<Protocol>> = BTreeMap::new();
     for cell in &info.cells {
@@ -71,7 +71,7 @@ fn client_times(info: &RunInfo) -> BTreeMap<(u32, String), ArmClientTimes> {
 
 /// `Concurrent clients: `a` ran as 4 concurrent clients ...; client
 /// latency p50 ..., p90 ..., p99 ...` per arm with `clients > 1`.
-pub fn client_lines(info: &RunInfo) -> Vec<String> {
+pub(super) fn client_lines(info: &RunInfo) -> Vec<String> {
     use crate::report::format::duration;
     let mut out = Vec::new();
     for ((n, name), (mut ns, waits)) in client_times(info) {
@@ -120,7 +120,7 @@ fn wait_sentence(waits: &BTreeMap<String, u64>) -> String {
 
 /// Measured runs and failures of one arm, over every fork it ran in.
 #[derive(Debug, Default, PartialEq)]
-pub struct Failures {
+pub(super) struct Failures {
     pub runs: u32,
     pub failed: u32,
     /// Code -> how many measured runs failed with it.
@@ -129,7 +129,7 @@ pub struct Failures {
 
 /// Per arm name, its measured runs and failures. An A/A arm is both sides
 /// of each pair, so it ran twice per pair.
-pub fn failures(info: &RunInfo) -> BTreeMap<String, Failures> {
+pub(super) fn failures(info: &RunInfo) -> BTreeMap<String, Failures> {
     use crate::record::{Arm, Phase};
     let exp = &info.spec.experiment;
     let pairs = exp.design.pairs.get();
@@ -155,7 +155,7 @@ pub fn failures(info: &RunInfo) -> BTreeMap<String, Failures> {
 
 /// The two-sided 95 % Clopper-Pearson interval of `k` of `n` (each side
 /// a one-sided 97.5 % bound).
-pub fn interval(k: u32, n: u32) -> Option<(f64, f64)> {
+pub(super) fn interval(k: u32, n: u32) -> Option<(f64, f64)> {
     use crate::stats::gate::{lower_bound, upper_bound};
     Some((lower_bound(k, n, 0.975)?, upper_bound(k, n, 0.975)?))
 }
@@ -163,7 +163,7 @@ pub fn interval(k: u32, n: u32) -> Option<(f64, f64)> {
 /// `` `name` failed 12 of 400 measured runs (3 %, 95 % CI 1.6 % to 5.2 %,
 /// Clopper-Pearson): SQLSTATE 22012 (12) `` for each arm that allows
 /// failures or has some.
-pub fn failure_lines(info: &RunInfo) -> Vec<String> {
+pub(super) fn failure_lines(info: &RunInfo) -> Vec<String> {
     use crate::report::format::percent;
     let exp = &info.spec.experiment;
     let allows = |name: &str| matches!(exp.strategies.get(name), Some(StrategyKind::Sql(s)) if s.allow_failure);

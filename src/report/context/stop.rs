@@ -72,7 +72,7 @@ fn chance_range(n: usize, p: f64) -> (f64, f64) {
 }
 
 /// The section; none for a fixed design.
-pub fn view(analysis: &Analysis, exp: &Experiment) -> Option<StopView> {
+pub(super) fn view(analysis: &Analysis, exp: &Experiment) -> Option<StopView> {
     let rule = exp.design.stop?;
     let stopped: Vec<(&CellAnalysis, &CellStop)> = analysis
         .cells

@@ -22,7 +22,7 @@ impl Axis {
     /// (or 1 % of the value) around it.
     /// Labelled in the unit that suits `magnitude_ns` when given rather than
     /// the axis's own range, so several panels share one unit.
-    pub fn new(lo: f64, hi: f64, pad: f64, magnitude_ns: Option<f64>) -> Axis {
+    pub(super) fn new(lo: f64, hi: f64, pad: f64, magnitude_ns: Option<f64>) -> Axis {
         let (lo, hi) = widen(lo, hi, pad);
         let (unit, div) = unit_for(magnitude_ns.unwrap_or(lo.abs().max(hi.abs())));
         Axis::ticked(lo, hi, unit, div)
@@ -33,7 +33,7 @@ impl Axis {
     /// (1, 2, 5 x 10^k across a wide range, an even step across a narrow
     /// one), labelled as ratios. So a 2x win and a 2x loss lie equally far
     /// from 1, and a 66x win fits beside a 1.1x one.
-    pub fn ratio(lo: f64, hi: f64, pad: f64) -> Axis {
+    pub(super) fn ratio(lo: f64, hi: f64, pad: f64) -> Axis {
         let (mut lo, mut hi) = if lo.is_finite() && hi.is_finite() && hi - lo > 1e-9 {
             (lo.min(hi), lo.max(hi))
         } else {
@@ -87,12 +87,12 @@ impl Axis {
     }
 
     /// The plotters coordinate for this axis.
-    pub fn coord(&self) -> Ticked {
+    pub(super) fn coord(&self) -> Ticked {
         Ticked::new(self.lo..self.hi, self.ticks.clone())
     }
 
     /// A tick label: the value in the axis unit, without the unit.
-    pub fn label(&self, ns: f64) -> String {
+    pub(super) fn label(&self, ns: f64) -> String {
         if self.log {
             return format!("{:.*}", self.decimals, ns.exp());
         }
@@ -142,7 +142,7 @@ pub(super) struct Ticked {
 }
 
 impl Ticked {
-    pub fn new(range: Range<f64>, ticks: Vec<f64>) -> Ticked {
+    pub(super) fn new(range: Range<f64>, ticks: Vec<f64>) -> Ticked {
         Ticked { range, ticks }
     }
 }

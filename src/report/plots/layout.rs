@@ -12,7 +12,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// The mark drawn on a legend entry's sample.
 #[derive(Clone, Copy)]
-pub enum Marker {
+pub(super) enum Marker {
     Circle,
     /// An open circle: the d = 0 false-positive point of `detection.svg`.
     HollowCircle,
@@ -22,7 +22,7 @@ pub enum Marker {
 
 /// The line of a legend entry's sample.
 #[derive(Clone, Copy, PartialEq)]
-pub enum Line {
+pub(super) enum Line {
     Solid,
     Dashed,
     Dotted,
@@ -33,7 +33,7 @@ pub enum Line {
 }
 
 /// One legend entry: a line sample, a marker, the label.
-pub struct LegendEntry {
+pub(super) struct LegendEntry {
     pub label: String,
     pub color: RGBColor,
     pub line: Line,
@@ -41,7 +41,12 @@ pub struct LegendEntry {
 }
 
 impl LegendEntry {
-    pub fn new(label: impl Into<String>, color: RGBColor, line: Line, marker: Marker) -> Self {
+    pub(super) fn new(
+        label: impl Into<String>,
+        color: RGBColor,
+        line: Line,
+        marker: Marker,
+    ) -> Self {
         LegendEntry {
             label: label.into(),
             color,
@@ -97,7 +102,7 @@ fn place(entries: &[&LegendEntry], x0: i32, right: i32) -> Vec<Placed> {
 }
 
 /// How many rows the legend takes between `x0` and `right`.
-pub fn legend_rows(entries: &[&LegendEntry], x0: i32, right: i32) -> u32 {
+pub(super) fn legend_rows(entries: &[&LegendEntry], x0: i32, right: i32) -> u32 {
     place(entries, x0, right)
         .iter()
         .map(|p| (p.row + p.lines.len().max(1) as i32) as u32)
@@ -106,7 +111,7 @@ pub fn legend_rows(entries: &[&LegendEntry], x0: i32, right: i32) -> u32 {
 }
 
 /// Draws the legend on `area`, first row centred on `y0`, rows 20 px apart.
-pub fn legend(
+pub(super) fn legend(
     area: &Area<'_>,
     entries: &[&LegendEntry],
     x0: i32,
@@ -161,7 +166,7 @@ const TOP: i32 = 6;
 const LEGEND_X: i32 = 16;
 
 /// A figure's header: its title, notes under it, and the legend.
-pub struct Header<'e> {
+pub(super) struct Header<'e> {
     pub title: String,
     pub notes: Vec<String>,
     pub legend: Vec<&'e LegendEntry>,
@@ -180,7 +185,7 @@ impl Header<'_> {
     }
 
     /// The header's height on a canvas `w` pixels wide.
-    pub fn height(&self, w: u32) -> u32 {
+    pub(super) fn height(&self, w: u32) -> u32 {
         let w = w as i32;
         let rows = legend_rows(&self.legend, LEGEND_X, w - 8) as i32;
         let legend = if rows > 0 { 8 + ROW * rows } else { 0 };
@@ -193,7 +198,7 @@ impl Header<'_> {
     }
 
     /// Draws the header at the top of `area`, `w` pixels wide.
-    pub fn draw(&self, area: &Area<'_>, w: u32) -> DrawResult {
+    pub(super) fn draw(&self, area: &Area<'_>, w: u32) -> DrawResult {
         let w = w as i32;
         let mut y = TOP;
         for line in self.title_lines(w) {
@@ -222,7 +227,7 @@ const PANEL_TITLE_ROW: i32 = 18;
 /// Each panel's title, its parts broken into lines of a panel `w` pixels
 /// wide (at most two lines a part), and the strip's height: the same for
 /// every panel, from the one with the most lines, so the panels line up.
-pub fn panel_titles(parts: &[Vec<String>], w: u32) -> (Vec<Vec<String>>, u32) {
+pub(super) fn panel_titles(parts: &[Vec<String>], w: u32) -> (Vec<Vec<String>>, u32) {
     let lines: Vec<Vec<String>> = parts
         .iter()
         .map(|p| {
@@ -236,7 +241,7 @@ pub fn panel_titles(parts: &[Vec<String>], w: u32) -> (Vec<Vec<String>>, u32) {
 }
 
 /// Draws a panel's title lines centred at the top of `area`.
-pub fn panel_title(area: &Area<'_>, lines: &[String], w: u32) -> DrawResult {
+pub(super) fn panel_title(area: &Area<'_>, lines: &[String], w: u32) -> DrawResult {
     for (i, line) in lines.iter().enumerate() {
         area.draw(&Text::new(
             line.clone(),

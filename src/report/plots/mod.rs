@@ -27,7 +27,7 @@ mod layout;
 mod medians;
 mod stop;
 mod text;
-pub mod trend;
+pub(crate) mod trend;
 
 use crate::analysis::{Analysis, CellAnalysis, Verdict};
 use crate::error::{run_failed, Result};
@@ -43,7 +43,7 @@ use layout::{Header, LegendEntry, Line, Marker};
 /// intervals against the true delay, fork medians) for a study, the
 /// effect and both arms' distributions for a plain comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// An A/A design, or any cell with an injected delay: what is measured
     /// is the harness's resolution, against a delay of known direction.
     Study,
@@ -53,7 +53,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub fn of(aa: bool, has_delays: bool) -> Kind {
+    pub(crate) fn of(aa: bool, has_delays: bool) -> Kind {
         if aa || has_delays {
             Kind::Study
         } else {
@@ -63,7 +63,7 @@ impl Kind {
 
     /// The files of this kind, in the order the report shows them; the
     /// output folder's list (`output::STUDY_PLOTS`, `output::COMPARISON_PLOTS`).
-    pub fn files(self) -> &'static [&'static str] {
+    pub(crate) fn files(self) -> &'static [&'static str] {
         match self {
             Kind::Study => &crate::output::STUDY_PLOTS,
             Kind::Comparison => &crate::output::COMPARISON_PLOTS,
@@ -72,7 +72,7 @@ impl Kind {
 }
 
 /// One cell's panel.
-pub struct Panel<'a> {
+pub(crate) struct Panel<'a> {
     pub cell: &'a CellAnalysis,
     /// `d = 25 µs`, `d = 0, plans = 10` in a study; the variant's name or
     /// the cell's params in a comparison; never JSON.
@@ -87,7 +87,7 @@ pub struct Panel<'a> {
 /// What a report's plots are drawn from: nothing but the analysis, the
 /// run's recorded pairs and the spec's names, so `runner report` redraws
 /// them byte for byte.
-pub struct Input<'a> {
+pub(crate) struct Input<'a> {
     pub analysis: &'a Analysis,
     pub kind: Kind,
     /// Both arms run the same strategy, so d = 0 measures false positives.
@@ -107,7 +107,11 @@ pub struct Input<'a> {
 impl<'a> Input<'a> {
     /// The plots' input from the report's context: its cells' labels and
     /// arms, and the spec's design.
-    pub fn of(analysis: &'a Analysis, ctx: &Context<'a>, pairs: &'a [PairRecord]) -> Input<'a> {
+    pub(crate) fn of(
+        analysis: &'a Analysis,
+        ctx: &Context<'a>,
+        pairs: &'a [PairRecord],
+    ) -> Input<'a> {
         let exp = ctx.spec.experiment;
         let kind = Kind::of(ctx.spec.is_aa, ctx.run.has_delays);
         let many = ctx.headline.groups.len() > 1;
@@ -153,13 +157,13 @@ impl<'a> Input<'a> {
 
     /// A comparison swept over two or more levels of concurrent clients
     /// gets `clients.svg` (the context's `run.clients_swept` says the same).
-    pub fn draws_clients(&self) -> bool {
+    pub(crate) fn draws_clients(&self) -> bool {
         self.kind == Kind::Comparison && self.clients.len() >= 2
     }
 }
 
 /// Draws every plot of the input's kind as `(file name, SVG text)`.
-pub fn render_all(input: &Input<'_>) -> Result<Vec<(&'static str, String)>> {
+pub(crate) fn render_all(input: &Input<'_>) -> Result<Vec<(&'static str, String)>> {
     let files = input.kind.files();
     let drawn = match input.kind {
         Kind::Study => vec![

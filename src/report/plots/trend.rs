@@ -14,7 +14,7 @@ use plotters::prelude::*;
 
 /// What the y values are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scale {
+pub(crate) enum Scale {
     /// Durations in ns, labelled in the unit that suits them.
     Time,
     /// Percent.
@@ -23,7 +23,7 @@ pub enum Scale {
 
 /// One version's value of a series: the point and its interval or range.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Point {
+pub(crate) struct Point {
     /// The version's number (1 = oldest shown).
     pub x: u32,
     pub y: f64,
@@ -33,19 +33,19 @@ pub struct Point {
 
 /// A vertical line between version `x - 1` and `x`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mark {
+pub(crate) enum Mark {
     Change(u32),
     Boundary(u32),
 }
 
-pub struct Panel {
+pub(crate) struct Panel {
     pub title: String,
     /// One list of points per series, in the order of `Trend::series`.
     pub series: Vec<Vec<Point>>,
     pub marks: Vec<Mark>,
 }
 
-pub struct Trend {
+pub(crate) struct Trend {
     pub file: &'static str,
     pub title: String,
     pub y_label: String,
@@ -62,7 +62,7 @@ const PANEL_WIDTH: u32 = 760;
 const CHART_HEIGHT: u32 = 330;
 
 /// Draws `t` as an SVG document.
-pub fn render(t: &Trend) -> Result<String> {
+pub(crate) fn render(t: &Trend) -> Result<String> {
     let rows = t.panels.len().max(1) as u32;
     let mut entries: Vec<LegendEntry> = t
         .series

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 static LEFT: AtomicU64 = AtomicU64::new(0);
 
 /// How many processes the command runs of this worker left behind so far.
-pub fn left_behind() -> u64 {
+pub(crate) fn left_behind() -> u64 {
     LEFT.load(Ordering::SeqCst)
 }
 
@@ -32,7 +32,7 @@ pub(super) fn succeeded(status: i32) -> bool {
 }
 
 /// `exit N` or `signal N (NAME)`.
-pub fn describe(status: i32) -> String {
+pub(crate) fn describe(status: i32) -> String {
     if libc::WIFEXITED(status) {
         format!("exit {}", libc::WEXITSTATUS(status))
     } else if libc::WIFSIGNALED(status) {

@@ -51,11 +51,16 @@ mod cpu_counts {
         n: u32,
     }
 
-    pub fn serialize<S: Serializer>(m: &BTreeMap<u32, u32>, s: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(
+        m: &BTreeMap<u32, u32>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
         s.collect_seq(m.iter().map(|(&cpu, &n)| Count { cpu, n }))
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<u32, u32>, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<BTreeMap<u32, u32>, D::Error> {
         let list = Vec::<Count>::deserialize(d)?;
         Ok(list.into_iter().map(|c| (c.cpu, c.n)).collect())
     }

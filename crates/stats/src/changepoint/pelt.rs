@@ -28,7 +28,7 @@ pub(crate) struct NormalMeanVar {
 }
 
 impl NormalMeanVar {
-    pub fn new(data: &[f64], variance_floor: f64) -> Self {
+    pub(super) fn new(data: &[f64], variance_floor: f64) -> Self {
         // Centred first: prefix sums of squares of raw nanosecond timings
         // would lose the variance to cancellation.
         let centre = data.iter().sum::<f64>() / data.len().max(1) as f64;
@@ -47,7 +47,7 @@ impl NormalMeanVar {
 
     /// The cost of `x[a..b]`, `a < b` (what [`pelt`] computes in passes).
     #[cfg(test)]
-    pub fn cost(&self, a: usize, b: usize) -> f64 {
+    pub(super) fn cost(&self, a: usize, b: usize) -> f64 {
         let (m, ss, s2) = self.spread(a, b);
         Self::of_spread(m, ss, s2, s2.ln())
     }

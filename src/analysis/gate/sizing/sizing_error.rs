@@ -2,7 +2,7 @@
 //! user's input: exec reports it as a failed run.
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SizingError {
+pub(crate) enum SizingError {
     /// Only a percentage threshold depends on the baseline's median.
     #[error("only a percentage threshold is sized from the run")]
     NotPercent,
