@@ -26,8 +26,8 @@
 //! `pair` column of `phase = measure`), or before the checks when no pair is
 //! given. Example: `RUNNER_FAULT='exit=3@cell=0,fork=1,pair=10'`.
 
+use crate::strategy::error::{fail, Doing, Result, StrategyError};
 use crate::strategy::{Observation, Outcome, Strategy};
-use anyhow::{bail, Context, Result};
 use std::io::Write;
 
 pub(crate) const ENV: &str = crate::settings::FAULT;
@@ -65,7 +65,7 @@ impl Fault {
         if text.trim().is_empty() {
             return Ok(None);
         }
-        let fault = parse(&text).with_context(|| format!("{ENV}={text:?}"))?;
+        let fault = parse(&text).doing(|| format!("{ENV}={text:?}"))?;
         let hit = fault.cell.is_none_or(|c| c == cell) && fault.fork.is_none_or(|f| f == fork);
         Ok(hit.then_some(fault))
     }
@@ -146,8 +146,11 @@ impl Strategy for OffByOneUlp {
 pub(crate) fn parse(text: &str) -> Result<Fault> {
     let (kind, selectors) = text.trim().split_once('@').unwrap_or((text.trim(), ""));
     let number = |v: &str, what: &str| -> Result<u64> {
-        v.parse()
-            .with_context(|| format!("{what} needs a non-negative integer, got {v:?}"))
+        v.parse().map_err(|e: std::num::ParseIntError| {
+            StrategyError::Failed(format!(
+                "{what} needs a non-negative integer, got {v:?}: {e}"
+            ))
+        })
     };
     let kind = match kind.split_once('=') {
         None if kind == "panic" => Kind::Panic,
@@ -157,7 +160,7 @@ pub(crate) fn parse(text: &str) -> Result<Fault> {
         None if kind == "wrong-result" => Kind::WrongResult,
         Some(("exit", n)) => Kind::Exit(number(n, "exit")? as i32),
         Some(("pause", ms)) => Kind::Pause(number(ms, "pause")?),
-        _ => bail!("unknown fault {kind:?}; use panic, exit=N, sigkill, hang, garbage, pause=MS or wrong-result"),
+        _ => fail!("unknown fault {kind:?}; use panic, exit=N, sigkill, hang, garbage, pause=MS or wrong-result"),
     };
     let mut fault = Fault {
         kind,
@@ -169,13 +172,13 @@ pub(crate) fn parse(text: &str) -> Result<Fault> {
         let (key, value) = sel
             .trim()
             .split_once('=')
-            .with_context(|| format!("selector {sel:?} is not key=value"))?;
+            .doing(|| format!("selector {sel:?} is not key=value"))?;
         let v = number(value, key)? as u32;
         match key {
             "cell" => fault.cell = Some(v),
             "fork" => fault.fork = Some(v),
             "pair" => fault.pair = Some(v),
-            _ => bail!("unknown selector {key:?}; use cell, fork or pair"),
+            _ => fail!("unknown selector {key:?}; use cell, fork or pair"),
         }
     }
     Ok(fault)

@@ -157,19 +157,19 @@ fn set_nonblocking(pipe: &std::io::PipeWriter, on: bool) -> std::io::Result<()> 
 /// measuring on alone; and if the parent died before that was set, the
 /// worker ends at once (nobody would reap it). A worker started by hand
 /// (no [`PARENT_VAR`]) skips the check.
-pub(crate) fn die_with_parent() -> anyhow::Result<()> {
+pub(crate) fn die_with_parent() -> crate::strategy::error::Result<()> {
     let Some(parent) = crate::settings::get().parent_pid else {
         return Ok(());
     };
     use rustix::process::{getppid, set_parent_process_death_signal, Signal};
     if let Err(e) = set_parent_process_death_signal(Some(Signal::KILL)) {
-        anyhow::bail!(
+        crate::strategy::error::fail!(
             "cannot tie the worker to its parent: {}",
             std::io::Error::from(e)
         );
     }
     if getppid().map(|p| p.as_raw_nonzero().get()) != Some(parent) {
-        anyhow::bail!("the parent ended before the worker started");
+        crate::strategy::error::fail!("the parent ended before the worker started");
     }
     Ok(())
 }

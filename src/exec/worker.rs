@@ -24,8 +24,8 @@ use crate::db::DbTarget;
 use crate::placement::{apply, pin, ForkPlacement};
 use crate::record::{Arm, Phase};
 use crate::spec::{Ordering, StrategyKind};
+use crate::strategy::error::{fail, Doing, Result};
 use crate::strategy::{self, Setting, Strategy};
-use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufWriter, Write};
 
@@ -135,14 +135,14 @@ impl Drop for Arms {
 }
 
 /// Runs the job read from stdin; any error is reported as a `Failed` message.
-pub fn main() -> Result<()> {
+pub fn main() -> anyhow::Result<()> {
     super::spawn::die_with_parent()?;
     let mut stdin = std::io::stdin().lock();
     let mut line = String::new();
     stdin
         .read_line(&mut line)
-        .context("reading the job from stdin")?;
-    let job: JobRequest = serde_json::from_str(&line).context("parsing the job")?;
+        .doing(|| "reading the job from stdin".into())?;
+    let job: JobRequest = serde_json::from_str(&line).doing(|| "parsing the job".into())?;
     if let Some(dir) = &job.temp_dir {
         crate::temp::set_root(dir.clone());
     }
@@ -168,13 +168,15 @@ pub fn main() -> Result<()> {
         send(
             &mut out,
             &WorkerMessage::Failed {
-                message: format!("{e:#}"),
-                disagreement: crate::strategy::agreement::is_disagreement(e),
+                message: e.chain(),
+                disagreement: e.is_disagreement(),
             },
         )?;
     }
     out.flush()?;
-    result
+    // The one anyhow in runner: the worker's entry, where `runner worker`
+    // prints whatever ended it.
+    result.map_err(anyhow::Error::from)
 }
 
 fn send(out: &mut impl Write, msg: &WorkerMessage) -> Result<()> {
@@ -197,14 +199,13 @@ fn build_arms(job: &JobRequest) -> Result<Arms> {
         table: tables[usize::from(slot == "t")].as_deref(),
         sql: &job.sql,
     };
-    let baseline =
-        strategy::build(&job.baseline, &at("b", &job.baseline_name)).with_context(|| {
-            format!(
-                "setting up baseline strategy `{}` ({})",
-                job.baseline_name,
-                job.baseline.label()
-            )
-        })?;
+    let baseline = strategy::build(&job.baseline, &at("b", &job.baseline_name)).doing(|| {
+        format!(
+            "setting up baseline strategy `{}` ({})",
+            job.baseline_name,
+            job.baseline.label()
+        )
+    })?;
     let mut arms = Arms {
         baseline,
         treatment: None,
@@ -212,7 +213,7 @@ fn build_arms(job: &JobRequest) -> Result<Arms> {
     };
     if !job.shared_instance {
         arms.treatment = Some(
-            strategy::build(&job.treatment, &at("t", &job.treatment_name)).with_context(|| {
+            strategy::build(&job.treatment, &at("t", &job.treatment_name)).doing(|| {
                 format!(
                     "setting up treatment strategy `{}` ({})",
                     job.treatment_name,
@@ -318,9 +319,9 @@ fn wait_for_go(stdin: &mut impl BufRead) -> Result<()> {
     let mut line = String::new();
     stdin
         .read_line(&mut line)
-        .context("waiting for the parent's go")?;
+        .doing(|| "waiting for the parent's go".into())?;
     if line.trim_end() != super::protocol::GO {
-        bail!("the parent ended the fork before its timing started");
+        fail!("the parent ended the fork before its timing started");
     }
     Ok(())
 }
@@ -445,7 +446,7 @@ fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> 
     if summary.checksum_baseline != summary.checksum_treatment
         && same_fingerprints(&job.baseline, &job.treatment)
     {
-        bail!(
+        fail!(
             "the arms' results differ although both saw the same inputs (per-arm checksums {} vs {}): {}",
             summary.checksum_baseline,
             summary.checksum_treatment,

@@ -263,7 +263,7 @@ enum TemplatePiece {
 /// a spec it accepted, so it means a bug or a hand-made job.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("placeholder {{{0}}} has no value here")]
-pub(crate) struct Unbound(pub String);
+pub struct Unbound(pub String);
 
 impl Template {
     pub(crate) fn compile(text: &str) -> Result<Template, Unbound> {

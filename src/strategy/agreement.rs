@@ -8,7 +8,7 @@
 use super::{build, Observation, Setting, Strategy};
 use crate::record::Arm;
 use crate::spec::{StrategyKind, WorkloadParams};
-use anyhow::Result;
+use crate::strategy::error::Result;
 
 /// The two arms as the check sees them: in an A/A fork both are one
 /// instance, so the check asks for an arm rather than holding two.
@@ -52,11 +52,6 @@ impl Side<'_> {
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct Disagreement(pub String);
-
-/// Whether `e`, or an error it wraps, is a [`Disagreement`].
-pub fn is_disagreement(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| c.is::<Disagreement>())
-}
 
 /// What to change when command outputs differ: both arms' tables, or the
 /// one strategy's.

@@ -23,7 +23,7 @@ mod reap;
 use super::{Observation, Outcome, Setting, StdoutDigest, Strategy};
 use crate::spec::placeholder::{self, Fill, Quoting, Template, SCRATCH};
 use crate::spec::CommandSpec;
-use anyhow::{bail, Context, Result};
+use crate::strategy::error::{fail, Doing, Result, StrategyError};
 pub(crate) use reap::{describe, left_behind};
 use reap::{finish, run_out, succeeded, wait_exit};
 use std::fs::File;
@@ -69,7 +69,7 @@ pub(crate) struct Command {
 fn compile(texts: &[String]) -> Result<Vec<Template>> {
     texts
         .iter()
-        .map(|t| Template::compile(t).map_err(anyhow::Error::from))
+        .map(|t| Template::compile(t).map_err(StrategyError::from))
         .collect()
 }
 
@@ -85,7 +85,7 @@ impl Command {
         // A fresh private folder at a random name (`temp`): nothing that
         // was there before is used or removed.
         let scratch = if uses_scratch {
-            Some(crate::temp::scratch().context("creating the scratch directory")?)
+            Some(crate::temp::scratch().doing(|| "creating the scratch directory".into())?)
         } else {
             None
         };
@@ -104,10 +104,10 @@ impl Command {
             t.as_deref()
                 .map(|t| Template::compile(t).map(|c| PathBuf::from(c.render(0))))
                 .transpose()
-                .map_err(anyhow::Error::from)
+                .map_err(StrategyError::from)
         };
         let stderr = crate::temp::unnamed_file()
-            .context("creating a file for the stderr of the strategy's commands")?;
+            .doing(|| "creating a file for the stderr of the strategy's commands".into())?;
         let mut command = Command {
             name: at.name.to_string(),
             argv: compile(&spec.program.argv())?,
@@ -140,7 +140,7 @@ impl Command {
     fn process(&mut self, argv: &[Template], input: u64) -> Result<std::process::Command> {
         let argv: Vec<String> = argv.iter().map(|t| t.render(input)).collect();
         let Some(program) = argv.first() else {
-            bail!("strategy `{}` has an empty argv", self.name);
+            fail!("strategy `{}` has an empty argv", self.name);
         };
         let mut p = std::process::Command::new(program);
         p.args(&argv[1..]);
@@ -151,9 +151,9 @@ impl Command {
             p.current_dir(d);
         }
         let stdin = match &self.stdin {
-            Some(f) => Stdio::from(
-                File::open(f).with_context(|| format!("opening stdin file {}", f.display()))?,
-            ),
+            Some(f) => {
+                Stdio::from(File::open(f).doing(|| format!("opening stdin file {}", f.display()))?)
+            }
             None => Stdio::null(),
         };
         self.stderr.set_len(0)?;
@@ -175,7 +175,7 @@ impl Command {
     /// Runs `argv` once, untimed (setup, teardown, prepare); it must succeed.
     fn once(&mut self, what: &str, argv: &[Template], input: u64) -> Result<()> {
         let mut p = self.process(argv, input)?;
-        let child = p.spawn().with_context(|| {
+        let child = p.spawn().doing(|| {
             format!(
                 "{what} command `{}` of strategy `{}` could not start",
                 Self::shown(argv, input),
@@ -183,7 +183,7 @@ impl Command {
             )
         })?;
         let Some(status) = run_out(child.id() as i32, self.timeout)? else {
-            bail!(
+            fail!(
                 "{what} command `{}` of strategy `{}` was still going after timeout_s = {} s and was killed",
                 Self::shown(argv, input),
                 self.name,
@@ -191,7 +191,7 @@ impl Command {
             );
         };
         if !succeeded(status) {
-            bail!(
+            fail!(
                 "{what} command `{}` of strategy `{}` ended with {}{}",
                 Self::shown(argv, input),
                 self.name,
@@ -220,14 +220,14 @@ impl Command {
     }
 
     /// The error for a run of the strategy's command killed at `timeout_s`.
-    fn timed_out(&self, what: &str) -> anyhow::Error {
-        anyhow::anyhow!(
+    fn timed_out(&self, what: &str) -> StrategyError {
+        StrategyError::Failed(format!(
             "{what} of command `{}` of strategy `{}` on input {} was still going after timeout_s = {} s and was killed, with every process it started",
             Self::shown(&self.argv, self.input),
             self.name,
             self.input,
             self.timeout.unwrap_or_default().as_secs_f64()
-        )
+        ))
     }
 
     /// A run that failed stops the fork, unless failures are allowed.
@@ -235,7 +235,7 @@ impl Command {
         if succeeded(status) || self.allow_failure {
             return Ok(());
         }
-        bail!(
+        fail!(
             "command `{}` of strategy `{}` ended with {} on input {} (set allow_failure = true to time runs that fail){}",
             Self::shown(&self.argv, self.input),
             self.name,
@@ -263,8 +263,8 @@ impl Strategy for Command {
         let mut p = self
             .ready
             .take()
-            .context("a command ran without its set-up")?;
-        let child = p.spawn().with_context(|| {
+            .doing(|| "a command ran without its set-up".into())?;
+        let child = p.spawn().doing(|| {
             format!(
                 "command `{}` of strategy `{}` could not start",
                 Self::shown(&self.argv, self.input),
@@ -284,7 +284,7 @@ impl Strategy for Command {
         let pid = self
             .running
             .take()
-            .context("a command's result was read twice")?;
+            .doing(|| "a command's result was read twice".into())?;
         let ended = finish(pid, true)?;
         let (status, usage) = (ended.status, ended.usage);
         self.check_status(status)?;
@@ -302,12 +302,12 @@ impl Strategy for Command {
         let mut p = self
             .ready
             .take()
-            .context("a command ran without its set-up")?;
+            .doing(|| "a command ran without its set-up".into())?;
         if self.compare_output {
             p.stdout(Stdio::piped());
         }
         let started = Instant::now();
-        let mut child = p.spawn().with_context(|| {
+        let mut child = p.spawn().doing(|| {
             format!(
                 "command `{}` of strategy `{}` could not start",
                 Self::shown(&self.argv, input),
@@ -332,7 +332,7 @@ impl Strategy for Command {
                     d.max(Instant::now()).min(Instant::now() + DRAIN)
                 });
                 if !reap::drain(fd, until, &mut sink)? {
-                    bail!(
+                    fail!(
                         "the stdout of command `{}` of strategy `{}` stayed open after the command and every process it started had ended: a process outside runner's reach holds it",
                         Self::shown(&self.argv, input),
                         self.name
@@ -359,7 +359,7 @@ impl Strategy for Command {
         if let Some(dir) = self.scratch.take() {
             let shown = dir.path().display().to_string();
             dir.close()
-                .with_context(|| format!("removing the scratch directory {shown}"))?;
+                .doing(|| format!("removing the scratch directory {shown}"))?;
         }
         Ok(())
     }

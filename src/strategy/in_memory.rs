@@ -1,6 +1,7 @@
 //! `in-memory`: the preview with no database, the reference every other
 //! strategy must agree with bit for bit.
 
+use super::error::Result;
 use super::{Observation, Outcome, Strategy};
 use crate::preview::{Calculator, Model, Overrides, Projection};
 use crate::spec::WorkloadParams;
@@ -28,18 +29,18 @@ impl InMemory {
 }
 
 impl Strategy for InMemory {
-    fn run(&mut self, input: u64) -> anyhow::Result<()> {
+    fn run(&mut self, input: u64) -> Result<()> {
         self.scratch.copy_from(&self.model);
         Overrides::from_input(input).apply(&mut self.scratch);
         self.last = Some(self.calculator.calculate(&self.scratch));
         Ok(())
     }
 
-    fn after(&mut self) -> anyhow::Result<Outcome> {
+    fn after(&mut self) -> Result<Outcome> {
         Ok(Outcome::of(fingerprint(self.last.take())))
     }
 
-    fn observe(&mut self, input: u64) -> anyhow::Result<Observation> {
+    fn observe(&mut self, input: u64) -> Result<Observation> {
         self.run(input)?;
         Ok(preview(self.last.take()))
     }

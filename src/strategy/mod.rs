@@ -11,6 +11,7 @@
 //! full output, so a disagreement can say what differs.
 
 pub mod agreement;
+pub mod error;
 pub use agreement::check_agreement;
 
 mod client_record;
@@ -38,6 +39,7 @@ pub use tx_rollback::TxRollback;
 use crate::db::DbTarget;
 use crate::record::RunUsage;
 use crate::spec::{StrategyKind, WorkloadParams};
+use error::{fail, Doing, Result};
 
 /// What a run left behind, read after the timed region.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,21 +69,21 @@ pub const NOTHING: u64 = 0x006e_6f74_6869_6e67;
 pub trait Strategy {
     /// Untimed, just before the timed region of each run (a command's
     /// `prepare`, a SQL `BEGIN`).
-    fn before(&mut self, _input: u64) -> anyhow::Result<()> {
+    fn before(&mut self, _input: u64) -> Result<()> {
         Ok(())
     }
 
     /// The timed region: one run on `input`. Kept free of avoidable
     /// allocation so the harness measures the strategy, not itself.
-    fn run(&mut self, input: u64) -> anyhow::Result<()>;
+    fn run(&mut self, input: u64) -> Result<()>;
 
     /// Untimed, just after: the run's fingerprint (a SQL `ROLLBACK`, a
     /// command's exit status check happen here).
-    fn after(&mut self) -> anyhow::Result<Outcome>;
+    fn after(&mut self) -> Result<Outcome>;
 
     /// One whole run on `input` with its full output, for the checks before
     /// timing. The default is a run's fingerprint alone.
-    fn observe(&mut self, input: u64) -> anyhow::Result<Observation> {
+    fn observe(&mut self, input: u64) -> Result<Observation> {
         self.before(input)?;
         self.run(input)?;
         self.after()?;
@@ -91,13 +93,13 @@ pub trait Strategy {
     /// Hash of a table the strategy keeps as committed (`None` if none).
     /// The worker compares it after seeding and after the fork: a
     /// difference means a leaked write.
-    fn content_hash(&mut self) -> anyhow::Result<Option<String>> {
+    fn content_hash(&mut self) -> Result<Option<String>> {
         Ok(None)
     }
 
     /// The pid of a database server process serving this strategy (its
     /// PostgreSQL backend), for placement; none without one.
-    fn backend_pid(&mut self) -> anyhow::Result<Option<u32>> {
+    fn backend_pid(&mut self) -> Result<Option<u32>> {
         Ok(None)
     }
 
@@ -106,12 +108,12 @@ pub trait Strategy {
     /// besides the one [`Strategy::backend_pid`] gives. Their CPU time is
     /// the run's own, so the fork's load check does not count it as other
     /// processes' (placement still pins only the one).
-    fn serving_pids(&mut self) -> anyhow::Result<Vec<u32>> {
+    fn serving_pids(&mut self) -> Result<Vec<u32>> {
         Ok(self.backend_pid()?.into_iter().collect())
     }
 
     /// Once, after the fork's last run (a command's `teardown`).
-    fn teardown(&mut self) -> anyhow::Result<()> {
+    fn teardown(&mut self) -> Result<()> {
         Ok(())
     }
 
@@ -122,16 +124,13 @@ pub trait Strategy {
 
     /// Once, after the fork's timed runs: an `sql` arm with `clients > 1`,
     /// its clients' times and wait samples (taken).
-    fn client_times(&mut self) -> anyhow::Result<Option<ClientRecord>> {
+    fn client_times(&mut self) -> Result<Option<ClientRecord>> {
         Ok(None)
     }
 
     /// Once, after the fork's measured runs and untimed: its statements
     /// for `input` under EXPLAIN, rolled back (`None`: not SQL).
-    fn explain(
-        &mut self,
-        _input: u64,
-    ) -> anyhow::Result<Option<Vec<crate::db::plans::StatementPlan>>> {
+    fn explain(&mut self, _input: u64) -> Result<Option<Vec<crate::db::plans::StatementPlan>>> {
         Ok(None)
     }
 }
@@ -176,9 +175,9 @@ impl<'a> Setting<'a> {
     }
 }
 
-fn need_db<'a>(kind: &StrategyKind, db: Option<&'a DbTarget>) -> anyhow::Result<&'a DbTarget> {
-    db.ok_or_else(|| {
-        anyhow::anyhow!(
+fn need_db<'a>(kind: &StrategyKind, db: Option<&'a DbTarget>) -> Result<&'a DbTarget> {
+    db.doing(|| {
+        format!(
             "strategy kind {} needs a database, and none is configured \
              (set database.url or RUNNER_DATABASE_URL, or use backend = \"sqlite\")",
             kind.label()
@@ -187,7 +186,7 @@ fn need_db<'a>(kind: &StrategyKind, db: Option<&'a DbTarget>) -> anyhow::Result<
 }
 
 /// Sets up one strategy of `kind` for a fork.
-pub fn build(kind: &StrategyKind, at: &Setting<'_>) -> anyhow::Result<Box<dyn Strategy>> {
+pub fn build(kind: &StrategyKind, at: &Setting<'_>) -> Result<Box<dyn Strategy>> {
     Ok(match kind {
         StrategyKind::InMemory => Box::new(InMemory::new(at.workload)),
         StrategyKind::TxRollback => Box::new(TxRollback::new(
@@ -206,7 +205,7 @@ pub fn build(kind: &StrategyKind, at: &Setting<'_>) -> anyhow::Result<Box<dyn St
         )?),
         StrategyKind::Sql(spec) => Box::new(sql::Sql::new(spec, need_db(kind, at.db)?, at)?),
         StrategyKind::Imported => {
-            anyhow::bail!("an imported arm was measured by another harness; runner cannot run it")
+            fail!("an imported arm was measured by another harness; runner cannot run it")
         }
     })
 }

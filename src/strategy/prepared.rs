@@ -19,7 +19,7 @@
 use crate::db::session::SqlSession;
 use crate::db::statements::{preparable, SqlDialect};
 use crate::spec::placeholder::Template;
-use anyhow::{Context, Result};
+use crate::strategy::error::{Doing, Result};
 
 /// The prepared statement's name for statement `i` of a run; one session
 /// serves one arm, so the names need only be unique within it.
@@ -57,7 +57,7 @@ pub(super) fn prepare(
         .map(|(i, t)| match plan(i, &t) {
             None => Ok(t),
             Some((prepare, execute)) => {
-                session.prepare(&prepare).with_context(|| {
+                session.prepare(&prepare).doing(|| {
                     format!(
                         "protocol = \"prepared\": preparing statement {} of run",
                         i + 1

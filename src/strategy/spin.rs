@@ -1,5 +1,6 @@
 //! `spin`: a noise-free target of known cost, to calibrate the harness.
 
+use super::error::Result;
 use super::{Outcome, Strategy, NOTHING};
 use std::time::{Duration, Instant};
 
@@ -32,12 +33,12 @@ pub(crate) fn spin_for(d: Duration) -> Duration {
 }
 
 impl Strategy for Spin {
-    fn run(&mut self, _input: u64) -> anyhow::Result<()> {
+    fn run(&mut self, _input: u64) -> Result<()> {
         spin_for(self.duration);
         Ok(())
     }
 
-    fn after(&mut self) -> anyhow::Result<Outcome> {
+    fn after(&mut self) -> Result<Outcome> {
         Ok(Outcome::of(NOTHING))
     }
 }

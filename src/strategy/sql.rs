@@ -20,7 +20,7 @@ use crate::db::statements::{split, SqlDialect};
 use crate::db::{DbError, DbTarget};
 use crate::spec::placeholder::Template;
 use crate::spec::{Protocol, SqlSpec};
-use anyhow::{Context, Result};
+use crate::strategy::error::{Doing, Result, StrategyError};
 
 pub(super) struct Sql {
     name: String,
@@ -47,18 +47,18 @@ impl Sql {
             .transpose()?;
         let session =
             crate::db::open::session_with(db, at.slot, &spec.search_path, setup.as_deref(), at.sql)
-                .with_context(|| format!("setting up sql strategy `{}` on {db}", at.name))?;
+                .doing(|| format!("setting up sql strategy `{}` on {db}", at.name))?;
         // Schema-qualified references to a private copy now name the copy.
         let text = &session.rewrite(&spec.run.text);
         let mut session = session;
         let mut statements = split(text, dialect)
-            .map_err(|r| anyhow::anyhow!("{}", r.message))?
+            .map_err(StrategyError::from)?
             .into_iter()
             .map(|r| Template::compile(&super::client_record::for_client(&text[r], 0)))
             .collect::<Result<Vec<_>, _>>()?;
         if spec.protocol == Protocol::Prepared {
             statements = super::prepared::prepare(session.as_mut(), statements)
-                .with_context(|| format!("setting up sql strategy `{}` on {db}", at.name))?;
+                .doing(|| format!("setting up sql strategy `{}` on {db}", at.name))?;
         }
         Ok(Sql {
             name: at.name.to_string(),
@@ -86,17 +86,19 @@ impl Sql {
     fn allowed(&self, e: DbError) -> Result<FailCode> {
         match e {
             DbError::Statement { code, .. } if self.allow_failure => Ok(FailCode::new(&code)),
-            DbError::Statement { .. } => Err(anyhow::Error::new(e).context(format!(
-                "{} (set allow_failure = true to time runs that fail)",
-                self.failed()
-            ))),
-            e => Err(anyhow::Error::new(e).context(self.failed())),
+            DbError::Statement { .. } => Err(e).doing(|| {
+                format!(
+                    "{} (set allow_failure = true to time runs that fail)",
+                    self.failed()
+                )
+            }),
+            e => Err(e).doing(|| self.failed()),
         }
     }
 }
 
 impl Strategy for Sql {
-    fn backend_pid(&mut self) -> anyhow::Result<Option<u32>> {
+    fn backend_pid(&mut self) -> Result<Option<u32>> {
         Ok(self.session.backend_pid()?)
     }
 
@@ -125,11 +127,11 @@ impl Strategy for Sql {
     }
 
     fn after(&mut self) -> Result<Outcome> {
-        self.session.rollback().with_context(|| self.failed())?;
+        self.session.rollback().doing(|| self.failed())?;
         let fp = self
             .fingerprint
             .take()
-            .context("an SQL run's result was read twice")?;
+            .doing(|| "an SQL run's result was read twice".into())?;
         Ok(Outcome {
             failed: self.failed.take(),
             ..Outcome::of(fp)
@@ -144,7 +146,7 @@ impl Strategy for Sql {
             Ok(_) => None,
             Err(e) => Some(self.allowed(e)?),
         };
-        self.session.rollback().with_context(|| self.failed())?;
+        self.session.rollback().doing(|| self.failed())?;
         Ok(match failed {
             Some(code) => Observation::Failed {
                 code: code.as_str().to_owned(),
@@ -172,7 +174,7 @@ impl Strategy for Sql {
         let plans = self
             .session
             .explain(&self.rendered)
-            .with_context(|| format!("EXPLAIN of strategy `{}` on input {input}", self.name))?;
+            .doing(|| format!("EXPLAIN of strategy `{}` on input {input}", self.name))?;
         Ok(Some(plans))
     }
 }

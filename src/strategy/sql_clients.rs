@@ -23,7 +23,7 @@ use crate::db::statements::{split, SqlDialect};
 use crate::db::{DbError, DbTarget};
 use crate::spec::placeholder::Template;
 use crate::spec::{Protocol, SqlSpec};
-use anyhow::{bail, Context, Result};
+use crate::strategy::error::{fail, Doing, Result, StrategyError};
 
 pub(super) struct SqlClients {
     name: String,
@@ -47,7 +47,7 @@ pub(super) struct SqlClients {
 impl SqlClients {
     pub(super) fn new(spec: &SqlSpec, db: &DbTarget, at: &Setting<'_>) -> Result<SqlClients> {
         let DbTarget::Postgres { url, schema } = db else {
-            bail!("strategy `{}`: clients = {} needs PostgreSQL (SQLite serialises its writers within one process, so concurrent clients would only take turns)", at.name, spec.clients);
+            fail!("strategy `{}`: clients = {} needs PostgreSQL (SQLite serialises its writers within one process, so concurrent clients would only take turns)", at.name, spec.clients);
         };
         let setup = spec
             .setup
@@ -62,7 +62,7 @@ impl SqlClients {
             setup.as_deref(),
             &at.sql.private_copies,
         )
-        .with_context(|| format!("setting up sql strategy `{}` on {db}", at.name))?;
+        .doing(|| format!("setting up sql strategy `{}` on {db}", at.name))?;
         let built = Self::connect(spec, url, &shared, at.name);
         match built {
             Ok((clients, statements, pids)) => {
@@ -111,14 +111,13 @@ impl SqlClients {
                 &shared.schema,
             )
         };
-        let ranges =
-            split(&text, SqlDialect::Postgres).map_err(|r| anyhow::anyhow!("{}", r.message))?;
+        let ranges = split(&text, SqlDialect::Postgres)?;
         let mut sessions = Vec::new();
         let mut statements = Vec::new();
         let mut pids = Vec::new();
         for i in 0..spec.clients as usize {
             let mut s = crate::db::pg::session::join(url, shared, &spec.search_path)
-                .with_context(|| format!("connecting client {i} of strategy `{name}`"))?;
+                .doing(|| format!("connecting client {i} of strategy `{name}`"))?;
             pids.extend(s.backend_pid()?.map(|p| p as i32));
             let mut mine = ranges
                 .iter()
@@ -160,8 +159,10 @@ impl SqlClients {
                     } else {
                         ""
                     };
-                    return Err(anyhow::Error::new(e)
-                        .context(format!("{}, client {i}{hint}", self.failed())));
+                    return Err(StrategyError::While {
+                        doing: format!("{}, client {i}{hint}", self.failed()),
+                        source: Box::new(e.into()),
+                    });
                 }
             }
         }
@@ -188,7 +189,7 @@ impl Strategy for SqlClients {
                 }
             });
         }
-        self.clients.begin().with_context(|| self.failed())
+        self.clients.begin().doing(|| self.failed())
     }
 
     fn run(&mut self, _input: u64) -> Result<()> {

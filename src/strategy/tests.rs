@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 /// The worker's agreement check on two instances, over several inputs.
 #[cfg(feature = "sqlite")]
-fn agree(a: &mut dyn Strategy, b: &mut dyn Strategy, inputs: &[u64]) -> anyhow::Result<()> {
+fn agree(a: &mut dyn Strategy, b: &mut dyn Strategy, inputs: &[u64]) -> super::error::Result<()> {
     let side = |name| agreement::Side {
         name,
         label: "test".into(),
@@ -145,7 +145,7 @@ fn command(argv: &[&str]) -> CommandSpec {
     }
 }
 
-fn build_command(spec: CommandSpec) -> anyhow::Result<Box<dyn Strategy>> {
+fn build_command(spec: CommandSpec) -> super::error::Result<Box<dyn Strategy>> {
     build(&StrategyKind::Command(Box::new(spec)), &at(None))
 }
 

@@ -1,12 +1,13 @@
 //! `tx-rollback`: the studied "rollback preview" — write the slider's
 //! overrides in a transaction, read the model back, calculate, roll back.
 
+use super::error::Result;
 use super::in_memory::{fingerprint, preview};
 use super::{Observation, Outcome, Strategy};
 use crate::db::{DbTarget, ModelTable};
 use crate::preview::{Calculator, Model, Overrides, Projection};
 use crate::spec::WorkloadParams;
-use anyhow::Context;
+use crate::strategy::error::Doing;
 
 /// Holds its own seeded table (own connection on PostgreSQL) and reusable
 /// buffers; round trips per run are documented on `db::pg::table::PgTable`.
@@ -29,10 +30,10 @@ impl TxRollback {
         workload: WorkloadParams,
         db: &DbTarget,
         premade: Option<&str>,
-    ) -> anyhow::Result<TxRollback> {
+    ) -> Result<TxRollback> {
         let model = Model::new(workload.plans);
         let table = crate::db::open::table(db, &model, premade)
-            .with_context(|| format!("setting up tx-rollback on {db}"))?;
+            .doing(|| format!("setting up tx-rollback on {db}"))?;
         Ok(TxRollback {
             table,
             plans: workload.plans,
@@ -45,7 +46,7 @@ impl TxRollback {
 }
 
 impl Strategy for TxRollback {
-    fn run(&mut self, input: u64) -> anyhow::Result<()> {
+    fn run(&mut self, input: u64) -> Result<()> {
         Overrides::from_input(input).write_values(self.plans, &mut self.values);
         self.table.begin()?;
         let preview = self
@@ -61,24 +62,24 @@ impl Strategy for TxRollback {
         Ok(())
     }
 
-    fn after(&mut self) -> anyhow::Result<Outcome> {
+    fn after(&mut self) -> Result<Outcome> {
         Ok(Outcome::of(fingerprint(self.last.take())))
     }
 
-    fn observe(&mut self, input: u64) -> anyhow::Result<Observation> {
+    fn observe(&mut self, input: u64) -> Result<Observation> {
         self.run(input)?;
         Ok(preview(self.last.take()))
     }
 
-    fn backend_pid(&mut self) -> anyhow::Result<Option<u32>> {
+    fn backend_pid(&mut self) -> Result<Option<u32>> {
         Ok(self.table.backend_pid()?)
     }
 
-    fn content_hash(&mut self) -> anyhow::Result<Option<String>> {
+    fn content_hash(&mut self) -> Result<Option<String>> {
         Ok(Some(self.table.content_hash()?))
     }
 
-    fn teardown(&mut self) -> anyhow::Result<()> {
+    fn teardown(&mut self) -> Result<()> {
         Ok(self.table.close()?)
     }
 }

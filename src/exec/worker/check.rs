@@ -7,7 +7,7 @@ use crate::exec::protocol::CheckReport;
 use crate::preview::Overrides;
 use crate::spec::StrategyKind;
 use crate::strategy::agreement::{check_agreement, Side};
-use anyhow::Result;
+use crate::strategy::error::Result;
 
 /// `input 123`, and for the preview the slider position it maps to.
 pub(super) fn shown_input(job: &JobRequest, input: u64) -> String {

@@ -10,7 +10,7 @@ use super::draws::Draws;
 use super::{send, timed_run, Arms, JobRequest};
 use crate::exec::protocol::{ForkSummary, TrialReport, WorkerMessage};
 use crate::record::Arm;
-use anyhow::Result;
+use crate::strategy::error::Result;
 use std::io::Write;
 use std::time::{Duration, Instant};
 

@@ -10,7 +10,7 @@
 
 use crate::reaper as sweep;
 use crate::record::RunUsage;
-use anyhow::{bail, Result};
+use crate::strategy::error::{fail, Result, StrategyError};
 use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::io::Errno;
 use rustix::process::{pidfd_open, waitid, Pid, PidfdFlags, WaitId, WaitIdOptions};
@@ -76,7 +76,7 @@ pub(super) fn run_out(pid: i32, timeout: Option<Duration>) -> Result<Option<i32>
 pub(super) fn wait_exit(pid: i32, timeout: Option<Duration>) -> Result<bool> {
     let Some(t) = timeout else {
         let Some(p) = Pid::from_raw(pid) else {
-            bail!("waiting for a command: no process {pid}");
+            fail!("waiting for a command: no process {pid}");
         };
         // One child of ours; NOWAIT leaves it unreaped.
         loop {
@@ -86,7 +86,7 @@ pub(super) fn wait_exit(pid: i32, timeout: Option<Duration>) -> Result<bool> {
             ) {
                 Ok(_) => return Ok(true),
                 Err(Errno::INTR) => continue,
-                Err(e) => bail!("waiting for a command: {}", std::io::Error::from(e)),
+                Err(e) => fail!("waiting for a command: {}", std::io::Error::from(e)),
             }
         }
     };
@@ -100,10 +100,10 @@ fn pidfd(pid: i32) -> Result<OwnedFd> {
         .ok_or(Errno::SRCH)
         .and_then(|p| pidfd_open(p, PidfdFlags::empty()));
     opened.map_err(|e| {
-        anyhow::anyhow!(
+        StrategyError::Failed(format!(
             "timeout_s and the output check need pidfd_open (Linux 5.3 or later): {}",
             std::io::Error::from(e)
-        )
+        ))
     })
 }
 
@@ -125,7 +125,7 @@ fn poll(fds: &mut [PollFd<'_>], deadline: Option<Instant>) -> Result<usize> {
         match rustix::event::poll(fds, left.as_ref()) {
             Ok(n) => return Ok(n),
             Err(Errno::INTR) => continue,
-            Err(e) => bail!("waiting for a command: {}", std::io::Error::from(e)),
+            Err(e) => fail!("waiting for a command: {}", std::io::Error::from(e)),
         }
     }
 }
@@ -201,7 +201,7 @@ fn read_some(fd: BorrowedFd<'_>, sink: &mut impl FnMut(&[u8])) -> Result<bool> {
             }
             Err(Errno::INTR) => continue,
             Err(Errno::AGAIN) => return Ok(true),
-            Err(e) => bail!("reading a command's stdout: {}", std::io::Error::from(e)),
+            Err(e) => fail!("reading a command's stdout: {}", std::io::Error::from(e)),
         }
     }
 }
@@ -282,7 +282,7 @@ fn wait4(pid: i32) -> Result<(i32, RunUsage)> {
         if r < 0 && errno() == libc::EINTR {
             continue;
         }
-        bail!("waiting for a command: {}", std::io::Error::last_os_error());
+        fail!("waiting for a command: {}", std::io::Error::last_os_error());
     }
     let ns = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1000;
     Ok((

@@ -1,0 +1,127 @@
+//! What fails inside a worker: setting up an arm, a run, the checks before
+//! timing. One sentence per kind (`Display`) and the cause it wraps
+//! (`source`); the worker's entry prints the whole chain, `what: cause:
+//! cause`, which is the failure its parent reports.
+
+use super::agreement::Disagreement;
+use crate::db::DbError;
+
+/// A strategy's failure (and the worker's, which runs them).
+#[derive(Debug, thiserror::Error)]
+pub enum StrategyError {
+    /// The arms' outputs differ: the experiment file's to fix, not a
+    /// failure a re-run could cure.
+    #[error(transparent)]
+    Disagree(#[from] Disagreement),
+    /// A database step failed, as the database said it.
+    #[error(transparent)]
+    Db(#[from] DbError),
+    /// A system call or a file failed.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// A message between the worker and its parent would not parse or
+    /// serialize.
+    #[error(transparent)]
+    Message(#[from] serde_json::Error),
+    /// The worker could not be pinned as its job says.
+    #[error(transparent)]
+    Placement(#[from] crate::placement::apply::PinError),
+    /// A text names a placeholder the job gives no value for.
+    #[error(transparent)]
+    Unbound(#[from] crate::spec::placeholder::Unbound),
+    /// What failed, said in one sentence (a command's status, a timeout,
+    /// a run read twice).
+    #[error("{0}")]
+    Failed(String),
+    /// `doing` failed because of `source`.
+    #[error("{doing}")]
+    While {
+        doing: String,
+        #[source]
+        source: Box<StrategyError>,
+    },
+}
+
+impl From<crate::db::statements::Refusal> for StrategyError {
+    /// The SQL checker's sentence (the file's check refused the text
+    /// before, so here it means a job made by hand).
+    fn from(r: crate::db::statements::Refusal) -> Self {
+        StrategyError::Failed(r.message)
+    }
+}
+
+impl StrategyError {
+    /// The failure as the worker's parent reports it: this sentence, then
+    /// each cause's, joined by `: ` (what anyhow's `{:#}` prints).
+    pub fn chain(&self) -> String {
+        let mut out = self.to_string();
+        let mut at: &dyn std::error::Error = self;
+        while let Some(next) = at.source() {
+            out.push_str(&format!(": {next}"));
+            at = next;
+        }
+        out
+    }
+
+    /// Whether this, or an error it wraps, is a [`Disagreement`].
+    pub fn is_disagreement(&self) -> bool {
+        match self {
+            StrategyError::Disagree(_) => true,
+            StrategyError::While { source, .. } => source.is_disagreement(),
+            _ => false,
+        }
+    }
+}
+
+pub type Result<T, E = StrategyError> = std::result::Result<T, E>;
+
+/// Says what was being done when an error happened: the error becomes the
+/// cause of a [`StrategyError::While`].
+pub trait Doing<T> {
+    fn doing(self, what: impl FnOnce() -> String) -> Result<T>;
+}
+
+impl<T, E: Into<StrategyError>> Doing<T> for std::result::Result<T, E> {
+    fn doing(self, what: impl FnOnce() -> String) -> Result<T> {
+        self.map_err(|e| StrategyError::While {
+            doing: what(),
+            source: Box::new(e.into()),
+        })
+    }
+}
+
+impl<T> Doing<T> for Option<T> {
+    /// `None` is the failure: what was missing, said as `what`.
+    fn doing(self, what: impl FnOnce() -> String) -> Result<T> {
+        self.ok_or_else(|| StrategyError::Failed(what()))
+    }
+}
+
+/// Returns a [`StrategyError::Failed`] with the formatted sentence.
+macro_rules! fail {
+    ($($arg:tt)*) => {
+        return Err($crate::strategy::error::StrategyError::Failed(format!($($arg)*)))
+    };
+}
+pub(crate) use fail;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_chain_reads_what_then_why_and_a_disagreement_is_found_inside() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let e: Result<()> = Err(io).doing(|| "opening stdin file x".into());
+        let e = e.doing(|| "setting up `a`".into()).unwrap_err();
+        assert_eq!(
+            e.chain(),
+            "setting up `a`: opening stdin file x: no such file"
+        );
+        assert!(!e.is_disagreement());
+        let d: Result<()> = Err(Disagreement("the rows differ".into()).into());
+        let d = d.doing(|| "checking".into()).unwrap_err();
+        assert!(d.is_disagreement());
+        assert_eq!(d.chain(), "checking: the rows differ");
+    }
+}
