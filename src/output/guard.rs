@@ -96,23 +96,45 @@ pub(crate) fn runner_run_json(path: &Path, finished: bool) -> bool {
         && (!finished || v["finished_at"].is_string())
 }
 
-/// The record of `dir`: `None` when there is none, an error sentence part
-/// when something else is at its name or it is not runner's record.
-fn read_record(dir: &Path) -> std::result::Result<Option<Record>, String> {
+/// Why a folder's record of the files runner wrote cannot be used: the
+/// clause that follows its path in a message.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum RecordError {
+    #[error("cannot be read ({0})")]
+    Unreadable(#[source] std::io::Error),
+    #[error("is not a regular file")]
+    NotAFile,
+    #[error("is not runner's record of the files it wrote ({0})")]
+    NotRunners(#[source] serde_json::Error),
+}
+
+/// Why the entries of a folder cannot be judged: the clause that follows
+/// the folder's path in a message.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum EntriesError {
+    #[error("{RECORD} {0}")]
+    Record(#[source] RecordError),
+    #[error("cannot be read ({0})")]
+    Unreadable(#[source] std::io::Error),
+}
+
+/// The record of `dir`: `None` when there is none, an error when something
+/// else is at its name or it is not runner's record.
+fn read_record(dir: &Path) -> std::result::Result<Option<Record>, RecordError> {
     let path = dir.join(RECORD);
     match fs::symlink_metadata(&path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot be read ({e})")),
-        Ok(m) if !m.is_file() => return Err("is not a regular file".into()),
+        Err(e) => return Err(RecordError::Unreadable(e)),
+        Ok(m) if !m.is_file() => return Err(RecordError::NotAFile),
         Ok(_) => {}
     }
-    let text = fs::read_to_string(&path).map_err(|e| format!("cannot be read ({e})"))?;
+    let text = fs::read_to_string(&path).map_err(RecordError::Unreadable)?;
     serde_json::from_str(&text)
         .map(Some)
-        .map_err(|e| format!("is not runner's record of the files it wrote ({e})"))
+        .map_err(RecordError::NotRunners)
 }
 
-fn record_error(dir: &Path, why: &str) -> crate::error::RunnerError {
+fn record_error(dir: &Path, why: &RecordError) -> crate::error::RunnerError {
     bad_input(format!(
         "{} {why}; runner keeps there the list of files it wrote and cannot tell which are its own without it; move it away",
         dir.join(RECORD).display()
@@ -198,10 +220,10 @@ fn owner_in(dir: &Path, name: &str, record: Option<&Record>) -> Owner {
 /// `name (why)`; `Err` when its record cannot be read. Runner's own are
 /// the files its record lists unchanged (without a record: the fixed names
 /// of a report folder), the record itself and the lock a killed exec left.
-pub(crate) fn foreign_entries(dir: &Path) -> std::result::Result<Vec<String>, String> {
-    let record = read_record(dir).map_err(|why| format!("{RECORD} {why}"))?;
+pub(crate) fn foreign_entries(dir: &Path) -> std::result::Result<Vec<String>, EntriesError> {
+    let record = read_record(dir).map_err(EntriesError::Record)?;
     let legacy = record.is_none();
-    let entries = fs::read_dir(dir).map_err(|e| format!("cannot be read ({e})"))?;
+    let entries = fs::read_dir(dir).map_err(EntriesError::Unreadable)?;
     let mut out = Vec::new();
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();

@@ -58,7 +58,7 @@ pub(crate) fn existing(path: &Path) -> Existing {
     }
     let mut foreign = match guard::foreign_entries(path) {
         Ok(f) => f,
-        Err(why) => return Existing::Foreign(why),
+        Err(why) => return Existing::Foreign(why.to_string()),
     };
     let empty = fs::read_dir(path).is_ok_and(|mut e| e.next().is_none());
     if empty {
