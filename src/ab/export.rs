@@ -144,14 +144,13 @@ impl Results {
             .map_err(|e| bad_input(format!("{}: {e:#}", dir.join("pairs.csv").display())))?;
         let path = dir.join("analysis.json");
         let unreadable = |e: String| bad_input(format!("{}: {e}", path.display()));
-        let file: serde_json::Value = std::fs::read_to_string(&path)
-            .map_err(|e| e.to_string())
-            .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
-            .map_err(unreadable)?;
-        let file =
-            crate::output::format::migrate(&path, file).map_err(|e| bad_input(e.to_string()))?;
+        let bytes = std::fs::read(&path).map_err(|e| unreadable(e.to_string()))?;
         let analysis: Analysis =
-            serde_json::from_value(file).map_err(|e| unreadable(e.to_string()))?;
+            crate::output::format::parse(&path, &bytes, crate::output::format::Kind::Analysis)
+                .map_err(|e| match e {
+                    crate::output::format::ReadError::Format(e) => bad_input(e.to_string()),
+                    crate::output::format::ReadError::Json(e) => unreadable(e.to_string()),
+                })?;
         let design = &info.spec.experiment.design;
         let command_of = |name: &str| {
             plan.arms

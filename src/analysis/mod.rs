@@ -555,4 +555,6 @@ where
 }
 
 #[cfg(test)]
+mod migrated_tests;
+#[cfg(test)]
 mod tests;

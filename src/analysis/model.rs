@@ -14,9 +14,8 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Analysis {
-    /// The file's format (`output::format`): 0 in a file written before
-    /// the key existed.
-    #[serde(default)]
+    /// The file's format (`output::format`): the current one, written
+    /// and read (an older file is migrated before it is parsed).
     pub format_version: u32,
     pub confidence: f64,
     pub resamples: u32,
@@ -190,7 +189,6 @@ pub struct Pooled {
     /// in steps. A tie at the median is what makes an interval of a median
     /// conservative (the report says so when false positives are rarer
     /// than chance allows).
-    #[serde(default)]
     pub share_tied: f64,
     pub median_ns: f64,
     pub ci_ns: [f64; 2],
@@ -209,7 +207,6 @@ pub struct CrossRuns {
     /// Estimates > 0, for any d.
     pub slower: u32,
     /// Estimates < 0, for any d.
-    #[serde(default)]
     pub faster: u32,
     pub min_ns: Option<f64>,
     pub max_ns: Option<f64>,

@@ -12,6 +12,7 @@ use crate::environment::Environment;
 use crate::run_folder::{self, RunInfo};
 use crate::spec::Experiment;
 use crate::stats::apart::Bounded;
+use std::path::Path;
 
 pub(super) use super::version_error::VersionError;
 
@@ -139,7 +140,7 @@ pub(super) fn check(
     run_json: &[u8],
     pairs: &[u8],
 ) -> Result<(RunInfo, Vec<crate::record::PairRecord>), VersionError> {
-    let info: RunInfo = serde_json::from_slice(run_json).map_err(VersionError::Parse)?;
+    let info = RunInfo::parse(Path::new(run_folder::FILE), run_json).map_err(VersionError::Read)?;
     run_folder::check::check(&info).map_err(VersionError::Record)?;
     if info.finished_at.is_none() {
         return Err(VersionError::InProgress);

@@ -7,8 +7,10 @@ use crate::run_folder::FolderError;
 
 #[derive(Debug, thiserror::Error)]
 pub(super) enum VersionError {
-    #[error("run.json is not a valid run.json: {0}")]
-    Parse(#[source] serde_json::Error),
+    /// Not JSON of run.json's shape, or of a newer runner's format (the
+    /// sentence names the file).
+    #[error(transparent)]
+    Read(FolderError),
     #[error("run.json: {0}")]
     Record(#[source] FolderError),
     #[error("run.json holds a run in progress (no finish time)")]

@@ -12,7 +12,6 @@ pub struct CheckReport {
     pub arms_agree: Option<bool>,
     /// Every arm that computes the preview returned the identical result as
     /// the in-memory calculator on the same input (`None`: no arm computes it).
-    #[serde(default)]
     pub matches_in_memory: Option<bool>,
     /// Each strategy returned the identical result when run twice.
     pub repeatable: bool,
@@ -35,7 +34,6 @@ pub struct ForkSummary {
     pub timed_ns: u64,
     /// The fork's pairs carry per-run CPU time and peak RSS (a `command`
     /// arm), so `pairs.csv` gets the usage columns.
-    #[serde(default)]
     pub resource_usage: bool,
     /// What the worker pinned, and the CPUs its runs used; absent in runs
     /// recorded before runner had placement.

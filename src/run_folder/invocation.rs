@@ -6,9 +6,10 @@
 //! this struct, changed where they differ and rendered; none re-parses an
 //! argv.
 //!
-//! Older run.json files recorded the raw argv as `command_line`; the reader
-//! parses it once, with these same definitions, into the struct (an argv
-//! that is not a runner command line is a bad run.json, exit 2).
+//! Older run.json files recorded the raw argv as `command_line`; their
+//! migration (`output::format`) parses it once, with these same
+//! definitions, through [`argv_json`] (an argv that is not a runner command
+//! line is a bad run.json, exit 2).
 
 use clap::{Args, Parser, Subcommand};
 use serde::{Deserialize, Deserializer, Serialize};
@@ -163,7 +164,6 @@ pub struct AnalyzeArgs {
     /// runs (docs/guide/statistics.md, "Ties and the clock's steps"). 0, the
     /// default, takes the times as exact; at most 1000000 (1 ms).
     #[arg(long, value_name = "NS", default_value_t = 0)]
-    #[serde(default)]
     pub clock_resolution_ns: u64,
     /// Nothing on stderr but errors (the seed a drawn run used is in
     /// run.json); the summary still goes to stdout, as with exec.
@@ -371,33 +371,25 @@ impl Invocation {
     }
 }
 
-/// Reads run.json's `invocation`, or the raw argv that older runners
-/// recorded as `command_line`, parsed once here.
+/// Reads run.json's `invocation`, the key named in its error: serde's
+/// own error for an internally tagged enum names no key.
 pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Invocation, D::Error> {
     use serde::de::Error;
     let value = serde_json::Value::deserialize(d)?;
-    match value {
-        serde_json::Value::Array(words) => {
-            let argv: Vec<String> = words
-                .into_iter()
-                .map(|w| match w {
-                    serde_json::Value::String(s) => Ok(s),
-                    other => Err(D::Error::custom(format!(
-                        "command_line holds {other}, not an argument (text)"
-                    ))),
-                })
-                .collect::<Result<_, _>>()?;
-            Invocation::from_argv(&argv).map_err(|e| {
-                D::Error::custom(format!(
-                    "command_line `{}` is not a runner exec, merge or analyze command line ({e})",
-                    crate::shell::join(&argv)
-                ))
-            })
-        }
-        other => {
-            Invocation::deserialize(other).map_err(|e| D::Error::custom(format!("invocation: {e}")))
-        }
-    }
+    Invocation::deserialize(value).map_err(|e| D::Error::custom(format!("invocation: {e}")))
+}
+
+/// The JSON of the invocation an older run.json's raw argv
+/// (`command_line`) records, for `output::format`'s migration; the error is
+/// a sentence naming the argv.
+pub fn argv_json(argv: &[String]) -> Result<serde_json::Value, String> {
+    let parsed = Invocation::from_argv(argv).map_err(|e| {
+        format!(
+            "command_line `{}` is not a runner exec, merge or analyze command line ({e})",
+            crate::shell::join(argv)
+        )
+    })?;
+    Ok(serde_json::to_value(parsed).expect("an invocation serializes"))
 }
 
 #[cfg(test)]

@@ -29,11 +29,8 @@ pub struct MergedShard {
     pub shard: ShardInfo,
     /// Its jobs (forks).
     pub jobs: u32,
-    /// How the shard was run (older folders: `command_line`, the raw argv).
-    #[serde(
-        alias = "command_line",
-        deserialize_with = "super::invocation::deserialize"
-    )]
+    /// How the shard was run.
+    #[serde(deserialize_with = "super::invocation::deserialize")]
     pub invocation: super::Invocation,
     pub build: BuildInfo,
     pub database: Option<serde_json::Value>,

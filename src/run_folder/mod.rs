@@ -40,15 +40,14 @@ use std::path::Path;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunInfo {
-    /// The file's format (`output::format`): 0 in a run.json written
-    /// before the key existed; every write sets the current one.
-    #[serde(default)]
+    /// The file's format (`output::format`): every write sets the current
+    /// one, and a reader sees only the current one (an older file is
+    /// migrated before it is parsed).
     pub format_version: u32,
     pub run_id: String,
     /// How the run was started, to reproduce it: the command's arguments as
-    /// parsed, with any password replaced by `***` (older folders recorded
-    /// the raw argv as `command_line`; it is parsed into this when read).
-    #[serde(alias = "command_line", deserialize_with = "invocation::deserialize")]
+    /// parsed, with any password replaced by `***`.
+    #[serde(deserialize_with = "invocation::deserialize")]
     pub invocation: Invocation,
     /// The binary that ran it: a debug build, or a test fault, says so.
     pub build: BuildInfo,
@@ -213,19 +212,28 @@ impl RunInfo {
     /// Reads and parses `path`; errors name the file and, from serde, the
     /// key and its line. Use [`check::checked`] for the semantic checks.
     pub fn read(path: &Path) -> Result<RunInfo, FolderError> {
-        let text = std::fs::read_to_string(path).map_err(|source| FolderError::Read {
+        let bytes = std::fs::read(path).map_err(|source| FolderError::Read {
             path: path.to_path_buf(),
             source,
         })?;
-        // The version first: a newer runner's file is refused as such,
-        // not misread. A version 0 file reads as 1 (serde's default for
-        // the key is the whole migration, `output::format::migrate`).
-        if let Ok(file) = serde_json::from_str::<serde_json::Value>(&text) {
-            crate::output::format::readable(path, &file)?;
-        }
-        serde_json::from_str(&text).map_err(|source| FolderError::Parse {
-            path: path.to_path_buf(),
-            source,
+        RunInfo::parse(path, &bytes)
+    }
+
+    /// Parses run.json's `bytes` (the file at `path`, which errors name):
+    /// a newer runner's file is refused as such, not misread; an older
+    /// one is migrated first (`output::format`), so nothing past here
+    /// reads an older shape.
+    pub fn parse(path: &Path, bytes: &[u8]) -> Result<RunInfo, FolderError> {
+        use crate::output::format::{parse, Kind, ReadError};
+        let kind = Kind::Run {
+            argv: &invocation::argv_json,
+        };
+        parse(path, bytes, kind).map_err(|e| match e {
+            ReadError::Format(e) => FolderError::Format(e),
+            ReadError::Json(source) => FolderError::Parse {
+                path: path.to_path_buf(),
+                source,
+            },
         })
     }
 
@@ -253,6 +261,9 @@ impl RunInfo {
 }
 
 pub use crate::output::{hex, sha256_bytes, sha256_hex};
+
+#[cfg(test)]
+mod migrated_tests;
 
 #[cfg(test)]
 mod tests {

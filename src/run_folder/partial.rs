@@ -201,7 +201,14 @@ impl Partial {
                 ))
             };
             let text = fs::read_to_string(&path).map_err(|e| io_err("read", &path, e))?;
+            // Written by the runner that started the run, perhaps an
+            // older one: brought to the current shape like its run.json.
             let rec: ForkRecord = serde_json::from_str(&text)
+                .map(|mut v| {
+                    crate::output::format::fork_record(&mut v);
+                    v
+                })
+                .and_then(serde_json::from_value)
                 .map_err(|e| damaged(format!("not a valid fork record: {e}")))?;
             if (rec.summary.cell, rec.summary.fork) != (cell, fork) {
                 return Err(damaged(format!(

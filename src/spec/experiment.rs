@@ -93,9 +93,7 @@ pub struct Design {
     pub schedule: Schedule,
     /// A fork still running after this long is killed and reported.
     pub fork_timeout_s: u64,
-    /// Where the worker and its database backend run (docs/guide/how-a-run-works.md);
-    /// a run recorded before placement existed reads as the default.
-    #[serde(default = "default_placement")]
+    /// Where the worker and its database backend run (docs/guide/how-a-run-works.md).
     pub placement: crate::placement::Placement,
     /// The memory layout of each fork (`crate::memory_layout`); absent from the
     /// run.json of runs with the default, and of runs recorded before it.
@@ -113,10 +111,6 @@ pub struct Design {
 
 fn default_layout() -> crate::memory_layout::Layout {
     crate::memory_layout::DEFAULT
-}
-
-fn default_placement() -> crate::placement::Placement {
-    crate::placement::DEFAULT
 }
 
 impl std::fmt::Display for Schedule {

@@ -29,26 +29,20 @@ pub struct Gate {
     pub min_power: f64,
     /// A verdict is inconclusive when the self-check shows its false-alarm
     /// or false-block rate, by its one-sided lower bound, above this.
-    #[serde(default = "gate_default_max_false_block")]
     pub max_false_block: f64,
     /// Add the self-check cells (A/A of the baseline at d = 0 and at half
     /// the threshold) to the run.
     pub self_check: bool,
     /// The self-check also has a cell at half the threshold (the
-    /// false-block rate). Absent, so false, in the run.json of runs made
-    /// before that cell existed: their plan has no such cell.
-    #[serde(default)]
+    /// false-block rate); false in runs made before that cell existed
+    /// (`output::format` migrates their run.json): their plan has no such
+    /// cell.
     pub within_check: bool,
 }
 
 /// The default `max_false_block`: with 29 forks a self-check that blocks
 /// none bounds the rate at 9.8 % (95 % confidence).
 pub const DEFAULT_MAX_FALSE_BLOCK: f64 = 0.1;
-
-/// [`DEFAULT_MAX_FALSE_BLOCK`] as a serde default.
-pub fn gate_default_max_false_block() -> f64 {
-    DEFAULT_MAX_FALSE_BLOCK
-}
 
 /// The largest slowdown the gate lets pass.
 pub type MaxSlowdown = OfBaseline;

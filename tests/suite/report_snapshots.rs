@@ -42,8 +42,10 @@ fn pin_machine(run: &mut serde_json::Value, command: &[&str]) {
     run["run_id"] = serde_json::json!("20260101_000000_abcdef");
     run["started_at"] = serde_json::json!("2026-01-01T00:00:00Z");
     run["finished_at"] = serde_json::json!("2026-01-01T00:01:00Z");
-    // As older runners recorded it: the raw argv, parsed when read, and
-    // no digest of the invocation and clock (edited above).
+    // As older runners recorded it: no format_version, the raw argv
+    // (parsed when read) and no digest of the invocation and clock
+    // (edited above).
+    run.as_object_mut().unwrap().remove("format_version");
     run.as_object_mut().unwrap().remove("invocation");
     run.as_object_mut().unwrap().remove("record_sha256");
     run["command_line"] = serde_json::json!(command);

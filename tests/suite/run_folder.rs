@@ -119,6 +119,8 @@ fn an_older_folders_argv_is_parsed_once_into_the_invocation() {
     let mut run = read_json(&out.join("run.json"));
     let now = run["invocation"].clone();
     let obj = run.as_object_mut().unwrap();
+    // Older runners wrote no format_version either: the file is version 0.
+    obj.remove("format_version");
     obj.remove("invocation");
     obj.insert(
         "command_line".into(),
@@ -161,8 +163,19 @@ fn a_damaged_or_foreign_run_json_is_one_sentence_and_exit_2() {
         "command": "merge", "out": "x", "shards": ["a"], "allow_missing": false
     });
     let mut foreign_argv = run.clone();
+    foreign_argv
+        .as_object_mut()
+        .unwrap()
+        .remove("format_version");
     foreign_argv.as_object_mut().unwrap().remove("invocation");
     foreign_argv["command_line"] = serde_json::json!(["runner", "frobnicate", "--now"]);
+    // Version 1 always writes `resource_usage`: a file of that version
+    // without it is damaged, not older.
+    let mut no_key = run.clone();
+    no_key["forks"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("resource_usage");
     run["invocation"]["quiet"] = serde_json::json!("yes");
     let cases = [
         (good[..good.len() / 2].to_string(), "is not a valid run.json"),
@@ -174,6 +187,10 @@ fn a_damaged_or_foreign_run_json_is_one_sentence_and_exit_2() {
         (
             serde_json::to_string(&run).unwrap(),
             "invocation: invalid type",
+        ),
+        (
+            serde_json::to_string(&no_key).unwrap(),
+            "missing field `resource_usage`",
         ),
         (
             serde_json::to_string(&wrong_command).unwrap(),
@@ -199,7 +216,8 @@ fn a_damaged_or_foreign_run_json_is_one_sentence_and_exit_2() {
 
 /// run.json starts with its format: a newer runner's folder is refused in
 /// one sentence that says to upgrade; one without the key (written before
-/// it) still reads, and `exec` writes the current one.
+/// it), and without the keys runners of that time did not write yet, still
+/// reads, to the same report; `exec` writes the current one.
 #[test]
 fn a_newer_format_is_refused_and_an_older_one_reads() {
     let tmp = tempfile::tempdir().unwrap();
@@ -226,7 +244,25 @@ fn a_newer_format_is_refused_and_an_older_one_reads() {
         err_of(&o)
     );
     run.as_object_mut().unwrap().remove("format_version");
+    // Each key older runners did not write goes where it holds the value
+    // reading its absence gives (here all of them: same-core, no usage
+    // columns), so the report must not change.
+    let drop = |o: &mut serde_json::Value, key: &str, default: serde_json::Value| {
+        assert_eq!(o[key], default, "{key}");
+        o.as_object_mut().unwrap().remove(key);
+    };
+    drop(
+        &mut run["spec"]["experiment"]["design"],
+        "placement",
+        serde_json::json!("same-core"),
+    );
+    for fork in run["forks"].as_array_mut().unwrap() {
+        drop(fork, "resource_usage", serde_json::json!(false));
+    }
     std::fs::write(&path, serde_json::to_string_pretty(&run).unwrap()).unwrap();
+    let report_md = std::fs::read(out.join("report.md")).unwrap();
+    std::fs::remove_file(out.join("report.md")).unwrap();
     let o = report(&out);
     assert!(o.status.success(), "{}", err_of(&o));
+    assert_eq!(std::fs::read(out.join("report.md")).unwrap(), report_md);
 }

@@ -16,7 +16,6 @@ pub struct GateAnalysis {
     pub min_power: f64,
     /// The largest false-alarm or false-block rate the self-check may
     /// show (by its lower bound) before the gate is inconclusive.
-    #[serde(default = "crate::spec::gate_default_max_false_block")]
     pub max_false_block: f64,
     pub self_check: bool,
     /// (1 - confidence) / 2: the rate at which the rule may block a change
@@ -32,18 +31,15 @@ pub struct GateAnalysis {
     /// Every group's d = 0 self-check forks together; null without a self-check.
     pub false_alarms: Option<Share>,
     /// Every group's 0.5x self-check forks together; null without one.
-    #[serde(default)]
     pub false_blocks: Option<Share>,
     /// The deciding interval's computed power at twice the threshold, of
     /// the cell where it is lowest (`stats::gate::interval_power`).
-    #[serde(default, deserialize_with = "measured_power_is_none")]
     pub power: Option<IntervalPower>,
     /// When the verdict is inconclusive for the deciding interval (it
     /// straddles the threshold, or its power is short): the design
     /// predicted to decide, from the cell's variance components; never
     /// fewer forks or pairs than ran. Null otherwise, or when no design
     /// would (the estimate sits on the threshold).
-    #[serde(default)]
     pub advice: Option<Advice>,
 }
 
@@ -138,10 +134,8 @@ pub struct GateGroup {
     pub cells: Vec<GateCell>,
     pub false_alarms: Option<SelfCheck>,
     /// The lowest computed power of the group's deciding intervals.
-    #[serde(default, deserialize_with = "measured_power_is_none")]
     pub power: Option<IntervalPower>,
-    /// The 0.5x cell; absent for runs made before it existed.
-    #[serde(default)]
+    /// The 0.5x cell; null without one.
     pub false_blocks: Option<SelfCheck>,
     pub verdict: Verdict,
 }
@@ -177,7 +171,6 @@ pub struct Share {
     pub share: f64,
     /// One-sided Clopper-Pearson bounds at the run's confidence.
     pub upper_bound: f64,
-    #[serde(default)]
     pub lower_bound: f64,
 }
 
@@ -203,15 +196,4 @@ pub struct SelfCheckFork {
     pub median_ns: f64,
     pub ci_ns: [f64; 2],
     pub flagged: bool,
-}
-
-/// Reads `power`: an analysis.json written before the power was computed
-/// holds there the share of forks a cell at twice the threshold caught,
-/// which is not this number; it reads as none (`runner report` computes
-/// the power again from the data).
-fn measured_power_is_none<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> Result<Option<IntervalPower>, D::Error> {
-    let value = Option::<serde_json::Value>::deserialize(d)?;
-    Ok(value.and_then(|v| serde_json::from_value(v).ok()))
 }
