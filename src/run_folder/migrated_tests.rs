@@ -38,12 +38,14 @@ fn a_version_0_run_json_reads_each_absent_key_as_its_old_default() {
         remove(fork, "resource_usage");
         remove(&mut fork["checks"], "matches_in_memory");
     }
+    remove(&mut old["build"], "launched_as");
     let experiment = &mut old["spec"]["experiment"];
     remove(&mut experiment["design"], "placement");
     remove(&mut experiment["gate"], "max_false_block");
     remove(&mut experiment["gate"], "within_check");
 
     let mut want = read(&full).unwrap();
+    want.build.launched_as = "cargo run --release --".into();
     for fork in &mut want.forks {
         fork.summary.resource_usage = false;
         fork.checks.matches_in_memory = None;
@@ -89,6 +91,7 @@ fn a_current_run_json_without_a_key_is_refused_naming_it() {
     // Each key at the place it was taken from (a JSON pointer).
     for (at, key) in [
         ("/forks/0", "resource_usage"),
+        ("/build", "launched_as"),
         ("/spec/experiment/design", "placement"),
         ("/spec/experiment/gate", "within_check"),
     ] {
@@ -106,6 +109,7 @@ fn a_current_run_json_without_a_key_is_refused_naming_it() {
     // And a version 1 file never holds the raw argv.
     let mut argv: Value = serde_json::from_slice(ARGV_RUN).unwrap();
     argv["format_version"] = 1.into();
+    argv["build"]["launched_as"] = "runner".into();
     let e = read(&argv).unwrap_err().to_string();
     assert!(e.contains("missing field `invocation`"), "{e}");
 }

@@ -140,10 +140,9 @@ pub struct BuildInfo {
     pub fault: Option<String>,
     /// How the user started runner, for the report's Reproduce command:
     /// `cargo run --release --` from a checkout, else the program as typed
-    /// (`runner`, `./target/release/runner`). Absent from runs recorded
-    /// before it, which were started with cargo.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub launched_as: Option<String>,
+    /// (`runner`, `./target/release/runner`). Runs recorded before it
+    /// were started with cargo: their migration (`output::format`) says so.
+    pub launched_as: String,
 }
 
 impl BuildInfo {
@@ -154,7 +153,7 @@ impl BuildInfo {
             profile: if debug { "debug" } else { "release" }.into(),
             // Read only by a debug build (the settings keep none otherwise).
             fault: crate::settings::get().fault.clone(),
-            launched_as: Some(launched_as(debug)),
+            launched_as: launched_as(debug),
         }
     }
 }
@@ -179,16 +178,14 @@ fn launched_as(debug: bool) -> String {
 
 impl BuildInfo {
     /// A resumed run was made by both builds: debug if either was, and the
-    /// fault hook if either attempt had one.
+    /// fault hook if either attempt had one; it was launched as its first
+    /// attempt was.
     pub fn add(&mut self, other: BuildInfo) {
         if other.profile != "release" {
             self.profile = other.profile;
         }
         if self.fault.is_none() {
             self.fault = other.fault;
-        }
-        if self.launched_as.is_none() {
-            self.launched_as = other.launched_as;
         }
     }
 }
@@ -274,7 +271,7 @@ mod tests {
         let build = |profile: &str, fault: Option<&str>| BuildInfo {
             profile: profile.into(),
             fault: fault.map(String::from),
-            launched_as: None,
+            launched_as: "runner".into(),
         };
         let mut b = build("release", None);
         b.add(build("debug", Some("hang")));

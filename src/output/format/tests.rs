@@ -49,9 +49,10 @@ fn a_version_0_run_json_gets_every_key_it_lacks_as_the_old_default() {
     let p = Path::new("r/run.json");
     let old = json!({
         "command_line": ["./runner", "exec", "a.toml"],
+        "build": {"profile": "release"},
         "spec": {"experiment": {"design": {"forks": 2}, "gate": {"min_power": 0.8}}},
         "forks": [{"cell": 0, "checks": {"repeatable": true}}],
-        "merged": {"shards": [{"command_line": ["runner", "exec", "b.toml"]}]},
+        "merged": {"shards": [{"command_line": ["runner", "exec", "b.toml"], "build": {}}]},
     });
     let up = migrate(p, old, RUN).unwrap();
     assert_eq!(
@@ -59,6 +60,7 @@ fn a_version_0_run_json_gets_every_key_it_lacks_as_the_old_default() {
         json!({
             "format_version": 1,
             "invocation": {"command": "exec", "words": ["./runner", "exec", "a.toml"]},
+            "build": {"profile": "release", "launched_as": "cargo run --release --"},
             "spec": {"experiment": {
                 "design": {"forks": 2, "placement": "same-core"},
                 "gate": {"min_power": 0.8, "max_false_block": 0.1, "within_check": false},
@@ -69,7 +71,8 @@ fn a_version_0_run_json_gets_every_key_it_lacks_as_the_old_default() {
                 "checks": {"repeatable": true, "matches_in_memory": null},
             }],
             "merged": {"shards": [
-                {"invocation": {"command": "exec", "words": ["runner", "exec", "b.toml"]}}
+                {"invocation": {"command": "exec", "words": ["runner", "exec", "b.toml"]},
+                 "build": {"launched_as": "cargo run --release --"}}
             ]},
         })
     );
@@ -85,6 +88,7 @@ fn a_key_a_version_0_file_holds_is_kept_and_a_current_file_is_left_alone() {
     let p = Path::new("r/run.json");
     let held = json!({
         "invocation": {"command": "analyze", "clock_resolution_ns": 20},
+        "build": {"launched_as": "runner"},
         "spec": {"experiment": {"design": {"placement": "none"},
                  "gate": {"max_false_block": 0.2, "within_check": true}}},
         "forks": [{"resource_usage": true, "checks": {"matches_in_memory": true}}],

@@ -35,9 +35,11 @@ pub(super) fn run(
     argv: &dyn Fn(&[String]) -> Result<Value, String>,
 ) -> Result<(), String> {
     invocation(run, argv)?;
+    build(run);
     if let Some(merged) = object(run, "merged") {
         for shard in each(merged, "shards") {
             invocation(shard, argv)?;
+            build(shard);
         }
     }
     for fork in each(run, "forks") {
@@ -89,6 +91,15 @@ fn invocation(
         }
     }
     Ok(())
+}
+
+/// The binary that made the folder (run.json's, or a merged shard's):
+/// runners that did not record how they were launched were started with
+/// cargo.
+fn build(holder: &mut Object) {
+    if let Some(build) = object(holder, "build") {
+        absent(build, "launched_as", "cargo run --release --".into());
+    }
 }
 
 /// A fork's record (in run.json's `forks`, or `DIR.partial/forks/`).

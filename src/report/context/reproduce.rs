@@ -27,14 +27,9 @@ pub struct Reproduce {
 }
 
 /// `runner ...` as the user started runner (`cargo run --release -- ...`,
-/// `runner ...`), quoted by [`crate::shell`]; a run recorded before runner
-/// kept that was started with cargo.
+/// `runner ...`), quoted by [`crate::shell`].
 fn launched(info: &RunInfo, argv: Vec<String>) -> String {
-    let prefix = info
-        .build
-        .launched_as
-        .as_deref()
-        .unwrap_or("cargo run --release --");
+    let prefix = &info.build.launched_as;
     format!(
         "{prefix} {}",
         crate::shell::join(&argv.into_iter().skip(1).collect::<Vec<_>>())
