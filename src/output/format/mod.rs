@@ -119,7 +119,11 @@ pub(crate) fn migrate(path: &Path, mut file: Value, kind: Kind) -> Result<Value,
 /// Reads `bytes` (the file at `path`) as `T`: refused if newer, migrated
 /// if older. A current file is deserialized from its bytes, so serde's
 /// error names the line; an older one from its migrated JSON.
-pub(crate) fn parse<T: DeserializeOwned>(path: &Path, bytes: &[u8], kind: Kind) -> Result<T, ReadError> {
+pub(crate) fn parse<T: DeserializeOwned>(
+    path: &Path,
+    bytes: &[u8],
+    kind: Kind,
+) -> Result<T, ReadError> {
     let file: Value = serde_json::from_slice(bytes)?;
     if version_of(path, &file)? == u64::from(FORMAT_VERSION) {
         return Ok(serde_json::from_slice(bytes)?);
