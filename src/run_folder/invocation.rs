@@ -382,13 +382,12 @@ pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Invocation, D::Err
 /// The JSON of the invocation an older run.json's raw argv
 /// (`command_line`) records, for `output::format`'s migration; the error is
 /// a sentence naming the argv.
-pub fn argv_json(argv: &[String]) -> Result<serde_json::Value, String> {
-    let parsed = Invocation::from_argv(argv).map_err(|e| {
-        format!(
-            "command_line `{}` is not a runner exec, merge or analyze command line ({e})",
-            crate::shell::join(argv)
-        )
-    })?;
+pub fn argv_json(argv: &[String]) -> Result<serde_json::Value, crate::output::format::StepError> {
+    let parsed =
+        Invocation::from_argv(argv).map_err(|e| crate::output::format::StepError::ArgvNotACommand {
+            line: crate::shell::join(argv),
+            why: e.to_string(),
+        })?;
     Ok(serde_json::to_value(parsed).expect("an invocation serializes"))
 }
 

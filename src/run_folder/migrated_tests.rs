@@ -37,8 +37,14 @@ fn a_version_0_run_json_reads_each_absent_key_as_its_old_default() {
     for fork in old["forks"].as_array_mut().unwrap() {
         remove(fork, "resource_usage");
         remove(&mut fork["checks"], "matches_in_memory");
+        if fork["placement"].is_object() {
+            remove(&mut fork["placement"], "backend_cpus");
+            remove(&mut fork["placement"], "backend_ticks");
+        }
     }
     remove(&mut old["build"], "launched_as");
+    remove(&mut old["environment"], "checks");
+    remove(&mut old["environment"], "busiest_processes");
     let experiment = &mut old["spec"]["experiment"];
     remove(&mut experiment["design"], "placement");
     remove(&mut experiment["gate"], "max_false_block");
@@ -46,9 +52,15 @@ fn a_version_0_run_json_reads_each_absent_key_as_its_old_default() {
 
     let mut want = read(&full).unwrap();
     want.build.launched_as = "cargo run --release --".into();
+    want.environment.checks.clear();
+    want.environment.busiest_processes.clear();
     for fork in &mut want.forks {
         fork.summary.resource_usage = false;
         fork.checks.matches_in_memory = None;
+        if let Some(p) = fork.summary.placement.as_mut() {
+            p.backend_cpus.clear();
+            p.backend_ticks = 0;
+        }
     }
     let experiment = &mut want.spec.experiment;
     experiment.design.placement = crate::placement::DEFAULT;

@@ -39,7 +39,25 @@ pub enum FormatError {
     /// An older file holds a value its step cannot bring up (the sentence
     /// names the key).
     #[error("{path}: {why}")]
-    Older { path: String, why: String },
+    Older {
+        path: String,
+        #[source]
+        why: StepError,
+    },
+}
+
+/// Why a version step cannot bring an older file's value up: the clause
+/// after the file's path, naming the key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StepError {
+    #[error("command_line holds {0}, not an argument (text)")]
+    WordNotText(String),
+    #[error("command_line is {0}, not a list of arguments")]
+    ArgvNotAList(String),
+    /// The argv is not a runner command line; `why` is the command line
+    /// parser's own sentence.
+    #[error("command_line `{line}` is not a runner exec, merge or analyze command line ({why})")]
+    ArgvNotACommand { line: String, why: String },
 }
 
 /// Why a versioned file cannot be read: its version, or its JSON (serde
@@ -60,7 +78,7 @@ pub(crate) enum Kind<'a> {
     /// definitions are `run_folder::invocation`, above this layer); its
     /// error is a sentence naming the argv.
     Run {
-        argv: &'a dyn Fn(&[String]) -> Result<Value, String>,
+        argv: &'a dyn Fn(&[String]) -> Result<Value, StepError>,
     },
     /// analysis.json.
     Analysis,

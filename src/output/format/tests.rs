@@ -10,13 +10,13 @@ use serde_json::json;
 /// The argv parser of the layer above, as the migration sees it: here a
 /// stand-in that records the words, so the step's plumbing is what is
 /// tested (the real parser's own test is in `run_folder`).
-fn words(argv: &[String]) -> Result<Value, String> {
+fn words(argv: &[String]) -> Result<Value, StepError> {
     match argv.get(1).map(String::as_str) {
         Some("exec") => Ok(json!({"command": "exec", "words": argv})),
-        _ => Err(format!(
-            "command_line `{}` is not a runner command line",
-            argv.join(" ")
-        )),
+        _ => Err(StepError::ArgvNotACommand {
+            line: argv.join(" "),
+            why: "not exec".into(),
+        }),
     }
 }
 
@@ -50,9 +50,10 @@ fn a_version_0_run_json_gets_every_key_it_lacks_as_the_old_default() {
     let old = json!({
         "command_line": ["./runner", "exec", "a.toml"],
         "build": {"profile": "release"},
+        "environment": {"os": "Linux"},
         "spec": {"experiment": {"design": {"forks": 2}, "gate": {"min_power": 0.8}}},
-        "forks": [{"cell": 0, "checks": {"repeatable": true}}],
-        "merged": {"shards": [{"command_line": ["runner", "exec", "b.toml"], "build": {}}]},
+        "forks": [{"cell": 0, "checks": {"repeatable": true}, "placement": {"worker_pinned": true}}],
+        "merged": {"shards": [{"command_line": ["runner", "exec", "b.toml"], "build": {}, "environment": {}}]},
     });
     let up = migrate(p, old, RUN).unwrap();
     assert_eq!(
@@ -61,6 +62,7 @@ fn a_version_0_run_json_gets_every_key_it_lacks_as_the_old_default() {
             "format_version": 1,
             "invocation": {"command": "exec", "words": ["./runner", "exec", "a.toml"]},
             "build": {"profile": "release", "launched_as": "cargo run --release --"},
+            "environment": {"os": "Linux", "checks": [], "busiest_processes": []},
             "spec": {"experiment": {
                 "design": {"forks": 2, "placement": "same-core"},
                 "gate": {"min_power": 0.8, "max_false_block": 0.1, "within_check": false},
@@ -69,10 +71,12 @@ fn a_version_0_run_json_gets_every_key_it_lacks_as_the_old_default() {
                 "cell": 0,
                 "resource_usage": false,
                 "checks": {"repeatable": true, "matches_in_memory": null},
+                "placement": {"worker_pinned": true, "backend_cpus": [], "backend_ticks": 0},
             }],
             "merged": {"shards": [
                 {"invocation": {"command": "exec", "words": ["runner", "exec", "b.toml"]},
-                 "build": {"launched_as": "cargo run --release --"}}
+                 "build": {"launched_as": "cargo run --release --"},
+                 "environment": {"checks": [], "busiest_processes": []}}
             ]},
         })
     );
@@ -109,7 +113,7 @@ fn a_version_0_argv_that_is_no_runner_command_is_one_sentence() {
     let e = |v: Value| migrate(p, v, RUN).unwrap_err().to_string();
     assert_eq!(
         e(json!({"command_line": ["runner", "frobnicate"]})),
-        "r/run.json: command_line `runner frobnicate` is not a runner command line"
+        "r/run.json: command_line `runner frobnicate` is not a runner exec, merge or analyze command line (not exec)"
     );
     assert_eq!(
         e(json!({"command_line": ["runner", 3]})),

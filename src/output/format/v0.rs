@@ -5,6 +5,7 @@
 //! default for it. Every step adds only what is absent: a key a version 0
 //! file does hold is kept as it is.
 
+use super::StepError;
 use serde_json::{Map, Value};
 
 type Object = Map<String, Value>;
@@ -32,14 +33,16 @@ fn each<'a>(object: &'a mut Object, key: &str) -> impl Iterator<Item = &'a mut O
 /// run.json.
 pub(super) fn run(
     run: &mut Object,
-    argv: &dyn Fn(&[String]) -> Result<Value, String>,
-) -> Result<(), String> {
+    argv: &dyn Fn(&[String]) -> Result<Value, StepError>,
+) -> Result<(), StepError> {
     invocation(run, argv)?;
     build(run);
+    environment(run);
     if let Some(merged) = object(run, "merged") {
         for shard in each(merged, "shards") {
             invocation(shard, argv)?;
             build(shard);
+            environment(shard);
         }
     }
     for fork in each(run, "forks") {
@@ -66,8 +69,8 @@ pub(super) fn run(
 /// once, with the command line's own definitions, into `invocation`.
 fn invocation(
     holder: &mut Object,
-    argv: &dyn Fn(&[String]) -> Result<Value, String>,
-) -> Result<(), String> {
+    argv: &dyn Fn(&[String]) -> Result<Value, StepError>,
+) -> Result<(), StepError> {
     if !holder.contains_key("invocation") {
         if let Some(line) = holder.remove("command_line") {
             let words: Vec<String> = match line {
@@ -75,12 +78,10 @@ fn invocation(
                     .into_iter()
                     .map(|w| match w {
                         Value::String(s) => Ok(s),
-                        other => Err(format!(
-                            "command_line holds {other}, not an argument (text)"
-                        )),
+                        other => Err(StepError::WordNotText(other.to_string())),
                     })
                     .collect::<Result<_, _>>()?,
-                other => return Err(format!("command_line is {other}, not a list of arguments")),
+                other => return Err(StepError::ArgvNotAList(other.to_string())),
             };
             holder.insert("invocation".into(), argv(&words)?);
         }
@@ -102,9 +103,23 @@ fn build(holder: &mut Object) {
     }
 }
 
+/// The machine (run.json's, or a merged shard's): runners before the
+/// machine checks recorded none, and no busiest processes.
+fn environment(holder: &mut Object) {
+    if let Some(env) = object(holder, "environment") {
+        absent(env, "checks", Value::Array(Vec::new()));
+        absent(env, "busiest_processes", Value::Array(Vec::new()));
+    }
+}
+
 /// A fork's record (in run.json's `forks`, or `DIR.partial/forks/`).
 pub(super) fn fork(fork: &mut Object) {
     absent(fork, "resource_usage", false.into());
+    // Runners before the backends' CPU was sampled recorded none of it.
+    if let Some(placement) = object(fork, "placement") {
+        absent(placement, "backend_cpus", Value::Array(Vec::new()));
+        absent(placement, "backend_ticks", 0.into());
+    }
     if let Some(checks) = object(fork, "checks") {
         absent(checks, "matches_in_memory", Value::Null);
     }

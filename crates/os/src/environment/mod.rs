@@ -45,12 +45,11 @@ pub struct Environment {
     pub runner_version: String,
     pub git_commit: String,
     pub clock: ClockInfo,
-    /// The machine checks when the run started; empty in runs recorded
-    /// before runner had them.
-    #[serde(default)]
+    /// The machine checks when the run started (a version 0 run.json
+    /// from before runner had them reads as none: runner's format
+    /// migration adds the key).
     pub checks: Vec<Check>,
     /// The busiest other processes over [`SAMPLE_WINDOW`] at the start.
-    #[serde(default)]
     pub busiest_processes: Vec<BusyProcess>,
 }
 

@@ -20,13 +20,14 @@ pub struct ForkPlacement {
     pub cpus: ArmCpus,
     /// The backends' CPU (/proc/PID/stat) when the fork's timing started
     /// and when it ended: CPU -> samples; empty without a server backend.
-    #[serde(default, with = "cpu_counts")]
+    #[serde(with = "cpu_counts")]
     pub backend_cpus: BTreeMap<u32, u32>,
     /// CPU ticks the backends used from the parent's go to the end of the
     /// fork's timing (the sentinel's window): the parent's sentinel counts
     /// them as runner's own, since they are not its descendants. Runs
-    /// recorded before the go counted from the backends' start.
-    #[serde(default)]
+    /// recorded before the go counted from the backends' start. (A version
+    /// 0 run.json from before either was sampled reads as none: runner's
+    /// format migration adds them.)
     pub backend_ticks: u64,
 }
 
