@@ -383,11 +383,12 @@ pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Invocation, D::Err
 /// (`command_line`) records, for `output::format`'s migration; the error is
 /// a sentence naming the argv.
 pub fn argv_json(argv: &[String]) -> Result<serde_json::Value, crate::output::format::StepError> {
-    let parsed =
-        Invocation::from_argv(argv).map_err(|e| crate::output::format::StepError::ArgvNotACommand {
+    let parsed = Invocation::from_argv(argv).map_err(|e| {
+        crate::output::format::StepError::ArgvNotACommand {
             line: crate::shell::join(argv),
             why: e.to_string(),
-        })?;
+        }
+    })?;
     Ok(serde_json::to_value(parsed).expect("an invocation serializes"))
 }
 
