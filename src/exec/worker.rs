@@ -417,7 +417,7 @@ fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> 
         .filter(|_| same_fingerprints(&job.baseline, &job.treatment))
         .map(|(pair, input)| {
             let rows = match check::check(job, &mut timer.arms, input) {
-                Err(e) => format!("; run again on that input: {e:#}"),
+                Err(e) => format!("; run again on that input: {}", e.chain()),
                 Ok(_) => "; run again on that input they agreed, so a result depends on more than the input (state, time, randomness)".to_string(),
             };
             format!("first at pair {pair} (input {input}){rows}")

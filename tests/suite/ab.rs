@@ -20,10 +20,12 @@ fn read(p: &Path) -> String {
 /// in the file's words, and the file it wrote runs under exec.
 #[test]
 fn one_line_writes_the_file_runs_it_and_says_which_is_faster() {
+    // 7 ms apart, 8x: a loaded machine stretches both sleeps alike, and
+    // the paired difference stays far outside any interval.
     let tmp = folder();
     let out = runner()
         .current_dir(tmp.path())
-        .args(["ab", "--name", "q", "sleep 0.004", "sleep 0.002"])
+        .args(["ab", "--name", "q", "sleep 0.008", "sleep 0.001"])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -39,13 +41,13 @@ fn one_line_writes_the_file_runs_it_and_says_which_is_faster() {
     let finding = section(&report, "Finding").expect("a Finding");
     let first = finding.trim_start().lines().next().unwrap();
     assert!(
-        first.starts_with("`sleep 0.002` is **faster** than `sleep 0.004`: **"),
+        first.starts_with("`sleep 0.001` is **faster** than `sleep 0.008`: **"),
         "{first}"
     );
     assert!(first.contains("x ["), "a ratio with its interval: {first}");
     // The Finding is printed, as exec prints it.
     assert!(
-        stdout.contains("`sleep 0.002` is faster than `sleep 0.004`"),
+        stdout.contains("`sleep 0.001` is faster than `sleep 0.008`"),
         "{stdout}"
     );
     // What was run is exec of the file: its Reproduce command says so.

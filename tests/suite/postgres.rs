@@ -142,8 +142,9 @@ fn an_existing_schema_is_refused_and_left_intact() {
         .err()
         .unwrap();
     assert!(
-        format!("{werr:#}").contains("not created by runner"),
-        "{werr:#}"
+        werr.chain().contains("not created by runner"),
+        "{}",
+        werr.chain()
     );
     let derr = drop_run_schema(&url, &id).unwrap_err();
     assert!(matches!(derr, DbError::NotOurSchema(_)), "{derr}");
