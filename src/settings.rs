@@ -24,8 +24,9 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-/// The PostgreSQL server's URL, when set and not blank.
-pub const DATABASE_URL: &str = runner_db::URL_ENV;
+/// The PostgreSQL server's URL, when set and not blank; it wins over
+/// `database.url`, so CI can point any experiment at its own server.
+pub const DATABASE_URL: &str = "RUNNER_DATABASE_URL";
 pub const THREADS: &str = "RUNNER_THREADS";
 pub const FAULT: &str = "RUNNER_FAULT";
 pub const HOSTNAME: &str = "RUNNER_HOSTNAME";

@@ -60,32 +60,31 @@ struct NoTrialSchema(String);
 fn trial_target(
     target: Option<&DbTarget>,
 ) -> std::result::Result<(Option<DbTarget>, Option<Throwaway>), NoTrialSchema> {
-    let Some(DbTarget::Postgres { url, .. }) = target else {
+    let Some(db @ DbTarget::Postgres { url, .. }) = target else {
         return Ok((target.cloned(), None));
     };
     let run_id = format!("check_{:016x}", rand::random::<u64>());
-    let (t, id) = (target.cloned(), run_id.clone());
+    let (t, id) = (db.clone(), run_id.clone());
     let made = interrupt::run(interrupt::count(), move || {
-        t.map_or(Ok(None), |t| crate::db::open::run_schema(&t, &id, false))
+        crate::db::open::run_schema(&t, &id, false)
     })
     .map_err(|i| NoTrialSchema(format!("{i} while making a schema for the trial runs")))?
     .map_err(|e| NoTrialSchema(format!("could not make a schema for the trial runs: {e}")))?;
-    let Some(made) = made else {
+    // A server has schemas, so `run_schema` named one; without one the
+    // trials run on the target as it is.
+    let Some(schema) = made else {
         return Ok((target.cloned(), None));
     };
-    let throwaway = Throwaway {
-        target: DbTarget::Postgres {
-            url: url.clone(),
-            schema: made.clone(),
-        },
-        run_id,
+    let trial = DbTarget::Postgres {
+        url: url.clone(),
+        schema,
     };
     Ok((
-        Some(DbTarget::Postgres {
-            url: url.clone(),
-            schema: made,
+        Some(trial.clone()),
+        Some(Throwaway {
+            target: trial,
+            run_id,
         }),
-        Some(throwaway),
     ))
 }
 

@@ -333,15 +333,7 @@ mod tests {
     use super::*;
 
     fn failure(reason: &str) -> ForkFailure {
-        ForkFailure {
-            reason: reason.into(),
-            stderr_tail: Vec::new(),
-            interrupted: false,
-            disagreement: false,
-            left_processes: 0,
-            timed_out: false,
-            on_server: String::new(),
-        }
+        ForkFailure::before_start(reason.into())
     }
 
     fn stopped(j: Judged) -> RunnerError {

@@ -60,6 +60,22 @@ pub(crate) struct ForkFailure {
     pub on_server: String,
 }
 
+impl ForkFailure {
+    /// A failure before the worker ran anything: no stderr, nothing
+    /// interrupted, left behind or cancelled.
+    pub(crate) fn before_start(reason: String) -> ForkFailure {
+        ForkFailure {
+            reason,
+            stderr_tail: Vec::new(),
+            interrupted: false,
+            disagreement: false,
+            left_processes: 0,
+            timed_out: false,
+            on_server: String::new(),
+        }
+    }
+}
+
 pub(crate) struct ForkResult {
     pub checks: CheckReport,
     pub summary: ForkSummary,
@@ -207,15 +223,7 @@ impl Worker {
     /// Starts a worker on `job`; it is killed after `timeout` from now, or on
     /// a signal.
     pub(crate) fn start(job: &JobRequest, timeout: Duration) -> Result<Worker, ForkFailure> {
-        let fail = |reason: String| ForkFailure {
-            reason,
-            stderr_tail: Vec::new(),
-            interrupted: false,
-            disagreement: false,
-            left_processes: 0,
-            timed_out: false,
-            on_server: String::new(),
-        };
+        let fail = ForkFailure::before_start;
         let exe =
             std::env::current_exe().map_err(|e| fail(format!("cannot find own binary: {e}")))?;
         let started = Instant::now();

@@ -115,10 +115,7 @@ pub(crate) fn check_database_usable(
         Backend::Auto => Feature::Sqlite,
     };
     if !feature.built() {
-        let (database, feature) = match feature {
-            Feature::Sqlite => ("SQLite", "sqlite"),
-            Feature::Postgres => ("PostgreSQL", "postgres"),
-        };
+        let (database, feature) = (feature.database(), feature.name());
         return Err(Problem::value(
             &root("strategies").child(name).child("kind"),
             format!("strategy `{name}` ({}) runs on {database}, and this runner was built without it (its `{feature}` feature); build runner with it: cargo install --path . --features {feature}", kind.label()),

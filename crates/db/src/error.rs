@@ -54,7 +54,7 @@ pub enum DbError {
     #[error("{0}")]
     Unsupported(&'static str),
     /// A backend this runner was built without.
-    #[error("this runner was built without {} (its `{}` feature): build it with `cargo install --path . --features {}`", match .0 { Feature::Sqlite => "SQLite", Feature::Postgres => "PostgreSQL" }, .0.name(), .0.name())]
+    #[error("this runner was built without {} (its `{}` feature): build it with `cargo install --path . --features {}`", .0.database(), .0.name(), .0.name())]
     NotBuilt(Feature),
     #[error("the model read back from table model_field is wrong: {0}")]
     Model(String),

@@ -32,7 +32,7 @@ pub use config::{Backend, DatabaseConfig, SqlOptions};
 pub use error::{code_label, DbError};
 pub use info::{DbInfo, PgInfo};
 pub use model::{hash_rows, ModelTable};
-pub use target::{resolve_with, schema_name, server, url_problem, DbTarget, URL_ENV};
+pub use target::{resolve_with, schema_name, server, url_problem, DbTarget};
 
 /// The drivers themselves, for code that checks a database from outside
 /// runner's sessions (the tests' before-and-after state) with the very
@@ -55,6 +55,14 @@ impl Feature {
         match target {
             DbTarget::Sqlite | DbTarget::SqliteFile { .. } => Feature::Sqlite,
             DbTarget::Postgres { .. } => Feature::Postgres,
+        }
+    }
+
+    /// The database, as a sentence names it.
+    pub fn database(self) -> &'static str {
+        match self {
+            Feature::Sqlite => "SQLite",
+            Feature::Postgres => "PostgreSQL",
         }
     }
 

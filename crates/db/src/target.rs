@@ -6,10 +6,6 @@ use crate::DbError;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// The environment variable that names a PostgreSQL server; it wins over
-/// `database.url` so CI can point any spec at its own server.
-pub const URL_ENV: &str = "RUNNER_DATABASE_URL";
-
 /// Where a fork's database strategies work, resolved once by the parent and
 /// handed to each worker in its job.
 ///

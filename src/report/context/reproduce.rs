@@ -108,7 +108,7 @@ pub(super) fn build(info: &RunInfo) -> Reproduce {
         // Only the value is quoted: a quoted name would not be an assignment.
         Some(url) => format!(
             "{}={} {}",
-            crate::db::URL_ENV,
+            crate::settings::DATABASE_URL,
             crate::shell::join(&[url]),
             reproduce_command(info)
         ),
@@ -127,7 +127,7 @@ pub(super) fn build(info: &RunInfo) -> Reproduce {
         None => format!(
             "{}, in the worker's memory: nothing to install (leave {} unset)",
             d.label,
-            crate::db::URL_ENV
+            crate::settings::DATABASE_URL
         ),
     });
     let commit = &info.environment.git_commit;
