@@ -424,10 +424,13 @@ fn gate_lines(exp: &Experiment, all: &[plan::Cell]) -> (Option<String>, Option<S
     let Some(g) = &exp.gate else {
         return (None, None);
     };
+    let judged = match g.max_slowdown {
+        crate::spec::MaxSlowdown::Percent(_) => "the speed ratio's interval over the forks decides",
+        crate::spec::MaxSlowdown::Ns(_) => "D's interval over the forks decides",
+    };
     let line = format!(
-        "max_slowdown {}, {} interval decides, self-check {}, min_power {}, max_false_block {}; exit 0 pass, 3 regression, 4 inconclusive",
+        "max_slowdown {}, {judged}, self-check {}, min_power {}, max_false_block {}; exit 0 pass, 3 regression, 4 inconclusive",
         g.max_slowdown,
-        g.statistic,
         if g.self_check { "on" } else { "off" },
         g.min_power,
         g.max_false_block

@@ -255,7 +255,7 @@ The paired effect of each cell's treatment against `{}`, in each run on its own 
 ",
         exp.design.baseline,
         crate::report::effect::interval_name(
-            effects.first().map_or(crate::analysis::effect::IntervalKind::Hierarchical, |e| e.a.interval),
+            effects.first().map_or(crate::analysis::effect::IntervalKind::Forks, |e| e.a.interval),
             confidence
         ),
         format::percent(confidence)

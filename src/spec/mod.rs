@@ -31,7 +31,7 @@ pub(crate) mod values;
 mod tests;
 
 pub use experiment::*;
-pub use gate::{Gate, GateStatistic, MaxSlowdown, DEFAULT_MAX_FALSE_BLOCK};
+pub use gate::{Gate, MaxSlowdown, DEFAULT_MAX_FALSE_BLOCK};
 pub use kinds::*;
 pub use of_baseline::OfBaseline;
 pub use stop::{describe_rule, HalfWidth, StopRule};

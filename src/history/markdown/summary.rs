@@ -479,9 +479,7 @@ mod tests {
             treatment: "preview".into(),
             delay_ns: 5_000,
             effect: Effect::new(
-                IntervalKind::Hierarchical,
-                d,
-                [d - 20.0, d + 20.0],
+                IntervalKind::Forks,
                 base,
                 (r, [r - 0.0005, r + 0.0005]),
                 [0, 10],

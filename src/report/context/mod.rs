@@ -429,7 +429,7 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
         machine_checks,
         placement: placement::view(info, analysis),
         layout: layout::view(analysis, exp, &super::format::percent(analysis.confidence)),
-        stop: stop::view(analysis, exp),
+        stop: stop::view(analysis, exp, info),
     }
 }
 
