@@ -428,13 +428,23 @@ fn gate_lines(exp: &Experiment, all: &[plan::Cell]) -> (Option<String>, Option<S
         crate::spec::MaxSlowdown::Percent(_) => "the speed ratio's interval over the forks decides",
         crate::spec::MaxSlowdown::Ns(_) => "D's interval over the forks decides",
     };
-    let line = format!(
+    let mut line = format!(
         "max_slowdown {}, {judged}, self-check {}, min_power {}, max_false_block {}; exit 0 pass, 3 regression, 4 inconclusive",
         g.max_slowdown,
         if g.self_check { "on" } else { "off" },
         g.min_power,
         g.max_false_block
     );
+    let forks = exp
+        .design
+        .stop
+        .map_or(exp.design.forks.get(), |s| s.max_forks.get());
+    let least = crate::analysis::gate::MIN_FORKS;
+    if forks < least {
+        line.push_str(&format!(
+            "; a gate decides on {least} forks per cell at least, so with {forks} it will be inconclusive (--set design.forks={least})"
+        ));
+    }
     let self_check = g.self_check.then(|| {
         let forks = all
             .iter()

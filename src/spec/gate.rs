@@ -6,6 +6,8 @@
 //! min_power = 0.8              # the deciding interval's computed power at twice the threshold must reach this
 //! max_false_block = 0.1        # inconclusive when the self-check shows either error rate above this
 //! self_check = true            # A/A cells at d = 0 and at half the threshold, a quarter of the forks each
+//! max_retry_factor = 4         # a retry of an inconclusive verdict may cost at most this many times the first run
+//! allow_overrides = true       # false: exec refuses --set, so the command line cannot loosen the gate
 //! ```
 
 use super::limits::MAX_DELAY_NS;
@@ -36,7 +38,26 @@ pub struct Gate {
     /// (`output::format` migrates their run.json): their plan has no such
     /// cell.
     pub within_check: bool,
+    /// The most a retry of an inconclusive verdict (`--retry-inconclusive`,
+    /// `--bisect`) may cost, as a multiple of the first run's forks x
+    /// pairs; past it the verdict stays inconclusive. None in runs made
+    /// before the cap: their retries had none.
+    // TEMPORARY until the format step lands.
+    #[serde(default)]
+    pub max_retry_factor: Option<f64>,
+    /// Whether `--set` may change the experiment: false makes exec refuse
+    /// every override, so a CI command line cannot loosen the gate.
+    // TEMPORARY until the format step lands.
+    #[serde(default = "yes")]
+    pub allow_overrides: bool,
 }
+
+fn yes() -> bool {
+    true
+}
+
+/// The default `max_retry_factor`.
+pub(crate) const DEFAULT_MAX_RETRY_FACTOR: f64 = 4.0;
 
 /// The default `max_false_block`: with 29 forks a self-check that blocks
 /// none bounds the rate at 9.8 % (95 % confidence).
@@ -128,12 +149,31 @@ pub(crate) fn gate(raw: RawGate, recorded: bool) -> Result<Gate, Problem> {
         }
     };
     let self_check = boolean(raw.self_check.as_ref(), &base.child("self_check"), true)?;
+    let retry_path = base.child("max_retry_factor");
+    let max_retry_factor = match &raw.max_retry_factor {
+        None => DEFAULT_MAX_RETRY_FACTOR,
+        Some(Value::Float(f)) if (1.0..=1000.0).contains(f) => *f,
+        Some(Value::Integer(i)) if (1..=1000).contains(i) => *i as f64,
+        Some(other) => {
+            return Err(Problem::value(
+                &retry_path,
+                format!("gate.max_retry_factor must be a number from 1 to 1000 (default {DEFAULT_MAX_RETRY_FACTOR}: a retry of an inconclusive verdict may cost at most 4 times the first run's forks x pairs), got {}", describe(other)),
+            ))
+        }
+    };
+    let allow_overrides = boolean(
+        raw.allow_overrides.as_ref(),
+        &base.child("allow_overrides"),
+        true,
+    )?;
     Ok(Gate {
         max_slowdown,
         min_power,
         max_false_block,
         self_check,
         within_check: self_check,
+        max_retry_factor: Some(max_retry_factor),
+        allow_overrides,
     })
 }
 

@@ -102,4 +102,6 @@ pub(crate) struct RawGate {
     pub min_power: Option<Value>,
     pub max_false_block: Option<Value>,
     pub self_check: Option<Value>,
+    pub max_retry_factor: Option<Value>,
+    pub allow_overrides: Option<Value>,
 }

@@ -69,6 +69,8 @@ fn gate(max: MaxSlowdown, within_delay: u64) -> GateInput {
             max_false_block: crate::spec::DEFAULT_MAX_FALSE_BLOCK,
             self_check: true,
             within_check: true,
+            max_retry_factor: Some(4.0),
+            allow_overrides: true,
         },
         sizing: None,
         cells: vec![

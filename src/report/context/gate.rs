@@ -112,17 +112,26 @@ fn judged(g: &GateAnalysis, m: f64, ci: [f64; 2]) -> String {
     }
 }
 
-/// The size of a resolved slowdown or speed-up: `+1.3 % [+1.0, +1.7]
-/// run time, slower`, or `40 [31, 52] µs slower` (a positive duration).
-fn sized(g: &GateAnalysis, c: &GateCell) -> String {
+/// A resolved slowdown or speed-up of `who` against `base`, in words:
+/// `` `pr` is slower than `base`: +1.3 % [+1.0, +1.7] run time`` (a
+/// ratio), or `` `pr` is 40 [31, 52] µs slower than `base` per run`` (a
+/// positive duration).
+fn sized(g: &GateAnalysis, c: &GateCell, who: &str, base: &str, at: &str) -> String {
     let [lo, hi] = c.ci;
     match g.judges {
-        Judged::Ratio if lo > 1.0 => format!("slower: {}", judged(g, c.estimate, c.ci)),
-        Judged::Ratio => format!("faster: {}", judged(g, c.estimate, c.ci)),
-        Judged::Difference if lo > 0.0 => {
-            format!("{} slower per run", judged(g, c.estimate, c.ci))
-        }
-        Judged::Difference => format!("{} faster per run", judged(g, -c.estimate, [-hi, -lo])),
+        Judged::Ratio => format!(
+            "`{who}` is {} than `{base}`{at}: {}",
+            if lo > 1.0 { "slower" } else { "faster" },
+            judged(g, c.estimate, c.ci)
+        ),
+        Judged::Difference if lo > 0.0 => format!(
+            "`{who}` is {} slower than `{base}` per run{at}",
+            judged(g, c.estimate, c.ci)
+        ),
+        Judged::Difference => format!(
+            "`{who}` is {} faster than `{base}` per run{at}",
+            judged(g, -c.estimate, [-hi, -lo])
+        ),
     }
 }
 
@@ -235,15 +244,15 @@ fn verdict(g: &GateAnalysis, exp: &Experiment, confidence: f64) -> String {
     let every = if many { ", as every cell's does" } else { "" };
     match g.reason {
         Reason::IntervalBelowThreshold if lo > no_change || hi < no_change => format!(
-            "Passed: `{who}` against `{base}`{at} is {}, within {allowed}: the whole {interval} lies below the threshold of {t}{every}.",
-            sized(g, cell),
+            "Passed: {}, within {allowed}: the whole {interval} lies below the threshold of {t}{every}.",
+            sized(g, cell, &who, base, &at),
         ),
         Reason::IntervalBelowThreshold => format!(
             "Passed: no slowdown resolved{at} ({value}), and the whole {interval} lies below the threshold of {t}{every}.",
         ),
         Reason::Regression => format!(
-            "Regression: `{who}` against `{base}`{at} is {}, above {allowed}: the whole {interval} lies above the threshold of {t}.",
-            sized(g, cell)
+            "Regression: {}, above {allowed}: the whole {interval} lies above the threshold of {t}.",
+            sized(g, cell, &who, base, &at)
         ),
         Reason::IntervalReachesThreshold => format!(
             "Inconclusive: the slowdown{at}, {value}, has a {interval} that straddles the threshold of {t}, so the data cannot say on which side of it the slowdown lies; {}.",

@@ -32,6 +32,8 @@ fn gated_floor() -> (RunInfo, Analysis) {
         max_false_block: 0.99,
         self_check: true,
         within_check: true,
+        max_retry_factor: Some(4.0),
+        allow_overrides: true,
     };
     info.spec.experiment.gate = Some(gate);
     let mut input = analysis_input(&info);

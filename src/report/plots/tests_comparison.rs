@@ -2,7 +2,6 @@
 
 use super::tests::{count, measured, study_input, FixtureCell};
 use super::*;
-use crate::analysis::effect::Direction;
 use serde_json::json;
 
 /// Every label's text, joined by spaces (so a wrapped title reads whole).
