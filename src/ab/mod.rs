@@ -39,6 +39,7 @@ pub(crate) fn ab(args: &AbArgs) -> Result<AbOutcome> {
     }
     let spec = Path::new(EXPERIMENTS).join(format!("{}.toml", plan.name));
     let text = file::text(args, &plan, &file::invocation(args));
+    file::reads_back(&spec, &text)?;
     for target in [&args.export_json, &args.export_markdown]
         .into_iter()
         .flatten()

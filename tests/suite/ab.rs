@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use common::{runner, section};
+use common::{run_in, runner, section};
 use std::path::Path;
 
 fn folder() -> tempfile::TempDir {
@@ -194,4 +194,94 @@ fn export_json_is_hyperfines_schema() {
     let md = read(&tmp.path().join("h.md"));
     assert!(md.starts_with("| Command | Mean ["), "{md}");
     assert!(md.contains("| `sleep 0.001` |"), "{md}");
+}
+
+/// Both quote kinds, a newline, a backslash and unicode in the commands:
+/// the file ab writes reads back under `runner check`, whose trial runs
+/// find the commands print the same bytes, so each ran as typed.
+#[test]
+fn commands_with_both_quotes_or_a_newline_write_a_file_that_runs_as_typed() {
+    let tmp = folder();
+    let cases: [(&str, &str, &[&str]); 2] = [
+        // `it's "q" é\`, quoted two ways; no shell.
+        (
+            r#"printf '%s\n' "it's \"q\" é\\""#,
+            r#"printf '%s\n' 'it'"'"'s "q" é\'"#,
+            &[],
+        ),
+        // A newline inside a quoted argument, against printf's own `\n`.
+        ("printf '%s' 'x\ny'", r"printf 'x\ny'", &["--shell"]),
+    ];
+    for (i, (a, b, flags)) in cases.iter().enumerate() {
+        let name = format!("q{i}");
+        let mut args = vec!["ab", "--no-run", "--compare-output", "--name", &name];
+        args.extend(flags.iter());
+        args.extend([a, b]);
+        let o = run_in(tmp.path(), &args);
+        assert_eq!(o.status.code(), Some(0), "{}", common::err_of(&o));
+        let spec = format!("experiments/{name}.toml");
+        let text = read(&tmp.path().join(&spec));
+        assert!(text.parse::<toml::Table>().is_ok(), "{text}");
+        let check = run_in(tmp.path(), &["check", &spec]);
+        assert_eq!(
+            check.status.code(),
+            Some(0),
+            "{text}\n{}",
+            common::err_of(&check)
+        );
+    }
+}
+
+/// A scan of every i64 is refused in one sentence (it panicked with
+/// "capacity overflow"), and nothing is written.
+#[test]
+fn a_scan_too_wide_is_refused_not_a_panic() {
+    let tmp = folder();
+    let o = run_in(
+        tmp.path(),
+        &[
+            "ab",
+            "-P",
+            "x",
+            "-9223372036854775808",
+            "9223372036854775807",
+            "echo {x}",
+            "true",
+        ],
+    );
+    common::assert_refused(&o, &["-P x", "18446744073709551616 values", "at most 100"]);
+    assert_eq!(common::err_of(&o).lines().count(), 1);
+    assert_eq!(
+        std::fs::read_dir(tmp.path().join("experiments"))
+            .unwrap()
+            .count(),
+        0
+    );
+}
+
+/// A file exec would refuse is not written: a placeholder inside the
+/// shell's quotes (exec shell-quotes the values it puts there).
+#[test]
+fn a_file_that_would_not_read_back_is_not_written() {
+    let tmp = folder();
+    let o = run_in(
+        tmp.path(),
+        &[
+            "ab",
+            "--no-run",
+            "--shell",
+            "-L",
+            "n",
+            "1,2",
+            "echo '{n}'",
+            "true",
+        ],
+    );
+    common::assert_refused(&o, &["does not read back", "{n}", "inside single quotes"]);
+    assert_eq!(
+        std::fs::read_dir(tmp.path().join("experiments"))
+            .unwrap()
+            .count(),
+        0
+    );
 }
