@@ -297,3 +297,26 @@ mod properties {
         }
     }
 }
+
+/// An export runner wrote may be written again (a second run of one line);
+/// a file beside it that runner did not write may not.
+#[test]
+fn an_earlier_export_may_be_replaced_and_a_users_file_not() {
+    use super::export::{check_target, Own};
+    let tmp = tempfile::tempdir().unwrap();
+    let (h, mine) = (tmp.path().join("h.json"), tmp.path().join("mine.json"));
+    crate::output::guard::write(&h, b"{}\n").unwrap();
+    std::fs::write(&mine, "{}\n").unwrap();
+    let own = Own {
+        spec: &tmp.path().join("experiments/x.toml"),
+        out_dir: &tmp.path().join("reports/x"),
+    };
+    check_target("--export-json", &h, &own).unwrap();
+    let e = check_target("--export-json", &mine, &own).unwrap_err();
+    assert!(e.to_string().contains("is not a file runner wrote"), "{e}");
+    // The same, inside the run's own folder (where a later run writes).
+    std::fs::create_dir_all(tmp.path().join("reports/x")).unwrap();
+    let inside = tmp.path().join("reports/x/h.json");
+    let e = check_target("--export-json", &inside, &own).unwrap_err();
+    assert!(e.to_string().contains("own report folder"), "{e}");
+}

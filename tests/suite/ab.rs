@@ -285,3 +285,137 @@ fn a_file_that_would_not_read_back_is_not_written() {
         0
     );
 }
+
+/// A committed run's report folder, copied into `dir` as `sh1` under reports.
+fn another_run(dir: &Path) -> std::path::PathBuf {
+    let to = dir.join("reports/sh1");
+    common::copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/stop-gzip"),
+        &to,
+    );
+    to
+}
+
+/// Every file under `dir` with its bytes.
+fn contents(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push((p.clone(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// No export replaces data: inside another run's report folder, onto this
+/// run's own folder or experiment file, onto any experiment file, onto a
+/// file runner did not write, or into a folder that does not exist, each is
+/// refused before the first fork (exit 2, one sentence), and every file is
+/// as it was.
+#[test]
+fn no_export_replaces_data_and_each_is_refused_before_anything_runs() {
+    let tmp = folder();
+    let dir = tmp.path();
+    another_run(dir);
+    std::fs::create_dir(dir.join("reports/sh1/sub")).unwrap();
+    std::fs::write(dir.join("experiments/mine.toml"), "# my experiment\n").unwrap();
+    std::fs::write(dir.join("notes.md"), "my notes\n").unwrap();
+    let before = contents(dir);
+    let cases: [(&str, &str, &[&str]); 9] = [
+        (
+            "--export-json",
+            "reports/sh1/pairs.csv",
+            &["inside the report folder", "sh1"],
+        ),
+        (
+            "--export-markdown",
+            "reports/sh1/report.md",
+            &["inside the report folder"],
+        ),
+        (
+            "--export-json",
+            "reports/sh1/sub/h.json",
+            &["inside the report folder"],
+        ),
+        (
+            "--export-json",
+            "reports/./sh1/../sh1/h.json",
+            &["inside the report folder"],
+        ),
+        (
+            "--export-markdown",
+            "reports/ex/run.json",
+            &["this run's own report folder"],
+        ),
+        ("--export-json", "experiments/ex.toml", &["experiment file"]),
+        (
+            "--export-json",
+            "experiments/mine.toml",
+            &["experiment file"],
+        ),
+        (
+            "--export-markdown",
+            "notes.md",
+            &["is not a file runner wrote"],
+        ),
+        (
+            "--export-json",
+            "missing/h.json",
+            &["the folder missing does not exist"],
+        ),
+    ];
+    for (flag, path, fragments) in cases {
+        let o = run_in(
+            dir,
+            &["ab", "--name", "ex", flag, path, "true", "sleep 0.001"],
+        );
+        let mut want = vec![flag, path];
+        want.extend(fragments);
+        common::assert_refused(&o, &want);
+        assert_eq!(
+            common::err_of(&o).lines().count(),
+            1,
+            "{}",
+            common::err_of(&o)
+        );
+        assert_eq!(contents(dir), before, "{flag} {path} changed a file");
+    }
+    assert!(!dir.join("experiments/ex.toml").exists(), "nothing written");
+    assert!(!dir.join("reports/ex").exists(), "nothing ran");
+    // The run's own folder, already there from an earlier run of the line.
+    std::fs::create_dir_all(dir.join("reports/ex.partial")).unwrap();
+    let o = run_in(
+        dir,
+        &[
+            "ab",
+            "--name",
+            "ex",
+            "--export-json",
+            "reports/ex.partial/h.json",
+            "true",
+            "false",
+        ],
+    );
+    common::assert_refused(&o, &["this run's own report folder"]);
+    // One file for two exports.
+    let o = run_in(
+        dir,
+        &[
+            "ab",
+            "--export-json",
+            "h",
+            "--export-markdown",
+            "./h",
+            "true",
+            "false",
+        ],
+    );
+    common::assert_refused(&o, &["both name h"]);
+}
