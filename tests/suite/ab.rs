@@ -296,24 +296,6 @@ fn another_run(dir: &Path) -> std::path::PathBuf {
     to
 }
 
-/// Every file under `dir` with its bytes.
-fn contents(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push((p.clone(), std::fs::read(&p).unwrap()));
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 /// No export replaces data: inside another run's report folder, onto this
 /// run's own folder or experiment file, onto any experiment file, onto a
 /// file runner did not write, or into a folder that does not exist, each is
@@ -327,7 +309,7 @@ fn no_export_replaces_data_and_each_is_refused_before_anything_runs() {
     std::fs::create_dir(dir.join("reports/sh1/sub")).unwrap();
     std::fs::write(dir.join("experiments/mine.toml"), "# my experiment\n").unwrap();
     std::fs::write(dir.join("notes.md"), "my notes\n").unwrap();
-    let before = contents(dir);
+    let before = common::tree(dir);
     let cases: [(&str, &str, &[&str]); 9] = [
         (
             "--export-json",
@@ -385,7 +367,7 @@ fn no_export_replaces_data_and_each_is_refused_before_anything_runs() {
             "{}",
             common::err_of(&o)
         );
-        assert_eq!(contents(dir), before, "{flag} {path} changed a file");
+        assert_eq!(common::tree(dir), before, "{flag} {path} changed a file");
     }
     assert!(!dir.join("experiments/ex.toml").exists(), "nothing written");
     assert!(!dir.join("reports/ex").exists(), "nothing ran");
