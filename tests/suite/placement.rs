@@ -251,13 +251,21 @@ resamples = 200
     )
 }
 
-/// Waits until some process holds the lock of a CPU in `runtime`'s lock
-/// folder: the run `child` started has claimed its CPU.
+/// Waits until the run `child` started has claimed its CPU: a lock file in
+/// `runtime`'s lock folder names it (read, never locked here, which would
+/// take the CPU from the runner for that moment).
 fn wait_for_a_claim(runtime: &std::path::Path, child: &mut std::process::Child) {
     let locks = runner_os::placement::lock::lock_dir(Some(runtime));
-    let allowed = runner_os::placement::pin::allowed_cpus();
+    let me = format!("runner pid {}\n", child.id());
+    let claimed = || {
+        std::fs::read_dir(&locks).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| std::fs::read_to_string(e.path()).is_ok_and(|t| t == me))
+        })
+    };
     let start = std::time::Instant::now();
-    while runner_os::placement::lock::holders(&locks, &allowed).is_empty() {
+    while !claimed() {
         assert!(
             child.try_wait().unwrap().is_none(),
             "the first runner ended before it held a CPU"
