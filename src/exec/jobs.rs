@@ -57,6 +57,15 @@ pub(super) fn run_jobs(phase: Phase<'_>) -> Result<()> {
         .iter()
         .map(|job| super::job_request(exp, info, job, db))
         .collect();
+    // Where other runners hold the CPUs a placement pins: said once each.
+    let mut said = std::collections::BTreeSet::new();
+    for r in &requests {
+        if let Some(note) = r.claim.as_ref().and_then(|c| c.note.as_deref()) {
+            if said.insert((r.placement, note)) {
+                progress.println(&format!("note: placement \"{}\": {note}", r.placement));
+            }
+        }
+    }
     // The guard checks what the user's SQL or commands did; a run of
     // runner's built-in kinds runs only runner's own statements.
     let user_code = requests
