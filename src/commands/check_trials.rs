@@ -66,6 +66,7 @@ fn trial_target(
     let run_id = format!("check_{:016x}", rand::random::<u64>());
     let (t, id) = (db.clone(), run_id.clone());
     let made = interrupt::run(interrupt::count(), move || {
+        crate::exec::database::sweep(&t);
         crate::db::open::run_schema(&t, &id, false)
     })
     .map_err(|i| NoTrialSchema(format!("{i} while making a schema for the trial runs")))?
