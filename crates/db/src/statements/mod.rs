@@ -31,7 +31,7 @@ use super::refused::Refused;
 mod places;
 mod search_path;
 
-pub use places::{places, Place};
+pub use places::{places, unpreparable, Place};
 
 /// Which SQL grammar to read the text with: the backend it will run on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -37,6 +37,14 @@ pub fn places(sql: &str, dialect: SqlDialect, offsets: &[usize]) -> Vec<Place> {
         .collect()
 }
 
+/// Why an `{input}` inside `what` (a string literal, ...) cannot be
+/// prepared: the end of a sentence that names the statement.
+pub fn unpreparable(what: &str) -> String {
+    format!(
+        "has {{input}} inside {what}, where a parameter ($1) would be two characters of text and the prepared statement would run another query than the one written; put the value outside the quotes ('%' || {{input}} || '%'), or use protocol = \"simple\", which sends the text with the input each run"
+    )
+}
+
 fn place(t: &Token) -> Place {
     match t {
         Token::Whitespace(Whitespace::SingleLineComment { .. } | Whitespace::MultiLineComment(_)) => {
