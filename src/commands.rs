@@ -1,9 +1,9 @@
 //! The small commands (`check`, `env`, `clean`) and the terminal summary of `exec`.
 
 mod check;
-mod clean;
 mod check_text;
 mod check_trials;
+mod clean;
 pub(crate) mod preflight;
 
 pub(crate) use check::summarize;

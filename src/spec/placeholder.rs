@@ -319,7 +319,10 @@ impl Template {
 
     /// The text with each `{input}` written as `param(k)` for the k-th
     /// (from 0), and where each was written.
-    pub(crate) fn with_inputs<'p>(&self, mut param: impl FnMut(usize) -> &'p str) -> (String, Vec<usize>) {
+    pub(crate) fn with_inputs<'p>(
+        &self,
+        mut param: impl FnMut(usize) -> &'p str,
+    ) -> (String, Vec<usize>) {
         let mut out = String::new();
         let mut at = Vec::new();
         for p in &self.pieces {

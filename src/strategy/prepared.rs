@@ -126,12 +126,18 @@ mod tests {
     #[test]
     fn input_in_quotes_is_refused_and_in_a_comment_stays_text() {
         for (sql, what) in [
-            ("SELECT count(*) FROM t WHERE s LIKE '%{input}%'", "a string literal"),
+            (
+                "SELECT count(*) FROM t WHERE s LIKE '%{input}%'",
+                "a string literal",
+            ),
             ("SELECT $q${input}$q$ = s FROM t", "a dollar-quoted string"),
             ("SELECT \"c{input}\" FROM t", "a quoted identifier"),
         ] {
             let e = plan(0, &Template::compile(sql).unwrap()).unwrap_err();
-            assert!(e.starts_with(&format!("has {{input}} inside {what}")), "{sql}: {e}");
+            assert!(
+                e.starts_with(&format!("has {{input}} inside {what}")),
+                "{sql}: {e}"
+            );
         }
         let t = Template::compile("SELECT v FROM t WHERE id = {input} -- for {input}").unwrap();
         assert_eq!(
@@ -150,7 +156,10 @@ mod tests {
         // A statement PostgreSQL does not prepare is sent as text each run,
         // its input substituted as the simple protocol does.
         assert_eq!(
-            plan(0, &Template::compile("DO $$ BEGIN PERFORM '{input}'; END $$").unwrap()),
+            plan(
+                0,
+                &Template::compile("DO $$ BEGIN PERFORM '{input}'; END $$").unwrap()
+            ),
             Ok(None)
         );
     }

@@ -463,9 +463,17 @@ mod tests {
         ]);
         let mut after = before.clone();
         after.objects.get_mut("public.acc").unwrap().dead = Some(40);
-        after.objects.get_mut("public.other_seq").unwrap().last_value = Some("2".into());
+        after
+            .objects
+            .get_mut("public.other_seq")
+            .unwrap()
+            .last_value = Some("2".into());
         after.objects.get_mut("schema elsewhere").unwrap().xmin = "9".into();
-        after.objects.get_mut("function elsewhere.f(integer)").unwrap().xmin = "9".into();
+        after
+            .objects
+            .get_mut("function elsewhere.f(integer)")
+            .unwrap()
+            .xmin = "9".into();
         after
             .objects
             .insert("elsewhere.t".into(), table("11", 0, 0, 0));
@@ -498,7 +506,9 @@ mod tests {
         assert_eq!(r.changes.len(), 2, "{:?}", r.changes);
         assert!(r.changes[0].contains("40 dead row versions") && r.changes[0].contains("strict"));
         assert!(r.changes[1].starts_with("sequence public.other_seq moved (last value 1 -> 2)"));
-        assert!(strict.failure("cell 0 fork 0", &r).contains("an object the experiment names"));
+        assert!(strict
+            .failure("cell 0 fork 0", &r)
+            .contains("an object the experiment names"));
         assert!(all().failure("x", &r).contains("the arms run commands"));
     }
 }

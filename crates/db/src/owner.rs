@@ -108,19 +108,29 @@ impl RunnerSchema {
     /// `runner_x (run x, pid 12)`, as a sentence lists it.
     pub fn said(&self) -> String {
         match &self.owner {
-            Some(o) => format!("{} (run {}, pid {} on {})", self.schema, o.run, o.pid, o.host),
+            Some(o) => format!(
+                "{} (run {}, pid {} on {})",
+                self.schema, o.run, o.pid, o.host
+            ),
             None => format!("{} (owner not recorded)", self.schema),
         }
     }
 }
 
-/// The kernel's start time of `pid` (ticks since boot).
+/// The kernel's start time of `pid` (ticks since boot), `None` when no
+/// such process runs: a zombie (killed, not yet reaped by whoever
+/// inherited it) has ended too.
 fn start_time(pid: u32) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name may hold spaces and parentheses: fields start after
-    // the last ')'; starttime is field 22, the 20th after it.
+    // the last ')'; the state is field 3, the first after it, and
+    // starttime field 22, the 20th.
     let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(19)?.parse().ok()
+    let mut fields = rest.split_whitespace();
+    if matches!(fields.next(), Some("Z" | "X" | "x")) {
+        return None;
+    }
+    fields.nth(18)?.parse().ok()
 }
 
 fn boot_id() -> String {
@@ -142,6 +152,12 @@ fn host() -> String {
 mod tests {
     use super::*;
 
+    fn start_time_even_of_a_zombie(pid: u32) -> u64 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        let rest = &stat[stat.rfind(')').unwrap() + 1..];
+        rest.split_whitespace().nth(19).unwrap().parse().unwrap()
+    }
+
     #[test]
     fn an_owner_reads_back_and_only_a_live_process_with_its_start_is_alive() {
         let me = Owner::me("20260101_000000_abcdef");
@@ -160,6 +176,16 @@ mod tests {
         child.wait().unwrap();
         let ended = Owner { pid, ..me.clone() };
         assert_eq!(ended.liveness(), Liveness::Gone);
+        // A killed process nobody has reaped yet (a zombie) is gone too.
+        let mut zombie = std::process::Command::new("true").spawn().unwrap();
+        let z = Owner {
+            pid: zombie.id(),
+            started: start_time_even_of_a_zombie(zombie.id()),
+            ..me.clone()
+        };
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert_eq!(z.liveness(), Liveness::Gone);
+        zombie.wait().unwrap();
         // Another boot of this host, and another host.
         let rebooted = Owner {
             boot: "0".into(),

@@ -159,7 +159,8 @@ pub(crate) struct Watch {
     sequences: Vec<(String, Option<i64>)>,
 }
 
-const SEQUENCES: &str = "SELECT quote_ident(q.schemaname) || '.' || quote_ident(q.sequencename), q.last_value \
+const SEQUENCES: &str =
+    "SELECT quote_ident(q.schemaname) || '.' || quote_ident(q.sequencename), q.last_value \
      FROM pg_sequences q JOIN pg_namespace n ON n.nspname = q.schemaname \
      JOIN pg_class s ON s.relnamespace = n.oid AND s.relname = q.sequencename \
      JOIN pg_depend d ON d.objid = s.oid AND d.classid = 'pg_class'::regclass \

@@ -122,7 +122,9 @@ fn named(
         let mut bodies = Vec::new();
         for text in &texts {
             for name in names::mentioned(text, SqlDialect::Postgres) {
-                if name.name.starts_with("lo_") || matches!(name.name.as_str(), "loread" | "lowrite") {
+                if name.name.starts_with("lo_")
+                    || matches!(name.name.as_str(), "loread" | "lowrite")
+                {
                     named.insert("large objects".into());
                 }
                 named.extend(relations_called(client, &name)?);
@@ -135,7 +137,11 @@ fn named(
                 match &name.schema {
                     Some(schema) => {
                         named.insert(format!("schema {}", names::quote(schema)));
-                        named.insert(format!("{}.{}", names::quote(schema), names::quote(&name.name)));
+                        named.insert(format!(
+                            "{}.{}",
+                            names::quote(schema),
+                            names::quote(&name.name)
+                        ));
                     }
                     None => named.extend(
                         paths
@@ -157,11 +163,7 @@ fn named(
     }
     let tables: BTreeSet<String> = named.iter().chain(copies).cloned().collect();
     named.extend(owned_with(client, &tables)?);
-    let relations: Vec<String> = named
-        .iter()
-        .filter(|k| !k.contains(' '))
-        .cloned()
-        .collect();
+    let relations: Vec<String> = named.iter().filter(|k| !k.contains(' ')).cloned().collect();
     named.extend(
         relations
             .iter()

@@ -47,9 +47,9 @@ pub fn unpreparable(what: &str) -> String {
 
 fn place(t: &Token) -> Place {
     match t {
-        Token::Whitespace(Whitespace::SingleLineComment { .. } | Whitespace::MultiLineComment(_)) => {
-            Place::Comment
-        }
+        Token::Whitespace(
+            Whitespace::SingleLineComment { .. } | Whitespace::MultiLineComment(_),
+        ) => Place::Comment,
         Token::DollarQuotedString(_) => Place::Quoted("a dollar-quoted string"),
         Token::Word(w) if w.quote_style.is_some() => Place::Quoted("a quoted identifier"),
         Token::SingleQuotedString(_)

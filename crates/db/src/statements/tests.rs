@@ -154,7 +154,11 @@ fn refuses_what_postgresql_does_not_roll_back() {
 fn sql_that_sets_search_path_is_refused_naming_the_statement() {
     for role in [SqlRole::Run, SqlRole::Setup] {
         for (sql, words, start) in [
-            ("SELECT 1; SET LOCAL search_path TO public", "SET LOCAL search_path", 10),
+            (
+                "SELECT 1; SET LOCAL search_path TO public",
+                "SET LOCAL search_path",
+                10,
+            ),
             ("SET search_path = public", "SET search_path", 0),
             ("RESET ALL", "RESET ALL", 0),
             (
