@@ -24,9 +24,11 @@
 //! views when it ends, so the parent waits for the fork's connections to
 //! close first; an ANALYZE or VACUUM of a table during the fork (autovacuum)
 //! resets its counters, so then only its catalog row is compared; another
-//! session's committed writes during the fork are changes too (run on a
-//! database nobody else writes meanwhile); cluster-wide objects (roles,
-//! databases, tablespaces) are not in it.
+//! session's committed writes during the fork to an object the experiment
+//! names are changes too (run on a database nobody else writes
+//! meanwhile), while its changes to anything else are only noted
+//! ([`Blame`]); cluster-wide objects (roles, databases, tablespaces) are
+//! not in it.
 
 //!
 //! What is compared, and what a comparison found ([`GuardRecord`], kept per

@@ -9,7 +9,9 @@
 //! kernel's ticks since boot, `/proc/PID/stat` field 22) and the boot it
 //! started in (`/proc/sys/kernel/random/boot_id`): the owner is alive only
 //! if a process with that pid runs now, started at that tick, in this
-//! boot. Schemas made on another host are never judged from this one.
+//! boot. Schemas made on another host, or in another pid namespace of
+//! this one (a container sharing the host's name), are never judged from
+//! here: their pids mean other processes.
 
 use std::fmt;
 
@@ -22,6 +24,8 @@ pub struct Owner {
     /// The kernel's start time of the process, in ticks since boot.
     pub started: u64,
     pub boot: String,
+    /// The pid namespace the pid is a number in (`/proc/self/ns/pid`).
+    pub ns: String,
     pub host: String,
 }
 
@@ -45,6 +49,7 @@ impl Owner {
             pid,
             started: start_time(pid).unwrap_or_default(),
             boot: boot_id(),
+            ns: pid_namespace(),
             host: host(),
         }
     }
@@ -55,18 +60,20 @@ impl Owner {
         let (run, rest) = rest.split_once(", pid ")?;
         let (pid, rest) = rest.split_once(", started ")?;
         let (started, rest) = rest.split_once(", boot ")?;
-        let (boot, host) = rest.split_once(", host ")?;
+        let (boot, rest) = rest.split_once(", ns ")?;
+        let (ns, host) = rest.split_once(", host ")?;
         Some(Owner {
             run: run.to_owned(),
             pid: pid.parse().ok()?,
             started: started.parse().ok()?,
             boot: boot.to_owned(),
+            ns: ns.to_owned(),
             host: host.to_owned(),
         })
     }
 
     pub fn liveness(&self) -> Liveness {
-        if self.host != host() {
+        if self.host != host() || self.ns != pid_namespace() {
             Liveness::Elsewhere
         } else if self.boot != boot_id() || start_time(self.pid) != Some(self.started) {
             Liveness::Gone
@@ -80,8 +87,8 @@ impl fmt::Display for Owner {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "run {}, pid {}, started {}, boot {}, host {}",
-            self.run, self.pid, self.started, self.boot, self.host
+            "run {}, pid {}, started {}, boot {}, ns {}, host {}",
+            self.run, self.pid, self.started, self.boot, self.ns, self.host
         )
     }
 }
@@ -136,6 +143,13 @@ fn start_time(pid: u32) -> Option<u64> {
 fn boot_id() -> String {
     std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
         .map(|s| s.trim().to_owned())
+        .unwrap_or_default()
+}
+
+/// This process's pid namespace (`pid:[4026531836]`), empty where unreadable.
+fn pid_namespace() -> String {
+    std::fs::read_link("/proc/self/ns/pid")
+        .map(|p| p.display().to_string())
         .unwrap_or_default()
 }
 
@@ -194,10 +208,17 @@ mod tests {
         assert_eq!(rebooted.liveness(), Liveness::Gone);
         let elsewhere = Owner {
             host: format!("{}-other", me.host),
-            ..me
+            ..me.clone()
         };
         assert_eq!(elsewhere.liveness(), Liveness::Elsewhere);
-        for bad in ["", "run x", "run x, pid y, started 1, boot b, host h"] {
+        // A container of the same name: its pids are another namespace's.
+        let container = Owner {
+            ns: "pid:[1]".into(),
+            pid: 999_999,
+            ..me
+        };
+        assert_eq!(container.liveness(), Liveness::Elsewhere);
+        for bad in ["", "run x", "run x, pid y, started 1, boot b, ns n, host h"] {
             assert_eq!(Owner::parse(bad), None, "{bad}");
         }
     }
