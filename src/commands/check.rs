@@ -150,6 +150,7 @@ pub(crate) fn summarize(
         Err(m) => check_trials::CheckTrials {
             outcome: (Default::default(), Some(Stopped::Failed(m.clone()))),
             guard: None,
+            guard_failure: None,
         },
     };
     let (timed, stopped) = &trials.outcome;
@@ -204,12 +205,9 @@ pub(crate) fn summarize(
             )),
         })
     } else {
-        guard.as_ref().filter(|g| !g.held).map(|g| Failure {
+        trials.guard_failure.clone().map(|message| Failure {
             exit_code: 1,
-            message: format!(
-                "outside runner's schemas, the database changed during check's trial runs: {}. runner never commits what the user's SQL writes, so this is an effect PostgreSQL does not roll back (a sequence, a function that opens its own connection) or another session's commit to a table the experiment names",
-                g.changes.join("; ")
-            ),
+            message,
         })
     };
     Ok(CheckSummary {

@@ -79,7 +79,11 @@ pub(super) fn run_jobs(phase: Phase<'_>) -> Result<()> {
     } else {
         None
     };
-    let mut guard = DatabaseGuard::open(db.filter(|_| user_code), findings.map(|f| f.named))?;
+    let mut guard = DatabaseGuard::open(
+        db.filter(|_| user_code),
+        findings.map(|f| f.named),
+        exp.database.strict,
+    )?;
     // The estimate `check` gives, for the jobs still to run; its trial runs
     // happen here, before any worker starts, inside the guard as forks are.
     if announce && !quiet && todo_len > 0 {
@@ -114,19 +118,15 @@ fn announce_estimate(
 ) -> Result<()> {
     let print_before = guard.take()?;
     let e = super::estimate::estimate(exp, &info.cells, db);
-    if let Some(g) = guard.compare(print_before, None)? {
-        for other in &g.other_sessions {
-            progress.println(&format!(
-                "note: during exec's trial runs, another session's work: {other}"
-            ));
-        }
-        if !g.held {
-            progress.clear();
-            return Err(run_failed(format!(
-                "outside runner's schemas, the database changed during exec's trial runs, before any fork: {}. runner never commits what the user's SQL writes, so this is an effect PostgreSQL does not roll back (a sequence, a function that opens its own connection) or another session's commit to a table the experiment names",
-                g.changes.join("; ")
-            )));
-        }
+    let record = guard.compare(print_before, None)?;
+    for other in record.iter().flat_map(|g| &g.other_sessions) {
+        progress.println(&format!(
+            "note: during exec's trial runs, another session's work: {other}"
+        ));
+    }
+    if let Some(failure) = guard.failure("exec's trial runs, before any fork", record.as_ref()) {
+        progress.clear();
+        return Err(run_failed(failure));
     }
     // The estimate covers every cell x fork; a shard or a resume runs
     // a share of them.

@@ -351,7 +351,9 @@ fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> 
         arms = arms.skewed();
     }
     let mut draws = draws::Draws::new(job.seed);
-    let report = check::check(job, &mut arms, draws.input())?;
+    let first = draws.input();
+    let report = check::check(job, &mut arms, first)?;
+    check::check_more(job, &mut arms, first)?;
     let setup_ns = set_up.elapsed().as_nanos() as u64;
     let seeded_hash = report.seeded_hash.clone();
     send(out, &WorkerMessage::Checked(report))?;

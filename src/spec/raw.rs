@@ -42,6 +42,8 @@ pub(crate) struct RawDatabase {
     pub sqlite_file: Option<Value>,
     pub private_copies: Option<Value>,
     pub explain: Option<Value>,
+    pub strict: Option<Value>,
+    pub check_inputs: Option<Value>,
 }
 
 /// One `[strategies.NAME]` table. Which keys are valid depends on `kind`,

@@ -20,6 +20,7 @@ mod layout;
 mod machines;
 pub mod overhead;
 mod placement;
+mod plans;
 mod reproduce;
 mod sql;
 mod sql_runs;
