@@ -20,7 +20,11 @@ pub enum Retry {
     Run(Box<ExecArgs>),
     /// The retry's forks x runs per fork over the first run's, and the
     /// gate's `max_retry_factor`.
-    TooCostly { sets: Vec<String>, factor: f64, cap: f64 },
+    TooCostly {
+        sets: Vec<String>,
+        factor: f64,
+        cap: f64,
+    },
 }
 
 /// What runs again, if anything: the first run's arguments plus the
@@ -68,7 +72,10 @@ fn cost_factor(design: &crate::spec::Design, sets: &[String]) -> f64 {
             .stop
             .map_or(design.forks.get(), |s| s.max_forks.get()),
     );
-    let (warmup, pairs) = (f64::from(design.warmup_pairs), f64::from(design.pairs.get()));
+    let (warmup, pairs) = (
+        f64::from(design.warmup_pairs),
+        f64::from(design.pairs.get()),
+    );
     let new_forks = value("design.forks").unwrap_or(forks);
     let new_pairs = value("design.pairs").unwrap_or(pairs);
     (new_forks * (warmup + new_pairs)) / (forks * (warmup + pairs))

@@ -76,7 +76,10 @@ fn centre(v: &Value) -> Value {
 fn estimate(v: Value, ci: Option<Value>, kwargs: Kwargs) -> Result<String, Error> {
     let (m, ci) = match ci {
         Some(ci) => (number(&v)?, ci),
-        None => (number(&centre(&v))?, v.get_attr("ci_ns").unwrap_or_default()),
+        None => (
+            number(&centre(&v))?,
+            v.get_attr("ci_ns").unwrap_or_default(),
+        ),
     };
     let (lo, hi) = pair(&ci)?;
     if let Some(why) = kwargs.get::<Option<String>>("unresolved")? {

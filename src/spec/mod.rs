@@ -218,18 +218,13 @@ fn refuse_overrides(
     let Some(first) = flags.first() else {
         return Ok(());
     };
-    let Some(item) = original
-        .get("gate")
-        .and_then(|g| g.get("allow_overrides"))
-    else {
+    let Some(item) = original.get("gate").and_then(|g| g.get("allow_overrides")) else {
         return Ok(());
     };
     if item.as_bool() != Some(false) {
         return Ok(());
     }
-    let (line, col) = item
-        .span()
-        .map_or((1, 1), |s| line_col(text, s.start));
+    let (line, col) = item.span().map_or((1, 1), |s| line_col(text, s.start));
     Err(SpecError::new(format!(
         "{shown}:{line}:{col}: gate.allow_overrides = false, so this experiment takes no --set (got --set {first}); change the experiment file instead, or set allow_overrides = true in it"
     )))

@@ -184,7 +184,10 @@ fn a_gate_still_inconclusive_after_its_retry_fails_the_step() {
     let gate = "[gate]\nmax_slowdown = \"10ms\"\nself_check = false\n";
     let (code, out, summary) = run_step_with(dir.path(), gate, gate, &flip);
     assert_eq!(code, 4, "{out}");
-    assert!(out.contains("::error::perf gate: still inconclusive"), "{out}");
+    assert!(
+        out.contains("::error::perf gate: still inconclusive"),
+        "{out}"
+    );
     if out.contains("gate: inconclusive; running it once more with --set design.") {
         // Both runs appended their verdict; the second names its overrides.
         assert_eq!(

@@ -326,9 +326,15 @@ fn a_percentage_verdict_states_the_findings_percentage() {
     assert!(stdout.contains(", above the 10 % allowed"), "{stdout}");
     let g = read_json(&tmp.path().join("out/gate.json"));
     assert_eq!(g["judges"], "ratio");
-    assert!((g["threshold"].as_f64().unwrap() - 1.1).abs() < 1e-12, "{g}");
+    assert!(
+        (g["threshold"].as_f64().unwrap() - 1.1).abs() < 1e-12,
+        "{g}"
+    );
     let change = |text: &str| -> String {
-        let from = text.find("+3").or_else(|| text.find("+4")).expect("a change in %");
+        let from = text
+            .find("+3")
+            .or_else(|| text.find("+4"))
+            .expect("a change in %");
         text[from..].split(" run time").next().unwrap().to_string()
     };
     let verdict = stdout.lines().next().unwrap();
@@ -339,7 +345,10 @@ fn a_percentage_verdict_states_the_findings_percentage() {
     let e = &a["cells"][0]["effect"];
     let pct = 100.0 * e["change"].as_f64().unwrap();
     assert!((30.0..50.0).contains(&pct), "{e}");
-    assert_eq!(g["estimate"], e["ratio"], "the gate judges the Finding's ratio");
+    assert_eq!(
+        g["estimate"], e["ratio"],
+        "the gate judges the Finding's ratio"
+    );
     assert_eq!(g["ci"], e["ratio_ci"]);
     assert!(
         report.contains(&format!("{said} run time")),

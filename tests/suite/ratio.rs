@@ -287,7 +287,10 @@ fn every_committed_report_states_one_effect() {
             let base = value("baseline_median_ns");
             for i in 0..2 {
                 let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * (1.0 + b.abs());
-                assert!(close(bound("change_ci", i), bound("ratio_ci", i) - 1.0), "{at}: {e}");
+                assert!(
+                    close(bound("change_ci", i), bound("ratio_ci", i) - 1.0),
+                    "{at}: {e}"
+                );
                 assert!(
                     close(bound("difference_ci_ns", i), base * bound("change_ci", i)),
                     "{at}: {e}"

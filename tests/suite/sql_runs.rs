@@ -95,6 +95,38 @@ fn sqlite_failures_are_counted_with_their_code() {
     assert_counted(&out, "SQLITE_1", "SQLITE_1 (");
 }
 
+/// An arm that fails every measured run, allowed to: the Finding names
+/// its failure rate beside the ratio it qualifies, since the times are
+/// those of runs that ended at their error.
+#[test]
+fn an_arm_that_always_fails_has_its_failure_rate_in_the_finding() {
+    let tmp = tempfile::tempdir().unwrap();
+    let always = "SELECT abs(-9223372036854775807 - 1) AS x WHERE 1 = 1";
+    let body = format!(
+        "[database]\nbackend = \"sqlite\"\n{}",
+        failing(always, true)
+    );
+    let out = exec_ok(tmp.path(), &spec(tmp.path(), "always", &body), "out", &[]);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let finding = md
+        .split("## Finding")
+        .nth(1)
+        .and_then(|f| f.split("\n## ").next())
+        .expect("a Finding");
+    for arm in ["a", "b"] {
+        assert!(
+            finding.contains(&format!(
+                "**Warning, failures:** `{arm}` failed 80 of 80 measured runs (100 %"
+            )) || finding.contains(&format!("`{arm}` failed 80 of 80 measured runs (100 %")),
+            "{arm}: {finding}"
+        );
+    }
+    assert!(
+        finding.contains("the figures above time `a`'s failures, not its work"),
+        "{finding}"
+    );
+}
+
 #[test]
 fn without_allow_failure_a_failing_statement_stops_the_run_and_says_how_to_allow_it() {
     let tmp = tempfile::tempdir().unwrap();
