@@ -103,7 +103,9 @@ fn code_only(text: &str) -> Vec<u8> {
                 blank(i, end, &mut out);
                 i = end;
             }
-            b'r' if !ident(i) && matches!(b.get(i + 1), Some(b'"' | b'#')) => {
+            b'r' if (!ident(i) || b[i - 1] == b'b' && !ident(i - 1))
+                && matches!(b.get(i + 1), Some(b'"' | b'#')) =>
+            {
                 let hashes = b[i + 1..].iter().take_while(|&&c| c == b'#').count();
                 if b.get(i + 1 + hashes) != Some(&b'"') {
                     i += 1;
@@ -324,6 +326,8 @@ fn no_test_returns_early_or_says_skipped_itself() {
         "urn;\"; // ret",
         "urn;\n    let n = |x| ret",
         "urn x + 1;\n    let r = r#\"}\"#;\n    no_return();\n}\n",
+        "#[test]\nfn d() {\n    let b = br\"\\\";\n    if b.is_empty() { ret",
+        "urn; }\n}\n",
     );
     let early: Vec<(String, bool)> = test_fns("sample", sample)
         .iter()
@@ -331,7 +335,12 @@ fn no_test_returns_early_or_says_skipped_itself() {
         .collect();
     assert_eq!(
         early,
-        [("a".into(), true), ("b".into(), true), ("c".into(), false)]
+        [
+            ("a".into(), true),
+            ("b".into(), true),
+            ("c".into(), false),
+            ("d".into(), true)
+        ]
     );
 }
 
