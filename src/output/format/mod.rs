@@ -37,13 +37,13 @@ use serde::Serialize;
 use serde_json::Value;
 use std::path::Path;
 
-/// The run.json this runner writes and the newest it reads.
+/// run.json's version: the one this runner writes, the newest it reads.
 pub(crate) const RUN_VERSION: u32 = run::STEPS.len() as u32;
 
-/// The analysis.json this runner writes and the newest it reads.
+/// analysis.json's version: the one this runner writes, the newest it reads.
 pub(crate) const ANALYSIS_VERSION: u32 = analysis::STEPS.len() as u32;
 
-/// The fork records this runner writes and the newest it reads.
+/// A fork record's version: the one this runner writes, the newest it reads.
 pub(crate) const FORK_VERSION: u32 = fork::STEPS.len() as u32;
 
 /// analysis.json's version under the name the analysis writes it with;
