@@ -1,14 +1,27 @@
 //! Records the compiler version and git commit, which run.json reports so a
 //! result can be traced to the exact binary that produced it; and sets the
-//! cfgs that switch the tests needing an outside service, so without it
-//! they are *ignored* and `cargo test`'s own summary counts them ("N
-//! ignored") instead of passing them silently:
+//! cfgs that switch the tests needing something this machine may lack, so
+//! without it they are *ignored* and `cargo test`'s own summary counts them
+//! ("N ignored") instead of passing them silently (the registry of needs is
+//! tests/suite/skips.rs, the helpers tests/common/needs.rs):
 //!
-//! - `runner_postgres` when RUNNER_DATABASE_URL names a server;
+//! - `runner_postgres` when RUNNER_DATABASE_URL names a server, and
+//!   `runner_postgres_superuser` when RUNNER_DATABASE_SUPERUSER_URL too
+//!   names a role on it;
 //! - `runner_slurm` when SLURM_CONF names a Slurm cluster (`.ci/slurm.sh`);
 //! - `runner_kubernetes_validate` when Python's `kubernetes_validate`
-//!   module (PyPI `kubernetes-validate`, the Job schemas) can be imported,
-//!   or RUNNER_REQUIRE_KUBERNETES_VALIDATE=1 says it must be (`.ci/run`).
+//!   module (PyPI `kubernetes-validate`, the Job schemas) can be imported;
+//! - `runner_taskset` when `taskset -c 0` runs a program;
+//! - `runner_proc_tasks` when /proc lists this process's threads;
+//! - `runner_tmpfs` when this process may mount a small tmpfs (root with
+//!   CAP_SYS_ADMIN), which the full-disk tests do;
+//! - `runner_git` when the sources are a git checkout, whose HEAD holds the
+//!   committed reports.
+//!
+//! RUNNER_REQUIRE_POSTGRES=1, RUNNER_REQUIRE_SLURM=1 and
+//! RUNNER_REQUIRE_KUBERNETES_VALIDATE=1 (set by `.ci/run`) switch theirs on
+//! whatever was found, so a service CI should have fails instead of
+//! skipping.
 use std::process::Command;
 
 fn output(cmd: &str, args: &[&str]) -> Option<String> {
@@ -35,23 +48,60 @@ fn main() {
     println!("cargo:rerun-if-changed=.git/HEAD");
     println!("cargo:rerun-if-changed=.git/index");
 
-    println!("cargo:rustc-check-cfg=cfg(runner_postgres)");
-    println!("cargo:rerun-if-env-changed=RUNNER_DATABASE_URL");
-    let url = std::env::var("RUNNER_DATABASE_URL").unwrap_or_default();
-    if !url.trim().is_empty() {
-        println!("cargo:rustc-cfg=runner_postgres");
-    }
+    need("runner_git", !commit.starts_with("unknown"));
 
-    println!("cargo:rustc-check-cfg=cfg(runner_slurm)");
-    println!("cargo:rerun-if-env-changed=SLURM_CONF");
-    if std::env::var("SLURM_CONF").is_ok_and(|c| !c.trim().is_empty()) {
-        println!("cargo:rustc-cfg=runner_slurm");
-    }
+    let required = |var: &str| {
+        println!("cargo:rerun-if-env-changed={var}");
+        std::env::var(var).as_deref() == Ok("1")
+    };
+    let named = |var: &str| {
+        println!("cargo:rerun-if-env-changed={var}");
+        std::env::var(var).is_ok_and(|v| !v.trim().is_empty())
+    };
+    let postgres = required("RUNNER_REQUIRE_POSTGRES");
+    need("runner_postgres", postgres || named("RUNNER_DATABASE_URL"));
+    // Its tests use both servers' roles.
+    need(
+        "runner_postgres_superuser",
+        postgres || named("RUNNER_DATABASE_URL") && named("RUNNER_DATABASE_SUPERUSER_URL"),
+    );
+    need(
+        "runner_slurm",
+        required("RUNNER_REQUIRE_SLURM") || named("SLURM_CONF"),
+    );
+    need(
+        "runner_kubernetes_validate",
+        required("RUNNER_REQUIRE_KUBERNETES_VALIDATE")
+            || output("python3", &["-c", "import kubernetes_validate"]).is_some(),
+    );
+    need(
+        "runner_taskset",
+        output("taskset", &["-c", "0", "true"]).is_some(),
+    );
+    need(
+        "runner_proc_tasks",
+        std::path::Path::new("/proc/self/task").is_dir(),
+    );
+    need("runner_tmpfs", may_mount());
+}
 
-    println!("cargo:rustc-check-cfg=cfg(runner_kubernetes_validate)");
-    println!("cargo:rerun-if-env-changed=RUNNER_REQUIRE_KUBERNETES_VALIDATE");
-    let required = std::env::var("RUNNER_REQUIRE_KUBERNETES_VALIDATE").as_deref() == Ok("1");
-    if required || output("python3", &["-c", "import kubernetes_validate"]).is_some() {
-        println!("cargo:rustc-cfg=runner_kubernetes_validate");
+/// Declares the cfg `name`, and sets it when `found`.
+fn need(name: &str, found: bool) {
+    println!("cargo:rustc-check-cfg=cfg({name})");
+    if found {
+        println!("cargo:rustc-cfg={name}");
     }
+}
+
+/// Whether this process may mount a filesystem: CAP_SYS_ADMIN (bit 21) in
+/// its effective capabilities, and a `mount` program. Read, not tried: a
+/// build mounts nothing.
+fn may_mount() -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let admin = status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|caps| u64::from_str_radix(caps.trim(), 16).ok())
+        .is_some_and(|caps| caps & (1 << 21) != 0);
+    admin && output("mount", &["--version"]).is_some()
 }

@@ -1,13 +1,16 @@
 //! The analysis runs on one bounded pool: with `RUNNER_THREADS=2`, no more
 //! than two threads are added to the process while it reads and analyses
-//! the largest committed run, however its cells, forks and bootstraps nest. The test
-//! reads /proc/self/task while the analysis runs (this file holds one test,
-//! so no other test's threads come and go meanwhile).
+//! a real run (the study's A/A run, 8 cells of 10 forks, frozen under
+//! tests/fixtures/folders), however its cells, forks and bootstraps nest.
+//! The test reads /proc/self/task while the analysis runs (this file holds
+//! one test, so no other test's threads come and go meanwhile).
 
 // Helpers shared by this crate's modules are `pub` for them; nothing
 // outside the test binary can reach them anyway.
 #![allow(unreachable_pub)]
 
+mod common;
+use common::proc_tasks;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,10 +20,9 @@ const THREADS: usize = 2;
 
 /// (task id, name) of every thread of this process.
 fn tasks() -> Vec<(u32, String)> {
-    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
-        return Vec::new();
-    };
-    dir.flatten()
+    std::fs::read_dir(proc_tasks())
+        .unwrap()
+        .flatten()
         .filter_map(|e| {
             let id: u32 = e.file_name().to_str()?.parse().ok()?;
             let name = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
@@ -30,11 +32,11 @@ fn tasks() -> Vec<(u32, String)> {
 }
 
 #[test]
+#[cfg_attr(
+    not(runner_proc_tasks),
+    ignore = "SKIPPED: /proc/self/task not readable"
+)]
 fn an_analysis_adds_at_most_runner_threads_threads() {
-    if !Path::new("/proc/self/task").is_dir() {
-        eprintln!("SKIPPED: no /proc/self/task on this system");
-        return;
-    }
     // Before anything builds the pool: runner reads its settings once,
     // and that read sizes the pool, as `runner report` does first thing.
     std::env::set_var("RUNNER_THREADS", THREADS.to_string());
@@ -64,8 +66,8 @@ fn an_analysis_adds_at_most_runner_threads_threads() {
         }
     };
     // Reading checks the forks' rows on the pool too.
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/validity");
-    let (info, pairs) = runner::report::read_folder(&dir).expect("reports/validity reads");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/folders/aa");
+    let (info, pairs) = runner::report::read_folder(&dir).expect("the frozen aa run reads");
     let analysis = runner::report::analyse(&info, &pairs).expect("the analysis runs");
     done.store(true, Ordering::Relaxed);
     let (most, seen, samples) = sampler.join().unwrap();

@@ -166,7 +166,7 @@ impl Builder {
             .stop
             .map(|_| crate::plan::stop::StopMethod::Spending);
         let mut info = RunInfo {
-            format_version: crate::output::format::FORMAT_VERSION,
+            format_version: crate::output::format::RUN_VERSION,
             run_id: self.run_id.unwrap_or_else(new_run_id),
             invocation: self.invocation,
             build: self.build.unwrap_or_else(BuildInfo::current),

@@ -1,18 +1,19 @@
-//! run.json of an older format reads as it always did: committed folders
-//! (version 0, some with the raw argv as `command_line`), with every key a
-//! version 0 file may lack taken out, read to the same record with those
-//! keys at the values their absence always gave (`output::format` adds
-//! them); the same keys missing from a current file are a damaged file,
-//! refused naming the key.
+//! run.json of an older format reads as it always did: folders as runners
+//! wrote them at version 0 (some with the raw argv as `command_line`),
+//! frozen under `tests/fixtures/folders/`, with every key a version 0 file
+//! may lack taken out, read to the same record with those keys at version
+//! 0's values, asserted here as literals (`output::format` adds them); the
+//! same keys missing from a current file are a damaged file, refused
+//! naming the key.
 
 use super::{FolderError, Invocation, RunInfo};
 use serde_json::Value;
 use std::path::Path;
 
 /// A gate run whose run.json records `invocation`.
-const GATE_RUN: &[u8] = include_bytes!("../../reports/gate-aa/run.json");
+const GATE_RUN: &[u8] = include_bytes!("../../tests/fixtures/folders/gate-aa/run.json");
 /// A run whose run.json records the raw argv (`command_line`).
-const ARGV_RUN: &[u8] = include_bytes!("../../reports/blocked-postgres/run.json");
+const ARGV_RUN: &[u8] = include_bytes!("../../tests/fixtures/folders/blocked-postgres/run.json");
 
 fn read(file: &Value) -> Result<RunInfo, FolderError> {
     RunInfo::parse(
@@ -63,9 +64,9 @@ fn a_version_0_run_json_reads_each_absent_key_as_its_old_default() {
         }
     }
     let experiment = &mut want.spec.experiment;
-    experiment.design.placement = crate::placement::DEFAULT;
+    experiment.design.placement = crate::placement::Placement::SameCore;
     let gate = experiment.gate.as_mut().unwrap();
-    gate.max_false_block = crate::spec::DEFAULT_MAX_FALSE_BLOCK;
+    gate.max_false_block = 0.1;
     gate.within_check = false;
     assert_eq!(json(&read(&old).unwrap()), json(&want));
     // The run's own values differ from the old defaults somewhere, so a

@@ -227,7 +227,7 @@ impl RunInfo {
     pub fn parse(path: &Path, bytes: &[u8]) -> Result<RunInfo, FolderError> {
         use crate::output::format::{parse, Kind, ReadError};
         let kind = Kind::Run {
-            argv: &invocation::argv_json,
+            argv: invocation::argv_json,
         };
         parse(path, bytes, kind).map_err(|e| match e {
             ReadError::Format(e) => FolderError::Format(e),
@@ -251,7 +251,7 @@ impl RunInfo {
     /// The file as written: with `record_sha256` of what it records now.
     pub fn to_json(&self) -> String {
         let bound = RunInfo {
-            format_version: crate::output::format::FORMAT_VERSION,
+            format_version: crate::output::format::RUN_VERSION,
             record_sha256: Some(recorded::digest(self)),
             ..self.clone()
         };

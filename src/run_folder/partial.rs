@@ -200,16 +200,14 @@ impl Partial {
                     path.display()
                 ))
             };
-            let text = fs::read_to_string(&path).map_err(|e| io_err("read", &path, e))?;
+            let bytes = fs::read(&path).map_err(|e| io_err("read", &path, e))?;
             // Written by the runner that started the run, perhaps an
             // older one: brought to the current shape like its run.json.
-            let rec: ForkRecord = serde_json::from_str(&text)
-                .map(|mut v| {
-                    crate::output::format::fork_record(&mut v);
-                    v
-                })
-                .and_then(serde_json::from_value)
-                .map_err(|e| damaged(format!("not a valid fork record: {e}")))?;
+            use crate::output::format::{parse, Kind, ReadError};
+            let rec: ForkRecord = parse(&path, &bytes, Kind::Fork).map_err(|e| match e {
+                ReadError::Format(e) => bad_input(e.to_string()),
+                ReadError::Json(e) => damaged(format!("not a valid fork record: {e}")),
+            })?;
             if (rec.summary.cell, rec.summary.fork) != (cell, fork) {
                 return Err(damaged(format!(
                     "it records cell {} fork {}, not the fork its name says",
@@ -292,7 +290,11 @@ impl Partial {
         };
         let csv = self.fork_path(cell, fork, "csv");
         fs::rename(&tmp, &csv).map_err(|e| io_err("rename", &tmp, e))?;
-        let json = serde_json::to_string_pretty(&record).expect("fork record serializes");
+        let json = serde_json::to_string_pretty(&crate::output::format::versioned(
+            crate::output::format::Kind::Fork,
+            &record,
+        ))
+        .expect("fork record serializes");
         write_atomic(&self.fork_path(cell, fork, "json"), json.as_bytes())?;
         Ok(record)
     }

@@ -7,14 +7,14 @@ use super::*;
 const MIN: &str =
     "[strategies.a]\nkind = \"noop\"\n\n[design]\nbaseline = \"a\"\ntreatment = \"a\"\n";
 
-fn run(text: &str, flags: &[&str], env: Option<&str>) -> Result<(Experiment, String), String> {
+fn run(text: &str, flags: &[&str], env: Option<&str>) -> Result<(Experiment, String), SpecError> {
     let flags: Vec<String> = flags.iter().map(|s| s.to_string()).collect();
     let ctx = Context {
         stem: "stem",
         env_url: env,
         files: super::context::Files::Here,
     };
-    load_text("x.toml", text.to_string(), &flags, &ctx).map_err(|e| e.message)
+    load_text("x.toml", text.to_string(), &flags, &ctx)
 }
 
 fn ok(text: &str) -> Experiment {
@@ -22,7 +22,7 @@ fn ok(text: &str) -> Experiment {
 }
 
 fn err(text: &str) -> String {
-    run(text, &[], None).unwrap_err()
+    run(text, &[], None).unwrap_err().message
 }
 
 #[test]
@@ -231,6 +231,7 @@ fn database_rules() {
         .starts_with("x.toml:2:7: database.url is not a valid PostgreSQL connection string"));
     assert!(run(&format!("{rb}{MIN}"), &[], Some("x y"))
         .unwrap_err()
+        .message
         .starts_with("x.toml: RUNNER_DATABASE_URL is not a valid"));
     // sqlite and auto are always usable, and a bad env var does not matter without a database strategy.
     assert!(ok(&format!("[database]\nbackend = \"sqlite\"\n{rb}{MIN}"))
@@ -271,9 +272,10 @@ fn overrides_apply_and_are_named_in_errors() {
         (2, vec![0, 100_000], Ordering::Blocked)
     );
     assert!(text.contains("forks = 2 # keep"), "{text}");
-    assert_eq!(run(MIN, &["design.forks=0"], None).unwrap_err(), "x.toml: --set design.forks=0: design.forks must be a positive integer up to 10000 (each fork is a fresh process and a record in run.json, default 10), got 0");
+    assert_eq!(run(MIN, &["design.forks=0"], None).unwrap_err().message, "x.toml: --set design.forks=0: design.forks must be a positive integer up to 10000 (each fork is a fresh process and a record in run.json, default 10), got 0");
     assert!(run(MIN, &["design.forks"], None)
         .unwrap_err()
+        .message
         .starts_with("x.toml: --set design.forks: no `=`"));
     // A key added by --set shifts no line of the errors that follow it.
     let shifted = run(
@@ -281,7 +283,8 @@ fn overrides_apply_and_are_named_in_errors() {
         &["design.pairs=9"],
         None,
     )
-    .unwrap_err();
+    .unwrap_err()
+    .message;
     assert!(
         shifted.starts_with("x.toml:8:13: analysis.resamples"),
         "{shifted}"
@@ -290,7 +293,9 @@ fn overrides_apply_and_are_named_in_errors() {
 
 #[test]
 fn errors_are_one_line() {
-    let e = run(MIN, &["design.ordering=\"a\\nb\""], None).unwrap_err();
+    let e = run(MIN, &["design.ordering=\"a\\nb\""], None)
+        .unwrap_err()
+        .message;
     assert!(!e.contains('\n'), "{e}");
 }
 
@@ -374,7 +379,7 @@ fn an_arm_on_a_backend_not_built_is_refused_naming_the_feature() {
 #[test]
 fn a_server_url_needs_the_postgres_feature() {
     let text = "[database]\nurl = \"postgres://u@127.0.0.1/db\"\n\n[strategies.a]\nkind = \"tx-rollback\"\n\n[design]\nbaseline = \"a\"\ntreatment = \"a\"\n";
-    let e = run(text, &[], None).unwrap_err();
+    let e = run(text, &[], None).unwrap_err().message;
     assert!(e.contains("runs on PostgreSQL"), "{e}");
     assert!(e.contains("its `postgres` feature"), "{e}");
 }

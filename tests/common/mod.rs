@@ -110,48 +110,14 @@ pub fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).expect("read json")).expect("valid json")
 }
 
+pub mod committed;
 pub mod faults;
 pub mod leftovers;
+pub mod needs;
 pub mod shards;
 pub mod svg;
 
-/// A database of this test's own on the PostgreSQL server named by
-/// RUNNER_DATABASE_URL: its URL, with the same role and password.
-///
-/// Every run on PostgreSQL compares a fingerprint of the whole database
-/// outside runner's schemas before and after each fork, and fails when it
-/// changed; tests run in parallel, so each works in a database of its own
-/// (created here; the role has CREATEDB, see .ci/postgres.sh) and one
-/// test's tables never show up in another's fingerprint.
-///
-/// The tests that need one carry
-/// `#[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]`:
-/// build.rs sets `runner_postgres` when the variable is set at build time
-/// (and cargo rebuilds when it changes), so without a server `cargo test`
-/// lists them as ignored and counts them in its summary. Should a test
-/// binary still run without the variable (run by hand, or with
-/// `--include-ignored`), this prints SKIPPED and returns None, unless
-/// RUNNER_REQUIRE_POSTGRES=1 (set by .ci/run), where it fails.
-#[cfg(feature = "postgres")]
-pub fn pg_url() -> Option<String> {
-    pg_server_url("RUNNER_DATABASE_URL").map(|u| private_database(&u))
-}
-
-/// The URL in `var` as it is (no database of the test's own).
-pub fn pg_server_url(var: &str) -> Option<String> {
-    use std::io::Write;
-    match std::env::var(var) {
-        Ok(u) if !u.trim().is_empty() => Some(u),
-        _ if std::env::var("RUNNER_REQUIRE_POSTGRES").as_deref() == Ok("1") => {
-            panic!("RUNNER_REQUIRE_POSTGRES=1 but {var} is not set")
-        }
-        _ => {
-            // Straight to the process's stderr: libtest captures eprintln!.
-            let _ = writeln!(std::io::stderr(), "SKIPPED: {var} not set");
-            None
-        }
-    }
-}
+pub use needs::*;
 
 /// `url` with its database name replaced by `name`.
 pub fn with_database(url: &str, name: &str) -> String {
@@ -282,54 +248,4 @@ pub fn sha256_hex(text: &str) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
-}
-
-/// A Slurm cluster named by SLURM_CONF (`.ci/slurm.sh` starts one).
-///
-/// Tests that need it carry
-/// `#[cfg_attr(not(runner_slurm), ignore = "SKIPPED: SLURM_CONF not set")]`
-/// (build.rs sets the cfg when SLURM_CONF is set at build time). Run
-/// without it anyway, this prints SKIPPED and returns None, unless
-/// RUNNER_REQUIRE_SLURM=1 (set by .ci/slurm.sh), where it fails.
-pub fn slurm_conf() -> Option<String> {
-    use std::io::Write;
-    match std::env::var("SLURM_CONF") {
-        Ok(c) if !c.trim().is_empty() => Some(c),
-        _ if std::env::var("RUNNER_REQUIRE_SLURM").as_deref() == Ok("1") => {
-            panic!("RUNNER_REQUIRE_SLURM=1 but SLURM_CONF is not set")
-        }
-        _ => {
-            let _ = writeln!(std::io::stderr(), "SKIPPED: SLURM_CONF not set");
-            None
-        }
-    }
-}
-
-/// `python3 -m kubernetes_validate`, when PyPI's `kubernetes-validate` is
-/// installed: it holds the Kubernetes JSON schemas, so a manifest is
-/// validated offline, without a cluster.
-///
-/// Tests that need it carry
-/// `#[cfg_attr(not(runner_kubernetes_validate), ignore = "SKIPPED: kubernetes-validate not installed")]`.
-/// Run without it anyway, this prints SKIPPED and returns None, unless
-/// RUNNER_REQUIRE_KUBERNETES_VALIDATE=1 (set by .ci/run), where it fails.
-pub fn kubernetes_validate() -> Option<std::process::Command> {
-    use std::io::Write;
-    let found = std::process::Command::new("python3")
-        .args(["-c", "import kubernetes_validate"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if found {
-        let mut cmd = std::process::Command::new("python3");
-        cmd.args(["-m", "kubernetes_validate"]);
-        return Some(cmd);
-    }
-    if std::env::var("RUNNER_REQUIRE_KUBERNETES_VALIDATE").as_deref() == Ok("1") {
-        panic!("RUNNER_REQUIRE_KUBERNETES_VALIDATE=1 but python3 cannot import kubernetes_validate (pip install kubernetes-validate)");
-    }
-    let _ = writeln!(
-        std::io::stderr(),
-        "SKIPPED: kubernetes-validate not installed"
-    );
-    None
 }

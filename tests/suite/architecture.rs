@@ -144,6 +144,68 @@ fn the_statistics_crate_needs_no_database_plot_template_or_command_line() {
     }
 }
 
+/// The type arguments of every `Result<...>` in `code`, each split at its
+/// top-level commas and without whitespace.
+fn result_arguments(code: &str) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices("Result<") {
+        if code[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let (mut depth, mut args, mut arg) = (0, Vec::new(), String::new());
+        for c in code[at + "Result<".len()..].chars() {
+            match c {
+                '<' | '(' | '[' => depth += 1,
+                '>' if depth == 0 => break,
+                '>' | ')' | ']' => depth -= 1,
+                ',' if depth == 0 => {
+                    args.push(std::mem::take(&mut arg));
+                    continue;
+                }
+                _ => {}
+            }
+            if !c.is_whitespace() {
+                arg.push(c);
+            }
+        }
+        args.push(arg);
+        out.push(args);
+    }
+    out
+}
+
+/// docs/development.md: errors are types with a source, and no signature
+/// returns `Result<_, String>`, in any crate, test or bench.
+#[test]
+fn no_result_has_a_string_error() {
+    let mut found = Vec::new();
+    let mut all = Vec::new();
+    for dir in ["src", "crates", "tests", "benches", "examples"] {
+        files(&root().join(dir), &mut all);
+    }
+    for path in &all {
+        for args in result_arguments(&code(path)) {
+            if args
+                .get(1)
+                .is_some_and(|e| e == "String" || e == "std::string::String")
+            {
+                found.push(format!(
+                    "{}: Result<{}>",
+                    path.strip_prefix(root()).unwrap().display(),
+                    args.join(", ")
+                ));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{found:#?}");
+    // The check itself sees one.
+    let seen = result_arguments(concat!(
+        "fn f() -> Res",
+        "ult<(Vec<u8>, String), String> {}"
+    ));
+    assert_eq!(seen, [["(Vec<u8>,String)", "String"]]);
+}
+
 /// Module path (from the crate root) -> its file.
 fn modules(src: &Path) -> BTreeMap<Vec<String>, PathBuf> {
     let mut paths = Vec::new();

@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::{err_of, pg_server_url, pg_url, private_database, read_json, runner, write_spec};
+use common::{err_of, pg_superuser_url, pg_url, private_database, read_json, runner, write_spec};
 use runner::db::postgres::{Client, NoTls};
 use std::path::Path;
 use std::process::Output;
@@ -95,7 +95,7 @@ fn exec(dir: &Path, url: &str, name: &str, body: &str) -> Output {
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn setup_and_runs_that_write_the_users_tables_change_nothing() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     user_objects(&url);
     let before = state(&url);
     let tmp = tempfile::tempdir().unwrap();
@@ -152,7 +152,7 @@ fn setup_and_runs_that_write_the_users_tables_change_nothing() {
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn a_hidden_commit_fails_the_fork_and_commits_nothing() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     user_objects(&url);
     let before = state(&url);
     let tmp = tempfile::tempdir().unwrap();
@@ -180,7 +180,7 @@ fn a_hidden_commit_fails_the_fork_and_commits_nothing() {
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn what_postgres_cannot_roll_back_is_refused_before_anything_runs() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     user_objects(&url);
     let before = state(&url);
     let tmp = tempfile::tempdir().unwrap();
@@ -246,7 +246,7 @@ fn what_postgres_cannot_roll_back_is_refused_before_anything_runs() {
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn a_sequence_moved_out_of_sight_fails_the_run_naming_it() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     user_objects(&url);
     let tmp = tempfile::tempdir().unwrap();
     for (run, named, code) in [
@@ -277,11 +277,12 @@ fn a_sequence_moved_out_of_sight_fails_the_run_naming_it() {
 /// A superuser role is named as a warning by `check` and in the report:
 /// its SQL can run programs from inside a function, which no rollback undoes.
 #[test]
-#[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
+#[cfg_attr(
+    not(runner_postgres_superuser),
+    ignore = "SKIPPED: RUNNER_DATABASE_SUPERUSER_URL not set"
+)]
 fn a_superuser_role_is_a_warning_in_check_and_in_the_report() {
-    let Some(server) = pg_server_url("RUNNER_DATABASE_SUPERUSER_URL") else {
-        return;
-    };
+    let server = pg_superuser_url();
     let url = private_database(&server);
     user_objects(&url);
     let tmp = tempfile::tempdir().unwrap();
@@ -303,7 +304,7 @@ fn a_superuser_role_is_a_warning_in_check_and_in_the_report() {
     let report = std::fs::read_to_string(tmp.path().join("su/report.md")).unwrap();
     assert!(report.contains("**Warning, database role:** role \"bench_super\" is a superuser"));
     // The plain role gets no warning.
-    let Some(plain) = pg_url() else { return };
+    let plain = pg_url();
     let check = runner()
         .env("RUNNER_DATABASE_URL", &plain)
         .arg("check")

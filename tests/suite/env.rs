@@ -79,10 +79,11 @@ fn exec_records_the_checks_in_run_json() {
 
 /// A run.json recorded before runner had machine checks, sentinels and
 /// placement (the committed reports of earlier stops) still reads, with
-/// those fields empty: the committed aa run with them taken out.
+/// those fields empty: a version 0 aa run, frozen, with them taken out.
 #[test]
 fn run_json_without_checks_still_reads() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/aa/run.json");
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/folders/aa/run.json");
     let mut run = read_json(&path);
     let env = run["environment"].as_object_mut().unwrap();
     env.remove("checks");

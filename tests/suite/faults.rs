@@ -208,13 +208,15 @@ fn an_output_folder_under_a_file_is_bad_input() {
 /// A 64 KiB tmpfs fills during the second fork: exit 1, the disk named, the
 /// first fork kept.
 #[test]
+#[cfg_attr(
+    not(runner_tmpfs),
+    ignore = "SKIPPED: cannot mount a tmpfs (needs root with CAP_SYS_ADMIN)"
+)]
 fn a_disk_that_fills_mid_run_fails_the_run_with_exit_1() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
     let disk = t.join("disk");
-    let Some(_disk) = small_tmpfs(&disk, "64k") else {
-        return;
-    };
+    let _disk = small_tmpfs(&disk, "64k");
     let spec = write_spec(t, "small", SMALL_AA);
     // Each fork writes about 35 KB of records.
     let o = exec(
@@ -244,13 +246,15 @@ fn a_disk_that_fills_mid_run_fails_the_run_with_exit_1() {
 /// report are written: exit 1, the resume command printed, every fork kept;
 /// with room again, the printed command renders the report.
 #[test]
+#[cfg_attr(
+    not(runner_tmpfs),
+    ignore = "SKIPPED: cannot mount a tmpfs (needs root with CAP_SYS_ADMIN)"
+)]
 fn a_disk_that_fills_after_the_forks_prints_the_resume_command() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
     let disk = t.join("disk");
-    let Some(_disk) = small_tmpfs(&disk, "64k") else {
-        return;
-    };
+    let _disk = small_tmpfs(&disk, "64k");
     let spec = write_spec(t, "small", SMALL_AA);
     // One fork of about 35 KB fits; pairs.csv, a second copy, does not.
     let set = [
@@ -441,12 +445,27 @@ fn a_debug_build_and_an_active_fault_hook_are_recorded_and_reported() {
             hook.is_some()
         );
     }
-    // The committed reports were made by release builds, with no hook.
-    let aa = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/aa");
-    assert_eq!(
-        read_json(&aa.join("run.json"))["build"]["profile"],
-        "release"
-    );
-    let report = std::fs::read_to_string(aa.join("report.md")).unwrap();
-    assert!(!report.contains("Not a measurement to compare"));
+}
+
+/// The committed reports were made by release builds, with no hook.
+#[test]
+#[cfg_attr(not(runner_git), ignore = "SKIPPED: not a git checkout")]
+fn every_committed_report_was_made_by_a_release_build() {
+    let dirs = common::committed::reports();
+    assert!(dirs.len() > 10, "{dirs:?}");
+    for dir in dirs {
+        let run = read_json(&dir.join("run.json"));
+        assert_eq!(run["build"]["profile"], "release", "{}", dir.display());
+        assert!(
+            run["build"].get("fault").is_none_or(|f| f.is_null()),
+            "{}",
+            dir.display()
+        );
+        let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+        assert!(
+            !report.contains("Not a measurement to compare"),
+            "{}",
+            dir.display()
+        );
+    }
 }

@@ -80,7 +80,7 @@ fn a_database_that_is_down_before_the_run_creates_nothing() {
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn a_database_connection_killed_mid_run_fails_the_fork_and_resumes() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     use runner::db::pg::connect::connect;
     let (tmp, child, partial) = paused_run(&url, "pause=3000@cell=0,fork=1,pair=5");
     let t = tmp.path();
@@ -157,7 +157,7 @@ fn a_database_connection_killed_mid_run_fails_the_fork_and_resumes() {
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn a_foreign_schema_with_the_runs_name_is_refused_and_left_intact() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     use runner::db::pg::connect::connect;
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
@@ -217,7 +217,7 @@ fn a_foreign_schema_with_the_runs_name_is_refused_and_left_intact() {
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn a_run_does_not_resume_on_another_database() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
     let sqlite_spec = PG_SPEC.replace(
@@ -259,7 +259,7 @@ fn a_run_does_not_resume_on_another_database() {
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn a_lock_held_on_the_runs_table_does_not_make_runner_ignore_ctrl_c() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     use runner::db::pg::connect::connect;
     let (_tmp, child, partial) = paused_run(&url, "pause=1500@cell=0,fork=0,pair=5");
     wait_for("the run's folder", Duration::from_secs(30), || {
@@ -356,7 +356,7 @@ fn a_lock_held_on_the_runs_table_does_not_make_runner_ignore_ctrl_c() {
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn the_servers_password_is_in_no_file() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     let password = url
         .split("://")
         .nth(1)

@@ -81,7 +81,7 @@ fn check_on(dir: &Path, url: &str, spec: &Path) -> std::process::Output {
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn a_timed_out_query_is_cancelled_on_the_server() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
     let spec = write_spec(t, "sleeper", &sleeper(3));
@@ -115,7 +115,7 @@ fn a_timed_out_query_is_cancelled_on_the_server() {
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn ctrl_c_and_sigterm_cancel_the_running_query() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
     let spec = write_spec(t, "sleeper", &sleeper(600));
@@ -158,7 +158,7 @@ fn ctrl_c_and_sigterm_cancel_the_running_query() {
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn check_runs_its_trials_on_postgres_and_leaves_nothing() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
     let mut c = client(&url);
@@ -258,7 +258,7 @@ max_slowdown = "50%"
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn setup_sees_the_users_tables_through_search_path() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
     client(&url)
@@ -297,7 +297,7 @@ pairs = 2
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn a_rolled_back_update_is_reported_with_its_dead_rows() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
     let mut c = client(&url);
@@ -368,7 +368,7 @@ pairs = 2
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn arms_that_wait_on_each_others_locks_say_which_lock() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
     client(&url)

@@ -289,17 +289,86 @@ fn a_stray_file_in_forks_is_not_counted() {
     assert_eq!(rows.len(), 4 * 45);
 }
 
+/// A kept fork's record starts with its own `format_version`: one written
+/// before records had it (version 0, by an older runner) is resumed, read
+/// with its version's values; one from a newer runner, or a current one
+/// relabelled as version 0, is refused in one sentence, exit 2, before
+/// anything runs.
+#[test]
+fn a_kept_fork_record_carries_its_version() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    small(t);
+    let o = runner()
+        .current_dir(t)
+        .env("RUNNER_FAULT", "exit=3@cell=1,fork=1,pair=2")
+        .args(["exec", "small.toml", "--quiet", "--out", "o"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let resume = printed_resume(&err_of(&o));
+    let resume: Vec<&str> = resume.iter().map(String::as_str).collect();
+    let partial = t.join("o.partial");
+    let (c, f) = kept_forks(&partial)[0];
+    let record = partial.join(format!("forks/c{c}-f{f}.json"));
+    let text = std::fs::read_to_string(&record).unwrap();
+    assert!(text.starts_with("{\n  \"format_version\": 1,\n"), "{text}");
+    let current = read_json(&record);
+
+    for (version, says) in [
+        (
+            serde_json::json!(2),
+            "has format_version 2, written by a newer runner; this runner reads format_version 0 to 1: upgrade runner to read it",
+        ),
+        (
+            serde_json::json!(0),
+            "says format_version 0 but holds `format_version`, which runners write only from format_version 1 on",
+        ),
+    ] {
+        let mut edited = current.clone();
+        edited["format_version"] = version;
+        std::fs::write(&record, serde_json::to_string_pretty(&edited).unwrap()).unwrap();
+        let before = tree(t);
+        let o = run_in(t, &resume);
+        assert_refused(&o, &[&format!("c{c}-f{f}.json"), says]);
+        assert_eq!(err_of(&o).trim_end().lines().count(), 1, "{}", err_of(&o));
+        assert_eq!(tree(t), before);
+    }
+
+    // Version 0: no key, and none of the keys version 1 added to a fork.
+    let mut old = current.clone();
+    let fork = old.as_object_mut().unwrap();
+    fork.remove("format_version");
+    assert_eq!(fork.remove("resource_usage"), Some(false.into()));
+    std::fs::write(&record, serde_json::to_string_pretty(&old).unwrap()).unwrap();
+    let o = run_in(t, &resume);
+    assert!(o.status.success(), "{}", err_of(&o));
+    let run = read_json(&t.join("o/run.json"));
+    let forks = run["forks"].as_array().unwrap();
+    let resumed = forks
+        .iter()
+        .find(|r| r["cell"] == c && r["fork"] == f)
+        .unwrap();
+    assert_eq!(resumed["resource_usage"], false);
+    assert!(
+        resumed.get("format_version").is_none(),
+        "run.json's forks are versioned by run.json"
+    );
+}
+
 /// A disk full at the very start leaves no half-made `.partial`
 /// (before, one that neither exec nor resume accepted); once there is room
 /// the same command runs.
 #[test]
+#[cfg_attr(
+    not(runner_tmpfs),
+    ignore = "SKIPPED: cannot mount a tmpfs (needs root with CAP_SYS_ADMIN)"
+)]
 fn a_disk_full_at_the_start_leaves_nothing_behind() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
     small(t);
-    let Some(_disk) = common::faults::small_tmpfs(&t.join("disk"), "8k") else {
-        return;
-    };
+    let _disk = small_tmpfs(&t.join("disk"), "8k");
     // Fill what little there is.
     let mut i = 0;
     while std::fs::write(t.join(format!("disk/fill{i}")), vec![0u8; 4096]).is_ok() {
@@ -319,7 +388,7 @@ fn a_disk_full_at_the_start_leaves_nothing_behind() {
     for j in 0..i {
         std::fs::remove_file(t.join(format!("disk/fill{j}"))).unwrap();
     }
-    assert!(common::faults::remount(&t.join("disk"), "2m"));
+    assert!(remount(&t.join("disk"), "2m"));
     let o = exec_out(t, "disk/out", &[]);
     assert!(o.status.success(), "{}", err_of(&o));
 }

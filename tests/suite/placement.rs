@@ -157,20 +157,12 @@ fn spec_plain(dir: &std::path::Path) -> std::path::PathBuf {
 
 /// With one CPU allowed (`taskset -c 0`), separate-cores cannot be made.
 #[test]
+#[cfg_attr(not(runner_taskset), ignore = "SKIPPED: taskset cannot pin to CPU 0")]
 fn separate_cores_on_one_allowed_cpu_is_refused() {
-    if std::process::Command::new("taskset")
-        .arg("-V")
-        .output()
-        .is_err()
-    {
-        eprintln!("SKIPPED: taskset not found");
-        return;
-    }
     let tmp = tempfile::tempdir().unwrap();
     let spec = spec(tmp.path(), "placement = \"separate-cores\"", "");
-    let o = std::process::Command::new("taskset")
+    let o = taskset_cpu_0()
         .current_dir(tmp.path())
-        .args(["-c", "0"])
         .arg(assert_cmd::cargo::cargo_bin("runner"))
         .args(["exec", spec.to_str().unwrap(), "--quiet"])
         .output()
@@ -181,7 +173,7 @@ fn separate_cores_on_one_allowed_cpu_is_refused() {
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn same_core_on_postgres_pins_the_backend_to_the_workers_cpu() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     let tmp = tempfile::tempdir().unwrap();
     let spec = spec(
         tmp.path(),

@@ -74,7 +74,7 @@ fn agree(a: &mut dyn Strategy, b: &mut dyn Strategy) -> anyhow::Result<()> {
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn tx_rollback_agrees_with_in_memory_bit_for_bit() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     let id = run_id("agree");
     let schema = create_run_schema(&url, &id).unwrap();
     let target = DbTarget::Postgres {
@@ -92,7 +92,7 @@ fn tx_rollback_agrees_with_in_memory_bit_for_bit() {
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn previews_leave_the_table_unchanged_and_the_schema_is_dropped() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     let id = run_id("hash");
     let schema = create_run_schema(&url, &id).unwrap();
     assert!(schema_exists(&url, &schema));
@@ -117,7 +117,7 @@ fn previews_leave_the_table_unchanged_and_the_schema_is_dropped() {
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn an_existing_schema_is_refused_and_left_intact() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     let id = run_id("taken");
     let schema = format!("runner_{id}");
     let (mut c, _) = connect(&url).unwrap();
@@ -168,7 +168,7 @@ fn an_existing_schema_is_refused_and_left_intact() {
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn connection_failures_are_one_clear_sentence() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     let ep = runner::db::pg::connect::Endpoint::parse(&url).unwrap();
     let cases = [
         (
@@ -208,7 +208,7 @@ fn connection_failures_are_one_clear_sentence() {
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn db_info_reports_version_and_settings() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     let target = DbTarget::Postgres {
         url: url.clone(),
         schema: "runner_unused".into(),
@@ -239,7 +239,7 @@ fn db_info_reports_version_and_settings() {
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn a_foreign_arm_schema_is_refused_and_left_intact() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     let id = run_id("arm");
     let schema = create_run_schema(&url, &id).unwrap();
     let arm = format!("{schema}_b");
@@ -293,7 +293,7 @@ fn a_transaction_ended_by_the_measured_sql_is_reported() {
     s.run(&["INSERT INTO t VALUES (1)".into()], None).unwrap();
     s.rollback().unwrap();
 
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     let (mut c, _) = connect(&url).unwrap();
     c.batch_execute("CREATE TABLE public.keep (a int)").unwrap();
     let id = run_id("ended");

@@ -106,7 +106,7 @@ const INSERT_B: &str =
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn an_insert_into_a_serial_key_is_refused_or_goes_to_a_private_copy() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     user_objects(&url);
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
@@ -163,7 +163,7 @@ fn an_insert_into_a_serial_key_is_refused_or_goes_to_a_private_copy() {
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn a_do_block_that_moves_a_sequence_fails_check_naming_it() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     user_objects(&url);
     let tmp = tempfile::tempdir().unwrap();
     let hidden = "run = \"DO $$ BEGIN PERFORM nextval('public.acc_id_seq'); END $$; SELECT 1\"";
@@ -193,7 +193,7 @@ fn a_do_block_that_moves_a_sequence_fails_check_naming_it() {
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn an_update_arm_with_private_copies_leaves_the_users_table_untouched() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     user_objects(&url);
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
@@ -223,7 +223,7 @@ fn an_update_arm_with_private_copies_leaves_the_users_table_untouched() {
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn explain_records_each_arms_plan_beside_its_times() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     user_objects(&url);
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
@@ -272,7 +272,7 @@ fn explain_records_each_arms_plan_beside_its_times() {
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn a_missing_search_path_schema_is_refused_naming_it() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     let tmp = tempfile::tempdir().unwrap();
     let body = spec("", "run = \"SELECT 1\"", "run = \"SELECT 1\"")
         .replace("search_path = [\"public\"]", "search_path = [\"shopp\"]");
@@ -293,7 +293,7 @@ fn a_missing_search_path_schema_is_refused_naming_it() {
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn another_sessions_commit_to_an_unnamed_table_is_said_not_held_against_the_run() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     user_objects(&url);
     let tmp = tempfile::tempdir().unwrap();
     let slow = "run = \"SELECT count(*) FROM acc, pg_sleep(0.02)\"";

@@ -254,15 +254,12 @@ fn a_name_that_holds_markdown_keeps_every_table_whole() {
 /// median run, so a copied "faster" is never contradicted by a figure
 /// beside it.
 #[test]
+#[cfg_attr(not(runner_git), ignore = "SKIPPED: not a git checkout")]
 fn every_committed_report_states_one_effect() {
-    let reports = Path::new(env!("CARGO_MANIFEST_DIR")).join("reports");
     let mut cells = 0;
-    for entry in std::fs::read_dir(&reports).unwrap().flatten() {
-        let path = entry.path().join("analysis.json");
-        if !path.is_file() {
-            continue;
-        }
-        let name = entry.file_name().to_string_lossy().into_owned();
+    for dir in common::committed::reports() {
+        let path = dir.join("analysis.json");
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
         let a = read_json(&path);
         for c in a["cells"].as_array().unwrap() {
             let e = &c["effect"];

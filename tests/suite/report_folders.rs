@@ -3,6 +3,8 @@
 //! (no database), `exec experiments/aa.toml` rewrites only `reports/aa/`,
 //! which is itself an embedded-SQLite run, and leaves every other committed
 //! report (the PostgreSQL ones under names of their own) byte for byte.
+//! The reports are HEAD's (`common::committed`), whatever a run has since
+//! rewritten in the working tree.
 
 use crate::common;
 use common::*;
@@ -57,6 +59,7 @@ fn backend(run_json: &Path) -> String {
 }
 
 #[test]
+#[cfg_attr(not(runner_git), ignore = "SKIPPED: not a git checkout")]
 fn the_first_readme_command_rewrites_only_the_report_of_its_own_kind() {
     let args = first_readme_command();
     assert_eq!(args[0], "exec", "{args:?}");
@@ -67,9 +70,9 @@ fn the_first_readme_command_rewrites_only_the_report_of_its_own_kind() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
     copy_tree(&root().join("experiments"), &t.join("experiments"));
-    copy_tree(&root().join("reports"), &t.join("reports"));
+    common::committed::extract_reports(t);
     let before = files(&t.join("reports"));
-    let committed = root().join("reports").join(&name);
+    let committed = t.join("reports").join(&name);
     assert!(
         committed.join("run.json").is_file(),
         "reports/{name} is committed"
@@ -142,11 +145,11 @@ fn the_first_readme_command_rewrites_only_the_report_of_its_own_kind() {
 /// The PostgreSQL reports live under names that no experiment's default
 /// output uses, and their Reproduce command names their folder and server.
 #[test]
+#[cfg_attr(not(runner_git), ignore = "SKIPPED: not a git checkout")]
 fn committed_postgres_reports_reproduce_into_their_own_folder() {
     let mut found = 0;
-    for entry in std::fs::read_dir(root().join("reports")).unwrap().flatten() {
-        let dir = entry.path();
-        if !dir.join("run.json").is_file() || backend(&dir.join("run.json")) != "postgres" {
+    for dir in common::committed::reports() {
+        if backend(&dir.join("run.json")) != "postgres" {
             continue;
         }
         found += 1;

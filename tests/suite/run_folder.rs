@@ -176,8 +176,21 @@ fn a_damaged_or_foreign_run_json_is_one_sentence_and_exit_2() {
         .as_object_mut()
         .unwrap()
         .remove("resource_usage");
+    // A current file relabelled as version 0, without a key version 0
+    // would fill (here how runner was launched, which the Reproduce line
+    // shows): refused, not read with version 0's values.
+    let mut relabelled = run.clone();
+    relabelled["format_version"] = 0.into();
+    relabelled["build"]
+        .as_object_mut()
+        .unwrap()
+        .remove("launched_as");
     run["invocation"]["quiet"] = serde_json::json!("yes");
     let cases = [
+        (
+            serde_json::to_string(&relabelled).unwrap(),
+            "run.json says format_version 0 but holds `format_version`, which runners write only from format_version 1 on: a file relabelled as older is not read",
+        ),
         (good[..good.len() / 2].to_string(), "is not a valid run.json"),
         ("{\"hello\": 1}".to_string(), "is not a valid run.json"),
         (

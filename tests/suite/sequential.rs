@@ -403,7 +403,7 @@ fn check_states_the_rule_and_the_forks_a_target_needs() {
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn a_stop_passes_over_what_was_made_ahead_on_postgresql() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     let tmp = tempfile::tempdir().unwrap();
     let spec = write_spec(
         tmp.path(),

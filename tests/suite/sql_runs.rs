@@ -217,7 +217,7 @@ mod postgres {
     #[test]
     #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
     fn failures_are_timed_rolled_back_and_counted_with_their_sqlstate() {
-        let Some(url) = pg_url() else { return };
+        let url = pg_url();
         let (mut c, _) = connect(&url).unwrap();
         c.batch_execute(
             "CREATE TABLE public.orders (id integer PRIMARY KEY, qty integer);
@@ -261,7 +261,7 @@ mod postgres {
     #[test]
     #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
     fn prepared_skips_the_planning_that_simple_pays_every_run() {
-        let Some(url) = pg_url() else { return };
+        let url = pg_url();
         let tables: String = (1..=8)
             .map(|i| format!("CREATE TABLE j{i} (id bigint PRIMARY KEY, v int); INSERT INTO j{i} VALUES (0, {i}); ANALYZE j{i};\n"))
             .collect();
@@ -355,7 +355,7 @@ mod clients {
     #[test]
     #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
     fn four_clients_sleep_at_once_and_the_report_says_so() {
-        let Some(url) = pg_url() else { return };
+        let url = pg_url();
         let tmp = tempfile::tempdir().unwrap();
         let body = r#"
 [strategies.sleep]
@@ -401,7 +401,7 @@ pairs = 6
     #[test]
     #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
     fn hot_row_updates_by_four_clients_leave_nothing_of_the_users() {
-        let Some(url) = pg_url() else { return };
+        let url = pg_url();
         let (mut c, _) = connect(&url).unwrap();
         c.batch_execute(
             "CREATE TABLE public.orders (id integer PRIMARY KEY, qty integer);
@@ -490,7 +490,7 @@ pairs = 8
     #[test]
     #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
     fn a_setup_that_reaches_outside_the_arms_schema_is_never_committed() {
-        let Some(url) = pg_url() else { return };
+        let url = pg_url();
         let (mut c, _) = connect(&url).unwrap();
         c.batch_execute(
             "CREATE TABLE public.orders (id integer PRIMARY KEY, qty integer);
@@ -549,7 +549,7 @@ pairs = 3
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn one_client_against_four_in_one_run() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     let tmp = tempfile::tempdir().unwrap();
     let body = r#"
 [strategies.one]
@@ -588,7 +588,7 @@ pairs = 5
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn a_clients_sweep_runs_both_arms_at_each_level() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     let tmp = tempfile::tempdir().unwrap();
     let body = r#"
 [strategies.short]

@@ -6,7 +6,9 @@ use common::*;
 
 #[test]
 fn analysis_is_identical_on_one_and_on_two_threads() {
-    let committed = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/aa");
+    // A real run, frozen: the study's A/A (8 cells of 10 forks).
+    let committed =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/folders/aa");
     let tmp = tempfile::tempdir().unwrap();
     let mut analyses = Vec::new();
     for threads in ["1", "2"] {

@@ -1,9 +1,11 @@
-//! What every layer of runner stands on and that needs nothing of the
-//! machine: one pair as measured and its CSV row (`record`), the master seed
-//! and every seed derived from it (`seed`), the preview workload's model and
-//! calculator (`preview`), and the text helpers (`console`, `shell`,
-//! `redact`, `hex`).
+//! What every layer of runner stands on: one pair as measured, its CSV row
+//! and pairs.csv read and written (`record`), the master seed and every
+//! seed derived from it (`seed`), the preview workload's model and
+//! calculator (`preview`), the text helpers (`shell`, `redact`, `hex`) and
+//! lines to the terminal (`console`).
 //!
+//! Of the machine it uses files and the terminal through `std`, nothing
+//! more: processes, CPUs, `/proc` and databases are the os and db crates'.
 //! Nothing here imports another runner crate.
 
 pub mod console;

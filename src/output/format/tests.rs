@@ -1,8 +1,8 @@
 //! The migration on the JSON: each key a version 0 file may lack is added
-//! with the value reading it always gave, a key it holds is kept, and the
-//! version decides (a current file is left alone). The structs' side, a
-//! committed folder read with and without the keys, is tested beside them
-//! (`run_folder`, `analysis`).
+//! as the literal its version read it as, a key it holds is kept, the
+//! version decides (a current file is left alone), and a file relabelled
+//! as older is refused. The structs' side, a committed folder read with and
+//! without the keys, is tested beside them (`run_folder`, `analysis`).
 
 use super::*;
 use serde_json::json;
@@ -20,13 +20,13 @@ fn words(argv: &[String]) -> Result<Value, StepError> {
     }
 }
 
-const RUN: Kind = Kind::Run { argv: &words };
+const RUN: Kind = Kind::Run { argv: words };
 
 #[test]
 fn older_files_are_migrated_and_newer_ones_refused() {
     let p = Path::new("dir/run.json");
     let old = json!({"run_id": "x"});
-    assert_eq!(version_of(p, &old), Ok(0));
+    assert_eq!(version_of(p, &old, 1), Ok(0));
     let up = migrate(p, old, RUN).unwrap();
     assert_eq!(up[KEY], 1);
     assert_eq!(up["run_id"], "x");
@@ -39,9 +39,70 @@ fn older_files_are_migrated_and_newer_ones_refused() {
     );
     let bad = json!({"format_version": "one"});
     assert_eq!(
-        readable(p, &bad).unwrap_err().to_string(),
+        migrate(p, bad, RUN).unwrap_err().to_string(),
         "dir/run.json: format_version must be a whole number from 0 to 1, got \"one\""
     );
+    let huge = json!({"format_version": u64::MAX});
+    assert!(matches!(
+        migrate(p, huge, Kind::Fork),
+        Err(FormatError::Newer {
+            found: u64::MAX,
+            newest: 1,
+            ..
+        })
+    ));
+}
+
+/// Each file's versions are its own, and the rows of each table are its
+/// versions in order: row n takes version n to n + 1 and names a key that
+/// version introduced (so a relabelled file can be told).
+#[test]
+fn each_file_has_its_own_table_of_steps_one_row_per_version() {
+    fn rows<A>(steps: &[Step<A>]) -> Vec<(u32, usize)> {
+        steps.iter().map(|s| (s.from, s.introduced.len())).collect()
+    }
+    for (file, rows, version) in [
+        ("run.json", rows(run::STEPS), RUN_VERSION),
+        ("analysis.json", rows(analysis::STEPS), ANALYSIS_VERSION),
+        ("a fork record", rows(fork::STEPS), FORK_VERSION),
+    ] {
+        assert_eq!(rows.len(), version as usize, "{file}");
+        for (n, (from, introduced)) in rows.into_iter().enumerate() {
+            assert_eq!(
+                from as usize, n,
+                "{file}: row {n} starts from version {from}"
+            );
+            assert!(
+                introduced > 0,
+                "{file}: row {n} names no key its version introduced"
+            );
+        }
+    }
+    assert_eq!(
+        (RUN_VERSION, ANALYSIS_VERSION, FORK_VERSION, FORMAT_VERSION),
+        (1, 1, 1, 1)
+    );
+}
+
+/// A step says what its version meant with literals: none reaches for a
+/// constant of the code it migrates, whose value may change later.
+#[test]
+fn the_steps_fill_literals_not_todays_constants() {
+    for (file, text) in [
+        ("run.rs", include_str!("run.rs")),
+        ("analysis.rs", include_str!("analysis.rs")),
+        ("fork.rs", include_str!("fork.rs")),
+        ("json.rs", include_str!("json.rs")),
+    ] {
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap();
+            assert!(
+                !code.contains("crate::") && !code.contains("DEFAULT"),
+                "{file}:{}: a step reads a constant of today's code: {line}",
+                n + 1
+            );
+        }
+    }
 }
 
 #[test]
@@ -184,4 +245,87 @@ fn parse_names_the_line_of_a_current_file_and_refuses_a_newer_one() {
     ));
     let old = parse::<Needs>(p, b"{\"run_id\": \"x\"}", RUN).unwrap();
     assert_eq!((old.format_version, old.run_id.as_str()), (1, "x"));
+}
+
+/// A current file relabelled as version 0 (here with `launched_as` taken
+/// out, which version 0 would fill with cargo) is refused in one
+/// sentence, not read as an old file with old defaults; a true version 0
+/// file, without the key, still reads.
+#[test]
+fn a_file_relabelled_as_older_is_refused() {
+    let p = Path::new("r/run.json");
+    let relabelled = json!({"format_version": 0, "build": {"profile": "release"}});
+    let e = migrate(p, relabelled, RUN).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "r/run.json says format_version 0 but holds `format_version`, which runners write only from format_version 1 on: a file relabelled as older is not read"
+    );
+    assert!(matches!(
+        e,
+        FormatError::Relabelled {
+            found: 0,
+            since: 1,
+            ..
+        }
+    ));
+    for kind in [Kind::Analysis, Kind::Fork] {
+        let e = migrate(p, json!({"format_version": 0}), kind).unwrap_err();
+        assert!(matches!(e, FormatError::Relabelled { key: KEY, .. }), "{e}");
+    }
+    let old = json!({"build": {"profile": "release"}});
+    let up = migrate(p, old, RUN).unwrap();
+    assert_eq!(up["build"]["launched_as"], "cargo run --release --");
+}
+
+#[test]
+fn a_key_path_is_found_through_objects_and_lists() {
+    let file = json!({
+        "format_version": 1,
+        "build": {"launched_as": "runner"},
+        "forks": [{"placement": null}, {"placement": {"backend_ticks": 3}}],
+        "merged": {"shards": []},
+    });
+    for (path, held) in [
+        ("format_version", true),
+        ("build.launched_as", true),
+        ("build.fault", false),
+        ("forks[].placement.backend_ticks", true),
+        ("forks[].placement.backend_cpus", false),
+        ("forks[]", true),
+        ("merged.shards[].build", false),
+        ("build[].launched_as", false),
+        ("run_id", false),
+    ] {
+        assert_eq!(json::holds(&file, path), held, "{path}");
+    }
+}
+
+/// A fork's record in `DIR.partial/forks/` carries its own version: one
+/// written before it (by the runner that started a run, resumed by this
+/// one) reads with the literals of version 0; one this runner writes
+/// starts with the key and reads back as it was.
+#[test]
+fn a_fork_record_is_versioned_and_an_old_one_migrates() {
+    #[derive(Debug, serde::Serialize, serde::Deserialize, PartialEq)]
+    struct Fork {
+        cell: u32,
+        resource_usage: bool,
+        checks: serde_json::Map<String, Value>,
+    }
+    let p = Path::new("o.partial/forks/c0-f1.json");
+    let old = br#"{"cell": 0, "checks": {"repeatable": true}}"#;
+    let read: Fork = parse(p, old, Kind::Fork).unwrap();
+    assert!(!read.resource_usage);
+    assert_eq!(read.checks["matches_in_memory"], Value::Null);
+    let text = serde_json::to_string_pretty(&versioned(Kind::Fork, &read)).unwrap();
+    assert!(
+        text.starts_with("{\n  \"format_version\": 1,\n  \"cell\": 0,"),
+        "{text}"
+    );
+    assert_eq!(parse::<Fork>(p, text.as_bytes(), Kind::Fork).unwrap(), read);
+    let newer = br#"{"format_version": 2, "cell": 0}"#;
+    assert_eq!(
+        parse::<Fork>(p, newer, Kind::Fork).unwrap_err().to_string(),
+        "o.partial/forks/c0-f1.json has format_version 2, written by a newer runner; this runner reads format_version 0 to 1: upgrade runner to read it"
+    );
 }

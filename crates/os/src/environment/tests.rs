@@ -392,13 +392,22 @@ fn sentinel_flags_steal_but_not_short_forks() {
 #[test]
 fn checks_read_this_machine() {
     let text = MachineText::read();
-    if text.proc_stat.is_none() {
-        return; // not Linux
+    // Without /proc (not Linux) there is nothing to read, and it says so.
+    assert_eq!(
+        text.proc_stat.is_some(),
+        std::path::Path::new("/proc/stat").exists()
+    );
+    match Snapshot::take(&[std::process::id()]) {
+        None => assert!(
+            text.proc_stat.is_none(),
+            "/proc/stat reads, the snapshot does not"
+        ),
+        Some(now) => {
+            assert!(now.cpu.total() > 0);
+            let me = procfs::read_processes();
+            assert!(me.iter().any(|p| p.pid == std::process::id()));
+        }
     }
-    let now = Snapshot::take(&[std::process::id()]).unwrap();
-    assert!(now.cpu.total() > 0);
-    let me = procfs::read_processes();
-    assert!(me.iter().any(|p| p.pid == std::process::id()));
 }
 
 /// The sentinel's walk of its own tree finds this process and a child it
@@ -416,14 +425,18 @@ fn the_tree_walk_finds_this_process_and_its_child() {
     child.wait().unwrap();
     let ours = processes::descendants(&all, &[me]);
     assert!(ours.contains(&child.id()));
-    let Some(tree) = tree else {
-        return; // a kernel without /proc/PID/task/TID/children
-    };
-    let walked: HashSet<u32> = tree.iter().map(|p| p.pid).collect();
-    assert!(
-        walked.contains(&me) && walked.contains(&child.id()),
-        "{walked:?}"
-    );
+    match tree {
+        // A kernel without CONFIG_PROC_CHILDREN: none of this process's
+        // tasks has a children file, and the walk says so.
+        None => assert_eq!(procfs::task_children(&format!("/proc/{me}")), None),
+        Some(tree) => {
+            let walked: HashSet<u32> = tree.iter().map(|p| p.pid).collect();
+            assert!(
+                walked.contains(&me) && walked.contains(&child.id()),
+                "{walked:?}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -1,0 +1,96 @@
+//! run.json's table of steps. Each step fills what runners of its version
+//! left out with the value that version read it as, written here as a
+//! literal: a default that changes later must not change what an old run
+//! means, so no step reads today's constants.
+
+use super::json::{absent, each, object, Object};
+use super::{Argv, Step, StepError};
+use serde_json::Value;
+
+/// Row `n` brings a version `n` run.json to `n + 1`.
+pub(super) const STEPS: &[Step<Argv>] = &[Step {
+    from: 0,
+    introduced: &["format_version"],
+    apply: v0,
+}];
+
+/// 0 to 1: a file written before `format_version` existed. Runners of
+/// that time left out keys that did not exist yet, and wrote the command
+/// as the raw argv (`command_line`).
+fn v0(run: &mut Object, argv: &Argv) -> Result<(), StepError> {
+    v0_invocation(run, *argv)?;
+    v0_build(run);
+    v0_environment(run);
+    if let Some(merged) = object(run, "merged") {
+        for shard in each(merged, "shards") {
+            v0_invocation(shard, *argv)?;
+            v0_build(shard);
+            v0_environment(shard);
+        }
+    }
+    for fork in each(run, "forks") {
+        super::fork::v0(fork);
+    }
+    if let Some(experiment) = object(run, "spec").and_then(|s| object(s, "experiment")) {
+        if let Some(design) = object(experiment, "design") {
+            // Version 0's default placement: the worker pinned, its
+            // database backend on the same core.
+            absent(design, "placement", "same-core".into());
+        }
+        if let Some(gate) = object(experiment, "gate") {
+            // Version 0's default: inconclusive above a 10 % false-block
+            // share.
+            absent(gate, "max_false_block", 0.1.into());
+            // Runs made before the half-threshold self-check cell have
+            // none in their plan.
+            absent(gate, "within_check", false.into());
+        }
+    }
+    Ok(())
+}
+
+/// The command that made the folder (run.json's, or a merged shard's):
+/// older runners recorded the raw argv as `command_line`, parsed here
+/// once, with the command line's own definitions, into `invocation`.
+fn v0_invocation(holder: &mut Object, argv: Argv) -> Result<(), StepError> {
+    if !holder.contains_key("invocation") {
+        if let Some(line) = holder.remove("command_line") {
+            let words: Vec<String> = match line {
+                Value::Array(words) => words
+                    .into_iter()
+                    .map(|w| match w {
+                        Value::String(s) => Ok(s),
+                        other => Err(StepError::WordNotText(other.to_string())),
+                    })
+                    .collect::<Result<_, _>>()?,
+                other => return Err(StepError::ArgvNotAList(other.to_string())),
+            };
+            holder.insert("invocation".into(), argv(&words)?);
+        }
+    }
+    if let Some(inv) = object(holder, "invocation") {
+        if inv.get("command").and_then(Value::as_str) == Some("analyze") {
+            // Before the clock's step was an argument of analyze: none.
+            absent(inv, "clock_resolution_ns", 0.into());
+        }
+    }
+    Ok(())
+}
+
+/// The binary that made the folder (run.json's, or a merged shard's):
+/// runners that did not record how they were launched were started with
+/// cargo.
+fn v0_build(holder: &mut Object) {
+    if let Some(build) = object(holder, "build") {
+        absent(build, "launched_as", "cargo run --release --".into());
+    }
+}
+
+/// The machine (run.json's, or a merged shard's): runners before the
+/// machine checks recorded none, and no busiest processes.
+fn v0_environment(holder: &mut Object) {
+    if let Some(env) = object(holder, "environment") {
+        absent(env, "checks", Value::Array(Vec::new()));
+        absent(env, "busiest_processes", Value::Array(Vec::new()));
+    }
+}
