@@ -1,80 +1,73 @@
-//! analysis.json of an older format reads as it always did: a committed
-//! gate run's file, with every key a version 0 file may lack taken out,
-//! reads to the same analysis with those keys at the values their absence
-//! always gave (`output::format` adds them); the same keys missing from a
-//! current file are a damaged file, refused.
+//! analysis.json's versions: a file of an older version holds an older
+//! runner's statistics and is refused in one sentence that says how to
+//! make it again (`runner report`); a current file missing a key is
+//! damaged, refused naming the key.
 
 use super::model::Analysis;
+use super::{analyse, AnalysisInput, CellInfo};
 use crate::output::format::{parse, Kind, ReadError};
 use serde_json::Value;
 use std::path::Path;
 
-const GATE_RUN: &[u8] = include_bytes!("../../reports/gate-aa/analysis.json");
+/// A gate run's analysis.json as a version 1 runner wrote it (a frozen
+/// copy, not the committed report a run may rewrite).
+const OLD_GATE_RUN: &[u8] = include_bytes!("../../tests/fixtures/folders/gate-aa/analysis.json");
 
 fn read(file: &Value) -> Result<Analysis, ReadError> {
     let bytes = serde_json::to_vec_pretty(file).unwrap();
     parse(Path::new("analysis.json"), &bytes, Kind::Analysis)
 }
 
-fn remove(object: &mut Value, key: &str) {
-    object.as_object_mut().unwrap().remove(key);
+/// This runner's analysis of the small fixture the reference test uses.
+fn current() -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small_pairs.csv");
+    let pairs = crate::record::read_pairs_csv(&path).unwrap();
+    let cell = |cell: u32, us: u64| CellInfo {
+        cell,
+        params: serde_json::json!({"delay_us": us})
+            .as_object()
+            .unwrap()
+            .clone(),
+        delay_ns: us * 1000,
+    };
+    let input = AnalysisInput {
+        master_seed: 1,
+        resamples: 100,
+        confidence: 0.95,
+        ordering: crate::spec::Ordering::PairedRandom,
+        pad_baseline: true,
+        cells: vec![cell(0, 0), cell(1, 5)],
+        target_half_width_ns: None,
+        clock_resolution_ns: 0.0,
+    };
+    serde_json::to_value(analyse(&input, &pairs).unwrap()).unwrap()
 }
 
 #[test]
-fn a_version_0_analysis_reads_each_absent_key_as_its_old_default() {
-    let full: Value = serde_json::from_slice(GATE_RUN).unwrap();
-    let mut old = full.clone();
-    remove(&mut old, "format_version");
-    for cell in old["cells"].as_array_mut().unwrap() {
-        remove(&mut cell["pooled"], "share_tied");
-        remove(&mut cell["cross_runs"], "faster");
-    }
-    let gate = &mut old["gate"];
-    for key in ["max_false_block", "false_blocks", "power", "advice"] {
-        remove(gate, key);
-    }
-    remove(&mut gate["false_alarms"], "lower_bound");
-    for group in gate["groups"].as_array_mut().unwrap() {
-        remove(group, "power");
-        remove(group, "false_blocks");
-        remove(&mut group["false_alarms"], "lower_bound");
-    }
-
-    let mut want = read(&full).unwrap();
-    for cell in &mut want.cells {
-        cell.pooled.share_tied = 0.0;
-        cell.cross_runs.faster = 0;
-    }
-    let gate = want.gate.as_mut().unwrap();
-    gate.max_false_block = crate::spec::DEFAULT_MAX_FALSE_BLOCK;
-    gate.false_blocks = None;
-    gate.power = None;
-    gate.advice = None;
-    gate.false_alarms.as_mut().unwrap().lower_bound = 0.0;
-    for group in &mut gate.groups {
-        group.power = None;
-        group.false_blocks = None;
-        group.false_alarms.as_mut().unwrap().share.lower_bound = 0.0;
-    }
-    assert_eq!(read(&old).unwrap(), want);
-    // What was taken out was there to take: the old defaults differ from
-    // this run's values, so the test would see a key that is not added.
-    assert_ne!(read(&full).unwrap(), want);
+fn an_older_analysis_is_refused_saying_how_to_make_it_again() {
+    let old: Value = serde_json::from_slice(OLD_GATE_RUN).unwrap();
+    assert_eq!(old["format_version"], 1, "a version 1 file");
+    let e = read(&old).unwrap_err().to_string();
+    assert!(
+        e.starts_with("analysis.json: it holds an older runner's analysis")
+            && e.contains(
+                "`runner report` on its folder writes it anew from run.json and pairs.csv"
+            ),
+        "{e}"
+    );
+    assert_eq!(e.lines().count(), 1);
 }
 
 #[test]
-fn a_version_0_measured_power_reads_as_none() {
-    let mut old: Value = serde_json::from_slice(GATE_RUN).unwrap();
-    remove(&mut old, "format_version");
-    old["gate"]["power"] = serde_json::json!({"cell": 0, "flagged": 28, "forks": 29});
-    assert_eq!(read(&old).unwrap().gate.unwrap().power, None);
-}
-
-#[test]
-fn a_current_analysis_without_a_key_is_refused_naming_it() {
-    let mut file: Value = serde_json::from_slice(GATE_RUN).unwrap();
-    remove(&mut file["cells"][0]["pooled"], "share_tied");
+fn a_current_analysis_reads_and_without_a_key_is_refused_naming_it() {
+    let mut file = current();
+    assert_eq!(file["format_version"], 2);
+    assert!(read(&file).is_ok());
+    file["cells"][0]["over_forks"]
+        .as_object_mut()
+        .unwrap()
+        .remove("ci_ns");
     let e = read(&file).unwrap_err().to_string();
-    assert!(e.starts_with("missing field `share_tied` at line "), "{e}");
+    assert!(e.starts_with("missing field `ci_ns` at line "), "{e}");
     assert_eq!(e.lines().count(), 1);
 }

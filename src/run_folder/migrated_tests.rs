@@ -72,7 +72,11 @@ fn a_version_0_run_json_reads_each_absent_key_as_its_old_default() {
     // The run's own values differ from the old defaults somewhere, so a
     // key the migration did not add would show.
     assert_ne!(json(&read(&full).unwrap()), json(&want));
-    assert_eq!(want.format_version, 1);
+    assert_eq!(want.format_version, 2);
+    // What version 2 added, as the runners before it read it: no cap on a
+    // retry's cost, every --set taken.
+    let gate = want.spec.experiment.gate.unwrap();
+    assert_eq!((gate.max_retry_factor, gate.allow_overrides), (None, true));
 }
 
 #[test]
@@ -99,7 +103,11 @@ fn a_version_0_argv_reads_as_the_invocation_it_parses_to() {
 #[test]
 fn a_current_run_json_without_a_key_is_refused_naming_it() {
     let mut file: Value = serde_json::from_slice(GATE_RUN).unwrap();
-    file["format_version"] = 1.into();
+    // The version 0 file as version 2 writes it: its keys, and the gate's
+    // two of version 2.
+    file["format_version"] = 2.into();
+    file["spec"]["experiment"]["gate"]["max_retry_factor"] = 4.0.into();
+    file["spec"]["experiment"]["gate"]["allow_overrides"] = true.into();
     assert!(read(&file).is_ok());
     // Each key at the place it was taken from (a JSON pointer).
     for (at, key) in [
@@ -119,9 +127,9 @@ fn a_current_run_json_without_a_key_is_refused_naming_it() {
         );
         assert_eq!(e.lines().count(), 1, "{e}");
     }
-    // And a version 1 file never holds the raw argv.
+    // And a version 2 file never holds the raw argv.
     let mut argv: Value = serde_json::from_slice(ARGV_RUN).unwrap();
-    argv["format_version"] = 1.into();
+    argv["format_version"] = 2.into();
     argv["build"]["launched_as"] = "runner".into();
     let e = read(&argv).unwrap_err().to_string();
     assert!(e.contains("missing field `invocation`"), "{e}");

@@ -42,18 +42,10 @@ pub struct Gate {
     /// `--bisect`) may cost, as a multiple of the first run's forks x
     /// pairs; past it the verdict stays inconclusive. None in runs made
     /// before the cap: their retries had none.
-    // TEMPORARY until the format step lands.
-    #[serde(default)]
     pub max_retry_factor: Option<f64>,
     /// Whether `--set` may change the experiment: false makes exec refuse
     /// every override, so a CI command line cannot loosen the gate.
-    // TEMPORARY until the format step lands.
-    #[serde(default = "yes")]
     pub allow_overrides: bool,
-}
-
-fn yes() -> bool {
-    true
 }
 
 /// The default `max_retry_factor`.

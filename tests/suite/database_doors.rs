@@ -169,7 +169,7 @@ const EXEC: &[&str] = &["exec", "--quiet", "--out", "out"];
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn a_catalog_qualified_name_writes_the_copy_and_leaves_the_table() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     user_objects(&url);
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
@@ -207,7 +207,7 @@ fn a_catalog_qualified_name_writes_the_copy_and_leaves_the_table() {
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn sql_that_sets_search_path_is_refused_before_anything_runs() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     user_objects(&url);
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
@@ -266,7 +266,7 @@ fn sql_that_sets_search_path_is_refused_before_anything_runs() {
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn a_write_that_bypasses_the_copy_stops_before_timing() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     user_objects(&url);
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
@@ -317,7 +317,7 @@ fn a_write_that_bypasses_the_copy_stops_before_timing() {
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn a_prepared_input_inside_quotes_is_refused_and_outside_them_runs() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     user_objects(&url);
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
@@ -365,7 +365,7 @@ fn a_prepared_input_inside_quotes_is_refused_and_outside_them_runs() {
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn another_sessions_ddl_in_an_unnamed_schema_is_noted_not_held_against_the_run() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     user_objects(&url);
     client(&url)
         .batch_execute("CREATE SCHEMA elsewhere; CREATE TABLE elsewhere.t (x int)")
@@ -427,7 +427,7 @@ fn another_sessions_ddl_in_an_unnamed_schema_is_noted_not_held_against_the_run()
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn strict_fails_a_run_that_leaves_dead_rows() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     user_objects(&url);
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
@@ -477,7 +477,7 @@ fn strict_fails_a_run_that_leaves_dead_rows() {
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn plans_show_rows_loops_time_and_a_node_by_node_comparison() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     user_objects(&url);
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();

@@ -408,7 +408,7 @@ fn every_cpu_taken_runs_unpinned_and_says_so() {
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn two_postgres_runs_at_once_pin_workers_and_backends_to_different_cpus() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
     let runtime = t.join("runtime");

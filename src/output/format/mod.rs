@@ -46,10 +46,6 @@ pub(crate) const ANALYSIS_VERSION: u32 = analysis::STEPS.len() as u32;
 /// A fork record's version: the one this runner writes, the newest it reads.
 pub(crate) const FORK_VERSION: u32 = fork::STEPS.len() as u32;
 
-/// analysis.json's version under the name the analysis writes it with;
-/// it goes once the analysis names [`ANALYSIS_VERSION`].
-pub(crate) const FORMAT_VERSION: u32 = ANALYSIS_VERSION;
-
 /// The key, first in every versioned file.
 pub(crate) const KEY: &str = "format_version";
 
@@ -99,6 +95,11 @@ pub enum StepError {
     /// parser's own sentence.
     #[error("command_line `{line}` is not a runner exec, merge or analyze command line ({why})")]
     ArgvNotACommand { line: String, why: String },
+    /// An analysis.json whose numbers a later runner computes otherwise:
+    /// it is derived from the folder's data, so it is made again rather
+    /// than reshaped.
+    #[error("it holds an older runner's analysis, whose intervals over the forks and effect this runner computes otherwise; `runner report` on its folder writes it anew from run.json and pairs.csv")]
+    Recomputed,
 }
 
 /// Why a versioned file cannot be read: its version, or its JSON (serde

@@ -8,11 +8,43 @@ use super::{Argv, Step, StepError};
 use serde_json::Value;
 
 /// Row `n` brings a version `n` run.json to `n + 1`.
-pub(super) const STEPS: &[Step<Argv>] = &[Step {
-    from: 0,
-    introduced: &["format_version"],
-    apply: v0,
-}];
+pub(super) const STEPS: &[Step<Argv>] = &[
+    Step {
+        from: 0,
+        introduced: &["format_version"],
+        apply: v0,
+    },
+    Step {
+        from: 1,
+        introduced: &[
+            "stop_method",
+            "spec.experiment.gate.max_retry_factor",
+            "spec.experiment.gate.allow_overrides",
+        ],
+        apply: v1,
+    },
+];
+
+/// 1 to 2: the round in which one interval decides. A sequential design
+/// of version 1 stopped on Lai's confidence sequence over the forks'
+/// median D; a gate had no cap on its retry's cost and took every
+/// `--set`; `statistic` chose its interval, and is read no more.
+fn v1(run: &mut Object, _: &Argv) -> Result<(), StepError> {
+    let experiment = object(run, "spec").and_then(|s| object(s, "experiment"));
+    let Some(experiment) = experiment else {
+        return Ok(());
+    };
+    let sequential = object(experiment, "design").is_some_and(|d| d.contains_key("stop"));
+    if let Some(gate) = object(experiment, "gate") {
+        absent(gate, "max_retry_factor", Value::Null);
+        absent(gate, "allow_overrides", true.into());
+        gate.remove("statistic");
+    }
+    if sequential {
+        absent(run, "stop_method", "sequence-on-difference".into());
+    }
+    Ok(())
+}
 
 /// 0 to 1: a file written before `format_version` existed. Runners of
 /// that time left out keys that did not exist yet, and wrote the command

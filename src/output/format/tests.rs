@@ -28,19 +28,19 @@ fn older_files_are_migrated_and_newer_ones_refused() {
     let old = json!({"run_id": "x"});
     assert_eq!(version_of(p, &old, 1), Ok(0));
     let up = migrate(p, old, RUN).unwrap();
-    assert_eq!(up[KEY], 1);
+    assert_eq!(up[KEY], 2);
     assert_eq!(up["run_id"], "x");
-    let now = json!({"format_version": 1, "run_id": "x"});
+    let now = json!({"format_version": 2, "run_id": "x"});
     assert_eq!(migrate(p, now.clone(), RUN).unwrap(), now);
-    let newer = json!({"format_version": 2});
+    let newer = json!({"format_version": 3});
     assert_eq!(
         migrate(p, newer, RUN).unwrap_err().to_string(),
-        "dir/run.json has format_version 2, written by a newer runner; this runner reads format_version 0 to 1: upgrade runner to read it"
+        "dir/run.json has format_version 3, written by a newer runner; this runner reads format_version 0 to 2: upgrade runner to read it"
     );
     let bad = json!({"format_version": "one"});
     assert_eq!(
         migrate(p, bad, RUN).unwrap_err().to_string(),
-        "dir/run.json: format_version must be a whole number from 0 to 1, got \"one\""
+        "dir/run.json: format_version must be a whole number from 0 to 2, got \"one\""
     );
     let huge = json!({"format_version": u64::MAX});
     assert!(matches!(
@@ -78,10 +78,7 @@ fn each_file_has_its_own_table_of_steps_one_row_per_version() {
             );
         }
     }
-    assert_eq!(
-        (RUN_VERSION, ANALYSIS_VERSION, FORK_VERSION, FORMAT_VERSION),
-        (1, 1, 1, 1)
-    );
+    assert_eq!((RUN_VERSION, ANALYSIS_VERSION, FORK_VERSION), (2, 2, 1));
 }
 
 /// A step says what its version meant with literals: none reaches for a
@@ -120,13 +117,14 @@ fn a_version_0_run_json_gets_every_key_it_lacks_as_the_old_default() {
     assert_eq!(
         up,
         json!({
-            "format_version": 1,
+            "format_version": 2,
             "invocation": {"command": "exec", "words": ["./runner", "exec", "a.toml"]},
             "build": {"profile": "release", "launched_as": "cargo run --release --"},
             "environment": {"os": "Linux", "checks": [], "busiest_processes": []},
             "spec": {"experiment": {
                 "design": {"forks": 2, "placement": "same-core"},
-                "gate": {"min_power": 0.8, "max_false_block": 0.1, "within_check": false},
+                "gate": {"min_power": 0.8, "max_false_block": 0.1, "within_check": false,
+                         "max_retry_factor": null, "allow_overrides": true},
             }},
             "forks": [{
                 "cell": 0,
@@ -159,11 +157,14 @@ fn a_key_a_version_0_file_holds_is_kept_and_a_current_file_is_left_alone() {
         "forks": [{"resource_usage": true, "checks": {"matches_in_memory": true}}],
     });
     let mut want = held.clone();
-    want[KEY] = 1.into();
+    want[KEY] = 2.into();
+    // What version 2 added, as version 1 read it.
+    want["spec"]["experiment"]["gate"]["max_retry_factor"] = Value::Null;
+    want["spec"]["experiment"]["gate"]["allow_overrides"] = true.into();
     assert_eq!(migrate(p, held, RUN).unwrap(), want);
-    // Version 1 never held `command_line` or lacked these keys: nothing
+    // Version 2 never held `command_line` or lacked these keys: nothing
     // is added, so a missing key stays missing and serde refuses it.
-    let current = json!({"format_version": 1, "command_line": ["runner", "exec", "a.toml"],
+    let current = json!({"format_version": 2, "command_line": ["runner", "exec", "a.toml"],
                          "forks": [{}]});
     assert_eq!(migrate(p, current.clone(), RUN).unwrap(), current);
 }
@@ -186,46 +187,6 @@ fn a_version_0_argv_that_is_no_runner_command_is_one_sentence() {
     );
 }
 
-#[test]
-fn a_version_0_analysis_json_gets_every_key_it_lacks_as_the_old_default() {
-    let p = Path::new("r/analysis.json");
-    let measured = json!({"cell": 3, "flagged": 9, "forks": 10, "share": 0.9});
-    let computed = json!({"cell": 1, "power": 0.9, "slowdown_ns": 4.0, "spread_ns": 1.0});
-    let old = json!({
-        "cells": [{"pooled": {"n": 4}, "cross_runs": {"slower": 1}}],
-        "gate": {
-            "false_alarms": {"flagged": 0, "forks": 29, "upper_bound": 0.1},
-            "power": measured,
-            "groups": [
-                {"false_alarms": {"cell": 2, "upper_bound": 0.1}, "power": computed},
-                {"false_alarms": null}
-            ],
-        },
-    });
-    let up = migrate(p, old, Kind::Analysis).unwrap();
-    assert_eq!(
-        up,
-        json!({
-            "format_version": 1,
-            "cells": [{"pooled": {"n": 4, "share_tied": 0.0},
-                       "cross_runs": {"slower": 1, "faster": 0}}],
-            "gate": {
-                "max_false_block": 0.1,
-                "advice": null,
-                "false_alarms": {"flagged": 0, "forks": 29, "upper_bound": 0.1,
-                                 "lower_bound": 0.0},
-                "false_blocks": null,
-                "power": null,
-                "groups": [
-                    {"false_alarms": {"cell": 2, "upper_bound": 0.1, "lower_bound": 0.0},
-                     "power": computed, "false_blocks": null},
-                    {"false_alarms": null, "power": null, "false_blocks": null}
-                ],
-            },
-        })
-    );
-}
-
 #[derive(Debug, serde::Deserialize)]
 #[allow(dead_code)]
 struct Needs {
@@ -236,7 +197,7 @@ struct Needs {
 #[test]
 fn parse_names_the_line_of_a_current_file_and_refuses_a_newer_one() {
     let p = Path::new("r/run.json");
-    let e = parse::<Needs>(p, b"{\"format_version\": 1\n}", RUN).unwrap_err();
+    let e = parse::<Needs>(p, b"{\"format_version\": 2\n}", RUN).unwrap_err();
     assert_eq!(e.to_string(), "missing field `run_id` at line 2 column 1");
     let e = parse::<Needs>(p, b"{\"format_version\": 7, \"run_id\": \"x\"}", RUN).unwrap_err();
     assert!(matches!(
@@ -244,7 +205,7 @@ fn parse_names_the_line_of_a_current_file_and_refuses_a_newer_one() {
         ReadError::Format(FormatError::Newer { found: 7, .. })
     ));
     let old = parse::<Needs>(p, b"{\"run_id\": \"x\"}", RUN).unwrap();
-    assert_eq!((old.format_version, old.run_id.as_str()), (1, "x"));
+    assert_eq!((old.format_version, old.run_id.as_str()), (2, "x"));
 }
 
 /// A current file relabelled as version 0 (here with `launched_as` taken
@@ -327,5 +288,71 @@ fn a_fork_record_is_versioned_and_an_old_one_migrates() {
     assert_eq!(
         parse::<Fork>(p, newer, Kind::Fork).unwrap_err().to_string(),
         "o.partial/forks/c0-f1.json has format_version 2, written by a newer runner; this runner reads format_version 0 to 1: upgrade runner to read it"
+    );
+}
+
+/// Version 1 to 2 of run.json: a sequential design stopped by Lai's
+/// sequence over D, a gate had no retry cap and took every `--set`, and
+/// `statistic` is read no more; a fixed design gets no stop method.
+#[test]
+fn a_version_1_run_reads_as_the_rule_it_ran_under() {
+    let run = |experiment: serde_json::Value| {
+        let file = serde_json::json!({"format_version": 1, "spec": {"experiment": experiment}});
+        migrate(
+            Path::new("run.json"),
+            file,
+            Kind::Run {
+                argv: |_| unreachable!("a version 1 file holds an invocation"),
+            },
+        )
+        .unwrap()
+    };
+    let sequential = run(serde_json::json!({
+        "design": {"stop": {"decide": true}},
+        "gate": {"max_slowdown": {"percent": 5.0}, "statistic": "hierarchical"}
+    }));
+    assert_eq!(sequential["format_version"], 2);
+    assert_eq!(sequential["stop_method"], "sequence-on-difference");
+    let gate = &sequential["spec"]["experiment"]["gate"];
+    assert_eq!(gate["max_retry_factor"], serde_json::Value::Null);
+    assert_eq!(gate["allow_overrides"], true);
+    assert!(gate.get("statistic").is_none(), "{gate}");
+    let fixed = run(serde_json::json!({"design": {"forks": 3}}));
+    assert!(fixed.get("stop_method").is_none(), "{fixed}");
+    // A version 1 file holding a key of version 2 was relabelled.
+    let relabelled = serde_json::json!({"format_version": 1, "stop_method": "spending"});
+    let e = migrate(
+        Path::new("run.json"),
+        relabelled,
+        Kind::Run {
+            argv: |_| unreachable!(),
+        },
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("holds `stop_method`"), "{e}");
+}
+
+/// An older analysis.json holds an older runner's statistics, which are
+/// made again from the folder's data, not reshaped: version 0 and 1 are
+/// refused in one sentence that says how; version 2 reads.
+#[test]
+fn an_older_analysis_is_refused_with_how_to_make_it_again() {
+    for file in [
+        serde_json::json!({"format_version": 1, "cells": []}),
+        serde_json::json!({"cells": []}),
+    ] {
+        let e = migrate(Path::new("out/analysis.json"), file, Kind::Analysis).unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.starts_with("out/analysis.json: it holds an older runner's analysis")
+                && text.contains("`runner report` on its folder writes it anew"),
+            "{text}"
+        );
+        assert_eq!(text.lines().count(), 1);
+    }
+    let now = serde_json::json!({"format_version": 2, "cells": []});
+    assert_eq!(
+        migrate(Path::new("a.json"), now.clone(), Kind::Analysis).unwrap(),
+        now
     );
 }

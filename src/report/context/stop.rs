@@ -19,11 +19,8 @@ pub fn stop_input(info: &RunInfo) -> Option<StopInput> {
         rule: exp.design.stop?,
         gate: exp.gate.map(|g| g.max_slowdown),
         stops: info.stops.clone(),
-        // TEMPORARY until the format step: a run written before the key
-        // stopped by the earlier rule.
-        method: info
-            .stop_method
-            .unwrap_or(crate::plan::stop::StopMethod::SequenceOnDifference),
+        // run.json's migration gives every sequential run its method.
+        method: info.stop_method?,
     })
 }
 
