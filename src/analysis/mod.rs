@@ -193,7 +193,7 @@ pub fn analyse_run(
         }
     };
     Ok(Analysis {
-        format_version: crate::output::format::FORMAT_VERSION,
+        format_version: crate::output::format::ANALYSIS_FORMAT_VERSION,
         confidence: input.confidence,
         resamples: input.resamples,
         cells,

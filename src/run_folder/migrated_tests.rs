@@ -71,7 +71,9 @@ fn a_version_0_run_json_reads_each_absent_key_as_its_old_default() {
     // The run's own values differ from the old defaults somewhere, so a
     // key the migration did not add would show.
     assert_ne!(json(&read(&full).unwrap()), json(&want));
-    assert_eq!(want.format_version, 1);
+    assert_eq!(want.format_version, crate::output::format::FORMAT_VERSION);
+    // Version 1 recorded no user's code: it reads as not recorded.
+    assert_eq!(want.environment.code, crate::environment::Code::NotRecorded);
 }
 
 #[test]

@@ -12,17 +12,25 @@
 //!
 //! A file written before the key existed is version 0; the step to 1
 //! ([`v0`]) adds the key and every key runners of that time could leave
-//! out, with the value that reading it always gave. The next change of
-//! shape bumps [`FORMAT_VERSION`] and adds its step to [`migrate`].
+//! out, with the value that reading it always gave. The step from 1 to 2
+//! ([`v1`], run.json only) adds the user's code, not recorded then, and
+//! the counts of a fork's pairs a spec left out, which runners of that
+//! time filled with fixed defaults. The next change of shape bumps the
+//! file's version and adds its step to [`migrate`].
 
 mod v0;
+mod v1;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::path::Path;
 
-/// The format this runner writes and the newest it reads.
-pub(crate) const FORMAT_VERSION: u32 = 1;
+/// The format of run.json this runner writes and the newest it reads.
+pub(crate) const FORMAT_VERSION: u32 = 2;
+
+/// The same for analysis.json, whose shape did not change with run.json's
+/// version 2.
+pub(crate) const ANALYSIS_FORMAT_VERSION: u32 = 1;
 
 /// The key, first in every versioned file.
 pub(crate) const KEY: &str = "format_version";
@@ -30,12 +38,18 @@ pub(crate) const KEY: &str = "format_version";
 /// Why a file's format cannot be read.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum FormatError {
-    #[error("{path} has format_version {found}, written by a newer runner; this runner reads format_version 0 to {FORMAT_VERSION}: upgrade runner to read it")]
-    Newer { path: String, found: u64 },
-    #[error(
-        "{path}: format_version must be a whole number from 0 to {FORMAT_VERSION}, got {found}"
-    )]
-    NotAVersion { path: String, found: String },
+    #[error("{path} has format_version {found}, written by a newer runner; this runner reads format_version 0 to {newest}: upgrade runner to read it")]
+    Newer {
+        path: String,
+        found: u64,
+        newest: u32,
+    },
+    #[error("{path}: format_version must be a whole number from 0 to {newest}, got {found}")]
+    NotAVersion {
+        path: String,
+        found: String,
+        newest: u32,
+    },
     /// An older file holds a value its step cannot bring up (the sentence
     /// names the key).
     #[error("{path}: {why}")]
@@ -84,40 +98,53 @@ pub(crate) enum Kind<'a> {
     Analysis,
 }
 
+impl Kind<'_> {
+    /// The version of this file this runner writes.
+    pub(crate) fn current(&self) -> u32 {
+        match self {
+            Kind::Run { .. } => FORMAT_VERSION,
+            Kind::Analysis => ANALYSIS_FORMAT_VERSION,
+        }
+    }
+}
+
 /// The version `file` (the parsed JSON of `path`) says it has: 0 without
 /// the key.
-pub(crate) fn version_of(path: &Path, file: &Value) -> Result<u64, FormatError> {
+pub(crate) fn version_of(path: &Path, file: &Value, kind: &Kind) -> Result<u64, FormatError> {
     match file.get(KEY) {
         None => Ok(0),
         Some(v) => v.as_u64().ok_or_else(|| FormatError::NotAVersion {
             path: path.display().to_string(),
             found: v.to_string(),
+            newest: kind.current(),
         }),
     }
 }
 
-/// Whether this runner can read `file`: its version is at most
-/// [`FORMAT_VERSION`].
-pub(crate) fn readable(path: &Path, file: &Value) -> Result<(), FormatError> {
-    let found = version_of(path, file)?;
-    if found > u64::from(FORMAT_VERSION) {
+/// Whether this runner can read `file`: its version is at most the one
+/// it writes.
+pub(crate) fn readable(path: &Path, file: &Value, kind: &Kind) -> Result<(), FormatError> {
+    let found = version_of(path, file, kind)?;
+    if found > u64::from(kind.current()) {
         return Err(FormatError::Newer {
             path: path.display().to_string(),
             found,
+            newest: kind.current(),
         });
     }
     Ok(())
 }
 
-/// `file` brought up to [`FORMAT_VERSION`], one version step at a time,
+/// `file` brought up to the current version, one version step at a time,
 /// after [`readable`] accepted it.
 pub(crate) fn migrate(path: &Path, mut file: Value, kind: Kind) -> Result<Value, FormatError> {
-    readable(path, &file)?;
-    if version_of(path, &file)? == 0 {
-        let Value::Object(map) = &mut file else {
-            // Not an object: serde says so, naming the file's shape.
-            return Ok(file);
-        };
+    readable(path, &file, &kind)?;
+    let from = version_of(path, &file, &kind)?;
+    let Value::Object(map) = &mut file else {
+        // Not an object: serde says so, naming the file's shape.
+        return Ok(file);
+    };
+    if from == 0 {
         match kind {
             Kind::Run { argv } => v0::run(map, argv),
             Kind::Analysis => {
@@ -131,6 +158,10 @@ pub(crate) fn migrate(path: &Path, mut file: Value, kind: Kind) -> Result<Value,
         })?;
         map.insert(KEY.into(), 1.into());
     }
+    if from <= 1 && matches!(kind, Kind::Run { .. }) {
+        v1::run(map);
+        map.insert(KEY.into(), 2.into());
+    }
     Ok(file)
 }
 
@@ -143,7 +174,7 @@ pub(crate) fn parse<T: DeserializeOwned>(
     kind: Kind,
 ) -> Result<T, ReadError> {
     let file: Value = serde_json::from_slice(bytes)?;
-    if version_of(path, &file)? == u64::from(FORMAT_VERSION) {
+    if version_of(path, &file, &kind)? == u64::from(kind.current()) {
         return Ok(serde_json::from_slice(bytes)?);
     }
     Ok(serde_json::from_value(migrate(path, file, kind)?)?)

@@ -26,21 +26,29 @@ const RUN: Kind = Kind::Run { argv: &words };
 fn older_files_are_migrated_and_newer_ones_refused() {
     let p = Path::new("dir/run.json");
     let old = json!({"run_id": "x"});
-    assert_eq!(version_of(p, &old), Ok(0));
+    assert_eq!(version_of(p, &old, &RUN), Ok(0));
     let up = migrate(p, old, RUN).unwrap();
-    assert_eq!(up[KEY], 1);
+    assert_eq!(up[KEY], 2);
     assert_eq!(up["run_id"], "x");
-    let now = json!({"format_version": 1, "run_id": "x"});
+    let now = json!({"format_version": 2, "run_id": "x"});
     assert_eq!(migrate(p, now.clone(), RUN).unwrap(), now);
-    let newer = json!({"format_version": 2});
+    let newer = json!({"format_version": 3});
     assert_eq!(
         migrate(p, newer, RUN).unwrap_err().to_string(),
-        "dir/run.json has format_version 2, written by a newer runner; this runner reads format_version 0 to 1: upgrade runner to read it"
+        "dir/run.json has format_version 3, written by a newer runner; this runner reads format_version 0 to 2: upgrade runner to read it"
     );
     let bad = json!({"format_version": "one"});
     assert_eq!(
-        readable(p, &bad).unwrap_err().to_string(),
-        "dir/run.json: format_version must be a whole number from 0 to 1, got \"one\""
+        readable(p, &bad, &RUN).unwrap_err().to_string(),
+        "dir/run.json: format_version must be a whole number from 0 to 2, got \"one\""
+    );
+    // analysis.json keeps its own version.
+    let a = Path::new("dir/analysis.json");
+    assert_eq!(
+        migrate(a, json!({"format_version": 2}), Kind::Analysis)
+            .unwrap_err()
+            .to_string(),
+        "dir/analysis.json has format_version 2, written by a newer runner; this runner reads format_version 0 to 1: upgrade runner to read it"
     );
 }
 
@@ -59,10 +67,11 @@ fn a_version_0_run_json_gets_every_key_it_lacks_as_the_old_default() {
     assert_eq!(
         up,
         json!({
-            "format_version": 1,
+            "format_version": 2,
             "invocation": {"command": "exec", "words": ["./runner", "exec", "a.toml"]},
             "build": {"profile": "release", "launched_as": "cargo run --release --"},
-            "environment": {"os": "Linux", "checks": [], "busiest_processes": []},
+            "environment": {"os": "Linux", "checks": [], "busiest_processes": [],
+                            "code": {"state": "not-recorded"}},
             "spec": {"experiment": {
                 "design": {"forks": 2, "placement": "same-core"},
                 "gate": {"min_power": 0.8, "max_false_block": 0.1, "within_check": false},
@@ -76,7 +85,8 @@ fn a_version_0_run_json_gets_every_key_it_lacks_as_the_old_default() {
             "merged": {"shards": [
                 {"invocation": {"command": "exec", "words": ["runner", "exec", "b.toml"]},
                  "build": {"launched_as": "cargo run --release --"},
-                 "environment": {"checks": [], "busiest_processes": []}}
+                 "environment": {"checks": [], "busiest_processes": [],
+                                 "code": {"state": "not-recorded"}}}
             ]},
         })
     );
@@ -98,12 +108,12 @@ fn a_key_a_version_0_file_holds_is_kept_and_a_current_file_is_left_alone() {
         "forks": [{"resource_usage": true, "checks": {"matches_in_memory": true}}],
     });
     let mut want = held.clone();
-    want[KEY] = 1.into();
+    want[KEY] = 2.into();
     assert_eq!(migrate(p, held, RUN).unwrap(), want);
-    // Version 1 never held `command_line` or lacked these keys: nothing
+    // Version 2 never held `command_line` or lacked these keys: nothing
     // is added, so a missing key stays missing and serde refuses it.
-    let current = json!({"format_version": 1, "command_line": ["runner", "exec", "a.toml"],
-                         "forks": [{}]});
+    let current = json!({"format_version": 2, "command_line": ["runner", "exec", "a.toml"],
+                         "forks": [{}], "environment": {}});
     assert_eq!(migrate(p, current.clone(), RUN).unwrap(), current);
 }
 
@@ -175,7 +185,7 @@ struct Needs {
 #[test]
 fn parse_names_the_line_of_a_current_file_and_refuses_a_newer_one() {
     let p = Path::new("r/run.json");
-    let e = parse::<Needs>(p, b"{\"format_version\": 1\n}", RUN).unwrap_err();
+    let e = parse::<Needs>(p, b"{\"format_version\": 2\n}", RUN).unwrap_err();
     assert_eq!(e.to_string(), "missing field `run_id` at line 2 column 1");
     let e = parse::<Needs>(p, b"{\"format_version\": 7, \"run_id\": \"x\"}", RUN).unwrap_err();
     assert!(matches!(
@@ -183,5 +193,46 @@ fn parse_names_the_line_of_a_current_file_and_refuses_a_newer_one() {
         ReadError::Format(FormatError::Newer { found: 7, .. })
     ));
     let old = parse::<Needs>(p, b"{\"run_id\": \"x\"}", RUN).unwrap();
-    assert_eq!((old.format_version, old.run_id.as_str()), (1, "x"));
+    assert_eq!((old.format_version, old.run_id.as_str()), (2, "x"));
+}
+
+#[test]
+fn a_version_1_run_json_has_no_code_recorded_and_its_left_out_counts_are_the_old_defaults() {
+    let p = Path::new("r/run.json");
+    let spec = |toml: &str| {
+        json!({
+            "format_version": 1,
+            "environment": {"git_commit": "abc"},
+            "spec": {"toml": toml, "experiment": {"design": {"warmup_pairs": 80, "pairs": 300}}},
+            "merged": {"shards": [{"environment": {}}]},
+        })
+    };
+    let up = migrate(p, spec("[design]\nforks = 2\n"), RUN).unwrap();
+    assert_eq!(up[KEY], 2);
+    assert_eq!(up["environment"]["code"], json!({"state": "not-recorded"}));
+    assert_eq!(
+        up["merged"]["shards"][0]["environment"]["code"],
+        json!({"state": "not-recorded"})
+    );
+    assert_eq!(
+        up["spec"]["experiment"]["design"],
+        json!({"warmup_pairs": 80, "pairs": 300, "runs_per_fork":
+               {"warmup_pairs": true, "pairs": true, "chosen": {"by": "defaults"}}})
+    );
+    // Only the key left out; none when the file set both.
+    let one = migrate(p, spec("design = { pairs = 300 }\n"), RUN).unwrap();
+    assert_eq!(
+        one["spec"]["experiment"]["design"]["runs_per_fork"],
+        json!({"warmup_pairs": true, "pairs": false, "chosen": {"by": "defaults"}})
+    );
+    let both = migrate(p, spec("[design]\nwarmup_pairs = 80\npairs = 300\n"), RUN).unwrap();
+    assert_eq!(
+        both["spec"]["experiment"]["design"].get("runs_per_fork"),
+        None
+    );
+    // A code a file holds is kept.
+    let mut held = spec("");
+    held["environment"]["code"] = json!({"state": "no-repository", "why": "x"});
+    let up = migrate(p, held, RUN).unwrap();
+    assert_eq!(up["environment"]["code"]["state"], "no-repository");
 }

@@ -291,6 +291,9 @@ pub struct RunText {
     pub order_resampling: Option<&'static str>,
     /// The same for the carry-over intervals.
     pub carry_over_resampling: Option<&'static str>,
+    /// How the counts of a fork's pairs were chosen when the file left
+    /// them out (`report::format::runs_chosen`); none when it set them.
+    pub runs_chosen: Option<String>,
 }
 
 /// `forks` when every cell's contrast resampled whole forks, each keeping
@@ -385,6 +388,7 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
                     .filter(|(_, a)| a.ci_ns.is_some())
                     .map(|(c, a)| c.forks_total - a.forks_left_out),
             ),
+            runs_chosen: super::format::runs_chosen(&exp.design),
         },
         cells,
         headline,
