@@ -36,6 +36,7 @@ pub use kinds::*;
 pub use of_baseline::OfBaseline;
 pub use stop::{describe_rule, HalfWidth, StopRule};
 
+pub(crate) use location::toml_key;
 use location::{line_col, path_at, KeyPath, Locator, Position, Problem};
 use std::path::{Path, PathBuf};
 use toml_edit::{DocumentMut, ImDocument};

@@ -9,6 +9,7 @@ fn agree(a: &mut dyn Strategy, b: &mut dyn Strategy, inputs: &[u64]) -> super::e
     let side = |name| agreement::Side {
         name,
         label: "test".into(),
+        observed: true,
     };
     for &input in inputs {
         check_agreement(
