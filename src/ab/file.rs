@@ -315,7 +315,7 @@ pub(crate) fn text(args: &AbArgs, plan: &Plan, invocation: &str) -> String {
         None => commented(
             &mut out,
             "warmup_pairs = 3",
-            "pairs per fork before the measured ones; left out, chosen from trial runs",
+            "warm-up pairs per fork; left out, chosen from trial runs",
         ),
     }
     match args.runs {
@@ -328,7 +328,7 @@ pub(crate) fn text(args: &AbArgs, plan: &Plan, invocation: &str) -> String {
         None => commented(
             &mut out,
             "pairs = 30",
-            "measured pairs per fork; left out, chosen from trial runs (about 0.5 s of runs, at least 5 pairs; recorded in run.json)",
+            "measured pairs per fork; left out, about 0.5 s of runs, at least 5",
         ),
     }
     out.push_str(
@@ -343,7 +343,7 @@ pub(crate) fn text(args: &AbArgs, plan: &Plan, invocation: &str) -> String {
     commented(
         &mut out,
         "half_width = \"2%\"",
-        "or once it is within 2 % of the baseline; `runner check` says whether this machine can get there",
+        "also stop once within 2 %; `runner check` says if this machine can",
     );
     line(&mut out, "min_forks", "3", "");
     line(

@@ -6,22 +6,22 @@
 //! (`design.runs_per_fork`), so `runner report` and `--resume` use the
 //! same counts.
 //!
-//! The cost model (docs/guide/performance.md, "Runs per fork"): a fork
-//! costs its start `s` (a fresh worker process, the arms' set-up and the
-//! agreement check, the parent's records), then `w` warm-up and `m`
-//! measured pairs of `p` each, `s + (w + m) p`. Its estimate has the
-//! variance `sb² + sw² / m` (the between-fork and within-fork components,
-//! Kalibera and Jones 2013), and a cell's interval over `n` forks shrinks
-//! with `(sb² + sw² / m) / n`. Pairs inside a fork lower only the second
-//! term; forks lower both but each pays `s` again, and a sequential design
-//! runs at least `min_forks` of them whatever they cost. So a fork gets
-//! the pairs that fit a fixed budget of time ([`PAIRS_BUDGET_NS`]: short
-//! runs get many pairs, where they are cheap, and long runs the fewest a
-//! fork's median needs), and at least as long on its pairs as on its own
-//! start ([`START_SHARE`]): a fork whose set-up takes seconds gets more
-//! pairs to pay for it. In the committed reports of commands,
-//! `sw²` was 76 to 7000 times `sb²`, so a fork of up to a few hundred pairs
-//! still narrows the interval; [`MAX_PAIRS`] caps it there.
+//! The cost model (docs/guide/performance.md, "Runs per fork from the
+//! command's length"): a fork costs its start `s` (a fresh worker process,
+//! the arms' set-up and the agreement check, the parent's records), then
+//! `w` warm-up and `m` measured pairs of `p` each, `s + (w + m) p`. Its
+//! estimate has the variance `sb² + sw² / m` (the between-fork and
+//! within-fork components, Kalibera and Jones 2013), and a cell's interval
+//! over `n` forks shrinks with `(sb² + sw² / m) / n`. Pairs inside a fork
+//! lower only the second term; forks lower both but each pays `s` again,
+//! and a sequential design runs at least `min_forks` of them whatever they
+//! cost. So a fork gets the pairs that fit a fixed budget of time
+//! ([`PAIRS_BUDGET_NS`]: short runs get many pairs, where they are cheap,
+//! and long runs the fewest a fork's median needs), and at least as long
+//! on its pairs as on its own start ([`START_SHARE`]): a fork whose set-up
+//! takes seconds gets more pairs to pay for it. In the committed reports
+//! of commands, `sw²` was 76 to 7000 times `sb²`, so a fork of up to a few
+//! hundred pairs still narrows the interval; [`MAX_PAIRS`] caps it there.
 //!
 //! The warm-up pays for what a fork's first runs meet cold (caches, a
 //! connection's plans). A command runs a fresh process per run, and the

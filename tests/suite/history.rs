@@ -130,6 +130,25 @@ fn history_names_the_slow_commit_and_git_bisect_finds_it() {
         commits.push(measure_and_commit(&repo, &subject));
     }
     let slow = &commits[slow_step - 1];
+    // Each report names the code it measured: the last one ran on step 7's
+    // commit with README changed, and says so plainly.
+    let report = std::fs::read_to_string(repo.join("reports/script/report.md")).unwrap();
+    let code = report
+        .lines()
+        .find(|l| l.starts_with("- Code: "))
+        .unwrap_or_else(|| panic!("{report}"));
+    assert!(
+        code.contains(&format!(
+            "the measured repository at commit `{}",
+            commits[6]
+        )) && code.contains("**dirty**"),
+        "{code}"
+    );
+    // Every run replaced the report before it; what it replaced is kept
+    // where git ignores it, so `git add -A` committed none of them.
+    assert!(repo.join("reports/script.old/report.md").is_file());
+    let tracked = git_ok(&repo, &["ls-files", "reports"]);
+    assert!(!tracked.contains("script.old"), "{tracked}");
 
     let o = run_in(&repo, &["history", "reports/script"]);
     assert_eq!(o.status.code(), Some(0), "{}", err_of(&o));
@@ -139,6 +158,17 @@ fn history_names_the_slow_commit_and_git_bisect_finds_it() {
     assert!(changes[0].contains(&format!("`{slow}`")), "{changes:?}");
     assert!(changes[0].contains("**slower**"), "{changes:?}");
     assert_eq!(md.matches("| change: ").count(), 1, "{md}");
+    // The commits that can have made it, ready for git bisect: since the
+    // version before, the ones that touched files outside reports/ (the
+    // slow step's own, which changed work.sh with its report).
+    let before = &commits[slow_step - 2];
+    assert!(
+        md.contains(&format!(
+            "Code commits since `{before}` (files outside the reports), any of which can have made it; `git bisect start {slow} {before}` walks them:\n    - `{slow}` "
+        )),
+        "{md}"
+    );
+    assert!(md.contains("step 5: twice the wait"), "{md}");
     for svg in ["effect.svg", "medians.svg"] {
         let text = std::fs::read_to_string(repo.join("reports/history-script").join(svg)).unwrap();
         assert!(text.starts_with("<svg"), "{svg}");

@@ -116,10 +116,12 @@ fn code_line(info: &RunInfo, runner: &str, runner_dirty: bool) -> Option<String>
         }
         Code::Git(r) => r,
     };
-    let at = match &repo.commit {
-        Some(c) => format!("commit `{}`", short(c)),
-        None => "no commit yet".to_string(),
+    let Some(commit) = &repo.commit else {
+        return Some(format!(
+            "the measured repository had no commit yet, so none names the code that ran; {runner}"
+        ));
     };
+    let at = format!("commit `{}`", short(commit));
     let branch = match &repo.branch {
         Some(b) => format!(" (branch `{b}`)"),
         None => " (detached HEAD)".into(),
