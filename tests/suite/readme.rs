@@ -587,7 +587,9 @@ fn ab_table(lines: &[&str], treatment: &str, options: Option<&str>) -> String {
         v.iter()
             .fold((f64::INFINITY, 0f64), |(a, b), x| (a.min(*x), b.max(*x)))
     };
-    let rounds: Vec<(&(f64, f64), &(f64, f64))> = runner.iter().zip(&theirs).collect();
+    // Per round: (wall time, interval width) of each tool.
+    type Run = (f64, f64);
+    let rounds: Vec<(&Run, &Run)> = runner.iter().zip(&theirs).collect();
     let (lo, hi) = range(rounds.iter().map(|(r, h)| r.0 / h.0).collect());
     out.push_str(&format!(
         "\nRound by round, `runner ab` took {lo:.2}x to {hi:.2}x of hyperfine's wall time ({} round(s))",

@@ -217,7 +217,7 @@ mod tests {
         run(top, &["commit", "-q", "-m", "first"]);
         let head = text(git(top).args(["rev-parse", "HEAD"])).unwrap();
         let reports = top.join("reports");
-        let clean = Code::capture(&top.join("experiments"), &[reports.clone()]);
+        let clean = Code::capture(&top.join("experiments"), std::slice::from_ref(&reports));
         let Code::Git(r) = &clean else {
             panic!("{clean:?}")
         };
@@ -230,12 +230,12 @@ mod tests {
         run(top, &["add", "reports"]);
         run(top, &["commit", "-q", "-m", "report"]);
         std::fs::write(reports.join("r.md"), "y").unwrap();
-        let Code::Git(r) = Code::capture(top, &[reports.clone()]) else {
+        let Code::Git(r) = Code::capture(top, std::slice::from_ref(&reports)) else {
             panic!()
         };
         assert!(!r.dirty, "{r:?}");
         std::fs::write(top.join("code.c"), "int main(void);\n").unwrap();
-        let Code::Git(a) = Code::capture(top, &[reports.clone()]) else {
+        let Code::Git(a) = Code::capture(top, std::slice::from_ref(&reports)) else {
             panic!()
         };
         assert!(a.dirty);
