@@ -168,6 +168,29 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// List runner's schemas on the PostgreSQL server with their owners, and drop those whose
+    /// owner is gone.
+    #[command(
+        long_about = "Lists every schema of runner's on the PostgreSQL server (RUNNER_DATABASE_URL, \
+                      or the database of the experiment file SPEC), each with its owner (the run \
+                      or check, the process and the host that made it), and drops those whose \
+                      owner ran on this host and is gone (a runner killed with kill -9). Every \
+                      exec and check does the same first. A schema whose owner still runs is \
+                      never dropped; one made on another host or by an older runner is kept \
+                      unless named with --schema."
+    )]
+    Clean {
+        /// An experiment file whose [database] names the server (RUNNER_DATABASE_URL wins).
+        #[arg(value_name = "SPEC")]
+        spec: Option<PathBuf>,
+        /// Only list the schemas; drop nothing.
+        #[arg(long)]
+        list: bool,
+        /// Also drop this schema of runner's, whatever its owner's host (repeatable); never
+        /// one whose owner still runs here.
+        #[arg(long = "schema", value_name = "NAME")]
+        schema: Vec<String>,
+    },
     /// Internal: run one job (read from stdin) and stream its records to stdout.
     #[command(hide = true)]
     Worker,
@@ -188,7 +211,10 @@ impl Command {
             | Command::Report { .. }
             | Command::Compare { .. }
             | Command::Analyze(_) => true,
-            Command::History { .. } | Command::Env { .. } | Command::Worker => false,
+            Command::History { .. }
+            | Command::Env { .. }
+            | Command::Clean { .. }
+            | Command::Worker => false,
         }
     }
 }

@@ -1,11 +1,13 @@
-//! The small commands (`check`, `env`) and the terminal summary of `exec`.
+//! The small commands (`check`, `env`, `clean`) and the terminal summary of `exec`.
 
 mod check;
 mod check_text;
 mod check_trials;
+mod clean;
 pub(crate) mod preflight;
 
 pub(crate) use check::summarize;
+pub(crate) use clean::clean;
 
 /// `runner check`: prints the plan, as text or (`json`) as one JSON
 /// object; a failed trial prints it too, then fails (exit 1) with the

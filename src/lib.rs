@@ -110,6 +110,10 @@ pub fn run(cli: Cli) -> Result<i32> {
             console::out(&commands::env(json));
             Ok(0)
         }
+        Command::Clean { spec, list, schema } => {
+            console::out(&commands::clean(spec.as_deref(), list, &schema)?);
+            Ok(0)
+        }
         Command::Worker => exec::worker::main()
             .map(|()| 0)
             .map_err(|e| RunnerError::RunFailed(format!("{e:#}"))),

@@ -13,6 +13,7 @@
 //! | `RUNNER_FAULT` | a debug build's fault hook for the tests (ignored by a release build) |
 //! | `RUNNER_HOSTNAME` | the host a shard records, over the system's name |
 //! | `RUNNER_PARENT_PID` | set by exec for its workers: the parent a worker dies with |
+//! | `XDG_RUNTIME_DIR` | the user's runtime folder, where `runner/` holds the CPUs' locks (placement) |
 //! | `SLURM_*`, `JOB_COMPLETION_INDEX`, `HOSTNAME` | the shard a scheduler gives this process |
 //! | `GITHUB_SERVER_URL`, `GITHUB_REPOSITORY`, `GITHUB_RUN_ID` | the CI run's page, named in a gate's message |
 //! | `GITHUB_STEP_SUMMARY` | the file a gate appends its summary to |
@@ -49,6 +50,8 @@ pub struct Settings {
     pub fault: Option<String>,
     pub hostname: Option<String>,
     pub parent_pid: Option<i32>,
+    /// The user's runtime folder, when set to an absolute path.
+    pub runtime_dir: Option<PathBuf>,
     /// `SERVER/REPO/actions/runs/ID` of the CI run, when all three are set.
     pub ci_run_page: Option<String>,
     pub step_summary: Option<PathBuf>,
@@ -94,6 +97,10 @@ impl Settings {
             },
             hostname: text(HOSTNAME).map(|h| h.trim().to_owned()),
             parent_pid: text(PARENT_PID).and_then(|p| p.parse().ok()),
+            runtime_dir: vars
+                .get("XDG_RUNTIME_DIR")
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute()),
             ci_run_page,
             step_summary: vars
                 .get(STEP_SUMMARY)

@@ -16,10 +16,93 @@
 use super::file::Plan;
 use crate::analysis::Analysis;
 use crate::error::{bad_input, Result};
+use crate::output::guard::{self, Owner};
 use crate::record::{PairRecord, Phase};
 use serde::Serialize;
 use serde_json::{Map, Value};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// What an export must never land on: the run's own folder (before and
+/// while it runs) and the experiment file ab writes.
+pub(crate) struct Own<'a> {
+    pub spec: &'a Path,
+    pub out_dir: &'a Path,
+}
+
+/// Whether `dir` is a report folder: it holds a run.json of runner's, or
+/// its record of the files runner wrote lists a run's data.
+fn report_folder(dir: &Path) -> bool {
+    if guard::runner_run_json(&dir.join(crate::run_folder::FILE), false) {
+        return true;
+    }
+    let Ok(text) = std::fs::read_to_string(dir.join(guard::RECORD)) else {
+        return false;
+    };
+    let Ok(record) = serde_json::from_str::<Value>(&text) else {
+        return false;
+    };
+    ["files", "pending"].iter().any(|k| {
+        record[k]
+            .as_object()
+            .is_some_and(|m| ["run.json", "pairs.csv"].iter().any(|f| m.contains_key(*f)))
+    })
+}
+
+/// Refuses, before anything runs, an export `flag PATH` that could destroy
+/// data or that could only fail after every fork: a folder that does not
+/// exist, a report folder or anything inside one (another run's or this
+/// run's own, whose files would be replaced), an experiment file, or a file
+/// runner did not write. An export runner wrote before may be written again.
+pub(crate) fn check_target(flag: &str, path: &Path, own: &Own<'_>) -> Result<()> {
+    let shown = path.display();
+    let refuse = |why: String| Err(bad_input(format!("{flag} {shown}: {why}")));
+    let Some(name) = path.file_name().filter(|_| !path.ends_with("..")) else {
+        return refuse("not a file name; name the file the export goes to".into());
+    };
+    let parent = crate::output::parent_or_dot(path);
+    if Path::new(name)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("toml"))
+    {
+        return refuse(
+            "an export never goes onto an experiment file (*.toml); name a .json or .md file"
+                .into(),
+        );
+    }
+    let absolute =
+        |p: &Path| crate::output::target::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let at: PathBuf = absolute(parent).join(name);
+    let spec = absolute(own.spec);
+    let out = absolute(own.out_dir);
+    let partial = crate::run_folder::partial::partial_path(&out);
+    if at == spec {
+        return refuse("it is the experiment file this command writes".into());
+    }
+    if at.starts_with(&out) || at.starts_with(&partial) {
+        return refuse(format!(
+            "it is inside this run's own report folder {}, whose files the run writes; put the export outside it",
+            own.out_dir.display()
+        ));
+    }
+    if let Some(dir) = at.ancestors().skip(1).find(|d| report_folder(d)) {
+        return refuse(format!(
+            "it is inside the report folder {}, whose files are a run's data; put the export outside it",
+            dir.display()
+        ));
+    }
+    if !parent.is_dir() {
+        return refuse(format!(
+            "the folder {} does not exist; make it first (the export is written after the run, and is checked before it)",
+            parent.display()
+        ));
+    }
+    match guard::owner(path)? {
+        Owner::Missing | Owner::Runner => Ok(()),
+        Owner::Foreign(why) => refuse(format!(
+            "it {why}, and runner never replaces a file it did not write; move it away or choose another path"
+        )),
+    }
+}
 
 /// hyperfine's `BenchmarkResult`, as its JSON exporter writes it.
 #[derive(Debug, Clone, Serialize)]

@@ -5,6 +5,7 @@
 
 use crate::cli::ab::{AbArgs, DEFAULT_MAX_FORKS};
 use crate::error::{bad_input, Result};
+use std::path::Path;
 
 /// One command as the file runs it.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,10 +81,33 @@ pub(crate) fn plan(args: &AbArgs) -> Result<Plan> {
             })?;
         }
     }
+    if let Some(input) = args.input.as_deref().filter(|p| p.to_str().is_none()) {
+        return Err(bad_input(format!(
+            "--input {}: the path is not valid UTF-8, which the experiment file cannot hold; rename the file",
+            input.display()
+        )));
+    }
     Ok(Plan {
         name,
         arms,
         grid: grid(args)?,
+    })
+}
+
+/// `text` read back as `runner exec` will read it (without looking at this
+/// machine's files and programs, which exec checks itself): a file that
+/// would not read back is refused before it is written.
+pub(crate) fn reads_back(spec: &Path, text: &str) -> Result<()> {
+    crate::spec::parse_recorded(
+        &spec.display().to_string(),
+        text,
+        &crate::spec::Recorded::default(),
+    )
+    .map(|_| ())
+    .map_err(|e| {
+        bad_input(format!(
+            "the experiment file runner ab would write does not read back, so nothing was written: {e}"
+        ))
     })
 }
 
@@ -146,19 +170,23 @@ fn grid(args: &AbArgs) -> Result<Vec<(String, Vec<String>)>> {
             })
         };
         let (lo, hi) = (int(min)?, int(max)?);
-        if lo > hi || hi - lo >= MAX_SCAN {
+        if lo > hi {
             return Err(bad_input(format!(
-                "-P {var} {min} {max}: MIN must be at most MAX, and the scan at most {MAX_SCAN} values"
+                "-P {var} {min} {max}: MIN must be at most MAX"
+            )));
+        }
+        // In i128: the count of any two i64 ends fits, so no end can wrap it.
+        let count = i128::from(hi) - i128::from(lo) + 1;
+        if count > i128::from(MAX_SCAN) {
+            return Err(bad_input(format!(
+                "-P {var} {min} {max}: that is {count} values, and a scan is at most {MAX_SCAN} (every value is a comparison of its own); narrow the range, or list the values you want with -L {var} V1,V2,..."
             )));
         }
         out.push((var.clone(), (lo..=hi).map(|v| v.to_string()).collect()));
     }
     for pair in args.parameter_list.chunks(2) {
         let (var, values) = (&pair[0], &pair[1]);
-        let values: Vec<String> = values
-            .split(',')
-            .map(|v| toml::Value::String(v.to_string()).to_string())
-            .collect();
+        let values: Vec<String> = values.split(',').map(s).collect();
         out.push((var.clone(), values));
     }
     for (i, (var, _)) in out.iter().enumerate() {
@@ -177,9 +205,50 @@ fn grid(args: &AbArgs) -> Result<Vec<(String, Vec<String>)>> {
     Ok(out)
 }
 
-/// A TOML string (basic or literal, whichever `toml` chooses).
+/// A TOML basic string on one line: `"` and `\` escaped, every control
+/// character written as an escape, anything else (unicode too) as typed.
+/// One line always, because the same text also names a table
+/// (`[strategies."..."]`), where TOML allows no multi-line string, which is
+/// what the `toml` crate writes for text holding a newline.
 fn s(text: &str) -> String {
-    toml::Value::String(text.to_string()).to_string()
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A command's text as the file must hold it to run as typed: as in
+/// hyperfine, only a -P/-L name (`vars`) is a placeholder, and runner's own
+/// `{input}` and `{scratch}` stay ones too; any other `{name}` and a typed
+/// `{{` are escaped, so exec does not read them as placeholders.
+fn as_typed(text: &str, vars: &[String]) -> String {
+    use crate::spec::placeholder::{scan, Piece, INPUT, SCRATCH};
+    let mut out = String::with_capacity(text.len());
+    for piece in scan(text) {
+        match piece {
+            Piece::Literal(r) => out.push_str(&text[r]),
+            Piece::Escape(_) => out.push_str("{{{{"),
+            Piece::Name(n, r) if n == INPUT || n == SCRATCH || vars.iter().any(|v| v == n) => {
+                out.push_str(&text[r])
+            }
+            Piece::Name(_, r) => {
+                out.push('{');
+                out.push_str(&text[r]);
+            }
+        }
+    }
+    out
 }
 
 /// A TOML array of strings.
@@ -191,21 +260,26 @@ fn words(w: &[String]) -> String {
 }
 
 /// How a command line runs: its words (no shell), or /bin/sh -c.
-fn run_keys(command: &str, shell: bool) -> (String, String) {
+fn run_keys(command: &str, shell: bool, vars: &[String]) -> (String, String) {
     if shell {
-        ("shell".into(), s(command))
+        ("shell".into(), s(&as_typed(command, vars)))
     } else {
         let w = shlex::split(command).unwrap_or_default();
-        ("argv".into(), words(&w))
+        ("argv".into(), typed_words(&w, vars))
     }
 }
 
 /// A once-per-fork or per-run command (`setup`, `prepare`) as an argv.
-fn aside(command: &str, shell: bool) -> String {
+fn aside(command: &str, shell: bool, vars: &[String]) -> String {
     match shlex::split(command) {
-        Some(w) if !shell && !w.is_empty() => words(&w),
-        _ => words(&["sh".into(), "-c".into(), command.to_string()]),
+        Some(w) if !shell && !w.is_empty() => typed_words(&w, vars),
+        _ => typed_words(&["sh".into(), "-c".into(), command.to_string()], vars),
     }
+}
+
+/// [`words`] of a command's words, each [`as_typed`].
+fn typed_words(w: &[String], vars: &[String]) -> String {
+    words(&w.iter().map(|x| as_typed(x, vars)).collect::<Vec<_>>())
 }
 
 /// `key = value   # comment`, the comments of a table aligned.
@@ -232,6 +306,7 @@ pub(crate) fn text(args: &AbArgs, plan: &Plan, invocation: &str) -> String {
         "# Written by `runner ab`:\n#     {invocation}\n# Run it again (the report goes to reports/{name}/) with\n#     runner exec experiments/{name}.toml\n# Edit it freely: `runner ab` never replaces a file it did not write, nor\n# one changed since. Every key: docs/reference.md.\n"
     );
     let commands: Vec<String> = plan.arms.iter().map(|a| a.command.clone()).collect();
+    let vars: Vec<String> = plan.grid.iter().map(|(v, _)| v.clone()).collect();
     line(&mut out, "name", &s(name), "");
     line(&mut out, "title", &s(&commands.join(" vs ")), "");
     out.push_str("# seed = 42                      # fixes schedule and inputs; omitted, drawn per run (in run.json)\n");
@@ -251,7 +326,7 @@ pub(crate) fn text(args: &AbArgs, plan: &Plan, invocation: &str) -> String {
             s(&arm.name)
         ));
         line(&mut out, "kind", &s("command"), "");
-        let (key, value) = run_keys(&arm.command, args.shell);
+        let (key, value) = run_keys(&arm.command, args.shell, &vars);
         let how = match (first, args.shell) {
             (false, _) => "",
             (true, false) => "no shell: the words of the command line",
@@ -264,11 +339,16 @@ pub(crate) fn text(args: &AbArgs, plan: &Plan, invocation: &str) -> String {
             } else {
                 ""
             };
-            line(&mut out, "stdin", &s(&input.to_string_lossy()), comment);
+            line(
+                &mut out,
+                "stdin",
+                &s(&as_typed(&input.to_string_lossy(), &vars)),
+                comment,
+            );
         }
         if let Some(setup) = &args.setup {
             let comment = if first { "once per fork, untimed" } else { "" };
-            line(&mut out, "setup", &aside(setup, args.shell), comment);
+            line(&mut out, "setup", &aside(setup, args.shell, &vars), comment);
         }
         let prepare = match args.prepare.len() {
             0 => None,
@@ -281,7 +361,7 @@ pub(crate) fn text(args: &AbArgs, plan: &Plan, invocation: &str) -> String {
             } else {
                 ""
             };
-            line(&mut out, "prepare", &aside(p, args.shell), comment);
+            line(&mut out, "prepare", &aside(p, args.shell, &vars), comment);
         }
         if !args.compare_output {
             let comment = if first {

@@ -39,13 +39,8 @@ pub(crate) fn ab(args: &AbArgs) -> Result<AbOutcome> {
     }
     let spec = Path::new(EXPERIMENTS).join(format!("{}.toml", plan.name));
     let text = file::text(args, &plan, &file::invocation(args));
-    for target in [&args.export_json, &args.export_markdown]
-        .into_iter()
-        .flatten()
-    {
-        // Refused now, not after the run.
-        crate::output::guard::check(target, b"").map_err(|e| export_refused(target, e))?;
-    }
+    file::reads_back(&spec, &text)?;
+    check_exports(args, &spec, &Path::new("reports").join(&plan.name))?;
     write_spec(&spec, &text)?;
     if args.no_run {
         return Ok(AbOutcome {
@@ -85,8 +80,27 @@ pub(crate) fn ab(args: &AbArgs) -> Result<AbOutcome> {
     })
 }
 
-fn export_refused(path: &Path, e: crate::RunnerError) -> crate::RunnerError {
-    bad_input(format!("{e} (the export named {})", path.display()))
+/// Every export refused now that would be refused, or would destroy
+/// data, after the run (`export::check_target`).
+fn check_exports(args: &AbArgs, spec: &Path, out_dir: &Path) -> Result<()> {
+    let own = export::Own { spec, out_dir };
+    let exports = [
+        ("--export-json", &args.export_json),
+        ("--export-markdown", &args.export_markdown),
+    ];
+    for (flag, path) in exports.iter().filter_map(|(f, p)| Some((f, p.as_ref()?))) {
+        export::check_target(flag, path, &own)?;
+    }
+    if let (Some(json), Some(md)) = (&args.export_json, &args.export_markdown) {
+        let same = |p: &Path| crate::output::target::absolute(p).ok();
+        if same(json) == same(md) {
+            return Err(bad_input(format!(
+                "--export-json and --export-markdown both name {}; give each its own file",
+                json.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Writes the experiment file, making `experiments/` when it is missing.

@@ -168,3 +168,165 @@ fn bad_arguments_are_refused_before_anything_is_written() {
         assert!(plan(&args(argv)).is_err(), "{argv:?}");
     }
 }
+
+/// What each arm of a written file runs, `{{` read back as `{` and every
+/// placeholder left in place (the last step exec takes before a run).
+fn runs(exp: &crate::spec::Experiment, arm: &str) -> (Vec<String>, bool) {
+    use crate::spec::placeholder::{substitute, Fill};
+    let crate::spec::StrategyKind::Command(c) = &exp.strategies[arm] else {
+        panic!("{arm} is not a command strategy");
+    };
+    let shell = matches!(c.program, crate::spec::Program::Shell(_));
+    let words = c
+        .program
+        .argv()
+        .iter()
+        .map(|w| substitute(w, true, |_| Fill::Keep).text)
+        .collect();
+    (words, shell)
+}
+
+/// The file of `commands` (each run as typed) read back: the arms' names
+/// and what they run are the commands, whatever they hold.
+fn round_trip(commands: &[&str], shell: bool) {
+    let mut argv = vec!["--name", "q"];
+    if shell {
+        argv.push("--shell");
+    }
+    argv.extend(commands);
+    let (t, exp) = written(&argv);
+    let long = commands.iter().any(|c| c.chars().count() > 60);
+    let names: Vec<String> = std::iter::once(exp.design.baseline.clone())
+        .chain(exp.design.variants().iter().map(|v| v.to_string()))
+        .collect();
+    for (i, c) in commands.iter().enumerate() {
+        if !long {
+            assert_eq!(names[i], c.trim(), "{t}");
+        }
+        let (words, is_shell) = runs(&exp, &names[i]);
+        if shell {
+            assert!(is_shell, "{t}");
+            assert_eq!(words[2], *c, "{t}");
+        } else {
+            assert_eq!(words, shlex::split(c).unwrap(), "{t}");
+        }
+    }
+    assert_eq!(exp.title, commands.join(" vs "), "{t}");
+}
+
+#[test]
+fn quotes_newlines_backslashes_and_unicode_read_back_as_typed() {
+    // Both quote kinds in one command, and a newline in another.
+    round_trip(&["echo \"a'b\"", "echo 'x\ny'"], false);
+    round_trip(&["echo \"a'b\" | cat", "printf 'x\\ny\\n'\necho z"], true);
+    round_trip(
+        &[r#"printf '%s\n' "a\"b" 'c\d'"#, "echo é 💡 \t tab"],
+        false,
+    );
+    round_trip(&["echo \u{7f}\u{1b}[0m", "echo \"\"\"\"''''"], true);
+    // A name of over 60 characters gives the arms short names.
+    let long = format!("echo {}\"'\\", "x".repeat(70));
+    round_trip(&[&long, "true"], true);
+}
+
+#[test]
+fn braces_run_as_typed_and_only_parameters_are_placeholders() {
+    round_trip(&["awk '{print $1}'", "jq -c {a} {{b}}"], false);
+    round_trip(&["echo {x} {{", "echo '{}' {input}"], true);
+    let (t, exp) = written(&["-L", "n", "1,2", "echo {n} {m}", "echo {{n}}"]);
+    let (words, _) = runs(&exp, "echo {n} {m}");
+    assert_eq!(words, ["echo", "{n}", "{m}"], "{t}");
+    assert!(t.contains(r#"argv = ["echo", "{n}", "{{m}"]"#), "{t}");
+    let (words, _) = runs(&exp, "echo {{n}}");
+    assert_eq!(words, ["echo", "{{n}}"], "{t}");
+}
+
+#[test]
+fn a_scan_is_bounded_and_never_overflows() {
+    let refused = |lo: &str, hi: &str| {
+        let e = plan(&args(&["-P", "x", lo, hi, "a {x}", "b"]))
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains('\n'), "one sentence: {e}");
+        e
+    };
+    let e = refused("-9223372036854775808", "9223372036854775807");
+    assert!(
+        e.contains("18446744073709551616 values") && e.contains("at most 100"),
+        "{e}"
+    );
+    assert!(refused("0", "100").contains("101 values"));
+    assert!(refused("5", "4").contains("MIN must be at most MAX"));
+    assert!(refused("0", "99999999999999999999").contains("must be integers"));
+    let (_, exp) = written(&["-P", "x", "-1", "98", "echo {x}", "true"]);
+    assert_eq!(exp.grid.params["x"].len(), 100);
+    let (_, exp) = written(&[
+        "-P",
+        "x",
+        "9223372036854775806",
+        "9223372036854775807",
+        "echo {x}",
+        "true",
+    ]);
+    assert_eq!(
+        exp.grid.params["x"][1],
+        serde_json::json!(9223372036854775807i64)
+    );
+}
+
+mod properties {
+    use super::round_trip;
+    use proptest::prelude::*;
+
+    /// Commands built from the characters that break quoting.
+    fn command() -> impl Strategy<Value = String> {
+        let c = prop_oneof![
+            4 => prop::char::range('a', 'z'),
+            2 => Just(' '),
+            1 => prop::sample::select(vec![
+                '"', '\'', '\\', '\n', '\t', '\r', '{', '}', '$', '|', '#', '=', '[', ']', 'é',
+                '💡', '\u{7f}', '\u{1b}', '\u{85}', '\u{2028}',
+            ]),
+        ];
+        prop::collection::vec(c, 1..30)
+            .prop_map(|v| format!("x{}", v.into_iter().collect::<String>()))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        #[test]
+        fn any_command_reads_back_as_typed(a in command(), b in command()) {
+            prop_assume!(a.trim() != b.trim());
+            round_trip(&[&a, &b], true);
+            if shlex::split(&a).is_some_and(|w| !w.is_empty())
+                && shlex::split(&b).is_some_and(|w| !w.is_empty())
+            {
+                round_trip(&[&a, &b], false);
+            }
+        }
+    }
+}
+
+/// An export runner wrote may be written again (a second run of one line);
+/// a file beside it that runner did not write may not.
+#[test]
+fn an_earlier_export_may_be_replaced_and_a_users_file_not() {
+    use super::export::{check_target, Own};
+    let tmp = tempfile::tempdir().unwrap();
+    let (h, mine) = (tmp.path().join("h.json"), tmp.path().join("mine.json"));
+    crate::output::guard::write(&h, b"{}\n").unwrap();
+    std::fs::write(&mine, "{}\n").unwrap();
+    let own = Own {
+        spec: &tmp.path().join("experiments/x.toml"),
+        out_dir: &tmp.path().join("reports/x"),
+    };
+    check_target("--export-json", &h, &own).unwrap();
+    let e = check_target("--export-json", &mine, &own).unwrap_err();
+    assert!(e.to_string().contains("is not a file runner wrote"), "{e}");
+    // The same, inside the run's own folder (where a later run writes).
+    std::fs::create_dir_all(tmp.path().join("reports/x")).unwrap();
+    let inside = tmp.path().join("reports/x/h.json");
+    let e = check_target("--export-json", &inside, &own).unwrap_err();
+    assert!(e.to_string().contains("own report folder"), "{e}");
+}

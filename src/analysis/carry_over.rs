@@ -28,7 +28,7 @@
 
 use super::{streams, AnalysisInput, ArmCarryOver, CarryOver, CellInfo, ForkData, RatioFigure};
 use crate::record::{Arm, PairRecord, Phase};
-use crate::stats::ratio::{combined_ratio, unpaired_ratio, RatioEstimate};
+use crate::stats::ratio::{over_forks, unpaired_ratio, RatioEstimate};
 use crate::stats::StatsError;
 
 /// What the two groups of each arm are, for the JSON and the report.
@@ -87,7 +87,7 @@ pub(crate) fn carry_over(
     Ok(CarryOver {
         padded: input.pad_baseline,
         comparison: COMPARISON.to_string(),
-        own_ratio: own_ratio(input, info, &groups)?,
+        own_ratio: own_ratio(input, &groups)?,
         baseline,
         treatment,
         note,
@@ -101,7 +101,6 @@ pub(crate) fn carry_over(
 /// fork has both groups.
 fn own_ratio(
     input: &AnalysisInput,
-    info: &CellInfo,
     groups: &[[(Vec<f64>, Vec<f64>); 2]],
 ) -> Result<Option<RatioFigure>, StatsError> {
     let forks: Vec<RatioEstimate> = groups
@@ -112,8 +111,7 @@ fn own_ratio(
     if forks.is_empty() {
         return Ok(None);
     }
-    let mut rng = streams::own_ratio(input.master_seed, info.cell);
-    let c = combined_ratio(&forks, input.resamples, input.confidence, &mut rng)?;
+    let c = over_forks(&forks, input.confidence)?;
     Ok(Some(RatioFigure {
         ratio: c.ratio,
         ratio_ci: c.ci,

@@ -7,7 +7,7 @@
 //! byte-identical JSON.
 //!
 //! Files: [`model`] the JSON types; `fork` per-fork estimates, spread and
-//! correlation; `pooled` pooled, hierarchical and calibration; `cross_runs`
+//! correlation; `pooled` pooled, over the forks and calibration; `cross_runs`
 //! two separate runs; `order` and `carry_over` the history effects;
 //! [`gate`] a regression gate's verdict and self-check;
 //! `variance` components and sizing; `steady` the changepoint classes of
@@ -160,10 +160,15 @@ pub fn analyse_run(
     if let Some(s) = stop {
         for c in &mut cells {
             let cell_stop = stop::cell(input, s, c.cell, &grouped[&c.cell])?;
-            let ratio = stop::ratio(input, c.cell, &c.forks)?;
-            // The effect of a cell that stopped on its data is its
-            // stopping interval, the one that stays valid there.
-            c.effect = effect::stopped(&c.pooled, &cell_stop, &c.forks, ratio);
+            // The effect of a cell that stopped on its data is the
+            // interval it stopped on, the one that stays valid there.
+            c.effect = effect::Effect::new(
+                effect::IntervalKind::Sequence,
+                c.pooled.baseline_median_ns,
+                (cell_stop.ratio, cell_stop.ratio_ci),
+                effect::fork_counts(&c.forks),
+                c.forks.len() as u32,
+            );
             carry_over::mark(&mut c.carry_over, resolved_ns(&c.effect));
             c.stop = Some(cell_stop);
         }
@@ -310,15 +315,13 @@ fn analyse_cell(
     let pooled = pooled::pooled(input, forks)?;
     let calibration = pooled::calibration(input, info, forks, &fork_results, &pooled)?;
     let count = |v: Verdict| fork_results.iter().filter(|f| f.verdict == v).count() as u32;
-    let hierarchical = pooled::hierarchical(input, info, forks)?;
+    let over_forks = pooled::over_forks(input, &fork_results)?;
     let ratios: Vec<RatioEstimate> = fork_results
         .iter()
         .map(|f| RatioEstimate::from_interval(f.ratio, f.ratio_ci, input.confidence))
         .collect();
-    let mut rng = streams::ratio(input.master_seed, info.cell);
-    let ratio =
-        crate::stats::ratio::combined_ratio(&ratios, input.resamples, input.confidence, &mut rng)?;
-    let effect = effect::effect(&pooled, &hierarchical, &fork_results, &ratio);
+    let ratio = crate::stats::ratio::over_forks(&ratios, input.confidence)?;
+    let effect = effect::effect(&pooled, &fork_results, &ratio);
     let mut carry_over = carry_over::carry_over(input, info, forks)?;
     carry_over::mark(&mut carry_over, resolved_ns(&effect));
     Ok(CellAnalysis {
@@ -330,7 +333,7 @@ fn analyse_cell(
         forks_total: forks.len() as u32,
         forks_seen: count(Verdict::Seen),
         forks_reversed: count(Verdict::Reversed),
-        hierarchical,
+        over_forks,
         cross_runs: cross_runs::cross_runs(info, &fork_results),
         correlation: fork::correlation(&fork_results),
         spread: fork::spread(&fork_results),

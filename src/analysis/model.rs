@@ -47,7 +47,9 @@ pub struct CellAnalysis {
     pub forks_seen: u32,
     pub forks_reversed: u32,
     pub pooled: Pooled,
-    pub hierarchical: Estimate,
+    /// D's interval over the forks (`pooled::over_forks`): what the
+    /// calibration and a gate in time units judge.
+    pub over_forks: OverForks,
     /// The effect in the user's terms (direction, difference, speed ratio
     /// and change), see `effect.rs`.
     pub effect: super::effect::Effect,
@@ -176,6 +178,15 @@ impl From<MedianEstimate> for Estimate {
             ci_ns: [e.ci.lo, e.ci.hi],
         }
     }
+}
+
+/// D over the forks: the mean of the forks' median D and Student's t
+/// interval of it with n - 1 degrees of freedom; with one fork, that
+/// fork's median and its own interval (its pairs' spread only).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct OverForks {
+    pub estimate_ns: f64,
+    pub ci_ns: [f64; 2],
 }
 
 /// All pairs of the cell as one sample, as the original study did.

@@ -2,20 +2,35 @@
 //! every fork of a cell: exec asks [`look`] whether a cell is done; the
 //! analysis ([`cell`]) recomputes every look from the rows, checks that the
 //! run stopped where run.json says and for the reason it gives, and reports
-//! the cell's deciding interval (`cells[].stop`).
+//! the cell's intervals at its stop (`cells[].stop`).
 //!
-//! The rule's interval is a confidence sequence over the cell's fork-level
-//! estimates (each fork's median D, dithered as every median of D is):
-//! `stats::sequential`, valid at whichever look the data made the run stop.
-//! Beside it, the fixed-n t interval of the same estimates, looked at after
-//! every fork with the same rule ([`NaiveStop`]): what stopping on an
+//! The rule decides on the effect the report prints: the speed ratio, by
+//! the interval over the forks' log ratios (`decide`, a percentage
+//! `half_width` or a percentage gate). Only where the user asked in time
+//! units (a gate of `"500us"`, a `half_width` of `"2us"`) does it judge D,
+//! by the same interval over the forks' median D. Both are
+//! `stats::spending` intervals: Student's t at each look, with the error
+//! rate spent over the design's looks so that every look's interval holds
+//! at once. So the interval at the stop is valid whichever look the data
+//! chose, and D's interval there (what the calibration judges: does it
+//! hold the wait injected?) is valid too, though another statistic chose
+//! the stop.
+//!
+//! Beside it, the fixed-n t interval of the same estimates, looked at
+//! after every fork with the same rule ([`NaiveStop`]): what stopping on an
 //! interval that assumes a fixed n would have said.
+//!
+//! Runs made before this rule stopped on Lai's confidence sequence over D
+//! (`StopMethod::SequenceOnDifference`); their stops are checked against
+//! that rule, which is what made them, and reported with the intervals
+//! above, which hold at any look.
 
 use super::{AnalysisError, AnalysisInput, CellInfo, ForkData};
-use crate::plan::stop::{StopReason, Stopped};
+use crate::plan::stop::{StopMethod, StopReason, Stopped};
 use crate::record::PairRecord;
-use crate::spec::{MaxSlowdown, StopRule};
-use crate::stats::sequential::{confidence_sequence, t_interval, MeanInterval};
+use crate::spec::{HalfWidth, MaxSlowdown, StopRule};
+use crate::stats::gate::{decide, Decision};
+use crate::stats::spending::{fixed, LookInterval, Spending};
 use crate::stats::{self, StatsError};
 use serde::{Deserialize, Serialize};
 
@@ -24,10 +39,48 @@ use serde::{Deserialize, Serialize};
 pub struct StopInput {
     pub rule: StopRule,
     /// With `decide` and a gate: the gate's threshold, whose verdict
-    /// decides instead of the interval leaving 0.
+    /// decides instead of the interval leaving no change.
     pub gate: Option<MaxSlowdown>,
     /// Where each experiment cell stopped (run.json `stops`).
     pub stops: Vec<Stopped>,
+    /// The rule the run stopped by (run.json `stop_method`).
+    pub method: StopMethod,
+}
+
+/// Which statistic a cell's rule judges: the speed ratio, unless the user
+/// gave every size in time units.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StopStatistic {
+    Ratio,
+    Difference,
+}
+
+impl StopInput {
+    /// The statistic `decide` judges (the gate's unit, else the ratio);
+    /// without `decide`, the one `half_width` is in.
+    pub fn statistic(&self) -> StopStatistic {
+        let in_time = |x: Option<crate::spec::OfBaseline>| matches!(x, Some(HalfWidth::Ns(_)));
+        let time = if self.rule.decide {
+            in_time(self.gate)
+        } else {
+            in_time(self.rule.half_width)
+        };
+        if time {
+            StopStatistic::Difference
+        } else {
+            StopStatistic::Ratio
+        }
+    }
+
+    /// The rule's looks and the error rate spent at each.
+    fn spending(&self, confidence: f64) -> Result<Spending, StatsError> {
+        Spending::new(
+            self.rule.min_forks.get() as usize,
+            self.rule.max_forks.get() as usize,
+            confidence,
+        )
+    }
 }
 
 /// `cells[].stop` in analysis.json.
@@ -35,39 +88,48 @@ pub struct StopInput {
 pub struct CellStop {
     pub forks_run: u32,
     pub reason: StopReason,
-    /// The confidence sequence after the last fork: the deciding interval.
-    pub interval_ns: [f64; 2],
-    /// Its centre: the mean of the fork estimates.
+    /// What `decide` judged, and what `path` shows.
+    pub statistic: StopStatistic,
+    /// The speed ratio at the stop (the geometric mean of the forks'
+    /// ratios) and its interval: the effect's.
+    pub ratio: f64,
+    pub ratio_ci: [f64; 2],
+    /// D at the stop, the mean of the forks' median D, and its interval.
     pub estimate_ns: f64,
+    pub interval_ns: [f64; 2],
     pub half_width_ns: f64,
-    /// `half_width` in ns (a percentage: of the baseline median of the
-    /// forks run); null without one.
+    /// A `half_width` in time units, in ns; null without one.
     pub target_ns: Option<f64>,
-    /// With a gate deciding: its threshold in ns for this cell.
+    /// A `half_width` in %, as the share of the baseline's run time the
+    /// change's interval may span either side; null without one.
+    pub target_share: Option<f64>,
+    /// With a gate deciding: its threshold, in ns (a duration) or as a
+    /// ratio (1 + a percentage).
     pub threshold_ns: Option<f64>,
+    pub threshold_ratio: Option<f64>,
     /// The wait actually injected: median spin_ns of the forks run.
     pub injected_ns: f64,
-    /// Whether `interval_ns` holds `injected_ns` (at d = 0: whether it
+    /// Whether D's interval holds `injected_ns` (at d = 0: whether it
     /// holds 0, i.e. is not a false positive).
     pub covers_injected: bool,
     pub naive: NaiveStop,
-    /// The deciding interval after each fork from the second on (where
-    /// it is bounded): the path the run took to its stop, which
-    /// `stop.svg` draws. Absent from analyses made before it was kept.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// The judged statistic's interval after each look up to the stop:
+    /// the path the run took, which `stop.svg` draws.
     pub path: Vec<StopLook>,
 }
 
-/// The confidence sequence after the first `forks` forks.
+/// The judged statistic's interval after the first `forks` forks (a
+/// ratio, or ns).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct StopLook {
     pub forks: u32,
-    pub estimate_ns: f64,
-    pub interval_ns: [f64; 2],
+    pub estimate: f64,
+    pub interval: [f64; 2],
 }
 
-/// The same rule on the fixed-n t interval of the same forks, looked at
-/// after every fork from `min_forks` on: where it would have stopped.
+/// The same rule on the fixed-n t intervals of the same forks, looked at
+/// after every fork from `min_forks` on: where it would have stopped, and
+/// D's fixed-n interval there.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NaiveStop {
     pub forks: u32,
@@ -77,79 +139,135 @@ pub struct NaiveStop {
     pub covers_injected: bool,
 }
 
-/// One look: the interval after the first `n` forks, and whether the rule
-/// held.
-struct Look {
-    interval: MeanInterval,
-    target_ns: Option<f64>,
-    threshold_ns: Option<f64>,
-    met: Option<StopReason>,
+/// Each fork's estimates, in fork order: its median D (dithered, as every
+/// median of D is), its log ratio, and its measured baseline runs.
+struct Estimates {
+    d: Vec<f64>,
+    logs: Vec<f64>,
+    baselines: Vec<Vec<u64>>,
 }
 
-/// Each fork's estimate (median of its dithered D) and measured baseline
-/// runs, in fork order.
-fn per_fork(forks: &[ForkData<'_>]) -> Result<(Vec<f64>, Vec<Vec<u64>>), StatsError> {
-    let estimates = forks
-        .iter()
-        .map(|f| stats::median(&f.diffs()))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok((estimates, forks.iter().map(|f| f.baselines()).collect()))
-}
-
-/// The rule after the first `n` forks, on the interval `interval_of` makes.
-fn look_at(
-    input: &AnalysisInput,
-    s: &StopInput,
-    estimates: &[f64],
-    baselines: &[Vec<u64>],
-    n: usize,
-    interval_of: fn(&[f64], f64) -> Result<MeanInterval, StatsError>,
-) -> Result<Look, StatsError> {
-    judge(
-        s,
-        interval_of(&estimates[..n], input.confidence)?,
-        baselines,
-        n,
-    )
-}
-
-/// The rule after the first `n` forks, whose interval is `interval`.
-fn judge(
-    s: &StopInput,
-    interval: MeanInterval,
-    baselines: &[Vec<u64>],
-    n: usize,
-) -> Result<Look, StatsError> {
-    let needs_median = matches!(s.rule.half_width, Some(crate::spec::HalfWidth::Percent(_)))
-        || matches!(s.gate, Some(MaxSlowdown::Percent(_)));
-    let median = if needs_median {
-        let runs: Vec<u64> = baselines[..n].iter().flatten().copied().collect();
-        stats::median(&runs)?
-    } else {
-        0.0
-    };
-    let target_ns = s.rule.half_width.map(|h| h.ns_for(median));
-    let threshold_ns = s.gate.filter(|_| s.rule.decide).map(|g| g.ns_for(median));
-    let decided = match (s.rule.decide, interval.bounds(), threshold_ns) {
-        (false, _, _) | (true, None, _) => false,
-        (true, Some(ci), Some(t)) => {
-            crate::stats::gate::decide(interval.mean, ci, t)
-                != crate::stats::gate::Decision::Inconclusive
+impl Estimates {
+    fn of(forks: &[ForkData<'_>]) -> Result<Estimates, StatsError> {
+        let mut e = Estimates {
+            d: Vec::with_capacity(forks.len()),
+            logs: Vec::with_capacity(forks.len()),
+            baselines: Vec::with_capacity(forks.len()),
+        };
+        for f in forks {
+            e.d.push(stats::median(&f.diffs())?);
+            let (b, t) = f.arm_times();
+            e.logs.push((stats::median(&t)? / stats::median(&b)?).ln());
+            e.baselines.push(f.baselines());
         }
-        (true, Some(_), None) => interval.excludes_zero(),
+        Ok(e)
+    }
+
+    /// The median of the first `n` forks' baseline runs: what a
+    /// percentage of the baseline is a share of.
+    fn baseline_median(&self, n: usize) -> Result<f64, StatsError> {
+        let runs: Vec<u64> = self.baselines[..n].iter().flatten().copied().collect();
+        stats::median(&runs)
+    }
+}
+
+/// The two intervals after the first `n` forks.
+struct Intervals {
+    ratio: LookInterval,
+    d: LookInterval,
+}
+
+/// Whether the rule holds for `intervals` (module doc).
+fn met(s: &StopInput, i: &Intervals) -> Option<StopReason> {
+    let decided = s.rule.decide
+        && match s.gate {
+            Some(MaxSlowdown::Ns(t)) => {
+                i.d.bounds
+                    .is_some_and(|ci| decide(i.d.mean, ci, t as f64) != Decision::Inconclusive)
+            }
+            Some(MaxSlowdown::Percent(p)) => i.ratio.bounds.is_some_and(|[lo, hi]| {
+                decide(0.0, [lo.exp(), hi.exp()], 1.0 + p / 100.0) != Decision::Inconclusive
+            }),
+            None => i.ratio.excludes(0.0),
+        };
+    let reached = match s.rule.half_width {
+        Some(HalfWidth::Ns(t)) => i.d.half_width() <= t as f64,
+        Some(HalfWidth::Percent(p)) => ratio_half_width(&i.ratio) <= p / 100.0,
+        None => false,
     };
-    let met = if decided {
+    if decided {
         Some(StopReason::Decided)
-    } else if target_ns.is_some_and(|t| interval.half_width <= t) {
+    } else if reached {
         Some(StopReason::Target)
     } else {
         None
+    }
+}
+
+/// Half the width of a log-ratio interval as a ratio: the share of the
+/// baseline's run time the change's interval spans either side.
+fn ratio_half_width(i: &LookInterval) -> f64 {
+    i.bounds
+        .map_or(f64::INFINITY, |[lo, hi]| (hi.exp() - lo.exp()) / 2.0)
+}
+
+/// The rule runs made before this one stopped on (module doc): Lai's
+/// confidence sequence over the forks' median D, a percentage taken of the
+/// baseline runs' median.
+fn met_before(
+    s: &StopInput,
+    e: &Estimates,
+    n: usize,
+    confidence: f64,
+) -> Result<Option<StopReason>, StatsError> {
+    let cs = stats::sequential::confidence_sequence(&e.d[..n], confidence)?;
+    let median = if matches!(s.rule.half_width, Some(HalfWidth::Percent(_)))
+        || matches!(s.gate, Some(MaxSlowdown::Percent(_)))
+    {
+        e.baseline_median(n)?
+    } else {
+        0.0
     };
-    Ok(Look {
-        interval,
-        target_ns,
-        threshold_ns,
-        met,
+    let decided = match (s.rule.decide, cs.bounds(), s.gate) {
+        (false, _, _) | (true, None, _) => false,
+        (true, Some(ci), Some(g)) => {
+            decide(cs.mean, ci, g.ns_for(median)) != Decision::Inconclusive
+        }
+        (true, Some(_), None) => cs.excludes_zero(),
+    };
+    Ok(if decided {
+        Some(StopReason::Decided)
+    } else if s
+        .rule
+        .half_width
+        .is_some_and(|h| cs.half_width <= h.ns_for(median))
+    {
+        Some(StopReason::Target)
+    } else {
+        None
+    })
+}
+
+/// The rule as the run applied it after the first `n` forks (from
+/// `min_forks` on).
+fn rule_at(
+    s: &StopInput,
+    e: &Estimates,
+    n: usize,
+    confidence: f64,
+) -> Result<Option<StopReason>, StatsError> {
+    match s.method {
+        StopMethod::Spending => Ok(met(s, &spent(s, e, n, confidence)?)),
+        StopMethod::SequenceOnDifference => met_before(s, e, n, confidence),
+    }
+}
+
+/// The spending intervals after the first `n` forks.
+fn spent(s: &StopInput, e: &Estimates, n: usize, confidence: f64) -> Result<Intervals, StatsError> {
+    let spending = s.spending(confidence)?;
+    Ok(Intervals {
+        ratio: spending.interval(&e.logs[..n])?,
+        d: spending.interval(&e.d[..n])?,
     })
 }
 
@@ -176,10 +294,8 @@ pub fn look(
     if n < s.rule.min_forks.get() as usize {
         return Ok(None);
     }
-    let (estimates, baselines) = per_fork(forks).map_err(stats_err)?;
-    let met = look_at(input, s, &estimates, &baselines, n, confidence_sequence)
-        .map_err(stats_err)?
-        .met;
+    let e = Estimates::of(forks).map_err(stats_err)?;
+    let met = rule_at(s, &e, n, input.confidence).map_err(stats_err)?;
     Ok(met.or((n >= s.rule.max_forks.get() as usize).then_some(StopReason::Max)))
 }
 
@@ -208,39 +324,26 @@ pub(crate) fn cell(
         )));
     }
     let stats_err = |source| AnalysisError::Stats { cell, source };
-    let (estimates, baselines) = per_fork(forks).map_err(stats_err)?;
+    let confidence = input.confidence;
+    let e = Estimates::of(forks).map_err(stats_err)?;
     let min = s.rule.min_forks.get() as usize;
-    let at = |n, f| look_at(input, s, &estimates, &baselines, n, f).map_err(stats_err);
-    // The deciding sequence after each fork, computed once: the looks
-    // below and the stopping path (`stop.svg`) read the same intervals.
-    let sequence: Vec<Option<MeanInterval>> = (0..=k)
-        .map(|n| {
-            (n >= 1)
-                .then(|| confidence_sequence(&estimates[..n], input.confidence).ok())
-                .flatten()
-        })
-        .collect();
-    let deciding = |n: usize| match sequence[n] {
-        Some(i) => judge(s, i, &baselines, n).map_err(stats_err),
-        None => at(n, confidence_sequence),
-    };
     for n in min..k {
-        if let Some(reason) = deciding(n)?.met {
+        if let Some(reason) = rule_at(s, &e, n, confidence).map_err(stats_err)? {
             return Err(bad(format!(
                 "its rule held after {n} forks ({reason}), so the run would have stopped there, but run.json records it stopping after {k}"
             )));
         }
     }
-    let last = deciding(k)?;
+    let last = rule_at(s, &e, k, confidence).map_err(stats_err)?;
     let agrees = match stopped.reason {
-        StopReason::Target | StopReason::Decided => last.met == Some(stopped.reason),
-        StopReason::Max | StopReason::Time => last.met.is_none(),
+        StopReason::Target | StopReason::Decided => last == Some(stopped.reason),
+        StopReason::Max | StopReason::Time => last.is_none(),
     };
     if !agrees {
         return Err(bad(format!(
             "run.json records it stopping after {k} forks for reason `{}`, but after {k} forks its rule says {}",
             stopped.reason,
-            last.met.map_or("go on".to_string(), |r| format!("`{r}`"))
+            last.map_or("go on".to_string(), |r| format!("`{r}`"))
         )));
     }
     let spins: Vec<u64> = forks
@@ -248,205 +351,93 @@ pub(crate) fn cell(
         .flat_map(|f| f.measured.iter().map(|p| p.spin_ns))
         .collect();
     let injected_ns = stats::median(&spins).map_err(stats_err)?;
-    let bounds = |i: &MeanInterval| {
-        i.bounds()
+    let at_stop = spent(s, &e, k, confidence).map_err(stats_err)?;
+    let bounds = |i: &LookInterval| {
+        i.bounds
             .ok_or_else(|| bad(format!("its interval after {} forks is unbounded", i.n)))
     };
-    let path = (2..=k)
-        .filter_map(|n| {
-            let i = sequence[n]?;
-            i.bounds().map(|b| StopLook {
-                forks: n as u32,
-                estimate_ns: i.mean,
-                interval_ns: b,
-            })
+    let statistic = s.statistic();
+    let shown = |i: &Intervals| -> Option<StopLook> {
+        let (mean, b) = match statistic {
+            StopStatistic::Ratio => (
+                i.ratio.mean.exp(),
+                i.ratio.bounds.map(|[lo, hi]| [lo.exp(), hi.exp()])?,
+            ),
+            StopStatistic::Difference => (i.d.mean, i.d.bounds?),
+        };
+        Some(StopLook {
+            forks: i.d.n as u32,
+            estimate: mean,
+            interval: b,
         })
-        .collect();
-    let naive = (min..=k)
-        .map(|n| at(n, t_interval))
-        .collect::<Result<Vec<_>, _>>()?;
-    let naive_stop = naive
-        .iter()
-        .find(|l| l.met.is_some())
-        .unwrap_or_else(|| naive.last().expect("min_forks <= forks_run"));
+    };
+    let mut path = Vec::new();
+    for n in 2..=k {
+        if let Some(l) = shown(&spent(s, &e, n, confidence).map_err(stats_err)?) {
+            path.push(l);
+        }
+    }
+    let naive = naive(s, &e, min, k, confidence).map_err(stats_err)?;
+    let [ratio_lo, ratio_hi] = bounds(&at_stop.ratio)?;
     Ok(CellStop {
         forks_run: stopped.forks_run,
         reason: stopped.reason,
-        interval_ns: bounds(&last.interval)?,
-        estimate_ns: last.interval.mean,
-        half_width_ns: last.interval.half_width,
-        target_ns: last.target_ns,
-        threshold_ns: last.threshold_ns,
+        statistic,
+        ratio: at_stop.ratio.mean.exp(),
+        ratio_ci: [ratio_lo.exp(), ratio_hi.exp()],
+        estimate_ns: at_stop.d.mean,
+        interval_ns: bounds(&at_stop.d)?,
+        half_width_ns: at_stop.d.half_width(),
+        target_ns: match s.rule.half_width {
+            Some(HalfWidth::Ns(t)) => Some(t as f64),
+            _ => None,
+        },
+        target_share: match s.rule.half_width {
+            Some(HalfWidth::Percent(p)) => Some(p / 100.0),
+            _ => None,
+        },
+        threshold_ns: match s.gate.filter(|_| s.rule.decide) {
+            Some(MaxSlowdown::Ns(t)) => Some(t as f64),
+            _ => None,
+        },
+        threshold_ratio: match s.gate.filter(|_| s.rule.decide) {
+            Some(MaxSlowdown::Percent(p)) => Some(1.0 + p / 100.0),
+            _ => None,
+        },
         injected_ns,
-        covers_injected: last.interval.contains(injected_ns),
+        covers_injected: at_stop.d.contains(injected_ns),
         naive: NaiveStop {
-            forks: naive_stop.interval.n as u32,
-            met: naive_stop.met.is_some(),
-            interval_ns: bounds(&naive_stop.interval)?,
-            covers_injected: naive_stop.interval.contains(injected_ns),
+            covers_injected: naive.1.contains(injected_ns),
+            forks: naive.1.n as u32,
+            met: naive.0,
+            interval_ns: bounds(&naive.1)?,
         },
         path,
     })
 }
 
-/// A stopped cell's speed ratio: the confidence sequence over its forks'
-/// log ratios (valid wherever the run stopped, whichever statistic chose
-/// the stop), around their mean, as ratios.
-pub(crate) fn ratio(
-    input: &AnalysisInput,
-    cell: u32,
-    forks: &[super::ForkAnalysis],
-) -> Result<(f64, [f64; 2]), AnalysisError> {
-    let logs: Vec<f64> = forks.iter().map(|f| f.ratio.ln()).collect();
-    let cs = confidence_sequence(&logs, input.confidence)
-        .map_err(|source| AnalysisError::Stats { cell, source })?;
-    let ci = stats::ratio::ratio_of_log_interval(cs.mean, cs.half_width).ok_or_else(|| {
-        AnalysisError::Stop(format!(
-            "cell {cell}: its ratio's interval after {} forks is unbounded",
-            cs.n
-        ))
-    })?;
-    Ok((cs.mean.exp(), ci))
+/// Where the same rule on fixed-n t intervals, looked at after every fork
+/// from `min` to `k`, would have stopped (whether it held there), and D's
+/// fixed-n interval at that fork.
+fn naive(
+    s: &StopInput,
+    e: &Estimates,
+    min: usize,
+    k: usize,
+    confidence: f64,
+) -> Result<(bool, LookInterval), StatsError> {
+    let first = min.max(2);
+    for n in first..=k {
+        let i = Intervals {
+            ratio: fixed(&e.logs[..n], confidence)?,
+            d: fixed(&e.d[..n], confidence)?,
+        };
+        if met(s, &i).is_some() || n == k {
+            return Ok((met(s, &i).is_some(), i.d));
+        }
+    }
+    Ok((false, fixed(&e.d[..k], confidence)?))
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::record::{Arm, Phase};
-    use std::num::NonZeroU32;
-
-    /// Fork f of cell 0: five measured pairs whose D are `base + f + k`
-    /// (k = -2..=2), so the fork's median D is `base + f` exactly (no
-    /// dither: clock resolution 0), with baseline runs of 10 µs.
-    fn rows(forks: u32, base: i64) -> Vec<PairRecord> {
-        let mut out = Vec::new();
-        for f in 0..forks {
-            for (i, k) in (-2i64..=2).enumerate() {
-                let d = (base + i64::from(f) + k).max(-9_000);
-                out.push(PairRecord {
-                    cell: 0,
-                    fork: f,
-                    phase: Phase::Measure,
-                    pair: i as u32,
-                    first: if i % 2 == 0 {
-                        Arm::Baseline
-                    } else {
-                        Arm::Treatment
-                    },
-                    baseline_ns: 10_000,
-                    treatment_ns: (10_000 + d) as u64,
-                    delay_ns: 0,
-                    spin_ns: 0,
-                    baseline_at_ns: 1000 * i as u64,
-                    treatment_at_ns: 1000 * i as u64 + 500,
-                    usage: Default::default(),
-                });
-            }
-        }
-        out
-    }
-
-    fn input() -> AnalysisInput {
-        AnalysisInput {
-            master_seed: 7,
-            resamples: 100,
-            confidence: 0.95,
-            ordering: crate::spec::Ordering::PairedRandom,
-            pad_baseline: true,
-            cells: vec![CellInfo {
-                cell: 0,
-                params: Default::default(),
-                delay_ns: 0,
-            }],
-            target_half_width_ns: None,
-            clock_resolution_ns: 0.0,
-        }
-    }
-
-    fn rule(decide: bool, half_width: Option<crate::spec::HalfWidth>) -> StopInput {
-        StopInput {
-            rule: StopRule {
-                half_width,
-                decide,
-                min_forks: NonZeroU32::new(3).unwrap(),
-                max_forks: NonZeroU32::new(6).unwrap(),
-                max_time_s: None,
-            },
-            gate: None,
-            stops: Vec::new(),
-        }
-    }
-
-    /// Fork estimates 1000, 1001, 1002: mean 1001, s = 1, the sequence's
-    /// half-width 13.22 / sqrt(3) = 7.63 (`stats::sequential`'s table):
-    /// decided at the first look; before min_forks nothing is said; with
-    /// D around 0 the rule never holds and the cell runs to max_forks.
-    #[test]
-    fn look_stops_a_clear_cell_at_min_forks_and_an_unclear_one_at_max() {
-        let (i, cell) = (input(), input().cells[0].clone());
-        let decide = rule(true, None);
-        assert_eq!(look(&i, &decide, &cell, &rows(2, 1000)).unwrap(), None);
-        assert_eq!(
-            look(&i, &decide, &cell, &rows(3, 1000)).unwrap(),
-            Some(StopReason::Decided)
-        );
-        // Estimates -1, 0, 1, ...: the interval always holds 0.
-        assert_eq!(look(&i, &decide, &cell, &rows(5, -1)).unwrap(), None);
-        assert_eq!(
-            look(&i, &decide, &cell, &rows(6, -1)).unwrap(),
-            Some(StopReason::Max)
-        );
-        // A target of 8 ns: 7.63 is inside it after 3 forks; of 7 ns not.
-        let target = |ns| rule(false, Some(crate::spec::HalfWidth::Ns(ns)));
-        assert_eq!(
-            look(&i, &target(8), &cell, &rows(3, -1)).unwrap(),
-            Some(StopReason::Target)
-        );
-        assert_eq!(look(&i, &target(7), &cell, &rows(3, -1)).unwrap(), None);
-        // 1 % of the 10 µs baseline is 100 ns.
-        let percent = rule(false, Some(crate::spec::HalfWidth::Percent(1.0)));
-        assert_eq!(
-            look(&i, &percent, &cell, &rows(3, -1)).unwrap(),
-            Some(StopReason::Target)
-        );
-    }
-
-    /// The analysis recomputes every look: a recorded stop later than the
-    /// first look where the rule held, or a reason the data do not give,
-    /// is refused; the one the run made is reported with the t interval
-    /// peeked beside it.
-    #[test]
-    fn a_recorded_stop_must_be_where_the_rule_first_held() {
-        let i = input();
-        let check = |forks: u32, base: i64, reason: StopReason| {
-            let rows = rows(forks, base);
-            let mut s = rule(true, None);
-            s.stops = vec![Stopped {
-                cell: 0,
-                forks_run: forks,
-                reason,
-            }];
-            let grouped = super::super::group(&i, &rows).unwrap();
-            cell(&i, &s, 0, &grouped[&0])
-        };
-        let ok = check(3, 1000, StopReason::Decided).unwrap();
-        assert_eq!((ok.forks_run, ok.estimate_ns), (3, 1001.0));
-        assert!((ok.half_width_ns - 7.633_668_868).abs() < 1e-6, "{ok:?}");
-        assert!(!ok.covers_injected, "d = 0 and the interval excludes 0");
-        assert_eq!((ok.naive.forks, ok.naive.met), (3, true));
-        let late = check(4, 1000, StopReason::Decided).unwrap_err().to_string();
-        assert!(
-            late.contains("its rule held after 3 forks (decided), so the run would have stopped there, but run.json records it stopping after 4"),
-            "{late}"
-        );
-        let wrong = check(3, 1000, StopReason::Time).unwrap_err().to_string();
-        assert!(
-            wrong.contains("for reason `time`, but after 3 forks its rule says `decided`"),
-            "{wrong}"
-        );
-        let max = check(6, -1, StopReason::Max).unwrap();
-        assert!(max.covers_injected && !max.naive.met, "{max:?}");
-        let not_met = check(6, -1, StopReason::Decided).unwrap_err().to_string();
-        assert!(not_met.contains("its rule says go on"), "{not_met}");
-    }
-}
+mod tests;

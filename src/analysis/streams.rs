@@ -3,23 +3,21 @@
 //!
 //! | statistic            | path                  | sample order                          |
 //! |----------------------|-----------------------|---------------------------------------|
-//! | hierarchical CI      | `[cell, u64::MAX - 1]`| forks ascending; D by `pair` in each  |
 //! | order CI             | `[cell, u64::MAX - 2]`| per fork, a: D with treatment first, b: second |
 //! | carry-over CI        | `[cell, u64::MAX - 3]`| per fork, a: first-in-pair baseline after a treatment, b: after a baseline |
 //! | treatment carry-over | `[cell, u64::MAX - 4]`| per fork, a: first-in-pair treatment after a baseline, b: after a treatment |
-//! | ratio CI             | `[cell, u64::MAX - 5]`| forks ascending; a fork's log ratio drawn from its interval's normal |
-//! | own-arm ratio CI     | `[cell, u64::MAX - 6]`| forks with both own-arm groups, ascending |
 //! | machines CI          | `[cell, u64::MAX - 32]`| hosts by name; each host's forks ascending; D by `pair` |
 //! | layout spread ratio  | `[u64::MAX - 64]`     | fixed cells, then random cells, ascending; each cell's forks ascending |
 //! | layout factor i      | `[u64::MAX - 64, i]`  | permutations of ln(baseline median) within each random cell, cells ascending |
 //!
 //! The per-fork, pooled and CPU/RSS intervals of a median are exact
-//! (`stats::exact_median`) and resample nothing. Each fork's seed
+//! (`stats::exact_median`) and the intervals over the forks are Student's
+//! t: they resample nothing. Each fork's seed
 //! (`[cell, fork]`, run.json `seeds.bootstrap`) drives its dither: one
-//! uniform draw per measured pair, in pair order (`dither`). The pooled and
-//! CPU/RSS seeds (`[cell, u64::MAX]`, `[cell, u64::MAX - 16..18]`) are
-//! still derived and recorded in run.json, unused, so older runs keep
-//! their meaning. Forks are u32, so the pooled paths can never meet a fork's. The order and
+//! uniform draw per measured pair, in pair order (`dither`). The pooled,
+//! hierarchical and CPU/RSS seeds (`[cell, u64::MAX]`, `[cell, u64::MAX -
+//! 1]`, `[cell, u64::MAX - 16..18]`) are still derived and recorded in
+//! run.json, unused, so older runs keep their meaning. Forks are u32, so the pooled paths can never meet a fork's. The order and
 //! carry-over streams are hierarchical over the forks that have values in
 //! both groups (ascending fork order; each group in pair, resp. run, order).
 //! Draw order per stream is that of `stats::resample`.
@@ -51,10 +49,6 @@ pub(crate) fn fork(master: u64, cell: u32, fork: u32) -> Pcg64 {
     Pcg64::seed_from_u64(fork_seed(master, cell, fork))
 }
 
-pub(crate) fn hierarchical(master: u64, cell: u32) -> Pcg64 {
-    Pcg64::seed_from_u64(cell_seeds(master, cell).hierarchical)
-}
-
 pub(crate) fn order(master: u64, cell: u32) -> Pcg64 {
     Pcg64::seed_from_u64(cell_seeds(master, cell).order)
 }
@@ -66,16 +60,6 @@ pub(crate) fn carry_over(master: u64, cell: u32) -> Pcg64 {
 /// The treatment's carry-over contrast (the baseline's is [`carry_over`]).
 pub(crate) fn carry_over_treatment(master: u64, cell: u32) -> Pcg64 {
     cell_stream(master, cell, 4)
-}
-
-/// The interval of a cell's speed ratio across its forks.
-pub(crate) fn ratio(master: u64, cell: u32) -> Pcg64 {
-    cell_stream(master, cell, 5)
-}
-
-/// The interval of the ratio of runs that followed their own arm.
-pub(crate) fn own_ratio(master: u64, cell: u32) -> Pcg64 {
-    cell_stream(master, cell, 6)
 }
 
 /// A cell's stream at path `[cell, u64::MAX - k]`.
@@ -97,7 +81,6 @@ mod tests {
     fn recorded_seeds_drive_the_streams() {
         let s = cell_seeds(9, 3);
         let expect = |seed: u64| Pcg64::seed_from_u64(seed).next_u64();
-        assert_eq!(hierarchical(9, 3).next_u64(), expect(s.hierarchical));
         assert_eq!(order(9, 3).next_u64(), expect(s.order));
         assert_eq!(carry_over(9, 3).next_u64(), expect(s.carry_over));
         let same = crate::seed::rng(9, crate::seed::Domain::Bootstrap, &[3, u64::MAX]).next_u64();

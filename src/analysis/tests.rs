@@ -115,7 +115,7 @@ fn one_fork_has_no_cross_runs_and_says_why() {
     assert!(c.cross_runs.note.as_deref().unwrap().contains("two forks"));
     assert_eq!(c.correlation, None);
     assert_eq!(c.variance, None);
-    assert_eq!(c.hierarchical.median_ns, 5.0);
+    assert_eq!(c.over_forks.estimate_ns, 5.0);
     assert_eq!(c.forks[0].median_ns, 5.0);
 }
 
@@ -153,7 +153,7 @@ fn all_equal_differences_give_degenerate_intervals() {
         assert_eq!(fork.verdict, Verdict::Seen);
     }
     assert_eq!(c.pooled.ci_ns, [7.0, 7.0]);
-    assert_eq!(c.hierarchical.ci_ns, [7.0, 7.0]);
+    assert_eq!(c.over_forks.ci_ns, [7.0, 7.0]);
     assert_eq!(c.calibration.error_ns, 0.0);
     assert!(c.calibration.ci_covers_delay);
     let v = c.variance.as_ref().unwrap();
@@ -585,7 +585,7 @@ fn json_is_byte_identical_and_round_trips() {
         "forks",
         "forks_seen",
         "pooled",
-        "hierarchical",
+        "over_forks",
         "cross_runs",
         "correlation",
     ] {

@@ -2,14 +2,14 @@
 //! that anyone can recompute the intervals without this code (e.g. with
 //! numpy, as `tests/fixtures/reference.py` does). The per-fork and pooled
 //! intervals of a median are exact (`stats::exact_median`) and draw nothing,
-//! so only the nested designs appear here.
+//! and the intervals over the forks are Student's t, so only the nested
+//! designs appear here.
 //!
 //! Each list replays the stream of [`super::streams`] that `analyse` uses,
 //! via the `stats::*_indices` functions: exactly for samples below 64
 //! values (the window of the two-level draws is then every rank; see
 //! `stats::bootstrap`), a plain resample of the same distribution above. Indices refer to each sample sorted
-//! ascending (see `stats::resample`); a hierarchical slot is `[g, indices]`
-//! with g the position of the fork in ascending fork order; an order or
+//! ascending (see `stats::resample`); an order or
 //! carry-over slot is `[g, a indices, b indices]`, g counting only the forks
 //! that have values in both groups (from `stats::CLUSTER_MIN_FORKS` such
 //! forks on, the cluster bootstrap: every index of the fork's a and b
@@ -20,8 +20,7 @@ use super::{carry_over, group, order, streams, AnalysisError, AnalysisInput, For
 use crate::record::PairRecord;
 use crate::spec::Ordering;
 use crate::stats::{
-    cluster_indices, hierarchical_indices, hierarchical_two_sample_indices, resamples_whole_forks,
-    TwoSampleSlot,
+    cluster_indices, hierarchical_two_sample_indices, resamples_whole_forks, TwoSampleSlot,
 };
 use rand_pcg::Pcg64;
 use serde::{Deserialize, Serialize};
@@ -35,7 +34,6 @@ pub struct ResampleTrace {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CellTrace {
     pub cell: u32,
-    pub hierarchical: Vec<Vec<(u32, Vec<u32>)>>,
     /// Slots `[g, a indices, b indices]`, g the position among the forks
     /// that have both groups. Null unless paired-random and some fork had
     /// the treatment in both positions.
@@ -56,7 +54,6 @@ pub fn resample_trace(
         .iter()
         .map(|info| {
             let forks: &[ForkData<'_>] = &grouped[&info.cell];
-            let sizes: Vec<u32> = forks.iter().map(|f| f.measured.len() as u32).collect();
             fn two<T>(
                 per_fork: &[(Vec<T>, Vec<T>)],
                 mut rng: Pcg64,
@@ -93,11 +90,6 @@ pub fn resample_trace(
             }
             CellTrace {
                 cell: info.cell,
-                hierarchical: hierarchical_indices(
-                    &mut streams::hierarchical(seed, info.cell),
-                    &sizes,
-                    b,
-                ),
                 order: match input.ordering {
                     Ordering::PairedRandom => two(
                         &order::position_groups(forks),

@@ -149,6 +149,7 @@ pub(crate) fn summarize(
         Err(m) => check_trials::CheckTrials {
             outcome: (Default::default(), Some(Stopped::Failed(m.clone()))),
             guard: None,
+            guard_failure: None,
         },
     };
     let (timed, stopped) = &trials.outcome;
@@ -211,12 +212,9 @@ pub(crate) fn summarize(
             )),
         })
     } else {
-        guard.as_ref().filter(|g| !g.held).map(|g| Failure {
+        trials.guard_failure.clone().map(|message| Failure {
             exit_code: 1,
-            message: format!(
-                "outside runner's schemas, the database changed during check's trial runs: {}. runner never commits what the user's SQL writes, so this is an effect PostgreSQL does not roll back (a sequence, a function that opens its own connection) or another session's commit to a table the experiment names",
-                g.changes.join("; ")
-            ),
+            message,
         })
     };
     Ok(CheckSummary {
@@ -448,14 +446,27 @@ fn gate_lines(exp: &Experiment, all: &[plan::Cell]) -> (Option<String>, Option<S
     let Some(g) = &exp.gate else {
         return (None, None);
     };
-    let line = format!(
-        "max_slowdown {}, {} interval decides, self-check {}, min_power {}, max_false_block {}; exit 0 pass, 3 regression, 4 inconclusive",
+    let judged = match g.max_slowdown {
+        crate::spec::MaxSlowdown::Percent(_) => "the speed ratio's interval over the forks decides",
+        crate::spec::MaxSlowdown::Ns(_) => "D's interval over the forks decides",
+    };
+    let mut line = format!(
+        "max_slowdown {}, {judged}, self-check {}, min_power {}, max_false_block {}; exit 0 pass, 3 regression, 4 inconclusive",
         g.max_slowdown,
-        g.statistic,
         if g.self_check { "on" } else { "off" },
         g.min_power,
         g.max_false_block
     );
+    let forks = exp
+        .design
+        .stop
+        .map_or(exp.design.forks.get(), |s| s.max_forks.get());
+    let least = crate::analysis::gate::MIN_FORKS;
+    if forks < least {
+        line.push_str(&format!(
+            "; a gate decides on {least} forks per cell at least, so with {forks} it will be inconclusive (--set design.forks={least})"
+        ));
+    }
     let self_check = g.self_check.then(|| {
         let forks = all
             .iter()

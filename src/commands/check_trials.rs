@@ -26,6 +26,8 @@ pub(super) struct CheckTrials {
     /// that run the user's code): the same before/after fingerprint as a
     /// fork's.
     pub guard: Option<GuardRecord>,
+    /// The sentence `check` fails with when the guard did not hold.
+    pub guard_failure: Option<String>,
 }
 
 /// A schema of `check`'s own, dropped when it goes (or said, if it cannot be).
@@ -66,6 +68,7 @@ fn trial_target(
     let run_id = format!("check_{:016x}", rand::random::<u64>());
     let (t, id) = (db.clone(), run_id.clone());
     let made = interrupt::run(interrupt::count(), move || {
+        crate::exec::database::sweep(&t);
         crate::db::open::run_schema(&t, &id, false)
     })
     .map_err(|i| NoTrialSchema(format!("{i} while making a schema for the trial runs")))?
@@ -97,10 +100,11 @@ pub(super) fn run(
     target: Option<&DbTarget>,
     named: Option<BTreeSet<String>>,
 ) -> Result<CheckTrials> {
-    let (outcome, guard) = match trial_target(target) {
+    let (outcome, guard, guard_failure) = match trial_target(target) {
         Err(why) if interrupt::interrupted() => return Err(run_failed(why.0)),
         Err(why) => (
             (trials::Trials::default(), Some(Stopped::Failed(why.0))),
+            None,
             None,
         ),
         Ok((db, _schema)) => guarded(exp, cells, db.as_ref(), named)?,
@@ -113,19 +117,25 @@ pub(super) fn run(
         Some(Stopped::Disagreement(why)) => Err(bad_input(format!(
             "check's trial run found that {why}; exec would stop at its first fork for the same reason"
         ))),
-        _ => Ok(CheckTrials { outcome, guard }),
+        _ => Ok(CheckTrials {
+            outcome,
+            guard,
+            guard_failure,
+        }),
     }
 }
 
 /// The trials inside the database guard, when they run the user's code on
 /// PostgreSQL: a fingerprint of everything outside runner's schemas
-/// before, and after their connections are gone.
+/// before, and after their connections are gone; with the sentence it
+/// fails with when it did not hold.
+#[allow(clippy::type_complexity)]
 fn guarded(
     exp: &Experiment,
     cells: &[Cell],
     db: Option<&DbTarget>,
     named: Option<BTreeSet<String>>,
-) -> Result<(trials::Outcome, Option<GuardRecord>)> {
+) -> Result<(trials::Outcome, Option<GuardRecord>, Option<String>)> {
     let user_code = exp
         .design
         .arms()
@@ -139,7 +149,7 @@ fn guarded(
         None => None,
     };
     let Some(mut guard) = guard else {
-        return Ok((trials::run(exp, cells, db), None));
+        return Ok((trials::run(exp, cells, db), None, None));
     };
     let before = guard.take().map_err(fail)?;
     let outcome = trials::run(exp, cells, db);
@@ -147,5 +157,11 @@ fn guarded(
         .wait_for_workers(None, Duration::from_secs(10))
         .and_then(|()| guard.take())
         .map_err(fail)?;
-    Ok((outcome, Some(before.compare(&after, named.as_ref()))))
+    let blame = crate::db::fingerprint::Blame {
+        named,
+        strict: exp.database.strict,
+    };
+    let record = before.compare(&after, &blame);
+    let failure = (!record.held).then(|| blame.failure("check's trial runs", &record));
+    Ok((outcome, Some(record), failure))
 }

@@ -87,8 +87,60 @@ fn run_line(label: &str, r: &Run) -> String {
     )
 }
 
+/// What an interval drawn from one run reads as: one value is no
+/// interval, and a point printed as `[x, x]` would claim an exactness the
+/// data cannot have.
+const ONE_RUN: &str = "n/a (one run)";
+
+/// One of the two runs measured the arm only once in the cell.
+fn row_one_run(r: &Row) -> bool {
+    r.n_runs.0 < 2 || r.n_runs.1 < 2
+}
+
+/// One of the two runs measured the cell's pairs only once.
+fn effect_one_run(e: &EffectRow) -> bool {
+    e.n_pairs.0 < 2 || e.n_pairs.1 < 2
+}
+
+/// A lone factor by the digit rule of a lone value: `2.73x`.
+fn lone_factor(x: f64) -> String {
+    let c = format::Column::plain(&[format::Entry::Value(x)], 4);
+    format!("{}x", c.bare(x, false))
+}
+
+/// A column entry of an estimate, or of its value alone when one run
+/// gives it no interval.
+fn entry(m: f64, lo: f64, hi: f64, one_run: bool) -> format::Entry {
+    if one_run {
+        format::Entry::Value(m)
+    } else {
+        format::Entry::Estimate(m, lo, hi)
+    }
+}
+
+/// An estimate in its column, or its value and [`ONE_RUN`].
+fn estimate_in(c: &format::Column, m: f64, lo: f64, hi: f64, one_run: bool) -> String {
+    if one_run {
+        format!("{}, {ONE_RUN}", c.value(m))
+    } else {
+        c.estimate(m, lo, hi)
+    }
+}
+
+/// The column entry of a run's fork medians: one fork's median is a value,
+/// not a range.
+fn fork_medians((lo, hi): (f64, f64), forks: usize) -> format::Entry {
+    if forks < 2 {
+        format::Entry::Value(lo)
+    } else {
+        format::Entry::Span(lo, hi)
+    }
+}
+
 fn verdict(r: &Row) -> &'static str {
-    if r.change.ci.lo > 0.0 {
+    if row_one_run(r) {
+        ONE_RUN
+    } else if r.change.ci.lo > 0.0 {
         "slower in B"
     } else if r.change.ci.hi < 0.0 {
         "faster in B"
@@ -107,18 +159,28 @@ fn separate_runs(run: &Run, rows: &[Row], confidence: f64) -> String {
     let widest = rows.iter().max_by(|x, y| spread(x).total_cmp(&spread(y)));
     let loosest = rows
         .iter()
+        .filter(|r| !row_one_run(r))
         .max_by(|x, y| half_width(x).total_cmp(&half_width(y)));
-    let (Some(w), Some(h)) = (widest, loosest) else {
+    let Some(w) = widest else {
         return String::new();
     };
     let single = rows.iter().any(|r| r.n_forks.0 < 2 || r.n_forks.1 < 2);
     if single {
         return format!(
-            "**What separate runs can resolve.** At least one run has a single fork per cell, so there is no fork-to-fork spread to measure: its interval only reflects the pairs inside one process and understates how far two separate runs differ with nothing changed. Run more forks (`design.forks`) before reading a change from two runs, or measure both versions in one paired run. The widest half-interval here is {} ({} confidence).",
-            format::duration(half_width(h)),
-            format::percent(confidence)
+            "**What separate runs can resolve.** At least one run has a single fork per cell, so there is no fork-to-fork spread to measure: its interval only reflects the pairs inside one process and understates how far two separate runs differ with nothing changed. Run more forks (`design.forks`) before reading a change from two runs, or measure both versions in one paired run. {}",
+            match loosest {
+                Some(h) => format!(
+                    "The widest half-interval here is {} ({} confidence).",
+                    format::duration(half_width(h)),
+                    format::percent(confidence)
+                ),
+                None => "With one run of each arm per cell, no interval could be drawn at all.".into(),
+            }
         );
     }
+    let Some(h) = loosest else {
+        return String::new();
+    };
     let arm = |r: &Row| match r.arm {
         Arm::Baseline => "baseline",
         Arm::Treatment => "treatment",
@@ -197,7 +259,9 @@ fn size(info: &RunInfo) -> String {
 /// How the effect moved from A to B, in words: judged on the speed
 /// ratio (B's over A's), each run's on its own baseline.
 fn effect_change(e: &EffectRow) -> &'static str {
-    if e.ratio_change.lo > 1.0 {
+    if effect_one_run(e) {
+        ONE_RUN
+    } else if e.ratio_change.lo > 1.0 {
         "the treatment lost ground: slower against the baseline in B"
     } else if e.ratio_change.hi < 1.0 {
         "the treatment gained: faster against the baseline in B"
@@ -255,7 +319,7 @@ The paired effect of each cell's treatment against `{}`, in each run on its own 
 ",
         exp.design.baseline,
         crate::report::effect::interval_name(
-            effects.first().map_or(crate::analysis::effect::IntervalKind::Hierarchical, |e| e.a.interval),
+            effects.first().map_or(crate::analysis::effect::IntervalKind::Forks, |e| e.a.interval),
             confidence
         ),
         format::percent(confidence)
@@ -267,14 +331,28 @@ The paired effect of each cell's treatment against `{}`, in each run on its own 
     let change = format::Column::time(
         &effects
             .iter()
-            .map(|e| format::Entry::Estimate(e.change.median, e.change.ci.lo, e.change.ci.hi))
+            .map(|e| {
+                entry(
+                    e.change.median,
+                    e.change.ci.lo,
+                    e.change.ci.hi,
+                    effect_one_run(e),
+                )
+            })
             .collect::<Vec<_>>(),
     );
-    let all: Vec<&crate::analysis::effect::Effect> =
-        effects.iter().flat_map(|e| [&e.a, &e.b]).collect();
+    let all: Vec<&crate::analysis::effect::Effect> = effects
+        .iter()
+        .flat_map(|e| [(&e.a, e.n_pairs.0), (&e.b, e.n_pairs.1)])
+        .filter(|(_, n)| *n > 1)
+        .map(|(x, _)| x)
+        .collect();
     let digits = crate::report::effect::Digits::of(&all);
     for e in effects {
-        let words = |x: &crate::analysis::effect::Effect| {
+        let words = |x: &crate::analysis::effect::Effect, pairs: usize| {
+            if pairs < 2 {
+                return format!("{}, {ONE_RUN}", lone_factor(x.ratio));
+            }
             let t = crate::report::effect::text_in(
                 x,
                 &e.treatment,
@@ -290,16 +368,28 @@ The paired effect of each cell's treatment against `{}`, in each run on its own 
             }
         };
         let label = cell_label(a, e.cell);
+        let one_run = effect_one_run(e);
         out.push_str(&format!(
             "| {label} | {} | {} | {} | {} | {} |\n",
-            words(&e.a),
-            words(&e.b),
-            factor(e.ratio_change),
-            change.estimate(e.change.median, e.change.ci.lo, e.change.ci.hi),
+            words(&e.a, e.n_pairs.0),
+            words(&e.b, e.n_pairs.1),
+            if one_run {
+                format!("{}, {ONE_RUN}", lone_factor(e.ratio_change.estimate))
+            } else {
+                factor(e.ratio_change)
+            },
+            estimate_in(
+                &change,
+                e.change.median,
+                e.change.ci.lo,
+                e.change.ci.hi,
+                one_run
+            ),
             effect_change(e)
         ));
     }
-    if let Some(widest) = effects.iter().max_by(|x, y| {
+    let with_interval = effects.iter().filter(|e| !effect_one_run(e));
+    if let Some(widest) = with_interval.max_by(|x, y| {
         let w = |e: &EffectRow| e.change.ci.hi - e.change.ci.lo;
         w(x).total_cmp(&w(y))
     }) {
@@ -307,6 +397,8 @@ The paired effect of each cell's treatment against `{}`, in each run on its own 
             "\nEach run's own intervals are as narrow as pairs inside one process make them; the change between two runs is not, since separate runs share no process. Here the change is resolved only beyond about ± {} (the widest half-interval above): a smaller change of the effect cannot be told from the difference between two runs on this machine, so \"no change resolved\" does not mean \"no change\".\n\n",
             format::duration((widest.change.ci.hi - widest.change.ci.lo) / 2.0)
         ));
+    } else if !effects.is_empty() {
+        out.push_str("\nA run that measured one pair of a cell gives that cell no interval, so no change of its effect can be told from chance here: each such cell reads n/a (one run).\n\n");
     }
     out
 }
@@ -357,10 +449,23 @@ pub(super) fn render(a: &Run, b: &Run, effects: &[EffectRow], rows: &[Row]) -> S
     };
     let median_a = column(|r| format::Entry::Value(r.median_a));
     let median_b = column(|r| format::Entry::Value(r.median_b));
-    let change =
-        column(|r| format::Entry::Estimate(r.change.median, r.change.ci.lo, r.change.ci.hi));
-    let forks_a = column(|r| format::Entry::Span(r.forks_a.0, r.forks_a.1));
-    let forks_b = column(|r| format::Entry::Span(r.forks_b.0, r.forks_b.1));
+    let change = column(|r| {
+        entry(
+            r.change.median,
+            r.change.ci.lo,
+            r.change.ci.hi,
+            row_one_run(r),
+        )
+    });
+    let forks_a = column(|r| fork_medians(r.forks_a, r.n_forks.0));
+    let forks_b = column(|r| fork_medians(r.forks_b, r.n_forks.1));
+    let range_in = |c: &format::Column, (lo, hi): (f64, f64), forks: usize| {
+        if forks < 2 {
+            format!("{} (one fork)", c.value(lo))
+        } else {
+            c.range(lo, hi)
+        }
+    };
     for r in rows {
         let cell = a.info.cells.iter().find(|c| c.cell == r.cell);
         let treatment = cell.map_or(exp.design.treatment.as_str(), |c| c.arms(&exp.design).1);
@@ -373,14 +478,20 @@ pub(super) fn render(a: &Run, b: &Run, effects: &[EffectRow], rows: &[Row]) -> S
             cell_label(a, r.cell),
             median_a.value(r.median_a),
             median_b.value(r.median_b),
-            change.estimate(r.change.median, r.change.ci.lo, r.change.ci.hi),
+            estimate_in(
+                &change,
+                r.change.median,
+                r.change.ci.lo,
+                r.change.ci.hi,
+                row_one_run(r)
+            ),
             if r.median_a > 0.0 {
                 format::percent(r.change.median / r.median_a)
             } else {
                 "n/a".into()
             },
-            forks_a.range(r.forks_a.0, r.forks_a.1),
-            forks_b.range(r.forks_b.0, r.forks_b.1),
+            range_in(&forks_a, r.forks_a, r.n_forks.0),
+            range_in(&forks_b, r.forks_b, r.n_forks.1),
             verdict(r)
         ));
     }

@@ -95,6 +95,9 @@ pub(crate) struct Row {
     pub forks_a: (f64, f64),
     pub forks_b: (f64, f64),
     pub n_forks: (usize, usize),
+    /// Measured runs of the arm in the cell, in each run: with one, there
+    /// is nothing to draw an interval from.
+    pub n_runs: (usize, usize),
     pub seed: u64,
 }
 
@@ -113,6 +116,8 @@ pub(crate) struct EffectRow {
     /// run's ratio is on its own baseline and D in ms moves with the
     /// machine's load.
     pub ratio_change: stats::apart::Bounded,
+    /// Measured pairs of the cell in each run (see [`Row::n_runs`]).
+    pub n_pairs: (usize, usize),
     pub seed: u64,
 }
 
@@ -220,6 +225,7 @@ fn rows(a: &Run, b: &Run) -> Result<Vec<Row>> {
                 forks_a: fork_range(&va).map_err(&fail)?,
                 forks_b: fork_range(&vb).map_err(&fail)?,
                 n_forks: (va.len(), vb.len()),
+                n_runs: (all(&va).len(), all(&vb).len()),
                 seed,
             });
         }
@@ -266,6 +272,7 @@ fn effect_rows(a: &Run, b: &Run) -> Result<Vec<EffectRow>> {
             a: ea,
             b: eb,
             change,
+            n_pairs: (da.iter().map(Vec::len).sum(), db.iter().map(Vec::len).sum()),
             seed,
         });
     }

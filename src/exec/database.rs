@@ -46,6 +46,7 @@ impl RunDatabase {
         // A backend this runner was built without is refused here, before
         // anything is made.
         let info = db::open::info(&target).map_err(|e| run_failed(e.to_string()))?;
+        sweep(&target);
         db::open::run_schema(&target, run_id, resuming).map_err(|e| run_failed(e.to_string()))?;
         Ok(Some(RunDatabase {
             target,
@@ -59,5 +60,28 @@ impl RunDatabase {
         if let Err(e) = db::open::drop_run_schema(&self.target, &self.run_id) {
             crate::console::warn(&format!("could not drop the run's schema: {e}"));
         }
+    }
+}
+
+/// Drops the schemas that runner processes on this host left when they
+/// were killed before they could (`db::pg::schema::sweep`), and says so in
+/// one line; a sweep that fails is said too and stops nothing, since the
+/// run's own schema is another.
+pub(crate) fn sweep(target: &DbTarget) {
+    match db::open::sweep(target) {
+        Ok(dropped) if dropped.is_empty() => {}
+        Ok(dropped) => crate::console::err(&format!(
+            "note: dropped {} schema{} that runner processes killed on this host had left: {}",
+            dropped.len(),
+            if dropped.len() == 1 { "" } else { "s" },
+            dropped
+                .iter()
+                .map(db::owner::RunnerSchema::said)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        Err(e) => crate::console::warn(&format!(
+            "could not look for schemas that killed runner processes left: {e}"
+        )),
     }
 }

@@ -16,9 +16,8 @@ use std::time::Duration;
 pub(super) struct DatabaseGuard {
     guard: Option<Box<dyn crate::db::fingerprint::Fingerprinter>>,
     last: Option<crate::db::fingerprint::Fingerprint>,
-    /// The relations the experiment's SQL names (`db::preflight`);
-    /// `None`: every change is the run's.
-    named: Option<std::collections::BTreeSet<String>>,
+    /// Who a change is held against (`db::fingerprint::Blame`).
+    blame: crate::db::fingerprint::Blame,
 }
 
 /// How long the parent waits for a fork's connections to end, so their
@@ -26,9 +25,12 @@ pub(super) struct DatabaseGuard {
 const CONNECTIONS_CLOSE: Duration = Duration::from_secs(10);
 
 impl DatabaseGuard {
+    /// `named`: what the experiment names (`db::preflight`), `None`: every
+    /// change is the run's; `strict`: `[database] strict`.
     pub(super) fn open(
         db: Option<&crate::db::DbTarget>,
         named: Option<std::collections::BTreeSet<String>>,
+        strict: bool,
     ) -> Result<DatabaseGuard> {
         let guard = match db {
             Some(target) => crate::db::open::guard(target)
@@ -38,7 +40,7 @@ impl DatabaseGuard {
         Ok(DatabaseGuard {
             guard,
             last: None,
-            named,
+            blame: crate::db::fingerprint::Blame { named, strict },
         })
     }
 
@@ -72,9 +74,21 @@ impl DatabaseGuard {
             .wait_for_workers(backends, CONNECTIONS_CLOSE)
             .and_then(|()| g.take())
             .map_err(|e| run_failed(format!("the database guard: {e}")))?;
-        let record = before.compare(&after, self.named.as_ref());
+        let record = before.compare(&after, &self.blame);
         self.last = Some(after);
         Ok(Some(record))
+    }
+
+    /// The sentence a run fails with when the guard did not hold during
+    /// `during`; none when it held.
+    pub(super) fn failure(
+        &self,
+        during: &str,
+        record: Option<&crate::db::fingerprint::GuardRecord>,
+    ) -> Option<String> {
+        record
+            .filter(|g| !g.held)
+            .map(|g| self.blame.failure(during, g))
     }
 }
 

@@ -175,12 +175,10 @@ impl<'a> ForkLoop<'a> {
         }
         let backends = outcome.as_ref().ok().map(|r| backend_pids(&r.summary));
         let database_guard = self.guard.compare(print_before, backends.as_deref())?;
-        let changed = database_guard.as_ref().filter(|g| !g.held).map(|g| {
-            format!(
-                "outside runner's schemas, the database changed during {label}: {}. runner never commits what the user's SQL writes, so this is an effect PostgreSQL does not roll back (a sequence, a function that opens its own connection) or another session's commit to a table the experiment names; the fork's data is discarded",
-                g.changes.join("; ")
-            )
-        });
+        let changed = self
+            .guard
+            .failure(&label, database_guard.as_ref())
+            .map(|f| format!("{f}; the fork's data is discarded"));
         if let Some(g) = database_guard
             .as_ref()
             .filter(|g| !g.other_sessions.is_empty())
@@ -190,7 +188,7 @@ impl<'a> ForkLoop<'a> {
             self.say(
                 "note",
                 &format!(
-                    "{label}: another session changed tables this experiment does not name: {}",
+                    "{label}: another session changed what this experiment does not name: {}",
                     g.other_sessions.join("; ")
                 ),
             );

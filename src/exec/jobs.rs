@@ -56,12 +56,24 @@ pub(super) fn run_jobs(phase: Phase<'_>) -> Result<()> {
         .collect();
     let (todo_len, kept) = (todo.len(), measured.len());
     let progress = Progress::new(quiet, (kept + todo_len) as u64, kept as u64);
+    let mut requests: Vec<_> = todo
+        .iter()
+        .map(|job| super::job_request(exp, info, job, db))
+        .collect();
+    // Where other runners hold the CPUs a placement pins: said once each.
+    let mut said = std::collections::BTreeSet::new();
+    for r in &requests {
+        if let Some(note) = r.claim.as_ref().and_then(|c| c.note.as_deref()) {
+            if said.insert((r.placement, note)) {
+                progress.println(&format!("note: placement \"{}\": {note}", r.placement));
+            }
+        }
+    }
     // The guard checks what the user's SQL or commands did; a run of
     // runner's built-in kinds runs only runner's own statements.
-    let user_code = todo.iter().any(|job| {
-        let request = super::job_request(exp, info, job, db);
-        request.baseline.runs_user_code() || request.treatment.runs_user_code()
-    });
+    let user_code = requests
+        .iter()
+        .any(|r| r.baseline.runs_user_code() || r.treatment.runs_user_code());
     // The catalog's answers before anything of the user's runs: what
     // cannot run as written stops here (exit 2), and the tables the SQL
     // names are the ones the guard holds against the run.
@@ -70,7 +82,11 @@ pub(super) fn run_jobs(phase: Phase<'_>) -> Result<()> {
     } else {
         None
     };
-    let mut guard = DatabaseGuard::open(db.filter(|_| user_code), findings.map(|f| f.named))?;
+    let mut guard = DatabaseGuard::open(
+        db.filter(|_| user_code),
+        findings.map(|f| f.named),
+        exp.database.strict,
+    )?;
     // The trial runs `check` makes, for the jobs still to run, before any
     // worker starts, inside the guard as forks are: they choose the counts
     // of a fork's pairs the file left out, and give the estimate.
@@ -83,6 +99,11 @@ pub(super) fn run_jobs(phase: Phase<'_>) -> Result<()> {
             plan::runs::apply(&mut info.spec.experiment.design, costs, jobs);
             exp.design.adopt_runs(&info.spec.experiment.design);
             partial.write_run_info(info)?;
+            // The workers run the counts just chosen.
+            requests = todo
+                .iter()
+                .map(|job| super::job_request(exp, info, job, db))
+                .collect();
         }
         let e = super::estimate::from_trials(exp, &info.cells, db, &trials);
         if announce && !quiet {
@@ -93,10 +114,6 @@ pub(super) fn run_jobs(phase: Phase<'_>) -> Result<()> {
             return Err(stop);
         }
     }
-    let requests: Vec<_> = todo
-        .iter()
-        .map(|job| super::job_request(exp, info, job, db))
-        .collect();
     let run = RunState {
         exp,
         info,
@@ -121,19 +138,15 @@ fn trials_in_guard(
 ) -> Result<super::trials::Outcome> {
     let print_before = guard.take()?;
     let trials = super::trials::run(exp, &info.cells, db);
-    if let Some(g) = guard.compare(print_before, None)? {
-        for other in &g.other_sessions {
-            progress.println(&format!(
-                "note: during exec's trial runs, another session's work: {other}"
-            ));
-        }
-        if !g.held {
-            progress.clear();
-            return Err(run_failed(format!(
-                "outside runner's schemas, the database changed during exec's trial runs, before any fork: {}. runner never commits what the user's SQL writes, so this is an effect PostgreSQL does not roll back (a sequence, a function that opens its own connection) or another session's commit to a table the experiment names",
-                g.changes.join("; ")
-            )));
-        }
+    let record = guard.compare(print_before, None)?;
+    for other in record.iter().flat_map(|g| &g.other_sessions) {
+        progress.println(&format!(
+            "note: during exec's trial runs, another session's work: {other}"
+        ));
+    }
+    if let Some(failure) = guard.failure("exec's trial runs, before any fork", record.as_ref()) {
+        progress.clear();
+        return Err(run_failed(failure));
     }
     Ok(trials)
 }

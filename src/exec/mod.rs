@@ -170,11 +170,20 @@ fn job_request(
         pad_baseline: d.pad_baseline,
         database: db.cloned(),
         placement: plan::placement(exp, cell),
+        claim: claim(plan::placement(exp, cell)),
         layout: crate::memory_layout::plan(plan::layout(exp, cell), info.seeds.master, job.seed),
         temp_dir: crate::temp::private_root(),
         trial: false,
         sql: exp.database.sql_options(),
     }
+}
+
+/// The CPUs `placement` pins, locked for this run's lifetime so that no
+/// other runner pins there (`placement::lock`); none when it cannot be made
+/// here, which the worker then says as before.
+fn claim(placement: crate::placement::Placement) -> Option<crate::placement::Claim> {
+    let dir = crate::placement::lock::lock_dir(crate::settings::get().runtime_dir.as_deref());
+    crate::placement::lock::claim(&dir, placement, &crate::placement::pin::allowed_cpus()).ok()
 }
 
 /// `--resume P --out O`: the finished folder is renamed from P to O, so

@@ -37,6 +37,10 @@ pub(crate) struct JobRequest {
     pub database: Option<DbTarget>,
     /// Where the worker pins itself and its database backend.
     pub placement: crate::placement::Placement,
+    /// The CPUs the parent locked for it (`placement::lock`); none: the
+    /// worker places itself by `placement` alone (trial runs).
+    #[serde(default)]
+    pub claim: Option<crate::placement::Claim>,
     /// The parent made and seeded this job's `tx-rollback` tables on
     /// PostgreSQL before the fork (`exec::tables`); false: each instance
     /// makes its own.

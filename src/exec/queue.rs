@@ -132,6 +132,7 @@ mod tests {
             pad_baseline: true,
             database: None,
             placement: crate::placement::Placement::None,
+            claim: None,
             premade_tables: false,
             layout: None,
             temp_dir: None,

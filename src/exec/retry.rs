@@ -13,22 +13,72 @@ use super::{bisect, ExecArgs, ExecOutcome};
 use crate::analysis::gate::Verdict;
 use crate::error::Result;
 
+/// What a retry would do: run again, or not, because its design costs
+/// more than the gate allows.
+#[derive(Debug)]
+pub enum Retry {
+    Run(Box<ExecArgs>),
+    /// The retry's forks x runs per fork over the first run's, and the
+    /// gate's `max_retry_factor`.
+    TooCostly {
+        sets: Vec<String>,
+        factor: f64,
+        cap: f64,
+    },
+}
+
 /// What runs again, if anything: the first run's arguments plus the
-/// retry's `--set` overrides, into the first run's folder.
-pub fn retry_args(args: &ExecArgs, first: &ExecOutcome) -> Option<ExecArgs> {
+/// retry's `--set` overrides, into the first run's folder; none when the
+/// first run was not an inconclusive gate asked to retry, and
+/// [`Retry::TooCostly`] when the retry's design would cost more than the
+/// gate's `max_retry_factor` times the first run (a CI job's time is
+/// bounded; an inconclusive answer in it is better than none).
+pub fn retry_args(args: &ExecArgs, first: &ExecOutcome) -> Option<Retry> {
     let inconclusive = first.exit_code == Verdict::Inconclusive.exit_code();
     if !inconclusive || !(args.retry_inconclusive || args.bisect) {
         return None;
     }
+    let sets = retry_sets(args, first);
+    let exp = &first.info.spec.experiment;
+    let cap = exp
+        .gate
+        .and_then(|g| g.max_retry_factor)
+        .unwrap_or(f64::INFINITY);
+    let factor = cost_factor(&exp.design, &sets);
+    if factor > cap {
+        return Some(Retry::TooCostly { sets, factor, cap });
+    }
     let mut set = args.set.clone();
-    set.extend(retry_sets(args, first));
-    Some(ExecArgs {
+    set.extend(sets);
+    Some(Retry::Run(Box::new(ExecArgs {
         out: Some(first.dir.clone()),
         resume: None,
         set,
         retry_inconclusive: false,
         ..args.clone()
-    })
+    })))
+}
+
+/// The retry's forks x (warm-up + measured pairs) per cell over the first
+/// run's design, with `sets` (`design.forks=N`, `design.pairs=M`) applied.
+fn cost_factor(design: &crate::spec::Design, sets: &[String]) -> f64 {
+    let value = |key: &str| {
+        sets.iter()
+            .filter_map(|s| s.strip_prefix(key)?.strip_prefix('=')?.parse::<f64>().ok())
+            .next_back()
+    };
+    let forks = f64::from(
+        design
+            .stop
+            .map_or(design.forks.get(), |s| s.max_forks.get()),
+    );
+    let (warmup, pairs) = (
+        f64::from(design.warmup_pairs),
+        f64::from(design.pairs.get()),
+    );
+    let new_forks = value("design.forks").unwrap_or(forks);
+    let new_pairs = value("design.pairs").unwrap_or(pairs);
+    (new_forks * (warmup + new_pairs)) / (forks * (warmup + pairs))
 }
 
 /// The design of the retry: for `--retry-inconclusive` the one the verdict
@@ -67,8 +117,16 @@ pub fn exec_with_retry(args: &ExecArgs) -> Result<i32> {
     };
     let first = super::exec(args)?;
     crate::console::out(&first.summary);
-    let Some(again) = retry_args(args, &first) else {
-        return Ok(first.exit_code);
+    let again = match retry_args(args, &first) {
+        None => return Ok(first.exit_code),
+        Some(Retry::Run(again)) => again,
+        Some(Retry::TooCostly { sets, factor, cap }) => {
+            crate::console::err(&format!(
+                "gate: inconclusive, and not retried: the retry it names (--set {}) would cost {factor:.1} times the first run, more than gate.max_retry_factor = {cap}; the verdict stays inconclusive",
+                sets.join(" --set ")
+            ));
+            return Ok(first.exit_code);
+        }
     };
     let added: Vec<String> = again.set[args.set.len()..]
         .iter()
@@ -99,6 +157,21 @@ pub fn bisect_line(code: i32, verdict: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Twice the forks costs 2; four times the pairs of 30 with 3 warm-up
+    /// pairs costs (3 + 120) / 33 = 3.7; both together 7.5.
+    #[test]
+    fn a_retry_is_costed_against_the_first_run() {
+        let text = "[strategies.a]\nkind = \"noop\"\n[design]\nbaseline = \"a\"\ntreatment = \"a\"\nforks = 5\nwarmup_pairs = 3\npairs = 30\n";
+        let e = crate::spec::parse_recorded("x.toml", text, &Default::default()).unwrap();
+        let d = &e.design;
+        assert_eq!(cost_factor(d, &["design.forks=10".into()]), 2.0);
+        let pairs = cost_factor(d, &["design.pairs=120".into()]);
+        assert!((pairs - 123.0 / 33.0).abs() < 1e-12, "{pairs}");
+        let both = cost_factor(d, &["design.forks=10".into(), "design.pairs=120".into()]);
+        assert!((both - 2.0 * 123.0 / 33.0).abs() < 1e-12, "{both}");
+        assert_eq!(cost_factor(d, &[]), 1.0);
+    }
 
     #[test]
     fn the_bisect_line_says_what_git_is_told() {

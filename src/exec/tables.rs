@@ -129,6 +129,7 @@ mod tests {
             pad_baseline: true,
             database: None,
             placement: crate::placement::Placement::None,
+            claim: None,
             premade_tables: premade,
             layout: None,
             temp_dir: None,

@@ -93,6 +93,7 @@ pub(super) fn request(exp: &Experiment, cell: &Cell, db: Option<&DbTarget>) -> J
         pad_baseline: d.pad_baseline,
         database: db.cloned(),
         placement: crate::placement::Placement::None,
+        claim: None,
         premade_tables: false,
         layout: None,
         temp_dir: crate::temp::private_root(),

@@ -333,7 +333,7 @@ fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> 
     }
     // Pinned before anything else starts: threads, connections and a
     // command's children inherit the worker's CPU.
-    let (cpus, worker_pinned) = apply::pin_worker(job.placement)?;
+    let (cpus, worker_pinned) = apply::pin_worker(job.placement, job.claim.as_ref())?;
     // The heap offset is taken before the strategies allocate anything and
     // held until the fork ends, so everything they allocate sits behind it.
     let held = job.layout.map(crate::memory_layout::Held::start);
@@ -351,7 +351,9 @@ fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> 
         arms = arms.skewed();
     }
     let mut draws = draws::Draws::new(job.seed);
-    let report = check::check(job, &mut arms, draws.input())?;
+    let first = draws.input();
+    let report = check::check(job, &mut arms, first)?;
+    check::check_more(job, &mut arms, first)?;
     let setup_ns = set_up.elapsed().as_nanos() as u64;
     let seeded_hash = report.seeded_hash.clone();
     send(out, &WorkerMessage::Checked(report))?;
@@ -400,6 +402,7 @@ fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> 
         placement: job.placement,
         planned: cpus,
         worker_pinned,
+        contention: job.claim.as_ref().and_then(|c| c.note.clone()),
         database: apply::database_side(&pids, backends, embedded),
         cpus: std::mem::take(&mut timer.cpus),
         backend_cpus,

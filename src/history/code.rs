@@ -51,6 +51,8 @@ pub(super) fn between(top: &Path, reports: &str, before: &str, after: &str) -> V
                 short: short.into(),
                 date: date.get(..16).unwrap_or(date).replace('T', " "),
                 subject: subject.into(),
+                // A commit of the code, not of the report folder.
+                folder: String::new(),
             })
         })
         .collect()

@@ -8,6 +8,15 @@
 //! branch as it was built, where a side branch's report arrives with the
 //! commit that merged it. Pathspecs are literal (`--literal-pathspecs`),
 //! so a folder named with `*` or `:` means just that folder.
+//!
+//! A folder that was renamed is followed, as `git log --follow` follows a
+//! file (which it does for one file only, not a folder): where the
+//! folder's oldest commit adds its run.json, git's rename detection on
+//! that commit says whether the run.json came from another folder, and if
+//! so that folder's commits before it are read too, each version from the
+//! folder it was in then. Where git pairs no rename but the same commit
+//! removed another folder's run.json (moved and edited at once), the
+//! history says where it starts and which folder to read for the rest.
 
 use crate::error::{bad_input, run_failed, Result};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -22,6 +31,28 @@ pub(crate) struct Commit {
     /// Committer date, `YYYY-MM-DD HH:MM` in the committer's time zone.
     pub date: String,
     pub subject: String,
+    /// The report folder at this commit, relative to the repository's top
+    /// (with `/`): the one asked for, or the name it had before a rename.
+    pub folder: String,
+}
+
+/// How the folder's line of commits begins, when that is worth a word.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Start {
+    /// Its first commit adds its run.json and removes `removed`'s (a
+    /// folder's run.json that git did not pair as a rename): perhaps the
+    /// folder before a rename made together with an edit.
+    BesideRemoval { commit: Commit, removed: String },
+}
+
+/// Where a folder's oldest commit got its run.json.
+enum Origin {
+    /// Added there, or changed in place.
+    Added,
+    /// Renamed from this folder.
+    Renamed(String),
+    /// Added there while another folder's run.json was removed.
+    BesideRemoval(String),
 }
 
 /// The repository a report folder is in.
@@ -144,7 +175,9 @@ impl Repo {
         }
     }
 
-    fn log(&self, range: &[&str]) -> Result<Vec<Commit>> {
+    /// The first-parent commits of `range` that touched `folder`, oldest
+    /// first.
+    fn log(&self, range: &[&str], folder: &str) -> Result<Vec<Commit>> {
         let mut cmd = git(&self.top);
         cmd.args([
             "log",
@@ -155,7 +188,7 @@ impl Repo {
         ])
         .args(range)
         .arg("--")
-        .arg(&self.folder);
+        .arg(folder);
         let text = output(&mut cmd)?.map_err(|e| run_failed(format!("git log failed: {e}")))?;
         Ok(text
             .lines()
@@ -167,31 +200,123 @@ impl Repo {
                     short: short.into(),
                     date: date.get(..16).unwrap_or(date).replace('T', " "),
                     subject: subject.into(),
+                    folder: folder.into(),
                 })
             })
             .collect())
     }
 
-    /// The commits that changed the folder, oldest first; with `since`,
-    /// the one whose version was current at `since` and every later one.
-    pub(super) fn commits(&self, since: Option<&str>) -> Result<Vec<Commit>> {
+    /// The commits that changed the folder, oldest first, across its
+    /// renames (module doc); with `since`, the one whose version was
+    /// current at `since` and every later one. Also how the line starts,
+    /// when a removal beside its first commit may be an unpaired rename.
+    pub(super) fn commits(&self, since: Option<&str>) -> Result<(Vec<Commit>, Option<Start>)> {
         // An empty repository has no HEAD: nothing was ever committed.
         let head =
             output(git(&self.top).args(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]))?;
         if head.is_err() {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), None));
         }
-        match since {
-            None => self.log(&["HEAD"]),
-            Some(rev) => {
-                let base = self.resolve(rev)?;
-                // `-1` walks back from `since` to the last commit that
-                // touched the folder: the version current at `since`.
-                let mut out = self.log(&["-1", &base])?;
-                out.extend(self.log(&[&format!("{base}..HEAD")])?);
-                Ok(out)
+        let mut segments: Vec<Vec<Commit>> = Vec::new();
+        let mut folder = self.folder.clone();
+        let mut tip = "HEAD".to_string();
+        let mut start = None;
+        loop {
+            let segment = self.log(&[&tip], &folder)?;
+            let Some(first) = segment.first().cloned() else {
+                break;
+            };
+            segments.push(segment);
+            match self.origin(&first)? {
+                Origin::Renamed(old) if segments.len() < 64 => {
+                    tip = format!("{}^1", first.hash);
+                    folder = old;
+                }
+                Origin::BesideRemoval(removed) => {
+                    start = Some(Start::BesideRemoval {
+                        commit: first,
+                        removed,
+                    });
+                    break;
+                }
+                _ => break,
             }
         }
+        let mut all: Vec<Commit> = segments.into_iter().rev().flatten().collect();
+        if let Some(rev) = since {
+            let base = self.resolve(rev)?;
+            // The commits after `since`, and the last one before: the
+            // version current at `since`.
+            let list = output(git(&self.top).args(["rev-list", &format!("{base}..HEAD")]))?
+                .map_err(|e| run_failed(format!("git rev-list failed: {e}")))?;
+            let after: std::collections::HashSet<&str> = list.lines().collect();
+            let first = all
+                .iter()
+                .rposition(|c| !after.contains(c.hash.as_str()))
+                .unwrap_or(0);
+            all.drain(..first);
+        }
+        Ok((all, start))
+    }
+
+    /// Where the run.json that `commit` put in its folder came from: git's
+    /// rename detection on the commit against its first parent.
+    fn origin(&self, commit: &Commit) -> Result<Origin> {
+        let parent = format!("{}^1", commit.hash);
+        let has_parent = output(git(&self.top).args([
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("{parent}^{{commit}}"),
+        ]))?
+        .is_ok();
+        if !has_parent {
+            return Ok(Origin::Added);
+        }
+        let text = output(git(&self.top).args([
+            "diff-tree",
+            "-r",
+            "-M",
+            "-z",
+            "--name-status",
+            &parent,
+            &commit.hash,
+        ]))?
+        .map_err(|e| run_failed(format!("git diff-tree failed: {e}")))?;
+        let run_json = format!("{}/{}", commit.folder, crate::run_folder::FILE);
+        let folder_of = |path: &str| {
+            path.strip_suffix(crate::run_folder::FILE)
+                .and_then(|p| p.strip_suffix('/'))
+                .map(String::from)
+        };
+        let mut fields = text.split('\0').filter(|f| !f.is_empty());
+        let (mut added, mut removed) = (false, None);
+        while let Some(status) = fields.next() {
+            let paired = status.starts_with('R') || status.starts_with('C');
+            let from = fields.next().unwrap_or_default();
+            let to = if paired {
+                fields.next().unwrap_or_default()
+            } else {
+                from
+            };
+            match status.chars().next() {
+                Some('R') if to == run_json => {
+                    // A name with a line break cannot be asked of git's
+                    // batch interface: the line stops there.
+                    let usable = |o: &String| *o != commit.folder && !o.contains('\n');
+                    if let Some(old) = folder_of(from).filter(usable) {
+                        return Ok(Origin::Renamed(old));
+                    }
+                }
+                Some('A') if to == run_json => added = true,
+                Some('D') if removed.is_none() => removed = folder_of(from),
+                _ => {}
+            }
+        }
+        Ok(match (added, removed) {
+            (true, Some(r)) => Origin::BesideRemoval(r),
+            _ => Origin::Added,
+        })
     }
 
     /// Whether the repository is a shallow clone (CI's default checkout
@@ -210,7 +335,6 @@ impl Repo {
         Ok(Files {
             check: Cat::start(&self.top, "--batch-check")?,
             batch: Cat::start(&self.top, "--batch")?,
-            folder: self.folder.clone(),
         })
     }
 }
@@ -285,16 +409,15 @@ impl Drop for Cat {
 pub(super) struct Files {
     check: Cat,
     batch: Cat,
-    folder: String,
 }
 
 impl Files {
     /// The blob id of `name` in the folder at `commit`; none when the
     /// commit has no such file (or something else than a file there).
-    pub(super) fn blob(&mut self, commit: &str, name: &str) -> Result<Option<String>> {
+    pub(super) fn blob(&mut self, commit: &Commit, name: &str) -> Result<Option<String>> {
         let words = self
             .check
-            .ask(&format!("{commit}:{}/{name}", self.folder))?;
+            .ask(&format!("{}:{}/{name}", commit.hash, commit.folder))?;
         Ok(match words.as_slice() {
             [oid, kind, _] if kind == "blob" => Some(oid.clone()),
             _ => None,

@@ -22,7 +22,7 @@ use crate::error::{bad_input, Result};
 use std::path::{Path, PathBuf};
 
 pub(crate) use changes::{Rule, Step};
-pub(crate) use git::Commit;
+pub(crate) use git::{Commit, Start};
 pub(crate) use version::Version;
 
 /// What a commit of the folder holds, as the history reads it.
@@ -72,6 +72,13 @@ pub(crate) struct History {
     /// The repository is a shallow clone: versions older than its oldest
     /// commit may exist and were not read.
     pub shallow: bool,
+    /// The folder's renames, oldest first: (its name before, its name
+    /// after, the commit that renamed it). The versions before each were
+    /// read from the name it had then.
+    pub renames: Vec<(String, String, Commit)>,
+    /// How the folder's line starts, when its first commit may be a rename
+    /// git did not pair.
+    pub start: Option<Start>,
 }
 
 impl History {
@@ -131,7 +138,12 @@ pub(crate) fn read(dir: &Path, since: Option<&str>) -> Result<History> {
         )));
     }
     let repo = git::Repo::of(dir)?;
-    let commits = repo.commits(since)?;
+    let (commits, start) = repo.commits(since)?;
+    let renames = commits
+        .windows(2)
+        .filter(|w| w[0].folder != w[1].folder)
+        .map(|w| (w[0].folder.clone(), w[1].folder.clone(), w[1].clone()))
+        .collect();
     if commits.is_empty() {
         return Err(bad_input(match since {
             None => format!(
@@ -157,8 +169,8 @@ pub(crate) fn read(dir: &Path, since: Option<&str>) -> Result<History> {
     let mut listed: Vec<((String, String), String, u32)> = Vec::new();
     for commit in commits {
         let blobs = (
-            files.blob(&commit.hash, crate::run_folder::FILE)?,
-            files.blob(&commit.hash, "pairs.csv")?,
+            files.blob(&commit, crate::run_folder::FILE)?,
+            files.blob(&commit, "pairs.csv")?,
         );
         if last_blobs.as_ref() == Some(&blobs) {
             rerendered += 1;
@@ -243,6 +255,8 @@ pub(crate) fn read(dir: &Path, since: Option<&str>) -> Result<History> {
         rerendered,
         entries,
         rule,
+        renames,
+        start,
     })
 }
 

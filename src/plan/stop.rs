@@ -53,6 +53,21 @@ impl std::fmt::Display for StopReason {
     }
 }
 
+/// The interval a sequential design stops on: a run records the method
+/// it stopped by (run.json `stop_method`), so that a run made under an
+/// earlier rule is checked against the rule that made its stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StopMethod {
+    /// Student's t over the forks' log ratios (or median D, for sizes in
+    /// time units) at each look, with the error rate spent over the
+    /// design's looks (`stats::spending`).
+    Spending,
+    /// Lai's confidence sequence over the forks' median D: how runs made
+    /// before the spending rule stopped.
+    SequenceOnDifference,
+}
+
 /// One cell's stopping point, as run.json records it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stopped {

@@ -32,8 +32,7 @@ pub struct EffectText {
     pub per_run: String,
     /// `faster in 3 of 3 forks`, `slower in 2 of 3 forks, faster in 1`.
     pub forks: String,
-    /// The interval's name: `hierarchical 95 % (forks, then pairs)` or
-    /// `pooled 95 % (all pairs as one sample)`.
+    /// The interval's name: `95 % interval over the forks`.
     pub interval: String,
     /// The three sizes in one phrase: `1.521x [1.499, 1.540] faster,
     /// -34.3 % [-35.1, -33.3] run time, 1.01 [0.97, 1.04] ms faster per run`.
@@ -44,9 +43,6 @@ pub struct EffectText {
     /// The same sentence with the direction and the ratio in bold, for
     /// Markdown.
     pub sentence_md: String,
-    /// When D's interval and the ratio's disagree on a direction, which
-    /// said what (no direction is then said); else empty.
-    pub disagreement: String,
 }
 
 /// The direction as a word.
@@ -58,19 +54,17 @@ pub(crate) fn direction_word(d: Direction) -> &'static str {
     }
 }
 
-/// The interval's name at `confidence`.
+/// The interval's name at `confidence`, in words (docs/guide/statistics.md
+/// says how each is made).
 pub(crate) fn interval_name(kind: IntervalKind, confidence: f64) -> String {
     match kind {
-        IntervalKind::Hierarchical => format!(
-            "hierarchical {} (forks, then pairs)",
-            format::percent(confidence)
-        ),
-        IntervalKind::Pooled => format!(
-            "pooled {} (all pairs as one sample)",
+        IntervalKind::Forks => format!("{} interval over the forks", format::percent(confidence)),
+        IntervalKind::OneFork => format!(
+            "{} interval of one fork's runs (it says nothing of how the next fork would differ)",
             format::percent(confidence)
         ),
         IntervalKind::Sequence => format!(
-            "anytime-valid {} confidence sequence over the forks (valid where the run stopped)",
+            "{} interval over the forks, valid where the run stopped",
             format::percent(confidence)
         ),
     }
@@ -150,10 +144,21 @@ pub(crate) fn text_in(
     let (ratio, percent, per_run) = (ratio(e, digits), percent(e, digits), per_run(e, digits));
     let sizes = format!("{ratio}, {percent} run time, {per_run}");
     let forks = forks(e);
+    // Two forks that disagree leave Student's t with one degree of
+    // freedom, 12.7 standard errors wide: say that more forks are what
+    // it takes, rather than let "no difference" read as an answer.
+    let few = if e.direction == Direction::NoDifference
+        && e.interval != IntervalKind::OneFork
+        && e.forks == 2
+    {
+        " 2 forks cannot bound this effect (an interval over 2 forks is 12.7 of their standard errors wide); run 3 at least."
+    } else {
+        ""
+    };
     // One sentence, plain (terminal) or with Markdown emphasis (reports).
     let say = |emphasis: fn(&str) -> String| match e.direction {
         Direction::NoDifference => format!(
-            "{} between `{treatment}` and `{baseline}`: {sizes}; {forks}.",
+            "{} between `{treatment}` and `{baseline}`: {sizes}; {forks}.{few}",
             emphasis("No difference resolved")
         ),
         d => format!(
@@ -162,16 +167,8 @@ pub(crate) fn text_in(
             emphasis(&ratio)
         ),
     };
-    let disagreement = disagreement(e);
-    let with_note = |s: String| {
-        if disagreement.is_empty() {
-            s
-        } else {
-            format!("{s} {disagreement}")
-        }
-    };
-    let sentence = with_note(say(|s| s.to_string()));
-    let sentence_md = with_note(say(|s| format!("**{s}**")));
+    let sentence = say(|s| s.to_string());
+    let sentence_md = say(|s| format!("**{s}**"));
     EffectText {
         direction: direction_word(e.direction),
         ratio,
@@ -182,26 +179,7 @@ pub(crate) fn text_in(
         sizes,
         sentence,
         sentence_md,
-        disagreement,
     }
-}
-
-/// The stated rule's note (see `analysis::effect`): which interval said a
-/// direction the other did not.
-fn disagreement(e: &Effect) -> String {
-    let said = |d: Direction| match d {
-        Direction::Faster => "below",
-        Direction::Slower => "above",
-        Direction::NoDifference => "across",
-    };
-    if e.difference_direction == e.ratio_direction {
-        return String::new();
-    }
-    format!(
-        "(The per-run difference's interval lies {} 0 and the speed ratio's {} 1: two statistics of the same pairs, and a direction is said only where both say it.)",
-        said(e.difference_direction),
-        said(e.ratio_direction)
-    )
 }
 
 /// A share with its interval as a signed % with one digit rule:
@@ -345,16 +323,20 @@ pub(crate) fn forks(e: &Effect) -> String {
 }
 
 /// The forks whose own interval agrees with the cell's direction: `3/3
-/// faster`, `2/3 unresolved`.
+/// faster`; with no direction resolved over the forks, what the forks
+/// said on their own (`3/3 faster`, `1/3 faster, 1/3 slower`, `0/3
+/// resolved`), as the sentence's "faster in 3 of 3 forks" does.
 pub(crate) fn forks_agreeing(e: &Effect) -> String {
+    let n = e.forks;
     match e.direction {
-        Direction::Faster => format!("{}/{} faster", e.forks_faster, e.forks),
-        Direction::Slower => format!("{}/{} slower", e.forks_slower, e.forks),
-        Direction::NoDifference => format!(
-            "{}/{} unresolved",
-            e.forks - e.forks_faster - e.forks_slower,
-            e.forks
-        ),
+        Direction::Faster => format!("{}/{n} faster", e.forks_faster),
+        Direction::Slower => format!("{}/{n} slower", e.forks_slower),
+        Direction::NoDifference => match (e.forks_faster, e.forks_slower) {
+            (0, 0) => format!("0/{n} resolved"),
+            (f, 0) => format!("{f}/{n} faster"),
+            (0, s) => format!("{s}/{n} slower"),
+            (f, s) => format!("{f}/{n} faster, {s}/{n} slower"),
+        },
     }
 }
 
@@ -367,15 +349,7 @@ mod tests {
     fn effect(d: f64, ci: [f64; 2], base: f64, faster: u32, slower: u32) -> Effect {
         let r = |x: f64| (base + x) / base;
         let ratio = (r(d), [r(ci[0]), r(ci[1])]);
-        Effect::new(
-            IntervalKind::Hierarchical,
-            d,
-            ci,
-            base,
-            ratio,
-            [faster, slower],
-            3,
-        )
+        Effect::new(IntervalKind::Forks, base, ratio, [faster, slower], 3)
     }
 
     #[test]
@@ -424,9 +398,7 @@ mod tests {
     #[test]
     fn a_66x_win_is_a_ratio_with_positive_bounds() {
         let e = Effect::new(
-            IntervalKind::Hierarchical,
-            -65_000_000.0,
-            [-70_000_000.0, -60_000_000.0],
+            IntervalKind::Forks,
             66_000_000.0,
             (1.0 / 66.0, [1.0 / 73.0, 1.0 / 60.0]),
             [3, 0],
@@ -438,28 +410,26 @@ mod tests {
         assert!(!t.sentence.contains("n/a"));
     }
 
+    /// Two forks whose effects differ leave an interval 12.7 standard
+    /// errors wide: the sentence says that 3 forks are what it takes, and
+    /// the forks column says what the forks said on their own.
     #[test]
-    fn intervals_that_disagree_resolve_no_direction_and_say_why() {
-        // D's interval below 0, the ratio's across 1.
-        let e = Effect::new(
-            IntervalKind::Hierarchical,
-            -10.0,
-            [-20.0, -1.0],
-            1000.0,
-            (0.99, [0.97, 1.01]),
-            [0, 0],
-            3,
-        );
+    fn two_forks_that_cannot_bound_an_effect_say_so() {
+        let e = Effect::new(IntervalKind::Forks, 1000.0, (0.8, [0.4, 1.6]), [2, 0], 2);
         assert_eq!(e.direction, Direction::NoDifference);
         let t = text(&e, "b", "a", 0.95);
         assert!(
-            t.sentence.starts_with("No difference resolved"),
+            t.sentence
+                .ends_with("2 forks cannot bound this effect (an interval over 2 forks is 12.7 of their standard errors wide); run 3 at least."),
             "{}",
             t.sentence
         );
-        assert!(t
-            .disagreement
-            .contains("lies below 0 and the speed ratio's across 1"));
+        assert_eq!(forks_agreeing(&e), "2/2 faster");
+        let three = Effect::new(IntervalKind::Forks, 1000.0, (0.8, [0.4, 1.6]), [1, 1], 3);
+        assert!(!text(&three, "b", "a", 0.95)
+            .sentence
+            .contains("cannot bound"));
+        assert_eq!(forks_agreeing(&three), "1/3 faster, 1/3 slower");
     }
 
     #[test]
@@ -478,8 +448,14 @@ mod tests {
     #[test]
     fn interval_names_say_which() {
         assert_eq!(
-            interval_name(IntervalKind::Pooled, 0.95),
-            "pooled 95 % (all pairs as one sample)"
+            interval_name(IntervalKind::Forks, 0.95),
+            "95 % interval over the forks"
         );
+        assert_eq!(
+            interval_name(IntervalKind::Sequence, 0.95),
+            "95 % interval over the forks, valid where the run stopped"
+        );
+        assert!(interval_name(IntervalKind::OneFork, 0.95)
+            .starts_with("95 % interval of one fork's runs"));
     }
 }

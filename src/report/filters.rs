@@ -60,14 +60,24 @@ fn style(kwargs: &Kwargs) -> Result<Option<format::Column>, Error> {
     }))
 }
 
-/// `{{ c.pooled | estimate }}` (an object with `median_ns` and `ci_ns`) or
+/// The centre of an estimate object: its `median_ns`, or its
+/// `estimate_ns` (a mean of fork medians, `cells[].over_forks`).
+fn centre(v: &Value) -> Value {
+    match v.get_attr("median_ns") {
+        Ok(m) if !m.is_undefined() => m,
+        _ => v.get_attr("estimate_ns").unwrap_or_default(),
+    }
+}
+
+/// `{{ c.pooled | estimate }}` (an object with `median_ns` or
+/// `estimate_ns`, and `ci_ns`) or
 /// `{{ x_ns | estimate(ci_ns) }}`; `column=` prints it in its column's
 /// style, and `unresolved="why"` says an all-zero estimate in words.
 fn estimate(v: Value, ci: Option<Value>, kwargs: Kwargs) -> Result<String, Error> {
     let (m, ci) = match ci {
         Some(ci) => (number(&v)?, ci),
         None => (
-            number(&v.get_attr("median_ns").unwrap_or_default())?,
+            number(&centre(&v))?,
             v.get_attr("ci_ns").unwrap_or_default(),
         ),
     };
@@ -91,13 +101,15 @@ fn path(row: &Value, p: &str) -> Value {
 }
 
 /// The numbers of one row's cell: a number, a list of numbers, or an
-/// estimate object (`median_ns`, `ci_ns`), in order; none/undefined skipped.
+/// estimate object (`median_ns` or `estimate_ns`, `ci_ns`), in order;
+/// none/undefined skipped.
 fn numbers(v: &Value, out: &mut Vec<f64>) -> Result<(), Error> {
     if v.is_none() || v.is_undefined() {
         return Ok(());
     }
-    if let Ok(m) = v.get_attr("median_ns") {
-        if !m.is_undefined() {
+    if v.as_str().is_none() {
+        let m = centre(v);
+        if !m.is_undefined() && !m.is_none() {
             numbers(&m, out)?;
             return numbers(&v.get_attr("ci_ns").unwrap_or_default(), out);
         }

@@ -11,7 +11,7 @@ use crate::plan::self_check::GateSizing;
 use crate::report::context::GateView;
 use crate::report::format;
 use crate::run_folder::RunInfo;
-use crate::spec::{Experiment, GateStatistic};
+use crate::spec::Experiment;
 use serde::Serialize;
 use std::path::Path;
 
@@ -45,14 +45,20 @@ struct GateJson<'a> {
     summary: &'a str,
     self_check_summary: &'a str,
     max_slowdown: &'a str,
-    statistic: GateStatistic,
+    judges: crate::analysis::gate::Judged,
+    interval: crate::analysis::effect::IntervalKind,
     confidence: f64,
     cell: Option<u32>,
-    estimate_ns: Option<f64>,
-    ci_ns: Option<[f64; 2]>,
+    /// The judged statistic of the deciding cell, its interval and the
+    /// threshold in its unit: a speed ratio against 1 + the percentage,
+    /// or D in ns against the duration.
+    estimate: Option<f64>,
+    ci: Option<[f64; 2]>,
+    threshold: Option<f64>,
     threshold_ns: Option<f64>,
     baseline_median_ns: Option<f64>,
     self_check: bool,
+    self_check_bounds: bool,
     false_positive_share: Option<f64>,
     false_positive_forks: Option<[u32; 2]>,
     false_positive_upper_bound: Option<f64>,
@@ -63,8 +69,8 @@ struct GateJson<'a> {
     max_false_block: f64,
     power: Option<f64>,
     power_method: &'static str,
-    power_slowdown_ns: Option<f64>,
-    power_spread_ns: Option<f64>,
+    power_slowdown: Option<f64>,
+    power_spread: Option<f64>,
     min_power: f64,
     forks_needed: Option<u32>,
     pairs_needed: Option<u32>,
@@ -81,30 +87,21 @@ struct GateJson<'a> {
 struct JsonCell {
     cell: u32,
     params: serde_json::Map<String, serde_json::Value>,
-    threshold_ns: f64,
-    estimate_ns: f64,
-    ci_ns: [f64; 2],
+    threshold: f64,
+    estimate: f64,
+    ci: [f64; 2],
     decision: Verdict,
 }
 
 /// The seeds behind every number of gate.json (run.json has them all).
+/// The deciding interval (Student's t over the forks) draws nothing.
 #[derive(Debug, Serialize)]
 struct JsonSeeds {
     master: u64,
     schedule: u64,
-    /// Per experiment cell: the seed of the bootstrap stream of the
-    /// deciding interval (`hierarchical` or `pooled`; the pooled interval
-    /// is exact and draws nothing, its seed is listed so the shape stays).
-    deciding: Vec<CellSeed>,
-    /// Per self-check fork: the seed of its interval's stream (unused
-    /// since per-fork intervals are exact; listed so the shape stays).
+    /// Per self-check fork: the seed of its stream, which dithers its D
+    /// within the clock's step (its interval is exact).
     self_check: Vec<ForkSeed>,
-}
-
-#[derive(Debug, Serialize)]
-struct CellSeed {
-    cell: u32,
-    seed: u64,
 }
 
 #[derive(Debug, Serialize)]
@@ -127,15 +124,6 @@ pub(crate) fn files(info: &RunInfo, analysis: &Analysis, view: &GateView<'_>) ->
             .flat_map(|gr| gr.cells.iter().map(move |c| (gr, c)))
             .find(|(_, c)| c.cell == id)
     });
-    let stream = |cell: u32| {
-        let s = info.seeds.cells.iter().find(|s| s.cell == cell);
-        match g.statistic {
-            GateStatistic::Hierarchical => s.map(|s| s.hierarchical),
-            GateStatistic::Pooled => s.map(|s| s.pooled),
-            // The stopping interval draws nothing at random.
-            GateStatistic::Sequence => None,
-        }
-    };
     let checks: Vec<u32> = g
         .groups
         .iter()
@@ -149,14 +137,17 @@ pub(crate) fn files(info: &RunInfo, analysis: &Analysis, view: &GateView<'_>) ->
         summary: &view.view.verdict,
         self_check_summary: &view.view.self_check,
         max_slowdown: &g.max_slowdown,
-        statistic: g.statistic,
+        judges: g.judges,
+        interval: g.interval,
         confidence: analysis.confidence,
         cell: deciding.map(|(_, c)| c.cell),
-        estimate_ns: deciding.map(|(_, c)| c.estimate_ns),
-        ci_ns: deciding.map(|(_, c)| c.ci_ns),
+        estimate: deciding.map(|(_, c)| c.estimate),
+        ci: deciding.map(|(_, c)| c.ci),
+        threshold: deciding.map(|(gr, _)| gr.threshold),
         threshold_ns: deciding.map(|(gr, _)| gr.threshold_ns),
         baseline_median_ns: deciding.map(|(gr, _)| gr.baseline_median_ns),
         self_check: g.self_check,
+        self_check_bounds: g.self_check_bounds,
         false_positive_share: g.false_alarms.map(|s| s.share),
         false_positive_forks: pair(g.false_alarms.as_ref()),
         false_positive_upper_bound: g.false_alarms.map(|s| s.upper_bound),
@@ -167,8 +158,8 @@ pub(crate) fn files(info: &RunInfo, analysis: &Analysis, view: &GateView<'_>) ->
         max_false_block: g.max_false_block,
         power: g.power.map(|p| p.power),
         power_method: "deciding-interval",
-        power_slowdown_ns: g.power.map(|p| p.slowdown_ns),
-        power_spread_ns: g.power.map(|p| p.spread_ns),
+        power_slowdown: g.power.map(|p| p.slowdown),
+        power_spread: g.power.map(|p| p.spread),
         min_power: g.min_power,
         forks_needed: g.advice.map(|a| a.forks),
         pairs_needed: g.advice.map(|a| a.pairs),
@@ -184,9 +175,9 @@ pub(crate) fn files(info: &RunInfo, analysis: &Analysis, view: &GateView<'_>) ->
                 gr.cells.iter().map(move |c| JsonCell {
                     cell: c.cell,
                     params: c.params.clone(),
-                    threshold_ns: gr.threshold_ns,
-                    estimate_ns: c.estimate_ns,
-                    ci_ns: c.ci_ns,
+                    threshold: gr.threshold,
+                    estimate: c.estimate,
+                    ci: c.ci,
                     decision: c.decision,
                 })
             })
@@ -194,12 +185,6 @@ pub(crate) fn files(info: &RunInfo, analysis: &Analysis, view: &GateView<'_>) ->
         seeds: JsonSeeds {
             master: info.seeds.master,
             schedule: info.seeds.schedule,
-            deciding: g
-                .groups
-                .iter()
-                .flat_map(|gr| &gr.cells)
-                .filter_map(|c| stream(c.cell).map(|seed| CellSeed { cell: c.cell, seed }))
-                .collect(),
             self_check: info
                 .seeds
                 .bootstrap

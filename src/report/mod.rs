@@ -249,7 +249,7 @@ fn render_safe(
     let analysis_json = safe::plain(&analysis_json);
     let plots = plots::render_all(&plots::Input::of(&analysis, &ctx, pairs))?
         .into_iter()
-        .map(|(name, svg)| (name, safe::plain(&svg)))
+        .map(|(name, svg)| (name, safe::plain_xml(&svg)))
         .collect();
     let summary = safe::plain(&render("summary", include_str!("summary.txt.j2"), &ctx)?);
     let gate = ctx.gate.as_ref().map(|g| {

@@ -12,15 +12,18 @@
 //!
 //! - a control character (a newline above all: it is what starts a
 //!   heading or closes a fence) becomes a space;
-//! - a `<` that could open an HTML tag, comment or autolink becomes `&lt;`;
-//! - a backtick and a `|` become private marks ([`BACKTICK`], [`PIPE`]),
+//! - a `<` that could open an HTML tag, comment or autolink, a backtick
+//!   and a `|` become private marks ([`LT`], [`BACKTICK`], [`PIPE`]),
 //!   which [`finish_markdown`] turns into what each means where it landed
-//!   once the report is rendered: a `|` inside a table row is escaped
-//!   (`\|`), so a strategy named `a|b` keeps every table's columns; a code
-//!   span holding a backtick is fenced with more backticks than it holds,
-//!   so an argv shows exactly as it ran; anywhere else each is itself.
-//!   Text that is not Markdown (the plots, analysis.json, the terminal)
-//!   gets the characters back with [`plain`].
+//!   once the report is rendered: a `<` is `&lt;` outside code, and itself
+//!   inside a code span or a fenced block (where Markdown reads no tag and
+//!   shows an entity as typed, so `&lt;` would show as such); a `|` inside
+//!   a table row is escaped (`\|`), so a strategy named `a|b` keeps every
+//!   table's columns; a code span holding a backtick is fenced with more
+//!   backticks than it holds, so an argv shows exactly as it ran; anywhere
+//!   else each is itself. Text that is not Markdown (analysis.json, the
+//!   terminal) gets the characters back with [`plain`], and the plots,
+//!   which are XML, with [`plain_xml`].
 //!
 //! The exceptions are the texts that are Markdown by contract: the title
 //! keeps its backticks (it is one line, without tags), the description
@@ -40,28 +43,54 @@ use serde_json::Value;
 pub(crate) const PIPE: char = '\u{E000}';
 /// The mark a recorded backtick carries through the rendering.
 pub(crate) const BACKTICK: char = '\u{E001}';
+/// The mark a recorded `<` that could open a tag carries through the
+/// rendering.
+pub(crate) const LT: char = '\u{E002}';
+
+/// Every mark.
+const MARKS: [char; 3] = [PIPE, BACKTICK, LT];
 
 /// Rendered text that is not Markdown, with the marks made their
 /// characters again.
 pub(crate) fn plain(text: &str) -> String {
-    if !text.contains([PIPE, BACKTICK]) {
+    if !text.contains(MARKS) {
         return text.to_string();
     }
-    text.replace(PIPE, "|").replace(BACKTICK, "`")
+    text.replace(PIPE, "|")
+        .replace(BACKTICK, "`")
+        .replace(LT, "<")
+}
+
+/// [`plain`] for XML (the plots' SVG), whose writer escaped the text it
+/// drew but could not know a mark for `<`.
+pub(crate) fn plain_xml(text: &str) -> String {
+    plain(&text.replace(LT, "&lt;"))
 }
 
 /// Rendered Markdown with each mark made what it means where it landed
 /// (module doc): inside a fenced block the character itself; in a table
-/// row a pipe escaped; a code span holding a backtick fenced with one more
-/// backtick than its longest run; elsewhere a backtick escaped.
+/// row a pipe escaped; in a code span a `<` itself, and a span holding a
+/// backtick fenced with one more backtick than its longest run; elsewhere
+/// a backtick escaped and a `<` as `&lt;`.
 pub(crate) fn finish_markdown(text: &str) -> String {
-    if !text.contains([PIPE, BACKTICK]) {
+    if !text.contains(MARKS) {
         return text.to_string();
     }
     let mut out = String::with_capacity(text.len() + 16);
     let mut fence: Option<String> = None;
+    // Inside an HTML block (from a line that opens with a tag, such as
+    // `<details><summary>`, to a blank line) Markdown reads no code span:
+    // backticks there are text around HTML, so a `<` stays an entity.
+    let mut html = false;
     for line in text.split_inclusive('\n') {
         let t = line.trim_start_matches(' ');
+        if fence.is_none() {
+            if t.trim().is_empty() {
+                html = false;
+            } else if t.starts_with('<') && opens_tag(&t[1..]) {
+                html = true;
+            }
+        }
         let marker: String = t.chars().take_while(|&c| c == '`' || c == '~').collect();
         if marker.len() >= 3
             && (marker.chars().all(|c| c == '`') || marker.chars().all(|c| c == '~'))
@@ -79,41 +108,86 @@ pub(crate) fn finish_markdown(text: &str) -> String {
             continue;
         }
         let pipe = if t.starts_with('|') { "\\|" } else { "|" };
-        out.push_str(&spans(line).replace(PIPE, pipe));
+        let line = if html {
+            line.replace(LT, "&lt;")
+        } else {
+            line.to_string()
+        };
+        out.push_str(&spans(&line).replace(PIPE, pipe));
     }
     out
 }
 
-/// One line outside fenced blocks: the backtick marks in its code spans
-/// (made by the template, one backtick each side) fenced, the others
-/// escaped.
+/// Text outside code: a backtick mark escaped, a `<` mark an entity.
+fn outside_code(text: &str) -> String {
+    text.replace(BACKTICK, "\\`").replace(LT, "&lt;")
+}
+
+/// The length of the run of backticks that starts `text`.
+fn backticks(text: &str) -> usize {
+    text.bytes().take_while(|&b| b == b'`').count()
+}
+
+/// One line outside fenced blocks, its code spans found as CommonMark
+/// finds them (a run of n backticks closed by the next run of exactly n; a
+/// backtick after a backslash opens none): in a span, a `<` mark is `<`
+/// and backtick marks are fenced; elsewhere both are escaped
+/// ([`outside_code`]). A span that runs on to another line is taken for
+/// text, which keeps every `<` an entity.
 fn spans(line: &str) -> String {
     let mut out = String::with_capacity(line.len());
-    let mut rest = line;
-    while let Some(open) = rest.find('`') {
-        out.push_str(&rest[..open].replace(BACKTICK, "\\`"));
-        let after = &rest[open + 1..];
-        let Some(close) = after.find('`') else {
-            out.push_str(&rest[open..].replace(BACKTICK, "\\`"));
-            return out;
+    let mut plain_from = 0;
+    let mut i = 0;
+    while i < line.len() {
+        let rest = &line[i..];
+        if rest.starts_with("\\`") || rest.starts_with("\\\\") {
+            i += 2;
+            continue;
+        }
+        if !rest.starts_with('`') {
+            i += rest.chars().next().map_or(1, char::len_utf8);
+            continue;
+        }
+        let n = backticks(rest);
+        let after = &rest[n..];
+        // The next run of exactly n backticks closes the span.
+        let mut k = 0;
+        let close = loop {
+            match after[k..].find('`') {
+                None => break None,
+                Some(at) => {
+                    let run = backticks(&after[k + at..]);
+                    if run == n {
+                        break Some(k + at);
+                    }
+                    k += at + run;
+                }
+            }
         };
-        let inner = &after[..close];
+        let Some(close) = close else {
+            i += n;
+            continue;
+        };
+        out.push_str(&outside_code(&line[plain_from..i]));
+        let inner = after[..close].replace(LT, "<");
         let longest = inner
-            .split(|c| c != BACKTICK)
+            .split(|c| c != BACKTICK && c != '`')
+            .filter(|run| run.contains(BACKTICK))
             .map(|run| run.chars().count())
             .max()
             .unwrap_or(0);
         if longest == 0 {
-            out.push('`');
-            out.push_str(inner);
-            out.push('`');
+            out.push_str(&rest[..n]);
+            out.push_str(&inner);
+            out.push_str(&rest[..n]);
         } else {
             let fence = "`".repeat(longest + 1);
             out.push_str(&format!("{fence} {} {fence}", inner.replace(BACKTICK, "`")));
         }
-        rest = &after[close + 1..];
+        i += n + close + n;
+        plain_from = i;
     }
-    out.push_str(&rest.replace(BACKTICK, "\\`"));
+    out.push_str(&outside_code(&line[plain_from..]));
     out
 }
 
@@ -222,7 +296,7 @@ fn inert(s: &str, mode: Mode) -> Option<String> {
         c if c.is_control() => mode != Mode::Paragraphs,
         '<' => mode != Mode::Code && opens_tag(&s[i + 1..]),
         '`' => matches!(mode, Mode::Full | Mode::Code),
-        '|' | PIPE | BACKTICK => mode != Mode::Paragraphs,
+        '|' | PIPE | BACKTICK | LT => mode != Mode::Paragraphs,
         _ => false,
     };
     // Nearly every recorded string is already inert: no copy for those.
@@ -234,10 +308,10 @@ fn inert(s: &str, mode: Mode) -> Option<String> {
         match c {
             '\n' if mode == Mode::Paragraphs => out.push(c),
             c if c.is_control() && mode != Mode::Paragraphs => out.push(' '),
-            '<' if mode != Mode::Code && opens_tag(&s[i + 1..]) => out.push_str("&lt;"),
+            '<' if mode != Mode::Code && opens_tag(&s[i + 1..]) => out.push(LT),
             '`' if matches!(mode, Mode::Full | Mode::Code) => out.push(BACKTICK),
             '|' if mode != Mode::Paragraphs => out.push(PIPE),
-            PIPE | BACKTICK if mode != Mode::Paragraphs => out.push('\u{FFFD}'),
+            PIPE | BACKTICK | LT if mode != Mode::Paragraphs => out.push('\u{FFFD}'),
             c => out.push(c),
         }
     }
@@ -292,7 +366,8 @@ mod tests {
         assert!(!safe.contains('\n'), "{safe}");
         assert!(!safe.contains('`'), "{safe}");
         assert!(!safe.contains("<img"), "{safe}");
-        assert!(safe.contains("&lt;img"), "{safe}");
+        let md = finish_markdown(&safe);
+        assert!(md.contains("&lt;img") && !md.contains("<img"), "{md}");
         // Ordinary text is left alone, comparisons included.
         for fine in [
             "Intel(R) Xeon(R) CPU @ 2.20GHz",
@@ -308,7 +383,7 @@ mod tests {
     fn markdown_by_contract_keeps_its_markdown_but_no_html_or_open_fence() {
         assert_eq!(inert("A/A of `sort`", Mode::Line), None);
         assert_eq!(
-            inert("A\n# B <b>x</b>", Mode::Line).unwrap(),
+            finish_markdown(&inert("A\n# B <b>x</b>", Mode::Line).unwrap()),
             "A # B &lt;b>x&lt;/b>"
         );
         let d = "Intro.\n\n```sh\nrunner exec x\n```\n";
@@ -336,7 +411,10 @@ mod tests {
         edited.environment.cpu_model = "CPU\n# x <img src=y>".into();
         edited.spec.path = "a`b".into();
         let safe = for_markdown(&edited).unwrap();
-        assert_eq!(safe.environment.cpu_model, "CPU # x &lt;img src=y>");
+        assert_eq!(
+            finish_markdown(&safe.environment.cpu_model),
+            "CPU # x &lt;img src=y>"
+        );
         assert_eq!(safe.spec.path, "a\u{E001}b");
     }
 
@@ -361,5 +439,32 @@ mod tests {
         assert_eq!(plain(&name), "a|b`c");
         // A mark written by someone is no mark.
         assert_eq!(inert("x\u{E000}", Mode::Full).unwrap(), "x\u{FFFD}");
+        assert_eq!(inert("x\u{E002}", Mode::Full).unwrap(), "x\u{FFFD}");
+    }
+
+    #[test]
+    fn a_tag_is_an_entity_outside_code_and_as_typed_in_a_code_span() {
+        let v = inert("Vec<String> <b>", Mode::Full).unwrap();
+        let md = format!("`{v}` and {v}\n``{v} ` x`` \\`{v}`\n```\n{v}\n```\n");
+        assert_eq!(
+            finish_markdown(&md),
+            "`Vec<String> <b>` and Vec&lt;String> &lt;b>\n``Vec<String> <b> ` x`` \\`Vec&lt;String> &lt;b>`\n```\nVec<String> <b>\n```\n"
+        );
+        // Inside an HTML block backticks make no span.
+        assert_eq!(
+            finish_markdown(&format!("<details><summary>`{v}`</summary>\n`{v}`\n\n`{v}`\n")),
+            "<details><summary>`Vec&lt;String> &lt;b>`</summary>\n`Vec&lt;String> &lt;b>`\n\n`Vec<String> <b>`\n"
+        );
+        // A span never closed on its line is text: its `<` stays an entity.
+        assert_eq!(
+            finish_markdown(&format!("`{v}\n")),
+            "`Vec&lt;String> &lt;b>\n"
+        );
+        // The terminal and analysis.json read it as typed; the plots, as XML.
+        assert_eq!(plain(&v), "Vec<String> <b>");
+        assert_eq!(plain_xml(&v), "Vec&lt;String> &lt;b>");
+        // The title keeps its Markdown: its code spans keep `<` too.
+        let title = inert("A/A of `sort <file`, <b>", Mode::Line).unwrap();
+        assert_eq!(finish_markdown(&title), "A/A of `sort <file`, &lt;b>");
     }
 }

@@ -159,6 +159,12 @@ impl Builder {
             (Some(_), None) => Some(now_rfc3339()),
             (_, at) => at,
         };
+        let stop_method = self
+            .spec
+            .experiment
+            .design
+            .stop
+            .map(|_| crate::plan::stop::StopMethod::Spending);
         let mut info = RunInfo {
             format_version: crate::output::format::FORMAT_VERSION,
             run_id: self.run_id.unwrap_or_else(new_run_id),
@@ -179,6 +185,7 @@ impl Builder {
             database: self.database,
             gate_sizing: self.gate_sizing,
             stops: Vec::new(),
+            stop_method,
             imported,
             shard,
             merged,

@@ -74,6 +74,10 @@ pub struct RunInfo {
     /// their stop never ran.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stops: Vec<crate::plan::stop::Stopped>,
+    /// A sequential design: the rule its cells stopped by (absent for
+    /// fixed designs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_method: Option<crate::plan::stop::StopMethod>,
     /// Pairs measured by another harness and imported by `runner analyze`:
     /// where they came from. Absent for runs runner measured. For an
     /// imported run, `environment` is where `analyze` ran, not where the

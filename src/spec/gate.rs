@@ -3,10 +3,11 @@
 //! ```toml
 //! [gate]
 //! max_slowdown = "2%"          # of the baseline median, or a duration: "50us", "0.5ms", "800ns"
-//! statistic = "hierarchical"   # which interval decides: hierarchical (default) | pooled
 //! min_power = 0.8              # the deciding interval's computed power at twice the threshold must reach this
 //! max_false_block = 0.1        # inconclusive when the self-check shows either error rate above this
 //! self_check = true            # A/A cells at d = 0 and at half the threshold, a quarter of the forks each
+//! max_retry_factor = 4         # a retry of an inconclusive verdict may cost at most this many times the first run
+//! allow_overrides = true       # false: exec refuses --set, so the command line cannot loosen the gate
 //! ```
 
 use super::limits::MAX_DELAY_NS;
@@ -14,7 +15,7 @@ use super::location::{KeyPath, Problem};
 use super::of_baseline::{duration_ns, number_and_unit, OfBaseline};
 use super::raw::RawGate;
 use super::value_error::ValueError;
-use super::values::{boolean, choice, describe};
+use super::values::{boolean, describe};
 use serde::{Deserialize, Serialize};
 use toml::Value;
 
@@ -22,7 +23,6 @@ use toml::Value;
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 pub struct Gate {
     pub max_slowdown: MaxSlowdown,
-    pub statistic: GateStatistic,
     /// A pass needs the deciding interval's power at twice the threshold,
     /// computed from its width (`stats::gate::interval_power`), to reach
     /// this.
@@ -38,7 +38,26 @@ pub struct Gate {
     /// (`output::format` migrates their run.json): their plan has no such
     /// cell.
     pub within_check: bool,
+    /// The most a retry of an inconclusive verdict (`--retry-inconclusive`,
+    /// `--bisect`) may cost, as a multiple of the first run's forks x
+    /// pairs; past it the verdict stays inconclusive. None in runs made
+    /// before the cap: their retries had none.
+    // TEMPORARY until the format step lands.
+    #[serde(default)]
+    pub max_retry_factor: Option<f64>,
+    /// Whether `--set` may change the experiment: false makes exec refuse
+    /// every override, so a CI command line cannot loosen the gate.
+    // TEMPORARY until the format step lands.
+    #[serde(default = "yes")]
+    pub allow_overrides: bool,
 }
+
+fn yes() -> bool {
+    true
+}
+
+/// The default `max_retry_factor`.
+pub(crate) const DEFAULT_MAX_RETRY_FACTOR: f64 = 4.0;
 
 /// The default `max_false_block`: with 29 forks a self-check that blocks
 /// none bounds the rate at 9.8 % (95 % confidence).
@@ -46,31 +65,6 @@ pub const DEFAULT_MAX_FALSE_BLOCK: f64 = 0.1;
 
 /// The largest slowdown the gate lets pass.
 pub type MaxSlowdown = OfBaseline;
-
-/// Which interval of median D decides.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum GateStatistic {
-    /// Forks, then pairs inside each: a fork effect widens it.
-    #[default]
-    Hierarchical,
-    /// All pairs as one sample (narrower when forks differ, and too narrow then).
-    Pooled,
-    /// Not a choice in the file: a sequential design (`[design.stop]`)
-    /// decides on its stopping interval, the only one valid where the data
-    /// made a cell stop.
-    Sequence,
-}
-
-impl std::fmt::Display for GateStatistic {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            GateStatistic::Hierarchical => "hierarchical",
-            GateStatistic::Pooled => "pooled",
-            GateStatistic::Sequence => "stopping",
-        })
-    }
-}
 
 const MAX_PERCENT: f64 = 1000.0;
 
@@ -99,7 +93,9 @@ pub(crate) fn parse_max_slowdown(text: &str) -> Result<MaxSlowdown, ValueError> 
     Ok(MaxSlowdown::Ns(ns))
 }
 
-pub(crate) fn gate(raw: RawGate) -> Result<Gate, Problem> {
+/// `[gate]`; `recorded`: the table as a run recorded it, where keys a
+/// runner of its time accepted are read without complaint.
+pub(crate) fn gate(raw: RawGate, recorded: bool) -> Result<Gate, Problem> {
     let base = KeyPath::root().child("gate");
     let path = base.child("max_slowdown");
     let max_slowdown = match &raw.max_slowdown {
@@ -121,16 +117,14 @@ pub(crate) fn gate(raw: RawGate) -> Result<Gate, Problem> {
             ))
         }
     };
-    let statistics = [
-        ("hierarchical", GateStatistic::Hierarchical),
-        ("pooled", GateStatistic::Pooled),
-    ];
-    let statistic = choice(
-        raw.statistic.as_ref(),
-        &base.child("statistic"),
-        &statistics,
-    )?
-    .unwrap_or_default();
+    // `statistic` chose the interval once; a gate now decides on the one
+    // the report prints, so the key is refused where a user wrote it.
+    if raw.statistic.is_some() && !recorded {
+        return Err(Problem::key(
+            &base.child("statistic"),
+            "gate.statistic is no longer a choice: a gate decides on the interval the report prints, over the forks (the speed ratio's for a percentage, D's for a duration); remove the key".to_string(),
+        ));
+    }
     let power_path = base.child("min_power");
     let min_power = match &raw.min_power {
         None => 0.8,
@@ -155,13 +149,31 @@ pub(crate) fn gate(raw: RawGate) -> Result<Gate, Problem> {
         }
     };
     let self_check = boolean(raw.self_check.as_ref(), &base.child("self_check"), true)?;
+    let retry_path = base.child("max_retry_factor");
+    let max_retry_factor = match &raw.max_retry_factor {
+        None => DEFAULT_MAX_RETRY_FACTOR,
+        Some(Value::Float(f)) if (1.0..=1000.0).contains(f) => *f,
+        Some(Value::Integer(i)) if (1..=1000).contains(i) => *i as f64,
+        Some(other) => {
+            return Err(Problem::value(
+                &retry_path,
+                format!("gate.max_retry_factor must be a number from 1 to 1000 (default {DEFAULT_MAX_RETRY_FACTOR}: a retry of an inconclusive verdict may cost at most 4 times the first run's forks x pairs), got {}", describe(other)),
+            ))
+        }
+    };
+    let allow_overrides = boolean(
+        raw.allow_overrides.as_ref(),
+        &base.child("allow_overrides"),
+        true,
+    )?;
     Ok(Gate {
         max_slowdown,
-        statistic,
         min_power,
         max_false_block,
         self_check,
         within_check: self_check,
+        max_retry_factor: Some(max_retry_factor),
+        allow_overrides,
     })
 }
 

@@ -31,7 +31,7 @@ pub(crate) mod values;
 mod tests;
 
 pub use experiment::*;
-pub use gate::{Gate, GateStatistic, MaxSlowdown, DEFAULT_MAX_FALSE_BLOCK};
+pub use gate::{Gate, MaxSlowdown, DEFAULT_MAX_FALSE_BLOCK};
 pub use kinds::*;
 pub use of_baseline::OfBaseline;
 pub use stop::{describe_rule, HalfWidth, StopRule};
@@ -215,6 +215,30 @@ pub fn parse_recorded_with(
 
 /// Everything after reading the file; kept free of I/O (except the template
 /// check) so unit tests can feed it text and a fake environment.
+/// A gate whose file says `allow_overrides = false` takes no `--set`: a
+/// CI command line must not be able to loosen it (and not this key
+/// either, which is read from the file as written).
+fn refuse_overrides(
+    shown: &str,
+    text: &str,
+    original: &ImDocument<String>,
+    flags: &[String],
+) -> Result<(), SpecError> {
+    let Some(first) = flags.first() else {
+        return Ok(());
+    };
+    let Some(item) = original.get("gate").and_then(|g| g.get("allow_overrides")) else {
+        return Ok(());
+    };
+    if item.as_bool() != Some(false) {
+        return Ok(());
+    }
+    let (line, col) = item.span().map_or((1, 1), |s| line_col(text, s.start));
+    Err(SpecError::new(format!(
+        "{shown}:{line}:{col}: gate.allow_overrides = false, so this experiment takes no --set (got --set {first}); change the experiment file instead, or set allow_overrides = true in it"
+    )))
+}
+
 fn load_text(
     shown: &str,
     text: String,
@@ -235,6 +259,7 @@ fn load_text(
             lines.join("; ")
         ))
     })?;
+    refuse_overrides(shown, &text, &original, flags)?;
     let mut doc: DocumentMut = original.clone().into_mut();
     let mut locator = Locator {
         original: Some(&original),

@@ -246,6 +246,26 @@ pub(crate) fn escape(value: &str) -> String {
     value.replace('{', "{{")
 }
 
+/// `text` (other placeholders already filled, escapes still `{{`) with
+/// each `{input}` written as `param` and each `{{` as `{`: the text and,
+/// per `{input}`, (its offset in the result, its offset in `text`).
+pub(crate) fn inputs_as(text: &str, param: &str) -> (String, Vec<(usize, usize)>) {
+    let mut out = String::with_capacity(text.len());
+    let mut at = Vec::new();
+    for piece in scan(text) {
+        match piece {
+            Piece::Literal(r) => out.push_str(&text[r]),
+            Piece::Escape(_) => out.push('{'),
+            Piece::Name(INPUT, r) => {
+                at.push((out.len(), r.start));
+                out.push_str(param);
+            }
+            Piece::Name(_, r) => out.push_str(&text[r]),
+        }
+    }
+    (out, at)
+}
+
 /// A text whose only remaining placeholder is `{input}`, compiled once per
 /// fork so each run only concatenates.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -283,10 +303,6 @@ impl Template {
         Ok(Template { pieces })
     }
 
-    pub(crate) fn uses_input(&self) -> bool {
-        self.pieces.contains(&TemplatePiece::Input)
-    }
-
     /// The text for one run's input, written into `out` (cleared first).
     pub(crate) fn render_into(&self, input: u64, out: &mut String) {
         out.clear();
@@ -301,17 +317,24 @@ impl Template {
         }
     }
 
-    /// The text with `{input}` written as `param` (a bind parameter such
-    /// as `$1`), for a statement prepared once.
-    pub(crate) fn with_input_as(&self, param: &str) -> String {
+    /// The text with each `{input}` written as `param(k)` for the k-th
+    /// (from 0), and where each was written.
+    pub(crate) fn with_inputs<'p>(
+        &self,
+        mut param: impl FnMut(usize) -> &'p str,
+    ) -> (String, Vec<usize>) {
         let mut out = String::new();
+        let mut at = Vec::new();
         for p in &self.pieces {
             match p {
                 TemplatePiece::Text(t) => out.push_str(t),
-                TemplatePiece::Input => out.push_str(param),
+                TemplatePiece::Input => {
+                    at.push(out.len());
+                    out.push_str(param(at.len() - 1));
+                }
             }
         }
-        out
+        (out, at)
     }
 
     pub(crate) fn render(&self, input: u64) -> String {
@@ -344,9 +367,15 @@ mod tests {
         });
         assert_eq!(step1.text, "x=1{{0} y={input} z={{rows}");
         let t = Template::compile(&step1.text).unwrap();
-        assert!(t.uses_input());
         assert_eq!(t.render(42), "x=1{0} y=42 z={rows}");
-        assert_eq!(t.with_input_as("$1"), "x=1{0} y=$1 z={rows}");
+        assert_eq!(
+            t.with_inputs(|_| "$1"),
+            ("x=1{0} y=$1 z={rows}".to_string(), vec![9])
+        );
+        assert_eq!(
+            inputs_as(&step1.text, "$1"),
+            ("x=1{0} y=$1 z={rows}".to_string(), vec![(9, 10)])
+        );
         assert_eq!(
             Template::compile("{scratch}/f"),
             Err(Unbound("scratch".into()))

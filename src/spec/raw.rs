@@ -42,6 +42,8 @@ pub(crate) struct RawDatabase {
     pub sqlite_file: Option<Value>,
     pub private_copies: Option<Value>,
     pub explain: Option<Value>,
+    pub strict: Option<Value>,
+    pub check_inputs: Option<Value>,
 }
 
 /// One `[strategies.NAME]` table. Which keys are valid depends on `kind`,
@@ -102,4 +104,6 @@ pub(crate) struct RawGate {
     pub min_power: Option<Value>,
     pub max_false_block: Option<Value>,
     pub self_check: Option<Value>,
+    pub max_retry_factor: Option<Value>,
+    pub allow_overrides: Option<Value>,
 }

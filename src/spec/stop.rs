@@ -169,34 +169,18 @@ pub(crate) fn stop(raw: RawStop, forks: Option<&Value>) -> Result<StopRule, Prob
     })
 }
 
-/// `min_forks` is at least the forks the rule's interval needs at
-/// `confidence` to be bounded at all (`stats::sequential::first_bounded`:
-/// 3 at 95 %), so no cell stops on an interval that says nothing. Given,
-/// a smaller one is refused; defaulted (3), it is raised to that.
-pub(crate) fn bounded(
-    rule: &mut StopRule,
-    min_forks_given: bool,
-    confidence: f64,
-) -> Result<(), Problem> {
+/// The rule's interval needs two forks to be bounded at all (one value
+/// has no spread): `max_forks` must allow them. `min_forks` may be 1;
+/// the first look is then at 2 forks.
+pub(crate) fn bounded(rule: &StopRule) -> Result<(), Problem> {
     let base = KeyPath::root().child("design").child("stop");
-    let needed = crate::stats::sequential::first_bounded(confidence) as u32;
-    if rule.min_forks.get() >= needed {
+    if rule.max_forks.get() >= 2 {
         return Ok(());
     }
-    if min_forks_given {
-        return Err(Problem::value(
-            &base.child("min_forks"),
-            format!("design.stop.min_forks = {} is too few: at confidence {confidence} the stopping interval is unbounded until a cell has {needed} forks; set min_forks to at least {needed}", rule.min_forks),
-        ));
-    }
-    if rule.max_forks.get() < needed {
-        return Err(Problem::value(
-            &base.child("max_forks"),
-            format!("design.stop allows at most {} forks per cell, but at confidence {confidence} the stopping interval is unbounded until a cell has {needed}; allow at least {needed} (max_forks, or design.forks)", rule.max_forks),
-        ));
-    }
-    rule.min_forks = NonZeroU32::new(needed).expect("at least 1");
-    Ok(())
+    Err(Problem::value(
+        &base.child("max_forks"),
+        format!("design.stop allows at most {} fork per cell, but the stopping interval is unbounded until a cell has 2 (it is Student's t over the forks); allow at least 2, and 3 for an interval worth stopping on (max_forks, or design.forks)", rule.max_forks),
+    ))
 }
 
 /// The rule in words, for `check` and the report: "until the interval is
@@ -211,7 +195,7 @@ pub fn describe_rule(rule: &StopRule, gate: bool) -> String {
             if gate {
                 "the gate's verdict is decided"
             } else {
-                "its interval excludes 0"
+                "its speed ratio's interval excludes 1"
             }
             .to_string(),
         );
@@ -297,7 +281,7 @@ mod tests {
         };
         assert_eq!(
             describe_rule(&rule, false),
-            "each cell runs until its interval's half-width is at most 1us or its interval excludes 0, with 3 to 20 forks; after 10 min of run time, cells stop once they have 3 forks"
+            "each cell runs until its interval's half-width is at most 1us or its speed ratio's interval excludes 1, with 3 to 20 forks; after 10 min of run time, cells stop once they have 3 forks"
         );
         let gate = StopRule {
             half_width: None,

@@ -56,12 +56,29 @@ pub(crate) fn database(raw: RawDatabase, files: Files) -> Result<DatabaseConfig,
     }
     let private_copies = table_names(raw.private_copies.as_ref(), &base.child("private_copies"))?;
     let explain = boolean(raw.explain.as_ref(), &base.child("explain"), false)?;
+    let strict = boolean(raw.strict.as_ref(), &base.child("strict"), false)?;
+    let check_inputs = raw
+        .check_inputs
+        .as_ref()
+        .map(|v| {
+            super::values::integer(
+                v,
+                &base.child("check_inputs"),
+                1,
+                100,
+                "an integer from 1 to 100 (the inputs each fork's checks before timing compare the sql arms' rows on, default 5)",
+            )
+            .map(|n| n as u32)
+        })
+        .transpose()?;
     Ok(DatabaseConfig {
         backend,
         url,
         sqlite_file,
         private_copies,
         explain,
+        strict,
+        check_inputs,
     })
 }
 

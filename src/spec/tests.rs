@@ -48,6 +48,8 @@ fn minimal_spec_gets_every_default() {
             sqlite_file: None,
             private_copies: Vec::new(),
             explain: false,
+            strict: false,
+            check_inputs: None,
         }
     );
     let d = &e.design;

@@ -31,6 +31,8 @@ struct Site<'a> {
     text: &'a str,
     /// The path points at this very string, so offsets inside it are exact.
     exact: bool,
+    /// An `sql` arm's `run` under `protocol = "prepared"`.
+    prepared: bool,
 }
 
 /// The path of a key that [`StrategyKind::texts`] names (`argv[2]`, `env.X`).
@@ -63,6 +65,7 @@ fn sites<'a>(
                 role,
                 text,
                 exact: true,
+                prepared: prepared(kind),
             });
         }
     }
@@ -90,12 +93,17 @@ fn sites<'a>(
                         role,
                         text,
                         exact,
+                        prepared: prepared(kind),
                     });
                 }
             }
         }
     }
     out
+}
+
+fn prepared(kind: &StrategyKind) -> bool {
+    matches!(kind, StrategyKind::Sql(s) if s.protocol == super::kinds::Protocol::Prepared)
 }
 
 /// Where a sweep was written in the file.
@@ -335,6 +343,9 @@ fn sql(site: &Site<'_>, role: SqlRole, grid: &Grid, dialect: SqlDialect) -> Resu
             let pairs: Vec<String> = binding.iter().map(|(k, v)| format!("{k} = {v}")).collect();
             format!(" (with {})", pairs.join(", "))
         };
+        if role == SqlRole::Run && site.prepared {
+            check_prepared(site, &binding, &shown_binding)?;
+        }
         if let Err(r) = crate::db::statements::check(&bound.text, dialect, role) {
             let at = bound.source_offset(r.offset);
             let message = if site.file.is_some() {
@@ -348,6 +359,55 @@ fn sql(site: &Site<'_>, role: SqlRole, grid: &Grid, dialect: SqlDialect) -> Resu
                 )
             };
             return Err(site.problem(at, message));
+        }
+    }
+    Ok(())
+}
+
+/// Under `protocol = "prepared"` an `{input}` can only stand in a
+/// statement's code, where it becomes the parameter `$1`; one inside a
+/// string, a dollar quote or a quoted name of a statement PostgreSQL
+/// prepares is refused here, pointing at it, rather than run as a `$1`.
+fn check_prepared(
+    site: &Site<'_>,
+    binding: &BTreeMap<String, String>,
+    shown_binding: &str,
+) -> Result<(), Problem> {
+    use crate::db::statements::{places, preparable, split, unpreparable, Place};
+    let pg = SqlDialect::Postgres;
+    let bound = placeholder::substitute(site.text, false, |name| match binding.get(name) {
+        _ if name == INPUT => Fill::Keep,
+        Some(v) => Fill::With(v.clone()),
+        None => Fill::With("0".into()),
+    });
+    let (probe, inputs) = placeholder::inputs_as(&bound.text, "$1");
+    let Ok(ranges) = split(&probe, pg) else {
+        return Ok(());
+    };
+    for (n, r) in ranges.iter().enumerate() {
+        let here: Vec<(usize, usize)> = inputs
+            .iter()
+            .filter(|(out, _)| r.contains(out))
+            .map(|&(out, src)| (out - r.start, src))
+            .collect();
+        let statement = &probe[r.clone()];
+        if here.is_empty() || !preparable(statement, pg) {
+            continue;
+        }
+        let offsets: Vec<usize> = here.iter().map(|(o, _)| *o).collect();
+        for (place, (_, src)) in places(statement, pg, &offsets).iter().zip(&here) {
+            if let Place::Quoted(what) = place {
+                let at = bound.source_offset(*src);
+                return Err(site.problem(
+                    at,
+                    format!(
+                        "{}{shown_binding}: protocol = \"prepared\": statement {} {}",
+                        site.shown(),
+                        n + 1,
+                        unpreparable(what)
+                    ),
+                ));
+            }
         }
     }
     Ok(())

@@ -47,12 +47,7 @@ pub(crate) fn experiment(raw: RawSpec, ctx: &Context) -> Result<Experiment, Prob
     };
     let workload = workload(raw.workload.unwrap_or_default())?;
     let database = database(raw.database.unwrap_or_default(), ctx.files)?;
-    let min_forks_given = raw
-        .design
-        .as_ref()
-        .and_then(|d| d.stop.as_ref())
-        .is_some_and(|s| s.min_forks.is_some());
-    let mut design = design(raw.design.unwrap_or_default())?;
+    let design = design(raw.design.unwrap_or_default())?;
     let strategies = strategies(raw.strategies.unwrap_or_default(), ctx.files)?;
     let mut chosen = vec![(root("design").child("baseline"), &design.baseline)];
     if design.treatments.is_empty() {
@@ -81,11 +76,14 @@ pub(crate) fn experiment(raw: RawSpec, ctx: &Context) -> Result<Experiment, Prob
     let dialect = sql_dialect(&database, ctx);
     check_search_path(&strategies, dialect)?;
     super::uses::check(&strategies, &design, &grid, dialect)?;
-    let gate = raw.gate.map(super::gate::gate).transpose()?;
+    let gate = raw
+        .gate
+        .map(|g| super::gate::gate(g, ctx.recorded()))
+        .transpose()?;
     limits::check_totals(&design, &grid, gate.as_ref())?;
     let analysis = analysis(raw.analysis.unwrap_or_default())?;
-    if let Some(stop) = design.stop.as_mut() {
-        super::stop::bounded(stop, min_forks_given, analysis.confidence)?;
+    if let Some(stop) = design.stop.as_ref() {
+        super::stop::bounded(stop)?;
     }
     Ok(Experiment {
         name,

@@ -139,6 +139,7 @@ pub trait Strategy {
 static NO_SQL_OPTIONS: crate::db::SqlOptions = crate::db::SqlOptions {
     private_copies: Vec::new(),
     explain: false,
+    check_inputs: crate::db::config::CHECK_INPUTS,
 };
 
 /// What building a strategy needs besides its kind.

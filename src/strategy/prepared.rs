@@ -17,7 +17,7 @@
 //! is sent as text each run, as under `simple`.
 
 use crate::db::session::SqlSession;
-use crate::db::statements::{preparable, SqlDialect};
+use crate::db::statements::{places, preparable, unpreparable, Place, SqlDialect};
 use crate::spec::placeholder::Template;
 use crate::strategy::error::{Doing, Result};
 
@@ -28,21 +28,37 @@ fn name(i: usize) -> String {
 }
 
 /// The `PREPARE` for `t` as statement `i`, and the template a run sends
-/// instead; `None` for a statement PostgreSQL does not prepare.
-pub(super) fn plan(i: usize, t: &Template) -> Option<(String, String)> {
-    let body = t.with_input_as("$1");
-    if !preparable(&body, SqlDialect::Postgres) {
-        return None;
+/// instead; `None` for a statement PostgreSQL does not prepare. Only an
+/// `{input}` in the statement's code becomes `$1`; one in a comment stays
+/// the text `{input}` (the server skips it either way); one inside a
+/// string, a dollar quote or a quoted name cannot be a parameter, and the
+/// statement is refused (the experiment file's check refuses it first,
+/// with its line and column).
+pub(super) fn plan(i: usize, t: &Template) -> Result<Option<(String, String)>, String> {
+    let (probe, at) = t.with_inputs(|_| "$1");
+    if !preparable(&probe, SqlDialect::Postgres) {
+        return Ok(None);
     }
+    let places = places(&probe, SqlDialect::Postgres, &at);
+    if let Some(what) = places.iter().find_map(|p| match p {
+        Place::Quoted(what) => Some(*what),
+        _ => None,
+    }) {
+        return Err(unpreparable(what));
+    }
+    let (body, _) = t.with_inputs(|k| match places[k] {
+        Place::Comment => "{input}",
+        _ => "$1",
+    });
     let n = name(i);
-    Some(if t.uses_input() {
+    Ok(Some(if places.contains(&Place::Code) {
         (
             format!("PREPARE {n} (bigint) AS {body}"),
             format!("EXECUTE {n}({{input}})"),
         )
     } else {
         (format!("PREPARE {n} AS {body}"), format!("EXECUTE {n}"))
-    })
+    }))
 }
 
 /// Prepares each statement it can on `session` and returns the templates
@@ -55,8 +71,12 @@ pub(super) fn prepare(
         .into_iter()
         .enumerate()
         .map(|(i, t)| match plan(i, &t) {
-            None => Ok(t),
-            Some((prepare, execute)) => {
+            Err(why) => Err(crate::strategy::error::StrategyError::Failed(format!(
+                "protocol = \"prepared\": statement {} of run {why}",
+                i + 1
+            ))),
+            Ok(None) => Ok(t),
+            Ok(Some((prepare, execute))) => {
                 session.prepare(&prepare).doing(|| {
                     format!(
                         "protocol = \"prepared\": preparing statement {} of run",
@@ -77,7 +97,7 @@ mod tests {
     fn input_becomes_the_one_bigint_parameter_and_other_statements_stay_text() {
         let t = Template::compile("SELECT v FROM t WHERE id = 1 + {input} % 10 OR id = {input}")
             .unwrap();
-        let (p, e) = plan(2, &t).unwrap();
+        let (p, e) = plan(2, &t).unwrap().unwrap();
         assert_eq!(
             p,
             "PREPARE runner_p2 (bigint) AS SELECT v FROM t WHERE id = 1 + $1 % 10 OR id = $1"
@@ -88,7 +108,7 @@ mod tests {
         );
         let t = Template::compile("UPDATE t SET v = v + 1").unwrap();
         assert_eq!(
-            plan(0, &t).unwrap(),
+            plan(0, &t).unwrap().unwrap(),
             (
                 "PREPARE runner_p0 AS UPDATE t SET v = v + 1".into(),
                 "EXECUTE runner_p0".into()
@@ -99,7 +119,48 @@ mod tests {
                 0,
                 &Template::compile("SET LOCAL work_mem = '64MB'").unwrap()
             ),
-            None
+            Ok(None)
+        );
+    }
+
+    #[test]
+    fn input_in_quotes_is_refused_and_in_a_comment_stays_text() {
+        for (sql, what) in [
+            (
+                "SELECT count(*) FROM t WHERE s LIKE '%{input}%'",
+                "a string literal",
+            ),
+            ("SELECT $q${input}$q$ = s FROM t", "a dollar-quoted string"),
+            ("SELECT \"c{input}\" FROM t", "a quoted identifier"),
+        ] {
+            let e = plan(0, &Template::compile(sql).unwrap()).unwrap_err();
+            assert!(
+                e.starts_with(&format!("has {{input}} inside {what}")),
+                "{sql}: {e}"
+            );
+        }
+        let t = Template::compile("SELECT v FROM t WHERE id = {input} -- for {input}").unwrap();
+        assert_eq!(
+            plan(1, &t).unwrap().unwrap().0,
+            "PREPARE runner_p1 (bigint) AS SELECT v FROM t WHERE id = $1 -- for {input}"
+        );
+        // Only in a comment: no parameter at all.
+        let t = Template::compile("SELECT 1 /* {input} */").unwrap();
+        assert_eq!(
+            plan(0, &t).unwrap().unwrap(),
+            (
+                "PREPARE runner_p0 AS SELECT 1 /* {input} */".into(),
+                "EXECUTE runner_p0".into()
+            )
+        );
+        // A statement PostgreSQL does not prepare is sent as text each run,
+        // its input substituted as the simple protocol does.
+        assert_eq!(
+            plan(
+                0,
+                &Template::compile("DO $$ BEGIN PERFORM '{input}'; END $$").unwrap()
+            ),
+            Ok(None)
         );
     }
 }

@@ -147,6 +147,10 @@ impl Strategy for Sql {
             Err(e) => Some(self.allowed(e)?),
         };
         self.session.rollback().doing(|| self.failed())?;
+        // Before timing: the SQL wrote the copies, not the tables copied.
+        self.session
+            .copies_untouched()
+            .doing(|| format!("strategy `{}` on input {}", self.name, self.input))?;
         Ok(match failed {
             Some(code) => Observation::Failed {
                 code: code.as_str().to_owned(),

@@ -23,7 +23,27 @@ pub fn runner_std() -> std::process::Command {
     ] {
         cmd.env_remove(var);
     }
+    cmd.env("XDG_RUNTIME_DIR", runtime_dir());
     cmd
+}
+
+/// A runtime folder of the calling test's own (libtest names each test's
+/// thread after it), so the CPU locks of runners that other tests start
+/// at the same time leave this test's placement as it would be alone. A
+/// test that means runners to meet sets one folder for all of them.
+pub fn runtime_dir() -> PathBuf {
+    let thread = std::thread::current();
+    let name: String = thread
+        .name()
+        .unwrap_or("main")
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("runtime")
+        .join(name);
+    std::fs::create_dir_all(&dir).expect("a runtime folder for the test");
+    dir
 }
 
 /// A small, fast A/A spec on the in-memory preview.

@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use common::{runner, section};
+use common::{run_in, runner, section};
 use std::path::Path;
 
 fn folder() -> tempfile::TempDir {
@@ -225,4 +225,210 @@ fn a_sweep_fills_its_placeholders_in_the_title_and_the_finding() {
     assert!(finding.contains("`sleep 0.008`"), "{finding}");
     assert!(!finding.contains("{ms}"), "{finding}");
     assert!(!stdout.contains("{ms}"), "{stdout}");
+}
+
+/// Both quote kinds, a newline, a backslash and unicode in the commands:
+/// the file ab writes reads back under `runner check`, whose trial runs
+/// find the commands print the same bytes, so each ran as typed.
+#[test]
+fn commands_with_both_quotes_or_a_newline_write_a_file_that_runs_as_typed() {
+    let tmp = folder();
+    let cases: [(&str, &str, &[&str]); 2] = [
+        // `it's "q" é\`, quoted two ways; no shell.
+        (
+            r#"printf '%s\n' "it's \"q\" é\\""#,
+            r#"printf '%s\n' 'it'"'"'s "q" é\'"#,
+            &[],
+        ),
+        // A newline inside a quoted argument, against printf's own `\n`.
+        ("printf '%s' 'x\ny'", r"printf 'x\ny'", &["--shell"]),
+    ];
+    for (i, (a, b, flags)) in cases.iter().enumerate() {
+        let name = format!("q{i}");
+        let mut args = vec!["ab", "--no-run", "--compare-output", "--name", &name];
+        args.extend(flags.iter());
+        args.extend([a, b]);
+        let o = run_in(tmp.path(), &args);
+        assert_eq!(o.status.code(), Some(0), "{}", common::err_of(&o));
+        let spec = format!("experiments/{name}.toml");
+        let text = read(&tmp.path().join(&spec));
+        assert!(text.parse::<toml::Table>().is_ok(), "{text}");
+        let check = run_in(tmp.path(), &["check", &spec]);
+        assert_eq!(
+            check.status.code(),
+            Some(0),
+            "{text}\n{}",
+            common::err_of(&check)
+        );
+    }
+}
+
+/// A scan of every i64 is refused in one sentence (it panicked with
+/// "capacity overflow"), and nothing is written.
+#[test]
+fn a_scan_too_wide_is_refused_not_a_panic() {
+    let tmp = folder();
+    let o = run_in(
+        tmp.path(),
+        &[
+            "ab",
+            "-P",
+            "x",
+            "-9223372036854775808",
+            "9223372036854775807",
+            "echo {x}",
+            "true",
+        ],
+    );
+    common::assert_refused(&o, &["-P x", "18446744073709551616 values", "at most 100"]);
+    assert_eq!(common::err_of(&o).lines().count(), 1);
+    assert_eq!(
+        std::fs::read_dir(tmp.path().join("experiments"))
+            .unwrap()
+            .count(),
+        0
+    );
+}
+
+/// A file exec would refuse is not written: a placeholder inside the
+/// shell's quotes (exec shell-quotes the values it puts there).
+#[test]
+fn a_file_that_would_not_read_back_is_not_written() {
+    let tmp = folder();
+    let o = run_in(
+        tmp.path(),
+        &[
+            "ab",
+            "--no-run",
+            "--shell",
+            "-L",
+            "n",
+            "1,2",
+            "echo '{n}'",
+            "true",
+        ],
+    );
+    common::assert_refused(&o, &["does not read back", "{n}", "inside single quotes"]);
+    assert_eq!(
+        std::fs::read_dir(tmp.path().join("experiments"))
+            .unwrap()
+            .count(),
+        0
+    );
+}
+
+/// A committed run's report folder, copied into `dir` as `sh1` under reports.
+fn another_run(dir: &Path) -> std::path::PathBuf {
+    let to = dir.join("reports/sh1");
+    common::copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/stop-gzip"),
+        &to,
+    );
+    to
+}
+
+/// No export replaces data: inside another run's report folder, onto this
+/// run's own folder or experiment file, onto any experiment file, onto a
+/// file runner did not write, or into a folder that does not exist, each is
+/// refused before the first fork (exit 2, one sentence), and every file is
+/// as it was.
+#[test]
+fn no_export_replaces_data_and_each_is_refused_before_anything_runs() {
+    let tmp = folder();
+    let dir = tmp.path();
+    another_run(dir);
+    std::fs::create_dir(dir.join("reports/sh1/sub")).unwrap();
+    std::fs::write(dir.join("experiments/mine.toml"), "# my experiment\n").unwrap();
+    std::fs::write(dir.join("notes.md"), "my notes\n").unwrap();
+    let before = common::tree(dir);
+    let cases: [(&str, &str, &[&str]); 9] = [
+        (
+            "--export-json",
+            "reports/sh1/pairs.csv",
+            &["inside the report folder", "sh1"],
+        ),
+        (
+            "--export-markdown",
+            "reports/sh1/report.md",
+            &["inside the report folder"],
+        ),
+        (
+            "--export-json",
+            "reports/sh1/sub/h.json",
+            &["inside the report folder"],
+        ),
+        (
+            "--export-json",
+            "reports/./sh1/../sh1/h.json",
+            &["inside the report folder"],
+        ),
+        (
+            "--export-markdown",
+            "reports/ex/run.json",
+            &["this run's own report folder"],
+        ),
+        ("--export-json", "experiments/ex.toml", &["experiment file"]),
+        (
+            "--export-json",
+            "experiments/mine.toml",
+            &["experiment file"],
+        ),
+        (
+            "--export-markdown",
+            "notes.md",
+            &["is not a file runner wrote"],
+        ),
+        (
+            "--export-json",
+            "missing/h.json",
+            &["the folder missing does not exist"],
+        ),
+    ];
+    for (flag, path, fragments) in cases {
+        let o = run_in(
+            dir,
+            &["ab", "--name", "ex", flag, path, "true", "sleep 0.001"],
+        );
+        let mut want = vec![flag, path];
+        want.extend(fragments);
+        common::assert_refused(&o, &want);
+        assert_eq!(
+            common::err_of(&o).lines().count(),
+            1,
+            "{}",
+            common::err_of(&o)
+        );
+        assert_eq!(common::tree(dir), before, "{flag} {path} changed a file");
+    }
+    assert!(!dir.join("experiments/ex.toml").exists(), "nothing written");
+    assert!(!dir.join("reports/ex").exists(), "nothing ran");
+    // The run's own folder, already there from an earlier run of the line.
+    std::fs::create_dir_all(dir.join("reports/ex.partial")).unwrap();
+    let o = run_in(
+        dir,
+        &[
+            "ab",
+            "--name",
+            "ex",
+            "--export-json",
+            "reports/ex.partial/h.json",
+            "true",
+            "false",
+        ],
+    );
+    common::assert_refused(&o, &["this run's own report folder"]);
+    // One file for two exports.
+    let o = run_in(
+        dir,
+        &[
+            "ab",
+            "--export-json",
+            "h",
+            "--export-markdown",
+            "./h",
+            "true",
+            "false",
+        ],
+    );
+    common::assert_refused(&o, &["both name h"]);
 }

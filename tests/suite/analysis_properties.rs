@@ -86,8 +86,8 @@ proptest! {
         }
         prop_assert_eq!(c.pooled.median_ns, d);
         prop_assert_eq!(c.pooled.ci_ns, [d, d]);
-        prop_assert_eq!(c.hierarchical.median_ns, d);
-        prop_assert_eq!(c.hierarchical.ci_ns, [d, d]);
+        prop_assert_eq!(c.over_forks.estimate_ns, d);
+        prop_assert_eq!(c.over_forks.ci_ns, [d, d]);
         prop_assert_eq!(c.calibration.error_ns, 0.0);
         prop_assert!(c.calibration.ci_covers_delay);
         prop_assert_eq!(c.calibration.spin_error_ns, 0.0);

@@ -76,7 +76,7 @@ fn runner_pairs_imported_give_the_per_fork_medians_report_gives() {
             }
         }
         assert_eq!(ca["pooled"], cb["pooled"]);
-        assert_eq!(ca["hierarchical"], cb["hierarchical"]);
+        assert_eq!(ca["over_forks"], cb["over_forks"]);
     }
     // The imported folder is an ordinary one: `report` re-renders it byte for byte.
     let before = std::fs::read(t.join("imp/report.md")).unwrap();

@@ -145,9 +145,9 @@ fn arms_whose_outputs_differ_skip_the_commit() {
 }
 
 /// An inconclusive step is measured once more with twice the forks before
-/// git is told to skip it. The treatment sleeps 50 ms on every other run,
-/// so each fork's D is half near 0 and half near 50 ms, and the median's
-/// interval straddles a 10 ms threshold however loaded the machine is.
+/// git is told to skip it. The treatment sleeps 40 ms in every other fork,
+/// so the interval over the forks straddles a 10 ms threshold at 3 forks
+/// and at 6, however loaded the machine is.
 #[test]
 fn an_inconclusive_step_is_retried_with_twice_the_forks_then_skipped() {
     let tmp = tempfile::tempdir().unwrap();
@@ -158,16 +158,16 @@ fn an_inconclusive_step_is_retried_with_twice_the_forks_then_skipped() {
     );
     assert_eq!(c, 125, "{err}");
     assert!(
-        err.contains("gate: inconclusive; running it once more with --set design.forks=4"),
+        err.contains("gate: inconclusive; running it once more with --set design.forks=6"),
         "{err}"
     );
     assert!(
         err.contains("git bisect: inconclusive: skip this commit, exit 125"),
         "{err}"
     );
-    // The folder holds the retry: 4 forks, and the override in its verdict.
+    // The folder holds the retry: 6 forks, and the override in its verdict.
     let g = read_json(&tmp.path().join("f/gate.json"));
-    assert_eq!(g["overrides"], serde_json::json!(["--set design.forks=4"]));
+    assert_eq!(g["overrides"], serde_json::json!(["--set design.forks=6"]));
     let run = read_json(&tmp.path().join("f/run.json"));
-    assert_eq!(run["jobs"].as_array().unwrap().len(), 4);
+    assert_eq!(run["jobs"].as_array().unwrap().len(), 6);
 }

@@ -168,3 +168,50 @@ resamples = 200
     assert!(text.contains("the treatment gained"), "{text}");
     assert!(!text.contains("the treatment lost ground"), "{text}");
 }
+
+/// Runs of one fork and one pair: nothing to draw an interval from, so
+/// every interval reads "n/a (one run)" beside its value, by the digit rule
+/// of a lone value, never as a point such as `-55.50947 [-55.50947,
+/// -55.50947] µs`, and no direction is claimed.
+#[test]
+fn an_interval_from_one_run_reads_n_a() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let one = ["design.forks=1", "design.pairs=1", "design.warmup_pairs=0"];
+    run(t, "a", &one);
+    run(t, "b", &[&one[..], &["seed=5"]].concat());
+    let o = compare(t, &["a", "b"]);
+    assert!(o.status.success(), "{}", err_of(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let point = regex::Regex::new(r"\[(-?[0-9.]+)x?, (-?[0-9.]+)x?\]").unwrap();
+    for c in point.captures_iter(&text) {
+        assert_ne!(c[1], c[2], "a point printed as an interval:\n{text}");
+    }
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("| `spin`") || l.starts_with("| `noop`"))
+        .collect();
+    // The effect's row and each arm's: the value, then n/a, no verdict.
+    assert_eq!(rows.len(), 3, "{text}");
+    for row in &rows {
+        assert!(row.contains(", n/a (one run) |"), "{row}");
+        assert!(row.ends_with("| n/a (one run) |"), "{row}");
+        assert!(!row.contains("faster") && !row.contains("slower"), "{row}");
+        assert!(
+            !row.contains(" to "),
+            "one fork's median is no range: {row}"
+        );
+    }
+    // Digits: the value beside n/a is a lone value, three significant
+    // digits (the issue's was printed with seven).
+    let value = regex::Regex::new(r"\| -?([0-9.]+)x?(?: [nµm]?s)?, n/a \(one run\)").unwrap();
+    let mut seen = 0;
+    for c in value.captures_iter(&text) {
+        let digits = c[1].replace('.', "");
+        let significant = digits.trim_start_matches('0');
+        assert!(significant.len() <= 3, "{}:\n{text}", &c[0]);
+        seen += 1;
+    }
+    assert_eq!(seen, 6, "{text}");
+    assert!(!text.contains("about ± 0"), "{text}");
+}

@@ -101,11 +101,11 @@ fn setup_and_runs_that_write_the_users_tables_change_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let cases = [
         (
-            Some(r#"CREATE TABLE t(x int); SET "search_path" TO public; DELETE FROM victim WHERE id = 10"#),
+            Some(r#"CREATE TABLE t(x int); DELETE FROM "public"."victim" WHERE id = 10"#),
             "SELECT count(*) FROM victim",
         ),
         (
-            Some("SELECT set_config('search_path','public',false); DELETE FROM victim WHERE id = 11"),
+            Some("DO $$ BEGIN DELETE FROM public.victim WHERE id = 11; END $$"),
             "SELECT count(*) FROM victim",
         ),
         (

@@ -290,7 +290,7 @@ kind = "noop"
 [design]
 baseline = "noop"
 treatment = "noop"
-forks = 2
+forks = 3
 warmup_pairs = 3
 pairs = 30
 [analysis]

@@ -430,3 +430,85 @@ fn a_history_too_small_to_mark_names_the_move_repeats_and_a_shallow_clone() {
         assert!(text.contains("`fetch-depth: 0`"), "{text}");
     }
 }
+
+/// A report folder renamed with `git mv` keeps its history: the versions
+/// before the rename are read from the old name, and the summary says so.
+/// A folder whose first commit adds it while removing another folder's
+/// run.json that git does not pair as a rename (moved and rewritten) says
+/// where its history starts and which folder holds the rest.
+#[test]
+fn history_follows_a_renamed_folder_or_says_where_it_starts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    git_ok(&repo, &["init", "-q"]);
+    std::fs::write(repo.join(".gitignore"), "*.old/\n*.partial/\n").unwrap();
+    std::fs::write(repo.join("small.toml"), SMALL_AA).unwrap();
+    let measure = |out: &str, seed: u32, subject: &str| {
+        let seed = format!("seed={seed}");
+        let o = run_in(
+            &repo,
+            &[
+                "exec",
+                "small.toml",
+                "--quiet",
+                "--out",
+                out,
+                "--set",
+                &seed,
+            ],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", err_of(&o));
+        git_ok(&repo, &["add", "-A"]);
+        git_ok(&repo, &["commit", "-q", "-m", subject]);
+    };
+    measure("reports/old", 1, "first");
+    measure("reports/old", 2, "second");
+    git_ok(&repo, &["mv", "reports/old", "reports/new"]);
+    git_ok(&repo, &["commit", "-q", "-m", "rename the report"]);
+    let renamed = git_ok(&repo, &["rev-parse", "--short", "HEAD"]);
+    measure("reports/new", 3, "third");
+
+    let o = run_in(&repo, &["history", "reports/new"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err_of(&o));
+    let md = std::fs::read_to_string(repo.join("reports/history-new/history.md")).unwrap();
+    assert!(md.contains("3 versions compared"), "{md}");
+    let note = summary(&md)
+        .into_iter()
+        .find(|l| l.contains("renamed it"))
+        .unwrap_or_else(|| panic!("the rename is said: {md}"));
+    assert!(
+        note.contains(&format!("`reports/old` until `{renamed}`"))
+            && note.contains("`reports/new`"),
+        "{note}"
+    );
+    // --since before the rename reads from the old name too.
+    let o = run_in(
+        &repo,
+        &["history", "reports/new", "--since", "HEAD~2", "--out", "h2"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", err_of(&o));
+    let md = std::fs::read_to_string(repo.join("h2/history.md")).unwrap();
+    assert!(md.contains("2 versions compared"), "{md}");
+
+    // Moved and rewritten in one commit: no rename for git to pair.
+    std::fs::write(repo.join("reports/new/run.json"), "{}\n").unwrap();
+    git_ok(&repo, &["commit", "-q", "-am", "a run.json no run"]);
+    git_ok(&repo, &["rm", "-q", "-r", "reports/new"]);
+    measure("reports/newer", 4, "a new folder");
+    let start = git_ok(&repo, &["rev-parse", "--short", "HEAD"]);
+    let o = run_in(&repo, &["history", "reports/newer"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err_of(&o));
+    let md = std::fs::read_to_string(repo.join("reports/history-newer/history.md")).unwrap();
+    assert!(md.contains("1 version compared"), "{md}");
+    let note = md
+        .lines()
+        .find(|l| l.starts_with("- This history starts at"))
+        .unwrap_or_else(|| panic!("where it starts is said: {md}"));
+    assert!(
+        note.contains(&format!("`{start}`"))
+            && note.contains("removed `reports/new`")
+            && note.contains("`runner history reports/new`"),
+        "{note}"
+    );
+}

@@ -23,6 +23,7 @@ mod ci_workflow;
 mod cli;
 mod command_safety;
 mod compare;
+mod database_doors;
 mod database_safety;
 mod env;
 mod estimate;

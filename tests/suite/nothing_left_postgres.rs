@@ -415,3 +415,328 @@ run = "SELECT sum(v) FROM acc""#;
         started.elapsed()
     );
 }
+
+/// Polls `pred` every 50 ms until it holds or `limit` passes.
+fn poll_until(limit: Duration, mut pred: impl FnMut() -> bool) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if pred() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    pred()
+}
+
+/// Waits until the workers whose pids the clients' schemas carry
+/// (`..._p<pid>`) have ended, as they do once their parent is killed.
+fn workers_ended(schemas: &[String]) {
+    for s in schemas {
+        let Some(pid) = s.rsplit("_p").next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        poll_until(Duration::from_secs(10), || {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |st| {
+                st.rsplit(')')
+                    .next()
+                    .is_some_and(|r| r.trim_start().starts_with('Z'))
+            })
+        });
+    }
+}
+
+/// Schemas of this database whose name is LIKE `like`.
+fn schemas_like(url: &str, like: &str) -> Vec<String> {
+    client(url)
+        .query(
+            "SELECT nspname::text FROM pg_namespace WHERE nspname LIKE $1 ORDER BY 1",
+            &[&like],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+}
+
+/// Both arms with two concurrent clients and a private copy of the user's
+/// table, each run sleeping long enough to be killed in the middle.
+fn clients_and_copies() -> String {
+    r#"
+[database]
+private_copies = ["public.orders"]
+[strategies.a]
+kind = "sql"
+clients = 2
+search_path = ["public"]
+run = "SELECT count(*) FROM orders, pg_sleep(0.3) WHERE customer = {input} % 100"
+[strategies.b]
+kind = "sql"
+clients = 2
+search_path = ["public"]
+run = "SELECT count(*) FROM orders, pg_sleep(0.3) WHERE customer + 0 = {input} % 100"
+[design]
+baseline = "a"
+treatment = "b"
+forks = 3
+warmup_pairs = 1
+pairs = 20
+"#
+    .into()
+}
+
+/// `kill -9` of `runner check` with a clients arm and private copies left
+/// three schemas, each holding a full copy of the user's table, which a
+/// later check did not remove: the next check drops them, saying so in
+/// one line, and the user's table is as before.
+#[test]
+#[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
+fn nothing_is_left_after_kill_9_of_check_with_clients_and_copies() {
+    use super::database_doors::{orders, runner_schemas, user_objects};
+    let Some(url) = pg_url() else { return };
+    user_objects(&url);
+    let before = orders(&url);
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let spec = write_spec(t, "clients", &clients_and_copies());
+    let mut child = runner_on(t, &url, &["check", spec.to_str().unwrap()])
+        .spawn()
+        .unwrap();
+    let copies = poll_until(Duration::from_secs(60), || {
+        schemas_like(&url, "runner\\_check\\_%\\_p%").len() >= 2
+    });
+    child.kill().unwrap();
+    let _ = child.wait();
+    assert!(copies, "the check never made its clients' schemas");
+    let left = runner_schemas(&url);
+    assert!(left.len() >= 3, "{left:?}");
+    workers_ended(&left);
+    // The next command that opens the database: another check.
+    let plain = write_spec(
+        t,
+        "plain",
+        "[strategies.s]\nkind = \"sql\"\nrun = \"SELECT 1\"\n[design]\nbaseline = \"s\"\ntreatment = \"s\"\n",
+    );
+    let o = check_on(t, &url, &plain);
+    let err = err_of(&o);
+    assert!(o.status.success(), "{err}");
+    let said: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("note: dropped"))
+        .collect();
+    assert_eq!(said.len(), 1, "{err}");
+    for s in &left {
+        assert!(said[0].contains(s.as_str()), "{s} not in {}", said[0]);
+    }
+    assert!(
+        runner_schemas(&url).is_empty(),
+        "{:?}",
+        runner_schemas(&url)
+    );
+    assert_eq!(orders(&url), before);
+}
+
+/// exec's kill -9 left the clients' `_b_p<pid>`/`_t_p<pid>` schemas and
+/// the run's own: `runner clean` drops all of them, says which, and leaves
+/// the user's table as it was.
+#[test]
+#[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
+fn runner_clean_drops_what_exec_left_after_kill_9() {
+    use super::database_doors::{orders, runner_schemas, user_objects};
+    let Some(url) = pg_url() else { return };
+    user_objects(&url);
+    let before = orders(&url);
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let spec = write_spec(t, "clients", &clients_and_copies());
+    let mut child = runner_on(
+        t,
+        &url,
+        &["exec", spec.to_str().unwrap(), "--quiet", "--out", "o"],
+    )
+    .spawn()
+    .unwrap();
+    let copies = poll_until(Duration::from_secs(60), || {
+        schemas_like(&url, "runner\\_%\\_p%").len() >= 2
+    });
+    child.kill().unwrap();
+    let _ = child.wait();
+    assert!(copies, "exec never made its clients' schemas");
+    let left = runner_schemas(&url);
+    assert!(left.len() >= 3, "{left:?}");
+    workers_ended(&left);
+    let o = runner_on(t, &url, &["clean"]).output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", err_of(&o));
+    for s in &left {
+        assert!(
+            out.lines()
+                .any(|l| l.contains(s.as_str()) && l.ends_with(": dropped")),
+            "{s}: {out}"
+        );
+    }
+    assert!(
+        runner_schemas(&url).is_empty(),
+        "{:?}",
+        runner_schemas(&url)
+    );
+    assert_eq!(orders(&url), before);
+}
+
+/// After `kill -9` of exec's parent a running statement went on to its
+/// end on the server: with `client_connection_check_interval` the server
+/// ends it within a few seconds of its client's death (the statement
+/// would sleep 100 s, beyond the 60 s statement_timeout).
+#[test]
+#[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
+fn a_killed_runners_statement_ends_on_the_server() {
+    let Some(url) = pg_url() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let spec = write_spec(t, "sleeper", &sleeper(600));
+    let mut child = runner_on(
+        t,
+        &url,
+        &["exec", spec.to_str().unwrap(), "--out", "o", "--quiet"],
+    )
+    .spawn()
+    .unwrap();
+    let mut c = client(&url);
+    let version: i32 = c
+        .query_one("SELECT current_setting('server_version_num')::int", &[])
+        .unwrap()
+        .get(0);
+    let sleeping = poll_until(Duration::from_secs(60), || {
+        running(&mut c, "%pg_sleep(100)%") > 0
+    });
+    child.kill().unwrap();
+    let _ = child.wait();
+    assert!(sleeping, "the statement never started");
+    let killed = Instant::now();
+    let ended = poll_until(Duration::from_secs(30), || {
+        running(&mut c, "%pg_sleep(100)%") == 0
+    });
+    if version < 140000 {
+        // No such setting before PostgreSQL 14: statement_timeout ends it.
+        return;
+    }
+    assert!(ended, "the statement still runs");
+    assert!(
+        killed.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        killed.elapsed()
+    );
+    // The schema it left goes with the next command.
+    let o = runner_on(t, &url, &["clean"]).output().unwrap();
+    assert!(o.status.success(), "{}", err_of(&o));
+    assert_eq!(runner_schemas(&mut c), 0);
+}
+
+/// `runner clean` drops only schemas that carry runner's marker and whose
+/// owner is known to be gone on this host; it keeps one whose owner runs,
+/// one made on another host and one from before owners were recorded
+/// (`--schema` drops those two), refuses `--schema` of a live owner's
+/// (exit 2), and never lists a schema of the user's.
+#[test]
+#[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
+fn runner_clean_lists_and_drops_only_schemas_whose_owner_is_gone() {
+    use runner::db::owner::Owner;
+    let Some(url) = pg_url() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let me = Owner::me("t_alive");
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let gone_pid = gone.id();
+    gone.wait().unwrap();
+    let owners = [
+        (
+            "runner_t_gone",
+            Some(Owner {
+                run: "t_gone".into(),
+                pid: gone_pid,
+                ..me.clone()
+            }),
+        ),
+        (
+            "runner_t_reused",
+            Some(Owner {
+                run: "t_reused".into(),
+                started: me.started + 7,
+                ..me.clone()
+            }),
+        ),
+        ("runner_t_alive", Some(me.clone())),
+        (
+            "runner_t_elsewhere",
+            Some(Owner {
+                run: "t_elsewhere".into(),
+                host: "another-host".into(),
+                ..me.clone()
+            }),
+        ),
+        ("runner_t_old", None),
+    ];
+    let mut c = client(&url);
+    for (schema, owner) in &owners {
+        let comment = match owner {
+            Some(o) => format!("created by runner for its run schema {schema}; owner: {o}"),
+            None => format!("created by runner for its run schema {schema}"),
+        };
+        c.batch_execute(&format!(
+            "CREATE SCHEMA {schema}; CREATE TABLE {schema}.copy (x int); COMMENT ON SCHEMA {schema} IS '{comment}'"
+        ))
+        .unwrap();
+    }
+    // The user's own: no marker, or another schema's marker.
+    c.batch_execute(
+        "CREATE SCHEMA runner_mine; CREATE SCHEMA runner_fake; \
+         COMMENT ON SCHEMA runner_fake IS 'created by runner for its run schema runner_other'",
+    )
+    .unwrap();
+    let clean = |args: &[&str]| {
+        let mut all = vec!["clean"];
+        all.extend_from_slice(args);
+        runner_on(t, &url, &all).output().unwrap()
+    };
+    let o = clean(&["--list"]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{}", err_of(&o));
+    assert_eq!(out.lines().count(), 6, "{out}");
+    assert!(
+        !out.contains("runner_mine") && !out.contains("runner_fake"),
+        "{out}"
+    );
+    assert_eq!(
+        schemas_like(&url, "runner\\_t\\_%").len(),
+        5,
+        "--list drops nothing"
+    );
+    let o = clean(&["--schema", "runner_t_alive"]);
+    assert_eq!(o.status.code(), Some(2), "{}", err_of(&o));
+    assert!(
+        err_of(&o).contains("its owner still runs"),
+        "{}",
+        err_of(&o)
+    );
+    let o = clean(&[]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{}", err_of(&o));
+    assert!(out.contains("dropped 2 of 5"), "{out}");
+    assert_eq!(
+        schemas_like(&url, "runner\\_%"),
+        [
+            "runner_fake",
+            "runner_mine",
+            "runner_t_alive",
+            "runner_t_elsewhere",
+            "runner_t_old"
+        ]
+    );
+    let o = clean(&["--schema", "runner_t_elsewhere", "--schema", "runner_t_old"]);
+    assert!(o.status.success(), "{}", err_of(&o));
+    assert_eq!(
+        schemas_like(&url, "runner\\_%"),
+        ["runner_fake", "runner_mine", "runner_t_alive"]
+    );
+    let o = clean(&["--schema", "runner_mine"]);
+    assert_eq!(o.status.code(), Some(2), "{}", err_of(&o));
+}

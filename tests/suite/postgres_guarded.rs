@@ -410,4 +410,21 @@ pairs = 3
     assert!(plans["treatment"].to_string().contains("acc_v"), "{plans}");
     let report = std::fs::read_to_string(t.join("lite/report.md")).unwrap();
     assert!(report.contains("The arms' plans differ"), "{report}");
+    // SQLite's plan is named for what it is, and measures no buffers.
+    let plan_lines: Vec<&str> = report
+        .lines()
+        .filter(|l| l.starts_with("- Plan of"))
+        .collect();
+    assert_eq!(plan_lines.len(), 2, "{report}");
+    for l in plan_lines {
+        assert!(
+            l.contains("(EXPLAIN QUERY PLAN after the measured runs, untimed)"),
+            "{l}"
+        );
+        assert!(!l.contains("buffers") && !l.contains("ANALYZE"), "{l}");
+    }
+    assert!(
+        report.contains("<details><summary>Plans (EXPLAIN QUERY PLAN of the first fork"),
+        "{report}"
+    );
 }

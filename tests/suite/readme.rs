@@ -931,14 +931,14 @@ fn stray_figures(readme: &str) -> Vec<String> {
 
 /// A gated report (such as `reports/gate-aa` once measured) gets its
 /// verdict and self-check in the block, in the report's own sentences.
-/// Two forks give the self-check one fork a cell (a quarter, rounded up).
+/// Three forks give the self-check one fork a cell (a quarter, rounded up).
 #[test]
 fn a_gated_report_shows_its_verdict_and_false_alarms_in_the_block() {
     let tmp = tempfile::tempdir().unwrap();
     let spec = tmp.path().join("g.toml");
     std::fs::write(
         &spec,
-        "seed = 1\n[strategies.n]\nkind = \"noop\"\n[design]\nbaseline = \"n\"\ntreatment = \"n\"\nforks = 2\nwarmup_pairs = 2\npairs = 30\n[analysis]\nresamples = 100\n[gate]\nmax_slowdown = \"2us\"\nmax_false_block = 0.9\nmin_power = 0.2\n",
+        "seed = 1\n[strategies.n]\nkind = \"noop\"\n[design]\nbaseline = \"n\"\ntreatment = \"n\"\nforks = 3\nwarmup_pairs = 2\npairs = 30\n[analysis]\nresamples = 100\n[gate]\nmax_slowdown = \"2us\"\nmax_false_block = 0.9\nmin_power = 0.2\n",
     )
     .unwrap();
     let out = tmp.path().join("gate-aa");

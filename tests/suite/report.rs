@@ -155,3 +155,60 @@ fn every_committed_report_answers_within_40_lines_before_its_setup() {
     }
     assert!(read > 10, "read {read} reports");
 }
+
+/// A `<` in a strategy's name shows as typed inside the report's code
+/// spans (where an entity would show as `&lt;`) and stays an entity
+/// outside them, where it could open a tag.
+#[test]
+fn code_spans_keep_a_tag_as_typed_and_text_outside_them_escapes_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = write_spec(
+        tmp.path(),
+        "lt",
+        r#"
+seed = 3
+[strategies."spin<b>"]
+kind = "spin"
+duration_us = 1
+[strategies."spin<i>"]
+kind = "spin"
+duration_us = 2
+[design]
+baseline = "spin<b>"
+treatment = "spin<i>"
+forks = 2
+warmup_pairs = 1
+pairs = 10
+[analysis]
+resamples = 200
+"#,
+    );
+    let out = exec_ok(tmp.path(), &spec, "r", &[]);
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("`spin<i>`"), "{report}");
+    assert!(!report.contains("`spin&lt;"), "{report}");
+    // Outside code spans (and fenced blocks), no tag: every `<b>` and
+    // `<i>` left is in a span.
+    let mut outside = String::new();
+    let mut fenced = false;
+    for line in report.lines() {
+        if line.starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if !fenced {
+            outside.extend(line.split('`').step_by(2));
+        }
+    }
+    assert!(
+        !outside.contains("<b>") && !outside.contains("<i>"),
+        "{outside}"
+    );
+    // The plots are XML: the name there is an entity.
+    let svg = std::fs::read_to_string(out.join("effect.svg")).unwrap();
+    assert!(svg.contains("spin&lt;i&gt;"), "{svg}");
+    // And it re-renders byte for byte.
+    let before = std::fs::read(out.join("report.md")).unwrap();
+    runner().arg("report").arg(&out).assert().success();
+    assert_eq!(std::fs::read(out.join("report.md")).unwrap(), before);
+}

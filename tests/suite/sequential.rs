@@ -97,8 +97,9 @@ fn a_clear_delay_stops_early_and_the_record_says_where() {
     let lo = delayed["interval_ns"][0].as_f64().unwrap();
     let hi = delayed["interval_ns"][1].as_f64().unwrap();
     assert!(lo > 40_000.0 && hi < 60_000.0, "{delayed}");
-    // The stopping path: one look per fork from the second, the last one
-    // the deciding interval itself.
+    // The stopping path: one look per fork from the first, the last one
+    // the deciding interval itself, the speed ratio's (`decide`).
+    assert_eq!(delayed["statistic"], "ratio", "{delayed}");
     let path = delayed["path"].as_array().unwrap();
     let last = path.last().unwrap();
     assert_eq!(
@@ -106,7 +107,11 @@ fn a_clear_delay_stops_early_and_the_record_says_where() {
         Some(stop_of(&stops, 1).0),
         "{delayed}"
     );
-    assert_eq!(last["interval_ns"], delayed["interval_ns"], "{delayed}");
+    assert_eq!(last["interval"], delayed["ratio_ci"], "{delayed}");
+    assert_eq!(
+        analysis["cells"][1]["effect"]["ratio_ci"], delayed["ratio_ci"],
+        "the Finding prints the interval the cell stopped on"
+    );
     assert!(path.iter().all(|l| l["forks"].as_u64().unwrap() >= 2));
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(report.contains("## Stopping"), "{report}");
@@ -337,20 +342,22 @@ resamples = 200
         .iter()
         .zip(gate["cells"].as_array().unwrap())
     {
+        // A duration judges D: its stopping interval decides.
         assert_eq!(
-            c["stop"]["interval_ns"], g["ci_ns"],
+            c["stop"]["interval_ns"], g["ci"],
             "the stopping interval decides"
         );
     }
     // Two groups (one per treatment), each with a d = 0 self-check cell
     // of a quarter of the 30 forks, 8, not stopped early.
     assert_eq!(gate["false_positive_forks"][1], 16, "{gate}");
-    assert_eq!(gate["statistic"], "sequence");
+    assert_eq!(gate["interval"], "sequence");
+    assert_eq!(gate["judges"], "difference");
     assert!(
         gate["summary"]
             .as_str()
             .unwrap()
-            .contains("95 % stopping interval"),
+            .contains("95 % interval over the forks, valid where the run stopped"),
         "{gate}"
     );
 }
@@ -370,7 +377,7 @@ fn check_states_the_rule_and_the_forks_a_target_needs() {
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(o.status.success(), "{}", err_of(&o));
     assert!(
-        out.contains("stop        each cell runs until its interval's half-width is at most 1us or its interval excludes 0, with 3 to 8 forks; forecast: about "),
+        out.contains("stop        each cell runs until its interval's half-width is at most 1us or its speed ratio's interval excludes 1, with 3 to 8 forks; forecast: about "),
         "{out}"
     );
     // A preview of a few µs per run spreads by nanoseconds: 1 µs needs

@@ -95,6 +95,38 @@ fn sqlite_failures_are_counted_with_their_code() {
     assert_counted(&out, "SQLITE_1", "SQLITE_1 (");
 }
 
+/// An arm that fails every measured run, allowed to: the Finding names
+/// its failure rate beside the ratio it qualifies, since the times are
+/// those of runs that ended at their error.
+#[test]
+fn an_arm_that_always_fails_has_its_failure_rate_in_the_finding() {
+    let tmp = tempfile::tempdir().unwrap();
+    let always = "SELECT abs(-9223372036854775807 - 1) AS x WHERE 1 = 1";
+    let body = format!(
+        "[database]\nbackend = \"sqlite\"\n{}",
+        failing(always, true)
+    );
+    let out = exec_ok(tmp.path(), &spec(tmp.path(), "always", &body), "out", &[]);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let finding = md
+        .split("## Finding")
+        .nth(1)
+        .and_then(|f| f.split("\n## ").next())
+        .expect("a Finding");
+    for arm in ["a", "b"] {
+        assert!(
+            finding.contains(&format!(
+                "**Warning, failures:** `{arm}` failed 80 of 80 measured runs (100 %"
+            )) || finding.contains(&format!("`{arm}` failed 80 of 80 measured runs (100 %")),
+            "{arm}: {finding}"
+        );
+    }
+    assert!(
+        finding.contains("the figures above time `a`'s failures, not its work"),
+        "{finding}"
+    );
+}
+
 #[test]
 fn without_allow_failure_a_failing_statement_stops_the_run_and_says_how_to_allow_it() {
     let tmp = tempfile::tempdir().unwrap();
@@ -654,4 +686,73 @@ fn a_clients_sweep_is_refused_where_it_cannot_run() {
         assert_eq!(o.status.code(), Some(2), "{body}\n{}", stderr(&o));
         assert!(stderr(&o).contains(said), "{body}\n{}", stderr(&o));
     }
+}
+
+/// A rewrite that returns other rows only where `{input} % 4 = 0`: with
+/// one input per look, `check` passed it and exec caught it only by the
+/// luck of the seed. At the default `check_inputs` (5), `check` refuses
+/// it (exit 2, naming the disagreement) and so does exec before timing,
+/// for every seed from 1 to 10; with `check_inputs = 1` check's one
+/// trial input lets it through, the control.
+#[test]
+fn a_rewrite_that_differs_on_every_fourth_input_is_refused_for_every_seed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let body = |inputs: &str| {
+        format!(
+            r#"
+[database]
+backend = "sqlite"
+{inputs}
+[strategies.a]
+kind = "sql"
+setup = "CREATE TABLE t (v INTEGER); INSERT INTO t VALUES (1), (2), (3)"
+run = "SELECT count(*) FROM t WHERE v < 3"
+[strategies.b]
+kind = "sql"
+setup = "CREATE TABLE t (v INTEGER); INSERT INTO t VALUES (1), (2), (3)"
+run = "SELECT count(*) + CASE WHEN {{input}} % 4 = 0 THEN 1 ELSE 0 END FROM t WHERE v < 3"
+[design]
+baseline = "a"
+treatment = "b"
+forks = 2
+warmup_pairs = 1
+pairs = 5
+"#
+        )
+    };
+    let file = spec(t, "rewrite", &body(""));
+    for seed in 1..=10 {
+        let seed_set = format!("seed={seed}");
+        for args in [
+            vec!["check", "--set", &seed_set],
+            vec!["exec", "--quiet", "--out", "o", "--set", &seed_set],
+        ] {
+            let o = runner()
+                .current_dir(t)
+                .env_remove("RUNNER_DATABASE_URL")
+                .args(&args)
+                .arg(&file)
+                .output()
+                .unwrap();
+            let err = err_of(&o);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+            assert!(
+                err.contains(
+                    "baseline `a` (sql) and treatment `b` (sql) disagree on the same input"
+                ),
+                "{args:?}: {err}"
+            );
+        }
+    }
+    assert!(!t.join("o").exists());
+    let file = spec(t, "one", &body("check_inputs = 1"));
+    let o = runner()
+        .current_dir(t)
+        .env_remove("RUNNER_DATABASE_URL")
+        .arg("check")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", err_of(&o));
 }

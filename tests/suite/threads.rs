@@ -1,4 +1,4 @@
-//! The resampled intervals (hierarchical, order, carry-over, machines) run
+//! The resampled intervals (order, carry-over, machines) run
 //! on every core; the thread count must not change a byte of the analysis.
 
 use crate::common;
@@ -31,7 +31,7 @@ fn analysis_is_identical_on_one_and_on_two_threads() {
     );
     // Not a vacuous comparison: the resampled intervals have width.
     let a: serde_json::Value = serde_json::from_slice(&analyses[0]).unwrap();
-    let ci = &a["cells"][0]["hierarchical"]["ci_ns"];
+    let ci = &a["cells"][0]["order"]["ci_ns"];
     assert!(ci[0].as_f64().unwrap() < ci[1].as_f64().unwrap(), "{ci}");
     assert!(a["resamples"].as_u64().unwrap() > u64::from(runner::stats::resample::CHUNK));
 }

@@ -32,7 +32,19 @@ pub struct DatabaseConfig {
     /// arm's statements run under EXPLAIN, and the plans are recorded.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub explain: bool,
+    /// A run whose forks leave dead row versions in a table the
+    /// experiment names, or move any sequence, fails instead of saying it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub strict: bool,
+    /// How many inputs the checks before timing compare an `sql` arm's
+    /// rows on (`None`: [`CHECK_INPUTS`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check_inputs: Option<u32>,
 }
+
+/// The inputs the checks before timing compare rows on, unless
+/// `check_inputs` says otherwise.
+pub const CHECK_INPUTS: u32 = 5;
 
 impl DatabaseConfig {
     /// What a worker's `sql` sessions need of this table.
@@ -40,6 +52,7 @@ impl DatabaseConfig {
         SqlOptions {
             private_copies: self.private_copies.clone(),
             explain: self.explain,
+            check_inputs: self.check_inputs.unwrap_or(CHECK_INPUTS),
         }
     }
 }
@@ -52,4 +65,7 @@ pub struct SqlOptions {
     pub private_copies: Vec<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub explain: bool,
+    /// The inputs each fork's checks before timing compare `sql` arms on
+    /// (at least 1).
+    pub check_inputs: u32,
 }

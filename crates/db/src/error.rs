@@ -50,6 +50,10 @@ pub enum DbError {
     },
     #[error("setup of an arm with clients > 1 is committed in the arm's own schema so that its clients share it, and this one reached outside it ({0}); runner rolled it back: create what the clients share in the arm's schema (unqualified names), or list the table in [database] private_copies and change the copy")]
     SetupOutside(String),
+    /// The user's SQL reached a table of `[database] private_copies`
+    /// itself; the sentence says how it was seen.
+    #[error("{0}: it named the table where runner cannot point the name at the copy (inside a string such as a DO body or an EXECUTE, or in a function that names it), so the arms would time your table, not the copy; runner rolls the writes back and stops the fork: name the table in the SQL itself (`schema.table`, or through the strategy's search_path)")]
+    CopyBypassed(String),
     /// A feature the backend does not have; the sentence says what to do.
     #[error("{0}")]
     Unsupported(&'static str),

@@ -24,9 +24,11 @@
 //! views when it ends, so the parent waits for the fork's connections to
 //! close first; an ANALYZE or VACUUM of a table during the fork (autovacuum)
 //! resets its counters, so then only its catalog row is compared; another
-//! session's committed writes during the fork are changes too (run on a
-//! database nobody else writes meanwhile); cluster-wide objects (roles,
-//! databases, tablespaces) are not in it.
+//! session's committed writes during the fork to an object the experiment
+//! names are changes too (run on a database nobody else writes
+//! meanwhile), while its changes to anything else are only noted
+//! ([`Blame`]); cluster-wide objects (roles, databases, tablespaces) are
+//! not in it.
 
 //!
 //! What is compared, and what a comparison found ([`GuardRecord`], kept per
@@ -113,24 +115,59 @@ pub struct Residue {
     pub bytes: u64,
 }
 
+/// Who a change is held against: the objects the experiment names
+/// (`db::preflight`), and whether the run is strict.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Blame {
+    /// Guard keys the experiment names or copies: relations and sequences
+    /// as `schema.name`, `schema S`, `function schema.name`, and `large
+    /// objects` when its SQL calls a large-object function. `None`: every
+    /// change is the run's (its arms run commands, which may touch anything).
+    pub named: Option<BTreeSet<String>>,
+    /// `[database] strict`: dead row versions the run left in a table it
+    /// names, and any sequence that moved, fail the run too.
+    pub strict: bool,
+}
+
+impl Blame {
+    fn ours(&self, key: &str, kind: &str) -> bool {
+        let Some(named) = &self.named else {
+            return true;
+        };
+        match kind {
+            // `function s.f(int)`: named without its arguments.
+            "function" => named.contains(key.split('(').next().unwrap_or(key)),
+            _ => named.contains(key),
+        }
+    }
+
+    /// The sentence a fork, or trials, whose guard did not hold fail with.
+    pub fn failure(&self, during: &str, record: &GuardRecord) -> String {
+        let who = if self.named.is_some() {
+            "or another session's commit to an object the experiment names or copies (other sessions' changes to anything else are only noted)"
+        } else {
+            "or another session's commit (the arms run commands, which may touch anything, so every change is held against the run)"
+        };
+        format!(
+            "outside runner's schemas, the database changed during {during}: {}. runner never commits what the user's SQL writes, so this is an effect PostgreSQL does not roll back (a sequence, a function that opens its own connection), {who}",
+            record.changes.join("; ")
+        )
+    }
+}
+
 impl Fingerprint {
     /// What changed from `self` (before the fork) to `after`, one sentence
-    /// per object, and the counts compared. `named`: the relations the
-    /// experiment's SQL names (`db::preflight`); a change or residue in a
-    /// table outside it is another session's, said in `other_sessions`
-    /// and not held against the run. `None`: every change is the run's.
-    /// Sequences, schemas, functions and large objects are always the
-    /// run's.
-    pub fn compare(&self, after: &Fingerprint, named: Option<&BTreeSet<String>>) -> GuardRecord {
+    /// per object, and the counts compared. A change to an object the
+    /// experiment names or copies (`blame`) is the run's and fails it; a
+    /// change to anything else is another session's, said in
+    /// `other_sessions` and not held against the run, unless `strict`
+    /// holds a moved sequence against it anyway (any function may move
+    /// one). What rolled-back writes left in a named table is residue,
+    /// said in the report, and a failure too when strict.
+    pub fn compare(&self, after: &Fingerprint, blame: &Blame) -> GuardRecord {
         let mut changes = Vec::new();
         let mut residue = Vec::new();
         let mut others = Vec::new();
-        // A sequence is always the run's: a function the SQL calls may
-        // move any sequence, and no rollback undoes that.
-        let ours = |key: &str, kind: &str| {
-            matches!(kind, "schema" | "function" | "sequence")
-                || named.is_none_or(|n| n.contains(key))
-        };
         let name = |key: &str, s: &State| {
             if s.kind == "schema" || s.kind == "function" {
                 key.to_owned()
@@ -139,16 +176,17 @@ impl Fingerprint {
             }
         };
         for (key, b) in &self.objects {
-            let changes = if ours(key, b.kind) {
-                &mut changes
-            } else {
-                &mut others
-            };
+            let ours = blame.ours(key, b.kind);
+            let what = name(key, b);
             let Some(a) = after.objects.get(key) else {
-                changes.push(format!("{} was dropped", name(key, b)));
+                let said = format!("{what} was dropped");
+                if ours {
+                    changes.push(said);
+                } else {
+                    others.push(said);
+                }
                 continue;
             };
-            let what = name(key, b);
             let grew = |x: Option<i64>, y: Option<i64>| match (x, y) {
                 (Some(x), Some(y)) if y > x => (y - x) as u64,
                 _ => 0,
@@ -160,54 +198,77 @@ impl Fingerprint {
                 0
             };
             let bytes = grew(b.bytes, a.bytes);
-            if (dead_rows > 0 || bytes > 0) && !ours(key, b.kind) {
-                changes.push(format!(
-                    "{what} gained {dead_rows} dead row versions and {bytes} bytes"
-                ));
-            } else if dead_rows > 0 || bytes > 0 {
-                residue.push(Residue {
-                    table: key.clone(),
-                    dead_rows,
-                    bytes,
-                });
+            if dead_rows > 0 || bytes > 0 {
+                if !ours {
+                    others.push(format!(
+                        "{what} gained {dead_rows} dead row versions and {bytes} bytes"
+                    ));
+                } else {
+                    if blame.strict && dead_rows > 0 {
+                        changes.push(format!(
+                            "{what} was left {dead_rows} dead row versions by rolled-back writes, which [database] strict = true does not allow"
+                        ));
+                    }
+                    residue.push(Residue {
+                        table: key.clone(),
+                        dead_rows,
+                        bytes,
+                    });
+                }
             }
+            let mut found = None;
             if b.last_value != a.last_value {
-                changes.push(format!(
+                found = Some(format!(
                     "{what} moved (last value {} -> {})",
                     b.last_value.as_deref().unwrap_or("never used"),
                     a.last_value.as_deref().unwrap_or("never used")
                 ));
             } else if b.xmin != a.xmin {
-                changes.push(format!("{what} was altered (its catalog row changed)"));
+                found = Some(format!("{what} was altered (its catalog row changed)"));
             } else if b.maintenance == a.maintenance {
                 if let (Some(x), Some(y)) = (b.changes, a.changes) {
                     if y > x {
-                        changes.push(format!("{what} had {} committed row changes", y - x));
-                        continue;
+                        found = Some(format!("{what} had {} committed row changes", y - x));
                     }
                 }
-                if b.live != a.live {
-                    changes.push(format!(
+                if found.is_none() && b.live != a.live {
+                    found = Some(format!(
                         "{what} went from {} to {} live rows",
                         b.live.unwrap_or(0),
                         a.live.unwrap_or(0)
                     ));
                 }
             }
+            let strict_sequence = blame.strict && b.last_value != a.last_value;
+            match found {
+                Some(f) if ours => changes.push(f),
+                Some(f) if strict_sequence => changes.push(format!(
+                    "{f}, which the experiment does not name, but [database] strict = true holds every moved sequence against the run"
+                )),
+                Some(f) => others.push(f),
+                None => {}
+            }
         }
         for (key, a) in &after.objects {
             if !self.objects.contains_key(key) {
-                // A new relation is named by nothing that was looked up:
-                // the run's unless another session made it in a schema
-                // the experiment does not name either.
-                changes.push(format!("{} was created", name(key, a)));
+                let said = format!("{} was created", name(key, a));
+                if blame.ours(key, a.kind) {
+                    changes.push(said);
+                } else {
+                    others.push(said);
+                }
             }
         }
         if self.large_objects != after.large_objects {
-            changes.push(format!(
+            let said = format!(
                 "the number of large objects went from {} to {}",
                 self.large_objects, after.large_objects
-            ));
+            );
+            if blame.ours("large objects", "large objects") {
+                changes.push(said);
+            } else {
+                others.push(said);
+            }
         }
         let count = |kind: &str| self.objects.values().filter(|s| s.kind == kind).count() as u32;
         GuardRecord {
@@ -244,6 +305,18 @@ mod tests {
         }
     }
 
+    /// Every change is the run's.
+    fn all() -> Blame {
+        Blame::default()
+    }
+
+    fn naming(keys: &[&str]) -> Blame {
+        Blame {
+            named: Some(keys.iter().map(|k| k.to_string()).collect()),
+            strict: false,
+        }
+    }
+
     fn print(objects: Vec<(&str, State)>) -> Fingerprint {
         Fingerprint {
             objects: objects
@@ -258,17 +331,17 @@ mod tests {
     fn committed_changes_are_named_and_rolled_back_ones_are_not() {
         let before = print(vec![("public.v", table("10", 5, 100, 0))]);
         // A rolled-back DELETE leaves n_mod_since_analyze and live rows.
-        assert!(before.compare(&before.clone(), None).held);
+        assert!(before.compare(&before.clone(), &all()).held);
         let after = print(vec![("public.v", table("10", 6, 99, 0))]);
-        let r = before.compare(&after, None);
+        let r = before.compare(&after, &all());
         assert!(!r.held);
         assert_eq!(r.changes, ["table public.v had 1 committed row changes"]);
         // An autovacuum reset the counters: only the catalog row counts.
         let vacuumed = print(vec![("public.v", table("10", 0, 98, 1))]);
-        assert!(before.compare(&vacuumed, None).held);
+        assert!(before.compare(&vacuumed, &all()).held);
         let altered = print(vec![("public.v", table("11", 5, 100, 0))]);
         assert_eq!(
-            before.compare(&altered, None).changes,
+            before.compare(&altered, &all()).changes,
             ["table public.v was altered (its catalog row changed)"]
         );
     }
@@ -280,7 +353,7 @@ mod tests {
         let acc = after.objects.get_mut("public.acc").unwrap();
         acc.dead = Some(1000);
         acc.bytes = Some(8192 + 65536);
-        let r = before.compare(&after, None);
+        let r = before.compare(&after, &all());
         assert!(r.held, "the content is the same");
         assert_eq!(
             r.residue,
@@ -293,9 +366,9 @@ mod tests {
         // A VACUUM in between reset the count: the bytes are still said.
         after.objects.get_mut("public.acc").unwrap().maintenance = Some(1);
         after.objects.get_mut("public.acc").unwrap().dead = Some(0);
-        let r = before.compare(&after, None);
+        let r = before.compare(&after, &all());
         assert_eq!(r.residue.unwrap()[0].dead_rows, 0);
-        assert_eq!(before.compare(&before, None).residue, Some(Vec::new()));
+        assert_eq!(before.compare(&before, &all()).residue, Some(Vec::new()));
     }
 
     #[test]
@@ -318,7 +391,7 @@ mod tests {
             ("public.s", seq("28")),
             ("public.u", table("2", 0, 0, 0)),
         ]);
-        let r = before.compare(&after, None);
+        let r = before.compare(&after, &all());
         assert_eq!(
             r.changes,
             [
@@ -340,8 +413,7 @@ mod tests {
         let v = after.objects.get_mut("public.victim").unwrap();
         v.changes = Some(8);
         v.dead = Some(30);
-        let named: BTreeSet<String> = ["public.mine".to_string()].into();
-        let r = before.compare(&after, Some(&named));
+        let r = before.compare(&after, &naming(&["public.mine"]));
         assert!(r.held, "{r:?}");
         assert_eq!(
             r.other_sessions,
@@ -352,8 +424,7 @@ mod tests {
         );
         assert_eq!(r.residue, Some(Vec::new()));
         // The same change to a table the SQL names is the run's.
-        let named: BTreeSet<String> = ["public.victim".to_string()].into();
-        let r = before.compare(&after, Some(&named));
+        let r = before.compare(&after, &naming(&["public.victim"]));
         assert!(!r.held);
         assert_eq!(
             r.changes,
@@ -361,5 +432,85 @@ mod tests {
         );
         assert_eq!(r.residue.unwrap()[0].dead_rows, 30);
         assert!(r.other_sessions.is_empty());
+    }
+
+    #[test]
+    fn only_what_the_experiment_names_fails_it_and_strict_adds_dead_rows_and_sequences() {
+        let seq = |v: &str| State {
+            kind: "sequence",
+            xmin: "7".into(),
+            changes: None,
+            live: None,
+            last_value: Some(v.into()),
+            maintenance: None,
+            dead: None,
+            bytes: None,
+        };
+        let other = |kind: &'static str| State {
+            kind,
+            xmin: "3".into(),
+            changes: None,
+            live: None,
+            last_value: None,
+            maintenance: None,
+            dead: None,
+            bytes: None,
+        };
+        let before = print(vec![
+            ("public.acc", table("10", 5, 100, 0)),
+            ("public.acc_id_seq", seq("100")),
+            ("public.other_seq", seq("1")),
+            ("schema elsewhere", other("schema")),
+            ("function elsewhere.f(integer)", other("function")),
+        ]);
+        let mut after = before.clone();
+        after.objects.get_mut("public.acc").unwrap().dead = Some(40);
+        after
+            .objects
+            .get_mut("public.other_seq")
+            .unwrap()
+            .last_value = Some("2".into());
+        after.objects.get_mut("schema elsewhere").unwrap().xmin = "9".into();
+        after
+            .objects
+            .get_mut("function elsewhere.f(integer)")
+            .unwrap()
+            .xmin = "9".into();
+        after
+            .objects
+            .insert("elsewhere.t".into(), table("11", 0, 0, 0));
+        // Another session's DDL in a schema the experiment never names,
+        // and a sequence it does not name: noted, not held against it.
+        let named = naming(&["public.acc", "public.acc_id_seq", "schema public"]);
+        let r = before.compare(&after, &named);
+        assert!(r.held, "{r:?}");
+        assert_eq!(r.other_sessions.len(), 4, "{:?}", r.other_sessions);
+        assert_eq!(r.residue.as_ref().unwrap()[0].dead_rows, 40);
+        // The same function or schema named: the run's.
+        let r = before.compare(
+            &after,
+            &naming(&["public.acc", "function elsewhere.f", "schema elsewhere"]),
+        );
+        assert_eq!(
+            r.changes,
+            [
+                "function elsewhere.f(integer) was altered (its catalog row changed)",
+                "schema elsewhere was altered (its catalog row changed)"
+            ]
+        );
+        // Strict: the dead rows and the unnamed sequence fail the run.
+        let strict = Blame {
+            strict: true,
+            ..named
+        };
+        let r = before.compare(&after, &strict);
+        assert!(!r.held);
+        assert_eq!(r.changes.len(), 2, "{:?}", r.changes);
+        assert!(r.changes[0].contains("40 dead row versions") && r.changes[0].contains("strict"));
+        assert!(r.changes[1].starts_with("sequence public.other_seq moved (last value 1 -> 2)"));
+        assert!(strict
+            .failure("cell 0 fork 0", &r)
+            .contains("an object the experiment names"));
+        assert!(all().failure("x", &r).contains("the arms run commands"));
     }
 }

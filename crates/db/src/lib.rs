@@ -16,6 +16,7 @@ pub mod info;
 pub mod model;
 pub mod names;
 pub mod open;
+pub mod owner;
 #[cfg(feature = "postgres")]
 pub mod pg;
 pub mod plans;

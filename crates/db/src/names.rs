@@ -114,23 +114,29 @@ fn collect(sql: &str, d: SqlDialect, depth: u32, out: &mut Vec<Name>) {
     let t = tokens(sql, d);
     for (i, tok) in t.iter().enumerate() {
         match &tok.token {
-            Token::Word(w) => {
-                let after_period = i > 0 && t[i - 1].token == Token::Period;
-                if after_period {
-                    continue;
-                }
-                match (
-                    t.get(i + 1).map(|x| &x.token),
-                    t.get(i + 2).map(|x| &x.token),
-                ) {
-                    (Some(Token::Period), Some(Token::Word(n))) => out.push(Name {
-                        schema: Some(fold(w)),
-                        name: fold(n),
-                    }),
-                    _ => out.push(Name {
+            Token::Word(_) => {
+                let Some(parts) = chain(&t, i) else { continue };
+                let names: Vec<String> = parts.iter().map(|&k| word_at(&t, k)).collect();
+                match names.as_slice() {
+                    [n] => out.push(Name {
                         schema: None,
-                        name: fold(w),
+                        name: n.clone(),
                     }),
+                    // `schema.table`, `schema.table.column`, or
+                    // `catalog.schema.table[.column]`: both readings.
+                    [a, b, rest @ ..] => {
+                        out.push(Name {
+                            schema: Some(a.clone()),
+                            name: b.clone(),
+                        });
+                        if let Some(c) = rest.first() {
+                            out.push(Name {
+                                schema: Some(b.clone()),
+                                name: c.clone(),
+                            });
+                        }
+                    }
+                    [] => {}
                 }
             }
             Token::SingleQuotedString(s) | Token::EscapedStringLiteral(s) if depth < 4 => {
@@ -139,6 +145,30 @@ fn collect(sql: &str, d: SqlDialect, depth: u32, out: &mut Vec<Name>) {
             Token::DollarQuotedString(s) if depth < 4 => collect(&s.value, d, depth + 1, out),
             _ => {}
         }
+    }
+}
+
+/// The token indices of the dotted name (`a.b.c`) that starts at word `i`;
+/// `None` when `i` is not its first part.
+fn chain(t: &[TokenWithSpan], i: usize) -> Option<Vec<usize>> {
+    if !matches!(t[i].token, Token::Word(_)) || (i > 0 && t[i - 1].token == Token::Period) {
+        return None;
+    }
+    let mut parts = vec![i];
+    let mut k = i;
+    while t.get(k + 1).map(|x| &x.token) == Some(&Token::Period)
+        && matches!(t.get(k + 2).map(|x| &x.token), Some(Token::Word(_)))
+    {
+        k += 2;
+        parts.push(k);
+    }
+    Some(parts)
+}
+
+fn word_at(t: &[TokenWithSpan], k: usize) -> String {
+    match &t[k].token {
+        Token::Word(w) => fold(w),
+        _ => String::new(),
     }
 }
 
@@ -265,33 +295,35 @@ fn is_default(e: &Expr) -> bool {
 
 /// `sql` with every schema-qualified reference to one of `tables` (each
 /// with its schema) pointed at `schema` instead: the private copies an arm
-/// reads and writes. Only references in the SQL itself: a name inside a
-/// string (a `DO` body, a function's text) is left as written.
+/// reads and writes. A catalog-qualified one (`db.public.orders`) loses
+/// its catalog (PostgreSQL only takes the current database there, so it
+/// means the same table). Only references in the SQL itself: a name inside
+/// a string (a `DO` body, a function's text) is left as written, and the
+/// guard on the table's statistics catches a write that reaches it so.
 pub fn rewrite(sql: &str, d: SqlDialect, tables: &[Name], schema: &str) -> String {
     let t = tokens(sql, d);
     let mut out = String::with_capacity(sql.len());
     let mut at = 0;
-    for (i, tok) in t.iter().enumerate() {
-        let Token::Word(w) = &tok.token else { continue };
-        if i > 0 && t[i - 1].token == Token::Period {
-            continue;
-        }
-        let (Some(Token::Period), Some(Token::Word(n))) = (
-            t.get(i + 1).map(|x| &x.token),
-            t.get(i + 2).map(|x| &x.token),
-        ) else {
+    for i in 0..t.len() {
+        let Some(parts) = chain(&t, i) else { continue };
+        let copy = |k: usize| {
+            let (Some(&s), Some(&n)) = (parts.get(k), parts.get(k + 1)) else {
+                return false;
+            };
+            tables.contains(&Name {
+                schema: Some(word_at(&t, s)),
+                name: word_at(&t, n),
+            })
+        };
+        // `schema.table[.column]`, else `catalog.schema.table[.column]`.
+        let Some(k) = [0, 1].into_iter().find(|&k| copy(k)) else {
             continue;
         };
-        let here = Name {
-            schema: Some(fold(w)),
-            name: fold(n),
-        };
-        if tables.contains(&here) {
-            let (start, end) = token_range(sql, tok);
-            out.push_str(&sql[at..start]);
-            out.push_str(schema);
-            at = end;
-        }
+        let (start, _) = token_range(sql, &t[parts[0]]);
+        let (_, end) = token_range(sql, &t[parts[k]]);
+        out.push_str(&sql[at..start]);
+        out.push_str(schema);
+        at = end;
     }
     out.push_str(&sql[at..]);
     out
@@ -367,7 +399,16 @@ mod tests {
         let sql = "UPDATE public.orders SET q = 1 WHERE public.orders.id = 2; SELECT 'public.orders', x.public.orders FROM \"public\".Orders, other.orders";
         assert_eq!(
             rewrite(sql, PG, &copies, "runner_x_b"),
-            "UPDATE runner_x_b.orders SET q = 1 WHERE runner_x_b.orders.id = 2; SELECT 'public.orders', x.public.orders FROM runner_x_b.Orders, other.orders"
+            "UPDATE runner_x_b.orders SET q = 1 WHERE runner_x_b.orders.id = 2; SELECT 'public.orders', runner_x_b.orders FROM runner_x_b.Orders, other.orders"
         );
+        // Catalog-qualified, in every spelling, column references included.
+        let sql = "INSERT INTO bench.public.orders VALUES (1); UPDATE \"bench\" . public . \"orders\" SET q = bench.public.orders.q + 1; SELECT other.public.items";
+        assert_eq!(
+            rewrite(sql, PG, &copies, "runner_x_b"),
+            "INSERT INTO runner_x_b.orders VALUES (1); UPDATE runner_x_b . \"orders\" SET q = runner_x_b.orders.q + 1; SELECT other.public.items"
+        );
+        // Every reading of a three-part name is a mention.
+        let m = mentioned("SELECT * FROM bench.public.orders", PG);
+        assert!(m.contains(&n(Some("public"), "orders")), "{m:?}");
     }
 }

@@ -6,6 +6,7 @@
 
 use crate::fingerprint::Fingerprinter;
 use crate::model::TableMaker;
+use crate::owner::RunnerSchema;
 #[cfg(feature = "postgres")]
 use crate::pg::session::PgSession;
 use crate::preflight::{ArmSql, Findings, PreflightError};
@@ -133,6 +134,41 @@ pub fn drop_run_schema(target: &DbTarget, run_id: &str) -> Result<(), DbError> {
             let _ = run_id;
             Ok(())
         }
+        #[allow(unreachable_patterns)]
+        other => Err(not_built(other)),
+    }
+}
+
+/// Drops the schemas of runner's on the server whose owner ran on this
+/// host and is gone (`pg::schema::sweep`); what was dropped, nothing on SQLite.
+pub fn sweep(target: &DbTarget) -> Result<Vec<RunnerSchema>, DbError> {
+    match target {
+        #[cfg(feature = "postgres")]
+        DbTarget::Postgres { url, .. } => crate::pg::schema::sweep(url),
+        DbTarget::Sqlite | DbTarget::SqliteFile { .. } => Ok(Vec::new()),
+        #[allow(unreachable_patterns)]
+        other => Err(not_built(other)),
+    }
+}
+
+/// Every schema of runner's on the server, with its owner; none on SQLite.
+pub fn runner_schemas(target: &DbTarget) -> Result<Vec<RunnerSchema>, DbError> {
+    match target {
+        #[cfg(feature = "postgres")]
+        DbTarget::Postgres { url, .. } => crate::pg::schema::list(url),
+        DbTarget::Sqlite | DbTarget::SqliteFile { .. } => Ok(Vec::new()),
+        #[allow(unreachable_patterns)]
+        other => Err(not_built(other)),
+    }
+}
+
+/// Drops one schema of runner's (its marker read again first).
+#[cfg_attr(not(feature = "postgres"), allow(unused_variables))]
+pub fn drop_schema(target: &DbTarget, schema: &str) -> Result<(), DbError> {
+    match target {
+        #[cfg(feature = "postgres")]
+        DbTarget::Postgres { url, .. } => crate::pg::schema::drop_ours(url, schema),
+        DbTarget::Sqlite | DbTarget::SqliteFile { .. } => Ok(()),
         #[allow(unreachable_patterns)]
         other => Err(not_built(other)),
     }

@@ -19,9 +19,10 @@ pub struct ArmSql {
 /// What the catalog said, for the guard.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Findings {
-    /// Relations the experiment names (guard keys: `schema.name` as
-    /// `quote_ident` writes them), with the sequences their columns own
-    /// and the tables owning a named sequence.
+    /// What the experiment names or copies, as the guard's keys
+    /// (`fingerprint::Blame::named`): relations (`schema.name` as
+    /// `quote_ident` writes them) with the sequences their columns own,
+    /// `schema S`, `function schema.name`, `large objects`.
     pub named: BTreeSet<String>,
     /// The private copies, resolved, in the guard's spelling.
     pub copies: Vec<String>,

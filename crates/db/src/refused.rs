@@ -33,4 +33,7 @@ pub(crate) enum Refused {
     /// A call of a function whose effect outlives ROLLBACK.
     #[error("calls {name}(), {effect}, {AFTER}")]
     LastingCall { name: String, effect: &'static str },
+    /// A statement that sets `search_path`; `words` say how.
+    #[error("{words} sets search_path, which runner sets itself for each arm (the arm's own schema first, where its private copies and what setup makes live, then the schemas of the strategy's `search_path` key): SQL that changes it could reach your tables where the arm means its copies, so runner refuses it; name the schemas in the strategy's `search_path` key instead")]
+    SearchPath { words: String },
 }

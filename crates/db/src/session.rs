@@ -48,6 +48,12 @@ pub trait SqlSession {
             "protocol = \"prepared\" needs PostgreSQL (SQLite already compiles a statement once while its text stays the same); use protocol = \"simple\" on SQLite",
         ))
     }
+    /// Fails when the SQL reached a table that the arm has a private copy
+    /// of (PostgreSQL: `pg::copies::Watch`); runs between measured runs,
+    /// never inside one.
+    fn copies_untouched(&mut self) -> Result<(), DbError> {
+        Ok(())
+    }
     /// The private copies set-up made.
     fn copies(&self) -> Vec<CopyMade> {
         Vec::new()

@@ -228,11 +228,13 @@ mod tests {
     #[test]
     fn binomial_cdf_by_hand() {
         // n = 2, p = 0.5: P(0) = 0.25, P(<=1) = 0.75, P(<=2) = 1.
-        assert!((binomial_cdf(0, 2, 0.5) - 0.25).abs() < 1e-15);
-        assert!((binomial_cdf(1, 2, 0.5) - 0.75).abs() < 1e-15);
-        assert!((binomial_cdf(2, 2, 0.5) - 1.0).abs() < 1e-15);
+        // The cdf goes through the regularized incomplete beta function,
+        // whose last bits depend on the machine's libm (1e-15 off here).
+        assert!((binomial_cdf(0, 2, 0.5) - 0.25).abs() < 1e-12);
+        assert!((binomial_cdf(1, 2, 0.5) - 0.75).abs() < 1e-12);
+        assert!((binomial_cdf(2, 2, 0.5) - 1.0).abs() < 1e-12);
         // n = 3, p = 0.1: P(<=1) = 0.9^3 + 3 * 0.1 * 0.81 = 0.972.
-        assert!((binomial_cdf(1, 3, 0.1) - 0.972).abs() < 1e-15);
+        assert!((binomial_cdf(1, 3, 0.1) - 0.972).abs() < 1e-12);
     }
 
     #[test]

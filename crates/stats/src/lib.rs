@@ -49,6 +49,7 @@ pub mod quantile;
 pub mod ratio;
 pub mod resample;
 pub mod sequential;
+pub mod spending;
 pub mod variance;
 
 pub use bootstrap::{

@@ -127,9 +127,11 @@ pub fn median_components(
     Ok(VarianceComponents { between, within })
 }
 
-/// The half-width z sqrt(between / n + within / (n m)) that `forks` x
-/// `pairs` would reach, e.g. for the design that ran, to set beside a
-/// recommendation. NaN for a confidence outside (0, 1) or zero forks/pairs.
+/// The half-width t(n - 1) sqrt(between / n + within / (n m)) that
+/// `forks` (n) x `pairs` (m) would reach, the interval over forks being
+/// Student's t; one fork's own interval, z sqrt(within / m), sees no fork
+/// effect. E.g. for the design that ran, to set beside a recommendation.
+/// NaN for a confidence outside (0, 1) or zero forks/pairs.
 pub fn predicted_half_width(
     vc: VarianceComponents,
     confidence: f64,
@@ -139,19 +141,23 @@ pub fn predicted_half_width(
     if !(confidence > 0.0 && confidence < 1.0) || forks == 0 || pairs == 0 {
         return f64::NAN;
     }
-    half_width_with(normal_quantile((1.0 + confidence) / 2.0), vc, forks, pairs)
+    half_width_with(confidence, vc, forks, pairs)
 }
 
-fn half_width_with(z: f64, vc: VarianceComponents, forks: u32, pairs: u32) -> f64 {
+fn half_width_with(confidence: f64, vc: VarianceComponents, forks: u32, pairs: u32) -> f64 {
     let n = f64::from(forks);
-    z * (vc.between / n + vc.within / (n * f64::from(pairs))).sqrt()
+    if forks == 1 {
+        return normal_quantile((1.0 + confidence) / 2.0) * (vc.within / f64::from(pairs)).sqrt();
+    }
+    crate::distributions::t_quantile(confidence, forks - 1)
+        * (vc.between / n + vc.within / (n * f64::from(pairs))).sqrt()
 }
 
 /// The cheapest design reaching `target_half_width`.
 ///
 /// Search: for each candidate pairs-per-fork m in `pairs_options`, the
 /// smallest n >= 2 forks (two: a fork-to-fork spread needs two forks to be
-/// seen at all) with z sqrt(between / n + within / (n m)) <= target, up to
+/// seen at all) with t(n - 1) sqrt(between / n + within / (n m)) <= target, up to
 /// `max_forks`; among those the one with the lowest n (m + fork_overhead_pairs),
 /// ties to fewer forks. `None` when no candidate reaches the target.
 pub fn recommend(
@@ -167,7 +173,7 @@ pub fn recommend(
         return None;
     }
     let z = normal_quantile((1.0 + confidence) / 2.0);
-    let half_width = |n: u32, m: u32| half_width_with(z, vc, n, m);
+    let half_width = |n: u32, m: u32| half_width_with(confidence, vc, n, m);
     pairs_options
         .iter()
         .filter(|&&m| m > 0)
@@ -255,9 +261,10 @@ mod tests {
             within: 10_000.0,
         };
         let r = recommend(vc, 0.95, 5.0, &[100, 300, 1000], 100, 10_000).unwrap();
-        // m = 100: n >= z^2 (100 + 100) / 25 = 30.7 -> 31 forks, cost 6200;
-        // m = 300: z^2 (133.3) / 25 = 20.5 -> 21, cost 8400; m = 1000: 17 -> 18800.
-        assert_eq!((r.forks, r.pairs, r.cost_pairs), (31, 100, 6200));
+        // m = 100: t(n - 1)^2 (100 + 100) / n <= 25 first at n = 34
+        // (t(33) = 2.0345: 24.35; t(32) = 2.0369 at 33: 25.15), cost 6800;
+        // m = 300: t(n - 1)^2 133.3 / n <= 25 at 23, cost 9200; m = 1000 more.
+        assert_eq!((r.forks, r.pairs, r.cost_pairs), (34, 100, 6800));
         assert!(r.half_width <= 5.0);
         let none = recommend(vc, 0.95, 0.01, &[100], 100, 50);
         assert_eq!(none, None);

@@ -1,37 +1,51 @@
 //! The gate's verdict from the analysed cells (docs/guide/gate.md): the
 //! rule of `stats::gate` applied to each experiment cell's deciding
-//! interval, the power of that interval computed from its own width
-//! (`stats::gate::interval_power`), and the rule applied to each fork of
-//! the self-check cells, whose shares test whether a fork's interval is
-//! valid: at d = 0 (false alarms) and at half the threshold (false blocks).
+//! interval (the one the report prints: the speed ratio's against 1 + a
+//! percentage, D's against a duration), the power of that interval
+//! computed from its own width (`stats::gate::interval_power`), and the
+//! rule applied to each fork of the self-check cells, whose shares test
+//! whether a fork's interval is valid: at d = 0 (false alarms) and at half
+//! the threshold (false blocks).
+//!
+//! A percentage judges the ratio, not D over a baseline median: a load
+//! that stretches both arms alike stretches the median too, so D / median
+//! stays put while the threshold in time grows with the load, and the
+//! gate loosens (a 6 % slowdown passed a 5 % gate that way). The ratio of
+//! each fork's medians, on its own baseline, does not move.
 //!
 //! Per group of experiment cells (the cells that differ only in their
-//! delay, or in their variant): the threshold (a duration, or a share of
-//! the pooled median of the group's measured baseline runs), each cell's
-//! decision and power, the self-check. The verdict over everything:
+//! delay, or in their variant): the threshold, each cell's decision and
+//! power, the self-check. The verdict over everything, first that applies:
 //!
-//! 1. when the self-check shows, by the one-sided lower bound of its
+//! 1. a deciding cell ran fewer than [`MIN_FORKS`] forks: inconclusive,
+//!    since two forks' interval rests on an assumption nothing in two
+//!    forks can check;
+//! 2. the self-check shows, by the one-sided lower bound of its
 //!    false-alarm or false-block share, that forks' intervals block
-//!    unchanged or within-budget code more often than `max_false_block`,
-//!    inconclusive: on this machine the intervals are not valid to block
-//!    on, whatever the deciding one says;
-//! 2. else any regression is a regression; else any inconclusive cell is
+//!    unchanged or within-budget code more often than `max_false_block`:
+//!    inconclusive, the intervals are not valid to block on here;
+//! 3. with a percentage, the baseline's fork medians spread by more than
+//!    the threshold and D's interval (against the threshold in time)
+//!    decides otherwise than the ratio's: inconclusive, the load changed
+//!    the runs' length while the gate measured;
+//! 4. else any regression is a regression; else any inconclusive cell is
 //!    inconclusive;
-//! 3. else, when a deciding interval's computed power at twice the
+//! 5. else, when a deciding interval's computed power at twice the
 //!    threshold is below `min_power`, inconclusive too (a pass that could
 //!    not have failed is not a pass); else a pass.
 //!
 //! A self-check of few forks cannot show that the rates are small (0 of 8
 //! forks bounds a rate at 31 % only), and it does not have to: the rates
 //! the verdict rests on are the deciding interval's, nominal when the
-//! intervals are valid, and the self-check is the test that they are.
-//! Its upper bounds are stated beside the verdict.
+//! intervals are valid, and the self-check is the test that they are
+//! (`self_check_bounds` says whether it ran enough forks to bound them).
 //!
 //! An inconclusive verdict about the deciding interval names a design
 //! predicted to decide ([`advice`]).
 //!
 //! The self-check forks' intervals are every fork's interval: exact
-//! (`stats::exact_median`), so they need no stream.
+//! (`stats::exact_median`) for D, `stats::ratio::paired_ratio` for the
+//! ratio, so they need no stream.
 
 mod advice;
 mod model;
@@ -45,7 +59,7 @@ use super::{AnalysisError, AnalysisInput, CellAnalysis, ForkData};
 use crate::plan::self_check::GateSizing;
 use crate::plan::Role;
 use crate::record::{PairRecord, Phase};
-use crate::spec::{Gate, GateStatistic};
+use crate::spec::{Gate, MaxSlowdown};
 
 use crate::stats::gate::{
     decide, flagged, half_width_for_power, interval_power, nominal_false_alarm, Decision,
@@ -84,23 +98,85 @@ pub(crate) fn baseline_median(rows: &[PairRecord], cells: &[u32]) -> Option<f64>
     stats::median(&runs).ok()
 }
 
+/// A threshold as the rule holds it, and how to read a fork's own
+/// interval in its unit.
+#[derive(Debug, Clone, Copy)]
+struct Rule {
+    judges: Judged,
+    /// 1 + the percentage, or the duration in ns.
+    threshold: f64,
+}
+
+impl Rule {
+    fn of(max: MaxSlowdown, threshold_ns: f64) -> Rule {
+        match max {
+            MaxSlowdown::Percent(p) => Rule {
+                judges: Judged::Ratio,
+                threshold: 1.0 + p / 100.0,
+            },
+            MaxSlowdown::Ns(_) => Rule {
+                judges: Judged::Difference,
+                threshold: threshold_ns,
+            },
+        }
+    }
+
+    /// A fork's own estimate and interval in the judged unit.
+    fn fork(&self, input: &AnalysisInput, f: &ForkData<'_>) -> Result<(f64, [f64; 2]), StatsError> {
+        match self.judges {
+            Judged::Difference => {
+                let e = super::fork::interval(input, &f.diffs())?;
+                Ok((e.median, [e.ci.lo, e.ci.hi]))
+            }
+            Judged::Ratio => {
+                let (b, t) = f.arm_times();
+                let r = stats::ratio::paired_ratio(&b, &t, input.confidence)?;
+                Ok((r.ratio, r.ci))
+            }
+        }
+    }
+
+    /// The computed power at twice the threshold (on the log scale for a
+    /// ratio, where its interval is symmetric).
+    fn power(&self, cell: u32, estimate: f64, ci: [f64; 2], confidence: f64) -> IntervalPower {
+        let z = stats::normal_quantile((1.0 + confidence) / 2.0);
+        let (m, [lo, hi], t, twice) = match self.judges {
+            Judged::Difference => (estimate, ci, self.threshold, 2.0 * self.threshold),
+            Judged::Ratio => (
+                estimate.ln(),
+                [ci[0].ln(), ci[1].ln()],
+                self.threshold.ln(),
+                (2.0 * self.threshold - 1.0).ln(),
+            ),
+        };
+        IntervalPower {
+            cell,
+            power: interval_power(m, [lo, hi], t, twice, confidence),
+            slowdown: match self.judges {
+                Judged::Difference => twice,
+                Judged::Ratio => twice.exp(),
+            },
+            spread: (hi - lo) / (2.0 * z),
+        }
+    }
+}
+
 /// The rule applied to each fork of a self-check cell.
 fn self_check(
     input: &AnalysisInput,
     info: &GateCellInfo,
     forks: &[ForkData<'_>],
-    threshold_ns: f64,
+    rule: Rule,
 ) -> Result<SelfCheck, StatsError> {
     let per_fork = forks
         .iter()
         .map(|f| {
-            let e = super::fork::interval(input, &f.diffs())?;
-            let ci_ns = [e.ci.lo, e.ci.hi];
+            let (estimate, ci) = rule.fork(input, f)?;
             Ok(SelfCheckFork {
                 fork: f.fork,
-                median_ns: e.median,
-                ci_ns,
-                flagged: decide(e.median, ci_ns, threshold_ns) == Decision::Regression,
+                estimate,
+                ci,
+                flagged: decide(estimate, ci, rule.threshold) == Decision::Regression,
             })
         })
         .collect::<Result<Vec<_>, StatsError>>()?;
@@ -117,6 +193,49 @@ fn self_check(
         share: Share::of(n_flagged, n, input.confidence),
         per_fork,
     })
+}
+
+/// One experiment cell's deciding interval (the report's) and D's beside
+/// it, held against the group's threshold.
+fn gate_cell(c: &CellAnalysis, rule: Rule, threshold_ns: f64) -> GateCell {
+    let (estimate, ci) = match rule.judges {
+        Judged::Ratio => (c.effect.ratio, c.effect.ratio_ci),
+        Judged::Difference => match &c.stop {
+            Some(s) => (s.estimate_ns, s.interval_ns),
+            None => (c.over_forks.estimate_ns, c.over_forks.ci_ns),
+        },
+    };
+    let (difference_ns, difference_ci_ns) = match &c.stop {
+        Some(s) => (s.estimate_ns, s.interval_ns),
+        None => (c.over_forks.estimate_ns, c.over_forks.ci_ns),
+    };
+    GateCell {
+        cell: c.cell,
+        params: c.params.clone(),
+        delay_ns: c.delay_ns,
+        forks: c.forks_total,
+        estimate,
+        ci,
+        decision: Verdict::of(decide(estimate, ci, rule.threshold)),
+        difference_ns,
+        difference_ci_ns,
+        difference_decision: Verdict::of(decide(difference_ns, difference_ci_ns, threshold_ns)),
+    }
+}
+
+/// max / min - 1 of the cells' forks' baseline medians.
+fn baseline_spread(members: &[&CellAnalysis]) -> f64 {
+    let medians = members
+        .iter()
+        .flat_map(|c| c.forks.iter().map(|f| f.baseline_median_ns));
+    let (lo, hi) = medians.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), m| {
+        (lo.min(m), hi.max(m))
+    });
+    if lo > 0.0 && hi.is_finite() {
+        hi / lo - 1.0
+    } else {
+        0.0
+    }
 }
 
 /// See the module doc. `cells` are the analysed experiment cells; `forks`
@@ -138,6 +257,7 @@ pub(crate) fn gate<'a>(
         }
     }
     let mut out = Vec::new();
+    let mut reasons = Vec::new();
     for (i, (params, members)) in groups.into_iter().enumerate() {
         let ids: Vec<u32> = members.iter().map(|c| c.cell).collect();
         let median = baseline_median(rows, &ids).ok_or(AnalysisError::EmptyCell(ids[0]))?;
@@ -150,29 +270,10 @@ pub(crate) fn gate<'a>(
             }
         }
         let threshold_ns = gate.max_slowdown.ns_for(median);
+        let rule = Rule::of(gate.max_slowdown, threshold_ns);
         let decided: Vec<GateCell> = members
             .iter()
-            .map(|c| {
-                // A sequential design stopped where its data said: only
-                // its confidence sequence is valid there.
-                let (estimate_ns, ci_ns) = match (&c.stop, gate.statistic) {
-                    (Some(s), _) => (s.estimate_ns, s.interval_ns),
-                    (None, GateStatistic::Hierarchical) => {
-                        (c.hierarchical.median_ns, c.hierarchical.ci_ns)
-                    }
-                    (None, GateStatistic::Pooled | GateStatistic::Sequence) => {
-                        (c.pooled.median_ns, c.pooled.ci_ns)
-                    }
-                };
-                GateCell {
-                    cell: c.cell,
-                    params: c.params.clone(),
-                    delay_ns: c.delay_ns,
-                    estimate_ns,
-                    ci_ns,
-                    decision: Verdict::of(decide(estimate_ns, ci_ns, threshold_ns)),
-                }
-            })
+            .map(|c| gate_cell(c, rule, threshold_ns))
             .collect();
         let check = |role: Role| -> Result<Option<SelfCheck>, AnalysisError> {
             let Some(info) = g.cells.iter().find(|c| {
@@ -180,7 +281,7 @@ pub(crate) fn gate<'a>(
             }) else {
                 return Ok(None);
             };
-            self_check(input, info, forks(info.cell), threshold_ns)
+            self_check(input, info, forks(info.cell), rule)
                 .map(Some)
                 .map_err(|source| AnalysisError::Stats {
                     cell: info.cell,
@@ -191,52 +292,36 @@ pub(crate) fn gate<'a>(
         let false_blocks = check(Role::GateWithin)?;
         let power = decided
             .iter()
-            .map(|c| power_of(c, threshold_ns, input.confidence))
+            .map(|c| rule.power(c.cell, c.estimate, c.ci, input.confidence))
             .min_by(|a, b| a.power.total_cmp(&b.power));
-        let worst = decided
-            .iter()
-            .map(|c| c.decision)
-            .max()
-            .unwrap_or(Verdict::Pass);
-        let invalid = [&false_alarms, &false_blocks]
-            .iter()
-            .filter_map(|c| c.as_ref())
-            .any(|c| c.share.lower_bound > gate.max_false_block);
-        let weak = power.is_some_and(|p| p.power < gate.min_power);
+        let spread = baseline_spread(&members);
+        let reason = group_reason(
+            gate,
+            &decided,
+            [&false_alarms, &false_blocks],
+            power,
+            spread,
+        );
         out.push(GateGroup {
             params,
             baseline_median_ns: median,
             threshold_ns,
-            verdict: if invalid || (worst == Verdict::Pass && weak) {
-                Verdict::Inconclusive
-            } else {
-                worst
-            },
+            threshold: rule.threshold,
+            baseline_spread: spread,
+            verdict: reason.verdict(),
             cells: decided,
             false_alarms,
             power,
             false_blocks,
         });
+        reasons.push(reason);
     }
-    let decided = out.iter().flat_map(|g| &g.cells).map(|c| c.decision).max();
-    let verdict = out
+    let reason = reasons
         .iter()
-        .map(|g| g.verdict)
-        .max()
-        .unwrap_or(Verdict::Inconclusive);
-    let invalid = out.iter().any(|g| {
-        [&g.false_alarms, &g.false_blocks]
-            .iter()
-            .filter_map(|c| c.as_ref())
-            .any(|c| c.share.lower_bound > gate.max_false_block)
-    });
-    let reason = match (verdict, decided) {
-        (Verdict::Inconclusive, _) if invalid => Reason::SelfCheckFailed,
-        (Verdict::Regression, _) => Reason::Regression,
-        (Verdict::Inconclusive, Some(Verdict::Pass)) => Reason::LowPower,
-        (Verdict::Inconclusive, _) => Reason::IntervalReachesThreshold,
-        (Verdict::Pass, _) => Reason::IntervalBelowThreshold,
-    };
+        .copied()
+        .min_by_key(|r| r.rank())
+        .unwrap_or(Reason::IntervalReachesThreshold);
+    let verdict = reason.verdict();
     let total = |pick: fn(&GateGroup) -> Option<&SelfCheck>| {
         let checks: Vec<&SelfCheck> = out.iter().filter_map(pick).collect();
         (!checks.is_empty()).then(|| {
@@ -251,13 +336,23 @@ pub(crate) fn gate<'a>(
         .filter_map(|g| g.power)
         .min_by(|a, b| a.power.total_cmp(&b.power));
     let advice = advise(input, gate, reason, &out, cells, power.as_ref());
+    let false_alarms = total(|g| g.false_alarms.as_ref());
+    let false_blocks = total(|g| g.false_blocks.as_ref());
+    let needed = stats::gate::forks_to_bound(gate.max_false_block, input.confidence);
+    let self_check_bounds = gate.self_check
+        && out.iter().all(|g| {
+            [&g.false_alarms, &g.false_blocks]
+                .iter()
+                .all(|c| c.as_ref().is_none_or(|c| c.share.forks >= needed))
+        });
     Ok(GateAnalysis {
         max_slowdown: gate.max_slowdown.to_string(),
-        statistic: if cells.iter().any(|c| c.stop.is_some()) {
-            GateStatistic::Sequence
-        } else {
-            gate.statistic
-        },
+        judges: Rule::of(gate.max_slowdown, 0.0).judges,
+        interval: cells
+            .first()
+            .map_or(crate::analysis::effect::IntervalKind::Forks, |c| {
+                c.effect.interval
+            }),
         min_power: gate.min_power,
         max_false_block: gate.max_false_block,
         self_check: gate.self_check,
@@ -265,38 +360,63 @@ pub(crate) fn gate<'a>(
         verdict,
         reason,
         exit_code: verdict.exit_code(),
-        false_alarms: total(|g| g.false_alarms.as_ref()),
-        false_blocks: total(|g| g.false_blocks.as_ref()),
+        false_alarms,
+        self_check_bounds,
+        false_blocks,
         power,
         advice,
         groups: out,
     })
 }
 
-/// The computed power of one cell's deciding interval at twice the
-/// threshold (`stats::gate::interval_power`).
-fn power_of(c: &GateCell, threshold_ns: f64, confidence: f64) -> IntervalPower {
-    let z = stats::normal_quantile((1.0 + confidence) / 2.0);
-    IntervalPower {
-        cell: c.cell,
-        power: interval_power(
-            c.estimate_ns,
-            c.ci_ns,
-            threshold_ns,
-            2.0 * threshold_ns,
-            confidence,
-        ),
-        slowdown_ns: 2.0 * threshold_ns,
-        spread_ns: (c.ci_ns[1] - c.ci_ns[0]) / (2.0 * z),
+/// One group's reason, by the module doc's order.
+fn group_reason(
+    gate: &Gate,
+    cells: &[GateCell],
+    checks: [&Option<SelfCheck>; 2],
+    power: Option<IntervalPower>,
+    baseline_spread: f64,
+) -> Reason {
+    let worst = cells
+        .iter()
+        .map(|c| c.decision)
+        .max()
+        .unwrap_or(Verdict::Pass);
+    let invalid = checks
+        .iter()
+        .filter_map(|c| c.as_ref())
+        .any(|c| c.share.lower_bound > gate.max_false_block);
+    let loaded = match gate.max_slowdown {
+        MaxSlowdown::Percent(p) => {
+            baseline_spread > p / 100.0 && cells.iter().any(|c| c.difference_decision != c.decision)
+        }
+        MaxSlowdown::Ns(_) => false,
+    };
+    if cells.iter().any(|c| c.forks < MIN_FORKS) {
+        Reason::TooFewForks
+    } else if invalid {
+        Reason::SelfCheckFailed
+    } else if loaded {
+        Reason::Load
+    } else if worst == Verdict::Regression {
+        Reason::Regression
+    } else if worst == Verdict::Inconclusive {
+        Reason::IntervalReachesThreshold
+    } else if power.is_some_and(|p| p.power < gate.min_power) {
+        Reason::LowPower
+    } else {
+        Reason::IntervalBelowThreshold
     }
 }
 
 /// The design an inconclusive verdict about the deciding interval names:
 /// for an interval that straddles the threshold, one whose half-width is
 /// below the estimate's distance from it; for a pass short of power, one
-/// narrow enough for `min_power` that still lies below the threshold.
-/// `None` for every other verdict, and when the cell has one fork (no
-/// fork-to-fork spread to size from) or no design would decide.
+/// narrow enough for `min_power` that still lies below the threshold; for
+/// too few forks, at least [`MIN_FORKS`]. In D's units (a ratio's
+/// distances translated at the group's baseline median), from the cell's
+/// variance components. `None` for every other verdict, and when no
+/// design would decide.
 fn advise(
     input: &AnalysisInput,
     gate: &Gate,
@@ -310,20 +430,45 @@ fn advise(
             .iter()
             .flat_map(|g| g.cells.iter().map(move |c| (g, c)))
     };
-    let (group, cell, needed) = match reason {
+    // A distance in the judged unit, in ns.
+    let in_ns = |g: &GateGroup, x: f64| match gate.max_slowdown {
+        MaxSlowdown::Percent(_) => x * g.baseline_median_ns,
+        MaxSlowdown::Ns(_) => x,
+    };
+    let (cell, needed) = match reason {
         Reason::IntervalReachesThreshold => {
             let (g, c) = all().find(|(_, c)| c.decision == Verdict::Inconclusive)?;
-            (g, c, (c.estimate_ns - g.threshold_ns).abs())
+            (c, in_ns(g, (c.estimate - g.threshold).abs()))
         }
         Reason::LowPower => {
             let p = power?;
             let (g, c) = all().find(|(_, c)| c.cell == p.cell)?;
-            let for_power = half_width_for_power(g.threshold_ns, gate.min_power, input.confidence);
-            (g, c, for_power.min(g.threshold_ns - c.estimate_ns))
+            let t_ns = g.threshold_ns;
+            let for_power = half_width_for_power(t_ns, gate.min_power, input.confidence);
+            (c, for_power.min(in_ns(g, g.threshold - c.estimate)))
+        }
+        Reason::TooFewForks => {
+            let (g, c) = all().min_by_key(|(_, c)| c.forks)?;
+            let analysed = cells.iter().find(|x| x.cell == c.cell)?;
+            let pairs = analysed.n / analysed.forks_total.max(1);
+            let needed = in_ns(g, (c.estimate - g.threshold).abs());
+            let sized = analysed.variance.as_ref().and_then(|v| {
+                let vc = stats::VarianceComponents {
+                    between: v.median_between_ns2,
+                    within: v.median_within_ns2,
+                };
+                advice::advise(vc, input.confidence, (MIN_FORKS - 1, pairs), 0, needed)
+            });
+            return Some(sized.unwrap_or(Advice {
+                change: AdviceChange::Forks,
+                forks: MIN_FORKS,
+                pairs,
+                predicted_half_width_ns: None,
+                needed_half_width_ns: needed,
+            }));
         }
         _ => return None,
     };
-    let _ = group;
     let analysed = cells.iter().find(|x| x.cell == cell.cell)?;
     let v = analysed.variance.as_ref()?;
     // What ran in this cell (a sequential design's forks run, not its

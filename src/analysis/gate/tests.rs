@@ -5,7 +5,7 @@
 use super::*;
 use crate::analysis::{analyse_gated, CellInfo};
 use crate::record::{Arm, PairRecord, Phase};
-use crate::spec::{Gate, GateStatistic, MaxSlowdown, Ordering};
+use crate::spec::{Gate, MaxSlowdown, Ordering};
 use serde_json::json;
 
 /// `forks` forks of `n` pairs in `cell`, fork f's D = `d(f)` in every pair.
@@ -65,11 +65,12 @@ fn gate(max: MaxSlowdown, within_delay: u64) -> GateInput {
     GateInput {
         gate: Gate {
             max_slowdown: max,
-            statistic: GateStatistic::Hierarchical,
             min_power: 0.8,
             max_false_block: crate::spec::DEFAULT_MAX_FALSE_BLOCK,
             self_check: true,
             within_check: true,
+            max_retry_factor: Some(4.0),
+            allow_overrides: true,
         },
         sizing: None,
         cells: vec![
@@ -125,9 +126,9 @@ fn a_narrow_interval_below_the_threshold_passes_with_its_computed_power() {
     assert!((fa.upper_bound - 0.7514).abs() < 1e-3, "{}", fa.upper_bound);
     assert!(fa.lower_bound < 0.1, "{}", fa.lower_bound);
     let p = g.power.unwrap();
-    assert_eq!((p.cell, p.power, p.slowdown_ns), (0, 1.0, 200.0));
+    assert_eq!((p.cell, p.power, p.slowdown), (0, 1.0, 200.0));
     assert_eq!(g.groups[0].threshold_ns, 100.0);
-    assert_eq!(g.groups[0].cells[0].ci_ns, [40.0, 40.0]);
+    assert_eq!(g.groups[0].cells[0].ci, [40.0, 40.0]);
     assert!(g.groups[0].false_alarms.as_ref().unwrap().per_fork[0].flagged);
     assert_eq!(g.advice, None);
 }
@@ -143,12 +144,12 @@ fn a_slowdown_over_the_threshold_is_a_regression() {
 
 #[test]
 fn a_wide_interval_below_the_threshold_is_short_of_power() {
-    // Forks at -300, 0 and 90: every fork median is below 100, so the
-    // interval is too, but it is so wide that an interval like it would
+    // Forks at -300, -250 and -200: the interval over them, -250 ± 124,
+    // lies below 100, but it is so wide that an interval like it would
     // often miss a slowdown of 200.
     let g = verdict(
         MaxSlowdown::Ns(100),
-        |f| [-300, 0, 90][f as usize],
+        |f| [-300, -250, -200][f as usize],
         |_| 0,
         |_| 50,
     );

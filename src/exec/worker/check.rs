@@ -6,7 +6,7 @@ use super::{Arms, JobRequest};
 use crate::exec::protocol::CheckReport;
 use crate::preview::Overrides;
 use crate::spec::StrategyKind;
-use crate::strategy::agreement::{check_agreement, Side};
+use crate::strategy::agreement::{check_agreement, check_arms_agree, Side};
 use crate::strategy::error::Result;
 
 /// `input 123`, and for the preview the slider position it maps to.
@@ -48,4 +48,25 @@ pub(super) fn check(job: &JobRequest, arms: &mut Arms, input: u64) -> Result<Che
         repeatable: true,
         seeded_hash,
     })
+}
+
+/// The checks before timing on the inputs after the first, when an arm
+/// runs SQL (`[database] check_inputs`, `draws::check_inputs`): the arms'
+/// rows must agree on each.
+pub(super) fn check_more(job: &JobRequest, arms: &mut Arms, first: u64) -> Result<()> {
+    let sql = |k: &StrategyKind| matches!(k, StrategyKind::Sql(_));
+    if !sql(&job.baseline) && !sql(&job.treatment) {
+        return Ok(());
+    }
+    let (b, t) = (
+        side(&job.baseline_name, &job.baseline),
+        side(&job.treatment_name, &job.treatment),
+    );
+    for input in super::draws::check_inputs(first, job.sql.check_inputs)
+        .into_iter()
+        .skip(1)
+    {
+        check_arms_agree(arms, &b, &t, input, &shown_input(job, input))?;
+    }
+    Ok(())
 }

@@ -41,6 +41,39 @@ impl Draws {
     }
 }
 
+/// Every residue modulo 1 to 16 divides this (their least common multiple).
+const RESIDUES: u64 = 720_720;
+
+/// The `n` inputs the checks before timing compare an SQL arm's rows on:
+/// `first` (the stream's check input), then for k = 1, 2, ... an input
+/// whose low part is k modulo [`RESIDUES`] and whose high part is drawn
+/// from `first` and k. So the k-th is k modulo every m up to 16, and the
+/// inputs after the first hold every residue of every modulus up to n - 1:
+/// a rewrite whose rows differ only where `{input} % 4 = 0` is caught at
+/// n = 5 for any seed, not by luck. They are derived, not drawn from the
+/// stream, so every pair keeps the input and order its seed gave before.
+pub(crate) fn check_inputs(first: u64, n: u32) -> Vec<u64> {
+    let mut out = vec![first];
+    for k in 1..u64::from(n.max(1)) {
+        let high = splitmix(first ^ k.wrapping_mul(0x9e37_79b9_7f4a_7c15)) >> 1;
+        let mut input = high - high % RESIDUES + k % RESIDUES;
+        if input > i64::MAX as u64 {
+            input -= RESIDUES;
+        }
+        out.push(input);
+    }
+    out
+}
+
+/// SplitMix64's finaliser (Steele, Lea and Flood 2014): one well-mixed
+/// word from another.
+fn splitmix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,5 +102,27 @@ mod tests {
             assert_eq!(*input, r[1 + 2 * k] >> 1);
             assert_eq!(*first == Arm::Treatment, r[2 + 2 * k] >> 63 == 1);
         }
+    }
+
+    #[test]
+    fn the_check_inputs_hold_every_small_residue_for_any_seed() {
+        for seed in 0..200 {
+            let first = Draws::new(seed).input();
+            let inputs = check_inputs(first, 5);
+            assert_eq!(inputs.len(), 5);
+            assert_eq!(inputs[0], first);
+            for m in 1..=4u64 {
+                let residues: std::collections::BTreeSet<u64> =
+                    inputs[1..].iter().map(|i| i % m).collect();
+                assert_eq!(residues.len() as u64, m, "seed {seed}, modulus {m}");
+            }
+            assert!(inputs.iter().all(|&i| i <= i64::MAX as u64));
+            // Not the same input twice, nor only small numbers.
+            let distinct: std::collections::BTreeSet<u64> = inputs.iter().copied().collect();
+            assert_eq!(distinct.len(), 5);
+            assert!(inputs[1..].iter().all(|&i| i > 1 << 40));
+        }
+        assert_eq!(check_inputs(7, 1), [7]);
+        assert_eq!(check_inputs(7, 0), [7]);
     }
 }

@@ -5,19 +5,18 @@
 //! processes: the reports' two-separate-runs comparison already treats
 //! each fork as a run of its own. So per cell, every fork of a version is
 //! compared with every fork of the version before it (`stats::apart`, the
-//! Mann-Whitney U with its exact distribution), on two scales: the fork's
-//! median D less the injected delay, in ns, and the fork's speed ratio
-//! less the delay, (median treatment − delay) / median baseline, each
-//! fork on its own baseline. A change of the code moves both; a machine
-//! uniformly slower during one run moves the ns and not the ratio; a run
-//! in which the rest slowed around a fixed part (a sleep, a wait on I/O)
-//! moves the ratio and not the ns. A change is marked where both scales
-//! point the same way with a chance of at most 1 − confidence divided by
-//! the number of comparisons in the history (Bonferroni), and where the
-//! interval of the change excludes no change on that side: the difference
-//! of the two versions' hierarchical estimates of D (forks, then pairs),
-//! and the quotient of their speed ratios, on the log scale, each with a
-//! MOVER interval. The chance that a history marks any change where none
+//! Mann-Whitney U with its exact distribution) on the scale the reports
+//! decide on, the fork's speed ratio less the injected delay, (median
+//! treatment − delay) / median baseline, each fork on its own baseline;
+//! the fork's median D less the delay, in ns, is compared beside it and
+//! shown, but decides nothing (a machine uniformly slower during one run
+//! moves the ns and not the ratio). A change is marked where the ratios
+//! point one way with a chance of at most 1 − confidence divided by the
+//! number of comparisons in the history (Bonferroni), and where the
+//! interval of the change excludes no change on that side: the quotient
+//! of the two versions' speed ratios, on the log scale, with a MOVER
+//! interval. Only where a ratio cannot be taken (a baseline median of 0)
+//! does D decide in its place. The chance that a history marks any change where none
 //! happened is then at most 1 − confidence, if separate runs on the
 //! machine vary as its forks do; the interval guards against a run whose
 //! forks all moved together (a machine busy for that whole run), which
@@ -87,19 +86,21 @@ pub(crate) struct CellStep {
 }
 
 impl CellStep {
-    /// The chance of the comparison with nothing changed: the larger of
-    /// the two scales', since a change must show on both.
-    pub(crate) fn p(&self) -> f64 {
-        self.ratio.map_or(self.ns.p, |s| s.p.max(self.ns.p))
+    /// The deciding scale's comparison: the ratio's, D's only where no
+    /// ratio could be taken.
+    fn deciding(&self) -> &Comparison {
+        self.ratio.as_ref().unwrap_or(&self.ns)
     }
 
-    /// Which way both scales point, when they agree.
+    /// The chance of the comparison with nothing changed, on the deciding
+    /// scale.
+    pub(crate) fn p(&self) -> f64 {
+        self.deciding().p
+    }
+
+    /// Which way the deciding scale points.
     pub(crate) fn side(&self) -> Option<Side> {
-        let ns = self.ns.side();
-        match self.ratio {
-            Some(s) if s.side() != ns => None,
-            _ => ns,
-        }
+        self.deciding().side()
     }
 
     /// The smallest chance these fork counts can give.
@@ -118,14 +119,17 @@ impl CellStep {
         self.side().is_some() && self.p() <= self.smallest_p() * (1.0 + 1e-9)
     }
 
-    /// Whether the interval of the change, in ns and as a factor of the
-    /// speed ratio, excludes no change on `side`.
+    /// Whether the interval of the change, as a factor of the speed ratio
+    /// (in ns where there is none), excludes no change on `side`.
     pub(crate) fn resolved(&self, side: Side) -> bool {
         let beyond = |b: &Bounded, none: f64| match side {
             Side::Above => b.lo > none,
             Side::Below => b.hi < none,
         };
-        beyond(&self.change_ns, 0.0) && self.change_ratio.is_none_or(|r| beyond(&r, 1.0))
+        match (&self.ratio, &self.change_ratio) {
+            (Some(_), Some(r)) => beyond(r, 1.0),
+            _ => beyond(&self.change_ns, 0.0),
+        }
     }
 
     /// A comparison with too few forks to mark a change whose forks and

@@ -264,11 +264,13 @@ pub(super) fn render(h: &History) -> String {
     });
     let mut out = format!("# History of {}{title}\n\n## Summary\n\n", code(&h.folder));
     let items = summary_items(h);
+    let notes = summary::renamed(h);
     if items.is_empty() {
         out.push_str(&nothing_moved(h));
         out.push_str("\n\n");
-    } else {
-        for i in items {
+    }
+    if !items.is_empty() || !notes.is_empty() {
+        for i in items.iter().chain(&notes) {
             out.push_str(&format!("- {i}\n"));
         }
         out.push('\n');

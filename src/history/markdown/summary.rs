@@ -322,6 +322,40 @@ fn repeats(h: &History) -> Option<String> {
     }
 }
 
+/// Where the folder had another name, and where its line may begin with
+/// a rename git did not pair: bullets after the summary's, which say
+/// where the versions were read, not what moved.
+pub(super) fn renamed(h: &History) -> Vec<String> {
+    let mut out: Vec<String> = h
+        .renames
+        .iter()
+        .map(|(from, to, c)| {
+            format!(
+                "The folder was {} until `{}` ({}, “{}”), which renamed it {}: the versions before that commit were read from {} (git's rename detection).",
+                super::code(from),
+                c.short,
+                c.date,
+                super::subject(&c.subject),
+                super::code(to),
+                super::code(from),
+            )
+        })
+        .collect();
+    if let Some(crate::history::Start::BesideRemoval { commit, removed }) = &h.start {
+        let first = h.renames.first().map_or(&h.folder, |(from, _, _)| from);
+        out.push(format!(
+            "This history starts at `{}` ({}, “{}”), which added {} and removed {}, without git pairing the two as a rename (run.json changed as it moved); if that was this folder before, its older versions are in {}.",
+            commit.short,
+            commit.date,
+            super::subject(&commit.subject),
+            super::code(first),
+            super::code(removed),
+            super::code(&format!("runner history {removed}")),
+        ));
+    }
+    out
+}
+
 /// The summary's bullets: per version, every marked change and every
 /// move too few forks could not judge (one line per cell beneath), or the
 /// machine or spec change; then the repeats, the comparisons that could
@@ -468,10 +502,11 @@ pub(super) fn arm_moves(h: &History) -> Vec<String> {
 /// The summary as the terminal prints it.
 pub(in crate::history) fn summary_text(h: &History) -> String {
     let items = summary_items(h);
+    let notes: String = renamed(h).iter().map(|i| format!("- {i}\n")).collect();
     if items.is_empty() {
-        return format!("{}\n", nothing_moved(h));
+        return format!("{}\n{notes}", nothing_moved(h));
     }
-    items.iter().map(|i| format!("- {i}\n")).collect()
+    items.iter().map(|i| format!("- {i}\n")).collect::<String>() + &notes
 }
 
 /// What the summary says when it has no bullet: every comparison could
@@ -513,9 +548,7 @@ mod tests {
             treatment: "preview".into(),
             delay_ns: 5_000,
             effect: Effect::new(
-                IntervalKind::Hierarchical,
-                d,
-                [d - 20.0, d + 20.0],
+                IntervalKind::Forks,
                 base,
                 (r, [r - 0.0005, r + 0.0005]),
                 [0, 10],

@@ -36,7 +36,7 @@ pub struct ComparisonView {
 /// A warning of the Finding.
 #[derive(Debug, Serialize)]
 pub struct Warning {
-    /// `carry-over` or `order`.
+    /// `speed`, `carry-over`, `order` or `failures`.
     pub kind: &'static str,
     pub text: String,
 }

@@ -3,7 +3,8 @@
 //! `gate.json`'s `summary` and the `$GITHUB_STEP_SUMMARY` lines.
 
 use crate::analysis::gate::{
-    Advice, AdviceChange, GateAnalysis, GateCell, GateGroup, Reason, SelfCheck, Share, Verdict,
+    Advice, AdviceChange, GateAnalysis, GateCell, GateGroup, Judged, Reason, SelfCheck, Share,
+    Verdict, MIN_FORKS,
 };
 use crate::report::format;
 use crate::spec::Experiment;
@@ -19,8 +20,12 @@ pub struct GateView<'a> {
 
 #[derive(Debug, Serialize)]
 pub struct GateText {
-    /// `PASS`, `REGRESSION` or `INCONCLUSIVE`.
+    /// `PASS`, `REGRESSION` or `INCONCLUSIVE`, with `, OVERRIDDEN` when
+    /// the command line changed the design or the gate.
     pub label: String,
+    /// The heading of the table's statistic column: `change in run time
+    /// (speed ratio - 1) [95 % interval over the forks]`.
+    pub column: String,
     /// One sentence: the verdict and why, naming the deciding cell's
     /// estimate, interval and threshold.
     pub verdict: String,
@@ -45,9 +50,10 @@ pub struct GateText {
 pub struct GateRow {
     /// The cell's label: its params, or `all` for a single cell.
     pub label: String,
-    /// The threshold: `2% of 41.2 µs = 824 ns`, or `50 µs`.
+    /// The threshold: `+2 % run time (a speed ratio of 1.02)`, or `50 µs`.
     pub threshold: String,
-    /// The deciding statistic: `0.31 [-0.40, 1.08] µs`.
+    /// The deciding statistic: `+0.3 % [-0.4, +1.0] run time`, or
+    /// `0.31 [-0.40, 1.08] µs`.
     pub estimate: String,
     /// `pass`, `regression` or `inconclusive`.
     pub decision: Verdict,
@@ -61,73 +67,89 @@ fn label(v: Verdict) -> &'static str {
     }
 }
 
-/// `2% of the 41.2 µs baseline median (824 ns)` or `50 µs`.
+/// `+2 % run time (a speed ratio of 1.02)` or `50 µs`.
 fn threshold(g: &GateAnalysis, group: &GateGroup) -> String {
-    if g.max_slowdown.ends_with('%') {
-        format!(
-            "{} of the {} baseline median ({})",
-            g.max_slowdown,
-            format::duration(group.baseline_median_ns),
-            format::duration(group.threshold_ns)
-        )
-    } else {
-        format::delay(group.threshold_ns)
+    match g.judges {
+        Judged::Ratio => format!(
+            "+{} run time (a speed ratio of {})",
+            g.max_slowdown.replace('%', " %"),
+            group.threshold
+        ),
+        Judged::Difference => format::delay(group.threshold_ns),
     }
 }
 
-/// The cell that decided, with its group.
+/// The cell that decided, with its group: with too few forks, the one
+/// with fewest; else a regression, else an inconclusive cell, else the
+/// one whose interval reaches highest.
 fn deciding(g: &GateAnalysis) -> Option<(&GateGroup, &GateCell)> {
     let all = || {
         g.groups
             .iter()
             .flat_map(|gr| gr.cells.iter().map(move |c| (gr, c)))
     };
+    if g.reason == Reason::TooFewForks {
+        return all().min_by_key(|(_, c)| c.forks);
+    }
     all()
         .find(|(_, c)| c.decision == Verdict::Regression)
         .or_else(|| all().find(|(_, c)| c.decision == Verdict::Inconclusive))
         .or_else(|| {
-            all().max_by(|a, b| {
-                (a.1.ci_ns[1] - a.0.threshold_ns).total_cmp(&(b.1.ci_ns[1] - b.0.threshold_ns))
-            })
+            all().max_by(|a, b| (a.1.ci[1] - a.0.threshold).total_cmp(&(b.1.ci[1] - b.0.threshold)))
         })
 }
 
-/// A slowdown with its interval, and in % of the group's baseline median
-/// when the threshold is a percentage: `70 [64, 86] µs (2.2 % [2.0, 2.7])`.
-fn slowdown(g: &GateAnalysis, group: &GateGroup, m: f64, ci: [f64; 2]) -> String {
-    let d = format::estimate(m, ci[0], ci[1]);
-    if g.max_slowdown.ends_with('%') && group.baseline_median_ns > 0.0 {
-        let pct = |x: f64| x / group.baseline_median_ns;
-        format!(
-            "{d} ({})",
-            crate::report::effect::percent_of(pct(m), [pct(ci[0]), pct(ci[1])])
-        )
-    } else {
-        d
+/// The judged statistic with its interval: the change in run time
+/// (`+2.2 % [+2.0, +2.7] run time`, as the Finding prints it) or D
+/// (`70 [64, 86] µs`).
+fn judged(g: &GateAnalysis, m: f64, ci: [f64; 2]) -> String {
+    match g.judges {
+        Judged::Ratio => format!(
+            "{} run time",
+            crate::report::effect::percent_of(m - 1.0, [ci[0] - 1.0, ci[1] - 1.0])
+        ),
+        Judged::Difference => format::estimate(m, ci[0], ci[1]),
     }
 }
 
-/// The size of a resolved slowdown or speed-up: `40 [31, 52] µs (1.3 %
-/// [1.0, 1.7]) slower`, always a positive duration.
-fn sized(g: &GateAnalysis, group: &GateGroup, c: &GateCell) -> String {
-    let [lo, hi] = c.ci_ns;
-    if lo > 0.0 {
-        format!("{} slower", slowdown(g, group, c.estimate_ns, c.ci_ns))
-    } else {
-        format!("{} faster", slowdown(g, group, -c.estimate_ns, [-hi, -lo]))
+/// A resolved slowdown or speed-up of `who` against `base`, in words:
+/// `` `pr` is slower than `base`: +1.3 % [+1.0, +1.7] run time`` (a
+/// ratio), or `` `pr` is 40 [31, 52] µs slower than `base` per run`` (a
+/// positive duration).
+fn sized(g: &GateAnalysis, c: &GateCell, who: &str, base: &str, at: &str) -> String {
+    let [lo, hi] = c.ci;
+    match g.judges {
+        Judged::Ratio => format!(
+            "`{who}` is {} than `{base}`{at}: {}",
+            if lo > 1.0 { "slower" } else { "faster" },
+            judged(g, c.estimate, c.ci)
+        ),
+        Judged::Difference if lo > 0.0 => format!(
+            "`{who}` is {} slower than `{base}` per run{at}",
+            judged(g, c.estimate, c.ci)
+        ),
+        Judged::Difference => format!(
+            "`{who}` is {} faster than `{base}` per run{at}",
+            judged(g, -c.estimate, [-hi, -lo])
+        ),
     }
 }
 
 /// The design the analysis predicts would decide (`analysis::gate`'s
 /// advice): `about 30 forks of 36 pairs (`--set design.pairs=36`) are
 /// predicted to narrow it to 58 µs, enough to decide`.
-fn would_decide(g: &GateAnalysis, gap_ns: f64, exp: &Experiment) -> String {
+fn would_decide(g: &GateAnalysis, gap: f64, exp: &Experiment) -> String {
     match &g.advice {
         Some(a) => advice_text(a, exp),
         None if exp.design.forks.get() < 2 => "with one fork per cell there is no fork-to-fork spread to size a design from; run more forks".into(),
+        None if g.judges == Judged::Ratio => format!(
+            "the estimate sits {} from the threshold, closer than {} forks of up to 16 times the pairs are predicted to resolve: the slowdown is, for this gate, at its threshold",
+            format::percent(gap),
+            crate::analysis::MAX_FORKS
+        ),
         None => format!(
             "the estimate sits {} from the threshold, closer than {} forks of up to 16 times the pairs are predicted to resolve: the slowdown is, for this gate, at its threshold",
-            format::duration(gap_ns),
+            format::duration(gap),
             crate::analysis::MAX_FORKS
         ),
     }
@@ -164,14 +186,21 @@ fn advice_text(a: &Advice, exp: &Experiment) -> String {
         AdviceChange::Pairs => "more pairs per fork",
         AdviceChange::Both => "more forks and more pairs per fork",
     };
-    format!(
-        "{what}, about {} of {} pairs (`{}`), are predicted from the cell's variance components to narrow it to ±{}, enough to decide (±{} is needed)",
-        crate::report::effect::forks_count(a.forks),
-        a.pairs,
-        advice_flags(a, exp),
-        format::duration(a.predicted_half_width_ns),
-        format::duration(a.needed_half_width_ns)
-    )
+    match a.predicted_half_width_ns {
+        Some(predicted) => format!(
+            "{what}, about {} of {} pairs (`{}`), are predicted from the cell's variance components to narrow D's interval to ±{}, enough to decide (±{} is needed)",
+            crate::report::effect::forks_count(a.forks),
+            a.pairs,
+            advice_flags(a, exp),
+            format::duration(predicted),
+            format::duration(a.needed_half_width_ns)
+        ),
+        None => format!(
+            "run {} at least (`{}`)",
+            crate::report::effect::forks_count(a.forks),
+            advice_flags(a, exp),
+        ),
+    }
 }
 
 fn verdict(g: &GateAnalysis, exp: &Experiment, confidence: f64) -> String {
@@ -199,39 +228,50 @@ fn verdict(g: &GateAnalysis, exp: &Experiment, confidence: f64) -> String {
         Some(t) => t.to_string(),
         None => treatment,
     };
-    let interval = format!("{} {} interval", format::percent(confidence), g.statistic);
+    let interval = crate::report::effect::interval_name(g.interval, confidence);
     let t = threshold(g, group);
-    let allowed = if g.max_slowdown.ends_with('%') {
-        format!("the {} allowed", g.max_slowdown)
-    } else {
-        format!("the {} allowed", format::delay(group.threshold_ns))
+    let allowed = match g.judges {
+        Judged::Ratio => format!("the {} allowed", g.max_slowdown.replace('%', " %")),
+        Judged::Difference => format!("the {} allowed", format::delay(group.threshold_ns)),
     };
-    let [lo, hi] = cell.ci_ns;
+    let no_change = match g.judges {
+        Judged::Ratio => 1.0,
+        Judged::Difference => 0.0,
+    };
+    let [lo, hi] = cell.ci;
     let base = &d.baseline;
+    let value = judged(g, cell.estimate, cell.ci);
+    let every = if many { ", as every cell's does" } else { "" };
     match g.reason {
-        Reason::IntervalBelowThreshold if lo > 0.0 => format!(
-            "Passed: `{who}` is {} than `{base}` per run{at}, within {allowed}: the whole {interval} lies below the threshold of {t}{}.",
-            sized(g, group, cell),
-            if many { ", as every cell's does" } else { "" }
-        ),
-        Reason::IntervalBelowThreshold if hi < 0.0 => format!(
-            "Passed: `{who}` is {} than `{base}` per run{at}; the whole {interval} lies below the threshold of {t}{}.",
-            sized(g, group, cell),
-            if many { ", as every cell's does" } else { "" }
+        Reason::IntervalBelowThreshold if lo > no_change || hi < no_change => format!(
+            "Passed: {}, within {allowed}: the whole {interval} lies below the threshold of {t}{every}.",
+            sized(g, cell, &who, base, &at),
         ),
         Reason::IntervalBelowThreshold => format!(
-            "Passed: no slowdown resolved{at} (D = {}), and the whole {interval} lies below the threshold of {t}{}.",
-            slowdown(g, group, cell.estimate_ns, cell.ci_ns),
-            if many { ", as every cell's does" } else { "" }
+            "Passed: no slowdown resolved{at} ({value}), and the whole {interval} lies below the threshold of {t}{every}.",
         ),
         Reason::Regression => format!(
-            "Regression: `{who}` is {} than `{base}` per run{at}, above {allowed}: the whole {interval} lies above the threshold of {t}.",
-            sized(g, group, cell)
+            "Regression: {}, above {allowed}: the whole {interval} lies above the threshold of {t}.",
+            sized(g, cell, &who, base, &at)
         ),
         Reason::IntervalReachesThreshold => format!(
-            "Inconclusive: the slowdown{at}, {}, has a {interval} that straddles the threshold of {t}, so the data cannot say on which side of it the slowdown lies; {}.",
-            slowdown(g, group, cell.estimate_ns, cell.ci_ns),
-            would_decide(g, (cell.estimate_ns - group.threshold_ns).abs(), exp)
+            "Inconclusive: the slowdown{at}, {value}, has a {interval} that straddles the threshold of {t}, so the data cannot say on which side of it the slowdown lies; {}.",
+            would_decide(g, (cell.estimate - group.threshold).abs(), exp)
+        ),
+        Reason::TooFewForks => format!(
+            "Inconclusive: {} per cell cannot bound an effect for a gate ({value}{at}): an interval over so few forks rests on their effects being normal, which nothing in them can check; {} at least: {}.",
+            crate::report::effect::forks_count(cell.forks),
+            crate::report::effect::forks_count(MIN_FORKS),
+            g.advice.as_ref().map_or_else(
+                || format!("`--set design.forks={MIN_FORKS}`"),
+                |a| advice_text(a, exp)
+            )
+        ),
+        Reason::Load => format!(
+            "Inconclusive: the machine's load changed how long runs took while the gate measured: the baseline's forks' median runs spread by {} (more than the threshold), and the speed ratio ({value}) and the per-run difference ({}, against {} in time) disagree about the threshold of {t}; run it again on a quieter machine.",
+            format::percent(group.baseline_spread),
+            format::estimate(cell.difference_ns, cell.difference_ci_ns[0], cell.difference_ci_ns[1]),
+            format::duration(group.threshold_ns),
         ),
         Reason::LowPower => {
             let p = g.power.as_ref();
@@ -240,9 +280,8 @@ fn verdict(g: &GateAnalysis, exp: &Experiment, confidence: f64) -> String {
                 None => String::new(),
             };
             format!(
-                "Inconclusive: every interval lies below the threshold of {t}, but an interval as wide as the deciding one ({}) would catch a slowdown of twice the threshold ({}) with a computed power of only {}, short of the {} asked for (`gate.min_power`): a pass that could not have failed is not a pass{advice}.",
-                slowdown(g, group, cell.estimate_ns, cell.ci_ns),
-                format::duration(p.map_or(0.0, |p| p.slowdown_ns)),
+                "Inconclusive: every interval lies below the threshold of {t}, but an interval as wide as the deciding one ({value}) would catch a slowdown of twice the threshold ({}) with a computed power of only {}, short of the {} asked for (`gate.min_power`): a pass that could not have failed is not a pass{advice}.",
+                p.map_or_else(String::new, |p| slowdown_words(g, p.slowdown)),
                 format::percent(p.map_or(0.0, |p| p.power)),
                 format::percent(g.min_power),
             )
@@ -259,12 +298,11 @@ fn verdict(g: &GateAnalysis, exp: &Experiment, confidence: f64) -> String {
             };
             match worst {
                 Some(w) => format!(
-                    "Inconclusive: the self-check blocked an unchanged or within-budget change in {} of {}, at least {} by the bound, above the {} allowed (`gate.max_false_block`): on this machine forks' intervals are not valid to block on. (The {interval} alone {interval_said}: {}.)",
+                    "Inconclusive: the self-check blocked an unchanged or within-budget change in {} of {}, at least {} by the bound, above the {} allowed (`gate.max_false_block`): on this machine forks' intervals are not valid to block on. (The {interval} alone {interval_said}: {value}.)",
                     w.flagged,
                     crate::report::effect::forks_count(w.forks),
                     format::percent(w.lower_bound),
                     format::percent(g.max_false_block),
-                    slowdown(g, group, cell.estimate_ns, cell.ci_ns)
                 ),
                 None => "Inconclusive: the self-check failed.".into(),
             }
@@ -272,42 +310,57 @@ fn verdict(g: &GateAnalysis, exp: &Experiment, confidence: f64) -> String {
     }
 }
 
-/// The deciding interval's computed power, as a clause.
-fn power_clause(g: &GateAnalysis) -> String {
-    match &g.power {
-        Some(p) => format!(
-            "the deciding interval's power to block a slowdown of twice the threshold ({}) is {} (computed from its width, spread ±{}), against the {} asked for (`gate.min_power`)",
-            format::duration(p.slowdown_ns),
-            format::percent(p.power),
-            format::duration(p.spread_ns),
-            format::percent(g.min_power)
-        ),
-        None => "the gate had no deciding interval to compute a power for".into(),
+/// Twice the threshold, in its unit: `+4 % run time` or `100 µs`.
+fn slowdown_words(g: &GateAnalysis, slowdown: f64) -> String {
+    match g.judges {
+        Judged::Ratio => format!("+{} run time", format::percent(slowdown - 1.0)),
+        Judged::Difference => format::duration(slowdown),
     }
 }
 
+/// The deciding interval's computed power, as a clause: said for a pass
+/// (and for a pass short of it), where it is what the verdict rests on.
+fn power_clause(g: &GateAnalysis) -> Option<String> {
+    if !matches!(g.reason, Reason::IntervalBelowThreshold | Reason::LowPower) {
+        return None;
+    }
+    g.power.as_ref().map(|p| {
+        format!(
+            "the deciding interval's power to block a slowdown of twice the threshold ({}) is {} (computed from its width), against the {} asked for (`gate.min_power`)",
+            slowdown_words(g, p.slowdown),
+            format::percent(p.power),
+            format::percent(g.min_power)
+        )
+    })
+}
+
 fn self_check(g: &GateAnalysis, exp: &Experiment, confidence: f64) -> String {
+    let power = power_clause(g).map_or(String::new(), |p| format!("; {p}"));
     if !g.self_check {
         return format!(
-            "Self-check off (gate.self_check = false): whether forks' intervals are valid on this machine was not tested; {}.",
-            power_clause(g)
+            "Self-check off (gate.self_check = false): whether forks' intervals are valid on this machine was not tested{power}."
         );
     }
     let base = &exp.design.baseline;
-    let bound = |s: &crate::analysis::gate::Share| {
-        format!(
-            "{} of {} (at most {})",
-            s.flagged,
-            crate::report::effect::forks_count(s.forks),
-            format::percent(s.upper_bound)
-        )
+    let seen = |s: &Share| {
+        if g.self_check_bounds {
+            format!(
+                "{} of {} (at most {})",
+                s.flagged,
+                crate::report::effect::forks_count(s.forks),
+                format::percent(s.upper_bound)
+            )
+        } else {
+            format!(
+                "{} of {}",
+                s.flagged,
+                crate::report::effect::forks_count(s.forks)
+            )
+        }
     };
     let mut parts = Vec::new();
     match &g.false_alarms {
-        Some(s) => parts.push(format!(
-            "with nothing changed the rule blocked {}",
-            bound(s)
-        )),
+        Some(s) => parts.push(format!("with nothing changed the rule blocked {}", seen(s))),
         None => parts.push("there was no A/A cell".into()),
     }
     let within: Vec<&SelfCheck> = g
@@ -319,31 +372,40 @@ fn self_check(g: &GateAnalysis, exp: &Experiment, confidence: f64) -> String {
         parts.push(format!(
             "with half the threshold ({}) injected it blocked {}",
             format::duration(one.delay_ns as f64),
-            bound(s)
+            seen(s)
         ));
     } else if let Some(s) = &g.false_blocks {
         parts.push(format!(
             "with half the threshold injected it blocked {}",
-            bound(s)
+            seen(s)
         ));
     }
-    let allowed = format!(
-        "at {} confidence; the gate is inconclusive only when either rate is shown above the {} allowed (`gate.max_false_block`); a valid interval blocks such a change at most {} of the time",
-        format::percent(confidence),
-        format::percent(g.max_false_block),
-        format::percent(g.nominal_false_alarm)
-    );
+    let allowed = if g.self_check_bounds {
+        format!(
+            " (at {} confidence; the gate is inconclusive only when either rate is shown above the {} allowed (`gate.max_false_block`); a valid interval blocks such a change at most {} of the time)",
+            format::percent(confidence),
+            format::percent(g.max_false_block),
+            format::percent(g.nominal_false_alarm)
+        )
+    } else {
+        let needed = crate::stats::gate::forks_to_bound(g.max_false_block, confidence);
+        format!(
+            "; too few forks to bound its rates ({} blocking none would bound them at {}), so it only guards against grossly invalid intervals, and the verdict rests on the deciding interval's own rate, {} for a valid interval",
+            crate::report::effect::forks_count(needed),
+            format::percent(g.max_false_block),
+            format::percent(g.nominal_false_alarm)
+        )
+    };
     format!(
-        "Self-check (`{base}` against itself, the rule applied to each fork's own interval, a test of whether forks' intervals are valid): {} ({allowed}); {}.",
+        "Self-check (`{base}` against itself, the rule applied to each fork's own interval, a test of whether forks' intervals are valid): {}{allowed}{power}.",
         format::list(&parts, "and"),
-        power_clause(g)
     )
 }
 
 /// The self-check's two rates and the deciding interval's power as a
 /// Markdown table, or none without a self-check.
 pub(super) fn rates_table(g: &GateAnalysis) -> Option<String> {
-    if !g.self_check {
+    if !g.self_check || !g.self_check_bounds {
         return None;
     }
     let row = |what: &str, s: Option<&Share>| match s {
@@ -368,15 +430,13 @@ pub(super) fn rates_table(g: &GateAnalysis) -> Option<String> {
         "false block: half the threshold, fork blocked",
         g.false_blocks.as_ref(),
     ));
-    match &g.power {
+    match power_clause(g).and(g.power.as_ref()) {
         Some(p) => t.push_str(&format!(
             "| power: twice the threshold, deciding interval | computed: {} | | | below {} |\n",
             format::percent(p.power),
             format::percent(g.min_power)
         )),
-        None => {
-            t.push_str("| power: twice the threshold, deciding interval | not computed | | | |\n")
-        }
+        None => {}
     }
     Some(t)
 }
@@ -448,9 +508,13 @@ pub(super) fn view<'a>(
         &g.groups
             .iter()
             .flat_map(|gr| &gr.cells)
-            .map(|c| format::Entry::Estimate(c.estimate_ns, c.ci_ns[0], c.ci_ns[1]))
+            .map(|c| format::Entry::Estimate(c.estimate, c.ci[0], c.ci[1]))
             .collect::<Vec<_>>(),
     );
+    let estimate = |c: &GateCell| match g.judges {
+        Judged::Ratio => judged(g, c.estimate, c.ci),
+        Judged::Difference => estimates.estimate(c.estimate, c.ci[0], c.ci[1]),
+    };
     let rows = g
         .groups
         .iter()
@@ -462,7 +526,7 @@ pub(super) fn view<'a>(
                     "all pairs".into()
                 },
                 threshold: threshold(g, gr),
-                estimate: estimates.estimate(c.estimate_ns, c.ci_ns[0], c.ci_ns[1]),
+                estimate: estimate(c),
                 decision: c.decision,
             })
         })
@@ -470,7 +534,19 @@ pub(super) fn view<'a>(
     GateView {
         data: g,
         view: GateText {
-            label: label(g.verdict).into(),
+            label: if overrides.is_empty() {
+                label(g.verdict).into()
+            } else {
+                format!("{}, OVERRIDDEN", label(g.verdict))
+            },
+            column: format!(
+                "{} [{}]",
+                match g.judges {
+                    Judged::Ratio => "change in run time (speed ratio - 1)",
+                    Judged::Difference => "median D per run",
+                },
+                crate::report::effect::interval_name(g.interval, confidence)
+            ),
             verdict: format!(
                 "{}{}",
                 verdict(g, exp, confidence),

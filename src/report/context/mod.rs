@@ -20,6 +20,7 @@ mod layout;
 mod machines;
 pub mod overhead;
 mod placement;
+mod plans;
 mod reproduce;
 mod sql;
 mod sql_runs;
@@ -340,7 +341,12 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
     let group = |g: &'a GroupHeadline| finding::view(g, analysis, exp, group_same(g));
     let all_groups: Vec<&GroupHeadline> = analysis.headline.groups.iter().collect();
     let same_group: Vec<bool> = all_groups.iter().map(|g| group_same(g)).collect();
-    let comparison = comparison::view(&cells, &all_groups, &same_group, analysis.confidence);
+    let mut comparison = comparison::view(&cells, &all_groups, &same_group, analysis.confidence);
+    if let Some(c) = comparison.as_mut() {
+        // An arm that failed runs is timed to its errors: the Finding says
+        // so beside the ratio it qualifies.
+        c.warnings.extend(sql_runs::failure_warnings(info));
+    }
     let groups: Vec<GroupView<'a>> = analysis.headline.groups.iter().map(group).collect();
     let arms_differ = finding::arms_differ(&groups);
     let headline = HeadlineView {
@@ -444,7 +450,7 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
         machine_checks,
         placement: placement::view(info, analysis),
         layout: layout::view(analysis, exp, &super::format::percent(analysis.confidence)),
-        stop: stop::view(analysis, exp),
+        stop: stop::view(analysis, exp, info),
     }
 }
 

@@ -79,6 +79,13 @@ fn line(p: Placement, forks: &[&ForkPlacement]) -> (String, Vec<String>) {
             *backend_seen.entry(*c).or_insert(0) += k;
         }
     }
+    let crowded: Vec<&str> = forks
+        .iter()
+        .filter_map(|f| f.contention.as_deref())
+        .collect();
+    if let Some(first) = crowded.first() {
+        warnings.push(format!("{p}: in {} of {n} forks, {first}", crowded.len()));
+    }
     let planned: BTreeSet<u32> = forks.iter().filter_map(|f| f.planned.worker).collect();
     let pinned = forks.iter().filter(|f| f.worker_pinned).count();
     let worker = if planned.is_empty() {

@@ -197,6 +197,47 @@ pub(super) fn failure_lines(info: &RunInfo) -> Vec<String> {
     out
 }
 
+/// The Finding's warning for each arm that failed measured runs (above
+/// 0): its failure rate with its interval and codes, and what that does to
+/// the figures beside it.
+pub(super) fn failure_warnings(info: &RunInfo) -> Vec<super::comparison::Warning> {
+    use crate::report::format::percent;
+    failures(info)
+        .into_iter()
+        .filter(|(_, f)| f.failed > 0)
+        .filter_map(|(name, f)| {
+            let (lo, hi) = interval(f.failed, f.runs)?;
+            let codes: Vec<String> = f
+                .codes
+                .iter()
+                .map(|(c, n)| format!("{} ({n})", crate::db::code_label(c)))
+                .collect();
+            let all = f.failed == f.runs;
+            Some(super::comparison::Warning {
+                kind: "failures",
+                text: format!(
+                    "`{name}` failed {} of {} measured runs ({}, 95 % CI {} to {}){}: a failed run is timed to its error and rolled back, so {}.",
+                    f.failed,
+                    f.runs,
+                    percent(f64::from(f.failed) / f64::from(f.runs)),
+                    percent(lo),
+                    percent(hi),
+                    if codes.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", {}", codes.join(", "))
+                    },
+                    if all {
+                        format!("the figures above time `{name}`'s failures, not its work")
+                    } else {
+                        format!("the figures above mix `{name}`'s completed runs with its failures")
+                    }
+                ),
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::interval;

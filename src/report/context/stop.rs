@@ -3,8 +3,9 @@
 //! stopping interval was wrong next to a fixed-n interval peeked after
 //! every fork on the same forks.
 
-use crate::analysis::stop::{CellStop, StopInput};
+use crate::analysis::stop::{CellStop, StopInput, StopStatistic};
 use crate::analysis::{Analysis, CellAnalysis};
+use crate::plan::stop::StopMethod;
 use crate::report::format::{self, Column, Entry};
 use crate::run_folder::RunInfo;
 use crate::spec::Experiment;
@@ -18,6 +19,11 @@ pub fn stop_input(info: &RunInfo) -> Option<StopInput> {
         rule: exp.design.stop?,
         gate: exp.gate.map(|g| g.max_slowdown),
         stops: info.stops.clone(),
+        // TEMPORARY until the format step: a run written before the key
+        // stopped by the earlier rule.
+        method: info
+            .stop_method
+            .unwrap_or(crate::plan::stop::StopMethod::SequenceOnDifference),
     })
 }
 
@@ -26,6 +32,9 @@ pub fn stop_input(info: &RunInfo) -> Option<StopInput> {
 pub struct StopView {
     /// The rule in words (`spec::describe_rule`), capitalised.
     pub rule: String,
+    /// How the interval that decides is made, and why it holds where the
+    /// run stopped.
+    pub method: String,
     /// How many forks the cells ran, against a fixed design of max_forks.
     pub forks: String,
     pub rows: Vec<StopRow>,
@@ -43,8 +52,8 @@ pub struct StopRow {
     pub forks_run: u32,
     /// `target`, `decided`, `max` or `time`.
     pub reason: &'static str,
-    /// Mean of the fork estimates with the deciding interval, one unit and
-    /// digit rule for the column.
+    /// The judged statistic at the stop with its interval (the speed
+    /// ratio, or D with one unit and digit rule for the column).
     pub interval: String,
     /// Where the t interval, looked at after every fork with the same rule,
     /// would have stopped: `3` or `12 (rule never held)`.
@@ -72,7 +81,7 @@ fn chance_range(n: usize, p: f64) -> (f64, f64) {
 }
 
 /// The section; none for a fixed design.
-pub(super) fn view(analysis: &Analysis, exp: &Experiment) -> Option<StopView> {
+pub(super) fn view(analysis: &Analysis, exp: &Experiment, info: &RunInfo) -> Option<StopView> {
     let rule = exp.design.stop?;
     let stopped: Vec<(&CellAnalysis, &CellStop)> = analysis
         .cells
@@ -83,6 +92,12 @@ pub(super) fn view(analysis: &Analysis, exp: &Experiment) -> Option<StopView> {
         Column::time(&stopped.iter().map(|(_, s)| pick(s)).collect::<Vec<_>>())
     };
     let main = column(|s| Entry::Estimate(s.estimate_ns, s.interval_ns[0], s.interval_ns[1]));
+    let judged = |s: &CellStop| match s.statistic {
+        StopStatistic::Ratio => crate::report::effect::ratio_words(s.ratio, s.ratio_ci),
+        StopStatistic::Difference => {
+            main.estimate(s.estimate_ns, s.interval_ns[0], s.interval_ns[1])
+        }
+    };
     let naive = column(|s| Entry::Interval(s.naive.interval_ns[0], s.naive.interval_ns[1]));
     let rows = stopped
         .iter()
@@ -90,7 +105,7 @@ pub(super) fn view(analysis: &Analysis, exp: &Experiment) -> Option<StopView> {
             label: super::cells::label(c, analysis, exp),
             forks_run: s.forks_run,
             reason: s.reason.as_str(),
-            interval: main.estimate(s.estimate_ns, s.interval_ns[0], s.interval_ns[1]),
+            interval: judged(s),
             naive_forks: if s.naive.met {
                 s.naive.forks.to_string()
             } else {
@@ -170,8 +185,27 @@ pub(super) fn view(analysis: &Analysis, exp: &Experiment) -> Option<StopView> {
     });
     let mut rule_text = crate::spec::describe_rule(&rule, exp.gate.is_some());
     rule_text[..1].make_ascii_uppercase();
+    let spending = crate::stats::spending::Spending::new(
+        rule.min_forks.get() as usize,
+        rule.max_forks.get() as usize,
+        analysis.confidence,
+    )
+    .ok();
+    let first = spending.as_ref().map_or(0, |s| s.first_look());
+    let now = format!(
+        "The interval that decides is Student's t over the forks' estimates (their log speed ratios; their median D where the rule is in time), at each look from {first} forks on, each look at a share of the {} error rate fixed before the run ({} at the first look, the rest over the later ones, more to the earlier): every look's interval holds at once, so the one a cell stopped on holds wherever the data made it stop, and it is what the Finding prints. It is wider than a fixed design's interval over as many forks, which holds only at a number of forks chosen in advance.",
+        format::percent(1.0 - analysis.confidence),
+        format::percent(crate::stats::spending::FIRST_SHARE * (1.0 - analysis.confidence)),
+    );
+    let method = match info.stop_method {
+        Some(StopMethod::Spending) => now,
+        _ => format!(
+            "This run stopped by an earlier rule, a confidence sequence over the forks' median D; its stops are checked against that rule. {now}"
+        ),
+    };
     Some(StopView {
         rule: rule_text,
+        method,
         forks,
         rows,
         at_zero,

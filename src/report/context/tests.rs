@@ -26,13 +26,14 @@ fn gated_floor() -> (RunInfo, Analysis) {
     };
     let gate = crate::spec::Gate {
         max_slowdown: crate::spec::MaxSlowdown::Ns(500),
-        statistic: crate::spec::GateStatistic::Hierarchical,
         min_power: 0.5,
         // Shown above 99 % never: the 1 µs cell's blocked forks do not
         // turn the verdict inconclusive here.
         max_false_block: 0.99,
         self_check: true,
         within_check: true,
+        max_retry_factor: Some(4.0),
+        allow_overrides: true,
     };
     info.spec.experiment.gate = Some(gate);
     let mut input = analysis_input(&info);

@@ -44,7 +44,7 @@ pub(super) fn render(input: &Input<'_>) -> Result<String> {
     intervals.sort();
     intervals.dedup();
     if intervals.is_empty() {
-        intervals.push(interval_name(IntervalKind::Hierarchical, confidence));
+        intervals.push(interval_name(IntervalKind::Forks, confidence));
     }
     let entries = [
         LegendEntry::new(
@@ -139,7 +139,7 @@ fn panel(area: &Area<'_>, p: &Panel<'_>, e: &Effect, x: &Axis) -> DrawResult {
         .forks
         .iter()
         .map(|f| {
-            let said = Direction::agreed(Direction::of(f.ci_ns), Direction::of_ratio(f.ratio_ci));
+            let said = Direction::of_ratio(f.ratio_ci);
             let verdict = match said {
                 Direction::Faster => Verdict::Reversed,
                 Direction::Slower => Verdict::Seen,

@@ -1,16 +1,16 @@
 //! `stop.svg`, a sequential run's stopping path: one panel per cell that
-//! a rule stopped, with the deciding interval (the confidence sequence
-//! over the forks' median D) after each fork from the second on, the
-//! mean of the fork estimates as a dot, 0 and the gate's threshold as
-//! lines, and the fork where the run stopped marked with its reason. What
-//! the Stopping table gives as one row, this shows as the interval
-//! narrowing fork by fork until the rule held.
+//! a rule stopped, with the deciding interval after each look (the speed
+//! ratio's on a log axis, or D's where the rule is in time units), the
+//! estimate as a dot, no change and the gate's threshold as lines, and the
+//! fork where the run stopped marked with its reason. What the Stopping
+//! table gives as one row, this shows as the interval narrowing fork by
+//! fork until the rule held.
 
 use super::axis::{Axis, Ticked};
 use super::layout::{panel_title, panel_titles};
 use super::{font, svg, Area, DrawResult, Header, Input, LegendEntry, Line, Marker, Panel};
 use super::{BLUE, GREY, VERMILLION};
-use crate::analysis::stop::CellStop;
+use crate::analysis::stop::{CellStop, StopStatistic};
 use crate::error::Result;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
@@ -39,14 +39,21 @@ pub(super) fn render(input: &Input<'_>) -> Result<String> {
     let confidence = crate::report::format::percent(input.analysis.confidence);
     let entries = [
         LegendEntry::new(
-            format!("{confidence} confidence sequence after each fork, and the mean of the fork estimates"),
+            format!("{confidence} interval over the forks after each look, and its estimate"),
             BLUE,
             Line::Solid,
             Marker::Circle,
         ),
-        LegendEntry::new("the gate's threshold", VERMILLION, Line::Dotted, Marker::None),
+        LegendEntry::new(
+            "the gate's threshold",
+            VERMILLION,
+            Line::Dotted,
+            Marker::None,
+        ),
     ];
-    let has_threshold = panels.iter().any(|(_, s)| s.threshold_ns.is_some());
+    let has_threshold = panels
+        .iter()
+        .any(|(_, s)| s.threshold_ns.is_some() || s.threshold_ratio.is_some());
     let header = Header {
         title: "Stopping path: the deciding interval after each fork, until the rule held".into(),
         notes: vec!["The dashed line marks the fork after which the cell stopped.".into()],
@@ -86,12 +93,25 @@ pub(super) fn render(input: &Input<'_>) -> Result<String> {
 }
 
 fn panel(area: &Area<'_>, s: &CellStop) -> DrawResult {
+    // A ratio is drawn as its log on a ratio axis, so no change is 0
+    // either way.
+    let ratio = s.statistic == StopStatistic::Ratio;
+    let at = |v: f64| if ratio { v.ln() } else { v };
+    let threshold = if ratio {
+        s.threshold_ratio.map(f64::ln)
+    } else {
+        s.threshold_ns
+    };
     let mut values = vec![0.0];
-    values.extend(s.path.iter().flat_map(|l| l.interval_ns));
-    values.extend(s.threshold_ns);
+    values.extend(s.path.iter().flat_map(|l| l.interval.map(at)));
+    values.extend(threshold);
     let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let y = Axis::new(lo, hi, 0.06, None);
+    let y = if ratio {
+        Axis::ratio(lo, hi, 0.06)
+    } else {
+        Axis::new(lo, hi, 0.06, None)
+    };
     let last = f64::from(s.forks_run);
     let x_keys: Vec<f64> = x_ticks(s.forks_run);
     let mut chart = ChartBuilder::on(area)
@@ -107,13 +127,17 @@ fn panel(area: &Area<'_>, s: &CellStop) -> DrawResult {
         &x_label,
         &y_label,
         "forks run",
-        format!("median D ({})", y.unit),
+        if ratio {
+            "speed ratio, treatment over baseline (log axis)".to_string()
+        } else {
+            format!("median D ({})", y.unit)
+        },
     )?;
     chart.draw_series(std::iter::once(PathElement::new(
         vec![(0.5, 0.0), (last + 0.5, 0.0)],
         BLACK.stroke_width(1),
     )))?;
-    if let Some(t) = s.threshold_ns {
+    if let Some(t) = threshold {
         chart.draw_series(std::iter::once(DashedPathElement::new(
             vec![(0.5, t), (last + 0.5, t)],
             2,
@@ -135,11 +159,11 @@ fn panel(area: &Area<'_>, s: &CellStop) -> DrawResult {
     for l in &s.path {
         let x = f64::from(l.forks);
         chart.draw_series(std::iter::once(PathElement::new(
-            vec![(x, l.interval_ns[0]), (x, l.interval_ns[1])],
+            vec![(x, at(l.interval[0])), (x, at(l.interval[1]))],
             BLUE.stroke_width(2),
         )))?;
         chart.draw_series(std::iter::once(Circle::new(
-            (x, l.estimate_ns),
+            (x, at(l.estimate)),
             3,
             BLUE.filled(),
         )))?;

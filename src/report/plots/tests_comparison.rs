@@ -2,7 +2,6 @@
 
 use super::tests::{count, measured, study_input, FixtureCell};
 use super::*;
-use crate::analysis::effect::Direction;
 use serde_json::json;
 
 /// Every label's text, joined by spaces (so a wrapped title reads whole).
@@ -116,20 +115,18 @@ fn the_effect_plot_says_faster_and_slower_in_the_effects_words() {
             .filter(|l| l.contains("<circle") && l.contains(&format!("fill=\"{}\"", hex(c))))
             .count()
     };
-    let forks = |v: crate::analysis::Verdict| {
+    use crate::analysis::effect::Direction;
+    let forks = |d: Direction| {
         a.cells
             .iter()
             .flat_map(|c| &c.forks)
-            .filter(|f| f.verdict == v)
+            .filter(|f| Direction::of_ratio(f.ratio_ci) == d)
             .count()
     };
-    assert!(forks(crate::analysis::Verdict::Reversed) >= 3);
-    assert_eq!(
-        circles(FASTER),
-        forks(crate::analysis::Verdict::Reversed) + 1
-    );
-    assert_eq!(circles(SLOWER), forks(crate::analysis::Verdict::Seen) + 1);
-    assert_eq!(circles(GREY), forks(crate::analysis::Verdict::NotSeen) + 1);
+    assert!(forks(Direction::Faster) >= 3);
+    assert_eq!(circles(FASTER), forks(Direction::Faster) + 1);
+    assert_eq!(circles(SLOWER), forks(Direction::Slower) + 1);
+    assert_eq!(circles(GREY), forks(Direction::NoDifference) + 1);
     // The ratio axis under each panel, and the title.
     assert_eq!(
         count(svg, "speed ratio, treatment over baseline (log axis)"),

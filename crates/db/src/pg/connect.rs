@@ -149,6 +149,7 @@ pub fn connect(url: &str) -> Result<(Client, Endpoint), DbError> {
     };
     match rx.recv_timeout(limit + Duration::from_millis(500)) {
         Ok(Ok(mut client)) => {
+            watch_the_client(&mut client)?;
             // A worker's parent learns of the connection before it is used.
             announce(&mut client)?;
             Ok((client, endpoint))
@@ -159,6 +160,27 @@ pub fn connect(url: &str) -> Result<(Client, Endpoint), DbError> {
             limit.as_secs()
         ))),
     }
+}
+
+/// How often the server checks, while it runs a statement of runner's,
+/// that runner is still connected (`client_connection_check_interval`).
+pub const CLIENT_CHECK_MS: u32 = 1000;
+
+/// Has the server end a statement of this session once runner is gone
+/// (`kill -9` of a parent takes its worker with it, and with the worker
+/// its connections): PostgreSQL otherwise notices a vanished client only
+/// when it next writes to it, so a long statement would run, holding its
+/// locks, until its end or `statement_timeout`. The setting exists from
+/// PostgreSQL 14 on (the check itself needs a Linux server); on an older
+/// server nothing is set and `statement_timeout` is the bound. A poll
+/// every second of a running statement is all it costs.
+fn watch_the_client(client: &mut Client) -> Result<(), DbError> {
+    client
+        .batch_execute(&format!(
+            "SELECT set_config('client_connection_check_interval', '{CLIENT_CHECK_MS}', false) \
+             WHERE current_setting('server_version_num')::int >= 140000"
+        ))
+        .map_err(pg("set client_connection_check_interval"))
 }
 
 /// What a worker does with the pid of each connection it opens.

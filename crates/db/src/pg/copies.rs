@@ -143,3 +143,97 @@ pub(super) fn make(
     }
     Ok((sources, made))
 }
+
+/// The user's tables that an arm has private copies of, watched from
+/// inside the arm's own transaction: whatever the SQL reaches by a way
+/// the rewrite cannot point at the copy (a name inside a `DO` body or an
+/// `EXECUTE` string, a function that names the table) shows in the
+/// transaction's own statistics of the table, rolled-back writes and
+/// subtransactions included (`pg_stat_xact_all_tables`), or in its
+/// sequences, which no rollback undoes. Checked after the checks before
+/// timing and again before the fork's transaction ends.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Watch {
+    tables: Vec<u32>,
+    /// The tables' own sequences and their last values when watching began.
+    sequences: Vec<(String, Option<i64>)>,
+}
+
+const SEQUENCES: &str =
+    "SELECT quote_ident(q.schemaname) || '.' || quote_ident(q.sequencename), q.last_value \
+     FROM pg_sequences q JOIN pg_namespace n ON n.nspname = q.schemaname \
+     JOIN pg_class s ON s.relnamespace = n.oid AND s.relname = q.sequencename \
+     JOIN pg_depend d ON d.objid = s.oid AND d.classid = 'pg_class'::regclass \
+         AND d.refclassid = 'pg_class'::regclass AND d.deptype IN ('a', 'i') \
+     WHERE d.refobjid = ANY($1) ORDER BY 1";
+
+impl Watch {
+    /// Starts watching `sources` (schema-qualified), as they are now.
+    pub(crate) fn start(client: &mut Client, sources: &[Name]) -> Result<Watch, DbError> {
+        if sources.is_empty() {
+            return Ok(Watch::default());
+        }
+        let keys: Vec<String> = sources.iter().map(Name::to_string).collect();
+        let tables: Vec<u32> = client
+            .query(
+                "SELECT to_regclass(k)::oid FROM unnest($1::text[]) k WHERE to_regclass(k) IS NOT NULL",
+                &[&keys],
+            )
+            .map_err(pg("private copies: watch the tables"))?
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        let sequences = client
+            .query(SEQUENCES, &[&tables])
+            .map_err(pg("private copies: watch the tables' sequences"))?
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect();
+        Ok(Watch { tables, sequences })
+    }
+
+    /// Fails, naming the table and what happened to it, when the
+    /// transaction wrote a watched table or a watched sequence moved.
+    pub(crate) fn check(&self, client: &mut Client) -> Result<(), DbError> {
+        if self.tables.is_empty() {
+            return Ok(());
+        }
+        let written = client
+            .query(
+                "SELECT quote_ident(schemaname) || '.' || quote_ident(relname), n_tup_ins, n_tup_upd, n_tup_del \
+                 FROM pg_stat_xact_all_tables WHERE relid = ANY($1) AND n_tup_ins + n_tup_upd + n_tup_del > 0 \
+                 ORDER BY 1",
+                &[&self.tables],
+            )
+            .map_err(pg("private copies: read the tables' statistics"))?;
+        if let Some(r) = written.first() {
+            let (table, ins, upd, del): (String, i64, i64, i64) =
+                (r.get(0), r.get(1), r.get(2), r.get(3));
+            return Err(DbError::CopyBypassed(format!(
+                "the SQL wrote your table {table} itself ({ins} rows inserted, {upd} updated, {del} deleted), not the arm's private copy of it"
+            )));
+        }
+        let now: Vec<(String, Option<i64>)> = client
+            .query(SEQUENCES, &[&self.tables])
+            .map_err(pg("private copies: read the tables' sequences"))?
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect();
+        for (seq, after) in &now {
+            let before = self
+                .sequences
+                .iter()
+                .find(|(s, _)| s == seq)
+                .and_then(|(_, v)| *v);
+            if before != *after {
+                let said = |v: Option<i64>| v.map_or("never used".to_string(), |v| v.to_string());
+                return Err(DbError::CopyBypassed(format!(
+                    "the SQL moved sequence {seq} of your table itself (last value {} -> {}), not the private copy's own sequence",
+                    said(before),
+                    said(*after)
+                )));
+            }
+        }
+        Ok(())
+    }
+}

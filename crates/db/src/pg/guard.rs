@@ -8,8 +8,8 @@ use postgres::{Client, Statement};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-/// Every schema runner made carries this comment (see `schema::marker`).
-const OURS: &str = "coalesce(obj_description(n.oid, 'pg_namespace'), '') = 'created by runner for its run schema ' || n.nspname";
+/// Every schema runner made carries its marker (see `schema::marker`).
+const OURS: &str = super::schema::OURS_SQL;
 const SYSTEM: &str = "n.nspname IN ('pg_catalog', 'information_schema') OR n.nspname LIKE 'pg\\_toast%' OR n.nspname LIKE 'pg\\_temp\\_%'";
 
 /// A connection of the parent's own, open for the whole run, with the

@@ -1,8 +1,9 @@
 //! Questions for the PostgreSQL catalog before anything of the user's
 //! runs (`crate::preflight` asks them), for `check` and `exec` alike: does every schema of `search_path`
 //! and every table of `private_copies` exist; would an INSERT take a
-//! sequence default (which no rollback undoes); and which tables does the
-//! experiment name at all, so the guard blames only these on this run.
+//! sequence default (which no rollback undoes); and which objects does the
+//! experiment name at all (functions' bodies read in their turn), so the
+//! guard blames only these on this run.
 //!
 //! Read-only: one connection, catalog queries, no transaction left open.
 
@@ -64,16 +65,9 @@ pub fn check(
         copy_names.push((key.clone(), relname));
         copies.push(key);
     }
-    let mut named = BTreeSet::new();
-    for arm in arms {
-        for text in &arm.texts {
-            for name in names::mentioned(text, SqlDialect::Postgres) {
-                named.extend(relations_called(&mut client, &name)?);
-            }
-        }
-    }
+    let texts: Vec<&String> = arms.iter().flat_map(|a| &a.texts).collect();
+    let mut named = named(&mut client, &texts, &paths, &copies)?;
     named.extend(copies.iter().cloned());
-    named.extend(owned_with(&mut client, &named)?);
     for arm in arms {
         for text in &arm.texts {
             for insert in names::inserts(text, SqlDialect::Postgres) {
@@ -96,6 +90,121 @@ pub fn check(
         }
     }
     Ok(Findings { named, copies })
+}
+
+/// How deep function bodies are read for what they name in their turn.
+const BODIES: u32 = 3;
+
+/// What the experiment names, as guard keys (`fingerprint::Blame`): every
+/// relation a name in its SQL may mean, with the sequences their columns
+/// own or their defaults call; every function it calls, and what those
+/// functions' bodies and the triggers of the named tables name in their
+/// turn; the schemas it names (its `search_path` and qualified names);
+/// the keys of qualified names that do not exist yet (so their creation
+/// is the run's); and `large objects` when it calls a large-object
+/// function. More than the SQL touches, never less: what is named is
+/// held against the run, and another session's change to anything else
+/// is only noted.
+fn named(
+    client: &mut Client,
+    texts: &[&String],
+    paths: &[&String],
+    copies: &[String],
+) -> Result<BTreeSet<String>, DbError> {
+    let mut named: BTreeSet<String> = paths
+        .iter()
+        .map(|s| format!("schema {}", names::quote(s)))
+        .collect();
+    let mut seen_functions = BTreeSet::new();
+    let mut texts: Vec<String> = texts.iter().map(|t| t.to_string()).collect();
+    let mut round = 0;
+    while !texts.is_empty() && round <= BODIES {
+        let mut bodies = Vec::new();
+        for text in &texts {
+            for name in names::mentioned(text, SqlDialect::Postgres) {
+                if name.name.starts_with("lo_")
+                    || matches!(name.name.as_str(), "loread" | "lowrite")
+                {
+                    named.insert("large objects".into());
+                }
+                named.extend(relations_called(client, &name)?);
+                for (key, body) in functions_called(client, &name)? {
+                    if seen_functions.insert(key.clone()) {
+                        named.insert(format!("function {key}"));
+                        bodies.push(body);
+                    }
+                }
+                match &name.schema {
+                    Some(schema) => {
+                        named.insert(format!("schema {}", names::quote(schema)));
+                        named.insert(format!(
+                            "{}.{}",
+                            names::quote(schema),
+                            names::quote(&name.name)
+                        ));
+                    }
+                    None => named.extend(
+                        paths
+                            .iter()
+                            .map(|s| format!("{}.{}", names::quote(s), names::quote(&name.name))),
+                    ),
+                }
+            }
+        }
+        let tables: BTreeSet<String> = named.iter().chain(copies).cloned().collect();
+        for (key, body) in trigger_functions(client, &tables)? {
+            if seen_functions.insert(key.clone()) {
+                named.insert(format!("function {key}"));
+                bodies.push(body);
+            }
+        }
+        texts = bodies;
+        round += 1;
+    }
+    let tables: BTreeSet<String> = named.iter().chain(copies).cloned().collect();
+    named.extend(owned_with(client, &tables)?);
+    let relations: Vec<String> = named.iter().filter(|k| !k.contains(' ')).cloned().collect();
+    named.extend(
+        relations
+            .iter()
+            .filter_map(|k| k.split_once('.').map(|(s, _)| format!("schema {s}"))),
+    );
+    Ok(named)
+}
+
+/// The functions outside the system's schemas that `name` may call, as
+/// `schema.name` keys, with their bodies (SQL or PL/pgSQL source).
+fn functions_called(client: &mut Client, name: &Name) -> Result<Vec<(String, String)>, DbError> {
+    let rows = client
+        .query(
+            &format!(
+                "SELECT quote_ident(n.nspname) || '.' || quote_ident(p.proname), coalesce(p.prosrc, '') \
+                 FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace \
+                 WHERE p.proname = $1 AND ($2::text IS NULL OR n.nspname = $2) AND NOT ({SYSTEM})"
+            ),
+            &[&name.name, &name.schema],
+        )
+        .map_err(pg("look up the functions the SQL names"))?;
+    Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+}
+
+/// The functions the triggers of `tables` (guard keys) run, with their bodies.
+fn trigger_functions(
+    client: &mut Client,
+    tables: &BTreeSet<String>,
+) -> Result<Vec<(String, String)>, DbError> {
+    let keys: Vec<&String> = tables.iter().collect();
+    let rows = client
+        .query(
+            "SELECT quote_ident(n.nspname) || '.' || quote_ident(p.proname), coalesce(p.prosrc, '') \
+             FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid \
+             JOIN pg_namespace cn ON cn.oid = c.relnamespace \
+             JOIN pg_proc p ON p.oid = t.tgfoid JOIN pg_namespace n ON n.oid = p.pronamespace \
+             WHERE NOT t.tgisinternal AND quote_ident(cn.nspname) || '.' || quote_ident(c.relname) = ANY($1)",
+            &[&keys],
+        )
+        .map_err(pg("look up the triggers of the named tables"))?;
+    Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
 }
 
 fn paths_of(arm: &ArmSql) -> Vec<&String> {
@@ -148,8 +257,8 @@ fn relations_called(client: &mut Client, name: &Name) -> Result<Vec<String>, DbE
     Ok(rows.iter().map(|r| r.get(0)).collect())
 }
 
-/// The sequences owned by columns of `named` tables, and the tables whose
-/// columns own a `named` sequence.
+/// The sequences owned by columns of `named` tables or called by their
+/// defaults, and the tables whose columns own a `named` sequence.
 fn owned_with(client: &mut Client, named: &BTreeSet<String>) -> Result<Vec<String>, DbError> {
     let keys: Vec<&String> = named.iter().collect();
     let rows = client
@@ -163,9 +272,22 @@ fn owned_with(client: &mut Client, named: &BTreeSet<String>) -> Result<Vec<Strin
             &[&keys],
         )
         .map_err(pg("look up the sequences of the named tables"))?;
+    let defaults = client
+        .query(
+            "WITH rel AS (SELECT c.oid, c.relkind, quote_ident(n.nspname) || '.' || quote_ident(c.relname) AS key \
+                          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace) \
+             SELECT s.key FROM pg_attrdef a JOIN rel t ON t.oid = a.adrelid \
+             JOIN pg_depend d ON d.classid = 'pg_attrdef'::regclass AND d.objid = a.oid \
+                 AND d.refclassid = 'pg_class'::regclass \
+             JOIN rel s ON s.oid = d.refobjid AND s.relkind = 'S' \
+             WHERE t.key = ANY($1)",
+            &[&keys],
+        )
+        .map_err(pg("look up the sequences the named tables' defaults call"))?;
     Ok(rows
         .iter()
         .flat_map(|r| [r.get::<_, String>(0), r.get::<_, String>(1)])
+        .chain(defaults.iter().map(|r| r.get::<_, String>(0)))
         .collect())
 }
 

@@ -4,8 +4,14 @@
 //! new one with a comment; workers and [`drop_run_schema`] check that
 //! marker, so nothing outside a schema runner made for this run is ever
 //! modified.
+//!
+//! The comment also names the schema's owner (`crate::owner`): the run and
+//! the process that made it. A schema whose owner was killed before it
+//! could drop it is dropped by the next runner on that host that opens the
+//! database ([`sweep`]), or on demand (`runner clean`).
 
 use super::connect::{connect, pg};
+use crate::owner::{Owner, RunnerSchema};
 use crate::{schema_name, DbError};
 use postgres::error::SqlState;
 use postgres::Client;
@@ -16,6 +22,36 @@ pub(crate) const SLOTS: [&str; 2] = ["b", "t"];
 pub(crate) fn marker(schema: &str) -> String {
     format!("created by runner for its run schema {schema}")
 }
+
+/// What runner writes after [`marker`] to name a schema's owner.
+const OWNER: &str = "; owner: ";
+
+/// The comment of a schema runner makes now: its marker and its owner
+/// (this process, for `run`), as a SQL literal.
+pub(crate) fn comment(schema: &str, run: &str) -> String {
+    let text = format!("{}{OWNER}{}", marker(schema), Owner::me(run));
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+/// The owner a schema's comment names; `None` for runner's marker without
+/// one (a runner from before owners) or a comment that is not runner's.
+fn owner_in(schema: &str, comment: &str) -> Option<Owner> {
+    comment
+        .strip_prefix(&marker(schema))?
+        .strip_prefix(OWNER)
+        .and_then(Owner::parse)
+}
+
+/// Whether `comment` is runner's marker for `schema`, with or without an owner.
+fn is_marker(schema: &str, comment: &str) -> bool {
+    comment
+        .strip_prefix(&marker(schema))
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(OWNER))
+}
+
+/// The SQL condition, on `pg_namespace n`, that the schema is runner's.
+pub(crate) const OURS_SQL: &str = "(coalesce(obj_description(n.oid, 'pg_namespace'), '') = 'created by runner for its run schema ' || n.nspname \
+     OR starts_with(coalesce(obj_description(n.oid, 'pg_namespace'), ''), 'created by runner for its run schema ' || n.nspname || '; owner: '))";
 
 /// The schema's comment, `None` when there is no such schema.
 pub(crate) fn schema_comment(
@@ -47,7 +83,7 @@ pub(crate) fn check_ours(client: &mut Client, schema: &str) -> Result<bool, DbEr
 pub(crate) fn ours(schema: &str, comment: Option<Option<&str>>) -> Result<bool, DbError> {
     match comment {
         None => Ok(false),
-        Some(Some(c)) if c == marker(schema) => Ok(true),
+        Some(Some(c)) if is_marker(schema, c) => Ok(true),
         Some(_) => Err(DbError::NotOurSchema(schema.to_owned())),
     }
 }
@@ -61,8 +97,8 @@ pub fn create_run_schema(url: &str, run_id: &str) -> Result<String, DbError> {
     }
     // The name is validated to [a-z0-9_], so formatting it in is safe.
     let sql = format!(
-        "BEGIN; CREATE SCHEMA {schema}; COMMENT ON SCHEMA {schema} IS '{}'; COMMIT;",
-        marker(&schema)
+        "BEGIN; CREATE SCHEMA {schema}; COMMENT ON SCHEMA {schema} IS {}; COMMIT;",
+        comment(&schema, run_id)
     );
     match client.batch_execute(&sql) {
         Ok(()) => Ok(schema),
@@ -112,6 +148,64 @@ pub fn drop_run_schema(url: &str, run_id: &str) -> Result<(), DbError> {
         }
     }
     first_error.map_or(Ok(()), Err)
+}
+
+/// Every schema on the server that carries runner's marker, by name.
+pub fn list(url: &str) -> Result<Vec<RunnerSchema>, DbError> {
+    let (mut client, _) = connect(url)?;
+    list_on(&mut client)
+}
+
+fn list_on(client: &mut Client) -> Result<Vec<RunnerSchema>, DbError> {
+    let rows = client
+        .query(
+            &format!(
+                "SELECT n.nspname::text, obj_description(n.oid, 'pg_namespace') FROM pg_namespace n \
+                 WHERE n.nspname LIKE 'runner\\_%' AND {OURS_SQL} ORDER BY 1"
+            ),
+            &[],
+        )
+        .map_err(pg("list runner's schemas"))?;
+    Ok(rows
+        .iter()
+        .map(|r| {
+            let schema: String = r.get(0);
+            let comment: Option<String> = r.get(1);
+            let owner = comment.and_then(|c| owner_in(&schema, &c));
+            RunnerSchema { schema, owner }
+        })
+        .collect())
+}
+
+/// Drops `schema` if it still carries runner's marker (it is read again
+/// first); a schema already gone is fine.
+pub fn drop_ours(url: &str, schema: &str) -> Result<(), DbError> {
+    let (mut client, _) = connect(url)?;
+    drop_on(&mut client, schema)
+}
+
+fn drop_on(client: &mut Client, schema: &str) -> Result<(), DbError> {
+    if check_ours(client, schema)? {
+        client
+            .batch_execute(&format!("DROP SCHEMA {} CASCADE", ident(schema)))
+            .map_err(pg("drop schema"))?;
+    }
+    Ok(())
+}
+
+/// Drops every schema of runner's whose owner was on this host and is
+/// gone (killed before it could drop it); what was dropped. A schema
+/// that cannot be dropped now (another session holds a lock on it) is
+/// left for the next runner.
+pub fn sweep(url: &str) -> Result<Vec<RunnerSchema>, DbError> {
+    let (mut client, _) = connect(url)?;
+    let mut dropped = Vec::new();
+    for found in list_on(&mut client)? {
+        if found.abandoned() && drop_on(&mut client, &found.schema).is_ok() {
+            dropped.push(found);
+        }
+    }
+    Ok(dropped)
 }
 
 fn ident(name: &str) -> String {

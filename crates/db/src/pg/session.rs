@@ -25,7 +25,7 @@
 //! as text.
 
 use super::connect::{connect, pg, statement};
-use super::schema::{check_ours, marker, schema_comment, set_search_path, SLOTS};
+use super::schema::{check_ours, comment, set_search_path, SLOTS};
 use crate::names::{self, Name};
 use crate::plans::{CopyMade, StatementPlan};
 use crate::session::{tag, Digest, SqlSession, StatementRows};
@@ -43,6 +43,8 @@ pub struct PgSession {
     /// The tables it has private copies of, and what they cost.
     sources: Vec<Name>,
     copies: Vec<CopyMade>,
+    /// The copied tables themselves, which the SQL must not reach.
+    watch: super::copies::Watch,
 }
 
 /// The savepoint each measured run is rolled back to.
@@ -66,13 +68,11 @@ impl PgSession {
         }
         // The run schema's name is validated to [a-z0-9_], so it needs no quoting.
         let schema = format!("{run_schema}_{slot}");
-        match schema_comment(&mut client, &schema)? {
-            None => {}
-            // Left committed by a runner from before the fork transaction.
-            Some(Some(c)) if c == marker(&schema) => client
+        // Left committed by a runner from before the fork transaction.
+        if check_ours(&mut client, &schema)? {
+            client
                 .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
-                .map_err(pg("drop the previous fork's schema"))?,
-            Some(_) => return Err(DbError::NotOurSchema(schema)),
+                .map_err(pg("drop the previous fork's schema"))?;
         }
         // The guard: a deferred foreign key that no row satisfies, checked
         // only at COMMIT, which it makes fail. PostgreSQL refuses to drop or
@@ -83,17 +83,18 @@ impl PgSession {
                 "SET application_name TO 'runner worker {schema}'; \
                  BEGIN; \
                  CREATE SCHEMA {schema}; \
-                 COMMENT ON SCHEMA {schema} IS '{marker}'; \
+                 COMMENT ON SCHEMA {schema} IS {comment}; \
                  CREATE TABLE {schema}.runner_never (id int PRIMARY KEY); \
                  CREATE TABLE {schema}.runner_never_commit (id int REFERENCES {schema}.runner_never \
                      DEFERRABLE INITIALLY DEFERRED); \
                  INSERT INTO {schema}.runner_never_commit VALUES (1)",
-                marker = marker(&schema)
+                comment = comment(&schema, run_schema.trim_start_matches("runner_"))
             ))
             .map_err(pg("open the fork's transaction and create the strategy's schema"))?;
         let xid = txid(&mut client)?;
         let (sources, copies) =
             super::copies::make(&mut client, &schema, search_path, private_copies)?;
+        let watch = super::copies::Watch::start(&mut client, &sources)?;
         set_search_path(&mut client, &schema, search_path)?;
         if let Some(sql) = setup {
             let sql = &rewrite(sql, &sources, &schema);
@@ -114,8 +115,10 @@ impl PgSession {
             schema,
             sources,
             copies,
+            watch,
         };
         session.still_ours("setup")?;
+        session.watch.check(&mut session.client)?;
         Ok(session)
     }
 
@@ -146,6 +149,7 @@ impl PgSession {
             ))
             .map_err(pg("open a client's transaction"))?;
         let xid = txid(&mut client)?;
+        let watch = super::copies::Watch::start(&mut client, &shared.sources)?;
         set_search_path(&mut client, &schema, search_path)?;
         let mut session = PgSession {
             client,
@@ -154,6 +158,7 @@ impl PgSession {
             schema,
             sources: shared.sources.clone(),
             copies: Vec::new(),
+            watch,
         };
         session.still_ours("a client's set-up")?;
         Ok(session)
@@ -283,6 +288,10 @@ impl SqlSession for PgSession {
         self.copies.clone()
     }
 
+    fn copies_untouched(&mut self) -> Result<(), DbError> {
+        self.watch.check(&mut self.client)
+    }
+
     /// Each statement under `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)`
     /// where EXPLAIN takes it (else as it is), under a savepoint rolled
     /// back after the last, as a measured run is.
@@ -318,6 +327,7 @@ impl SqlSession for PgSession {
     /// every write since are gone.
     fn close(&mut self) -> Result<(), DbError> {
         self.still_ours("the fork")?;
+        self.watch.check(&mut self.client)?;
         self.client
             .batch_execute("ROLLBACK")
             .map_err(pg("roll back the fork's transaction"))

@@ -21,7 +21,7 @@
 //! covers those as it does for every run.
 
 use super::connect::{connect, pg};
-use super::schema::{check_ours, marker, schema_comment};
+use super::schema::{check_ours, comment};
 use crate::names::Name;
 use crate::plans::CopyMade;
 use crate::statements::{split, SqlDialect};
@@ -125,8 +125,8 @@ impl Shared {
         client
             .batch_execute(&format!(
                 "SET application_name TO 'runner set-up {schema}'; BEGIN; \
-                 CREATE SCHEMA {schema}; COMMENT ON SCHEMA {schema} IS '{}'",
-                marker(&schema)
+                 CREATE SCHEMA {schema}; COMMENT ON SCHEMA {schema} IS {}",
+                comment(&schema, run_schema.trim_start_matches("runner_"))
             ))
             .map_err(pg("create the arm's shared schema"))?;
         let (sources, copies) =
@@ -174,11 +174,10 @@ impl Shared {
 /// Drops `schema` when it carries runner's marker (a previous fork's);
 /// refuses one that is not runner's.
 fn drop_if_ours(client: &mut postgres::Client, schema: &str) -> Result<(), DbError> {
-    match schema_comment(client, schema)? {
-        None => Ok(()),
-        Some(Some(c)) if c == marker(schema) => client
+    if check_ours(client, schema)? {
+        client
             .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
-            .map_err(pg("drop the arm's shared schema")),
-        Some(_) => Err(DbError::NotOurSchema(schema.to_owned())),
+            .map_err(pg("drop the arm's shared schema"))?;
     }
+    Ok(())
 }

@@ -4,7 +4,7 @@
 
 use super::pin;
 use super::record::{Backend, DatabaseSide};
-use super::{Cpus, Placement};
+use super::{Claim, Cpus, Placement};
 use crate::environment::procfs;
 
 /// Why the worker could not be placed as its job says.
@@ -25,13 +25,17 @@ pub enum PinError {
     },
 }
 
-/// Pins the calling worker as `placement` asks on this machine; returns
-/// where the backend should go and whether the worker was pinned. An
-/// impossible placement is an error here too (a resume on another machine).
-pub fn pin_worker(placement: Placement) -> Result<(Cpus, bool), PinError> {
-    let cpus = placement
-        .cpus(&pin::allowed_cpus())
-        .map_err(|why| PinError::Unplaceable { placement, why })?;
+/// Pins the calling worker as `placement` asks on this machine, at the
+/// CPUs the parent `claimed` for it (`lock`) when it did; returns where the
+/// backend should go and whether the worker was pinned. An impossible
+/// placement is an error here too (a resume on another machine).
+pub fn pin_worker(placement: Placement, claimed: Option<&Claim>) -> Result<(Cpus, bool), PinError> {
+    let cpus = match claimed {
+        Some(c) => c.cpus,
+        None => placement
+            .cpus(&pin::allowed_cpus())
+            .map_err(|why| PinError::Unplaceable { placement, why })?,
+    };
     let pinned = match cpus.worker {
         Some(cpu) => {
             pin::pin(0, cpu).map_err(|source| PinError::Pin {

@@ -7,12 +7,15 @@
 //! what was pinned (and what could not be, and why) is recorded per fork.
 //!
 //! [`pin`] does the system calls, [`apply`] what a worker does with them,
-//! [`record`] what run.json keeps; this file is the value and its rules.
+//! [`lock`] keeps runners on one machine on different CPUs, [`record`]
+//! what run.json keeps; this file is the value and its rules.
 
 pub mod apply;
+pub mod lock;
 pub mod pin;
 pub mod record;
 
+pub use lock::Claim;
 pub use record::{ArmCpus, Backend, DatabaseSide, ForkPlacement};
 
 use serde::{Deserialize, Serialize};

@@ -14,6 +14,12 @@ pub struct ForkPlacement {
     pub planned: Cpus,
     /// The worker pinned itself to `planned.worker`.
     pub worker_pinned: bool,
+    /// Other runners held the CPUs this placement pins (each run's parent
+    /// locks the CPUs it pins, `lock`): why the fork ran unpinned, or that
+    /// a CPU it was pinned to as asked is held by another runner too.
+    /// Absent when no other runner was in the way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contention: Option<String>,
     pub database: DatabaseSide,
     /// `sched_getcpu()` after each timed run (outside the timed region),
     /// counted per arm: CPU -> runs.

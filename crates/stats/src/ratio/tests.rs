@@ -1,4 +1,5 @@
 use super::*;
+use crate::quantile::quantile;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
@@ -96,22 +97,25 @@ fn forks_at_two_speeds_combine_to_their_common_ratio() {
         let (b, t) = pairs(20, base, 0.79, 0.0, 10 + k as u64);
         forks.push(paired_ratio(&b, &t, 0.95).unwrap());
     }
-    let mut rng = Pcg64::seed_from_u64(1);
-    let c = combined_ratio(&forks, 2000, 0.95, &mut rng).unwrap();
-    let geo = (forks.iter().map(|f| f.log).sum::<f64>() / 4.0).exp();
-    assert!((c.ratio - geo).abs() < 1e-12);
+    let c = over_forks(&forks, 0.95).unwrap();
+    let logs: Vec<f64> = forks.iter().map(|f| f.log).collect();
+    let mean = logs.iter().sum::<f64>() / 4.0;
+    assert!((c.ratio - mean.exp()).abs() < 1e-12);
     assert!((1.0 / c.ratio - 1.0 / 0.79).abs() < 0.03, "{c:?}");
     assert!(c.ci[0] > 0.75 && c.ci[1] < 0.83, "{c:?}");
-    let again = combined_ratio(&forks, 2000, 0.95, &mut Pcg64::seed_from_u64(1)).unwrap();
-    assert_eq!(c, again, "seeded: the same draws give the same interval");
+    // Student's t with 3 degrees of freedom on the log ratios, by hand.
+    let s = (logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / 3.0).sqrt();
+    let h = 3.182_446_305 * s / 2.0;
+    assert!((c.ci[0] - (mean - h).exp()).abs() < 1e-9, "{c:?}");
+    assert!((c.ci[1] - (mean + h).exp()).abs() < 1e-9, "{c:?}");
 }
 
 #[test]
 fn one_fork_is_its_own_interval() {
     let (b, t) = pairs(31, 1000.0, 1.1, 0.0, 8);
     let f = paired_ratio(&b, &t, 0.95).unwrap();
-    let c = combined_ratio(&[f], 100, 0.95, &mut Pcg64::seed_from_u64(2)).unwrap();
-    assert_eq!(c, f);
+    assert_eq!(over_forks(&[f], 0.95).unwrap(), f);
+    assert_eq!(over_forks(&[], 0.95), Err(StatsError::Empty));
 }
 
 #[test]

@@ -11,10 +11,12 @@
 //! SQLite in a private in-memory database that cannot attach another
 //! (see `pg::session` and `sqlite::session`). This check refuses, before
 //! anything runs, the two kinds of statement that construction cannot
-//! hold: transaction control (it would end runner's transaction), and
-//! what PostgreSQL does not roll back ([`lasting`]: sequences, COPY to or
+//! hold: transaction control (it would end runner's transaction), what
+//! PostgreSQL does not roll back ([`lasting`]: sequences, COPY to or
 //! from files and programs, large objects, advisory locks, LISTEN/NOTIFY,
-//! server administration, dblink). What hides such a call from a parser
+//! server administration, dblink), and a change of `search_path`
+//! (`search_path`: it could point a name at the user's table instead of
+//! the arm's private copy). What hides such a call from a parser
 //! (a function body, `DO`, dynamic SQL) is caught after the fork by the
 //! fingerprint of everything outside runner's schemas (`fingerprint`).
 
@@ -25,6 +27,11 @@ use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 use std::ops::{ControlFlow, Range};
 
 use super::refused::Refused;
+
+mod places;
+mod search_path;
+
+pub use places::{places, unpreparable, Place};
 
 /// Which SQL grammar to read the text with: the backend it will run on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,6 +133,11 @@ pub fn check(sql: &str, dialect: SqlDialect, role: SqlRole) -> Result<usize, Ref
             offset: r.start,
             message: reason.to_string(),
         };
+        if dialect == SqlDialect::Postgres {
+            if let Some(words) = search_path::find(text, dialect) {
+                return Err(refuse(Refused::SearchPath { words }));
+            }
+        }
         match Parser::parse_sql(d.as_ref(), text) {
             Ok(parsed) => {
                 for stmt in &parsed {
@@ -368,156 +380,4 @@ fn check_keywords(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const PG: SqlDialect = SqlDialect::Postgres;
-    const LITE: SqlDialect = SqlDialect::Sqlite;
-
-    fn pieces(sql: &str, d: SqlDialect) -> Vec<&str> {
-        split(sql, d)
-            .unwrap()
-            .into_iter()
-            .map(|r| &sql[r])
-            .collect()
-    }
-
-    #[test]
-    fn splits_on_semicolons_outside_strings_comments_and_dollar_quotes() {
-        let sql = "SELECT ';' AS a; -- c;\n/* x; */ SELECT 2 ;; DO $$ BEGIN PERFORM 1; END $$";
-        assert_eq!(
-            pieces(sql, PG),
-            [
-                "SELECT ';' AS a",
-                "SELECT 2",
-                "DO $$ BEGIN PERFORM 1; END $$"
-            ]
-        );
-        assert_eq!(pieces("SELECT 1", LITE), ["SELECT 1"]);
-        assert!(pieces("  -- only a comment\n", LITE).is_empty());
-        assert_eq!(
-            pieces("SELECT 'é';\nSELECT 2", LITE),
-            ["SELECT 'é'", "SELECT 2"]
-        );
-    }
-
-    #[test]
-    fn refuses_transaction_control_in_measured_sql() {
-        // (SQL, what the message names, where the refused statement starts)
-        for (sql, word, start) in [
-            ("SELECT 1; COMMIT", "COMMIT", 10),
-            ("UPDATE t SET a = 1;\nEND", "END", 20),
-            ("BEGIN; SELECT 1", "BEGIN", 0),
-            ("START TRANSACTION", "START", 0),
-            ("SELECT 1;\n  ROLLBACK", "ROLLBACK", 12),
-            ("SAVEPOINT s", "SAVEPOINT", 0),
-            ("RELEASE SAVEPOINT s", "RELEASE", 0),
-            (
-                "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE",
-                "SET TRANSACTION",
-                0,
-            ),
-            ("abort", "ROLLBACK", 0),
-            ("VACUUM", "VACUUM", 0),
-        ] {
-            let e = check(sql, PG, SqlRole::Run).unwrap_err();
-            assert!(e.message.contains(word), "{sql}: {}", e.message);
-            assert_eq!(e.offset, start, "{sql}");
-        }
-        assert!(check("ATTACH 'x.db' AS x", LITE, SqlRole::Run).is_err());
-        assert!(check("PRAGMA journal_mode = wal", LITE, SqlRole::Run).is_err());
-        assert!(check("", LITE, SqlRole::Run)
-            .unwrap_err()
-            .message
-            .contains("no SQL statement"));
-    }
-
-    #[test]
-    fn accepts_ordinary_measured_sql_including_writes() {
-        let sql = "UPDATE public.orders SET qty = qty + 1 WHERE id = 5;\n\
-                   SELECT count(*) FROM orders o WHERE EXISTS (SELECT 1 FROM items i WHERE i.o = o.id);\n\
-                   INSERT INTO other.t VALUES (1)";
-        assert_eq!(check(sql, PG, SqlRole::Run), Ok(3));
-        assert_eq!(check(sql, LITE, SqlRole::Run), Ok(3));
-        // Not parsed by sqlparser, not transaction control: accepted.
-        assert_eq!(
-            check("SELECT 1 FROM t TABLESAMPLE WEIRD", PG, SqlRole::Run),
-            Ok(1)
-        );
-    }
-
-    #[test]
-    fn setup_is_held_to_the_rules_of_measured_sql() {
-        // Writes anywhere are accepted: they are rolled back with the fork.
-        let ok = "CREATE TABLE t (id int); INSERT INTO t SELECT id FROM public.src;\n\
-                  CREATE INDEX t_id ON t (id); ANALYZE t; UPDATE public.t SET id = id; SET search_path TO public";
-        assert_eq!(check(ok, PG, SqlRole::Setup), Ok(6));
-        for bad in ["COMMIT", "VACUUM", "BEGIN", "SELECT 1; END"] {
-            assert!(check(bad, PG, SqlRole::Setup).is_err(), "{bad}");
-        }
-        assert!(check("ATTACH 'x.db' AS x", LITE, SqlRole::Setup).is_err());
-        assert!(check("VACUUM INTO '/tmp/x.db'", LITE, SqlRole::Setup).is_err());
-        assert_eq!(
-            check("PRAGMA foreign_keys = ON", LITE, SqlRole::Setup),
-            Ok(1)
-        );
-        assert!(check("PRAGMA foreign_keys = ON", LITE, SqlRole::Run).is_err());
-    }
-
-    #[test]
-    fn refuses_what_postgresql_does_not_roll_back() {
-        for (sql, word) in [
-            ("SELECT nextval('vseq') > 0", "nextval"),
-            ("SELECT setval('public.vseq', 9999)", "setval"),
-            (
-                "SELECT x FROM t WHERE x > pg_catalog.NEXTVAL('s')",
-                "nextval",
-            ),
-            ("INSERT INTO t SELECT setval('s', 1)", "setval"),
-            ("SELECT * FROM nextval('s')", "nextval"),
-            ("COPY t TO PROGRAM 'touch /tmp/pwn'", "PROGRAM"),
-            ("COPY t TO '/tmp/out.csv'", "/tmp/out.csv"),
-            ("COPY t FROM '/etc/passwd'", "/etc/passwd"),
-            ("SELECT lo_export(1, '/tmp/x')", "lo_export"),
-            ("SELECT lo_import('/etc/passwd')", "lo_import"),
-            ("SELECT pg_advisory_lock(1)", "pg_advisory_lock"),
-            (
-                "SELECT pg_try_advisory_xact_lock(1)",
-                "pg_try_advisory_xact_lock",
-            ),
-            ("NOTIFY ch", "NOTIFY"),
-            ("LISTEN ch", "LISTEN"),
-            ("SELECT pg_notify('ch', 'x')", "pg_notify"),
-            (
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity",
-                "pg_terminate_backend",
-            ),
-            (
-                "SELECT * FROM dblink('dbname=x', 'DELETE FROM v') AS t(a int)",
-                "dblink",
-            ),
-            (
-                "SELECT dblink_exec('dbname=x', 'DELETE FROM v')",
-                "dblink_exec",
-            ),
-            ("WITH d AS (SELECT nextval('s')) SELECT * FROM d", "nextval"),
-            ("SELECT pg_stat_reset()", "pg_stat_reset"),
-        ] {
-            let e = check(sql, PG, SqlRole::Run).unwrap_err();
-            assert!(e.message.contains(word), "{sql}: {}", e.message);
-            assert!(check(sql, PG, SqlRole::Setup).is_err(), "setup: {sql}");
-        }
-        // Reading a sequence, COPY to the client and transactional writes stay.
-        for ok in [
-            "SELECT currval('s')",
-            "SELECT last_value FROM s",
-            "COPY t TO STDOUT",
-            "SELECT set_config('search_path', 'public', false)",
-            "WITH d AS (DELETE FROM public.victim RETURNING id) INSERT INTO t SELECT id FROM d",
-        ] {
-            assert_eq!(check(ok, PG, SqlRole::Run), Ok(1), "{ok}");
-        }
-        // SQLite has no such functions; the names mean nothing there.
-        assert_eq!(check("SELECT nextval FROM t", LITE, SqlRole::Run), Ok(1));
-    }
-}
+mod tests;

@@ -1,0 +1,105 @@
+//! `runner clean`: runner's schemas on a PostgreSQL server, listed with
+//! their owner, and dropped on demand.
+//!
+//! Every schema a run or a check makes carries its owner in its comment
+//! (`db::owner`), and every exec and check first drops those whose owner
+//! ran on this host and is gone; `clean` does the same alone and shows
+//! what is there. It only ever drops a schema that carries runner's
+//! marker, and never one whose owner still runs on this host. A schema
+//! made on another host, or by a runner from before owners were recorded,
+//! is kept unless named with `--schema`.
+
+use crate::db::owner::Liveness;
+use crate::db::DbTarget;
+use crate::error::{bad_input, run_failed, Result};
+use std::path::Path;
+
+/// `runner clean [SPEC] [--list] [--schema NAME]...`: the text to print.
+pub(crate) fn clean(spec: Option<&Path>, list_only: bool, named: &[String]) -> Result<String> {
+    let target = target(spec)?;
+    let DbTarget::Postgres { url, .. } = &target else {
+        return Ok(
+            "nothing to clean: this experiment's database is SQLite, in memory and private to each arm\n"
+                .into(),
+        );
+    };
+    let fail = |e: crate::db::DbError| run_failed(e.to_string());
+    let found = crate::db::open::runner_schemas(&target).map_err(fail)?;
+    for name in named {
+        match found.iter().find(|f| &f.schema == name) {
+            None => {
+                return Err(bad_input(format!(
+                    "--schema {name}: no schema of that name carries runner's marker on {}; runner drops only schemas it made (`runner clean --list` lists them)",
+                    crate::db::server(url)
+                )))
+            }
+            Some(f) if f.liveness() == Some(Liveness::Alive) => {
+                return Err(bad_input(format!(
+                    "--schema {name}: its owner still runs ({}); stop that runner, which drops it as it ends",
+                    f.said()
+                )))
+            }
+            Some(_) => {}
+        }
+    }
+    let mut out = String::new();
+    if found.is_empty() {
+        out.push_str(&format!(
+            "no schema of runner's on {}\n",
+            crate::db::server(url)
+        ));
+        return Ok(out);
+    }
+    out.push_str(&format!(
+        "runner's schemas on {}:\n",
+        crate::db::server(url)
+    ));
+    let mut dropped = 0;
+    for f in &found {
+        let drop = !list_only && (f.abandoned() || named.contains(&f.schema));
+        let state = match (f.liveness(), drop) {
+            (_, true) => {
+                crate::db::open::drop_schema(&target, &f.schema).map_err(fail)?;
+                dropped += 1;
+                "dropped".to_string()
+            }
+            (Some(Liveness::Gone), false) => {
+                "its owner is gone; `runner clean` drops it".to_string()
+            }
+            (Some(Liveness::Alive), false) => "in use: its owner runs".to_string(),
+            (Some(Liveness::Elsewhere), false) => format!(
+                "kept: made on another host; drop it there, or here with --schema {}",
+                f.schema
+            ),
+            (None, false) => format!(
+                "kept: its owner was not recorded; drop it with --schema {} once no runner uses it",
+                f.schema
+            ),
+        };
+        out.push_str(&format!("  {}: {state}\n", f.said()));
+    }
+    if !list_only {
+        out.push_str(&format!("dropped {dropped} of {}\n", found.len()));
+    }
+    Ok(out)
+}
+
+/// The server: the experiment file's database as exec resolves it
+/// (RUNNER_DATABASE_URL first), or RUNNER_DATABASE_URL alone.
+fn target(spec: Option<&Path>) -> Result<DbTarget> {
+    let env = crate::settings::get().database_url.as_deref();
+    let config = match spec {
+        Some(path) => crate::spec::load(path, &[])?.experiment.database,
+        None if env.is_some() => crate::db::DatabaseConfig::default(),
+        None => {
+            return Err(bad_input(
+                "runner clean needs a PostgreSQL server: set RUNNER_DATABASE_URL, or name an experiment file whose database.url names one (runner clean SPEC)",
+            ))
+        }
+    };
+    crate::db::resolve_with(&config, env, "clean")
+        .map_err(|e| bad_input(e.to_string()))?
+        .ok_or_else(|| {
+            bad_input("database.backend is \"postgres\" but no URL is set; set database.url or RUNNER_DATABASE_URL")
+        })
+}
