@@ -35,18 +35,6 @@ pub(crate) fn check(
     }
 }
 
-/// A rough duration of the analysis, in nanoseconds. Per cell the bootstrap
-/// draws `resamples` indices per measured pair about five times over (fork
-/// intervals, pooled, hierarchical, order, carry-over); one draw and its
-/// share of the median cost about 3 ns on the development machine (2.4e8 draws
-/// in 0.65 s, `cargo bench --bench analysis`). An order of
-/// magnitude, so a user sees `resamples = 100000` coming.
-pub(crate) fn estimate_analysis_ns(exp: &crate::spec::Experiment, cells: u64) -> u64 {
-    const NS_PER_DRAW: u64 = 3;
-    let measured = cells * u64::from(exp.design.forks.get()) * u64::from(exp.design.pairs.get());
-    5 * u64::from(exp.analysis.resamples) * measured * NS_PER_DRAW
-}
-
 /// `runner env`: what a run would record, and the machine checks as
 /// OK / WARN / N/A lines; with `json`, the whole record as run.json has it.
 pub(crate) fn env(json: bool) -> String {

@@ -3,7 +3,7 @@
 //! that `runner exec` of it is the whole story and it can be edited and
 //! committed. Pure: arguments in, TOML text out.
 
-use crate::cli::ab::{AbArgs, DEFAULT_MAX_FORKS, DEFAULT_RUNS, DEFAULT_WARMUP};
+use crate::cli::ab::{AbArgs, DEFAULT_MAX_FORKS};
 use crate::error::{bad_input, Result};
 use std::path::Path;
 
@@ -292,6 +292,12 @@ fn line(out: &mut String, key: &str, value: &str, comment: &str) {
     }
 }
 
+/// `# key = value   # comment`: a key the file leaves out, shown with
+/// what leaving it out means.
+fn commented(out: &mut String, assignment: &str, comment: &str) {
+    out.push_str(&format!("{:<34} # {comment}\n", format!("# {assignment}")));
+}
+
 /// The file's text; `invocation` is the `runner ab` command line that
 /// wrote it (recorded in its header).
 pub(crate) fn text(args: &AbArgs, plan: &Plan, invocation: &str) -> String {
@@ -379,18 +385,32 @@ pub(crate) fn text(args: &AbArgs, plan: &Plan, invocation: &str) -> String {
             "each compared with the baseline",
         );
     }
-    line(
-        &mut out,
-        "warmup_pairs",
-        &args.warmup.to_string(),
-        "pairs per fork before the measured ones, not analysed",
-    );
-    line(
-        &mut out,
-        "pairs",
-        &args.runs.to_string(),
-        "measured pairs per fork, the two runs of each in a random order",
-    );
+    match args.warmup {
+        Some(n) => line(
+            &mut out,
+            "warmup_pairs",
+            &n.to_string(),
+            "pairs per fork before the measured ones, not analysed",
+        ),
+        None => commented(
+            &mut out,
+            "warmup_pairs = 3",
+            "warm-up pairs per fork; left out, chosen from trial runs",
+        ),
+    }
+    match args.runs {
+        Some(n) => line(
+            &mut out,
+            "pairs",
+            &n.to_string(),
+            "measured pairs per fork, the two runs of each in a random order",
+        ),
+        None => commented(
+            &mut out,
+            "pairs = 30",
+            "measured pairs per fork; left out, about 0.5 s of runs, at least 5",
+        ),
+    }
     out.push_str(
         "\n# A sequential design: forks (fresh processes) run until the answer is known.\n[design.stop]\n",
     );
@@ -400,11 +420,10 @@ pub(crate) fn text(args: &AbArgs, plan: &Plan, invocation: &str) -> String {
         "true",
         "stop once the interval excludes 0: faster or slower",
     );
-    line(
+    commented(
         &mut out,
-        "half_width",
-        &s("1%"),
-        "or once it is within 1 % of the baseline: no larger difference",
+        "half_width = \"2%\"",
+        "also stop once within 2 %; `runner check` says if this machine can",
     );
     line(&mut out, "min_forks", "3", "");
     line(
@@ -445,14 +464,13 @@ pub(crate) fn invocation(args: &AbArgs) -> String {
     if let Some(f) = &args.input {
         opt("--input", Some(f.to_string_lossy().into_owned()));
     }
-    let defaults = (DEFAULT_WARMUP, DEFAULT_RUNS, DEFAULT_MAX_FORKS);
-    if args.warmup != defaults.0 {
-        opt("--warmup", Some(args.warmup.to_string()));
+    if let Some(n) = args.warmup {
+        opt("--warmup", Some(n.to_string()));
     }
-    if args.runs != defaults.1 {
-        opt("--runs", Some(args.runs.to_string()));
+    if let Some(n) = args.runs {
+        opt("--runs", Some(n.to_string()));
     }
-    if args.max_forks != defaults.2 {
+    if args.max_forks != DEFAULT_MAX_FORKS {
         opt("--max-forks", Some(args.max_forks.to_string()));
     }
     if let Some(p) = &args.parameter_scan {

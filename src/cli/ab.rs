@@ -20,10 +20,6 @@ pub(crate) const EXAMPLES: &str = "Examples:
 Then edit experiments/NAME.toml if you like, and run it again with
 `runner exec experiments/NAME.toml`; commit both it and reports/NAME/.";
 
-/// Warm-up pairs per fork unless --warmup.
-pub(crate) const DEFAULT_WARMUP: u32 = 3;
-/// Measured pairs per fork unless --runs.
-pub(crate) const DEFAULT_RUNS: u32 = 30;
 /// Forks per comparison at most unless --max-forks.
 pub(crate) const DEFAULT_MAX_FORKS: u32 = 10;
 
@@ -59,13 +55,15 @@ pub struct AbArgs {
     /// A file every run reads as its stdin (default /dev/null).
     #[arg(long, value_name = "FILE")]
     pub input: Option<PathBuf>,
-    /// Pairs of runs per fork before the measured ones, recorded but not analysed.
-    #[arg(short = 'w', long, value_name = "NUM", default_value_t = DEFAULT_WARMUP)]
-    pub warmup: u32,
+    /// Pairs of runs per fork before the measured ones, recorded but not analysed (default:
+    /// chosen from trial runs before the first fork, none for a long command).
+    #[arg(short = 'w', long, value_name = "NUM")]
+    pub warmup: Option<u32>,
     /// Measured pairs per fork: each command runs NUM times in every fork, the two of a pair
-    /// in a random order.
-    #[arg(short = 'r', long, value_name = "NUM", default_value_t = DEFAULT_RUNS)]
-    pub runs: u32,
+    /// in a random order (default: chosen from trial runs before the first fork, about half a
+    /// second of runs and at least 5 pairs).
+    #[arg(short = 'r', long, value_name = "NUM")]
+    pub runs: Option<u32>,
     /// At most NUM forks (fresh processes) per comparison; each stops once its answer is known,
     /// after at least 3.
     #[arg(long, value_name = "NUM", default_value_t = DEFAULT_MAX_FORKS)]

@@ -116,7 +116,6 @@ pub(crate) fn summarize(
     let forks = u64::from(exp.design.forks.get());
     // A percentage gate's 0.5x cells are sized by the run itself.
     let to_size = crate::plan::self_check::needs_sizing(exp, None);
-    let per_job = plan::Plan::pairs_per_job(exp);
     let needs_db = exp
         .design
         .arms()
@@ -154,6 +153,14 @@ pub(crate) fn summarize(
         },
     };
     let (timed, stopped) = &trials.outcome;
+    // The counts of a fork's pairs the file left out, as exec would choose
+    // them from the same trials.
+    let mut sized = exp.clone();
+    let costs = crate::exec::estimate::costs(exp, &cells, target.as_ref(), &trials.outcome);
+    let chosen = crate::plan::self_check::job_count(exp, &plan::all_cells(exp, None));
+    plan::runs::apply(&mut sized.design, costs, chosen);
+    let exp = &sized;
+    let per_job = plan::Plan::pairs_per_job(exp);
     // A percentage gate's 0.5x cells count with the delay the run would give
     // them from the baseline the trials measured (or, untimed, what
     // `estimate_run_ns` guesses), capped at 1 s as the run caps it.
@@ -215,10 +222,12 @@ pub(crate) fn summarize(
         spec: spec_path.display().to_string(),
         arms: arms_line(exp),
         design: format!(
-            "{} forks per cell x ({} warm-up + {} measured pairs), {} order, pad_baseline {}, {} schedule",
+            "{} forks per cell x ({} warm-up + {} measured pairs{}), {} order, pad_baseline {}, {} schedule",
             forks,
             exp.design.warmup_pairs,
             exp.design.pairs,
+            crate::report::format::runs_chosen(&exp.design)
+                .map_or(String::new(), |c| format!("; {c}")),
             exp.design.ordering,
             exp.design.pad_baseline,
             exp.design.schedule
@@ -262,16 +271,31 @@ pub(crate) fn summarize(
             .collect(),
         analysis: format!(
             "{} ({} resamples x {} measured pairs, after the forks)",
-            crate::exec::estimate::approx(super::estimate_analysis_ns(exp, cells_total)),
+            crate::exec::estimate::approx(crate::exec::estimate::analysis_ns(exp, cells_total)),
             exp.analysis.resamples,
             jobs * u64::from(exp.design.pairs.get())
         ),
-        output: format!(
-            "exec writes reports/{}/ and replaces the report there once the run completes (--out DIR to write elsewhere)",
-            exp.name
-        ),
+        output: output_line(exp, flags.out.as_deref()),
         failure,
     })
+}
+
+/// Where exec would write, said once: the folder `--out` names, or the
+/// default one.
+fn output_line(exp: &Experiment, out: Option<&Path>) -> String {
+    let (dir, how) = match out {
+        Some(o) => (o.to_path_buf(), "(--out)"),
+        None => (
+            Path::new("reports").join(&exp.name),
+            "(--out DIR to write elsewhere)",
+        ),
+    };
+    let old = crate::output::target::old_path(&dir);
+    format!(
+        "exec writes {}/ {how} once the run completes; a report already there moves to {}/, which git ignores",
+        dir.display(),
+        old.display()
+    )
 }
 
 fn arms_line(exp: &Experiment) -> String {

@@ -12,6 +12,14 @@ use std::path::Path;
 pub(crate) fn refuse(spec: &Path, exp: &Experiment, flags: &CheckFlags) -> Result<()> {
     crate::exec::refuse_ungated(spec, exp, flags.gate_required, flags.bisect)?;
     if let Some(s) = selection(flags)? {
+        if exp.design.runs_per_fork.is_some() {
+            return Err(bad_input(format!(
+                "{}: a shard needs design.warmup_pairs and design.pairs in the file (each shard would choose its own from its own trial runs); exec would refuse --shard {}/{}",
+                spec.display(),
+                s.index,
+                s.count
+            )));
+        }
         if exp.design.stop.is_some() {
             return Err(bad_input(format!(
                 "{} has [design.stop], which shards cannot run apart; exec would refuse --shard {}/{}",
@@ -55,9 +63,6 @@ pub(crate) fn lines(exp: &Experiment, flags: &CheckFlags) -> Result<String> {
             share.len(),
             jobs.len()
         ));
-    }
-    if let Some(o) = &flags.out {
-        out.push_str(&format!("flags       --out: exec writes {}\n", o.display()));
     }
     Ok(out)
 }

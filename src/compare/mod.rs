@@ -49,7 +49,12 @@ const DESCRIPTIVE: [&str; 5] = ["name", "title", "description", "seed", "report"
 
 /// Spec keys that size a run: more forks, pairs or warm-up change how
 /// precise it is, not what it measures.
-const SIZE: [&str; 3] = ["design.forks", "design.pairs", "design.warmup_pairs"];
+const SIZE: [&str; 4] = [
+    "design.forks",
+    "design.pairs",
+    "design.warmup_pairs",
+    "design.runs_per_fork",
+];
 
 /// One run as compare reads it.
 pub(crate) struct Run {
@@ -152,7 +157,11 @@ fn spec_differences(a: &RunInfo, b: &RunInfo) -> Vec<String> {
     };
     let mut keys = Vec::new();
     differing_keys(&strip(a), &strip(b), "", &mut keys);
-    keys.retain(|k| !SIZE.contains(&k.as_str()));
+    keys.retain(|k| {
+        !SIZE
+            .iter()
+            .any(|s| k == s || k.starts_with(&format!("{s}.")))
+    });
     keys
 }
 

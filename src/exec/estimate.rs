@@ -30,8 +30,15 @@ const PROCESS_START_NS: u64 = 10_000_000;
 /// The run's duration and where its per-run costs came from.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Estimate {
-    /// Every job of the plan, as nanoseconds of wall time.
+    /// Every job of the plan, as nanoseconds of wall time: in a sequential
+    /// design, every cell running its `max_forks`.
     pub total_ns: u64,
+    /// In a sequential design, every experiment cell stopping at its
+    /// `min_forks` (the gate's self-check cells run all theirs); else
+    /// [`Estimate::total_ns`].
+    pub fewest_ns: u64,
+    /// The analysis and the report after the forks.
+    pub analysis_ns: u64,
     /// Distinct arms timed here and their median trial run.
     pub timed: Vec<(String, u64)>,
     /// Trial runs behind each timed arm (fewer than [`TRIAL_RUNS`] when
@@ -44,6 +51,8 @@ pub(crate) struct Estimate {
     /// Each fork's set-up as the trials measured it (the arms built, with
     /// their `setup` and private copies, and checked); 0 when not measured.
     pub setup_ns: u64,
+    /// The 1-minute load average and the CPUs when the trials ran.
+    pub load: (f64, usize),
 }
 
 impl Estimate {
@@ -63,8 +72,23 @@ impl Estimate {
         }
     }
 
+    /// The whole forecast: the forks (a range in a sequential design) and
+    /// the analysis after them.
+    pub(crate) fn time(&self) -> String {
+        let whole = |forks: u64| approx(forks + self.analysis_ns);
+        if self.fewest_ns < self.total_ns {
+            format!(
+                "{} to {}",
+                whole(self.fewest_ns),
+                human(self.total_ns + self.analysis_ns)
+            )
+        } else {
+            whole(self.total_ns)
+        }
+    }
+
     /// `about 11 s (...)`: the forecast `check` prints after `estimate`,
-    /// and exec in its progress.
+    /// and exec before its first fork.
     pub(crate) fn describe(&self) -> String {
         let setup = if self.setup_ns > 0 {
             format!(
@@ -87,7 +111,19 @@ impl Estimate {
                 if self.runs == 1 { "" } else { "s" }
             ),
         };
-        format!("{} ({how})", approx(self.total_ns))
+        format!("{} ({how}; {})", self.time(), self.stretch())
+    }
+
+    /// How load would stretch the forecast: a run sharing its CPU with a
+    /// busy process gets about half of it.
+    fn stretch(&self) -> String {
+        let (load, cpus) = self.load;
+        let now = if cpus > 0 && load >= 0.5 * cpus as f64 {
+            format!(" (the load was {load:.1} on {cpus} CPUs as the trials ran)")
+        } else {
+            String::new()
+        };
+        format!("a busier machine stretches it: with a busy process on every CPU, about twice as long{now}")
     }
 }
 
@@ -117,13 +153,67 @@ pub(crate) fn human(ns: u64) -> String {
     }
 }
 
-/// The estimate for running every job of `cells` (x `design.forks`), with
-/// the arms run a few times here, in trial workers, against `db`. A trial
-/// that fails or is stopped leaves the rest a guess, said so (exec's forks
-/// will say what is wrong; `check` calls [`from_trials`] and says it).
-pub(crate) fn estimate(exp: &Experiment, cells: &[Cell], db: Option<&DbTarget>) -> Estimate {
-    let outcome = super::trials::run(exp, cells, db);
-    from_trials(exp, cells, db, &outcome)
+/// A rough duration of the analysis and the report, in nanoseconds. Per
+/// cell the bootstrap draws `resamples` indices per measured pair about
+/// five times over (fork intervals, pooled, hierarchical, order,
+/// carry-over); one draw and its share of the median cost about 3 ns on
+/// the development machine (2.4e8 draws in 0.65 s, `cargo bench --bench
+/// analysis`). The report, its plots and the folder's files cost about a
+/// tenth of a second more. An order of magnitude, so a user sees
+/// `resamples = 100000` coming.
+pub(crate) fn analysis_ns(exp: &Experiment, cells: u64) -> u64 {
+    const NS_PER_DRAW: u64 = 3;
+    const RENDER_NS: u64 = 100_000_000;
+    let measured = cells * u64::from(exp.design.forks.get()) * u64::from(exp.design.pairs.get());
+    5 * u64::from(exp.analysis.resamples) * measured * NS_PER_DRAW + RENDER_NS
+}
+
+/// A fork's start as the trials measured it (the worker's set-up and
+/// checks, plus the process and the parent's records), or a typical one.
+fn fork_start_ns(trials: &super::trials::Trials, db: Option<&DbTarget>) -> u64 {
+    if trials.setup_ns > 0 {
+        PROCESS_START_NS + trials.setup_ns
+    } else if matches!(db, Some(DbTarget::Postgres { .. })) {
+        FORK_START_POSTGRES_NS
+    } else {
+        FORK_START_NS
+    }
+}
+
+/// What `name`'s whole run costs in `cell`: the trials' median, or the
+/// typical cost of its kind.
+fn run_cost(
+    exp: &Experiment,
+    cell: &Cell,
+    name: &str,
+    trials: &super::trials::Trials,
+    db: Option<&DbTarget>,
+) -> u64 {
+    let on_postgres = matches!(db, Some(DbTarget::Postgres { .. }));
+    trials
+        .cycle_ns(&plan::bind(exp, cell, name))
+        .unwrap_or_else(|| plan::estimate_run_ns(exp, cell, name, on_postgres))
+}
+
+/// What the counts of a fork's pairs are chosen from (`plan::runs`): the
+/// most expensive experiment cell's pair and a fork's start, from the
+/// trials (or, for an arm they did not time, its kind's typical cost).
+pub(crate) fn costs(
+    exp: &Experiment,
+    cells: &[Cell],
+    db: Option<&DbTarget>,
+    (trials, _): &super::trials::Outcome,
+) -> plan::runs::Costs {
+    let pair_ns = cells
+        .iter()
+        .filter(|c| c.role.is_experiment())
+        .map(|cell| pair_ns(exp, cell, |name| run_cost(exp, cell, name, trials, db)))
+        .max()
+        .unwrap_or(0);
+    plan::runs::Costs {
+        pair_ns,
+        fork_start_ns: fork_start_ns(trials, db),
+    }
 }
 
 /// The estimate from trials already run (`trials::run`).
@@ -133,7 +223,6 @@ pub(crate) fn from_trials(
     db: Option<&DbTarget>,
     (trials, stopped): &super::trials::Outcome,
 ) -> Estimate {
-    let on_postgres = matches!(db, Some(DbTarget::Postgres { .. }));
     let why = match stopped {
         None => None,
         Some(Stopped::Interrupted) => Some("the trial runs were interrupted".to_string()),
@@ -145,26 +234,29 @@ pub(crate) fn from_trials(
             Some("a trial run was still running at the fork timeout".to_string())
         }
     };
-    let start = if trials.setup_ns > 0 {
-        PROCESS_START_NS + trials.setup_ns
-    } else if on_postgres {
-        FORK_START_POSTGRES_NS
-    } else {
-        FORK_START_NS
-    };
-    let run_ns = |cell: &Cell, name: &str| {
-        let kind = plan::bind(exp, cell, name);
-        trials
-            .run_ns(&kind)
-            .unwrap_or_else(|| plan::estimate_run_ns(exp, cell, name, on_postgres))
+    let start = fork_start_ns(trials, db);
+    let job = |cell: &Cell| {
+        job_ns(exp, cell, start, |name| {
+            run_cost(exp, cell, name, trials, db)
+        })
     };
     let total_ns = cells
         .iter()
-        .map(|cell| {
-            let forks = u64::from(plan::self_check::forks_of(exp, cells, cell));
-            forks * job_ns(exp, cell, start, |name| run_ns(cell, name))
-        })
+        .map(|cell| u64::from(plan::self_check::forks_of(exp, cells, cell)) * job(cell))
         .sum();
+    let fewest_ns = match exp.design.stop {
+        None => total_ns,
+        Some(rule) => cells
+            .iter()
+            .map(|cell| {
+                let forks = match cell.role.is_experiment() {
+                    true => rule.min_forks.get(),
+                    false => plan::self_check::forks_of(exp, cells, cell),
+                };
+                u64::from(forks) * job(cell)
+            })
+            .sum(),
+    };
     // By the names the file gives the arms (two names may run one thing).
     let mut timed: Vec<(String, u64)> = Vec::new();
     for cell in cells {
@@ -185,6 +277,8 @@ pub(crate) fn from_trials(
     });
     Estimate {
         total_ns,
+        fewest_ns,
+        analysis_ns: analysis_ns(exp, cells.len() as u64),
         timed,
         runs: trials.runs,
         guessed: if all_timed {
@@ -194,21 +288,29 @@ pub(crate) fn from_trials(
         },
         stopped: stopped.clone(),
         setup_ns: trials.setup_ns,
+        load: (
+            crate::environment::load_average()[0],
+            std::thread::available_parallelism().map_or(0, usize::from),
+        ),
     }
 }
 
-/// One job: its start, then every pair's two runs and the waits of d (the
-/// treatment's, and the baseline's padding).
+/// One pair: both runs and the waits of d (the treatment's, and the
+/// baseline's padding).
+fn pair_ns(exp: &Experiment, cell: &Cell, run_ns: impl Fn(&str) -> u64) -> u64 {
+    let (baseline, treatment) = cell.arms(&exp.design);
+    let waits = if exp.design.pad_baseline { 2 } else { 1 };
+    run_ns(baseline) + run_ns(treatment) + cell.delay_ns * waits
+}
+
+/// One job: its start, then every pair's two runs and the waits of d.
 pub(crate) fn job_ns(
     exp: &Experiment,
     cell: &Cell,
     start_ns: u64,
     run_ns: impl Fn(&str) -> u64,
 ) -> u64 {
-    let (baseline, treatment) = cell.arms(&exp.design);
-    let waits = if exp.design.pad_baseline { 2 } else { 1 };
-    let per_pair = run_ns(baseline) + run_ns(treatment) + cell.delay_ns * waits;
-    start_ns + per_pair * Plan::pairs_per_job(exp)
+    start_ns + pair_ns(exp, cell, run_ns) * Plan::pairs_per_job(exp)
 }
 
 #[cfg(test)]
@@ -225,24 +327,29 @@ mod tests {
     }
 
     #[test]
-    fn the_line_says_where_the_costs_came_from() {
+    fn the_line_says_where_the_costs_came_from_and_what_load_does() {
         let mut e = Estimate {
-            total_ns: 11_000_000_000,
+            total_ns: 10_900_000_000,
+            fewest_ns: 10_900_000_000,
+            analysis_ns: 100_000_000,
             timed: vec![("gzip1".into(), 30_000_000)],
             runs: 3,
             guessed: None,
             stopped: None,
             setup_ns: 0,
+            load: (0.2, 2),
         };
         assert_eq!(
             e.describe(),
-            "about 11 s (a forecast from 3 trial runs per arm after a first one, timed here and not part of the run)"
+            "about 11 s (a forecast from 3 trial runs per arm after a first one, timed here and not part of the run; a busier machine stretches it: with a busy process on every CPU, about twice as long)"
         );
         e.timed.clear();
         e.guessed = Some("no schema".into());
+        e.fewest_ns = 3_300_000_000;
+        e.load = (1.9, 2);
         assert_eq!(
             e.describe(),
-            "about 11 s (a forecast from typical per-run costs: no schema)"
+            "about 3.4 s to 11 s (a forecast from typical per-run costs: no schema; a busier machine stretches it: with a busy process on every CPU, about twice as long (the load was 1.9 on 2 CPUs as the trials ran))"
         );
     }
 }

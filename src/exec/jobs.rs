@@ -15,7 +15,9 @@ use crate::spec::Experiment;
 
 /// What one phase of a run works on (see [`run_jobs`]).
 pub(super) struct Phase<'a> {
-    pub exp: &'a Experiment,
+    /// The experiment as the run runs it: the counts of a fork's pairs the
+    /// file left out are set here, before the first fork, and recorded.
+    pub exp: &'a mut Experiment,
     pub info: &'a mut RunInfo,
     pub partial: &'a Partial,
     pub measured: &'a mut Measured,
@@ -31,7 +33,8 @@ pub(super) struct Phase<'a> {
 /// (`stopper`): a cell that is done is recorded in run.json and its
 /// remaining jobs are passed over (`queue`). The forks themselves run in
 /// [`ForkLoop`]; this is what comes before the first: the jobs left, the
-/// catalog's answers, the database guard and the estimate.
+/// catalog's answers, the database guard, the trial runs (the counts of a
+/// fork's pairs the file left out, and the estimate).
 pub(super) fn run_jobs(phase: Phase<'_>) -> Result<()> {
     let Phase {
         exp,
@@ -53,7 +56,7 @@ pub(super) fn run_jobs(phase: Phase<'_>) -> Result<()> {
         .collect();
     let (todo_len, kept) = (todo.len(), measured.len());
     let progress = Progress::new(quiet, (kept + todo_len) as u64, kept as u64);
-    let requests: Vec<_> = todo
+    let mut requests: Vec<_> = todo
         .iter()
         .map(|job| super::job_request(exp, info, job, db))
         .collect();
@@ -84,11 +87,32 @@ pub(super) fn run_jobs(phase: Phase<'_>) -> Result<()> {
         findings.map(|f| f.named),
         exp.database.strict,
     )?;
-    // The estimate `check` gives, for the jobs still to run; its trial runs
-    // happen here, before any worker starts, inside the guard as forks are.
-    if announce && !quiet && todo_len > 0 {
-        let at_most = stopper.is_some();
-        announce_estimate(exp, info, db, &mut guard, &progress, todo_len, at_most)?;
+    // The trial runs `check` makes, for the jobs still to run, before any
+    // worker starts, inside the guard as forks are: they choose the counts
+    // of a fork's pairs the file left out, and give the estimate.
+    let choose = exp.design.runs_per_fork.is_some_and(|r| r.pending());
+    if todo_len > 0 && (choose || (announce && !quiet)) {
+        let trials = trials_in_guard(exp, info, db, &mut guard, &progress)?;
+        if choose {
+            let costs = super::estimate::costs(exp, &info.cells, db, &trials);
+            let jobs = plan::self_check::job_count(exp, &info.cells);
+            plan::runs::apply(&mut info.spec.experiment.design, costs, jobs);
+            exp.design.adopt_runs(&info.spec.experiment.design);
+            partial.write_run_info(info)?;
+            // The workers run the counts just chosen.
+            requests = todo
+                .iter()
+                .map(|job| super::job_request(exp, info, job, db))
+                .collect();
+        }
+        let e = super::estimate::from_trials(exp, &info.cells, db, &trials);
+        if announce && !quiet {
+            announce_estimate(exp, info, &e, &progress, todo_len);
+        }
+        if let Some(stop) = e.blocking() {
+            progress.clear();
+            return Err(stop);
+        }
     }
     let run = RunState {
         exp,
@@ -103,21 +127,17 @@ pub(super) fn run_jobs(phase: Phase<'_>) -> Result<()> {
     ForkLoop::open(run, todo, db, progress, guard, stopper)?.run()
 }
 
-/// Prints the estimate for the `todo_len` jobs still to run, from trial
-/// runs of the arms made inside the database guard; fails (the progress
-/// line cleared) when those trials changed the database or the estimate
-/// blocks the run.
-fn announce_estimate(
+/// The trial runs of the arms, made inside the database guard; fails (the
+/// progress line cleared) when they changed the database.
+fn trials_in_guard(
     exp: &Experiment,
     info: &RunInfo,
     db: Option<&crate::db::DbTarget>,
     guard: &mut DatabaseGuard,
     progress: &Progress,
-    todo_len: usize,
-    at_most: bool,
-) -> Result<()> {
+) -> Result<super::trials::Outcome> {
     let print_before = guard.take()?;
-    let e = super::estimate::estimate(exp, &info.cells, db);
+    let trials = super::trials::run(exp, &info.cells, db);
     let record = guard.compare(print_before, None)?;
     for other in record.iter().flat_map(|g| &g.other_sessions) {
         progress.println(&format!(
@@ -128,23 +148,46 @@ fn announce_estimate(
         progress.clear();
         return Err(run_failed(failure));
     }
+    Ok(trials)
+}
+
+/// Prints the design's own forecast for the `todo_len` jobs still to run:
+/// its forks and pairs, and their time.
+fn announce_estimate(
+    exp: &Experiment,
+    info: &RunInfo,
+    e: &super::estimate::Estimate,
+    progress: &Progress,
+    todo_len: usize,
+) {
     // The estimate covers every cell x fork; a shard or a resume runs
     // a share of them.
     let planned = plan::self_check::job_count(exp, &info.cells);
     let share = todo_len as f64 / planned.max(1) as f64;
+    let scale = |ns: u64| (ns as f64 * share) as u64;
     let e = super::estimate::Estimate {
-        total_ns: (e.total_ns as f64 * share) as u64,
-        ..e
+        total_ns: scale(e.total_ns),
+        fewest_ns: scale(e.fewest_ns),
+        ..e.clone()
     };
-    let most = if at_most { "at most " } else { "" };
+    let d = &exp.design;
+    let experiment_cells = info.cells.iter().filter(|c| c.role.is_experiment()).count();
+    let per_cell = if experiment_cells == 1 {
+        ""
+    } else {
+        " per cell"
+    };
+    let forks = match d.stop {
+        Some(rule) if todo_len as u64 == planned => {
+            format!("{} to {} forks{per_cell}", rule.min_forks, rule.max_forks)
+        }
+        _ => format!("{todo_len} fork{}", if todo_len == 1 { "" } else { "s" }),
+    };
+    let chosen = crate::report::format::runs_chosen(d).map_or(String::new(), |c| format!(" ({c})"));
     progress.println(&format!(
-        "estimate: {most}{} jobs (cell x fork), {}",
-        todo_len,
+        "estimate: {forks} of {} warm-up and {} measured pairs{chosen}, {}",
+        d.warmup_pairs,
+        d.pairs,
         e.describe()
     ));
-    if let Some(stop) = e.blocking() {
-        progress.clear();
-        return Err(stop);
-    }
-    Ok(())
 }

@@ -89,10 +89,28 @@ fn recorded_spec(loaded: &LoadedSpec, spec_path: &Path) -> Result<SpecInfo> {
 
 /// A new run's run.json: this command, the spec as recorded, the master
 /// seed (the spec's, or drawn now) and, for a shard, its share.
+/// The user's code the run measures: the repository that holds the
+/// experiment file, with what runner writes there left out of its state
+/// (the report folders under `reports/`, and this run's own).
+fn measured_code(spec: &Path, final_dir: &Path) -> crate::environment::Code {
+    let dir = match spec.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let leave_out = [
+        PathBuf::from("reports"),
+        final_dir.to_path_buf(),
+        partial_path(final_dir),
+        target::old_path(final_dir),
+    ];
+    crate::environment::Code::capture(dir, &leave_out)
+}
+
 fn new_run_info(
     args: &ExecArgs,
     loaded: &LoadedSpec,
     selection: Option<shard::Selection>,
+    final_dir: &Path,
 ) -> Result<RunInfo> {
     let exp = &loaded.experiment;
     let (master, drawn) = match exp.seed {
@@ -104,12 +122,15 @@ fn new_run_info(
         shard::plan_share(exp, &plan::plan(exp, master, None).jobs, s).map_err(bad_input)?;
     }
     let invocation = Invocation::Exec(args.clone());
+    let mut environment = crate::environment::capture(&crate::BINARY);
+    environment.code = measured_code(&args.spec, final_dir);
     Builder::new(
         &invocation,
         recorded_spec(loaded, &args.spec)?,
         master,
         drawn,
     )
+    .environment(environment)
     .assemble(Source::Measured {
         shard: selection.map(shard::info),
     })
@@ -335,6 +356,14 @@ fn exec_loaded(args: &ExecArgs, loaded: &LoadedSpec) -> Result<ExecOutcome> {
         crate::settings::get().scheduler(k).map(str::to_owned)
     })
     .map_err(bad_input)?;
+    if let (Some(s), Some(_)) = (selection, exp.design.runs_per_fork) {
+        return Err(bad_input(format!(
+            "{}: a shard (--shard {}/{}) needs design.warmup_pairs and design.pairs in the file: left out, each shard would choose its own from its own trial runs, and merge joins only forks of one design; set both (`runner check` prints what it would choose)",
+            args.spec.display(),
+            s.index,
+            s.count
+        )));
+    }
     if let (Some(s), Some(_)) = (selection, exp.design.stop) {
         return Err(bad_input(format!(
             "{} has [design.stop], whose cells stop once their own forks so far say so, which shards running apart cannot know; run it whole (without --shard {}/{} and without SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX set), or fix the forks with design.forks and no [design.stop]",
@@ -359,10 +388,10 @@ fn exec_loaded(args: &ExecArgs, loaded: &LoadedSpec) -> Result<ExecOutcome> {
             info.build.add(BuildInfo::current());
             target::check_out(&final_dir, "--out")?;
             check_resume_paths(p, &final_dir)?;
-            resume::check_same_spec(
-                &info.spec.experiment,
-                &recorded_spec(loaded, &args.spec)?.experiment,
-            )?;
+            // The counts of a fork's pairs the run chose are its own.
+            let mut now = recorded_spec(loaded, &args.spec)?.experiment;
+            now.design.adopt_runs(&info.spec.experiment.design);
+            resume::check_same_spec(&info.spec.experiment, &now)?;
             // Every kept fork is checked now, before anything runs, and
             // held in memory from here on.
             let measured = measured::Measured::load(&partial, &info)?;
@@ -378,7 +407,7 @@ fn exec_loaded(args: &ExecArgs, loaded: &LoadedSpec) -> Result<ExecOutcome> {
                 (None, None) => (Path::new("reports").join(&exp.name), "the output folder"),
             };
             target::check_out(&final_dir, what)?;
-            let info = new_run_info(args, loaded, selection)?;
+            let info = new_run_info(args, loaded, selection, &final_dir)?;
             let partial = Partial::create(&partial_path(&final_dir), &info)?;
             (partial, final_dir, info, measured::Measured::default())
         }
@@ -389,6 +418,8 @@ fn exec_loaded(args: &ExecArgs, loaded: &LoadedSpec) -> Result<ExecOutcome> {
             info.seeds.master
         ));
     }
+    let mut exp = exp.clone();
+    exp.design.adopt_runs(&info.spec.experiment.design);
     let run = run::Run {
         args,
         exp,

@@ -77,6 +77,14 @@ pub(crate) struct TrialReport {
     /// agreement check; part of every fork's wall time.
     #[serde(default)]
     pub setup_ns: u64,
+    /// Each instance's median whole run as a fork makes it: the timed
+    /// region and what surrounds it untimed (`prepare`, building and
+    /// reaping a command's process), which is what a fork's time is made
+    /// of; `treatment_cycle_ns` is none where `treatment_ns` is.
+    #[serde(default)]
+    pub baseline_cycle_ns: u64,
+    #[serde(default)]
+    pub treatment_cycle_ns: Option<u64>,
 }
 
 /// What a worker says, one per line.

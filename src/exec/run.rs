@@ -18,7 +18,9 @@ use std::path::PathBuf;
 
 pub(super) struct Run<'a> {
     pub args: &'a ExecArgs,
-    pub exp: &'a Experiment,
+    /// The experiment as run: the file's, with the counts of a fork's
+    /// pairs the trial runs chose once they have.
+    pub exp: Experiment,
     pub final_dir: PathBuf,
     pub resuming: bool,
 }
@@ -29,7 +31,7 @@ impl Run<'_> {
     }
 
     pub(super) fn go(
-        self,
+        mut self,
         partial: Partial,
         mut info: RunInfo,
         mut measured: Measured,
@@ -102,7 +104,7 @@ impl Run<'_> {
     ///    then their jobs. A resume picks up in either phase: the sizing
     ///    is recorded once phase 1 is complete.
     fn run_all(
-        &self,
+        &mut self,
         info: &mut RunInfo,
         partial: &Partial,
         measured: &mut Measured,
@@ -110,7 +112,7 @@ impl Run<'_> {
     ) -> Result<()> {
         let quiet = self.args.quiet;
         jobs::run_jobs(jobs::Phase {
-            exp: self.exp,
+            exp: &mut self.exp,
             info,
             partial,
             measured,
@@ -118,13 +120,13 @@ impl Run<'_> {
             quiet,
             announce: true,
         })?;
-        if !crate::plan::self_check::needs_sizing(self.exp, info.gate_sizing.as_ref()) {
+        if !crate::plan::self_check::needs_sizing(&self.exp, info.gate_sizing.as_ref()) {
             return Ok(());
         }
         self.size_gate(info, measured)?;
         partial.write_run_info(info)?;
         jobs::run_jobs(jobs::Phase {
-            exp: self.exp,
+            exp: &mut self.exp,
             info,
             partial,
             measured,
@@ -143,10 +145,10 @@ impl Run<'_> {
             .map(|c| c.cell)
             .collect();
         let rows: Vec<PairRecord> = measured.rows_of(&cells).cloned().collect();
-        let sizing = crate::analysis::gate::sizing::size(self.exp, &info.cells, &rows)
+        let sizing = crate::analysis::gate::sizing::size(&self.exp, &info.cells, &rows)
             .map_err(run_failed)?;
         if !self.args.quiet {
-            for line in crate::report::gate_files::sizing_lines(self.exp, &sizing) {
+            for line in crate::report::gate_files::sizing_lines(&self.exp, &sizing) {
                 crate::console::err(&line);
             }
         }
@@ -223,9 +225,15 @@ impl Run<'_> {
             )
         };
         partial.drop_fork_files().map_err(complete)?;
-        partial.promote(&self.final_dir)?;
+        let previous = partial.promote(&self.final_dir)?;
+        let previous = previous.map_or(String::new(), |old| {
+            format!(
+                "the report it replaced: {}/ (git ignores it)\n",
+                old.display()
+            )
+        });
         let summary = format!(
-            "{}report: {}\n",
+            "{}report: {}\n{previous}",
             rendering.summary,
             self.final_dir.join("report.md").display()
         );

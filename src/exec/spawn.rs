@@ -80,8 +80,8 @@ pub(crate) struct ForkResult {
     pub checks: CheckReport,
     pub summary: ForkSummary,
     pub wall_ns: u64,
-    /// A trial job's timings.
-    pub trial: Option<TrialReport>,
+    /// A trial job's timings (boxed: most forks have none).
+    pub trial: Option<Box<TrialReport>>,
 }
 
 /// The children this process had before it became a subreaper (a shell's

@@ -20,6 +20,9 @@ use std::time::Duration;
 pub(crate) struct Trials {
     /// Each distinct arm and its median trial run, ns.
     pub arms: Vec<(StrategyKind, u64)>,
+    /// Each distinct arm and its median whole run as a fork makes it (the
+    /// run and what surrounds it untimed), ns: what a fork's time is of.
+    pub cycles: Vec<(StrategyKind, u64)>,
     /// Runs behind the medians (the fewest of any instance).
     pub runs: u32,
     /// Processes the trials' commands left running (each killed by runner).
@@ -36,6 +39,17 @@ impl Trials {
     /// The median trial run of `kind`, if it was timed.
     pub(crate) fn run_ns(&self, kind: &StrategyKind) -> Option<u64> {
         self.arms.iter().find(|(k, _)| k == kind).map(|(_, ns)| *ns)
+    }
+
+    /// The median whole run of `kind` (at least its timed run), if it was timed.
+    pub(crate) fn cycle_ns(&self, kind: &StrategyKind) -> Option<u64> {
+        let run = self.run_ns(kind)?;
+        let cycle = self
+            .cycles
+            .iter()
+            .find(|(k, _)| k == kind)
+            .map(|(_, ns)| *ns);
+        Some(cycle.unwrap_or(run).max(run))
     }
 }
 
@@ -143,13 +157,18 @@ pub(crate) fn run(exp: &Experiment, cells: &[Cell], db: Option<&DbTarget>) -> Ou
         };
         trials.runs = trials.runs.min(t.runs);
         trials.setup_ns = trials.setup_ns.max(t.setup_ns);
-        let mut add = |kind: &StrategyKind, ns: u64| {
+        let mut add = |kind: &StrategyKind, ns: u64, cycle: u64| {
             if trials.run_ns(kind).is_none() {
                 trials.arms.push((kind.clone(), ns));
+                trials.cycles.push((kind.clone(), cycle));
             }
         };
-        add(&job.baseline, t.baseline_ns);
-        add(&job.treatment, t.treatment_ns.unwrap_or(t.baseline_ns));
+        add(&job.baseline, t.baseline_ns, t.baseline_cycle_ns);
+        add(
+            &job.treatment,
+            t.treatment_ns.unwrap_or(t.baseline_ns),
+            t.treatment_cycle_ns.unwrap_or(t.baseline_cycle_ns),
+        );
     }
     (trials, None)
 }

@@ -11,6 +11,7 @@
 //! guard, to be committed like a report.
 
 mod changes;
+mod code;
 mod git;
 mod markdown;
 mod plots;
@@ -50,6 +51,10 @@ pub(crate) enum Entry {
 pub(crate) struct Dated {
     pub commit: Commit,
     pub entry: Entry,
+    /// For a version where a change is marked: the commits since the
+    /// version before that touched files outside the reports ([`code`]),
+    /// the ones that can have made it. None elsewhere.
+    pub code: Option<Vec<Commit>>,
 }
 
 /// The whole history of one folder.
@@ -212,7 +217,11 @@ pub(crate) fn read(dir: &Path, since: Option<&str>) -> Result<History> {
                 }
             }
         };
-        entries.push(Dated { commit, entry });
+        entries.push(Dated {
+            commit,
+            entry,
+            code: None,
+        });
     }
     // The rule's level depends on how many comparisons the whole history
     // makes, so changes are marked once every version is read.
@@ -225,6 +234,20 @@ pub(crate) fn read(dir: &Path, since: Option<&str>) -> Result<History> {
         })
         .collect();
     let rule = changes::mark(&mut steps, confidence);
+    let reports = code::reports_of(&repo.folder).to_string();
+    let mut before: Option<String> = None;
+    for d in &mut entries {
+        let Entry::Run { step, .. } = &d.entry else {
+            continue;
+        };
+        let marked = step
+            .as_ref()
+            .is_some_and(|s| s.cells.iter().any(|c| c.marked));
+        if let (true, Some(b)) = (marked, &before) {
+            d.code = Some(code::between(&repo.top, &reports, b, &d.commit.hash));
+        }
+        before = Some(d.commit.hash.clone());
+    }
     Ok(History {
         shallow: repo.is_shallow()?,
         folder: repo.folder,

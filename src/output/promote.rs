@@ -5,7 +5,10 @@
 //!   earlier `DIR.old` only if that too is a report of runner's, by removing
 //!   exactly the files runner wrote there, `guard::remove_folder`), then the
 //!   partial folder is renamed to `DIR`. If that second rename fails, the
-//!   previous report is moved back.
+//!   previous report is moved back. `DIR.old` gets a `.gitignore` of its
+//!   own that ignores everything in it: a report folder usually sits in
+//!   the user's repository, where a workflow that commits every report
+//!   would otherwise commit the replaced one too.
 //! - Anything else at `DIR` or `DIR.old` was refused before the run
 //!   (`target::check_out`) and is checked again here, since it may have
 //!   appeared during the run: runner never deletes or renames what it did
@@ -48,8 +51,13 @@ fn refused(partial: &Path, path: &Path, why: &str) -> crate::error::RunnerError 
     ))
 }
 
-/// Puts the finished folder `partial` in place of `final_dir`.
-pub(crate) fn promote(partial: &Path, final_dir: &Path) -> Result<()> {
+/// What `DIR.old/.gitignore` holds: everything in the folder, itself too.
+pub(crate) const IGNORE_ALL: &[u8] =
+    b"# runner: the report a newer run replaced, kept out of git\n*\n";
+
+/// Puts the finished folder `partial` in place of `final_dir`; the folder
+/// the report it replaced went to, if there was one.
+pub(crate) fn promote(partial: &Path, final_dir: &Path) -> Result<Option<std::path::PathBuf>> {
     let into_place = |what: &str| -> Result<()> {
         rename_noreplace(partial, final_dir).map_err(|e| match e.kind() {
             std::io::ErrorKind::AlreadyExists => {
@@ -81,11 +89,15 @@ pub(crate) fn promote(partial: &Path, final_dir: &Path) -> Result<()> {
                 let _ = rename_noreplace(&old, final_dir);
                 return Err(e);
             }
+            // Best effort: the new report is in place whatever happens here.
+            let _ = super::guard::write(&old.join(".gitignore"), IGNORE_ALL);
+            sync_dir(parent_or_dot(final_dir));
+            return Ok(Some(old));
         }
         Existing::Foreign(why) => return Err(refused(partial, final_dir, &why)),
     }
     sync_dir(parent_or_dot(final_dir));
-    Ok(())
+    Ok(None)
 }
 
 #[cfg(test)]
@@ -133,9 +145,16 @@ mod tests {
         let (_tmp, out, partial) = setup();
         report(&out, "previous");
         report(&old_path(&out), "older");
-        promote(&partial, &out).unwrap();
+        assert_eq!(promote(&partial, &out).unwrap(), Some(old_path(&out)));
         assert_eq!(read(&out), "new");
         assert_eq!(read(&old_path(&out)), "previous");
+        // git ignores the replaced report, and the next run still may
+        // replace it (the ignore file is runner's).
+        assert_eq!(
+            fs::read(old_path(&out).join(".gitignore")).unwrap(),
+            IGNORE_ALL
+        );
+        assert_eq!(existing(&old_path(&out)), Existing::RunnerReport);
     }
 
     #[test]

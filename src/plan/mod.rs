@@ -5,6 +5,7 @@
 
 pub(crate) mod deal;
 mod mismatch;
+pub mod runs;
 pub mod self_check;
 pub(crate) mod stop;
 

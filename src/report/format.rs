@@ -412,5 +412,32 @@ pub fn list(items: &[String], conjunction: &str) -> String {
     }
 }
 
+/// How a fork's counts were chosen, in words, for `check` and the
+/// report's Setup (`both chosen from trial runs: a pair took about 412
+/// ms, a fork's start about 14.5 ms`); none when the file set both, or a
+/// runner of old filled them in.
+pub fn runs_chosen(design: &crate::spec::Design) -> Option<String> {
+    let r = design.runs_per_fork?;
+    let which = match (r.warmup_pairs, r.pairs) {
+        (true, true) => "both",
+        (true, false) => "the warm-up",
+        (false, _) => "the measured pairs",
+    };
+    match r.chosen {
+        None => Some(format!(
+            "{which} to be chosen from the trial runs before the first fork"
+        )),
+        Some(crate::spec::Chosen::Trials {
+            pair_ns,
+            fork_start_ns,
+        }) => Some(format!(
+            "{which} chosen from trial runs: a pair took about {}, a fork's start about {}",
+            duration(pair_ns as f64),
+            duration(fork_start_ns as f64)
+        )),
+        Some(crate::spec::Chosen::Defaults) => None,
+    }
+}
+
 #[cfg(test)]
 mod tests;

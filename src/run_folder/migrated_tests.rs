@@ -77,6 +77,8 @@ fn a_version_0_run_json_reads_each_absent_key_as_its_old_default() {
     // retry's cost, every --set taken.
     let gate = want.spec.experiment.gate.unwrap();
     assert_eq!((gate.max_retry_factor, gate.allow_overrides), (None, true));
+    // Version 1 recorded no user's code: it reads as not recorded.
+    assert_eq!(want.environment.code, crate::environment::Code::NotRecorded);
 }
 
 #[test]
@@ -108,6 +110,7 @@ fn a_current_run_json_without_a_key_is_refused_naming_it() {
     file["format_version"] = 2.into();
     file["spec"]["experiment"]["gate"]["max_retry_factor"] = 4.0.into();
     file["spec"]["experiment"]["gate"]["allow_overrides"] = true.into();
+    file["environment"]["code"] = serde_json::json!({"state": "not-recorded"});
     assert!(read(&file).is_ok());
     // Each key at the place it was taken from (a JSON pointer).
     for (at, key) in [
@@ -131,6 +134,7 @@ fn a_current_run_json_without_a_key_is_refused_naming_it() {
     let mut argv: Value = serde_json::from_slice(ARGV_RUN).unwrap();
     argv["format_version"] = 2.into();
     argv["build"]["launched_as"] = "runner".into();
+    argv["environment"]["code"] = serde_json::json!({"state": "not-recorded"});
     let e = read(&argv).unwrap_err().to_string();
     assert!(e.contains("missing field `invocation`"), "{e}");
 }

@@ -321,12 +321,13 @@ impl Partial {
     }
 
     /// Puts the finished folder in place of `final_dir` (see
-    /// [`crate::output::promote`]), then releases the lock.
-    pub(crate) fn promote(self, final_dir: &Path) -> Result<()> {
+    /// [`crate::output::promote`]), then releases the lock; where the
+    /// report it replaced went, if there was one.
+    pub(crate) fn promote(self, final_dir: &Path) -> Result<Option<std::path::PathBuf>> {
         let Partial { dir, mut lock } = self;
-        crate::output::promote::promote(&dir, final_dir)?;
+        let old = crate::output::promote::promote(&dir, final_dir)?;
         lock.moved_to(final_dir);
-        Ok(())
+        Ok(old)
     }
 }
 

@@ -88,6 +88,12 @@ pub struct Design {
     /// May be zero: warm-up is advice, not a requirement.
     pub warmup_pairs: u32,
     pub pairs: NonZeroU32,
+    /// The counts of a fork's pairs the file left out, which the trial
+    /// runs choose before the first fork (`plan::runs`); until then the
+    /// two counts above hold the fewest that rule may choose. Absent from
+    /// the run.json of designs that set both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs_per_fork: Option<RunsPerFork>,
     pub ordering: Ordering,
     pub pad_baseline: bool,
     pub schedule: Schedule,
@@ -107,6 +113,51 @@ pub struct Design {
     /// run.json of fixed designs, so theirs stays as it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<super::StopRule>,
+}
+
+/// Which of `warmup_pairs` and `pairs` the file left to runner, and how
+/// they were chosen.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct RunsPerFork {
+    /// The file has no `warmup_pairs`: it is chosen.
+    pub warmup_pairs: bool,
+    /// The file has no `pairs`: it is chosen.
+    pub pairs: bool,
+    /// How the counts were chosen; none until they are (the run.json of a
+    /// run whose trial runs have not run yet).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chosen: Option<Chosen>,
+}
+
+/// Where a run's chosen counts came from.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(tag = "by", rename_all = "kebab-case")]
+pub enum Chosen {
+    /// This run's trial runs: what one pair of runs and a fork's start
+    /// cost on the machine, as they measured it (`plan::runs::choose`).
+    Trials { pair_ns: u64, fork_start_ns: u64 },
+    /// A runner from before the trial runs chose them filled in fixed
+    /// defaults (80 warm-up and 300 measured pairs); the format's
+    /// migration says so for the files such runners wrote.
+    Defaults,
+}
+
+impl RunsPerFork {
+    /// The fewest warm-up pairs the trial runs may choose: what an
+    /// unchosen count holds.
+    pub const FEWEST_WARMUP: u32 = 0;
+    /// The fewest measured pairs they may choose: a fork's estimate is the
+    /// median of its pairs, and the median of five ignores any two runs
+    /// the machine disturbed (a preemption, a page fault).
+    pub const FEWEST_PAIRS: NonZeroU32 = match NonZeroU32::new(5) {
+        Some(n) => n,
+        None => unreachable!(),
+    };
+
+    /// Whether the counts still wait for the trial runs.
+    pub fn pending(&self) -> bool {
+        self.chosen.is_none()
+    }
 }
 
 fn default_layout() -> crate::memory_layout::Layout {
@@ -133,6 +184,28 @@ impl Design {
         } else {
             "design.forks"
         }
+    }
+
+    /// `from`'s chosen counts of a fork's pairs, where this design leaves
+    /// the same counts to the trial runs as `from` did: how a recorded
+    /// run's spec, validated again from its text (which does not hold
+    /// them), gets the counts that run chose. Anything else is left for
+    /// the comparison with the record to find.
+    pub fn adopt_runs(&mut self, from: &Design) {
+        let (Some(mine), Some(theirs)) = (self.runs_per_fork, from.runs_per_fork) else {
+            return;
+        };
+        let same_keys = (mine.warmup_pairs, mine.pairs) == (theirs.warmup_pairs, theirs.pairs);
+        if !same_keys || theirs.pending() {
+            return;
+        }
+        if mine.warmup_pairs {
+            self.warmup_pairs = from.warmup_pairs;
+        }
+        if mine.pairs {
+            self.pairs = from.pairs;
+        }
+        self.runs_per_fork = Some(theirs);
     }
 
     /// Same strategy name on both sides: an A/A experiment sharing one instance.

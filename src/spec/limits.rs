@@ -72,7 +72,7 @@ pub(crate) fn count(
 /// `design.warmup_pairs`: zero allowed.
 pub(crate) fn warmup(v: &Value, path: &KeyPath) -> Result<u32, Problem> {
     let what = format!(
-        "a non-negative integer up to {} ({}; 0 allowed, default 80)",
+        "a non-negative integer up to {} ({}; 0 allowed; default: chosen from trial runs)",
         WARMUP.max, WARMUP.why
     );
     integer(v, path, 0, WARMUP.max.into(), &what).map(|i| i as u32)

@@ -45,21 +45,20 @@ impl KeyPath {
     }
 }
 
+/// `name` as a key of a TOML file: bare where TOML allows it (`fast`),
+/// else quoted as TOML quotes it (`"sort -n"`), so a path or a table
+/// header a message shows can be pasted into the file or `--set`.
+pub(crate) fn toml_key(name: &str) -> String {
+    toml_edit::Key::new(name).display_repr().into_owned()
+}
+
 impl fmt::Display for KeyPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, seg) in self.segments.iter().enumerate() {
             if i > 0 {
                 f.write_str(".")?;
             }
-            let bare = !seg.is_empty()
-                && seg
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-            if bare {
-                f.write_str(seg)?;
-            } else {
-                write!(f, "{seg:?}")?;
-            }
+            f.write_str(&toml_key(seg))?;
         }
         if let Some(i) = self.index {
             write!(f, "[{i}]")?;

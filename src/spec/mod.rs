@@ -36,6 +36,7 @@ pub use kinds::*;
 pub use of_baseline::OfBaseline;
 pub use stop::{describe_rule, HalfWidth, StopRule};
 
+pub(crate) use location::toml_key;
 use location::{line_col, path_at, KeyPath, Locator, Position, Problem};
 use std::path::{Path, PathBuf};
 use toml_edit::{DocumentMut, ImDocument};
@@ -139,6 +140,9 @@ pub struct Recorded {
     pub sql_files: std::collections::BTreeMap<String, String>,
     /// The run used PostgreSQL (else SQLite, or no database).
     pub postgres: bool,
+    /// The design as the run recorded it, for the counts of a fork's pairs
+    /// its trial runs chose (`Design::adopt_runs`); none for a new run.
+    pub design: Option<Design>,
 }
 
 impl Recorded {
@@ -152,6 +156,7 @@ impl Recorded {
         Recorded {
             sql_files,
             postgres,
+            design: Some(experiment.design.clone()),
         }
     }
 }
@@ -201,7 +206,11 @@ pub fn parse_recorded_with(
         env_url: None,
         files: context::Files::Recorded(recorded),
     };
-    load_text("spec.toml", toml.to_string(), flags, &ctx).map(|(e, _)| e)
+    let (mut experiment, _) = load_text("spec.toml", toml.to_string(), flags, &ctx)?;
+    if let Some(design) = &recorded.design {
+        experiment.design.adopt_runs(design);
+    }
+    Ok(experiment)
 }
 
 /// Everything after reading the file; kept free of I/O (except the template

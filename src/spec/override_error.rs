@@ -13,6 +13,13 @@ pub(crate) enum OverrideError {
     EmptyKey { flag: String },
     #[error("{flag}: the key `{key}` has an empty segment; {EXAMPLE}")]
     EmptySegment { flag: String, key: String },
+    /// The key is not a TOML key; `why` is TOML's parser's sentence.
+    #[error("{flag}: the key `{key}` is not a TOML key ({why}); quote a name that holds a space, dot or slash as the file does, e.g. --set 'strategies.\"gzip -1 -c\".compare_output=false'")]
+    NotAKey {
+        flag: String,
+        key: String,
+        why: String,
+    },
     /// An override with no path at all reached `apply`.
     #[error("{flag}: the key is empty")]
     NoPath { flag: String },

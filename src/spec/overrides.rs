@@ -16,19 +16,39 @@ pub(crate) struct Override {
     pub value: Value,
 }
 
-/// Splits `KEY=VALUE`. The value is read as a TOML value when it is one
-/// (`2`, `0.5`, `true`, `[0, 100]`, `"x"`), else taken as a bare string, so a
-/// shell user can write `--set design.ordering=blocked` without quoting.
+/// Splits `KEY=VALUE`. The key is a TOML dotted key, so a table whose name
+/// holds a dot, a space or a slash is addressed as the file writes it
+/// (`strategies."scratch/flaky.sh".allow_failure=true`, `runner ab` names
+/// strategies by their command line). The value is read as a TOML value
+/// when it is one (`2`, `0.5`, `true`, `[0, 100]`, `"x"`), else taken as a
+/// bare string, so a shell user can write `--set design.ordering=blocked`
+/// without quoting.
 pub(crate) fn parse(arg: &str) -> Result<Override, OverrideError> {
     let flag = format!("--set {arg}");
-    let Some((key, raw)) = arg.split_once('=') else {
+    let Some((key, raw)) = split_at_equals(arg) else {
         return Err(OverrideError::NoEquals { flag });
     };
     let key = key.trim();
     if key.is_empty() {
         return Err(OverrideError::EmptyKey { flag });
     }
-    let path: Vec<String> = key.split('.').map(|s| s.trim().to_string()).collect();
+    let path: Vec<String> = match toml_edit::Key::parse(key) {
+        Ok(keys) => keys.iter().map(|k| k.get().to_string()).collect(),
+        // An empty segment, named as such; anything else in TOML's words.
+        Err(_) if key.split('.').any(|s| s.trim().is_empty()) => {
+            return Err(OverrideError::EmptySegment {
+                flag,
+                key: key.into(),
+            })
+        }
+        Err(e) => {
+            return Err(OverrideError::NotAKey {
+                flag,
+                key: key.into(),
+                why: e.message().lines().next().unwrap_or("").trim().to_string(),
+            })
+        }
+    };
     if path.iter().any(String::is_empty) {
         return Err(OverrideError::EmptySegment {
             flag,
@@ -40,6 +60,25 @@ pub(crate) fn parse(arg: &str) -> Result<Override, OverrideError> {
         .unwrap_or_else(|_| Value::from(raw.to_string()));
     value.decor_mut().clear();
     Ok(Override { flag, path, value })
+}
+
+/// `KEY=VALUE` split at the first `=` outside a quoted key, so a quoted
+/// table name may hold one (`strategies."a=b".kind=noop`).
+fn split_at_equals(arg: &str) -> Option<(&str, &str)> {
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for (i, c) in arg.char_indices() {
+        match (quote, c) {
+            (Some('"'), _) if escaped => escaped = false,
+            (Some('"'), '\\') => escaped = true,
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '=') => return Some((&arg[..i], &arg[i + 1..])),
+            (None, _) => {}
+        }
+    }
+    None
 }
 
 /// Sets the value, creating missing tables on the way. Replacing a value
@@ -132,6 +171,46 @@ mod tests {
             .to_string()
             .contains("empty segment"));
         assert_eq!(parse(" design.forks =2").unwrap().path, ["design", "forks"]);
+    }
+
+    #[test]
+    fn a_key_is_a_toml_dotted_key_so_any_name_can_be_addressed() {
+        let path = |f: &str| parse(f).unwrap().path;
+        assert_eq!(
+            path(r#"strategies."scratch/flaky.sh".allow_failure=true"#),
+            ["strategies", "scratch/flaky.sh", "allow_failure"]
+        );
+        assert_eq!(
+            path(r#"strategies.'gzip -1 -c'.compare_output=false"#),
+            ["strategies", "gzip -1 -c", "compare_output"]
+        );
+        assert_eq!(
+            path(r#"strategies."a=b".kind=noop"#),
+            ["strategies", "a=b", "kind"]
+        );
+        assert_eq!(
+            path(r#"strategies."say \"hi\"".kind=noop"#),
+            ["strategies", "say \"hi\"", "kind"]
+        );
+        // The quoted name is one table, made where it is missing.
+        let out = set(
+            "[strategies.\"scratch/flaky.sh\"]\nkind = \"command\"\n",
+            &[r#"strategies."scratch/flaky.sh".allow_failure=true"#],
+        )
+        .unwrap();
+        let parsed: toml::Value = toml::from_str(&out).unwrap();
+        assert_eq!(
+            parsed["strategies"]["scratch/flaky.sh"]["allow_failure"].as_bool(),
+            Some(true),
+            "{out}"
+        );
+        let e = parse(r#"strategies."open.x=1"#).unwrap_err().to_string();
+        assert!(e.contains("no `=`"), "{e}");
+        let e = parse("strategies.a b=1").unwrap_err().to_string();
+        assert!(
+            e.starts_with("--set strategies.a b=1: the key `strategies.a b` is not a TOML key"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -53,9 +53,16 @@ fn minimal_spec_gets_every_default() {
         }
     );
     let d = &e.design;
+    // The counts of a fork's pairs are left to the trial runs; until they
+    // run, the fewest they may choose.
+    assert_eq!((d.forks.get(), d.warmup_pairs, d.pairs.get()), (10, 0, 5));
     assert_eq!(
-        (d.forks.get(), d.warmup_pairs, d.pairs.get()),
-        (10, 80, 300)
+        d.runs_per_fork,
+        Some(RunsPerFork {
+            warmup_pairs: true,
+            pairs: true,
+            chosen: None
+        })
     );
     assert_eq!(
         (d.ordering, d.schedule, d.pad_baseline, d.fork_timeout_s),
@@ -109,7 +116,7 @@ fn counts_must_be_positive() {
     assert!(err(&format!("{MIN}forks = 0\n"))
         .starts_with("x.toml:7:9: design.forks must be a positive integer"));
     assert!(err(&format!("{MIN}pairs = -3\n")).contains(
-        "design.pairs must be a positive integer up to 1000000 (a fork's pairs are held in memory by the analysis, default 300), got -3"
+        "design.pairs must be a positive integer up to 1000000 (a fork's pairs are held in memory by the analysis, default: chosen from trial runs), got -3"
     ));
     assert!(err(&format!("{MIN}fork_timeout_s = 0\n")).contains(
         "design.fork_timeout_s must be a positive integer number of seconds, at most 604800 (a week; default 1800), got 0"

@@ -303,9 +303,25 @@ fn design(raw: RawDesign) -> Result<Design, Problem> {
         },
         warmup_pairs: match &raw.warmup_pairs {
             Some(v) => limits::warmup(v, &base.child("warmup_pairs"))?,
-            None => 80,
+            None => super::RunsPerFork::FEWEST_WARMUP,
         },
-        pairs: count(raw.pairs.as_ref(), "pairs", &limits::PAIRS, 300)?,
+        pairs: match &raw.pairs {
+            Some(v) => NonZeroU32::new(limits::count(
+                v,
+                &base.child("pairs"),
+                &limits::PAIRS,
+                ", default: chosen from trial runs",
+            )?)
+            .expect("positive by construction"),
+            None => super::RunsPerFork::FEWEST_PAIRS,
+        },
+        runs_per_fork: (raw.warmup_pairs.is_none() || raw.pairs.is_none()).then_some(
+            super::RunsPerFork {
+                warmup_pairs: raw.warmup_pairs.is_none(),
+                pairs: raw.pairs.is_none(),
+                chosen: None,
+            },
+        ),
         ordering: choice(raw.ordering.as_ref(), &base.child("ordering"), &orderings)?
             .unwrap_or(Ordering::PairedRandom),
         pad_baseline: boolean(raw.pad_baseline.as_ref(), &base.child("pad_baseline"), true)?,

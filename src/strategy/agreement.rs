@@ -32,10 +32,16 @@ impl ArmPair for Two<'_> {
     }
 }
 
-/// How an arm is named in a message: `` `name` (label) ``.
+/// How an arm is named in a message: `` `name` (label) ``, and whether
+/// the check runs it.
 pub struct Side<'a> {
     pub name: &'a str,
     pub label: String,
+    /// The arm's output can be compared: a command with `compare_output =
+    /// false` has only its exit status, which every timed run checks
+    /// itself, so the check would run it for nothing (a pair of a long
+    /// command's runs per fork) and does not.
+    pub observed: bool,
 }
 
 impl Side<'_> {
@@ -67,7 +73,10 @@ fn output_hint(names: &[&str], first: &Observation) -> String {
     }
     let mut names: Vec<&str> = names.to_vec();
     names.dedup();
-    let tables: Vec<String> = names.iter().map(|n| format!("[strategies.{n}]")).collect();
+    let tables: Vec<String> = names
+        .iter()
+        .map(|n| format!("[strategies.{}]", crate::spec::toml_key(n)))
+        .collect();
     format!(
         "; if the output is meant to differ, set `compare_output = false` in {} (runner then checks only the exit status)",
         tables.join(" and ")
@@ -124,7 +133,8 @@ pub struct Agreement {
     pub matches_in_memory: Option<bool>,
 }
 
-/// Observes baseline, treatment, baseline, treatment on `input` and errors,
+/// Observes baseline, treatment, baseline, treatment on `input` (an arm
+/// whose output cannot be compared, [`Side::observed`], not at all) and errors,
 /// naming the strategy and `shown` (the input as the user reads it), unless
 /// they agree as the module says. With one instance for both arms, its two
 /// runs already are the same strategy twice, so it runs twice, not four
@@ -137,14 +147,22 @@ pub fn check_agreement(
     input: u64,
     shown: &str,
 ) -> Result<Agreement> {
-    let b1 = arms.observe(Arm::Baseline, input)?;
-    let t1 = arms.observe(Arm::Treatment, input)?;
-    let (b2, t2) = if arms.shared() {
+    let shared = arms.shared();
+    let mut observe = |arm: Arm, side: &Side<'_>| {
+        if side.observed {
+            arms.observe(arm, input)
+        } else {
+            Ok(Observation::Nothing)
+        }
+    };
+    let b1 = observe(Arm::Baseline, baseline)?;
+    let t1 = observe(Arm::Treatment, treatment)?;
+    let (b2, t2) = if shared {
         (t1.clone(), b1.clone())
     } else {
         (
-            arms.observe(Arm::Baseline, input)?,
-            arms.observe(Arm::Treatment, input)?,
+            observe(Arm::Baseline, baseline)?,
+            observe(Arm::Treatment, treatment)?,
         )
     };
     for (side, first, again) in [(baseline, &b1, &b2), (treatment, &t1, &t2)] {
@@ -181,4 +199,108 @@ pub fn check_agreement(
         arms_agree,
         matches_in_memory,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::strategy::Stdout;
+
+    /// Arms that answer from a list and count what they were asked.
+    struct Scripted {
+        answers: Vec<Observation>,
+        asked: Vec<Arm>,
+    }
+
+    impl ArmPair for Scripted {
+        fn observe(&mut self, arm: Arm, _input: u64) -> Result<Observation> {
+            self.asked.push(arm);
+            Ok(self.answers.remove(0))
+        }
+    }
+
+    fn command(out: &str) -> Observation {
+        Observation::Command {
+            status: "exit 0".into(),
+            stdout: Some(Stdout::of(out.as_bytes())),
+        }
+    }
+
+    fn side(name: &str, observed: bool) -> Side<'_> {
+        Side {
+            name,
+            label: "command".into(),
+            observed,
+        }
+    }
+
+    fn check(arms: &mut Scripted, b: &Side<'_>, t: &Side<'_>) -> Result<Agreement> {
+        let w = WorkloadParams::default();
+        check_agreement(arms, b, t, w, 7, "input 7")
+    }
+
+    #[test]
+    fn the_hint_names_each_table_as_toml_writes_it() {
+        let mut arms = Scripted {
+            answers: vec![
+                command("1\n"),
+                command("2\n"),
+                command("1\n"),
+                command("2\n"),
+            ],
+            asked: Vec::new(),
+        };
+        let e = check(&mut arms, &side("sort -n", true), &side("fast", true))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(
+                "set `compare_output = false` in [strategies.\"sort -n\"] and [strategies.fast]"
+            ),
+            "{e}"
+        );
+        // What the hint names pastes into a file as it is.
+        let table = e
+            .split(" in ")
+            .nth(1)
+            .unwrap()
+            .split(" and ")
+            .next()
+            .unwrap();
+        let file = format!("{table}\ncompare_output = false\n");
+        let parsed: toml::Table = toml::from_str(&file).unwrap();
+        assert_eq!(
+            parsed["strategies"]["sort -n"]["compare_output"].as_bool(),
+            Some(false)
+        );
+    }
+
+    #[test]
+    fn an_arm_with_nothing_to_compare_is_not_run_by_the_check() {
+        let mut arms = Scripted {
+            answers: vec![command("1\n"), command("1\n")],
+            asked: Vec::new(),
+        };
+        let found = check(&mut arms, &side("a", true), &side("b", false)).unwrap();
+        assert_eq!(arms.asked, [Arm::Baseline, Arm::Baseline]);
+        assert_eq!(found.arms_agree, None);
+        let mut none = Scripted {
+            answers: Vec::new(),
+            asked: Vec::new(),
+        };
+        check(&mut none, &side("a", false), &side("b", false)).unwrap();
+        assert!(none.asked.is_empty());
+    }
+
+    #[test]
+    fn a_run_allowed_to_fail_is_compared_with_nothing() {
+        let failed = Observation::Failed {
+            code: "exit 1".into(),
+        };
+        let mut arms = Scripted {
+            answers: vec![command("1\n"), command("1\n"), failed, command("1\n")],
+            asked: Vec::new(),
+        };
+        check(&mut arms, &side("flaky", true), &side("b", true)).unwrap();
+    }
 }

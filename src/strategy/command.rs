@@ -64,6 +64,11 @@ pub(crate) struct Command {
     input: u64,
     /// The timed run's process: exited, not reaped until `after`.
     running: Option<i32>,
+    /// Runs that succeeded so far, and the inputs they ran on: a run that
+    /// fails after them fails at random (or on something besides its
+    /// input), which its error says.
+    succeeded: u64,
+    succeeded_on: std::collections::BTreeSet<u64>,
 }
 
 fn compile(texts: &[String]) -> Result<Vec<Template>> {
@@ -128,6 +133,8 @@ impl Command {
             ready: None,
             input: 0,
             running: None,
+            succeeded: 0,
+            succeeded_on: Default::default(),
         };
         if let Some(setup) = spec.setup.as_deref() {
             command.once("setup", &compile(setup)?, 0)?;
@@ -230,13 +237,32 @@ impl Command {
         ))
     }
 
-    /// A run that failed stops the fork, unless failures are allowed.
-    fn check_status(&self, status: i32) -> Result<()> {
-        if succeeded(status) || self.allow_failure {
+    /// A run that failed stops the fork, unless failures are allowed. A
+    /// failure after runs that succeeded, on this input or others, is
+    /// said to be one that comes and goes: the remedy differs from a
+    /// command that cannot run at all.
+    fn check_status(&mut self, status: i32) -> Result<()> {
+        if succeeded(status) {
+            self.succeeded += 1;
+            self.succeeded_on.insert(self.input);
             return Ok(());
         }
+        if self.allow_failure {
+            return Ok(());
+        }
+        let at_random = if self.succeeded_on.contains(&self.input) {
+            "; it succeeded on this same input before, so it fails at random or on something besides its input (the time, a file, the network): set allow_failure = true in its table to time every run, failures included, or make it succeed every time".to_string()
+        } else if self.succeeded > 0 {
+            format!(
+                "; {} earlier run{} succeeded, so it may fail at random or on some inputs only: set allow_failure = true in its table to time every run, failures included",
+                self.succeeded,
+                if self.succeeded == 1 { "" } else { "s" }
+            )
+        } else {
+            " (set allow_failure = true to time runs that fail)".into()
+        };
         fail!(
-            "command `{}` of strategy `{}` ended with {} on input {} (set allow_failure = true to time runs that fail){}",
+            "command `{}` of strategy `{}` ended with {} on input {}{at_random}{}",
             Self::shown(&self.argv, self.input),
             self.name,
             describe(status),
@@ -346,6 +372,13 @@ impl Strategy for Command {
             },
         };
         self.check_status(status)?;
+        // A run allowed to fail that did is compared with nothing: such a
+        // command may fail on some runs only.
+        if !succeeded(status) {
+            return Ok(Observation::Failed {
+                code: describe(status),
+            });
+        }
         Ok(Observation::Command {
             status: describe(status),
             stdout: self.compare_output.then(|| digest.finish()),

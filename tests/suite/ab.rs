@@ -196,6 +196,37 @@ fn export_json_is_hyperfines_schema() {
     assert!(md.contains("| `sleep 0.001` |"), "{md}");
 }
 
+/// A swept line names each cell's command with its value filled in: the
+/// title lists the values, the Finding and the terminal name `sleep 0.008`,
+/// never `sleep 0.00{ms}`.
+#[test]
+fn a_sweep_fills_its_placeholders_in_the_title_and_the_finding() {
+    let tmp = folder();
+    let out = runner()
+        .current_dir(tmp.path())
+        .args(["ab", "--name", "sweep", "--runs", "5", "--warmup", "0"])
+        .args(["--max-forks", "3", "-L", "ms", "1,8"])
+        .args(["sleep 0.001", "sleep 0.00{ms}"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = read(&tmp.path().join("reports/sweep/report.md"));
+    assert!(
+        report.starts_with("# sleep 0.001 vs sleep 0.00{1,8}\n"),
+        "{report}"
+    );
+    let finding = section(&report, "Finding").expect("a Finding");
+    assert!(finding.contains("`sleep 0.008`"), "{finding}");
+    assert!(!finding.contains("{ms}"), "{finding}");
+    assert!(!stdout.contains("{ms}"), "{stdout}");
+}
+
 /// Both quote kinds, a newline, a backslash and unicode in the commands:
 /// the file ab writes reads back under `runner check`, whose trial runs
 /// find the commands print the same bytes, so each ran as typed.

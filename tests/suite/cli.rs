@@ -76,7 +76,7 @@ fn check_counts_jobs_as_cells_x_forks_and_names_where_exec_writes() {
         "design      2 forks per cell x (5 warm-up + 40 measured pairs)",
         "  cell 1   delay_us = 5\n",
         "jobs        6 (3 cells x 2 forks), each a fresh process",
-        "output      exec writes reports/small/ and replaces the report there once the run completes",
+        "output      exec writes reports/small/ (--out DIR to write elsewhere) once the run completes; a report already there moves to reports/small.old/, which git ignores",
     ] {
         assert!(out.contains(needle), "check lacks {needle:?}:\n{out}");
     }

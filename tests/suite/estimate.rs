@@ -95,7 +95,11 @@ fn exec_prints_the_estimate_before_the_first_fork_ends() {
         .position(|l| l.starts_with("[1/2]"))
         .unwrap_or_else(|| panic!("no progress line: {err}"));
     assert!(at < first_done, "{err}");
-    assert!(lines[at].contains("2 jobs"), "{}", lines[at]);
+    assert!(
+        lines[at].contains("2 forks of 1 warm-up and 3 measured pairs"),
+        "{}",
+        lines[at]
+    );
     within_margin(seconds(lines[at]), "exec's estimate");
     // The trial runs are not data: the run has exactly its planned pairs.
     let (_, rows) = csv_rows(&tmp.path().join("out/pairs.csv"));
@@ -196,4 +200,117 @@ fn check_json_of_an_arm_that_fails_prints_the_failure_and_exits_1() {
         failed.contains("command `false` of strategy `a` ended with exit 1"),
         "{failed}"
     );
+}
+
+/// A command whose run takes what `$D` says, so one experiment file can
+/// be slow in one attempt and fast in the next.
+const SLEEPS_OF_D: &str = r#"
+name = "d"
+seed = 3
+[strategies.a]
+kind = "command"
+shell = "sleep $D"
+[strategies.b]
+kind = "command"
+shell = "sleep $D"
+[design]
+baseline = "a"
+treatment = "b"
+forks = 2
+schedule = "sequential"
+[analysis]
+resamples = 200
+"#;
+
+/// A file without `warmup_pairs` and `pairs`: exec chooses them from its
+/// trial runs before the first fork, with `--quiet` too (a pair of two
+/// 50 ms runs is longer than the warm-up's budget and fits the half second
+/// of a fork's own budget once, so no warm-up and at least the 5 a median
+/// needs), and records them; `check` says what it would choose. A resume
+/// keeps the recorded counts even when its own trials would choose others
+/// (the runs are 50 times shorter then), and `runner report` renders the
+/// folder byte for byte.
+#[test]
+fn counts_the_file_leaves_out_are_chosen_by_trial_runs_and_kept_on_resume() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let spec = write_spec(t, "d", SLEEPS_OF_D);
+    let check = runner()
+        .current_dir(t)
+        .env_remove("RUNNER_FAULT")
+        .env("D", "0.05")
+        .args(["check", spec.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(check.stdout).unwrap();
+    assert!(
+        text.contains("design      2 forks per cell x (0 warm-up + ")
+            && text.contains(" measured pairs; both chosen from trial runs: a pair took about "),
+        "{text}"
+    );
+    // The second fork fails: the first is kept, with the counts chosen.
+    let o = runner()
+        .current_dir(t)
+        .env("RUNNER_FAULT", "exit=3@cell=0,fork=1")
+        .env("D", "0.05")
+        .args(["exec", spec.to_str().unwrap(), "--out", "out", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", err_of(&o));
+    let design = |dir: &str| {
+        read_json(&t.join(dir).join("run.json"))["spec"]["experiment"]["design"].clone()
+    };
+    let started = design("out.partial");
+    let pairs = started["pairs"].as_u64().unwrap();
+    assert_eq!(started["warmup_pairs"].as_u64(), Some(0), "{started}");
+    assert!(pairs >= 5, "{started}");
+    let chosen = &started["runs_per_fork"];
+    assert_eq!(chosen["chosen"]["by"], "trials", "{chosen}");
+    assert!(
+        chosen["chosen"]["pair_ns"].as_u64().unwrap() >= 100_000_000,
+        "{chosen}"
+    );
+    let o = runner()
+        .current_dir(t)
+        .env_remove("RUNNER_FAULT")
+        .env("D", "0.001")
+        .args([
+            "exec",
+            spec.to_str().unwrap(),
+            "--out",
+            "out",
+            "--resume",
+            "out.partial",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", err_of(&o));
+    assert_eq!(design("out"), started);
+    let (_, rows) = csv_rows(&t.join("out/pairs.csv"));
+    assert_eq!(
+        rows.len() as u64,
+        2 * pairs,
+        "2 forks of the recorded pairs"
+    );
+    let report = std::fs::read_to_string(t.join("out/report.md")).unwrap();
+    assert!(
+        report.contains(&format!(
+            "(0 warm-up + {pairs} measured pairs; both chosen from trial runs: a pair took about "
+        )),
+        "{report}"
+    );
+    let copy = t.join("copy");
+    std::fs::create_dir(&copy).unwrap();
+    for f in ["run.json", "pairs.csv"] {
+        std::fs::copy(t.join("out").join(f), copy.join(f)).unwrap();
+    }
+    let o = run_in(t, &["report", copy.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", err_of(&o));
+    for f in ["report.md", "analysis.json"] {
+        assert_eq!(
+            std::fs::read(copy.join(f)).unwrap(),
+            std::fs::read(t.join("out").join(f)).unwrap(),
+            "{f}"
+        );
+    }
 }

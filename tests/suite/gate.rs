@@ -606,10 +606,13 @@ fn check_accepts_execs_flags_and_refuses_what_exec_would() {
         "--retry-inconclusive: an inconclusive verdict runs once more",
         "of the plan's 6 jobs",
         "shard       1/2: ",
-        "--out: exec writes perf-gate",
+        "output      exec writes perf-gate/ (--out) once the run completes; a report already there moves to perf-gate.old/",
     ] {
         assert!(text.contains(line), "{line}: {text}");
     }
+    // Where exec writes is said once, the way --out sets it.
+    assert_eq!(text.matches("exec writes").count(), 1, "{text}");
+    assert!(!text.contains("reports/"), "{text}");
     assert!(!tmp.path().join("perf-gate").exists());
     let ungated = write_spec(
         tmp.path(),

@@ -22,9 +22,11 @@ seed = 32
 [strategies.first]
 kind = "command"
 argv = ["sh", "first.sh"]
+compare_output = false
 [strategies.work]
 kind = "command"
 argv = ["sh", "work.sh"]
+compare_output = false
 [design]
 baseline = "first"
 treatment = "work"
@@ -130,6 +132,25 @@ fn history_names_the_slow_commit_and_git_bisect_finds_it() {
         commits.push(measure_and_commit(&repo, &subject));
     }
     let slow = &commits[slow_step - 1];
+    // Each report names the code it measured: the last one ran on step 7's
+    // commit with README changed, and says so plainly.
+    let report = std::fs::read_to_string(repo.join("reports/script/report.md")).unwrap();
+    let code = report
+        .lines()
+        .find(|l| l.starts_with("- Code: "))
+        .unwrap_or_else(|| panic!("{report}"));
+    assert!(
+        code.contains(&format!(
+            "the measured repository at commit `{}",
+            commits[6]
+        )) && code.contains("**dirty**"),
+        "{code}"
+    );
+    // Every run replaced the report before it; what it replaced is kept
+    // where git ignores it, so `git add -A` committed none of them.
+    assert!(repo.join("reports/script.old/report.md").is_file());
+    let tracked = git_ok(&repo, &["ls-files", "reports"]);
+    assert!(!tracked.contains("script.old"), "{tracked}");
 
     let o = run_in(&repo, &["history", "reports/script"]);
     assert_eq!(o.status.code(), Some(0), "{}", err_of(&o));
@@ -139,6 +160,17 @@ fn history_names_the_slow_commit_and_git_bisect_finds_it() {
     assert!(changes[0].contains(&format!("`{slow}`")), "{changes:?}");
     assert!(changes[0].contains("**slower**"), "{changes:?}");
     assert_eq!(md.matches("| change: ").count(), 1, "{md}");
+    // The commits that can have made it, ready for git bisect: since the
+    // version before, the ones that touched files outside reports/ (the
+    // slow step's own, which changed work.sh with its report).
+    let before = &commits[slow_step - 2];
+    assert!(
+        md.contains(&format!(
+            "Code commits since `{before}` (files outside the reports), any of which can have made it; `git bisect start {slow} {before}` walks them:\n    - `{slow}` "
+        )),
+        "{md}"
+    );
+    assert!(md.contains("step 5: twice the wait"), "{md}");
     for svg in ["effect.svg", "medians.svg"] {
         let text = std::fs::read_to_string(repo.join("reports/history-script").join(svg)).unwrap();
         assert!(text.starts_with("<svg"), "{svg}");
@@ -210,6 +242,50 @@ fn history_names_the_slow_commit_and_git_bisect_finds_it() {
         .unwrap_or_else(|| panic!("{said}"));
     let full = git_ok(&repo, &["rev-parse", slow]);
     assert!(first_bad.starts_with(&full), "{first_bad} is not {slow}");
+}
+
+/// The guide's bisect example (docs/guide/gate.md) is this test's spec, so
+/// what it promises is what the test above shows; and it compares exit
+/// statuses only, since a commit that changes what the code prints would
+/// otherwise make every later step a skip.
+#[test]
+fn the_guides_bisect_example_is_the_one_tested_and_compares_no_output() {
+    let guide =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/guide/gate.md"))
+            .unwrap();
+    let section = guide
+        .split("## Find the commit with `git bisect`")
+        .nth(1)
+        .unwrap();
+    let example = section
+        .split("```toml\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("the section's toml block");
+    let example: toml::Table = toml::from_str(example).unwrap();
+    let tested: toml::Table = toml::from_str(SPEC).unwrap();
+    fn within(a: &toml::Table, b: &toml::Table, at: &str) {
+        for (k, v) in a {
+            let there = b
+                .get(k)
+                .unwrap_or_else(|| panic!("{at}{k} is not in the test's spec"));
+            match (v, there) {
+                (toml::Value::Table(x), toml::Value::Table(y)) => {
+                    within(x, y, &format!("{at}{k}."))
+                }
+                _ => assert_eq!(v, there, "{at}{k}"),
+            }
+        }
+    }
+    within(&example, &tested, "");
+    for (name, s) in example["strategies"].as_table().unwrap() {
+        assert_eq!(
+            s.get("compare_output").and_then(toml::Value::as_bool),
+            Some(false),
+            "strategies.{name}"
+        );
+    }
+    assert!(section.contains("exits 125 (skip)"), "the guide says why");
 }
 
 /// Exit 2, one line on stderr naming what is wrong.

@@ -83,12 +83,32 @@ fn a_report_folder_is_replaced_and_the_previous_one_kept_in_out_old() {
     small(t);
     let out = exec_ok(t, Path::new("small.toml"), "r", &[]);
     let first = tree(&out);
+    // The replaced report, whole, and a .gitignore that keeps it out of
+    // git (which the folder's record lists as runner's).
+    let kept = |dir: &Path| {
+        let mut files = tree(dir);
+        let ignore = files.remove(Path::new(".gitignore"));
+        assert_eq!(
+            ignore.as_deref(),
+            Some(&b"# runner: the report a newer run replaced, kept out of git\n*\n"[..])
+        );
+        files.remove(Path::new(".runner-files.json"));
+        files
+    };
+    let without_record = |mut files: std::collections::BTreeMap<std::path::PathBuf, Vec<u8>>| {
+        files.remove(Path::new(".runner-files.json"));
+        files
+    };
     exec_ok(t, Path::new("small.toml"), "r", &[]);
-    assert_eq!(tree(&t.join("r.old")), first, "the previous report, whole");
+    assert_eq!(
+        kept(&t.join("r.old")),
+        without_record(first.clone()),
+        "the previous report, whole"
+    );
     let second = tree(&out);
     assert_ne!(second, first, "a new run_id, new timings");
     exec_ok(t, Path::new("small.toml"), "r", &[]);
-    assert_eq!(tree(&t.join("r.old")), second);
+    assert_eq!(kept(&t.join("r.old")), without_record(second));
     assert!(!t.join("r.partial").exists());
 
     // A user's file in the report folder, or a user's r.old: refused,

@@ -151,6 +151,56 @@ pairs = 20
     exec_ok(tmp.path(), &spec, "allowed", &[]);
 }
 
+/// A command that fails every other run (a counter in its scratch folder)
+/// fails at random as far as runner can tell: the error says so, not that
+/// it carries state, and `allow_failure`, set by `--set` on the table's
+/// quoted name as `runner ab` names it, times it, failures included.
+#[test]
+fn a_command_that_fails_at_random_is_said_to_and_allow_failure_runs_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = spec(
+        tmp.path(),
+        "flaky",
+        r#"
+[strategies.ok]
+kind = "command"
+argv = ["true"]
+[strategies."scratch/flaky.sh"]
+kind = "command"
+shell = "n=$(cat {scratch}/n 2>/dev/null || echo 0); echo $((n+1)) > {scratch}/n; [ $((n % 2)) -eq 0 ]"
+[design]
+baseline = "ok"
+treatment = "scratch/flaky.sh"
+forks = 2
+warmup_pairs = 1
+pairs = 6
+"#,
+    );
+    let o = exec(tmp.path(), &spec, "out", None, &[]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("of strategy `scratch/flaky.sh` ended with exit 1 on input ")
+            && err.contains("it succeeded on this same input before, so it fails at random"),
+        "{err}"
+    );
+    assert!(!err.contains("carries state"), "{err}");
+    let out = exec_ok(
+        tmp.path(),
+        &spec,
+        "allowed",
+        &[
+            "--set",
+            r#"strategies."scratch/flaky.sh".allow_failure=true"#,
+        ],
+    );
+    let run = read_json(&out.join("run.json"));
+    let flaky = &run["spec"]["experiment"]["strategies"]["scratch/flaky.sh"];
+    assert_eq!(flaky["allow_failure"], true, "{flaky}");
+    let (_, rows) = csv_rows(&out.join("pairs.csv"));
+    assert_eq!(rows.len(), 2 * 7);
+}
+
 fn spec_with_allow(dir: &Path) -> std::path::PathBuf {
     spec(
         dir,

@@ -63,6 +63,7 @@ fn agree(a: &mut dyn Strategy, b: &mut dyn Strategy) -> anyhow::Result<()> {
     let side = |name| Side {
         name,
         label: "test".into(),
+        observed: true,
     };
     for input in INPUTS {
         let found = check_agreement(&mut Two(a, b), &side("a"), &side("b"), W, input, "")?;

@@ -441,30 +441,97 @@ fn gzip_block() -> String {
     out
 }
 
-/// `runner ab` beside `hyperfine -N --warmup 3` in docs/guide/performance.md,
-/// from `benches/ab-hyperfine.txt` (`sh benches/ab-hyperfine.sh`): each
-/// run's wall time and answer, and runner's wall time as a share of
-/// hyperfine's in the same round. Until that output is committed, the
-/// block says so.
+/// `runner ab` beside hyperfine in docs/guide/performance.md, from
+/// `benches/ab-hyperfine.txt` (`sh benches/ab-hyperfine.sh`): per pair of
+/// commands, each run's wall time and answer, runner's wall time as a
+/// share of hyperfine's in the same round and, where the output says
+/// hyperfine's options (the script's since it runs two pairs), the width
+/// of runner's interval against hyperfine's ± band. An output from before
+/// (one pair, gzip -1 against -2, hyperfine with `--warmup 3`) reads as it
+/// did. Until that output is committed, the block says so.
 fn ab_block() -> String {
-    let text = std::fs::read_to_string(root().join("benches/ab-hyperfine.txt")).unwrap();
-    let when = text
+    ab_block_of(&std::fs::read_to_string(root().join("benches/ab-hyperfine.txt")).unwrap())
+}
+
+fn ab_block_of(text: &str) -> String {
+    let header = text
         .lines()
         .find_map(|l| l.strip_prefix("# sh benches/ab-hyperfine.sh: "));
-    let runs: Vec<&str> = text
+    let measured = text
         .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .collect();
-    let Some(when) = when.filter(|_| !runs.is_empty()) else {
+        .any(|l| !l.starts_with('#') && !l.trim().is_empty());
+    let Some(header) = header.filter(|_| measured) else {
         return "Not measured yet: the output of `sh benches/ab-hyperfine.sh` on a quiet machine is committed as `benches/ab-hyperfine.txt`.\n".into();
     };
-    let mut out = format!(
-        "Measured {when}.\n\n| tool | wall time | forks | measured runs | answer |\n|---|---:|---:|---:|---|\n"
+    let (when, options) = match header.split_once("; hyperfine options: ") {
+        Some((when, options)) => (when, Some(options)),
+        None => (header, None),
+    };
+    let mut out = format!("Measured {when}.\n\n");
+    // Each pair's lines, after its `# pair:` line (none in the old output).
+    let mut pairs: Vec<(Option<&str>, Vec<&str>)> = vec![(None, Vec::new())];
+    for l in text.lines() {
+        if let Some(p) = l.strip_prefix("# pair: ") {
+            pairs.push((Some(p), Vec::new()));
+        } else if !l.starts_with('#') && !l.trim().is_empty() {
+            pairs.last_mut().unwrap().1.push(l);
+        }
+    }
+    pairs.retain(|(_, lines)| !lines.is_empty());
+    for (pair, lines) in pairs {
+        let treatment = pair
+            .and_then(|p| p.split(" vs ").nth(1))
+            .and_then(|t| t.split(" on ").next())
+            .unwrap_or("gzip -2 -c");
+        if let Some(p) = pair {
+            let (commands, bytes) = p.split_once(" on ").unwrap();
+            let (b, t) = commands.split_once(" vs ").unwrap();
+            out.push_str(&format!("`{b}` against `{t}` on {bytes}:\n\n"));
+        }
+        out.push_str(&ab_table(&lines, treatment, options));
+    }
+    out.truncate(out.trim_end().len());
+    out.push('\n');
+    out
+}
+
+/// The script's output with two pairs reads as one table per pair, with
+/// runner's interval against hyperfine's band.
+#[test]
+fn the_hyperfine_table_reads_each_pair_of_the_scripts_output() {
+    let text = "# sh benches/ab-hyperfine.sh: 2027-01-01T00:00:00Z on vm, 2 CPUs, load 0.10 before; runner 0.1.0; hyperfine 1.20.0; hyperfine options: -N
+# pair: gzip -1 -c vs gzip -2 -c on 938895 bytes
+runner    wall   2.00 s  forks  3  runs  120  gzip -2 slower, ratio 1.046 [1.011, 1.081]
+hyperfine wall   5.00 s  forks  1  runs  500  gzip -2 ratio 1.052 +- 0.070
+# pair: gzip -1 -c vs gzip -6 -c on 6200000 bytes
+runner    wall   8.00 s  forks  3  runs   30  forecast   6.00 s  then   7.50 s  pairs 0+5  gzip -6 slower, ratio 3.660 [3.620, 3.700]
+hyperfine wall   6.00 s  forks  1  runs   40  gzip -6 ratio 3.550 +- 0.320
+";
+    let block = ab_block_of(text);
+    assert!(block.starts_with("Measured 2027-01-01T00:00:00Z on vm, 2 CPUs, load 0.10 before; runner 0.1.0; hyperfine 1.20.0.\n\n`gzip -1 -c` against `gzip -2 -c` on 938895 bytes:\n\n| tool |"), "{block}");
+    assert!(block.contains("| `hyperfine -N` | 6.00 s | 1 | 40 | `gzip -6 -c` ratio 3.550 ± 0.320 (ratio of means ± propagated sd) |"), "{block}");
+    assert!(block.contains("| `runner ab` | 8.00 s | 3 | 30 | `gzip -6 -c` slower, ratio 3.660 [3.620, 3.700] (paired ratio of medians, 95 % stopping interval) |"), "{block}");
+    // 0.070 / 0.140 and 0.080 / 0.640.
+    assert!(block.contains("took 0.40x to 0.40x of hyperfine's wall time (1 round(s)), and its ratio's interval was 0.50x to 0.50x as wide as hyperfine's ± band.\n\n`gzip -1 -c` against `gzip -6 -c`"), "{block}");
+    assert!(block.ends_with("took 1.33x to 1.33x of hyperfine's wall time (1 round(s)), and its ratio's interval was 0.13x to 0.13x as wide as hyperfine's ± band. Its trial runs chose 0 + 5 warm-up + measured pairs per fork; its forecast for the forks it ran, printed before the first, was 0.80x to 0.80x of the time they and the analysis took after it.\n"), "{block}");
+}
+
+/// One pair's table and the round-by-round shares.
+fn ab_table(lines: &[&str], treatment: &str, options: Option<&str>) -> String {
+    let word: String = treatment
+        .split_whitespace()
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let hyperfine = format!("`hyperfine {}`", options.unwrap_or("-N --warmup 3"));
+    let mut out = String::from(
+        "| tool | wall time | forks | measured runs | answer |\n|---|---:|---:|---:|---|\n",
     );
-    let (mut runner, mut hyperfine) = (Vec::new(), Vec::new());
-    for l in runs {
+    let (mut runner, mut theirs) = (Vec::new(), Vec::new());
+    let (mut forecasts, mut pairs): (Vec<f64>, Vec<String>) = (Vec::new(), Vec::new());
+    for l in lines {
         let tool = l.split_whitespace().next().unwrap();
-        let word = |key: &str| {
+        let word_after = |key: &str| {
             l.split(key)
                 .nth(1)
                 .unwrap()
@@ -472,24 +539,39 @@ fn ab_block() -> String {
                 .next()
                 .unwrap()
         };
-        let wall: f64 = word("wall").parse().unwrap();
-        let answer = l.split("gzip -2").nth(1).unwrap().trim();
+        let wall: f64 = word_after("wall").parse().unwrap();
+        let answer = l.split(word.as_str()).nth(1).unwrap().trim();
+        let numbers: Vec<f64> = answer
+            .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .filter_map(|t| t.parse().ok())
+            .collect();
         let (label, answer) = match tool {
             "runner" => {
-                runner.push(wall);
+                // ratio [lo, hi]: the interval's width.
+                runner.push((wall, numbers[2] - numbers[1]));
+                if l.contains(" forecast ") {
+                    let forecast: f64 = word_after(" forecast ").parse().unwrap();
+                    let then: f64 = word_after(" then ").parse().unwrap();
+                    forecasts.push(forecast / then);
+                    let chosen = word_after(" pairs ").replace('+', " + ");
+                    if !pairs.contains(&chosen) {
+                        pairs.push(chosen);
+                    }
+                }
                 (
-                    "`runner ab`",
+                    "`runner ab`".to_string(),
                     format!(
-                        "`gzip -2 -c` {answer} (paired ratio of medians, 95 % stopping interval)"
+                        "`{treatment}` {answer} (paired ratio of medians, 95 % stopping interval)"
                     ),
                 )
             }
             _ => {
-                hyperfine.push(wall);
+                // ratio +- sd: the band is twice the sd.
+                theirs.push((wall, 2.0 * numbers[1]));
                 (
-                    "`hyperfine -N --warmup 3`",
+                    hyperfine.clone(),
                     format!(
-                        "`gzip -2 -c` {} (ratio of means ± propagated sd)",
+                        "`{treatment}` {} (ratio of means ± propagated sd)",
                         answer.replace("+-", "±")
                     ),
                 )
@@ -497,18 +579,37 @@ fn ab_block() -> String {
         };
         out.push_str(&format!(
             "| {label} | {wall:.2} s | {} | {} | {answer} |\n",
-            word("forks"),
-            word("runs")
+            word_after("forks"),
+            word_after("runs")
         ));
     }
-    let shares: Vec<f64> = runner.iter().zip(&hyperfine).map(|(r, h)| r / h).collect();
-    let (lo, hi) = shares
-        .iter()
-        .fold((f64::INFINITY, 0f64), |(a, b), x| (a.min(*x), b.max(*x)));
+    let range = |v: Vec<f64>| {
+        v.iter()
+            .fold((f64::INFINITY, 0f64), |(a, b), x| (a.min(*x), b.max(*x)))
+    };
+    // Per round: (wall time, interval width) of each tool.
+    type Run = (f64, f64);
+    let rounds: Vec<(&Run, &Run)> = runner.iter().zip(&theirs).collect();
+    let (lo, hi) = range(rounds.iter().map(|(r, h)| r.0 / h.0).collect());
     out.push_str(&format!(
-        "\nRound by round, `runner ab` took {lo:.2}x to {hi:.2}x of hyperfine's wall time ({} round(s)).\n",
-        shares.len()
+        "\nRound by round, `runner ab` took {lo:.2}x to {hi:.2}x of hyperfine's wall time ({} round(s))",
+        rounds.len()
     ));
+    if options.is_some() {
+        let (wlo, whi) = range(rounds.iter().map(|(r, h)| r.1 / h.1).collect());
+        out.push_str(&format!(
+            ", and its ratio's interval was {wlo:.2}x to {whi:.2}x as wide as hyperfine's ± band"
+        ));
+    }
+    out.push('.');
+    if !forecasts.is_empty() {
+        let (flo, fhi) = range(forecasts);
+        out.push_str(&format!(
+            " Its trial runs chose {} warm-up + measured pairs per fork; its forecast for the forks it ran, printed before the first, was {flo:.2}x to {fhi:.2}x of the time they and the analysis took after it.",
+            pairs.join(", ")
+        ));
+    }
+    out.push_str("\n\n");
     out
 }
 

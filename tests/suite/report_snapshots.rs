@@ -39,6 +39,14 @@ fn pin_machine(run: &mut serde_json::Value, command: &[&str]) {
     env["load_before"] = serde_json::json!([0.5, 0.4, 0.3]);
     env["load_after"] = serde_json::json!([0.6, 0.5, 0.4]);
     env["clock"] = serde_json::json!({"read_cost_ns": 20.5, "resolution_ns": 10});
+    // The measured code: a repository with uncommitted changes.
+    env["code"] = serde_json::json!({
+        "state": "git",
+        "commit": "fedcba9876543210fedcba9876543210fedcba98",
+        "branch": "main",
+        "dirty": true,
+        "diff_sha256": "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a",
+    });
     run["run_id"] = serde_json::json!("20260101_000000_abcdef");
     run["started_at"] = serde_json::json!("2026-01-01T00:00:00Z");
     run["finished_at"] = serde_json::json!("2026-01-01T00:01:00Z");
@@ -293,7 +301,7 @@ fn an_aa_report_states_thresholds_false_positives_and_two_speeds() {
         "| 25 µs | 5/6 seen |",
         // The reproduce command: quoted --set, --out kept, --quiet dropped.
         "cargo run --release -- exec experiments/snap.toml --out reports/snap --set 'grid.delay_us=[0, 5, 10, 25]'",
-        "commit `0123456789abcdef0123456789abcdef01234567`",
+        "- Code: the measured repository at commit `fedcba987654` (branch `main`), **dirty**: tracked files differed from that commit (the SHA-256 of their diff begins `5a5a5a5a5a5a`), so the commit alone does not hold the code that ran; runner built from commit `0123456789abcdef0123456789abcdef01234567`.",
         "schedule, the inputs and the analysis of these data reproduce byte for byte",
         // Jobs, not forks.
         "24 jobs (4 cells x 6 forks)",

@@ -240,19 +240,19 @@ fn a_newer_format_is_refused_and_an_older_one_reads() {
     let path = out.join("run.json");
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(
-        text.starts_with("{\n  \"format_version\": 1,"),
+        text.starts_with("{\n  \"format_version\": 2,"),
         "{}",
         &text[..60]
     );
     let analysis = std::fs::read_to_string(out.join("analysis.json")).unwrap();
     assert!(analysis.starts_with("{\n  \"format_version\": 1,"));
     let mut run: serde_json::Value = serde_json::from_str(&text).unwrap();
-    run["format_version"] = serde_json::json!(2);
+    run["format_version"] = serde_json::json!(3);
     std::fs::write(&path, serde_json::to_string_pretty(&run).unwrap()).unwrap();
     let o = report(&out);
     assert_eq!(o.status.code(), Some(2), "{}", err_of(&o));
     assert!(
-        err_of(&o).contains("has format_version 2, written by a newer runner; this runner reads format_version 0 to 1: upgrade runner to read it"),
+        err_of(&o).contains("has format_version 3, written by a newer runner; this runner reads format_version 0 to 2: upgrade runner to read it"),
         "{}",
         err_of(&o)
     );

@@ -17,7 +17,7 @@ use wait_timeout::ChildExt;
 pub(super) struct Received {
     pub checks: CheckReport,
     pub summary: ForkSummary,
-    pub trial: Option<TrialReport>,
+    pub trial: Option<Box<TrialReport>>,
 }
 
 /// What the stdout thread hands over.
@@ -111,7 +111,7 @@ pub(super) fn receive(
         }
         match event {
             Event::Message(WorkerMessage::Backend { pid }) => backends.push(pid),
-            Event::Message(WorkerMessage::Trial(t)) => trial = Some(t),
+            Event::Message(WorkerMessage::Trial(t)) => trial = Some(Box::new(t)),
             Event::Message(WorkerMessage::Checked(c)) => checks = Some(c),
             Event::Message(WorkerMessage::Pair(p)) => {
                 on_pair(&p).map_err(|e| Ended::Because(e.to_string()))?

@@ -25,6 +25,7 @@ fn side<'a>(name: &'a str, kind: &StrategyKind) -> Side<'a> {
     Side {
         name,
         label: kind.label().to_string(),
+        observed: !matches!(kind, StrategyKind::Command(c) if !c.compare_output),
     }
 }
 

@@ -16,22 +16,34 @@ use std::time::{Duration, Instant};
 
 /// Counted runs per instance.
 pub const RUNS: u32 = 3;
-/// An instance's counted runs stop after this much time once one is in:
-/// an arm that takes minutes must not make `check` take as long as a fork.
-const BUDGET: Duration = Duration::from_secs(2);
+/// An instance's counted runs stop once this much time has gone since its
+/// first run: what a fork would take is known to a few per cent from one
+/// or two runs of a command that takes a good part of it, and `check` (and
+/// exec, before its first fork) must not spend a fork's worth of time on
+/// its trials.
+const BUDGET: Duration = Duration::from_millis(500);
+
+/// One instance's trial: its median run (the timed region) and median
+/// whole run (with what a fork does around it, untimed), and how many
+/// runs they are of.
+struct Timed {
+    run_ns: u64,
+    cycle_ns: u64,
+    runs: u32,
+}
 
 /// Up to [`RUNS`] runs of `arm`'s instance after one that is not counted
-/// (it pays for cold caches, as a fork's warm-up pairs do); the median run
-/// and how many there were.
-fn time(arms: &mut Arms, arm: Arm, draws: &mut Draws) -> Result<(u64, u32)> {
+/// (it pays for cold caches, as a fork's warm-up pairs do).
+fn time(arms: &mut Arms, arm: Arm, draws: &mut Draws) -> Result<Timed> {
     let started = Instant::now();
-    let mut once = || -> Result<u64> {
+    let mut once = || -> Result<(u64, u64)> {
+        let whole = Instant::now();
         let input = draws.input();
         let s = arms.get(arm);
         s.before(input)?;
         let (elapsed, _) = timed_run(s, input, 0, 0)?;
         s.after()?;
-        Ok(elapsed)
+        Ok((elapsed, whole.elapsed().as_nanos() as u64))
     };
     let cold = once()?;
     let mut times = Vec::new();
@@ -41,8 +53,15 @@ fn time(arms: &mut Arms, arm: Arm, draws: &mut Draws) -> Result<(u64, u32)> {
     if times.is_empty() {
         times.push(cold);
     }
-    times.sort_unstable();
-    Ok((times[times.len() / 2], times.len() as u32))
+    let median = |mut v: Vec<u64>| {
+        v.sort_unstable();
+        v[v.len() / 2]
+    };
+    Ok(Timed {
+        run_ns: median(times.iter().map(|t| t.0).collect()),
+        cycle_ns: median(times.iter().map(|t| t.1).collect()),
+        runs: times.len() as u32,
+    })
 }
 
 /// Times the arms, reports them, tears down and says `Done`.
@@ -53,17 +72,21 @@ pub(super) fn run(
     out: &mut impl Write,
     setup_ns: u64,
 ) -> Result<()> {
-    let (baseline_ns, b_runs) = time(&mut arms, Arm::Baseline, draws)?;
+    let baseline = time(&mut arms, Arm::Baseline, draws)?;
     let treatment = if arms.treatment.is_some() {
         Some(time(&mut arms, Arm::Treatment, draws)?)
     } else {
         None
     };
     let report = TrialReport {
-        baseline_ns,
-        treatment_ns: treatment.map(|(ns, _)| ns),
-        runs: treatment.map_or(b_runs, |(_, n)| n.min(b_runs)),
+        baseline_ns: baseline.run_ns,
+        treatment_ns: treatment.as_ref().map(|t| t.run_ns),
+        runs: treatment
+            .as_ref()
+            .map_or(baseline.runs, |t| t.runs.min(baseline.runs)),
         setup_ns,
+        baseline_cycle_ns: baseline.cycle_ns,
+        treatment_cycle_ns: treatment.as_ref().map(|t| t.cycle_ns),
     };
     arms.teardown()?;
     send(out, &WorkerMessage::Trial(report))?;

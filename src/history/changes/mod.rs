@@ -37,7 +37,7 @@ use crate::stats::apart::{self, Bounded, Comparison, Side};
 /// Spec keys that may differ between versions compared as code: what
 /// names or describes a run, and its size (forks, pairs, warm-up), which
 /// changes how precise it is and not what it measures.
-const NOT_MEASURED: [&str; 8] = [
+const NOT_MEASURED: [&str; 9] = [
     "name",
     "title",
     "description",
@@ -46,6 +46,7 @@ const NOT_MEASURED: [&str; 8] = [
     "design.forks",
     "design.pairs",
     "design.warmup_pairs",
+    "design.runs_per_fork",
 ];
 
 /// Why two consecutive versions are not compared as code.

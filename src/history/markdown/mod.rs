@@ -43,7 +43,7 @@ fn code(s: &str) -> String {
 }
 
 /// A commit's subject, shortened to a table's width.
-fn subject(s: &str) -> String {
+pub(super) fn subject(s: &str) -> String {
     const MAX: usize = 72;
     if s.chars().count() <= MAX {
         return text(s);

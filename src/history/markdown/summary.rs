@@ -3,10 +3,10 @@
 //! the machine and spec changes, the repeats, and what the history could
 //! not read; then the details of each change and the arms that moved.
 
-use super::{code, commit_ref, one_in};
+use super::{code, commit_ref, one_in, subject};
 use crate::history::changes::{forks_needed, Boundary, CellStep};
 use crate::history::version::{CellPoint, Version};
-use crate::history::{Dated, Entry, History};
+use crate::history::{Commit, Dated, Entry, History};
 use crate::report::effect as words;
 use crate::report::format;
 use crate::stats::apart::{Bounded, Side};
@@ -214,6 +214,36 @@ fn version_bullet(n: u32, d: &Dated, lines: &[String]) -> Option<String> {
     }
 }
 
+/// The commits that can have made a marked change (`history::code`),
+/// ready for `git bisect`: after the bullet, on lines of their own.
+fn code_words(commits: &[Commit], before: &Commit, d: &Dated) -> String {
+    const SHOWN: usize = 10;
+    if commits.is_empty() {
+        return format!(
+            "\n  - No commit since {} touched files outside the reports: the change is not in the code (the machine, or what the code reads)",
+            code(&before.short)
+        );
+    }
+    let mut out = format!(
+        "\n  - Code commits since {} (files outside the reports), any of which can have made it; `git bisect start {} {}` walks them:",
+        code(&before.short),
+        d.commit.short,
+        before.short
+    );
+    for c in commits.iter().take(SHOWN) {
+        out.push_str(&format!(
+            "\n    - {} {} {}",
+            code(&c.short),
+            c.date,
+            subject(&c.subject)
+        ));
+    }
+    if commits.len() > SHOWN {
+        out.push_str(&format!("\n    - and {} more", commits.len() - SHOWN));
+    }
+    out
+}
+
 fn boundary_words(b: &Boundary) -> String {
     match b {
         Boundary::Spec(keys) => {
@@ -357,7 +387,11 @@ pub(super) fn summary_items(h: &History) -> Vec<String> {
                 lines.push(unjudged_line(h, c, prev, before, v, now));
             }
         }
-        out.extend(version_bullet(*n, d, &lines));
+        let code = match (&d.code, lines.is_empty()) {
+            (Some(commits), false) => code_words(commits, &runs[i - 1].1.commit, d),
+            _ => String::new(),
+        };
+        out.extend(version_bullet(*n, d, &lines).map(|b| b + &code));
     }
     out.extend(repeats(h));
     let (k, first) = unable(h);

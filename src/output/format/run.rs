@@ -20,16 +20,35 @@ pub(super) const STEPS: &[Step<Argv>] = &[
             "stop_method",
             "spec.experiment.gate.max_retry_factor",
             "spec.experiment.gate.allow_overrides",
+            "environment.code",
+            "spec.experiment.design.runs_per_fork",
         ],
         apply: v1,
     },
 ];
 
-/// 1 to 2: the round in which one interval decides. A sequential design
-/// of version 1 stopped on Lai's confidence sequence over the forks'
-/// median D; a gate had no cap on its retry's cost and took every
-/// `--set`; `statistic` chose its interval, and is read no more.
+/// 1 to 2: the round in which one interval decides, a fork's counts come
+/// from the command's length, and the user's code is recorded.
+///
+/// - A sequential design of version 1 stopped on Lai's confidence
+///   sequence over the forks' median D (`stop_method`); a gate had no cap
+///   on its retry's cost and took every `--set`; `statistic` chose its
+///   interval, and is read no more.
+/// - Runners of version 1 did not record the user's code
+///   (`environment.code`, run.json's and each merged shard's).
+/// - A version 1 runner filled a `warmup_pairs` or `pairs` the file left
+///   out with fixed defaults (80 and 300, which the recorded experiment
+///   holds); a spec validated now leaves them to the trial runs, so the
+///   record says which were left out and that the defaults of that time
+///   chose them (`spec.experiment.design.runs_per_fork`).
 fn v1(run: &mut Object, _: &Argv) -> Result<(), StepError> {
+    v1_code(run);
+    if let Some(merged) = object(run, "merged") {
+        for shard in each(merged, "shards") {
+            v1_code(shard);
+        }
+    }
+    v1_runs_per_fork(run);
     let experiment = object(run, "spec").and_then(|s| object(s, "experiment"));
     let Some(experiment) = experiment else {
         return Ok(());
@@ -125,4 +144,41 @@ fn v0_environment(holder: &mut Object) {
         absent(env, "checks", Value::Array(Vec::new()));
         absent(env, "busiest_processes", Value::Array(Vec::new()));
     }
+}
+
+/// The user's code, not recorded by version 1 (run.json's, or a merged
+/// shard's).
+fn v1_code(holder: &mut Object) {
+    if let Some(env) = object(holder, "environment") {
+        absent(env, "code", serde_json::json!({"state": "not-recorded"}));
+    }
+}
+
+/// The counts `spec.toml` leaves out, marked as chosen by the defaults of
+/// the runner that ran it.
+fn v1_runs_per_fork(run: &mut Object) {
+    let Some(spec) = object(run, "spec") else {
+        return;
+    };
+    let Some(text) = spec.get("toml").and_then(Value::as_str) else {
+        return;
+    };
+    // A spec that does not parse is left for the check to refuse.
+    let Ok(parsed) = text.parse::<toml::Table>() else {
+        return;
+    };
+    let design = parsed.get("design").and_then(toml::Value::as_table);
+    let left_out = |key: &str| design.is_none_or(|d| !d.contains_key(key));
+    let (warmup, pairs) = (left_out("warmup_pairs"), left_out("pairs"));
+    if !(warmup || pairs) {
+        return;
+    }
+    let Some(design) = object(spec, "experiment").and_then(|e| object(e, "design")) else {
+        return;
+    };
+    absent(
+        design,
+        "runs_per_fork",
+        serde_json::json!({"warmup_pairs": warmup, "pairs": pairs, "chosen": {"by": "defaults"}}),
+    );
 }

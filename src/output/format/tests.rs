@@ -120,7 +120,8 @@ fn a_version_0_run_json_gets_every_key_it_lacks_as_the_old_default() {
             "format_version": 2,
             "invocation": {"command": "exec", "words": ["./runner", "exec", "a.toml"]},
             "build": {"profile": "release", "launched_as": "cargo run --release --"},
-            "environment": {"os": "Linux", "checks": [], "busiest_processes": []},
+            "environment": {"os": "Linux", "checks": [], "busiest_processes": [],
+                            "code": {"state": "not-recorded"}},
             "spec": {"experiment": {
                 "design": {"forks": 2, "placement": "same-core"},
                 "gate": {"min_power": 0.8, "max_false_block": 0.1, "within_check": false,
@@ -135,7 +136,8 @@ fn a_version_0_run_json_gets_every_key_it_lacks_as_the_old_default() {
             "merged": {"shards": [
                 {"invocation": {"command": "exec", "words": ["runner", "exec", "b.toml"]},
                  "build": {"launched_as": "cargo run --release --"},
-                 "environment": {"checks": [], "busiest_processes": []}}
+                 "environment": {"checks": [], "busiest_processes": [],
+                                 "code": {"state": "not-recorded"}}}
             ]},
         })
     );
@@ -354,5 +356,41 @@ fn an_older_analysis_is_refused_with_how_to_make_it_again() {
     assert_eq!(
         migrate(Path::new("a.json"), now.clone(), Kind::Analysis).unwrap(),
         now
+    );
+}
+
+#[test]
+fn a_version_1_run_json_has_no_code_recorded_and_its_left_out_counts_are_the_old_defaults() {
+    let p = Path::new("r/run.json");
+    let spec = |toml: &str| {
+        json!({
+            "format_version": 1,
+            "environment": {"git_commit": "abc"},
+            "spec": {"toml": toml, "experiment": {"design": {"warmup_pairs": 80, "pairs": 300}}},
+            "merged": {"shards": [{"environment": {}}]},
+        })
+    };
+    let up = migrate(p, spec("[design]\nforks = 2\n"), RUN).unwrap();
+    assert_eq!(up[KEY], 2);
+    assert_eq!(up["environment"]["code"], json!({"state": "not-recorded"}));
+    assert_eq!(
+        up["merged"]["shards"][0]["environment"]["code"],
+        json!({"state": "not-recorded"})
+    );
+    assert_eq!(
+        up["spec"]["experiment"]["design"],
+        json!({"warmup_pairs": 80, "pairs": 300, "runs_per_fork":
+               {"warmup_pairs": true, "pairs": true, "chosen": {"by": "defaults"}}})
+    );
+    // Only the key left out; none when the file set both.
+    let one = migrate(p, spec("design = { pairs = 300 }\n"), RUN).unwrap();
+    assert_eq!(
+        one["spec"]["experiment"]["design"]["runs_per_fork"],
+        json!({"warmup_pairs": true, "pairs": false, "chosen": {"by": "defaults"}})
+    );
+    let both = migrate(p, spec("[design]\nwarmup_pairs = 80\npairs = 300\n"), RUN).unwrap();
+    assert_eq!(
+        both["spec"]["experiment"]["design"].get("runs_per_fork"),
+        None
     );
 }

@@ -49,19 +49,29 @@ pub struct CellText {
     pub forks_column: String,
 }
 
+/// The arms' names in a cell, its placeholders filled
+/// (`comparison::filled`).
+pub(super) struct Names {
+    pub baseline: String,
+    pub treatment: String,
+}
+
 pub(super) fn view<'a>(
     c: &'a CellAnalysis,
     a: &Analysis,
     exp: &Experiment,
-    treatment: String,
+    names: Names,
     same_arms: bool,
 ) -> CellView<'a> {
+    let Names {
+        baseline,
+        treatment,
+    } = names;
     // Every cell of an A/B experiment has an effect, its A/A-like cells
     // too (a variant identical to the baseline answers "no difference
     // resolved", which is the point of including it).
-    let effect = (!exp.design.is_aa()).then(|| {
-        crate::report::effect::text(&c.effect(), &treatment, &exp.design.baseline, a.confidence)
-    });
+    let effect = (!exp.design.is_aa())
+        .then(|| crate::report::effect::text(&c.effect(), &treatment, &baseline, a.confidence));
     let forks_column = if same_arms {
         let reversed = if c.forks_reversed > 0 {
             format!(", {} reversed", c.forks_reversed)
@@ -76,7 +86,7 @@ pub(super) fn view<'a>(
         data: c,
         view: CellText {
             label: label(c, a, exp),
-            baseline: exp.design.baseline.clone(),
+            baseline,
             treatment,
             same_arms,
             effect,

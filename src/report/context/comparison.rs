@@ -62,11 +62,33 @@ pub struct SummaryRow {
 /// The treatment strategy a cell runs against the baseline.
 pub fn treatment_of(info: &crate::run_folder::RunInfo, cell: u32) -> String {
     let exp = &info.spec.experiment;
+    let of = info.cells.iter().find(|c| c.cell == cell);
+    let name = of
+        .and_then(|c| c.treatment.clone())
+        .unwrap_or_else(|| exp.design.treatment.clone());
+    of.map_or(name.clone(), |c| filled(&name, &c.params))
+}
+
+/// The baseline's name in `cell`, its placeholders filled.
+pub fn baseline_of(info: &crate::run_folder::RunInfo, cell: u32) -> String {
+    let name = &info.spec.experiment.design.baseline;
     info.cells
         .iter()
         .find(|c| c.cell == cell)
-        .and_then(|c| c.treatment.clone())
-        .unwrap_or_else(|| exp.design.treatment.clone())
+        .map_or(name.clone(), |c| filled(name, &c.params))
+}
+
+/// `name` with the placeholders of `params` (a cell's grid values) filled
+/// in: `runner ab` names a strategy by its command line, so the cell of
+/// `level = 6` of `gzip -{level} -c` reads `gzip -6 -c`. Other braces stay
+/// as they are.
+pub fn filled(name: &str, params: &serde_json::Map<String, serde_json::Value>) -> String {
+    use crate::spec::placeholder::{substitute, Fill};
+    substitute(name, false, |n| match params.get(n) {
+        Some(v) => Fill::With(crate::plan::param_text(v)),
+        None => Fill::Keep,
+    })
+    .text
 }
 
 /// `cells` with their views; `comparing` tells which compare different arms.
@@ -239,7 +261,15 @@ fn warnings_of(c: &CellView<'_>, named: bool) -> Vec<Warning> {
     };
     let (b, t) = (&c.view.baseline, &c.view.treatment);
     let mut out = Vec::new();
-    if let Some(w) = carry_over_warning(&data.carry_over, &e, b, t) {
+    // What ran before a run can differ only where the arms do: two arms
+    // that run one program (an A/A, or a sweep's cell of the baseline's
+    // own settings) see the same runs before them, so a contrast there is
+    // the machine's (a CPU hog's slices falling unevenly), and ordering
+    // would not cure it.
+    let carry_over = (!c.view.same_arms)
+        .then(|| carry_over_warning(&data.carry_over, &e, b, t))
+        .flatten();
+    if let Some(w) = carry_over {
         out.push(Warning {
             kind: "carry-over",
             text: format!("{who}{w}"),

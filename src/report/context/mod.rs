@@ -168,8 +168,10 @@ pub struct HeadlineView<'a> {
 /// The experiment as run, plus what the report says about its arms.
 #[derive(Debug, Serialize)]
 pub struct SpecView<'a> {
+    /// The experiment as recorded, its title's placeholders filled
+    /// ([`title_of`]).
     #[serde(flatten)]
-    pub experiment: &'a Experiment,
+    pub experiment: std::borrow::Cow<'a, Experiment>,
     /// The experiment file as given.
     pub path: &'a str,
     pub sha256: &'a str,
@@ -292,6 +294,9 @@ pub struct RunText {
     pub order_resampling: Option<&'static str>,
     /// The same for the carry-over intervals.
     pub carry_over_resampling: Option<&'static str>,
+    /// How the counts of a fork's pairs were chosen when the file left
+    /// them out (`report::format::runs_chosen`); none when it set them.
+    pub runs_chosen: Option<String>,
 }
 
 /// `forks` when every cell's contrast resampled whole forks, each keeping
@@ -323,8 +328,11 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
         .cells
         .iter()
         .map(|c| {
-            let treatment = comparison::treatment_of(info, c.cell);
-            cells::view(c, analysis, exp, treatment, same_arms(info, c.cell))
+            let names = cells::Names {
+                baseline: comparison::baseline_of(info, c.cell),
+                treatment: comparison::treatment_of(info, c.cell),
+            };
+            cells::view(c, analysis, exp, names, same_arms(info, c.cell))
         })
         .collect();
     let machines = machines::machines(info, analysis, &cells);
@@ -391,6 +399,7 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
                     .filter(|(_, a)| a.ci_ns.is_some())
                     .map(|(c, a)| c.forks_total - a.forks_left_out),
             ),
+            runs_chosen: super::format::runs_chosen(&exp.design),
         },
         cells,
         headline,
@@ -400,7 +409,13 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
             gate::view(g, exp, analysis.confidence, &overrides)
         }),
         spec: SpecView {
-            experiment: exp,
+            experiment: match title_of(info) {
+                Some(title) => std::borrow::Cow::Owned(Experiment {
+                    title,
+                    ..exp.clone()
+                }),
+                None => std::borrow::Cow::Borrowed(exp),
+            },
             path: &info.spec.path,
             sha256: &info.spec.sha256,
             baseline_kind: exp.strategies[&exp.design.baseline].label(),
@@ -439,6 +454,39 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
     }
 }
 
+/// The title with each placeholder of a swept key filled, when it has
+/// one: the value of the run's one cell, or every value in cell order in
+/// braces, as a shell's brace expansion lists them (`gzip -1 -c vs gzip
+/// -{2,6} -c`); none when the title has no such placeholder.
+fn title_of(info: &RunInfo) -> Option<String> {
+    use crate::spec::placeholder::{substitute, Fill};
+    let title = &info.spec.experiment.title;
+    let mut filled = false;
+    let text = substitute(title, false, |name| {
+        let mut values: Vec<String> = Vec::new();
+        for c in info.cells.iter().filter(|c| c.role.is_experiment()) {
+            if let Some(v) = c.params.get(name).map(crate::plan::param_text) {
+                if !values.contains(&v) {
+                    values.push(v);
+                }
+            }
+        }
+        match values.as_slice() {
+            [] => Fill::Keep,
+            [one] => {
+                filled = true;
+                Fill::With(one.clone())
+            }
+            many => {
+                filled = true;
+                Fill::With(format!("{{{}}}", many.join(",")))
+            }
+        }
+    })
+    .text;
+    filled.then_some(text)
+}
+
 /// Whether both arms of a cell run the same thing: an A/A experiment, or
 /// a cell that binds both arms' strategies (sweeps and placeholders
 /// applied) to the same settings, like the `gzip -1` cells of a sweep that
@@ -462,6 +510,11 @@ fn same_arms(info: &RunInfo, cell: u32) -> bool {
         kind
     };
     let (baseline, treatment) = cell.arms(&exp.design);
+    // Pairs another harness measured say nothing of what ran but the
+    // arms' names.
+    if runs(baseline) == crate::spec::StrategyKind::Imported {
+        return baseline == treatment;
+    }
     runs(baseline) == runs(treatment)
 }
 

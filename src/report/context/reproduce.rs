@@ -20,6 +20,10 @@ pub struct Reproduce {
     pub commit: String,
     /// Set when the build had uncommitted changes (`-dirty`).
     pub commit_dirty: bool,
+    /// The user's code the run measured and runner's build, in words
+    /// ([`code_line`]); none for a run that did not record it (the line
+    /// then names runner's build alone, as it always did).
+    pub code: Option<String>,
     /// The CPU placement of the run, when the experiment has one.
     pub placement: Option<String>,
     /// What reproduces byte for byte and what depends on the machine.
@@ -87,6 +91,54 @@ fn merged_command(info: &RunInfo, m: &crate::shard::MergedInfo) -> String {
     lines.join("\n")
 }
 
+/// `the measured repository at commit `1a2b3c4d5e6f` (branch `main`),
+/// **dirty**: ...; runner built from commit `...``: the code the run
+/// measured, said first (a dirty tree plainly, with the digest of its
+/// changes), then runner's own build.
+fn code_line(info: &RunInfo, runner: &str, runner_dirty: bool) -> Option<String> {
+    use crate::environment::Code;
+    let runner = format!(
+        "runner built from commit `{runner}`{}",
+        if runner_dirty {
+            " with uncommitted changes"
+        } else {
+            ""
+        }
+    );
+    let short = |c: &str| c.chars().take(12).collect::<String>();
+    let repo = match &info.environment.code {
+        Code::NotRecorded => return None,
+        Code::NoRepository { why } => {
+            return Some(format!(
+                "the experiment file is in no git repository runner could read ({}), so no commit names the code that ran; {runner}",
+                why
+            ))
+        }
+        Code::Git(r) => r,
+    };
+    let Some(commit) = &repo.commit else {
+        return Some(format!(
+            "the measured repository had no commit yet, so none names the code that ran; {runner}"
+        ));
+    };
+    let at = format!("commit `{}`", short(commit));
+    let branch = match &repo.branch {
+        Some(b) => format!(" (branch `{b}`)"),
+        None => " (detached HEAD)".into(),
+    };
+    let state = match (&repo.diff_sha256, repo.dirty) {
+        (Some(d), true) => format!(
+            ", **dirty**: tracked files differed from that commit (the SHA-256 of their diff begins `{}`), so the commit alone does not hold the code that ran",
+            short(d)
+        ),
+        (None, true) => ", **dirty**: tracked files differed from that commit".into(),
+        (_, false) => ", clean (no tracked file differed from it)".into(),
+    };
+    Some(format!(
+        "the measured repository at {at}{branch}{state}; {runner}"
+    ))
+}
+
 pub(super) fn build(info: &RunInfo) -> Reproduce {
     if info.imported.is_some() {
         let commit = &info.environment.git_commit;
@@ -97,6 +149,7 @@ pub(super) fn build(info: &RunInfo) -> Reproduce {
         return Reproduce {
             command: analyze_command(info),
             database: None,
+            code: code_line(info, &commit, commit_dirty),
             commit,
             commit_dirty,
             placement: None,
@@ -150,6 +203,7 @@ pub(super) fn build(info: &RunInfo) -> Reproduce {
     Reproduce {
         command,
         database,
+        code: code_line(info, &commit, commit_dirty),
         commit,
         commit_dirty,
         placement,

@@ -394,3 +394,34 @@ fn templates_readme_documents_every_key_of_the_context() {
         "templates/README.md does not document {missing:?}"
     );
 }
+
+/// Carry-over advice is for arms that differ: where both arms run one
+/// program (here the cells of the sweep where the treatment is `gzip -1`
+/// too), the runs before either are the same, so a contrast the analysis
+/// marks (a CPU hog's slices falling unevenly) gets no advice to change
+/// the order; where they differ (`gzip -6`), it does.
+#[test]
+fn carry_over_advice_only_where_the_arms_differ() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/command-gzip");
+    let (info, pairs) = crate::report::read_folder(&dir).unwrap();
+    let analysed = crate::report::analyse(&info, &pairs).unwrap();
+    let same_program = |c: &crate::analysis::CellAnalysis| {
+        c.params["strategies.other.argv"]
+            .to_string()
+            .contains("\"-1\"")
+    };
+    let advised = |mark_same: bool| -> bool {
+        let mut analysis = analysed.clone();
+        for c in &mut analysis.cells {
+            c.carry_over.treatment.inflates = same_program(c) == mark_same;
+        }
+        let ctx = build(&info, &analysis);
+        ctx.comparison
+            .iter()
+            .flat_map(|c| c.warnings.iter())
+            .any(|w| w.kind == "carry-over")
+    };
+    assert!(analysed.cells.iter().any(same_program));
+    assert!(!advised(true), "no advice where both arms run gzip -1");
+    assert!(advised(false), "advice where gzip -6 runs after gzip -1");
+}

@@ -246,3 +246,26 @@ fn an_all_zero_difference_the_measure_cannot_resolve_is_said_in_words() {
         None
     );
 }
+
+#[test]
+fn counts_left_to_the_trial_runs_say_what_chose_them() {
+    let toml = "[strategies.a]\nkind = \"noop\"\n[design]\nbaseline = \"a\"\ntreatment = \"a\"\nwarmup_pairs = 7\n";
+    let mut d = crate::spec::parse_recorded("a.toml", toml, &Default::default())
+        .unwrap()
+        .design;
+    assert_eq!(
+        runs_chosen(&d).as_deref(),
+        Some("the measured pairs to be chosen from the trial runs before the first fork")
+    );
+    let costs = crate::plan::runs::Costs {
+        pair_ns: 25_000_000,
+        fork_start_ns: 14_500_000,
+    };
+    crate::plan::runs::apply(&mut d, costs, 10);
+    assert_eq!(
+        runs_chosen(&d).as_deref(),
+        Some("the measured pairs chosen from trial runs: a pair took about 25.0 ms, a fork's start about 14.5 ms")
+    );
+    d.runs_per_fork = None;
+    assert_eq!(runs_chosen(&d), None);
+}

@@ -112,7 +112,7 @@ impl<'a> Input<'a> {
         ctx: &Context<'a>,
         pairs: &'a [PairRecord],
     ) -> Input<'a> {
-        let exp = ctx.spec.experiment;
+        let exp = &*ctx.spec.experiment;
         let kind = Kind::of(ctx.spec.is_aa, ctx.run.has_delays);
         let many = ctx.headline.groups.len() > 1;
         let panels = ctx

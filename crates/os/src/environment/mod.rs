@@ -9,11 +9,13 @@
 
 pub mod check;
 pub mod checks;
+pub mod code;
 pub mod processes;
 pub mod procfs;
 pub mod sentinel;
 
 pub use checks::{Check, CheckKind, Status};
+pub use code::{Code, Repository};
 pub use processes::BusyProcess;
 pub use sentinel::{ForkSentinel, Snapshot};
 
@@ -43,7 +45,11 @@ pub struct Environment {
     pub load_after: Option<[f64; 3]>,
     pub rustc: String,
     pub runner_version: String,
+    /// The commit runner itself was built from.
     pub git_commit: String,
+    /// The user's code the run measured ([`code`]), beside runner's own
+    /// build above.
+    pub code: Code,
     pub clock: ClockInfo,
     /// The machine checks when the run started (a version 0 run.json
     /// from before runner had them reads as none: runner's format
@@ -109,7 +115,8 @@ pub struct Binary {
     pub git_commit: &'static str,
 }
 
-/// Captures everything but `load_after`; takes [`SAMPLE_WINDOW`].
+/// Captures everything but `load_after` and the user's code (which the
+/// caller knows where to find: [`Code::capture`]); takes [`SAMPLE_WINDOW`].
 pub fn capture(binary: &Binary) -> Environment {
     use sysinfo::{CpuRefreshKind, MemoryRefreshKind, RefreshKind, System};
     let started = Instant::now();
@@ -147,6 +154,7 @@ pub fn capture(binary: &Binary) -> Environment {
         rustc: binary.rustc.into(),
         runner_version: binary.version.into(),
         git_commit: binary.git_commit.into(),
+        code: Code::NotRecorded,
         clock,
         checks,
         busiest_processes,
