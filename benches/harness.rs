@@ -127,6 +127,7 @@ fn analysis_time() {
                     baseline_at_ns: u64::from(pair) * 2_000_000,
                     treatment_at_ns: u64::from(pair) * 2_000_000 + 1_000_000,
                     usage: Default::default(),
+                    counts: Default::default(),
                 });
             }
         }

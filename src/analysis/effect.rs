@@ -125,6 +125,16 @@ pub(crate) fn fork_counts(forks: &[ForkAnalysis]) -> [u32; 2] {
     [count(Direction::Faster), count(Direction::Slower)]
 }
 
+/// Of ratio intervals, how many lie wholly below and wholly above 1.
+pub(crate) fn fork_counts_of(cis: &[[f64; 2]]) -> [u32; 2] {
+    let count = |d: Direction| {
+        cis.iter()
+            .filter(|ci| Direction::of_ratio(**ci) == d)
+            .count() as u32
+    };
+    [count(Direction::Faster), count(Direction::Slower)]
+}
+
 impl Effect {
     /// An effect from the pooled median baseline run, the speed ratio and
     /// its interval, the forks faster and slower on their own, of `forks`.

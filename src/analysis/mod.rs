@@ -24,6 +24,7 @@ pub(crate) mod effect;
 mod fork;
 pub(crate) mod gate;
 mod headline;
+pub(crate) mod instructions;
 pub(crate) mod layout;
 pub(crate) mod machines;
 pub(crate) mod model;
@@ -349,6 +350,7 @@ fn analyse_cell(
         usage: usage::usage(input, forks)?,
         machines: None,
         stop: None,
+        instructions: instructions::instructions(input, forks)?,
         calibration,
         pooled,
         forks: fork_results,
@@ -372,8 +374,12 @@ pub(crate) struct ForkData<'a> {
     pub measured: Vec<&'a PairRecord>,
     /// Every row in the order read; empty when that is `measured` (no
     /// warm-up rows, measured rows read in pair order), which an import
-    /// of millions of pairs would otherwise hold twice.
+    /// of millions of pairs would otherwise hold twice. Counted rows are
+    /// not in it: they ran after the fork's timed runs, in runs of their own.
     all: Vec<&'a PairRecord>,
+    /// The counted pairs in `pair` order: the rows of phase `count`, or in
+    /// a run that counts alone the measured rows (which carry counts).
+    pub counted: Vec<&'a PairRecord>,
     /// What draws the fork's offsets within the clock's step (`dither`):
     /// drawn when asked for rather than held, a value per measured pair
     /// being as much memory as the pairs' references.
@@ -478,7 +484,8 @@ where
             }
         }
         if let Some((_, s)) = &mut run {
-            s.0 += 1;
+            // Counted rows are a fork's own list, never in its run order.
+            s.0 += usize::from(p.phase != Phase::Count);
             s.1 += usize::from(p.phase == Phase::Measure);
         }
     }
@@ -512,6 +519,7 @@ where
                         measured: Vec::with_capacity(measured),
                         // Without warm-up rows, every row is a measured one.
                         all: Vec::with_capacity(if all == measured { 0 } else { all }),
+                        counted: Vec::new(),
                         dither: (input.master_seed, p.cell, input.clock_resolution_ns),
                     }
                 });
@@ -528,6 +536,10 @@ where
                 found: p.delay_ns,
                 expected: *expected,
             });
+        }
+        if p.phase == Phase::Count {
+            fork.counted.push(p);
+            continue;
         }
         if fork.all.capacity() > 0 {
             fork.all.push(p);
@@ -551,6 +563,16 @@ where
                 f.all = f.measured.clone();
             }
             f.measured.sort_by_key(|p| p.pair);
+            if f.counted.is_empty() {
+                // Counted alone: the measured pairs are the counted ones.
+                f.counted = f
+                    .measured
+                    .iter()
+                    .copied()
+                    .filter(|p| p.counts.is_some())
+                    .collect();
+            }
+            f.counted.sort_by_key(|p| p.pair);
         }
         out.insert(cell, forks);
     }

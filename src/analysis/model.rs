@@ -76,6 +76,11 @@ pub struct CellAnalysis {
     /// interval; absent (not null) for fixed designs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<super::stop::CellStop>,
+    /// The instructions of the cell's counted pairs, with their own
+    /// effect (`instructions.rs`); absent (not null) for runs that do not
+    /// count, so their analysis.json is unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<super::instructions::Instructions>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

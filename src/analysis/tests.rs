@@ -77,6 +77,7 @@ fn record(
         baseline_at_ns,
         treatment_at_ns,
         usage: Default::default(),
+        counts: Default::default(),
     }
 }
 

@@ -104,7 +104,13 @@ fn build(args: &AnalyzeArgs, t: &mut table::Table) -> Result<RunInfo> {
     // The digests of pairs.csv and of each fork's rows, from the lines
     // the folder's file will hold, without holding them.
     let mut whole = RowDigest::default();
-    whole.push(format!("{}\n", crate::record::csv_header(false)).as_bytes());
+    whole.push(
+        format!(
+            "{}\n",
+            crate::record::csv_header(crate::record::Columns::default())
+        )
+        .as_bytes(),
+    );
     let mut records = Vec::new();
     let mut sources = Vec::new();
     let mut at = 0usize;
@@ -114,7 +120,7 @@ fn build(args: &AnalyzeArgs, t: &mut table::Table) -> Result<RunInfo> {
         let mut part = RowDigest::default();
         for r in &t.rows[at..at + n] {
             line.clear();
-            crate::record::write_line(&mut line, r);
+            crate::record::write_line(&mut line, r, r.columns());
             part.push(&line);
             whole.push(&line);
         }
@@ -234,7 +240,7 @@ pub(crate) fn analyze(args: &AnalyzeArgs) -> Result<(PathBuf, String)> {
     // pairs.csv first, streamed from the rows: the analysis then holds the
     // rows alone, not their text besides.
     let stored = guard::write_with(&partial.dir.join("pairs.csv"), |w| {
-        crate::record::write_csv(w, &pairs, false)
+        crate::record::write_csv(w, &pairs, crate::record::Columns::default())
     });
     if let Err(e) = stored {
         partial.remove();

@@ -187,7 +187,9 @@ pub(super) fn forks(
             .expect("every fork is listed");
         match r.phase {
             Phase::Warmup => counts.1 += 1,
-            Phase::Measure => counts.2 += 1,
+            // Another harness's table has no counted pairs (`analyze`
+            // reads `warmup` and `measure` only).
+            Phase::Measure | Phase::Count => counts.2 += 1,
         }
     }
     let mut shape: Option<(u32, u32, u32)> = None; // (forks, warmup, pairs)

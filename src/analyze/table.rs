@@ -239,6 +239,7 @@ pub(crate) fn read(path: &Path) -> Result<Table> {
             baseline_at_ns: opt_ns(b_at, "baseline_at_ns")?,
             treatment_at_ns: opt_ns(t_at, "treatment_at_ns")?,
             usage: None,
+            counts: None,
         });
         lines.push(u32::try_from(line).unwrap_or(u32::MAX));
     }

@@ -142,7 +142,10 @@ impl<'a> ForkLoop<'a> {
         let jobs = self.jobs;
         let job = &jobs[i];
         let label = format!("cell {} fork {}", job.cell, job.fork);
-        let mut writer = self.run.partial.fork_writer(job.cell, job.fork)?;
+        let mut writer =
+            self.run
+                .partial
+                .fork_writer(job.cell, job.fork, self.run.exp.design.counting)?;
         let mut rows = Vec::with_capacity(self.pairs_per_job as usize);
         let worker = self.upcoming.take_worker(i)?;
         self.progress.start_fork(&label, self.pairs_per_job);

@@ -7,6 +7,7 @@
 //! From then on, every failure (a fork, a signal, a full disk, the analysis)
 //! keeps what finished and prints the command that resumes.
 
+mod counting;
 pub(crate) mod database;
 mod db_guard;
 pub(crate) mod estimate;
@@ -111,6 +112,7 @@ fn new_run_info(
     loaded: &LoadedSpec,
     selection: Option<shard::Selection>,
     final_dir: &Path,
+    counters: Option<crate::environment::counters::Counters>,
 ) -> Result<RunInfo> {
     let exp = &loaded.experiment;
     let (master, drawn) = match exp.seed {
@@ -124,6 +126,7 @@ fn new_run_info(
     let invocation = Invocation::Exec(args.clone());
     let mut environment = crate::environment::capture(&crate::BINARY);
     environment.code = measured_code(&args.spec, final_dir);
+    environment.counters = counters;
     Builder::new(
         &invocation,
         recorded_spec(loaded, &args.spec)?,
@@ -175,6 +178,7 @@ fn job_request(
         temp_dir: crate::temp::private_root(),
         trial: false,
         sql: exp.database.sql_options(),
+        count: counting::job(exp),
     }
 }
 
@@ -344,6 +348,7 @@ pub fn exec(args: &ExecArgs) -> Result<ExecOutcome> {
 fn exec_loaded(args: &ExecArgs, loaded: &LoadedSpec) -> Result<ExecOutcome> {
     let exp = &loaded.experiment;
     refuse_ungated(&args.spec, exp, args.gate_required, args.bisect)?;
+    let counters = counting::require(&args.spec, exp)?;
     // A template that does not even parse fails now, not after the run.
     if let Some(t) = &exp.report.template {
         crate::report::check_template(t)?;
@@ -407,7 +412,7 @@ fn exec_loaded(args: &ExecArgs, loaded: &LoadedSpec) -> Result<ExecOutcome> {
                 (None, None) => (Path::new("reports").join(&exp.name), "the output folder"),
             };
             target::check_out(&final_dir, what)?;
-            let info = new_run_info(args, loaded, selection, &final_dir)?;
+            let info = new_run_info(args, loaded, selection, &final_dir, counters)?;
             let partial = Partial::create(&partial_path(&final_dir), &info)?;
             (partial, final_dir, info, measured::Measured::default())
         }

@@ -62,6 +62,19 @@ pub(crate) struct JobRequest {
     /// `[database]` options of `sql` arms: private copies, explain.
     #[serde(default)]
     pub sql: crate::db::SqlOptions,
+    /// The run counts instructions (`design.measure`); none: it times alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<CountJob>,
+}
+
+/// How a fork counts: with what, and which of its pairs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct CountJob {
+    pub with: crate::strategy::CountWith,
+    /// The warm-up and measured pairs are timed, and `pairs` counted pairs
+    /// follow them; false: the warm-up and measured pairs are counted.
+    pub timed: bool,
+    pub pairs: u32,
 }
 
 /// A trial job's timings: each instance's median run (ns) after one run

@@ -138,6 +138,7 @@ mod tests {
             temp_dir: None,
             trial: false,
             sql: Default::default(),
+            count: None,
         }
     }
 

@@ -99,6 +99,7 @@ pub(super) fn request(exp: &Experiment, cell: &Cell, db: Option<&DbTarget>) -> J
         temp_dir: crate::temp::private_root(),
         trial: true,
         sql: exp.database.sql_options(),
+        count: None,
     }
 }
 

@@ -373,16 +373,26 @@ fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> 
     // (a few thousand records).
     sample(&mut backend_cpus);
     let mut timer = timer::Timer::new(job, arms, fault);
-    let mut records = Vec::with_capacity((job.warmup_pairs + job.pairs) as usize);
+    let counted = job.count.as_ref().map_or(0, |c| c.pairs);
+    let mut records = Vec::with_capacity((job.warmup_pairs + job.pairs + counted) as usize);
+    // Counted pairs after the timed ones, drawn from the same stream, so
+    // the timed pairs' inputs and order are those of a run that counts
+    // nothing; without time, the warm-up and measured pairs are counted.
+    let counter = job.count.as_ref().map(|c| &c.with);
+    let timed_with = counter.filter(|_| job.count.as_ref().is_some_and(|c| !c.timed));
     let mut measure = || -> Result<u32> {
         let page = crate::memory_layout::stack_page_offset();
-        for (phase, n) in [
-            (Phase::Warmup, job.warmup_pairs),
-            (Phase::Measure, job.pairs),
+        for (phase, n, with) in [
+            (Phase::Warmup, job.warmup_pairs, timed_with),
+            (Phase::Measure, job.pairs, timed_with),
+            (Phase::Count, counted, counter),
         ] {
+            if phase == Phase::Count && n == 0 {
+                continue;
+            }
             records.extend(match job.ordering {
-                Ordering::PairedRandom => timer.paired_random(phase, n, &mut draws, out)?,
-                Ordering::Blocked => timer.blocked(phase, n, &mut draws, out)?,
+                Ordering::PairedRandom => timer.paired_random(phase, n, &mut draws, out, with)?,
+                Ordering::Blocked => timer.blocked(phase, n, &mut draws, out, with)?,
             });
         }
         Ok(page)
@@ -445,6 +455,10 @@ fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> 
             .any(|k| matches!(k, StrategyKind::Command(_))),
         layout: held.as_ref().map(|h| Box::new(h.record(stack_page))),
         sql,
+        counted: job.count.as_ref().map(|c| crate::run_folder::ForkCounted {
+            tool: crate::strategy::CountWith::TOOL.into(),
+            cache_sim: c.with.cache_sim,
+        }),
     };
     if summary.checksum_baseline != summary.checksum_treatment
         && same_fingerprints(&job.baseline, &job.treatment)

@@ -139,20 +139,24 @@ fn machines(shards: &[Shard], forks: &[ForkRecord]) -> Vec<Machine> {
 /// pairs.csv of the merged run: the header, then every fork's rows as its
 /// shard recorded them, forks in (cell, fork) order.
 fn pairs_csv(shards: &[Shard], forks: &[ForkRecord]) -> Vec<u8> {
-    let usage = forks.iter().any(|f| f.summary.resource_usage);
+    let columns = crate::run_folder::digest::run_columns(forks);
     let mut rows: BTreeMap<(u32, u32), Vec<&PairRecord>> = BTreeMap::new();
     for r in shards.iter().flat_map(|s| &s.pairs) {
         rows.entry((r.cell, r.fork)).or_default().push(r);
     }
-    let mut bytes = format!("{}\n", crate::record::csv_header(usage)).into_bytes();
+    let mut bytes = format!("{}\n", crate::record::csv_header(columns)).into_bytes();
     for f in forks {
         for r in rows
             .get(&(f.summary.cell, f.summary.fork))
             .into_iter()
             .flatten()
         {
-            bytes.extend_from_slice(r.to_csv_line().as_bytes());
-            bytes.push(b'\n');
+            let own = if f.summary.counted.is_some() {
+                f.summary.columns()
+            } else {
+                r.columns()
+            };
+            crate::record::write_line(&mut bytes, r, own);
         }
     }
     bytes

@@ -118,7 +118,7 @@ pub struct Plan {
 
 impl Plan {
     pub fn pairs_per_job(exp: &Experiment) -> u64 {
-        u64::from(exp.design.warmup_pairs) + u64::from(exp.design.pairs.get())
+        exp.design.rows_per_fork()
     }
 }
 

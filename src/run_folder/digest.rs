@@ -2,8 +2,8 @@
 //! are written (recorded with the fork and then in `run.json`), and
 //! `pairs.csv` gets one when it is assembled. Every reader (`report`,
 //! `--resume`, the end of `exec`) checks, per fork: the digest, the number
-//! of rows (warm-up + pairs), the pair indices (warm-up 0.., then measured
-//! 0.., each once, in order) and that every row belongs to that fork; then
+//! of rows (warm-up + pairs + counted pairs), the pair indices (warm-up
+//! 0.., then measured 0.., then counted 0.., each once, in order) and that every row belongs to that fork; then
 //! the digest of the whole file. Data that fails any of these is refused
 //! (exit 2) naming the fork, and no number is computed from it.
 
@@ -51,15 +51,15 @@ pub(crate) fn check_fork(
             "{name}: the SHA-256 differs from the one recorded when cell {cell} fork {fork} finished, so the rows were changed afterwards"
         )));
     }
-    let (warmup, pairs) = (exp.design.warmup_pairs, exp.design.pairs.get());
-    if rec.rows != u64::from(warmup) + u64::from(pairs) {
+    if rec.rows != exp.design.rows_per_fork() {
         return Err(FolderError::Rows(format!(
-            "cell {cell} fork {fork} is recorded with {} rows, but the spec gives every fork {warmup} warm-up + {pairs} pairs",
-            rec.rows
+            "cell {cell} fork {fork} is recorded with {} rows, but the spec gives every fork {}",
+            rec.rows,
+            rows_said(exp)
         )));
     }
     let rows =
-        crate::record::parse_rows(bytes, rec.summary.resource_usage).map_err(|(row, error)| {
+        crate::record::parse_rows(bytes, rec.summary.columns()).map_err(|(row, error)| {
             FolderError::Row {
                 name: name.into(),
                 row,
@@ -91,17 +91,21 @@ pub(crate) fn check_rows(
 ) -> std::result::Result<(), FolderError> {
     let warmup = u64::from(exp.design.warmup_pairs);
     let pairs = u64::from(exp.design.pairs.get());
-    if rows.len() as u64 != warmup + pairs {
+    if rows.len() as u64 != exp.design.rows_per_fork() {
         return Err(FolderError::Rows(format!(
-            "cell {cell} fork {fork} has {} rows, but the spec gives every fork {warmup} warm-up + {pairs} pairs",
-            rows.len()
+            "cell {cell} fork {fork} has {} rows, but the spec gives every fork {}",
+            rows.len(),
+            rows_said(exp)
         )));
     }
     for (i, r) in rows.iter().enumerate() {
-        let (phase, index) = if (i as u64) < warmup {
-            (Phase::Warmup, i as u64)
+        let i = i as u64;
+        let (phase, index) = if i < warmup {
+            (Phase::Warmup, i)
+        } else if i < warmup + pairs {
+            (Phase::Measure, i - warmup)
         } else {
-            (Phase::Measure, i as u64 - warmup)
+            (Phase::Count, i - warmup - pairs)
         };
         if r.cell != cell || r.fork != fork || r.phase != phase || u64::from(r.pair) != index {
             return Err(FolderError::Rows(format!(
@@ -119,10 +123,26 @@ pub(crate) fn check_rows(
 }
 
 fn phase_name(p: Phase) -> &'static str {
-    match p {
-        Phase::Warmup => "warmup",
-        Phase::Measure => "measure",
-    }
+    p.as_str()
+}
+
+/// A fork's rows as the spec sets them, in words.
+fn rows_said(exp: &Experiment) -> String {
+    let d = &exp.design;
+    let counted = match d.counted_pairs() {
+        0 => String::new(),
+        n => format!(" + {n} counted pairs"),
+    };
+    format!("{} warm-up + {} pairs{counted}", d.warmup_pairs, d.pairs)
+}
+
+/// The columns of a run's `pairs.csv`: every fork's.
+pub(crate) fn run_columns(forks: &[ForkRecord]) -> crate::record::Columns {
+    forks
+        .iter()
+        .fold(crate::record::Columns::default(), |c, f| {
+            c.union(f.summary.columns())
+        })
 }
 
 /// Reads `DIR/pairs.csv` and checks it against `info` (see the module doc).
@@ -138,8 +158,7 @@ pub(crate) fn check_pairs(
     info: &RunInfo,
 ) -> std::result::Result<Vec<PairRecord>, FolderError> {
     let exp = &info.spec.experiment;
-    let usage = info.forks.iter().any(|f| f.summary.resource_usage);
-    let header = format!("{}\n", csv_header(usage));
+    let header = format!("{}\n", csv_header(run_columns(&info.forks)));
     let Some(body) = bytes.strip_prefix(header.as_bytes()) else {
         return Err(FolderError::Rows(format!(
             "the first line is not the header `{}`",
@@ -300,6 +319,7 @@ mod tests {
             baseline_at_ns: 0,
             treatment_at_ns: 20,
             usage: Default::default(),
+            counts: Default::default(),
         }
     }
 

@@ -59,6 +59,20 @@ pub struct ForkSummary {
     /// without either.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sql: Option<Box<ForkSql>>,
+    /// What counted the fork's counted runs' instructions (`design.measure`);
+    /// absent for a fork that counted nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted: Option<ForkCounted>,
+}
+
+/// What counted a fork's instructions.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ForkCounted {
+    /// `cachegrind`: valgrind's tool, run as `valgrind --tool=cachegrind
+    /// --trace-children=yes`, its counts of every process of a run summed.
+    pub tool: String,
+    /// With `--cache-sim=yes`: the rows carry L1 and last-level misses.
+    pub cache_sim: bool,
 }
 
 /// A fork's private copies and plans (`[database]` private_copies, explain).
@@ -129,6 +143,21 @@ impl ForkSummary {
             commands_contained: false,
             layout: None,
             sql: None,
+            counted: None,
+        }
+    }
+
+    /// The columns of the fork's rows: with counts, every row has the
+    /// usage and count columns (a timed row's counts empty, a counted
+    /// row's usage empty), so its lines all have one width.
+    pub fn columns(&self) -> crate::record::Columns {
+        match &self.counted {
+            None => crate::record::Columns::usage(self.resource_usage),
+            Some(c) => crate::record::Columns {
+                usage: true,
+                instructions: true,
+                cache: c.cache_sim,
+            },
         }
     }
 }

@@ -26,7 +26,8 @@ pub(crate) mod recorded;
 
 pub use error::{ArgvError, FolderError, ShardFlagError};
 pub use fork::{
-    file_stem, ArmClients, ArmPlans, CheckReport, ClientTimes, ForkRecord, ForkSql, ForkSummary,
+    file_stem, ArmClients, ArmPlans, CheckReport, ClientTimes, ForkCounted, ForkRecord, ForkSql,
+    ForkSummary,
 };
 pub use imported::{Imported, ImportedFork};
 pub use invocation::Invocation;

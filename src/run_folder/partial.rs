@@ -240,13 +240,27 @@ impl Partial {
     }
 
     /// Starts the rows of a fork in progress (a temp file until committed).
-    pub(crate) fn fork_writer(&self, cell: u32, fork: u32) -> Result<ForkWriter> {
+    /// `counting`: the run counts instructions, so every row is written
+    /// with the count columns ([`ForkSummary::columns`]); else each row in
+    /// the columns it has.
+    pub(crate) fn fork_writer(
+        &self,
+        cell: u32,
+        fork: u32,
+        counting: Option<crate::spec::Counting>,
+    ) -> Result<ForkWriter> {
         let tmp = self.fork_path(cell, fork, "csv.tmp");
         let file = File::create(&tmp).map_err(|e| io_err("create", &tmp, e))?;
         Ok(ForkWriter {
             tmp,
             out: BufWriter::new(file),
             digest: RowDigest::default(),
+            columns: counting.map(|c| crate::record::Columns {
+                usage: true,
+                instructions: true,
+                cache: c.cache_sim,
+            }),
+            line: Vec::new(),
         })
     }
 
@@ -263,6 +277,7 @@ impl Partial {
             tmp,
             mut out,
             digest,
+            ..
         } = writer;
         let synced = out
             .flush()
@@ -302,8 +317,8 @@ impl Partial {
     /// The finished forks' rows as `pairs.csv` (header, then the forks in
     /// (cell, fork) order), written into the folder; returns its bytes.
     pub(crate) fn assemble_pairs(&self, forks: &[ForkRecord]) -> Result<Vec<u8>> {
-        let usage = forks.iter().any(|f| f.summary.resource_usage);
-        let mut bytes = format!("{}\n", crate::record::csv_header(usage)).into_bytes();
+        let columns = super::digest::run_columns(forks);
+        let mut bytes = format!("{}\n", crate::record::csv_header(columns)).into_bytes();
         for f in forks {
             let path = self.fork_path(f.summary.cell, f.summary.fork, "csv");
             let part = fs::read(&path).map_err(|e| io_err("read", &path, e))?;
@@ -349,16 +364,20 @@ pub(crate) struct ForkWriter {
     tmp: PathBuf,
     out: BufWriter<File>,
     digest: RowDigest,
+    /// Every row's columns; none: each row's own.
+    columns: Option<crate::record::Columns>,
+    line: Vec<u8>,
 }
 
 impl ForkWriter {
     pub(crate) fn push(&mut self, r: &PairRecord) -> Result<()> {
-        let mut line = r.to_csv_line();
-        line.push('\n');
+        self.line.clear();
+        let columns = self.columns.unwrap_or_else(|| r.columns());
+        crate::record::write_line(&mut self.line, r, columns);
         self.out
-            .write_all(line.as_bytes())
+            .write_all(&self.line)
             .map_err(|e| io_err("write", &self.tmp, e))?;
-        self.digest.push(line.as_bytes());
+        self.digest.push(&self.line);
         Ok(())
     }
 

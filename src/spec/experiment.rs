@@ -113,6 +113,41 @@ pub struct Design {
     /// run.json of fixed designs, so theirs stays as it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<super::StopRule>,
+    /// `measure` holds `"instructions"`: the arms' instructions are counted
+    /// too, in runs of their own. Absent from the run.json of runs that
+    /// time alone (the default), so theirs stays as it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counting: Option<Counting>,
+}
+
+/// How a run counts instructions (`design.measure`, docs/guide/instructions.md).
+///
+/// Counted runs are never timed ones: each runs the command under the
+/// counter (valgrind, 20 to 50 times slower), in pairs of its own drawn
+/// from the fork's stream as timed pairs are. With `time`, a fork makes
+/// its warm-up and measured pairs, timed, and then `pairs` counted pairs
+/// (`pairs.csv` phase `count`); without it, the design's measured pairs
+/// are the counted ones, and nothing is timed but the counted runs
+/// themselves, whose times say what the counter cost.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Counting {
+    /// Time is measured too (`measure = ["time", "instructions"]`).
+    pub time: bool,
+    /// Counted pairs per fork after the timed ones (`design.counted_pairs`);
+    /// 0 when time is not measured (the measured pairs are counted).
+    pub pairs: u32,
+    /// valgrind simulates the caches too (`design.cache_sim`): L1 and
+    /// last-level misses and an estimated cycle count per run.
+    pub cache_sim: bool,
+}
+
+impl Counting {
+    /// Counted pairs per fork beside the timed ones, when none is set: a
+    /// deterministic program's count varies by a few instructions between
+    /// runs (its environment and addresses), so a fork's median of three
+    /// is as good as of thirty, and each counted run costs 20 to 50 runs'
+    /// time.
+    pub const DEFAULT_PAIRS: u32 = 3;
 }
 
 /// Which of `warmup_pairs` and `pairs` the file left to runner, and how
@@ -206,6 +241,23 @@ impl Design {
             self.pairs = from.pairs;
         }
         self.runs_per_fork = Some(theirs);
+    }
+
+    /// The counted pairs a fork makes after its timed ones (0 without
+    /// counting, or when its measured pairs are the counted ones).
+    pub fn counted_pairs(&self) -> u32 {
+        self.counting.map_or(0, |c| c.pairs)
+    }
+
+    /// Whether the runs are timed (measured pairs whose times are the
+    /// commands' own): true unless the file counts instructions alone.
+    pub fn times(&self) -> bool {
+        self.counting.is_none_or(|c| c.time)
+    }
+
+    /// Rows a fork writes: warm-up, measured, then counted pairs.
+    pub fn rows_per_fork(&self) -> u64 {
+        u64::from(self.warmup_pairs) + u64::from(self.pairs.get()) + u64::from(self.counted_pairs())
     }
 
     /// Same strategy name on both sides: an A/A experiment sharing one instance.

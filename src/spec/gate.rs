@@ -19,10 +19,31 @@ use super::values::{boolean, describe};
 use serde::{Deserialize, Serialize};
 use toml::Value;
 
+/// What a gate judges: the runs' time (the default), or the instructions
+/// they executed (`metric = "instructions"`, with `design.measure`
+/// counting them).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Metric {
+    #[default]
+    Time,
+    Instructions,
+}
+
+impl Metric {
+    pub fn is_time(&self) -> bool {
+        *self == Metric::Time
+    }
+}
+
 /// The validated `[gate]` table.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 pub struct Gate {
     pub max_slowdown: MaxSlowdown,
+    /// What the threshold is held against; absent from the run.json of a
+    /// gate on time (the default), so theirs stays as it was.
+    #[serde(default, skip_serializing_if = "Metric::is_time")]
+    pub metric: Metric,
     /// A pass needs the deciding interval's power at twice the threshold,
     /// computed from its width (`stats::gate::interval_power`), to reach
     /// this.
@@ -140,6 +161,25 @@ pub(crate) fn gate(raw: RawGate, recorded: bool) -> Result<Gate, Problem> {
             ))
         }
     };
+    let metric = match super::values::choice(
+        raw.metric.as_ref(),
+        &base.child("metric"),
+        &[
+            ("time", Metric::Time),
+            ("instructions", Metric::Instructions),
+        ],
+    )? {
+        Some(m) => m,
+        None => Metric::Time,
+    };
+    if metric == Metric::Instructions {
+        if let MaxSlowdown::Ns(_) = max_slowdown {
+            return Err(Problem::value(
+                &path,
+                format!("gate.max_slowdown must be a percentage (\"2%\") with metric = \"instructions\": a gate on instructions judges their ratio, and a count has no duration, got {:?}", max_slowdown.to_string()),
+            ));
+        }
+    }
     let self_check = boolean(raw.self_check.as_ref(), &base.child("self_check"), true)?;
     let retry_path = base.child("max_retry_factor");
     let max_retry_factor = match &raw.max_retry_factor {
@@ -160,10 +200,13 @@ pub(crate) fn gate(raw: RawGate, recorded: bool) -> Result<Gate, Problem> {
     )?;
     Ok(Gate {
         max_slowdown,
+        metric,
         min_power,
         max_false_block,
         self_check,
-        within_check: self_check,
+        // A delay is time: on counts the half-threshold cell would be a
+        // second A/A, so a gate on instructions checks at d = 0 alone.
+        within_check: self_check && metric == Metric::Time,
         max_retry_factor: Some(max_retry_factor),
         allow_overrides,
     })

@@ -13,6 +13,7 @@ mod grid;
 pub(crate) mod kinds;
 pub(crate) mod limits;
 mod location;
+mod measure;
 mod of_baseline;
 mod override_error;
 mod overrides;
@@ -31,7 +32,7 @@ pub(crate) mod values;
 mod tests;
 
 pub use experiment::*;
-pub use gate::{Gate, MaxSlowdown, DEFAULT_MAX_FALSE_BLOCK};
+pub use gate::{Gate, MaxSlowdown, Metric, DEFAULT_MAX_FALSE_BLOCK};
 pub use kinds::*;
 pub use of_baseline::OfBaseline;
 pub use stop::{describe_rule, HalfWidth, StopRule};

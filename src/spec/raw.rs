@@ -59,6 +59,9 @@ pub(crate) struct RawDesign {
     pub forks: Option<Value>,
     pub warmup_pairs: Option<Value>,
     pub pairs: Option<Value>,
+    pub measure: Option<Value>,
+    pub counted_pairs: Option<Value>,
+    pub cache_sim: Option<Value>,
     pub ordering: Option<Value>,
     pub pad_baseline: Option<Value>,
     pub schedule: Option<Value>,
@@ -100,6 +103,7 @@ pub(crate) struct RawReport {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawGate {
     pub max_slowdown: Option<Value>,
+    pub metric: Option<Value>,
     pub statistic: Option<Value>,
     pub min_power: Option<Value>,
     pub max_false_block: Option<Value>,

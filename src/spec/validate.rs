@@ -80,6 +80,7 @@ pub(crate) fn experiment(raw: RawSpec, ctx: &Context) -> Result<Experiment, Prob
         .gate
         .map(|g| super::gate::gate(g, ctx.recorded()))
         .transpose()?;
+    super::measure::check(&design, &strategies, &grid, gate.as_ref())?;
     limits::check_totals(&design, &grid, gate.as_ref())?;
     let analysis = analysis(raw.analysis.unwrap_or_default())?;
     if let Some(stop) = design.stop.as_ref() {
@@ -289,6 +290,11 @@ fn design(raw: RawDesign) -> Result<Design, Problem> {
     ];
     let baseline = arm(raw.baseline.as_ref(), "baseline")?;
     let (treatment, treatments) = treatments(&raw, &base, &arm)?;
+    let counting = super::measure::counting(&raw, &base)?;
+    // Counted alone, a fork's measured pairs are its counted pairs: a few
+    // suffice (`Counting::DEFAULT_PAIRS`), none is warm-up (a count does
+    // not warm up), and no trial run chooses them from a time.
+    let counted_only = counting.is_some_and(|c| !c.time);
     let stop = raw
         .stop
         .map(|s| super::stop::stop(s, raw.forks.as_ref()))
@@ -303,6 +309,7 @@ fn design(raw: RawDesign) -> Result<Design, Problem> {
         },
         warmup_pairs: match &raw.warmup_pairs {
             Some(v) => limits::warmup(v, &base.child("warmup_pairs"))?,
+            None if counted_only => 0,
             None => super::RunsPerFork::FEWEST_WARMUP,
         },
         pairs: match &raw.pairs {
@@ -313,15 +320,17 @@ fn design(raw: RawDesign) -> Result<Design, Problem> {
                 ", default: chosen from trial runs",
             )?)
             .expect("positive by construction"),
+            None if counted_only => {
+                NonZeroU32::new(Counting::DEFAULT_PAIRS).expect("a positive constant")
+            }
             None => super::RunsPerFork::FEWEST_PAIRS,
         },
-        runs_per_fork: (raw.warmup_pairs.is_none() || raw.pairs.is_none()).then_some(
-            super::RunsPerFork {
+        runs_per_fork: (!counted_only && (raw.warmup_pairs.is_none() || raw.pairs.is_none()))
+            .then_some(super::RunsPerFork {
                 warmup_pairs: raw.warmup_pairs.is_none(),
                 pairs: raw.pairs.is_none(),
                 chosen: None,
-            },
-        ),
+            }),
         ordering: choice(raw.ordering.as_ref(), &base.child("ordering"), &orderings)?
             .unwrap_or(Ordering::PairedRandom),
         pad_baseline: boolean(raw.pad_baseline.as_ref(), &base.child("pad_baseline"), true)?,
@@ -349,6 +358,7 @@ fn design(raw: RawDesign) -> Result<Design, Problem> {
             None => crate::memory_layout::DEFAULT,
         },
         stop,
+        counting,
     })
 }
 

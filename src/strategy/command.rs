@@ -18,9 +18,10 @@
 //! teardown, the runs of the checks (stdout is read as it streams, hashed,
 //! never past the deadline) and the timed runs.
 
+mod counted;
 mod reap;
 
-use super::{Observation, Outcome, Setting, StdoutDigest, Strategy};
+use super::{CountWith, Counted, Observation, Outcome, Setting, StdoutDigest, Strategy};
 use crate::spec::placeholder::{self, Fill, Quoting, Template, SCRATCH};
 use crate::spec::CommandSpec;
 use crate::strategy::error::{fail, Doing, Result, StrategyError};
@@ -39,6 +40,9 @@ use std::time::{Duration, Instant};
 /// killed, for its stdout to close (only a process runner cannot reach
 /// can still hold it).
 const DRAIN: Duration = Duration::from_secs(5);
+
+/// How many times `timeout_s` a counted run may take.
+const COUNTED_SLOWER: u32 = 100;
 
 /// Lines of a failing run's stderr quoted in the error.
 const STDERR_LINES: usize = 10;
@@ -145,12 +149,36 @@ impl Command {
     /// The process for `argv` rendered for `input`: env, cwd, stdin set,
     /// stdout to /dev/null, stderr to the file (emptied first).
     fn process(&mut self, argv: &[Template], input: u64) -> Result<std::process::Command> {
+        self.process_under(None, argv, input)
+    }
+
+    /// [`Command::process`], run by `under` (a program and its options,
+    /// which the rendered argv follows) when given.
+    fn process_under(
+        &mut self,
+        under: Option<(&std::path::Path, Vec<std::ffi::OsString>)>,
+        argv: &[Template],
+        input: u64,
+    ) -> Result<std::process::Command> {
         let argv: Vec<String> = argv.iter().map(|t| t.render(input)).collect();
         let Some(program) = argv.first() else {
             fail!("strategy `{}` has an empty argv", self.name);
         };
-        let mut p = std::process::Command::new(program);
-        p.args(&argv[1..]);
+        let mut p = match under {
+            Some((tool, options)) => {
+                let mut p = std::process::Command::new(tool);
+                p.args(options).args(&argv);
+                // The counter's own options come from its command line
+                // only: options from the environment could change its tool.
+                p.env_remove("VALGRIND_OPTS");
+                p
+            }
+            None => {
+                let mut p = std::process::Command::new(program);
+                p.args(&argv[1..]);
+                p
+            }
+        };
         for (k, v) in &self.env {
             p.env(k, v.render(input));
         }
@@ -382,6 +410,46 @@ impl Strategy for Command {
         Ok(Observation::Command {
             status: describe(status),
             stdout: self.compare_output.then(|| digest.finish()),
+        })
+    }
+
+    fn count(&mut self, input: u64, with: &CountWith) -> Result<Counted> {
+        if let Some(prepare) = self.prepare.clone() {
+            self.once("prepare", &prepare, input)?;
+        }
+        self.input = input;
+        let dir = crate::temp::count_outputs()
+            .doing(|| "creating a folder for valgrind's count files".into())?;
+        let argv = std::mem::take(&mut self.argv);
+        let options = counted::options(dir.path(), with.cache_sim);
+        let p = self.process_under(Some((&with.valgrind, options)), &argv, input);
+        self.argv = argv;
+        let child = p?.spawn().doing(|| {
+            format!(
+                "valgrind ({}) could not start command `{}` of strategy `{}`",
+                with.valgrind.display(),
+                Self::shown(&self.argv, input),
+                self.name
+            )
+        })?;
+        // valgrind runs a program 20 to 50 times slower: its timeout is
+        // that of a run a hundred times as long.
+        let timeout = self.timeout.map(|t| t * COUNTED_SLOWER);
+        let Some(status) = run_out(child.id() as i32, timeout)? else {
+            return Err(self.timed_out("a counted run (under valgrind, allowed 100 x timeout_s)"));
+        };
+        self.check_status(status)?;
+        let count = counted::read_all(dir.path()).map_err(|e| {
+            StrategyError::Failed(format!(
+                "the counted run of command `{}` of strategy `{}` on input {input}: {e}{}",
+                Self::shown(&self.argv, input),
+                self.name,
+                self.stderr_tail()
+            ))
+        })?;
+        Ok(Counted {
+            count,
+            fingerprint: status as u64,
         })
     }
 

@@ -62,6 +62,28 @@ impl Outcome {
     }
 }
 
+/// How a worker counts a run's instructions (`design.measure`): the
+/// valgrind it runs the command under, found by the parent before the
+/// first fork, and whether it simulates the caches.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CountWith {
+    pub valgrind: std::path::PathBuf,
+    pub cache_sim: bool,
+}
+
+impl CountWith {
+    /// The tool's name as run.json records it (`ForkCounted`).
+    pub const TOOL: &'static str = "cachegrind";
+}
+
+/// What one counted run left behind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counted {
+    pub count: crate::record::RunCount,
+    /// Folded into the arm's checksum, as a timed run's is.
+    pub fingerprint: u64,
+}
+
 /// The fingerprint of a run that produces nothing (`spin`, `noop`).
 pub const NOTHING: u64 = 0x006e_6f74_6869_6e67;
 
@@ -110,6 +132,13 @@ pub trait Strategy {
     /// processes' (placement still pins only the one).
     fn serving_pids(&mut self) -> Result<Vec<u32>> {
         Ok(self.backend_pid()?.into_iter().collect())
+    }
+
+    /// One run on `input` under the instruction counter, untimed: its
+    /// counts. Only commands are counted (the experiment file's check
+    /// refuses the others before anything runs).
+    fn count(&mut self, _input: u64, _with: &CountWith) -> Result<Counted> {
+        fail!("only `command` arms can be counted")
     }
 
     /// Once, after the fork's last run (a command's `teardown`).

@@ -34,6 +34,7 @@ fn pairs_of(forks: &Forks, d: u64) -> Vec<PairRecord> {
                 baseline_at_ns: b_at,
                 treatment_at_ns: t_at,
                 usage: Default::default(),
+                counts: Default::default(),
             });
         }
     }

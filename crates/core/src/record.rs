@@ -8,12 +8,27 @@ use serde::{Deserialize, Serialize};
 mod row_error;
 pub use row_error::RowError;
 
-/// Whether a pair belongs to the warm-up (recorded, never analysed) or is measured.
+/// Whether a pair belongs to the warm-up (recorded, never analysed), is
+/// measured, or was counted: run under an instruction counter beside the
+/// timed pairs, in pairs of its own, whose times are those of the counted
+/// runs (slowed by the counter) and are never analysed as time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Phase {
     Warmup,
     Measure,
+    Count,
+}
+
+impl Phase {
+    /// The word `pairs.csv` holds.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Warmup => "warmup",
+            Phase::Measure => "measure",
+            Phase::Count => "count",
+        }
+    }
 }
 
 /// One side of a pair.
@@ -49,6 +64,54 @@ pub struct PairRecord {
     /// its size. Read it with [`PairRecord::usage`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Box<PairUsage>>,
+    /// What each arm's run executed, for a counted pair (`Phase::Count`,
+    /// or a measured pair of a run that counts and does not time); `None`
+    /// for pairs that were not counted. Boxed for the reason `usage` is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counts: Option<Box<PairCounts>>,
+}
+
+/// What one counted run executed: the instructions of every process of
+/// its tree, summed, and with a simulated cache the misses of its first
+/// level and its last level (instruction and data together).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunCount {
+    pub instructions: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheMisses>,
+}
+
+/// A simulated cache's misses over a counted run (cachegrind's
+/// `--cache-sim=yes`): L1 = I1mr + D1mr + D1mw, LL = ILmr + DLmr + DLmw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheMisses {
+    pub l1: u64,
+    pub ll: u64,
+}
+
+impl RunCount {
+    /// The estimated cycles iai-callgrind prints from the same counts:
+    /// an instruction costs 1, an L1 miss that hits the last level 10,
+    /// a last-level miss 100 (its own model, not a measurement). `None`
+    /// without a simulated cache.
+    pub fn estimated_cycles(&self) -> Option<u64> {
+        self.cache
+            .map(|c| self.instructions + 10 * c.l1.saturating_sub(c.ll) + 100 * c.ll)
+    }
+}
+
+/// The counts of both runs of a counted pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct PairCounts {
+    pub baseline: Option<RunCount>,
+    pub treatment: Option<RunCount>,
+}
+
+impl PairCounts {
+    /// What a [`PairRecord`] holds: nothing when neither arm was counted.
+    pub fn boxed(self) -> Option<Box<PairCounts>> {
+        (self.baseline.is_some() || self.treatment.is_some()).then(|| Box::new(self))
+    }
 }
 
 /// What one run of a child process used, from `wait4`'s rusage.
@@ -88,13 +151,103 @@ pub const CSV_HEADER: &str = "cell,fork,phase,pair,first,baseline_ns,treatment_n
 /// without usage keep exactly the 11 columns above.
 pub const USAGE_COLUMNS: &str = "baseline_user_ns,baseline_sys_ns,baseline_max_rss_kib,treatment_user_ns,treatment_sys_ns,treatment_max_rss_kib";
 
-/// The header for a `pairs.csv` whose rows do (or do not) carry usage.
-pub fn csv_header(usage: bool) -> String {
-    if usage {
-        format!("{CSV_HEADER},{USAGE_COLUMNS}")
-    } else {
-        CSV_HEADER.to_string()
+/// Columns that follow the ones above when a run counts instructions: an
+/// arm's run that was not counted (every timed run) leaves its field empty.
+pub const INSTRUCTION_COLUMNS: &str = "baseline_instructions,treatment_instructions";
+
+/// Columns that follow the instructions when the counter simulated a
+/// cache (`design.cache_sim`).
+pub const CACHE_COLUMNS: &str =
+    "baseline_l1_misses,baseline_ll_misses,treatment_l1_misses,treatment_ll_misses";
+
+/// Which optional column groups a `pairs.csv` (or a fork's rows) has. A
+/// run without usage or counts keeps exactly the 11 columns of
+/// [`CSV_HEADER`], so files written before a group existed read as they
+/// were.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Columns {
+    /// [`USAGE_COLUMNS`].
+    pub usage: bool,
+    /// [`INSTRUCTION_COLUMNS`].
+    pub instructions: bool,
+    /// [`CACHE_COLUMNS`], after the instructions (so only with them).
+    pub cache: bool,
+}
+
+impl Columns {
+    /// Usage columns alone, or none.
+    pub fn usage(usage: bool) -> Columns {
+        Columns {
+            usage,
+            ..Columns::default()
+        }
     }
+
+    /// Both sets of columns: what a file holding rows of either needs.
+    pub fn union(self, other: Columns) -> Columns {
+        Columns {
+            usage: self.usage || other.usage,
+            instructions: self.instructions || other.instructions,
+            cache: self.cache || other.cache,
+        }
+    }
+
+    /// Every shape a header may have, the plainest first.
+    fn all() -> impl Iterator<Item = Columns> {
+        [false, true].into_iter().flat_map(|usage| {
+            [(false, false), (true, false), (true, true)]
+                .into_iter()
+                .map(move |(instructions, cache)| Columns {
+                    usage,
+                    instructions,
+                    cache,
+                })
+        })
+    }
+
+    /// Where each group starts, and how many fields a row has.
+    fn layout(self) -> Layout {
+        let mut at = PLAIN_COLUMNS;
+        let mut group = |on: bool, width: usize| {
+            let start = on.then_some(at);
+            if on {
+                at += width;
+            }
+            start
+        };
+        let usage = group(self.usage, 6);
+        let instructions = group(self.instructions, 2);
+        let cache = group(self.instructions && self.cache, 4);
+        Layout {
+            usage,
+            instructions,
+            cache,
+            width: at,
+        }
+    }
+}
+
+/// [`Columns::layout`]: the first field of each group present.
+struct Layout {
+    usage: Option<usize>,
+    instructions: Option<usize>,
+    cache: Option<usize>,
+    width: usize,
+}
+
+/// The header for a `pairs.csv` whose rows have `columns`.
+pub fn csv_header(columns: Columns) -> String {
+    let mut h = CSV_HEADER.to_string();
+    if columns.usage {
+        h = format!("{h},{USAGE_COLUMNS}");
+    }
+    if columns.instructions {
+        h = format!("{h},{INSTRUCTION_COLUMNS}");
+        if columns.cache {
+            h = format!("{h},{CACHE_COLUMNS}");
+        }
+    }
+    h
 }
 
 impl PairRecord {
@@ -108,28 +261,50 @@ impl PairRecord {
         self.usage.get_or_insert_with(Default::default)
     }
 
+    /// Both arms' counts (empty when the pair was not counted).
+    pub fn counts(&self) -> PairCounts {
+        self.counts.as_deref().copied().unwrap_or_default()
+    }
+
     /// D = treatment - baseline, signed.
     pub fn diff_ns(&self) -> i64 {
         self.treatment_ns as i64 - self.baseline_ns as i64
     }
 
-    /// One CSV line without the trailing newline, columns as in
-    /// [`CSV_HEADER`], then [`USAGE_COLUMNS`] when the pair has usage.
+    /// One CSV line without the trailing newline, in the columns a file
+    /// of this row alone would have: [`CSV_HEADER`], then
+    /// [`USAGE_COLUMNS`] when the pair has usage, then the counts'.
     pub fn to_csv_line(&self) -> String {
         let mut line = Vec::new();
-        write_line(&mut line, self);
+        write_line(&mut line, self, self.columns());
         line.pop();
         String::from_utf8(line).expect("numbers and words are UTF-8")
     }
 }
 
-/// The rows' CSV lines (each ending in `\n`), columns as in
-/// [`CSV_HEADER`], then [`USAGE_COLUMNS`] for a pair with usage: the one
-/// writer of `pairs.csv` and of a fork's rows, the csv crate's, the same
-/// that reads them back, so the two cannot disagree about a field.
+impl PairRecord {
+    /// The columns this row needs to be written whole.
+    pub fn columns(&self) -> Columns {
+        let counts = self.counts();
+        let cached = [counts.baseline, counts.treatment]
+            .iter()
+            .any(|c| c.is_some_and(|c| c.cache.is_some()));
+        Columns {
+            usage: self.usage.is_some(),
+            instructions: self.counts.is_some(),
+            cache: cached,
+        }
+    }
+}
+
+/// The rows' CSV lines (each ending in `\n`) in `columns` (empty fields
+/// for a group a row has nothing in): the one writer of `pairs.csv` and of
+/// a fork's rows, the csv crate's, the same that reads them back, so the
+/// two cannot disagree about a field.
 pub fn write_rows<'a, W: std::io::Write>(
     out: W,
     rows: impl IntoIterator<Item = &'a PairRecord>,
+    columns: Columns,
 ) -> std::io::Result<W> {
     use std::fmt::Write as _;
     let mut w = csv::WriterBuilder::new()
@@ -146,10 +321,7 @@ pub fn write_rows<'a, W: std::io::Write>(
     };
     let err = |e: csv::Error| std::io::Error::other(e.to_string());
     for r in rows {
-        let phase = match r.phase {
-            Phase::Warmup => "warmup",
-            Phase::Measure => "measure",
-        };
+        let phase = r.phase.as_str();
         let first = match r.first {
             Arm::Baseline => "baseline",
             Arm::Treatment => "treatment",
@@ -169,11 +341,25 @@ pub fn write_rows<'a, W: std::io::Write>(
         ] {
             put(&mut w, Some(v)).map_err(err)?;
         }
-        if let Some(u) = r.usage.as_deref() {
+        if columns.usage {
+            let u = r.usage();
             for arm in [u.baseline, u.treatment] {
                 put(&mut w, arm.map(|a| a.user_ns)).map_err(err)?;
                 put(&mut w, arm.map(|a| a.sys_ns)).map_err(err)?;
                 put(&mut w, arm.map(|a| a.max_rss_kib)).map_err(err)?;
+            }
+        }
+        let c = r.counts();
+        if columns.instructions {
+            for arm in [c.baseline, c.treatment] {
+                put(&mut w, arm.map(|a| a.instructions)).map_err(err)?;
+            }
+            if columns.cache {
+                for arm in [c.baseline, c.treatment] {
+                    let cache = arm.and_then(|a| a.cache);
+                    put(&mut w, cache.map(|m| m.l1)).map_err(err)?;
+                    put(&mut w, cache.map(|m| m.ll)).map_err(err)?;
+                }
             }
         }
         w.write_record(None::<&[u8]>).map_err(err)?;
@@ -182,29 +368,38 @@ pub fn write_rows<'a, W: std::io::Write>(
         .map_err(|e| std::io::Error::other(e.to_string()))
 }
 
-/// Appends one row's CSV line, `\n` included, to `out` (see [`write_rows`]).
-pub fn write_line(out: &mut Vec<u8>, r: &PairRecord) {
-    write_rows(out, [r]).expect("writing to memory");
+/// Appends one row's CSV line in `columns`, `\n` included, to `out` (see
+/// [`write_rows`]).
+pub fn write_line(out: &mut Vec<u8>, r: &PairRecord, columns: Columns) {
+    write_rows(out, [r], columns).expect("writing to memory");
 }
 
-/// A whole `pairs.csv`: the header for rows with (or without) usage, then
-/// the rows (see [`write_rows`]).
+/// A whole `pairs.csv`: the header for `columns`, then the rows (see
+/// [`write_rows`]).
 pub fn write_csv<W: std::io::Write>(
     mut out: W,
     rows: &[PairRecord],
-    usage: bool,
+    columns: Columns,
 ) -> std::io::Result<()> {
     use std::io::Write as _;
-    writeln!(out, "{}", csv_header(usage))?;
-    write_rows(std::io::BufWriter::with_capacity(1 << 16, out), rows)?.flush()
+    writeln!(out, "{}", csv_header(columns))?;
+    write_rows(
+        std::io::BufWriter::with_capacity(1 << 16, out),
+        rows,
+        columns,
+    )?
+    .flush()
 }
 
 /// How many columns a row without usage has: [`CSV_HEADER`]'s.
 const PLAIN_COLUMNS: usize = 11;
 
-/// Column names in order, for errors: [`CSV_HEADER`] then [`USAGE_COLUMNS`]
-/// (a unit test holds the three together).
-const COLUMNS: [&str; 17] = [
+/// Column names in order, for errors: [`CSV_HEADER`], [`USAGE_COLUMNS`],
+/// [`INSTRUCTION_COLUMNS`] and [`CACHE_COLUMNS`] (a unit test holds them
+/// together); in a row without a group, the later groups' fields sit at
+/// lower positions, so a field's name is found through its group
+/// ([`Layout::name`]).
+const COLUMNS: [&str; 23] = [
     "cell",
     "fork",
     "phase",
@@ -222,22 +417,50 @@ const COLUMNS: [&str; 17] = [
     "treatment_user_ns",
     "treatment_sys_ns",
     "treatment_max_rss_kib",
+    "baseline_instructions",
+    "treatment_instructions",
+    "baseline_l1_misses",
+    "baseline_ll_misses",
+    "treatment_l1_misses",
+    "treatment_ll_misses",
 ];
 
-/// One row read by position: the columns of [`csv_header`]`(usage)`, the
-/// usage ones empty for an arm without usage. By position, not by header
-/// name: the header is checked once, and a large run's 300,000 rows read in
-/// a fraction of the time serde's by-name matching takes.
-fn row(rec: &Fields<'_>, usage: bool) -> Result<PairRecord, RowError> {
-    let columns = if usage { COLUMNS.len() } else { PLAIN_COLUMNS };
-    if rec.len() != columns {
+/// Where each group's names start in [`COLUMNS`].
+const USAGE_NAMES: usize = 11;
+const INSTRUCTION_NAMES: usize = 17;
+const CACHE_NAMES: usize = 19;
+
+impl Layout {
+    /// The name of field `i` of a row in this layout.
+    fn name(&self, i: usize) -> &'static str {
+        let groups = [
+            (self.usage, USAGE_NAMES),
+            (self.instructions, INSTRUCTION_NAMES),
+            (self.cache, CACHE_NAMES),
+        ];
+        groups
+            .iter()
+            .rev()
+            .find_map(|&(start, names)| start.filter(|&s| i >= s).map(|s| COLUMNS[names + i - s]))
+            .unwrap_or(COLUMNS[i.min(PLAIN_COLUMNS - 1)])
+    }
+}
+
+/// One row read by position: the columns of [`csv_header`]`(columns)`, a
+/// group's fields empty for an arm without its values. By position, not
+/// by header name: the header is checked once, and a large run's 300,000
+/// rows read in a fraction of the time serde's by-name matching takes.
+fn row(rec: &Fields<'_>, columns: Columns) -> Result<PairRecord, RowError> {
+    let layout = columns.layout();
+    if rec.len() != layout.width {
         return Err(RowError::FieldCount {
             found: rec.len(),
-            expected: columns,
+            expected: layout.width,
         });
     }
+    let name = |i: usize| layout.name(i);
     let text = |i: usize| -> Result<&str, RowError> {
-        std::str::from_utf8(&rec[i]).map_err(|_| RowError::NotText { column: COLUMNS[i] })
+        std::str::from_utf8(&rec[i]).map_err(|_| RowError::NotText { column: name(i) })
     };
     let number = |i: usize| -> Result<u64, RowError> {
         // Up to 19 plain digits cannot overflow: read them as they are;
@@ -248,12 +471,12 @@ fn row(rec: &Fields<'_>, usage: bool) -> Result<PairRecord, RowError> {
         }
         let t = text(i)?;
         t.parse().map_err(|_| RowError::NotANumber {
-            column: COLUMNS[i],
+            column: name(i),
             text: t.into(),
         })
     };
     let small = |i: usize| -> Result<u32, RowError> {
-        u32::try_from(number(i)?).map_err(|_| RowError::TooLarge { column: COLUMNS[i] })
+        u32::try_from(number(i)?).map_err(|_| RowError::TooLarge { column: name(i) })
     };
     let optional = |i: usize| -> Result<Option<u64>, RowError> {
         if rec[i].is_empty() {
@@ -265,18 +488,24 @@ fn row(rec: &Fields<'_>, usage: bool) -> Result<PairRecord, RowError> {
     let phase = one_of(
         2,
         text(2)?,
-        [("warmup", Phase::Warmup), ("measure", Phase::Measure)],
+        &[
+            ("warmup", Phase::Warmup),
+            ("measure", Phase::Measure),
+            ("count", Phase::Count),
+        ],
+        &["warmup", "measure", "count"],
     )?;
     let first = one_of(
         4,
         text(4)?,
-        [("baseline", Arm::Baseline), ("treatment", Arm::Treatment)],
+        &[("baseline", Arm::Baseline), ("treatment", Arm::Treatment)],
+        &["baseline", "treatment"],
     )?;
     // An arm's three usage columns: all there, or no usage for that arm.
-    let arm_usage = |at: usize| -> Result<Option<RunUsage>, RowError> {
-        if !usage {
+    let arm_usage = |at: Option<usize>| -> Result<Option<RunUsage>, RowError> {
+        let Some(at) = at else {
             return Ok(None);
-        }
+        };
         Ok(
             match (optional(at)?, optional(at + 1)?, optional(at + 2)?) {
                 (Some(user_ns), Some(sys_ns), Some(max_rss_kib)) => Some(RunUsage {
@@ -287,6 +516,26 @@ fn row(rec: &Fields<'_>, usage: bool) -> Result<PairRecord, RowError> {
                 _ => None,
             },
         )
+    };
+    // An arm's count: its instructions, and its misses when all there.
+    let arm_count = |arm: usize| -> Result<Option<RunCount>, RowError> {
+        let Some(at) = layout.instructions else {
+            return Ok(None);
+        };
+        let Some(instructions) = optional(at + arm)? else {
+            return Ok(None);
+        };
+        let cache = match layout.cache {
+            Some(c) => match (optional(c + 2 * arm)?, optional(c + 2 * arm + 1)?) {
+                (Some(l1), Some(ll)) => Some(CacheMisses { l1, ll }),
+                _ => None,
+            },
+            None => None,
+        };
+        Ok(Some(RunCount {
+            instructions,
+            cache,
+        }))
     };
     Ok(PairRecord {
         cell: small(0)?,
@@ -301,21 +550,32 @@ fn row(rec: &Fields<'_>, usage: bool) -> Result<PairRecord, RowError> {
         baseline_at_ns: number(9)?,
         treatment_at_ns: number(10)?,
         usage: PairUsage {
-            baseline: arm_usage(11)?,
-            treatment: arm_usage(14)?,
+            baseline: arm_usage(layout.usage)?,
+            treatment: arm_usage(layout.usage.map(|u| u + 3))?,
+        }
+        .boxed(),
+        counts: PairCounts {
+            baseline: arm_count(0)?,
+            treatment: arm_count(1)?,
         }
         .boxed(),
     })
 }
 
-/// The value that column `i`'s `text` names among `words`.
-fn one_of<T: Copy>(i: usize, text: &str, words: [(&'static str, T); 2]) -> Result<T, RowError> {
+/// The value that column `i`'s `text` names among `words` (`valid`: the
+/// words alone, for the error).
+fn one_of<T: Copy>(
+    i: usize,
+    text: &str,
+    words: &[(&'static str, T)],
+    valid: &'static [&'static str],
+) -> Result<T, RowError> {
     match words.iter().find(|(word, _)| *word == text) {
         Some(&(_, value)) => Ok(value),
         None => Err(RowError::NotOneOf {
             column: COLUMNS[i],
             text: text.into(),
-            valid: [words[0].0, words[1].0],
+            valid,
         }),
     }
 }
@@ -342,7 +602,7 @@ impl std::ops::Index<usize> for Fields<'_> {
 }
 
 /// Parses header-less rows (a fork's file, or the body of `pairs.csv`)
-/// whose columns are [`csv_header`]`(usage)`; an error gives the first bad
+/// whose columns are [`csv_header`]`(columns)`; an error gives the first bad
 /// row, counted from 1, and what is wrong with it.
 ///
 /// The rows are parsed by csv-core, the parser inside the csv crate,
@@ -352,7 +612,7 @@ impl std::ops::Index<usize> for Fields<'_> {
 /// parses hundreds of forks). Each thread builds the automaton once and
 /// resets it per call (csv-core's `Clone` of a parser does not copy the
 /// whole automaton, so a clone cannot stand in).
-pub fn parse_rows(bytes: &[u8], usage: bool) -> Result<Vec<PairRecord>, (usize, RowError)> {
+pub fn parse_rows(bytes: &[u8], columns: Columns) -> Result<Vec<PairRecord>, (usize, RowError)> {
     thread_local! {
         static PARSER: std::cell::RefCell<csv_core::Reader> =
             std::cell::RefCell::new(csv_core::Reader::new());
@@ -360,7 +620,7 @@ pub fn parse_rows(bytes: &[u8], usage: bool) -> Result<Vec<PairRecord>, (usize, 
     PARSER.with(|parser| {
         let mut parser = parser.borrow_mut();
         parser.reset();
-        parse_with(&mut parser, bytes, usage)
+        parse_with(&mut parser, bytes, columns)
     })
 }
 
@@ -368,7 +628,7 @@ pub fn parse_rows(bytes: &[u8], usage: bool) -> Result<Vec<PairRecord>, (usize, 
 fn parse_with(
     parser: &mut csv_core::Reader,
     bytes: &[u8],
-    usage: bool,
+    columns: Columns,
 ) -> Result<Vec<PairRecord>, (usize, RowError)> {
     use csv_core::ReadRecordResult as Read;
     // A row per line, at most: one allocation.
@@ -389,7 +649,7 @@ fn parse_with(
                     bytes: &fields[..written],
                     ends: &ends[..ended],
                 };
-                out.push(row(&rec, usage).map_err(|e| (out.len() + 1, e))?);
+                out.push(row(&rec, columns).map_err(|e| (out.len() + 1, e))?);
                 (written, ended) = (0, 0);
             }
             Read::End => return Ok(out),
@@ -407,7 +667,7 @@ pub enum PairsCsvError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{}: the header {found:?} is not `{}` (with or without the usage columns)", .path.display(), csv_header(false))]
+    #[error("{}: the header {found:?} is not `{}` (with or without the usage and instruction columns)", .path.display(), csv_header(Columns::default()))]
     Header {
         path: std::path::PathBuf,
         found: String,
@@ -422,6 +682,11 @@ pub enum PairsCsvError {
     },
 }
 
+/// The columns a `pairs.csv` header names; `None` for any other header.
+pub fn header_columns(header: &str) -> Option<Columns> {
+    Columns::all().find(|&c| csv_header(c) == header)
+}
+
 /// Reads a whole `pairs.csv` (with header) into records.
 pub fn read_pairs_csv(path: &std::path::Path) -> Result<Vec<PairRecord>, PairsCsvError> {
     let bytes = std::fs::read(path).map_err(|source| PairsCsvError::Read {
@@ -433,17 +698,13 @@ pub fn read_pairs_csv(path: &std::path::Path) -> Result<Vec<PairRecord>, PairsCs
         .position(|&b| b == b'\n')
         .unwrap_or(bytes.len());
     let header = String::from_utf8_lossy(&bytes[..line_end]);
-    let usage = match header.trim_end() {
-        h if h == csv_header(false) => false,
-        h if h == csv_header(true) => true,
-        h => {
-            return Err(PairsCsvError::Header {
-                path: path.to_owned(),
-                found: h.to_owned(),
-            })
-        }
+    let Some(columns) = header_columns(header.trim_end()) else {
+        return Err(PairsCsvError::Header {
+            path: path.to_owned(),
+            found: header.trim_end().to_owned(),
+        });
     };
-    parse_rows(bytes.get(line_end + 1..).unwrap_or_default(), usage).map_err(|(row, source)| {
+    parse_rows(bytes.get(line_end + 1..).unwrap_or_default(), columns).map_err(|(row, source)| {
         PairsCsvError::Row {
             path: path.to_owned(),
             row,
@@ -471,6 +732,7 @@ mod tests {
             baseline_at_ns: 100,
             treatment_at_ns: 50,
             usage: None,
+            counts: None,
         };
         assert_eq!(r.to_csv_line(), "1,2,measure,3,treatment,10,7,0,0,100,50");
         assert_eq!(r.diff_ns(), -3);
@@ -495,6 +757,7 @@ mod tests {
             baseline_at_ns: 0,
             treatment_at_ns: 9,
             usage: None,
+            counts: None,
         };
         let plain = r.clone();
         r.usage_mut().treatment = Some(RunUsage {
@@ -507,8 +770,8 @@ mod tests {
             "0,1,warmup,0,baseline,5,6,0,0,0,9,,,,1000,2000,3"
         );
         for (rows, header) in [
-            (vec![plain], csv_header(false)),
-            (vec![r], csv_header(true)),
+            (vec![plain], csv_header(Columns::default())),
+            (vec![r], csv_header(Columns::usage(true))),
         ] {
             let path = dir.path().join("pairs.csv");
             let mut text = header;
@@ -522,18 +785,116 @@ mod tests {
         }
     }
 
+    /// Counted rows carry each arm's instructions (and misses with a
+    /// simulated cache) after the usage columns; a timed row of the same
+    /// file leaves them empty, and a file without counts keeps its old
+    /// header, so old files read as before.
+    #[test]
+    fn count_columns_round_trip() {
+        let timed = PairRecord {
+            cell: 0,
+            fork: 0,
+            phase: Phase::Measure,
+            pair: 0,
+            first: Arm::Baseline,
+            baseline_ns: 5,
+            treatment_ns: 6,
+            delay_ns: 0,
+            spin_ns: 0,
+            baseline_at_ns: 0,
+            treatment_at_ns: 9,
+            usage: PairUsage {
+                baseline: Some(RunUsage {
+                    user_ns: 1,
+                    sys_ns: 2,
+                    max_rss_kib: 3,
+                }),
+                treatment: None,
+            }
+            .boxed(),
+            counts: None,
+        };
+        let counted = PairRecord {
+            phase: Phase::Count,
+            usage: None,
+            counts: PairCounts {
+                baseline: Some(RunCount {
+                    instructions: 1000,
+                    cache: Some(CacheMisses { l1: 7, ll: 2 }),
+                }),
+                treatment: Some(RunCount {
+                    instructions: 1050,
+                    cache: Some(CacheMisses { l1: 8, ll: 3 }),
+                }),
+            }
+            .boxed(),
+            ..timed.clone()
+        };
+        let columns = timed.columns().union(counted.columns());
+        assert_eq!(
+            csv_header(columns),
+            format!("{CSV_HEADER},{USAGE_COLUMNS},{INSTRUCTION_COLUMNS},{CACHE_COLUMNS}")
+        );
+        let mut bytes = Vec::new();
+        write_line(&mut bytes, &timed, columns);
+        write_line(&mut bytes, &counted, columns);
+        assert_eq!(
+            String::from_utf8(bytes.clone()).unwrap(),
+            "0,0,measure,0,baseline,5,6,0,0,0,9,1,2,3,,,,,,,,,\n\
+             0,0,count,0,baseline,5,6,0,0,0,9,,,,,,,1000,1050,7,2,8,3\n"
+        );
+        assert_eq!(
+            parse_rows(&bytes, columns).unwrap(),
+            vec![timed.clone(), counted.clone()]
+        );
+        assert_eq!(
+            header_columns(&csv_header(columns)),
+            Some(columns),
+            "the header names its columns"
+        );
+        assert_eq!(header_columns(CSV_HEADER), Some(Columns::default()));
+        assert_eq!(
+            counted.counts().treatment.unwrap().estimated_cycles(),
+            Some(1050 + 10 * 5 + 300)
+        );
+        // A bad count names its own column, wherever the groups put it.
+        let (_, e) = parse_rows(
+            b"0,0,count,0,baseline,5,6,0,0,0,9,1000,x\n",
+            Columns {
+                instructions: true,
+                ..Columns::default()
+            },
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("`treatment_instructions`"), "{e}");
+    }
+
     /// A row the writer could not have written is refused with what is
     /// wrong and where: the column, the value, what would be valid.
     #[test]
     fn column_names_are_the_headers() {
-        assert_eq!(COLUMNS.join(","), csv_header(true));
+        let all = Columns {
+            usage: true,
+            instructions: true,
+            cache: true,
+        };
+        assert_eq!(COLUMNS.join(","), csv_header(all));
+        assert_eq!(
+            COLUMNS[USAGE_NAMES..INSTRUCTION_NAMES].join(","),
+            USAGE_COLUMNS
+        );
+        assert_eq!(
+            COLUMNS[INSTRUCTION_NAMES..CACHE_NAMES].join(","),
+            INSTRUCTION_COLUMNS
+        );
+        assert_eq!(COLUMNS[CACHE_NAMES..].join(","), CACHE_COLUMNS);
         assert_eq!(COLUMNS[..PLAIN_COLUMNS].join(","), CSV_HEADER);
     }
 
     #[test]
     fn bad_rows_say_which_column_and_why() {
         let good = "0,1,measure,0,baseline,5,6,0,0,0,9";
-        assert!(parse_rows(format!("{good}\n").as_bytes(), false).is_ok());
+        assert!(parse_rows(format!("{good}\n").as_bytes(), Columns::default()).is_ok());
         let cases = [
             (
                 "0,1,measure,0,baseline,5,x6,0,0,0,9",
@@ -541,7 +902,7 @@ mod tests {
             ),
             (
                 "0,1,timed,0,baseline,5,6,0,0,0,9",
-                "column `phase` holds \"timed\", where `warmup` or `measure` would be valid",
+                "column `phase` holds \"timed\", where `warmup`, `measure` or `count` would be valid",
             ),
             (
                 "0,1,measure,0,both,5,6,0,0,0,9",
@@ -561,14 +922,15 @@ mod tests {
             ),
         ];
         for (line, want) in cases {
-            let (row, e) = parse_rows(format!("{good}\n{line}\n").as_bytes(), false).unwrap_err();
+            let (row, e) =
+                parse_rows(format!("{good}\n{line}\n").as_bytes(), Columns::default()).unwrap_err();
             assert_eq!(row, 2, "{line}");
             assert!(e.to_string().contains(want), "{line}: {e}");
         }
         // With usage: an arm's three columns are all there or all empty.
         let rows = parse_rows(
             b"0,1,measure,0,baseline,5,6,0,0,0,9,1,2,3,,,\n0,1,measure,1,baseline,5,6,0,0,0,9,1,,3,,,\n",
-            true,
+            Columns::usage(true),
         )
         .unwrap();
         let first = rows[0].usage();
@@ -583,7 +945,7 @@ mod tests {
     /// `parse_rows` read before it used csv-core directly.
     fn parse_with_csv_crate(
         bytes: &[u8],
-        usage: bool,
+        columns: Columns,
     ) -> Result<Vec<PairRecord>, (usize, RowError)> {
         let mut rows = csv::ReaderBuilder::new()
             .has_headers(false)
@@ -598,7 +960,7 @@ mod tests {
                 bytes: rec.as_slice(),
                 ends: &ends,
             };
-            out.push(row(&fields, usage).map_err(|e| (out.len() + 1, e))?);
+            out.push(row(&fields, columns).map_err(|e| (out.len() + 1, e))?);
         }
         Ok(out)
     }
@@ -612,25 +974,35 @@ mod tests {
         let good = "0,1,measure,0,baseline,5,6,0,0,0,9";
         let long = "7".repeat(300);
         let many = format!("{good}{}", ",1".repeat(40));
-        let cases: Vec<(String, bool)> = vec![
-            (format!("{good}\n{good}\n"), false),
-            (format!("{good}\r\n{good}\r\n"), false),
-            (format!("{good}\n\n{good}"), false),
-            (format!("\u{feff}{good}\n"), false),
-            ("\"0\",1,\"measure\",0,baseline,5,6,0,0,0,9\n".into(), false),
-            ("0,1,\"mea\"\"sure\",0,baseline,5,6,0,0,0,9\n".into(), false),
-            ("0,1,\"measure\n\",0,baseline,5,6,0,0,0,9\n".into(), false),
-            (format!("0,1,measure,0,baseline,{long},6,0,0,0,9\n"), false),
-            (format!("{many}\n"), false),
-            (format!("{good},1,2,3,,,\n{good},,,,4,5,6\n"), true),
-            (format!("{good},1,2,3,,,\n{good},1,,3,,,\n"), true),
-            (String::new(), false),
-            ("\n\n".into(), false),
+        let usage = Columns::usage(true);
+        let plain = Columns::default();
+        let counted = Columns {
+            usage: true,
+            instructions: true,
+            cache: false,
+        };
+        let cases: Vec<(String, Columns)> = vec![
+            (format!("{good}\n{good}\n"), plain),
+            (format!("{good}\r\n{good}\r\n"), plain),
+            (format!("{good}\n\n{good}"), plain),
+            (format!("\u{feff}{good}\n"), plain),
+            ("\"0\",1,\"measure\",0,baseline,5,6,0,0,0,9\n".into(), plain),
+            ("0,1,\"mea\"\"sure\",0,baseline,5,6,0,0,0,9\n".into(), plain),
+            ("0,1,\"measure\n\",0,baseline,5,6,0,0,0,9\n".into(), plain),
+            (format!("0,1,measure,0,baseline,{long},6,0,0,0,9\n"), plain),
+            (format!("{many}\n"), plain),
+            (format!("{good},1,2,3,,,\n{good},,,,4,5,6\n"), usage),
+            (format!("{good},1,2,3,,,\n{good},1,,3,,,\n"), usage),
+            (String::new(), plain),
+            ("\n\n".into(), plain),
+            (format!("{good},1,2,3,,,,\n{good},,,,4,5,6,7,8\n"), counted),
+            (format!("{good},1,2,3,,,,7\n"), counted),
+            (format!("{good},1,2,3,4,5,6,x,8\n"), counted),
         ];
-        for (text, usage) in cases {
+        for (text, columns) in cases {
             assert_eq!(
-                parse_rows(text.as_bytes(), usage),
-                parse_with_csv_crate(text.as_bytes(), usage),
+                parse_rows(text.as_bytes(), columns),
+                parse_with_csv_crate(text.as_bytes(), columns),
                 "{text:?}"
             );
         }
@@ -656,7 +1028,7 @@ mod tests {
         ];
         for field in fields {
             let line = format!("0,1,measure,0,baseline,{field},6,0,0,0,9\n");
-            let got = parse_rows(line.as_bytes(), false).map(|r| r[0].baseline_ns);
+            let got = parse_rows(line.as_bytes(), Columns::default()).map(|r| r[0].baseline_ns);
             match field.parse::<u64>() {
                 Ok(n) => assert_eq!(got, Ok(n), "{field:?}"),
                 Err(_) => assert!(got.is_err(), "{field:?}: {got:?}"),

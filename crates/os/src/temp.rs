@@ -105,6 +105,13 @@ pub fn scratch() -> std::io::Result<tempfile::TempDir> {
     private().prefix("runner-scratch-").tempdir_in(root())
 }
 
+/// A private folder for one counted run's output: valgrind writes a file
+/// per process of the run's tree into it (named by pid), which the worker
+/// reads and sums; removed with its `TempDir`.
+pub fn count_outputs() -> std::io::Result<tempfile::TempDir> {
+    private().prefix("runner-counts-").tempdir_in(root())
+}
+
 /// A builder of folders only their owner can enter (mode 0700).
 fn private<'a>() -> tempfile::Builder<'a, 'a> {
     let mut b = tempfile::Builder::new();

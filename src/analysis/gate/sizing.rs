@@ -81,6 +81,7 @@ mod tests {
             baseline_at_ns: 0,
             treatment_at_ns: 0,
             usage: Default::default(),
+            counts: Default::default(),
         }
     }
 

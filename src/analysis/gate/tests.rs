@@ -31,6 +31,7 @@ fn cell(cell: u32, delay_ns: u64, forks: u32, d: impl Fn(u32) -> i64) -> Vec<Pai
                 baseline_at_ns: u64::from(p) * 100,
                 treatment_at_ns: u64::from(p) * 100 + 50,
                 usage: Default::default(),
+                counts: Default::default(),
             });
         }
     }
@@ -65,6 +66,7 @@ fn gate(max: MaxSlowdown, within_delay: u64) -> GateInput {
     GateInput {
         gate: Gate {
             max_slowdown: max,
+            metric: crate::spec::Metric::Time,
             min_power: 0.8,
             max_false_block: crate::spec::DEFAULT_MAX_FALSE_BLOCK,
             self_check: true,

@@ -33,6 +33,7 @@ fn rows_by(forks: u32, d: impl Fn(u32) -> i64) -> Vec<PairRecord> {
                 baseline_at_ns: 1000 * i as u64,
                 treatment_at_ns: 1000 * i as u64 + 500,
                 usage: Default::default(),
+                counts: Default::default(),
             });
         }
     }

@@ -21,10 +21,10 @@ use super::draws::Draws;
 use super::{Arms, JobRequest};
 use crate::exec::fault::Fault;
 use crate::placement::ArmCpus;
-use crate::record::{Arm, PairRecord, PairUsage, Phase, RunUsage};
+use crate::record::{Arm, PairCounts, PairRecord, PairUsage, Phase, RunCount, RunUsage};
 use crate::strategy::error::Result;
 use crate::strategy::failure::{FailCode, FailedRun};
-use crate::strategy::Strategy;
+use crate::strategy::{CountWith, Strategy};
 use std::hint::black_box;
 use std::io::Write;
 use std::time::Instant;
@@ -103,6 +103,8 @@ struct Run {
     cpu: Option<u32>,
     /// It failed, and its arm allows failures.
     failed: Option<FailCode>,
+    /// A counted run's count (a counted run is never a timed one).
+    count: Option<RunCount>,
 }
 
 impl Run {
@@ -115,6 +117,7 @@ impl Run {
         fingerprint: 0,
         cpu: None,
         failed: None,
+        count: None,
     };
 }
 
@@ -184,7 +187,35 @@ impl<'a> Timer<'a> {
             fingerprint: outcome.fingerprint,
             cpu: crate::placement::pin::current_cpu(),
             failed: outcome.failed,
+            count: None,
         })
+    }
+
+    /// One counted run: the arm's command under the counter, no wait and
+    /// no timed region; its elapsed time is the counted run's whole, what
+    /// the counter cost, never a timing of the command.
+    fn count(&mut self, arm: Arm, input: u64, with: &CountWith) -> Result<Run> {
+        let t0 = *self.t0.get_or_insert_with(Instant::now);
+        let at = t0.elapsed().as_nanos() as u64;
+        let counted = self.arms.get(arm).count(input, with)?;
+        Ok(Run {
+            at,
+            elapsed: t0.elapsed().as_nanos() as u64 - at,
+            spin: 0,
+            usage: None,
+            fingerprint: counted.fingerprint,
+            cpu: crate::placement::pin::current_cpu(),
+            failed: None,
+            count: Some(counted.count),
+        })
+    }
+
+    /// A timed run, or with `counter` a counted one.
+    fn one(&mut self, arm: Arm, input: u64, counter: Option<&CountWith>) -> Result<Run> {
+        match counter {
+            None => self.run(arm, input),
+            Some(with) => self.count(arm, input, with),
+        }
     }
 
     /// A pair's bookkeeping, once both runs are done and always baseline
@@ -239,16 +270,24 @@ impl<'a> Timer<'a> {
                 treatment: t.usage,
             }
             .boxed(),
+            counts: PairCounts {
+                baseline: b.count,
+                treatment: t.count,
+            }
+            .boxed(),
         }
     }
 
-    /// Each pair: one input, a coin for which arm goes first.
+    /// Each pair: one input, a coin for which arm goes first. With
+    /// `counter`, the pairs are counted rather than timed, drawn the same
+    /// way from the fork's stream.
     pub(super) fn paired_random(
         &mut self,
         phase: Phase,
         n: u32,
         draws: &mut Draws,
         out: &mut impl Write,
+        counter: Option<&CountWith>,
     ) -> Result<Vec<PairRecord>> {
         let mut records = Vec::with_capacity(n as usize);
         for i in 0..n as usize {
@@ -260,7 +299,7 @@ impl<'a> Timer<'a> {
             // leads into each run is the same whichever arm goes first.
             let mut runs = [Run::NONE; 2];
             for (slot, arm) in runs.iter_mut().zip(order) {
-                *slot = self.run(arm, input)?;
+                *slot = self.one(arm, input, counter)?;
             }
             let [b, t] = match first {
                 Arm::Baseline => runs,
@@ -272,23 +311,25 @@ impl<'a> Timer<'a> {
         Ok(records)
     }
 
-    /// All baseline runs of the phase, then all treatment runs, matched by index.
+    /// All baseline runs of the phase, then all treatment runs, matched by
+    /// index (counted with `counter`, as [`Timer::paired_random`]).
     pub(super) fn blocked(
         &mut self,
         phase: Phase,
         n: u32,
         draws: &mut Draws,
         out: &mut impl Write,
+        counter: Option<&CountWith>,
     ) -> Result<Vec<PairRecord>> {
         let inputs: Vec<u64> = (0..n).map(|_| draws.input()).collect();
         let mut b = Vec::with_capacity(inputs.len());
         for (i, &input) in inputs.iter().enumerate() {
             self.fault_before(phase, i, out)?;
-            b.push(self.run(Arm::Baseline, input)?);
+            b.push(self.one(Arm::Baseline, input, counter)?);
         }
         let t: Vec<Run> = inputs
             .iter()
-            .map(|&input| self.run(Arm::Treatment, input))
+            .map(|&input| self.one(Arm::Treatment, input, counter))
             .collect::<Result<_>>()?;
         for (i, (b, t)) in b.iter().zip(&t).enumerate() {
             self.account(phase, b, t, i, inputs[i]);

@@ -112,6 +112,7 @@ mod tests {
             baseline_at_ns: 0,
             treatment_at_ns: 100,
             usage: Default::default(),
+            counts: Default::default(),
         };
         let pairs = [pair(0), pair(50)];
         assert_eq!(measured(&pairs, true), 200 + 250 + 50);

@@ -26,6 +26,7 @@ fn gated_floor() -> (RunInfo, Analysis) {
     };
     let gate = crate::spec::Gate {
         max_slowdown: crate::spec::MaxSlowdown::Ns(500),
+        metric: crate::spec::Metric::Time,
         min_power: 0.5,
         // Shown above 99 % never: the 1 µs cell's blocked forks do not
         // turn the verdict inconclusive here.

@@ -45,6 +45,7 @@ pub(super) fn measured(cells: &[FixtureCell], forks: u32) -> (Analysis, Vec<Pair
                     baseline_at_ns: slot,
                     treatment_at_ns: slot + 2_000_000,
                     usage: Default::default(),
+                    counts: Default::default(),
                 });
             }
         }

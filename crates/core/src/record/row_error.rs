@@ -16,10 +16,20 @@ pub enum RowError {
     NotANumber { column: &'static str, text: String },
     #[error("column `{column}` is larger than {}", u32::MAX)]
     TooLarge { column: &'static str },
-    #[error("column `{column}` holds {text:?}, where `{}` or `{}` would be valid", .valid[0], .valid[1])]
+    #[error("column `{column}` holds {text:?}, where {} would be valid", one_of(.valid))]
     NotOneOf {
         column: &'static str,
         text: String,
-        valid: [&'static str; 2],
+        valid: &'static [&'static str],
     },
+}
+
+/// `a` or `b`; `a`, `b` or `c`: the words a column may hold.
+fn one_of(words: &[&str]) -> String {
+    let quoted: Vec<String> = words.iter().map(|w| format!("`{w}`")).collect();
+    match quoted.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
 }

@@ -10,6 +10,7 @@
 pub mod check;
 pub mod checks;
 pub mod code;
+pub mod counters;
 pub mod processes;
 pub mod procfs;
 pub mod sentinel;
@@ -57,6 +58,10 @@ pub struct Environment {
     pub checks: Vec<Check>,
     /// The busiest other processes over [`SAMPLE_WINDOW`] at the start.
     pub busiest_processes: Vec<BusyProcess>,
+    /// The instruction counters the machine offered and the one the run
+    /// used ([`counters`]); absent for a run that counted nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<counters::Counters>,
 }
 
 /// What one `Instant::now()` costs and the smallest step it shows.
@@ -158,6 +163,7 @@ pub fn capture(binary: &Binary) -> Environment {
         clock,
         checks,
         busiest_processes,
+        counters: None,
     }
 }
 
