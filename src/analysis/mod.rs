@@ -171,6 +171,20 @@ pub fn analyse_run(
                 c.forks.len() as u32,
             );
             carry_over::mark(&mut c.carry_over, resolved_ns(&c.effect));
+            if let (Some(counts), Some(ratio), Some(ci)) = (
+                c.instructions.as_mut(),
+                cell_stop.instructions_ratio,
+                cell_stop.instructions_ratio_ci,
+            ) {
+                let e = &counts.effect;
+                counts.effect = instructions::CountEffect::new(
+                    effect::IntervalKind::Sequence,
+                    e.baseline_median,
+                    (ratio, ci),
+                    [e.forks_fewer, e.forks_more],
+                    e.forks,
+                );
+            }
             c.stop = Some(cell_stop);
         }
     }

@@ -45,6 +45,11 @@ pub struct StopInput {
     pub stops: Vec<Stopped>,
     /// The rule the run stopped by (run.json `stop_method`).
     pub method: StopMethod,
+    /// The rule judges the instructions' ratio (`cells[].instructions`):
+    /// the gate's metric is instructions, or the run counts and does not
+    /// time. A deterministic program's counts agree in every fork, so such
+    /// a cell stops at its first look.
+    pub counts: bool,
 }
 
 /// Which statistic a cell's rule judges: the speed ratio, unless the user
@@ -54,12 +59,17 @@ pub struct StopInput {
 pub enum StopStatistic {
     Ratio,
     Difference,
+    /// The instructions' ratio.
+    Instructions,
 }
 
 impl StopInput {
     /// The statistic `decide` judges (the gate's unit, else the ratio);
     /// without `decide`, the one `half_width` is in.
     pub fn statistic(&self) -> StopStatistic {
+        if self.counts {
+            return StopStatistic::Instructions;
+        }
         let in_time = |x: Option<crate::spec::OfBaseline>| matches!(x, Some(HalfWidth::Ns(_)));
         let time = if self.rule.decide {
             in_time(self.gate)
@@ -94,6 +104,12 @@ pub struct CellStop {
     /// ratios) and its interval: the effect's.
     pub ratio: f64,
     pub ratio_ci: [f64; 2],
+    /// The instructions' ratio at the stop and its interval, when the
+    /// rule judged them (`StopStatistic::Instructions`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions_ratio: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions_ratio_ci: Option<[f64; 2]>,
     /// D at the stop, the mean of the forks' median D, and its interval.
     pub estimate_ns: f64,
     pub interval_ns: [f64; 2],
@@ -145,14 +161,19 @@ struct Estimates {
     d: Vec<f64>,
     logs: Vec<f64>,
     baselines: Vec<Vec<u64>>,
+    /// The forks' instructions log ratios, when the rule judges them.
+    counts: Option<Vec<f64>>,
 }
 
 impl Estimates {
-    fn of(forks: &[ForkData<'_>]) -> Result<Estimates, StatsError> {
+    fn of(forks: &[ForkData<'_>], counts: bool) -> Result<Estimates, StatsError> {
         let mut e = Estimates {
             d: Vec::with_capacity(forks.len()),
             logs: Vec::with_capacity(forks.len()),
             baselines: Vec::with_capacity(forks.len()),
+            counts: counts
+                .then(|| super::instructions::fork_logs(forks))
+                .transpose()?,
         };
         for f in forks {
             e.d.push(stats::median(&f.diffs())?);
@@ -171,10 +192,20 @@ impl Estimates {
     }
 }
 
-/// The two intervals after the first `n` forks.
+/// The intervals after the first `n` forks.
 struct Intervals {
     ratio: LookInterval,
     d: LookInterval,
+    /// The instructions' log ratio, when the rule judges it.
+    counts: Option<LookInterval>,
+}
+
+impl Intervals {
+    /// The log-ratio interval the rule judges: the instructions', or the
+    /// speed ratio's.
+    fn judged_ratio(&self) -> &LookInterval {
+        self.counts.as_ref().unwrap_or(&self.ratio)
+    }
 }
 
 /// Whether the rule holds for `intervals` (module doc).
@@ -185,14 +216,14 @@ fn met(s: &StopInput, i: &Intervals) -> Option<StopReason> {
                 i.d.bounds
                     .is_some_and(|ci| decide(i.d.mean, ci, t as f64) != Decision::Inconclusive)
             }
-            Some(MaxSlowdown::Percent(p)) => i.ratio.bounds.is_some_and(|[lo, hi]| {
+            Some(MaxSlowdown::Percent(p)) => i.judged_ratio().bounds.is_some_and(|[lo, hi]| {
                 decide(0.0, [lo.exp(), hi.exp()], 1.0 + p / 100.0) != Decision::Inconclusive
             }),
-            None => i.ratio.excludes(0.0),
+            None => i.judged_ratio().excludes(0.0),
         };
     let reached = match s.rule.half_width {
         Some(HalfWidth::Ns(t)) => i.d.half_width() <= t as f64,
-        Some(HalfWidth::Percent(p)) => ratio_half_width(&i.ratio) <= p / 100.0,
+        Some(HalfWidth::Percent(p)) => ratio_half_width(i.judged_ratio()) <= p / 100.0,
         None => false,
     };
     if decided {
@@ -268,6 +299,11 @@ fn spent(s: &StopInput, e: &Estimates, n: usize, confidence: f64) -> Result<Inte
     Ok(Intervals {
         ratio: spending.interval(&e.logs[..n])?,
         d: spending.interval(&e.d[..n])?,
+        counts: e
+            .counts
+            .as_ref()
+            .map(|c| spending.interval(&c[..n]))
+            .transpose()?,
     })
 }
 
@@ -294,7 +330,7 @@ pub fn look(
     if n < s.rule.min_forks.get() as usize {
         return Ok(None);
     }
-    let e = Estimates::of(forks).map_err(stats_err)?;
+    let e = Estimates::of(forks, s.counts).map_err(stats_err)?;
     let met = rule_at(s, &e, n, input.confidence).map_err(stats_err)?;
     Ok(met.or((n >= s.rule.max_forks.get() as usize).then_some(StopReason::Max)))
 }
@@ -325,7 +361,7 @@ pub(crate) fn cell(
     }
     let stats_err = |source| AnalysisError::Stats { cell, source };
     let confidence = input.confidence;
-    let e = Estimates::of(forks).map_err(stats_err)?;
+    let e = Estimates::of(forks, s.counts).map_err(stats_err)?;
     let min = s.rule.min_forks.get() as usize;
     for n in min..k {
         if let Some(reason) = rule_at(s, &e, n, confidence).map_err(stats_err)? {
@@ -364,6 +400,10 @@ pub(crate) fn cell(
                 i.ratio.bounds.map(|[lo, hi]| [lo.exp(), hi.exp()])?,
             ),
             StopStatistic::Difference => (i.d.mean, i.d.bounds?),
+            StopStatistic::Instructions => {
+                let c = i.counts.as_ref()?;
+                (c.mean.exp(), c.bounds.map(|[lo, hi]| [lo.exp(), hi.exp()])?)
+            }
         };
         Some(StopLook {
             forks: i.d.n as u32,
@@ -379,12 +419,19 @@ pub(crate) fn cell(
     }
     let naive = naive(s, &e, min, k, confidence).map_err(stats_err)?;
     let [ratio_lo, ratio_hi] = bounds(&at_stop.ratio)?;
+    let counts = at_stop
+        .counts
+        .as_ref()
+        .map(|c| bounds(c).map(|[lo, hi]| (c.mean.exp(), [lo.exp(), hi.exp()])))
+        .transpose()?;
     Ok(CellStop {
         forks_run: stopped.forks_run,
         reason: stopped.reason,
         statistic,
         ratio: at_stop.ratio.mean.exp(),
         ratio_ci: [ratio_lo.exp(), ratio_hi.exp()],
+        instructions_ratio: counts.map(|c| c.0),
+        instructions_ratio_ci: counts.map(|c| c.1),
         estimate_ns: at_stop.d.mean,
         interval_ns: bounds(&at_stop.d)?,
         half_width_ns: at_stop.d.half_width(),
@@ -431,6 +478,11 @@ fn naive(
         let i = Intervals {
             ratio: fixed(&e.logs[..n], confidence)?,
             d: fixed(&e.d[..n], confidence)?,
+            counts: e
+                .counts
+                .as_ref()
+                .map(|c| fixed(&c[..n], confidence))
+                .transpose()?,
         };
         if met(s, &i).is_some() || n == k {
             return Ok((met(s, &i).is_some(), i.d));

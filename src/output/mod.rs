@@ -32,6 +32,9 @@ pub(crate) const STOP_PLOT: &str = "stop.svg";
 /// A comparison swept over concurrent clients (`[grid] clients`): its
 /// speed ratio against the number of clients.
 pub(crate) const CLIENTS_PLOT: &str = "clients.svg";
+/// A run that counts instructions (`design.measure`): each fork's
+/// instructions ratio, beside either kind's plots.
+pub(crate) const INSTRUCTIONS_PLOT: &str = "instructions.svg";
 
 pub(crate) mod atomic;
 pub(crate) mod format;

@@ -311,7 +311,11 @@ pub fn write(dir: &Path, out: Option<&Path>, r: &Rendering) -> Result<PathBuf> {
         for name in output::STUDY_PLOTS
             .iter()
             .chain(&output::COMPARISON_PLOTS)
-            .chain(&[output::STOP_PLOT, output::CLIENTS_PLOT])
+            .chain(&[
+                output::STOP_PLOT,
+                output::CLIENTS_PLOT,
+                output::INSTRUCTIONS_PLOT,
+            ])
         {
             if !drawn.contains(name) {
                 guard::remove_own(&dir.join(name))?;

@@ -59,7 +59,7 @@ use super::{AnalysisError, AnalysisInput, CellAnalysis, ForkData};
 use crate::plan::self_check::GateSizing;
 use crate::plan::Role;
 use crate::record::{PairRecord, Phase};
-use crate::spec::{Gate, MaxSlowdown};
+use crate::spec::{Gate, MaxSlowdown, Metric};
 
 use crate::stats::gate::{
     decide, flagged, half_width_for_power, interval_power, nominal_false_alarm, Decision,
@@ -108,10 +108,13 @@ struct Rule {
 }
 
 impl Rule {
-    fn of(max: MaxSlowdown, threshold_ns: f64) -> Rule {
+    fn of(max: MaxSlowdown, threshold_ns: f64, metric: Metric) -> Rule {
         match max {
             MaxSlowdown::Percent(p) => Rule {
-                judges: Judged::Ratio,
+                judges: match metric {
+                    Metric::Time => Judged::Ratio,
+                    Metric::Instructions => Judged::Instructions,
+                },
                 threshold: 1.0 + p / 100.0,
             },
             MaxSlowdown::Ns(_) => Rule {
@@ -133,6 +136,10 @@ impl Rule {
                 let r = stats::ratio::paired_ratio(&b, &t, input.confidence)?;
                 Ok((r.ratio, r.ci))
             }
+            Judged::Instructions => {
+                let r = super::instructions::fork_ratio_of(input, f)?.ok_or(StatsError::Empty)?;
+                Ok((r.ratio, r.ci))
+            }
         }
     }
 
@@ -142,7 +149,7 @@ impl Rule {
         let z = stats::normal_quantile((1.0 + confidence) / 2.0);
         let (m, [lo, hi], t, twice) = match self.judges {
             Judged::Difference => (estimate, ci, self.threshold, 2.0 * self.threshold),
-            Judged::Ratio => (
+            Judged::Ratio | Judged::Instructions => (
                 estimate.ln(),
                 [ci[0].ln(), ci[1].ln()],
                 self.threshold.ln(),
@@ -154,7 +161,7 @@ impl Rule {
             power: interval_power(m, [lo, hi], t, twice, confidence),
             slowdown: match self.judges {
                 Judged::Difference => twice,
-                Judged::Ratio => twice.exp(),
+                Judged::Ratio | Judged::Instructions => twice.exp(),
             },
             spread: (hi - lo) / (2.0 * z),
         }
@@ -197,9 +204,17 @@ fn self_check(
 
 /// One experiment cell's deciding interval (the report's) and D's beside
 /// it, held against the group's threshold.
-fn gate_cell(c: &CellAnalysis, rule: Rule, threshold_ns: f64) -> GateCell {
+fn gate_cell(c: &CellAnalysis, rule: Rule, threshold_ns: f64) -> Result<GateCell, AnalysisError> {
     let (estimate, ci) = match rule.judges {
         Judged::Ratio => (c.effect.ratio, c.effect.ratio_ci),
+        Judged::Instructions => {
+            let e = &c
+                .instructions
+                .as_ref()
+                .ok_or(AnalysisError::EmptyCell(c.cell))?
+                .effect;
+            (e.ratio, e.ratio_ci)
+        }
         Judged::Difference => match &c.stop {
             Some(s) => (s.estimate_ns, s.interval_ns),
             None => (c.over_forks.estimate_ns, c.over_forks.ci_ns),
@@ -209,7 +224,7 @@ fn gate_cell(c: &CellAnalysis, rule: Rule, threshold_ns: f64) -> GateCell {
         Some(s) => (s.estimate_ns, s.interval_ns),
         None => (c.over_forks.estimate_ns, c.over_forks.ci_ns),
     };
-    GateCell {
+    Ok(GateCell {
         cell: c.cell,
         params: c.params.clone(),
         delay_ns: c.delay_ns,
@@ -220,7 +235,7 @@ fn gate_cell(c: &CellAnalysis, rule: Rule, threshold_ns: f64) -> GateCell {
         difference_ns,
         difference_ci_ns,
         difference_decision: Verdict::of(decide(difference_ns, difference_ci_ns, threshold_ns)),
-    }
+    })
 }
 
 /// max / min - 1 of the cells' forks' baseline medians.
@@ -270,11 +285,11 @@ pub(crate) fn gate<'a>(
             }
         }
         let threshold_ns = gate.max_slowdown.ns_for(median);
-        let rule = Rule::of(gate.max_slowdown, threshold_ns);
+        let rule = Rule::of(gate.max_slowdown, threshold_ns, gate.metric);
         let decided: Vec<GateCell> = members
             .iter()
             .map(|c| gate_cell(c, rule, threshold_ns))
-            .collect();
+            .collect::<Result<_, _>>()?;
         let check = |role: Role| -> Result<Option<SelfCheck>, AnalysisError> {
             let Some(info) = g.cells.iter().find(|c| {
                 c.role == role && crate::plan::self_check::group_params(&c.params) == params
@@ -347,7 +362,7 @@ pub(crate) fn gate<'a>(
         });
     Ok(GateAnalysis {
         max_slowdown: gate.max_slowdown.to_string(),
-        judges: Rule::of(gate.max_slowdown, 0.0).judges,
+        judges: Rule::of(gate.max_slowdown, 0.0, gate.metric).judges,
         interval: cells
             .first()
             .map_or(crate::analysis::effect::IntervalKind::Forks, |c| {
@@ -386,11 +401,13 @@ fn group_reason(
         .iter()
         .filter_map(|c| c.as_ref())
         .any(|c| c.share.lower_bound > gate.max_false_block);
+    // Load stretches time, never a count: a gate on instructions has no
+    // such reason.
     let loaded = match gate.max_slowdown {
-        MaxSlowdown::Percent(p) => {
+        MaxSlowdown::Percent(p) if gate.metric == Metric::Time => {
             baseline_spread > p / 100.0 && cells.iter().any(|c| c.difference_decision != c.decision)
         }
-        MaxSlowdown::Ns(_) => false,
+        _ => false,
     };
     if cells.iter().any(|c| c.forks < MIN_FORKS) {
         Reason::TooFewForks
@@ -430,6 +447,9 @@ fn advise(
             .iter()
             .flat_map(|g| g.cells.iter().map(move |c| (g, c)))
     };
+    if gate.metric == Metric::Instructions {
+        return advise_counts(input, reason, groups, cells);
+    }
     // A distance in the judged unit, in ns.
     let in_ns = |g: &GateGroup, x: f64| match gate.max_slowdown {
         MaxSlowdown::Percent(_) => x * g.baseline_median_ns,
@@ -480,4 +500,61 @@ fn advise(
         within: v.median_within_ns2,
     };
     advice::advise(vc, input.confidence, (forks, pairs), 0, needed)
+}
+
+/// [`advise`] for a gate on instructions: counts are the same in every
+/// pair of a fork, so only forks narrow their interval; the forks that
+/// Student's t over the forks' log ratios, at their spread, predicts would
+/// bring the half-width below the estimate's distance from the threshold
+/// (or, for a pass short of power, below the width that power needs).
+fn advise_counts(
+    input: &AnalysisInput,
+    reason: Reason,
+    groups: &[GateGroup],
+    cells: &[CellAnalysis],
+) -> Option<Advice> {
+    let all = || {
+        groups
+            .iter()
+            .flat_map(|g| g.cells.iter().map(move |c| (g, c)))
+    };
+    let (g, c) = match reason {
+        Reason::IntervalReachesThreshold => {
+            all().find(|(_, c)| c.decision == Verdict::Inconclusive)?
+        }
+        Reason::LowPower => {
+            all().max_by(|a, b| (a.1.ci[1] - a.1.ci[0]).total_cmp(&(b.1.ci[1] - b.1.ci[0])))?
+        }
+        Reason::TooFewForks => all().min_by_key(|(_, c)| c.forks)?,
+        _ => return None,
+    };
+    let analysed = cells.iter().find(|x| x.cell == c.cell)?;
+    let counts = analysed.instructions.as_ref()?;
+    let pairs = analysed.n / analysed.forks_total.max(1);
+    let logs: Vec<f64> = counts.forks.iter().map(|f| f.ratio.ln()).collect();
+    let needed = match reason {
+        Reason::LowPower => {
+            let t = g.threshold.ln();
+            half_width_for_power(t, 0.8, input.confidence).min(t - c.estimate.ln())
+        }
+        _ => (c.estimate.ln() - g.threshold.ln()).abs(),
+    };
+    let mean = logs.iter().sum::<f64>() / logs.len().max(1) as f64;
+    let sd = (logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>()
+        / (logs.len().max(2) - 1) as f64)
+        .sqrt();
+    let t = |df: u32| stats::distributions::t_quantile(input.confidence, df);
+    let forks = (MIN_FORKS..=super::variance::MAX_FORKS)
+        .find(|&k| {
+            let h = t(k - 1) * sd / f64::from(k).sqrt();
+            k >= analysed.forks_total && h < needed
+        })
+        .unwrap_or(MIN_FORKS.max(analysed.forks_total));
+    (forks > analysed.forks_total || reason == Reason::TooFewForks).then_some(Advice {
+        change: AdviceChange::Forks,
+        forks: forks.max(MIN_FORKS),
+        pairs,
+        predicted_half_width_ns: None,
+        needed_half_width_ns: needed,
+    })
 }

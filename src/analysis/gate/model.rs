@@ -60,6 +60,17 @@ pub enum Judged {
     Ratio,
     /// D's interval, against a duration.
     Difference,
+    /// The instructions' ratio (`cells[].instructions`), against 1 + a
+    /// percentage (`gate.metric = "instructions"`).
+    Instructions,
+}
+
+impl Judged {
+    /// Whether the judged statistic is a ratio (its interval held against
+    /// 1 + a percentage, symmetric on the log scale).
+    pub fn is_ratio(self) -> bool {
+        self != Judged::Difference
+    }
 }
 
 /// The computed power of one cell's deciding interval.

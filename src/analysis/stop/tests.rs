@@ -59,6 +59,7 @@ fn input() -> AnalysisInput {
 
 fn rule(decide: bool, half_width: Option<HalfWidth>) -> StopInput {
     StopInput {
+        counts: false,
         rule: StopRule {
             half_width,
             decide,

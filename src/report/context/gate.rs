@@ -67,7 +67,8 @@ fn label(v: Verdict) -> &'static str {
     }
 }
 
-/// `+2 % run time (a speed ratio of 1.02)` or `50 µs`.
+/// `+2 % run time (a speed ratio of 1.02)`, `+2 % instructions (a ratio
+/// of 1.02)` or `50 µs`.
 fn threshold(g: &GateAnalysis, group: &GateGroup) -> String {
     match g.judges {
         Judged::Ratio => format!(
@@ -75,7 +76,20 @@ fn threshold(g: &GateAnalysis, group: &GateGroup) -> String {
             g.max_slowdown.replace('%', " %"),
             group.threshold
         ),
+        Judged::Instructions => format!(
+            "+{} instructions (a ratio of {})",
+            g.max_slowdown.replace('%', " %"),
+            group.threshold
+        ),
         Judged::Difference => format::delay(group.threshold_ns),
+    }
+}
+
+/// What a ratio gate's percentage is of: `run time`, or `instructions`.
+fn unit(g: &GateAnalysis) -> &'static str {
+    match g.judges {
+        Judged::Instructions => "instructions",
+        _ => "run time",
     }
 }
 
@@ -104,9 +118,10 @@ fn deciding(g: &GateAnalysis) -> Option<(&GateGroup, &GateCell)> {
 /// (`70 [64, 86] µs`).
 fn judged(g: &GateAnalysis, m: f64, ci: [f64; 2]) -> String {
     match g.judges {
-        Judged::Ratio => format!(
-            "{} run time",
-            crate::report::effect::percent_of(m - 1.0, [ci[0] - 1.0, ci[1] - 1.0])
+        Judged::Ratio | Judged::Instructions => format!(
+            "{} {}",
+            crate::report::effect::percent_of(m - 1.0, [ci[0] - 1.0, ci[1] - 1.0]),
+            unit(g)
         ),
         Judged::Difference => format::estimate(m, ci[0], ci[1]),
     }
@@ -122,6 +137,11 @@ fn sized(g: &GateAnalysis, c: &GateCell, who: &str, base: &str, at: &str) -> Str
         Judged::Ratio => format!(
             "`{who}` is {} than `{base}`{at}: {}",
             if lo > 1.0 { "slower" } else { "faster" },
+            judged(g, c.estimate, c.ci)
+        ),
+        Judged::Instructions => format!(
+            "`{who}` runs {} instructions than `{base}`{at}: {}",
+            if lo > 1.0 { "more" } else { "fewer" },
             judged(g, c.estimate, c.ci)
         ),
         Judged::Difference if lo > 0.0 => format!(
@@ -142,7 +162,7 @@ fn would_decide(g: &GateAnalysis, gap: f64, exp: &Experiment) -> String {
     match &g.advice {
         Some(a) => advice_text(a, exp),
         None if exp.design.forks.get() < 2 => "with one fork per cell there is no fork-to-fork spread to size a design from; run more forks".into(),
-        None if g.judges == Judged::Ratio => format!(
+        None if g.judges.is_ratio() => format!(
             "the estimate sits {} from the threshold, closer than {} forks of up to 16 times the pairs are predicted to resolve: the slowdown is, for this gate, at its threshold",
             format::percent(gap),
             crate::analysis::MAX_FORKS
@@ -231,11 +251,13 @@ fn verdict(g: &GateAnalysis, exp: &Experiment, confidence: f64) -> String {
     let interval = crate::report::effect::interval_name(g.interval, confidence);
     let t = threshold(g, group);
     let allowed = match g.judges {
-        Judged::Ratio => format!("the {} allowed", g.max_slowdown.replace('%', " %")),
+        Judged::Ratio | Judged::Instructions => {
+            format!("the {} allowed", g.max_slowdown.replace('%', " %"))
+        }
         Judged::Difference => format!("the {} allowed", format::delay(group.threshold_ns)),
     };
     let no_change = match g.judges {
-        Judged::Ratio => 1.0,
+        Judged::Ratio | Judged::Instructions => 1.0,
         Judged::Difference => 0.0,
     };
     let [lo, hi] = cell.ci;
@@ -313,7 +335,9 @@ fn verdict(g: &GateAnalysis, exp: &Experiment, confidence: f64) -> String {
 /// Twice the threshold, in its unit: `+4 % run time` or `100 µs`.
 fn slowdown_words(g: &GateAnalysis, slowdown: f64) -> String {
     match g.judges {
-        Judged::Ratio => format!("+{} run time", format::percent(slowdown - 1.0)),
+        Judged::Ratio | Judged::Instructions => {
+            format!("+{} {}", format::percent(slowdown - 1.0), unit(g))
+        }
         Judged::Difference => format::duration(slowdown),
     }
 }
@@ -512,7 +536,7 @@ pub(super) fn view<'a>(
             .collect::<Vec<_>>(),
     );
     let estimate = |c: &GateCell| match g.judges {
-        Judged::Ratio => judged(g, c.estimate, c.ci),
+        Judged::Ratio | Judged::Instructions => judged(g, c.estimate, c.ci),
         Judged::Difference => estimates.estimate(c.estimate, c.ci[0], c.ci[1]),
     };
     let rows = g
@@ -543,6 +567,7 @@ pub(super) fn view<'a>(
                 "{} [{}]",
                 match g.judges {
                     Judged::Ratio => "change in run time (speed ratio - 1)",
+                    Judged::Instructions => "change in instructions (their ratio - 1)",
                     Judged::Difference => "median D per run",
                 },
                 crate::report::effect::interval_name(g.interval, confidence)

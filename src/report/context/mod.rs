@@ -16,6 +16,7 @@ mod checks;
 pub mod comparison;
 mod finding;
 mod gate;
+mod instructions;
 mod layout;
 mod machines;
 pub mod overhead;
@@ -30,6 +31,7 @@ pub use cells::{CellText, CellView};
 pub use checks::{CheckRow, FlaggedFork, MachineChecksView};
 pub use finding::{GroupText, GroupView};
 pub use gate::{advice_flags, advice_sets, GateRow, GateText, GateView};
+pub use instructions::{count as count_text, CacheRow, InstructionsRow, InstructionsView};
 pub use layout::{FactorRow, LayoutRow, LayoutView};
 pub use machines::{HostRow, MachinesText, MachinesView, MergeView, ShardView};
 pub use placement::{PlacementRow, PlacementView};
@@ -151,6 +153,9 @@ pub struct Context<'a> {
     /// `sql` arms: their setup and search_path, private copies, plans;
     /// none when no arm runs SQL.
     pub sql: Option<sql::SqlView>,
+    /// A run that counts instructions (`design.measure`): the Finding's
+    /// lines, the tables and what counted; none for a run that times alone.
+    pub instructions: Option<InstructionsView>,
 }
 
 /// `analysis.json`'s `headline`: the first group's fields at top level, and
@@ -451,6 +456,7 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
         placement: placement::view(info, analysis),
         layout: layout::view(analysis, exp, &super::format::percent(analysis.confidence)),
         stop: stop::view(analysis, exp, info),
+        instructions: instructions::view(info, analysis, |c| cells::label(c, analysis, exp)),
     }
 }
 

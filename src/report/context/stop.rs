@@ -21,6 +21,10 @@ pub fn stop_input(info: &RunInfo) -> Option<StopInput> {
         stops: info.stops.clone(),
         // run.json's migration gives every sequential run its method.
         method: info.stop_method?,
+        counts: exp
+            .gate
+            .is_some_and(|g| g.metric == crate::spec::Metric::Instructions)
+            || !exp.design.times(),
     })
 }
 
@@ -94,6 +98,13 @@ pub(super) fn view(analysis: &Analysis, exp: &Experiment, info: &RunInfo) -> Opt
         StopStatistic::Difference => {
             main.estimate(s.estimate_ns, s.interval_ns[0], s.interval_ns[1])
         }
+        StopStatistic::Instructions => match (s.instructions_ratio, s.instructions_ratio_ci) {
+            (Some(r), Some([lo, hi])) => format!(
+                "{} instructions",
+                crate::report::effect::percent_of(r - 1.0, [lo - 1.0, hi - 1.0])
+            ),
+            _ => crate::report::effect::ratio_words(s.ratio, s.ratio_ci),
+        },
     };
     let naive = column(|s| Entry::Interval(s.naive.interval_ns[0], s.naive.interval_ns[1]));
     let rows = stopped

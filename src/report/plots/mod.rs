@@ -23,6 +23,7 @@ mod distributions;
 mod effect;
 mod forest;
 mod fork_rows;
+mod instructions;
 mod layout;
 mod medians;
 mod stop;
@@ -180,6 +181,12 @@ pub(crate) fn render_all(input: &Input<'_>) -> Result<Vec<(&'static str, String)
     // A sequential run's stopping path, beside either kind's plots.
     if !stop::panels(input).is_empty() {
         out.push((crate::output::STOP_PLOT, stop::render(input)?));
+    }
+    if instructions::drawn(input) {
+        out.push((
+            crate::output::INSTRUCTIONS_PLOT,
+            instructions::render(input)?,
+        ));
     }
     Ok(out)
 }

@@ -95,7 +95,7 @@ pub(super) fn render(input: &Input<'_>) -> Result<String> {
 fn panel(area: &Area<'_>, s: &CellStop) -> DrawResult {
     // A ratio is drawn as its log on a ratio axis, so no change is 0
     // either way.
-    let ratio = s.statistic == StopStatistic::Ratio;
+    let ratio = s.statistic != StopStatistic::Difference;
     let at = |v: f64| if ratio { v.ln() } else { v };
     let threshold = if ratio {
         s.threshold_ratio.map(f64::ln)
