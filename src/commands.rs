@@ -38,7 +38,9 @@ pub(crate) fn check(
 /// `runner env`: what a run would record, and the machine checks as
 /// OK / WARN / N/A lines; with `json`, the whole record as run.json has it.
 pub(crate) fn env(json: bool) -> String {
-    let env = crate::environment::capture(&crate::BINARY);
+    let mut env = crate::environment::capture(&crate::BINARY);
+    // What a run that counts instructions could use here (`design.measure`).
+    env.counters = Some(crate::environment::counters::detect());
     if json {
         let mut s = serde_json::to_string_pretty(&env).expect("environment serializes");
         s.push('\n');
@@ -89,6 +91,12 @@ pub(crate) fn env_text(env: &crate::environment::Environment) -> String {
             env.runner_version, env.git_commit, env.rustc
         ),
     );
+    if let Some(c) = &env.counters {
+        out.push_str("\ninstruction counters (`design.measure = [\"time\", \"instructions\"]`)\n");
+        for l in c.lines() {
+            out.push_str(&format!("{l}\n"));
+        }
+    }
     out.push_str("\nmachine checks (`runner env --json` prints every field)\n");
     for c in &env.checks {
         out.push_str(&format!(

@@ -264,13 +264,25 @@ impl Results {
                 add(&mut groups[i].1, &mut own, r);
             }
             let a = analysis.cells.iter().find(|c| c.cell == cell.cell);
-            let runner = serde_json::json!({
+            let mut runner = serde_json::json!({
                 "baseline": substitute(&command_of(baseline), &params),
                 "effect": a.map(|c| &c.effect),
                 "forks": a.map(|c| c.forks_total),
                 "pairs": a.map(|c| c.n),
                 "report": report,
             });
+            // Counted instructions, in a key of their own (absent for a
+            // run that times alone, whose export is unchanged); counted
+            // alone, the times above are the counted runs' under valgrind.
+            if let Some(i) = a.and_then(|c| c.instructions.as_ref()) {
+                runner["instructions"] = serde_json::json!({
+                    "baseline_median": i.baseline_median,
+                    "treatment_median": i.treatment_median,
+                    "effect": i.effect,
+                    "counted_pairs": i.n,
+                    "times_are_counted_runs": !design.times(),
+                });
+            }
             let command = substitute(&command_of(treatment), &params);
             let ratio = a.map(|c| (c.effect.ratio, c.effect.ratio_ci));
             groups[i]

@@ -411,6 +411,19 @@ pub(crate) fn text(args: &AbArgs, plan: &Plan, invocation: &str) -> String {
             "measured pairs per fork; left out, about 0.5 s of runs, at least 5",
         ),
     }
+    if args.instructions {
+        line(
+            &mut out,
+            "measure",
+            "[\"time\", \"instructions\"]",
+            "also count instructions, under valgrind, in counted pairs of their own",
+        );
+        commented(
+            &mut out,
+            "counted_pairs = 3",
+            "counted pairs per fork after the timed ones",
+        );
+    }
     out.push_str(
         "\n# A sequential design: forks (fresh processes) run until the answer is known.\n[design.stop]\n",
     );
@@ -483,6 +496,9 @@ pub(crate) fn invocation(args: &AbArgs) -> String {
     }
     if args.compare_output {
         argv.push("--compare-output".into());
+    }
+    if args.instructions {
+        argv.push("--instructions".into());
     }
     argv.extend(args.commands.iter().cloned());
     crate::shell::join(&argv)

@@ -76,6 +76,11 @@ pub struct AbArgs {
     /// takes it. Repeatable: every combination is a comparison.
     #[arg(short = 'L', long, num_args = 2, value_names = ["VAR", "VALUES"], allow_hyphen_values = true, action = clap::ArgAction::Append)]
     pub parameter_list: Vec<String>,
+    /// Also count each command's instructions under valgrind (`design.measure = ["time",
+    /// "instructions"]`): a few counted pairs per fork after the timed ones, never timed, with
+    /// their own ratio and interval; load on the machine does not move them.
+    #[arg(long)]
+    pub instructions: bool,
     /// Require every command to print the same stdout on the same input, checked before
     /// timing (default: exit statuses only; hyperfine compares nothing).
     #[arg(long)]

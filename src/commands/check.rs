@@ -111,6 +111,8 @@ pub(crate) fn summarize(
     let exp = &loaded.experiment;
     // exec's flags are checked as exec would check them, before anything runs.
     super::preflight::refuse(spec_path, exp, flags)?;
+    // A run that counts needs valgrind: said now, as exec would.
+    crate::exec::counting::require(spec_path, exp)?;
     let flag_lines = super::preflight::lines(exp, flags)?;
     let cells = plan::all_cells(exp, None);
     let forks = u64::from(exp.design.forks.get());

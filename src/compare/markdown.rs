@@ -1,7 +1,7 @@
 //! The Markdown `runner compare` prints: the two runs, whether the machines
 //! match, one row per cell and arm, and the warning about separate runs.
 
-use super::{Arm, EffectRow, Row, Run};
+use super::{Arm, CountRow, EffectRow, Row, Run};
 use crate::report::format;
 use crate::run_folder::RunInfo;
 
@@ -403,7 +403,55 @@ The paired effect of each cell's treatment against `{}`, in each run on its own 
     out
 }
 
-pub(super) fn render(a: &Run, b: &Run, effects: &[EffectRow], rows: &[Row]) -> String {
+/// Two runs that counted instructions: each run's instructions ratio and
+/// B's over A's, which load cannot move the way it moves time.
+fn instructions_section(a: &Run, counts: &[CountRow], confidence: f64) -> String {
+    let exp = &a.info.spec.experiment;
+    let mut out = format!(
+        "## Instructions in each run
+
+Each run counted instructions beside its pairs: the instructions ratio of each cell's treatment against `{}` in each run (its median count over the baseline's, combined across forks as the speed ratio is), and B's ratio over A's with the {} MOVER interval. A count does not move with the machine's load, so a change here is the code's or the toolchain's.
+
+| cell | in A | in B | instructions ratio, B / A [{} CI] | |
+|---|---:|---:|---:|---|
+",
+        exp.design.baseline,
+        format::percent(confidence),
+        format::percent(confidence)
+    );
+    for c in counts {
+        let each = |e: &crate::analysis::instructions::CountEffect| {
+            format!(
+                "{} instructions",
+                crate::report::effect::percent_of(e.change, e.change_ci)
+            )
+        };
+        let moved = if c.change.lo > 1.0 {
+            "more instructions against the baseline in B"
+        } else if c.change.hi < 1.0 {
+            "fewer instructions against the baseline in B"
+        } else {
+            "no change resolved"
+        };
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {moved} |\n",
+            cell_label(a, c.cell),
+            each(&c.a),
+            each(&c.b),
+            factor(c.change)
+        ));
+    }
+    out.push('\n');
+    out
+}
+
+pub(super) fn render(
+    a: &Run,
+    b: &Run,
+    effects: &[EffectRow],
+    rows: &[Row],
+    counts: &[CountRow],
+) -> String {
     let exp = &a.info.spec.experiment;
     let confidence = exp.analysis.confidence;
     let mut out = format!("# Compare: {}\n\n", exp.title.replace('\n', " "));
@@ -435,6 +483,9 @@ pub(super) fn render(a: &Run, b: &Run, effects: &[EffectRow], rows: &[Row]) -> S
     }
     out.push('\n');
     out.push_str(&effect_section(a, effects, confidence));
+    if !counts.is_empty() {
+        out.push_str(&instructions_section(a, counts, confidence));
+    }
     out.push_str(&format!(
         "## How each arm moved\n\nChange = median run in B − median run in A, per arm, with its {} interval from a hierarchical bootstrap over each run's forks (forks, then runs inside each). An arm moves with the machine as much as with the code; the effect above is what the pairs measure.\n\n",
         format::percent(confidence)

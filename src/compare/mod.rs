@@ -124,11 +124,16 @@ pub(crate) struct EffectRow {
 /// `b`'s speed ratio over `a`'s: the difference of their logs with a
 /// MOVER interval (`stats::apart::difference`), back as a factor.
 pub(crate) fn ratio_quotient(a: &Effect, b: &Effect) -> stats::apart::Bounded {
+    quotient((a.ratio, a.ratio_ci), (b.ratio, b.ratio_ci))
+}
+
+/// `b`'s ratio over `a`'s, each with its interval (see [`ratio_quotient`]).
+pub(crate) fn quotient(a: (f64, [f64; 2]), b: (f64, [f64; 2])) -> stats::apart::Bounded {
     use stats::apart::Bounded;
-    let log = |e: &Effect| Bounded {
-        estimate: e.ratio.ln(),
-        lo: e.ratio_ci[0].ln(),
-        hi: e.ratio_ci[1].ln(),
+    let log = |(r, ci): (f64, [f64; 2])| Bounded {
+        estimate: r.ln(),
+        lo: ci[0].ln(),
+        hi: ci[1].ln(),
     };
     let d = stats::apart::difference(log(a), log(b));
     Bounded {
@@ -136,6 +141,38 @@ pub(crate) fn ratio_quotient(a: &Effect, b: &Effect) -> stats::apart::Bounded {
         lo: d.lo.exp(),
         hi: d.hi.exp(),
     }
+}
+
+/// One cell of two runs that counted instructions: each run's
+/// instructions ratio and B's over A's.
+#[derive(Debug, Clone)]
+pub(crate) struct CountRow {
+    pub cell: u32,
+    pub a: crate::analysis::instructions::CountEffect,
+    pub b: crate::analysis::instructions::CountEffect,
+    pub change: stats::apart::Bounded,
+}
+
+/// The cells both runs counted.
+fn count_rows(a: &Run, b: &Run) -> Vec<CountRow> {
+    a.analysis
+        .cells
+        .iter()
+        .filter_map(|ca| {
+            let ia = ca.instructions.as_ref()?;
+            let cb = b.analysis.cells.iter().find(|c| c.cell == ca.cell)?;
+            let ib = cb.instructions.as_ref()?;
+            Some(CountRow {
+                cell: ca.cell,
+                change: quotient(
+                    (ia.effect.ratio, ia.effect.ratio_ci),
+                    (ib.effect.ratio, ib.effect.ratio_ci),
+                ),
+                a: ia.effect.clone(),
+                b: ib.effect.clone(),
+            })
+        })
+        .collect()
 }
 
 /// The seed of cell `cell`, arm `arm`'s bootstrap (see the module doc).
@@ -332,7 +369,8 @@ pub fn compare(
     }
     let effects = effect_rows(&a, &b)?;
     let rows = rows(&a, &b)?;
-    let text = markdown::render(&a, &b, &effects, &rows);
+    let counts = count_rows(&a, &b);
+    let text = markdown::render(&a, &b, &effects, &rows, &counts);
     match out {
         None => Ok((text, None)),
         Some(o) => {

@@ -7,7 +7,7 @@
 //! From then on, every failure (a fork, a signal, a full disk, the analysis)
 //! keeps what finished and prints the command that resumes.
 
-mod counting;
+pub(crate) mod counting;
 pub(crate) mod database;
 mod db_guard;
 pub(crate) mod estimate;

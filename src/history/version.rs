@@ -121,6 +121,8 @@ pub(crate) struct CellPoint {
     pub baseline_ns: f64,
     pub treatment_ns: f64,
     pub forks: Vec<ForkPoint>,
+    /// The instructions' effect, for a version that counted them.
+    pub instructions: Option<crate::analysis::instructions::CountEffect>,
 }
 
 /// A version that was read, checked and analysed.
@@ -218,6 +220,7 @@ pub(super) fn read(run_json: &[u8], pairs: &[u8]) -> Result<Version, VersionErro
                     treatment_ns: f.treatment_median_ns,
                 })
                 .collect(),
+            instructions: c.instructions.as_ref().map(|i| i.effect.clone()),
         })
         .collect();
     Ok(Version {

@@ -31,6 +31,7 @@ fn cell(label: &str, fork_d: &[f64], base: f64) -> CellPoint {
                 treatment_ns: base + d,
             })
             .collect(),
+        instructions: None,
     }
 }
 

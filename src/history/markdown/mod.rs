@@ -170,6 +170,9 @@ fn cell_table(h: &History, label: &str, machines: &[String]) -> String {
         .filter_map(|(n, d, v, s)| Some((n, d, v, s, v.cells.iter().find(|c| c.label == label)?)))
         .collect();
     let gated = rows.iter().any(|r| r.2.gate.is_some());
+    // A column of instructions when some version counted them (a count
+    // does not move with the machine: a step there is the code's).
+    let counted = rows.iter().any(|r| r.4.instructions.is_some());
     let base = format::Column::time(
         &rows
             .iter()
@@ -185,8 +188,10 @@ fn cell_table(h: &History, label: &str, machines: &[String]) -> String {
     let digits = words::Digits::of(&rows.iter().map(|r| &r.4.effect).collect::<Vec<_>>());
     let mut out = format!("### {}\n\n", code(label));
     out.push_str(&format!(
-        "| # | commit | date | subject | effect | speed ratio | run time | per run | baseline median | treatment median | forks |{} machine | vs. the version before |\n|---:|---|---|---|---|---|---:|---:|---:|---:|---:|{}---|---|\n",
+        "| # | commit | date | subject | effect | speed ratio | run time | per run | baseline median | treatment median | forks |{}{} machine | vs. the version before |\n|---:|---|---|---|---|---|---:|---:|---:|---:|---:|{}{}---|---|\n",
+        if counted { " instructions |" } else { "" },
         if gated { " gate |" } else { "" },
+        if counted { "---:|" } else { "" },
         if gated { "---|" } else { "" }
     ));
     for (n, d, v, step, c) in rows {
@@ -200,6 +205,14 @@ fn cell_table(h: &History, label: &str, machines: &[String]) -> String {
             (true, Some(g)) => format!(" {} |", format!("{g:?}").to_lowercase()),
             (true, None) => " none |".into(),
         };
+        let instructions = match (counted, &c.instructions) {
+            (false, _) => String::new(),
+            (true, Some(e)) => format!(
+                " {} |",
+                crate::report::effect::percent_of(e.change, e.change_ci)
+            ),
+            (true, None) => " not counted |".into(),
+        };
         let t = words::text_in(
             &c.effect,
             &c.treatment,
@@ -212,7 +225,7 @@ fn cell_table(h: &History, label: &str, machines: &[String]) -> String {
             other => other.to_string(),
         };
         out.push_str(&format!(
-            "| {n} | `{}` | {} | {} | {direction} | {} | {} | {} | {} | {} | {} |{gate} M{m} | {} |\n",
+            "| {n} | `{}` | {} | {} | {direction} | {} | {} | {} | {} | {} | {} |{instructions}{gate} M{m} | {} |\n",
             d.commit.short,
             d.commit.date,
             subject(&d.commit.subject),

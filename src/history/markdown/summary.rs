@@ -557,6 +557,7 @@ mod tests {
             baseline_ns: base,
             treatment_ns: base + d,
             forks: Vec::new(),
+            instructions: None,
         }
     }
 
