@@ -22,13 +22,18 @@ pub(super) const STEPS: &[Step<Argv>] = &[
             "spec.experiment.gate.allow_overrides",
             "environment.code",
             "spec.experiment.design.runs_per_fork",
+            "spec.experiment.design.counting",
+            "spec.experiment.gate.metric",
+            "environment.counters",
+            "forks[].counted",
         ],
         apply: v1,
     },
 ];
 
 /// 1 to 2: the round in which one interval decides, a fork's counts come
-/// from the command's length, and the user's code is recorded.
+/// from the command's length, the user's code is recorded, and
+/// instructions may be counted beside time.
 ///
 /// - A sequential design of version 1 stopped on Lai's confidence
 ///   sequence over the forks' median D (`stop_method`); a gate had no cap
@@ -41,6 +46,9 @@ pub(super) const STEPS: &[Step<Argv>] = &[
 ///   holds); a spec validated now leaves them to the trial runs, so the
 ///   record says which were left out and that the defaults of that time
 ///   chose them (`spec.experiment.design.runs_per_fork`).
+/// - Version 1 runs counted no instructions: a run without
+///   `spec.experiment.design.counting` timed alone, a gate without
+///   `metric` judged time, and nothing is filled (absent says so).
 fn v1(run: &mut Object, _: &Argv) -> Result<(), StepError> {
     v1_code(run);
     if let Some(merged) = object(run, "merged") {
