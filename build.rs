@@ -16,10 +16,13 @@
 //! - `runner_tmpfs` when this process may mount a small tmpfs (root with
 //!   CAP_SYS_ADMIN), which the full-disk tests do;
 //! - `runner_git` when the sources are a git checkout, whose HEAD holds the
-//!   committed reports.
+//!   committed reports;
+//! - `runner_valgrind` when `valgrind --version` runs: it counts
+//!   instructions (`design.measure`).
 //!
-//! RUNNER_REQUIRE_POSTGRES=1, RUNNER_REQUIRE_SLURM=1 and
-//! RUNNER_REQUIRE_KUBERNETES_VALIDATE=1 (set by `.ci/run`) switch theirs on
+//! RUNNER_REQUIRE_POSTGRES=1, RUNNER_REQUIRE_SLURM=1,
+//! RUNNER_REQUIRE_KUBERNETES_VALIDATE=1 and RUNNER_REQUIRE_VALGRIND=1 (set by
+//! `.ci/run`) switch theirs on
 //! whatever was found, so a service CI should have fails instead of
 //! skipping.
 use std::process::Command;
@@ -83,6 +86,10 @@ fn main() {
         std::path::Path::new("/proc/self/task").is_dir(),
     );
     need("runner_tmpfs", may_mount());
+    need(
+        "runner_valgrind",
+        required("RUNNER_REQUIRE_VALGRIND") || output("valgrind", &["--version"]).is_some(),
+    );
 }
 
 /// Declares the cfg `name`, and sets it when `found`.

@@ -152,12 +152,15 @@ pub fn phase(exp: &Experiment, cell: &Cell) -> u32 {
 }
 
 /// Whether the run must size its 0.5x cells before it can finish: a
-/// self-checking gate with a percentage threshold and no sizing yet.
+/// self-checking gate on time with a percentage threshold and no sizing
+/// yet (a gate on instructions has no 0.5x cell: a delay is time).
 pub fn needs_sizing(exp: &Experiment, sizing: Option<&GateSizing>) -> bool {
     sizing.is_none()
-        && exp
-            .gate
-            .is_some_and(|g| g.self_check && matches!(g.max_slowdown, MaxSlowdown::Percent(_)))
+        && exp.gate.is_some_and(|g| {
+            g.self_check
+                && g.metric == crate::spec::Metric::Time
+                && matches!(g.max_slowdown, MaxSlowdown::Percent(_))
+        })
 }
 
 /// Each group's threshold (and twice it, as sizings have always recorded).

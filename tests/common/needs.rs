@@ -124,6 +124,25 @@ pub fn proc_tasks() -> PathBuf {
     dir
 }
 
+/// valgrind, on `PATH`, which counts instructions (`design.measure`):
+/// the `valgrind` command, checked to run.
+///
+/// Attribute: `#[cfg_attr(not(runner_valgrind), ignore = "SKIPPED: valgrind not installed (apt-get install valgrind)")]`.
+pub fn valgrind() -> std::process::Command {
+    match std::process::Command::new("valgrind")
+        .arg("--version")
+        .output()
+    {
+        Ok(o) if o.status.success() => {}
+        Ok(o) => missing(
+            "valgrind",
+            String::from_utf8_lossy(&o.stderr).trim().to_string(),
+        ),
+        Err(e) => missing("valgrind (apt-get install valgrind)", e),
+    }
+    std::process::Command::new("valgrind")
+}
+
 /// A tmpfs mounted at a folder; unmounted on drop.
 pub struct Tmpfs(pub PathBuf);
 

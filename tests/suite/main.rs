@@ -35,6 +35,7 @@ mod file_guard;
 mod gate;
 mod grouping;
 mod history;
+mod instructions;
 mod integrity;
 mod integrity_props;
 mod layout_bias;

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 /// (the helper a test calls, the cfg build.rs sets, the attribute the
 /// test must carry).
-const NEEDS: [(&str, &str, &str); 9] = [
+const NEEDS: [(&str, &str, &str); 10] = [
     (
         "pg_url()",
         "runner_postgres",
@@ -49,6 +49,11 @@ const NEEDS: [(&str, &str, &str); 9] = [
         "small_tmpfs(",
         "runner_tmpfs",
         "#[cfg_attr(not(runner_tmpfs), ignore = \"SKIPPED: cannot mount a tmpfs (needs root with CAP_SYS_ADMIN)\")]",
+    ),
+    (
+        "valgrind()",
+        "runner_valgrind",
+        "#[cfg_attr(not(runner_valgrind), ignore = \"SKIPPED: valgrind not installed (apt-get install valgrind)\")]",
     ),
     (
         "committed::reports()",
