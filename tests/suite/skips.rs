@@ -73,9 +73,11 @@ const IMPLIES: [(&str, &str); 1] = [("runner_postgres_superuser", "runner_postgr
 
 /// Helpers of a test (not `#[test]` functions) that call a need's helper
 /// themselves, each with what it needs: a test calling one needs that too.
-const CALLERS: [(&str, &str); 1] = [
+const CALLERS: [(&str, &str); 2] = [
     // tests/pool.rs: the threads of this process, while the analysis runs.
     ("tasks()", "proc_tasks()"),
+    // tests/suite/instructions.rs: cachegrind's count, by hand.
+    ("by_hand(", "valgrind()"),
 ];
 
 /// `text` with the inside of every comment, string and character literal

@@ -326,7 +326,7 @@ mod tests {
         };
         let s = finding(&i, "new", "old");
         assert!(
-            s.starts_with("`new` runs **4.8 % [4.7, 4.9] more instructions** than `old`"),
+            s.starts_with("`new` runs **4.80 % [4.70, 4.90] more instructions** than `old`"),
             "{s}"
         );
         assert!(s.contains("more in 3 of 3 forks"), "{s}");

@@ -43,6 +43,30 @@ pub(crate) enum CountError {
     NoFiles(String),
     #[error("{file}: {why}")]
     Bad { file: String, why: String },
+    #[error("{file}: {why}")]
+    File { file: String, why: FileError },
+}
+
+/// Why a file lacks its summary: valgrind writes it when the process ends.
+fn ended(key: &str) -> &'static str {
+    if key == "summary:" {
+        " (the process did not end normally)"
+    } else {
+        ""
+    }
+}
+
+/// What is wrong with one count file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum FileError {
+    #[error("it has no `{0}` line{why}", why = ended(.0))]
+    Missing(&'static str),
+    #[error("`summary:` holds {0:?}")]
+    NotANumber(String),
+    #[error("`summary:` has {values} values for the {events} events")]
+    Count { values: usize, events: usize },
+    #[error("its events do not include Ir")]
+    NoInstructions,
 }
 
 /// The sum over every count file in `dir`.
@@ -62,7 +86,7 @@ pub(super) fn read_all(dir: &Path) -> Result<RunCount, CountError> {
             file: shown(&path),
             why: e.to_string(),
         })?;
-        let one = parse(&text).map_err(|why| CountError::Bad {
+        let one = parse(&text).map_err(|why| CountError::File {
             file: shown(&path),
             why,
         })?;
@@ -89,31 +113,25 @@ fn add(a: RunCount, b: RunCount) -> RunCount {
 
 /// One cachegrind output file's totals: its `summary:` line read by the
 /// names of its `events:` line.
-pub(super) fn parse(text: &str) -> Result<RunCount, String> {
-    let field = |key: &str| {
+pub(super) fn parse(text: &str) -> Result<RunCount, FileError> {
+    let field = |key: &'static str| {
         text.lines()
             .find_map(|l| l.strip_prefix(key))
             .map(str::split_whitespace)
+            .ok_or(FileError::Missing(key))
     };
-    let events: Vec<&str> = field("events:")
-        .ok_or("it has no `events:` line")?
-        .collect();
-    let values: Vec<u64> = field("summary:")
-        .ok_or("it has no `summary:` line (the process did not end normally)")?
-        .map(|v| {
-            v.parse::<u64>()
-                .map_err(|_| format!("`summary:` holds {v:?}"))
-        })
+    let events: Vec<&str> = field("events:")?.collect();
+    let values: Vec<u64> = field("summary:")?
+        .map(|v| v.parse::<u64>().map_err(|_| FileError::NotANumber(v.into())))
         .collect::<Result<_, _>>()?;
     if values.len() != events.len() {
-        return Err(format!(
-            "`summary:` has {} values for the {} events {events:?}",
-            values.len(),
-            events.len()
-        ));
+        return Err(FileError::Count {
+            values: values.len(),
+            events: events.len(),
+        });
     }
     let get = |name: &str| events.iter().position(|e| *e == name).map(|i| values[i]);
-    let instructions = get("Ir").ok_or("its events do not include Ir")?;
+    let instructions = get("Ir").ok_or(FileError::NoInstructions)?;
     let l1 = ["I1mr", "D1mr", "D1mw"].map(get);
     let ll = ["ILmr", "DLmr", "DLmw"].map(get);
     let sum = |v: [Option<u64>; 3]| v.iter().copied().sum::<Option<u64>>();
@@ -151,13 +169,11 @@ mod tests {
                 cache: Some(CacheMisses { l1: 45, ll: 7 })
             })
         );
-        assert!(parse("events: Ir\n").unwrap_err().contains("no `summary:`"));
-        assert!(parse("events: Ir Dr\nsummary: 5\n")
-            .unwrap_err()
-            .contains("1 values for the 2 events"));
-        assert!(parse("events: Dr\nsummary: 5\n")
-            .unwrap_err()
-            .contains("do not include Ir"));
+        let said = |t: &str| parse(t).unwrap_err().to_string();
+        assert!(said("events: Ir\n").contains("no `summary:` line"));
+        assert!(said("events: Ir Dr\nsummary: 5\n").contains("1 values for the 2 events"));
+        assert!(said("events: Dr\nsummary: 5\n").contains("do not include Ir"));
+        assert!(said("events: Ir\nsummary: x\n").contains("\"x\""));
     }
 
     /// Every process's file counts; other files in the folder do not.
