@@ -421,7 +421,7 @@ pub(crate) fn text(args: &AbArgs, plan: &Plan, invocation: &str) -> String {
         commented(
             &mut out,
             "counted_pairs = 3",
-            "counted pairs per fork after the timed ones",
+            "counted pairs per fork after the timed ones; left out, 1",
         );
     }
     out.push_str(

@@ -428,6 +428,27 @@ mod tests {
         assert_eq!(c.effect.direction, CountDirection::NoDifference);
     }
 
+    /// One counted pair per fork (the default): each fork's ratio is its
+    /// pair's, and the forks' spread makes the interval.
+    #[test]
+    fn one_counted_pair_per_fork_is_enough_for_an_interval() {
+        let rows: Vec<PairRecord> = (0..4)
+            .map(|fork| {
+                counted(
+                    fork,
+                    0,
+                    1_000_000 + u64::from(fork),
+                    1_100_000 + u64::from(fork),
+                )
+            })
+            .collect();
+        let c = instructions(&input(), &forks(&rows)).unwrap().unwrap();
+        let [lo, hi] = c.effect.ratio_ci;
+        assert!(lo < c.effect.ratio && c.effect.ratio < hi, "[{lo}, {hi}]");
+        assert!(hi - lo < 1e-5 && (c.effect.ratio - 1.1).abs() < 1e-5);
+        assert_eq!(c.forks.iter().map(|f| f.n).sum::<u32>(), 4);
+    }
+
     #[test]
     fn a_run_without_counts_has_no_instructions() {
         assert_eq!(instructions(&input(), &[]).unwrap(), None);

@@ -233,7 +233,7 @@ pub(crate) fn summarize(
             exp.design.ordering,
             exp.design.pad_baseline,
             exp.design.schedule
-        ),
+        ) + &counting_clause(exp),
         placement: placement_line(exp, on_postgres),
         layout: layout_lines(exp),
         database,
@@ -298,6 +298,31 @@ fn output_line(exp: &Experiment, out: Option<&Path>) -> String {
         dir.display(),
         old.display()
     )
+}
+
+/// What the design counts besides time (`design.measure`), as a clause
+/// of the design line; empty for a run that times alone.
+fn counting_clause(exp: &Experiment) -> String {
+    let sim = |c: crate::spec::Counting| {
+        if c.cache_sim {
+            " with its cache simulated"
+        } else {
+            ""
+        }
+    };
+    match exp.design.counting {
+        None => String::new(),
+        Some(c) if c.time => format!(
+            "; then {} counted pair{} per fork, instructions under valgrind's cachegrind{}, never timed",
+            c.pairs,
+            if c.pairs == 1 { "" } else { "s" },
+            sim(c)
+        ),
+        Some(c) => format!(
+            "; every pair counted (instructions under valgrind's cachegrind{}), none timed without it",
+            sim(c)
+        ),
+    }
 }
 
 fn arms_line(exp: &Experiment) -> String {
@@ -449,6 +474,9 @@ fn gate_lines(exp: &Experiment, all: &[plan::Cell]) -> (Option<String>, Option<S
         return (None, None);
     };
     let judged = match g.max_slowdown {
+        crate::spec::MaxSlowdown::Percent(_) if g.metric == crate::spec::Metric::Instructions => {
+            "the instructions' ratio's interval over the forks decides (gate.metric)"
+        }
         crate::spec::MaxSlowdown::Percent(_) => "the speed ratio's interval over the forks decides",
         crate::spec::MaxSlowdown::Ns(_) => "D's interval over the forks decides",
     };

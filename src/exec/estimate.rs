@@ -238,7 +238,7 @@ pub(crate) fn from_trials(
     let job = |cell: &Cell| {
         job_ns(exp, cell, start, |name| {
             run_cost(exp, cell, name, trials, db)
-        })
+        }) + counted_ns(exp, cell, trials)
     };
     let total_ns = cells
         .iter()
@@ -293,6 +293,24 @@ pub(crate) fn from_trials(
             std::thread::available_parallelism().map_or(0, usize::from),
         ),
     }
+}
+
+/// What a job's counted runs add (`design.measure`), from one counted
+/// run of each arm in the trials: its counted pairs after the timed ones,
+/// or, counted alone, its measured pairs counted rather than timed (their
+/// timed cost, in `job_ns`, is then the smaller part and is left in).
+fn counted_ns(exp: &Experiment, cell: &Cell, trials: &super::trials::Trials) -> u64 {
+    let Some(c) = exp.design.counting else {
+        return 0;
+    };
+    let (b, t) = cell.arms(&exp.design);
+    let run = |name: &str| trials.counted_ns(&plan::bind(exp, cell, name)).unwrap_or(0);
+    let pairs = if c.time {
+        u64::from(c.pairs)
+    } else {
+        Plan::pairs_per_job(exp)
+    };
+    pairs * (run(b) + run(t))
 }
 
 /// One pair: both runs and the waits of d (the treatment's, and the

@@ -98,6 +98,13 @@ pub(crate) struct TrialReport {
     pub baseline_cycle_ns: u64,
     #[serde(default)]
     pub treatment_cycle_ns: Option<u64>,
+    /// A run that counts (`design.measure`): one counted run of each
+    /// instance, whole, under valgrind, what each counted run of a fork
+    /// costs; none when it does not count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_counted_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub treatment_counted_ns: Option<u64>,
 }
 
 /// What a worker says, one per line.

@@ -33,12 +33,23 @@ pub(crate) struct Trials {
     /// The longest set-up of a trial worker (the arms built and checked):
     /// what each fork spends before its first pair.
     pub setup_ns: u64,
+    /// Each distinct arm and one counted run of it, whole, ns (a run that
+    /// counts instructions; empty otherwise).
+    pub counted: Vec<(StrategyKind, u64)>,
 }
 
 impl Trials {
     /// The median trial run of `kind`, if it was timed.
     pub(crate) fn run_ns(&self, kind: &StrategyKind) -> Option<u64> {
         self.arms.iter().find(|(k, _)| k == kind).map(|(_, ns)| *ns)
+    }
+
+    /// One counted run of `kind`, whole, if one was made.
+    pub(crate) fn counted_ns(&self, kind: &StrategyKind) -> Option<u64> {
+        self.counted
+            .iter()
+            .find(|(k, _)| k == kind)
+            .map(|(_, ns)| *ns)
     }
 
     /// The median whole run of `kind` (at least its timed run), if it was timed.
@@ -99,7 +110,7 @@ pub(super) fn request(exp: &Experiment, cell: &Cell, db: Option<&DbTarget>) -> J
         temp_dir: crate::temp::private_root(),
         trial: true,
         sql: exp.database.sql_options(),
-        count: None,
+        count: super::counting::job(exp),
     }
 }
 
@@ -158,6 +169,14 @@ pub(crate) fn run(exp: &Experiment, cells: &[Cell], db: Option<&DbTarget>) -> Ou
         };
         trials.runs = trials.runs.min(t.runs);
         trials.setup_ns = trials.setup_ns.max(t.setup_ns);
+        for (kind, ns) in [
+            (&job.baseline, t.baseline_counted_ns),
+            (&job.treatment, t.treatment_counted_ns),
+        ] {
+            if let (Some(ns), None) = (ns, trials.counted_ns(kind)) {
+                trials.counted.push((kind.clone(), ns));
+            }
+        }
         let mut add = |kind: &StrategyKind, ns: u64, cycle: u64| {
             if trials.run_ns(kind).is_none() {
                 trials.arms.push((kind.clone(), ns));

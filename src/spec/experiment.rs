@@ -142,12 +142,15 @@ pub struct Counting {
 }
 
 impl Counting {
-    /// Counted pairs per fork beside the timed ones, when none is set: a
-    /// deterministic program's count varies by a few instructions between
-    /// runs (its environment and addresses), so a fork's median of three
-    /// is as good as of thirty, and each counted run costs 20 to 50 runs'
-    /// time.
-    pub const DEFAULT_PAIRS: u32 = 3;
+    /// Counted pairs per fork when the file sets none (beside the timed
+    /// ones, or as the measured pairs of a run that counts alone): one.
+    /// The forks are what an interval counts, and a program's count moves
+    /// between processes (its environment, its addresses) if at all, not
+    /// between runs of one; a second pair in a fork would add two runs
+    /// under valgrind, each 20 to 50 times a run, and tell nearly nothing.
+    /// A program whose count varies from run to run gets a fork interval
+    /// of some width from more (`counted_pairs`, or `pairs` counted alone).
+    pub const DEFAULT_PAIRS: u32 = 1;
 }
 
 /// Which of `warmup_pairs` and `pairs` the file left to runner, and how

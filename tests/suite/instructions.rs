@@ -191,10 +191,10 @@ fn an_aa_on_counts_holds_one() {
     let (_, lo, hi) = ratio_ci(instructions(&a));
     assert!(lo <= 1.0 && 1.0 <= hi, "[{lo}, {hi}]");
     assert_eq!(instructions(&a)["effect"]["direction"], "no-difference");
-    // Counted alone: the measured pairs are the counted ones, 3 per fork
+    // Counted alone: the measured pairs are the counted ones, 1 per fork
     // by default, and the report says its times are the counter's.
     let (header, rows) = csv_rows(&out.join("pairs.csv"));
-    assert_eq!(rows.len(), 9);
+    assert_eq!(rows.len(), 3);
     assert!(rows.iter().all(|r| r[col(&header, "phase")] == "measure"));
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(report.contains("counted instructions alone"), "{report}");

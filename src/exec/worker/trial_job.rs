@@ -78,6 +78,24 @@ pub(super) fn run(
     } else {
         None
     };
+    // One counted run of each instance, whole: what a fork's counted
+    // runs cost (valgrind runs a program 20 to 50 times slower, so the
+    // timed runs above say little of it).
+    let shared = arms.treatment.is_none();
+    let mut counted = |arm: Arm| -> Result<Option<u64>> {
+        let Some(c) = &job.count else {
+            return Ok(None);
+        };
+        let started = Instant::now();
+        arms.get(arm).count(draws.input(), &c.with)?;
+        Ok(Some(started.elapsed().as_nanos() as u64))
+    };
+    let baseline_counted_ns = counted(Arm::Baseline)?;
+    let treatment_counted_ns = if shared {
+        baseline_counted_ns
+    } else {
+        counted(Arm::Treatment)?
+    };
     let report = TrialReport {
         baseline_ns: baseline.run_ns,
         treatment_ns: treatment.as_ref().map(|t| t.run_ns),
@@ -87,6 +105,8 @@ pub(super) fn run(
         setup_ns,
         baseline_cycle_ns: baseline.cycle_ns,
         treatment_cycle_ns: treatment.as_ref().map(|t| t.cycle_ns),
+        baseline_counted_ns,
+        treatment_counted_ns,
     };
     arms.teardown()?;
     send(out, &WorkerMessage::Trial(report))?;

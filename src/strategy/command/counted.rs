@@ -122,7 +122,10 @@ pub(super) fn parse(text: &str) -> Result<RunCount, FileError> {
     };
     let events: Vec<&str> = field("events:")?.collect();
     let values: Vec<u64> = field("summary:")?
-        .map(|v| v.parse::<u64>().map_err(|_| FileError::NotANumber(v.into())))
+        .map(|v| {
+            v.parse::<u64>()
+                .map_err(|_| FileError::NotANumber(v.into()))
+        })
         .collect::<Result<_, _>>()?;
     if values.len() != events.len() {
         return Err(FileError::Count {
