@@ -104,8 +104,9 @@ pub struct CellStop {
     /// ratios) and its interval: the effect's.
     pub ratio: f64,
     pub ratio_ci: [f64; 2],
-    /// The instructions' ratio at the stop and its interval, when the
-    /// rule judged them (`StopStatistic::Instructions`); absent otherwise.
+    /// The instructions' ratio at the stop and its interval (the spending
+    /// one, valid where the run stopped), in a run that counts; absent
+    /// otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions_ratio: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -171,7 +172,10 @@ impl Estimates {
             d: Vec::with_capacity(forks.len()),
             logs: Vec::with_capacity(forks.len()),
             baselines: Vec::with_capacity(forks.len()),
-            counts: counts
+            // Counted forks get the spending interval of their counts
+            // whether or not the rule judges them: it holds at whichever
+            // look the run stopped, as D's does.
+            counts: (counts || forks.iter().all(|f| !f.counted.is_empty()) && !forks.is_empty())
                 .then(|| super::instructions::fork_logs(forks))
                 .transpose()?,
         };
@@ -201,10 +205,13 @@ struct Intervals {
 }
 
 impl Intervals {
-    /// The log-ratio interval the rule judges: the instructions', or the
-    /// speed ratio's.
-    fn judged_ratio(&self) -> &LookInterval {
-        self.counts.as_ref().unwrap_or(&self.ratio)
+    /// The log-ratio interval the rule judges: the instructions' when it
+    /// judges counts, else the speed ratio's.
+    fn judged_ratio(&self, s: &StopInput) -> &LookInterval {
+        match &self.counts {
+            Some(c) if s.counts => c,
+            _ => &self.ratio,
+        }
     }
 }
 
@@ -216,14 +223,14 @@ fn met(s: &StopInput, i: &Intervals) -> Option<StopReason> {
                 i.d.bounds
                     .is_some_and(|ci| decide(i.d.mean, ci, t as f64) != Decision::Inconclusive)
             }
-            Some(MaxSlowdown::Percent(p)) => i.judged_ratio().bounds.is_some_and(|[lo, hi]| {
+            Some(MaxSlowdown::Percent(p)) => i.judged_ratio(s).bounds.is_some_and(|[lo, hi]| {
                 decide(0.0, [lo.exp(), hi.exp()], 1.0 + p / 100.0) != Decision::Inconclusive
             }),
-            None => i.judged_ratio().excludes(0.0),
+            None => i.judged_ratio(s).excludes(0.0),
         };
     let reached = match s.rule.half_width {
         Some(HalfWidth::Ns(t)) => i.d.half_width() <= t as f64,
-        Some(HalfWidth::Percent(p)) => ratio_half_width(i.judged_ratio()) <= p / 100.0,
+        Some(HalfWidth::Percent(p)) => ratio_half_width(i.judged_ratio(s)) <= p / 100.0,
         None => false,
     };
     if decided {

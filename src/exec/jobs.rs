@@ -184,8 +184,13 @@ fn announce_estimate(
         _ => format!("{todo_len} fork{}", if todo_len == 1 { "" } else { "s" }),
     };
     let chosen = crate::report::format::runs_chosen(d).map_or(String::new(), |c| format!(" ({c})"));
+    let counted = match d.counting {
+        None => String::new(),
+        Some(c) if c.time => format!(" and {} counted under valgrind", c.pairs),
+        Some(_) => ", every pair counted under valgrind".into(),
+    };
     progress.println(&format!(
-        "estimate: {forks} of {} warm-up and {} measured pairs{chosen}, {}",
+        "estimate: {forks} of {} warm-up and {} measured pairs{counted}{chosen}, {}",
         d.warmup_pairs,
         d.pairs,
         e.describe()

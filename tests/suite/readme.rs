@@ -197,6 +197,10 @@ fn report_entry(dir: &Path) -> String {
             zero.map_or("n/a".into(), |c| format::duration(c.data.pooled.baseline_median_ns)),
         ));
     }
+    // A run that counts: its instructions' Finding, in the report's words.
+    for f in ctx.instructions.iter().flat_map(|i| &i.findings) {
+        out.push_str(&format!("- {}\n", f.replace("**", "")));
+    }
     if !exp.design.is_aa() {
         for c in &ctx.cells {
             let p = &c.data.pooled;

@@ -332,6 +332,41 @@ fn a_version_1_run_reads_as_the_rule_it_ran_under() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("holds `stop_method`"), "{e}");
+    // Counting came in version 2 too: a version 1 file that counted was
+    // relabelled, and one that did not reads with nothing filled (absent
+    // says it timed alone).
+    for (key, file) in [
+        (
+            "spec.experiment.design.counting",
+            serde_json::json!({"format_version": 1, "spec": {"experiment": {"design": {"counting": {"time": true}}}}}),
+        ),
+        (
+            "forks[].counted",
+            serde_json::json!({"format_version": 1, "forks": [{"counted": {"tool": "cachegrind"}}]}),
+        ),
+        (
+            "environment.counters",
+            serde_json::json!({"format_version": 1, "environment": {"counters": {}}}),
+        ),
+        (
+            "spec.experiment.gate.metric",
+            serde_json::json!({"format_version": 1, "spec": {"experiment": {"gate": {"metric": "instructions"}}}}),
+        ),
+    ] {
+        let e = migrate(
+            Path::new("run.json"),
+            file,
+            Kind::Run {
+                argv: |_| unreachable!(),
+            },
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains(&format!("holds `{key}`")), "{e}");
+    }
+    let timed = run(serde_json::json!({"design": {"forks": 3}}));
+    assert!(timed["spec"]["experiment"]["design"]
+        .get("counting")
+        .is_none());
 }
 
 /// An older analysis.json holds an older runner's statistics, which are

@@ -26,9 +26,17 @@ pub struct OverheadView {
 /// and for imported pairs, which runner did not run.
 pub fn view(info: &RunInfo, pairs: &[PairRecord]) -> Option<OverheadView> {
     let wall_ns = parent_time(info.forks.iter().map(|f| f.job_ns))?;
+    // Counted runs (`design.measure`) are not timed regions: their whole
+    // time under valgrind is the counter's, left out of both sides.
+    let counted_ns: u64 = pairs
+        .iter()
+        .filter(|p| p.counts.is_some())
+        .map(|p| p.baseline_ns + p.treatment_ns)
+        .sum();
+    let timed: Vec<&PairRecord> = pairs.iter().filter(|p| p.counts.is_none()).collect();
     compute(
-        wall_ns,
-        measured(pairs, info.spec.experiment.design.pad_baseline),
+        wall_ns.saturating_sub(counted_ns),
+        measured(timed, info.spec.experiment.design.pad_baseline),
     )
 }
 
@@ -45,9 +53,9 @@ fn parent_time(job_ns: impl IntoIterator<Item = Option<u64>>) -> Option<u64> {
 }
 
 /// Every timed region, plus the baseline's padding of d when it ran.
-fn measured(pairs: &[PairRecord], pad_baseline: bool) -> u64 {
+fn measured<'a>(pairs: impl IntoIterator<Item = &'a PairRecord>, pad_baseline: bool) -> u64 {
     pairs
-        .iter()
+        .into_iter()
         .map(|p| p.baseline_ns + p.treatment_ns + if pad_baseline { p.delay_ns } else { 0 })
         .sum()
 }

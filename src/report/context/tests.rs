@@ -382,6 +382,26 @@ fn templates_readme_documents_every_key_of_the_context() {
         &mut keys,
     );
     assert!(keys.contains("naive_interval") && keys.contains("covers_injected"));
+    // A run that counts instructions has keys of its own
+    // (`cells[].instructions`, `instructions`, `environment.counters`).
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/instructions");
+    let (info, pairs) = crate::report::read_folder(&dir).unwrap();
+    let analysis = crate::report::analyse(&info, &pairs).unwrap();
+    let ctx = serde_json::to_value(build(&info, &analysis)).unwrap();
+    // Only the parts counting adds: its strategies' names and command
+    // keys are the file's, not the context's.
+    keys.extend(ctx.as_object().unwrap().keys().cloned());
+    for part in [
+        &ctx["instructions"],
+        &ctx["cells"][0]["instructions"],
+        &ctx["environment"]["counters"],
+        &ctx["spec"]["design"]["counting"],
+    ] {
+        assert!(part.is_object(), "{part}");
+        key_names(part, &mut keys);
+    }
+    keys.insert("counting".into());
+    assert!(keys.contains("counted_run_ns") && keys.contains("counted_with"));
     let missing: Vec<&String> = keys
         .iter()
         .filter(|k| {
