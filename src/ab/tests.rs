@@ -330,3 +330,18 @@ fn an_earlier_export_may_be_replaced_and_a_users_file_not() {
     let e = check_target("--export-json", &inside, &own).unwrap_err();
     assert!(e.to_string().contains("own report folder"), "{e}");
 }
+
+/// `--instructions` writes `measure` beside time into the file and
+/// records the flag in its header, so the file reads back as it ran.
+#[test]
+fn instructions_are_counted_beside_time() {
+    let (t, exp) = written(&["--instructions", "--name", "q", "gzip -1 -c", "gzip -2 -c"]);
+    assert!(t.contains("measure = [\"time\", \"instructions\"]"), "{t}");
+    assert!(t.contains("#     runner ab --name q --instructions"), "{t}");
+    let c = exp.design.counting.expect("counts");
+    assert!(c.time && !c.cache_sim);
+    assert_eq!(c.pairs, crate::spec::Counting::DEFAULT_PAIRS);
+    let (plain, exp) = written(&["--name", "q", "gzip -1 -c", "gzip -2 -c"]);
+    assert!(!plain.contains("measure ="), "{plain}");
+    assert!(exp.design.counting.is_none());
+}

@@ -278,7 +278,8 @@ fn problems() -> Vec<String> {
             // A template's links are relative to the report it renders: a
             // study's plots are in reports/aa, a comparison's in an A/B
             // report, a stopping path in a sequential one, the ratio
-            // against clients in a clients sweep.
+            // against clients in a clients sweep, the counts' ratios in a
+            // run that counts.
             let template = file.extension().is_some_and(|e| e == "j2");
             let dir = if template {
                 root().join("reports/aa")
@@ -298,11 +299,13 @@ fn problems() -> Vec<String> {
                 } else if template && !dir.join(path).exists() {
                     // A comparison's plots in an A/B report, a sequential
                     // run's stopping path in a stopped one, the ratio
-                    // against clients in a sweep of them.
+                    // against clients in a sweep of them, the counts'
+                    // ratios in a run that counts instructions.
                     [
                         "reports/gzip-levels",
                         "reports/stop-gzip",
                         "reports/contention-postgres",
+                        "reports/instructions",
                     ]
                     .iter()
                     .map(|r| root().join(r).join(path))
