@@ -430,13 +430,12 @@ pub(super) fn rates_table(g: &GateAnalysis) -> Option<String> {
         "false block: half the threshold, fork blocked",
         g.false_blocks.as_ref(),
     ));
-    match power_clause(g).and(g.power.as_ref()) {
-        Some(p) => t.push_str(&format!(
+    if let Some(p) = power_clause(g).and(g.power.as_ref()) {
+        t.push_str(&format!(
             "| power: twice the threshold, deciding interval | computed: {} | | | below {} |\n",
             format::percent(p.power),
             format::percent(g.min_power)
-        )),
-        None => {}
+        ));
     }
     Some(t)
 }
