@@ -119,9 +119,7 @@ pub(super) fn view(analysis: &Analysis, exp: &Experiment, info: &RunInfo) -> Opt
         .fold((u32::MAX, 0), |(a, b), k| (a.min(k), b.max(k)));
     let of_fixed = format::percent(f64::from(run) / f64::from(most.max(1)));
     let forks = if stopped.len() == 1 {
-        format!(
-            "The cell ran {run} of the {most} forks a fixed design would have run ({of_fixed})."
-        )
+        format!("It ran {run} of the {most} forks a fixed design would have run ({of_fixed}).")
     } else {
         format!(
             "The {} cells ran {run} forks in all, {of_fixed} of the {most} that {} forks per cell would have run; a cell ran {}.",
@@ -181,6 +179,12 @@ pub(super) fn view(analysis: &Analysis, exp: &Experiment, info: &RunInfo) -> Opt
         )
     });
     let mut rule_text = crate::spec::describe_rule(&rule, exp.gate.is_some());
+    // One comparison: it runs, not "each cell".
+    if info.cells.len() == 1 {
+        if let Some(rest) = rule_text.strip_prefix("each cell runs") {
+            rule_text = format!("it runs{rest}");
+        }
+    }
     rule_text[..1].make_ascii_uppercase();
     let spending = crate::stats::spending::Spending::new(
         rule.min_forks.get() as usize,
