@@ -358,7 +358,7 @@ resamples = 200
         gate["summary"]
             .as_str()
             .unwrap()
-            .contains("95 % interval over the forks, valid where the run stopped"),
+            .contains("95 % interval over the forks (valid where the run stopped)"),
         "{gate}"
     );
 }
