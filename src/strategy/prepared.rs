@@ -36,7 +36,7 @@ fn name(i: usize) -> String {
 /// with its line and column).
 /// Why a statement cannot be prepared: an `{input}` inside quotes, in the
 /// db crate's words.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, PartialEq, thiserror::Error)]
 #[error("{0}")]
 pub(super) struct Unpreparable(String);
 
@@ -139,7 +139,7 @@ mod tests {
             ("SELECT $q${input}$q$ = s FROM t", "a dollar-quoted string"),
             ("SELECT \"c{input}\" FROM t", "a quoted identifier"),
         ] {
-            let e = plan(0, &Template::compile(sql).unwrap()).unwrap_err();
+            let e = plan(0, &Template::compile(sql).unwrap()).unwrap_err().to_string();
             assert!(
                 e.starts_with(&format!("has {{input}} inside {what}")),
                 "{sql}: {e}"
