@@ -139,7 +139,9 @@ mod tests {
             ("SELECT $q${input}$q$ = s FROM t", "a dollar-quoted string"),
             ("SELECT \"c{input}\" FROM t", "a quoted identifier"),
         ] {
-            let e = plan(0, &Template::compile(sql).unwrap()).unwrap_err().to_string();
+            let e = plan(0, &Template::compile(sql).unwrap())
+                .unwrap_err()
+                .to_string();
             assert!(
                 e.starts_with(&format!("has {{input}} inside {what}")),
                 "{sql}: {e}"
