@@ -114,8 +114,9 @@ pub fn run(cli: Cli) -> Result<i32> {
             console::out(&commands::clean(spec.as_deref(), list, &schema)?);
             Ok(0)
         }
+        // What ended a worker, with every cause (`StrategyError::chain`).
         Command::Worker => exec::worker::main()
             .map(|()| 0)
-            .map_err(|e| RunnerError::RunFailed(format!("{e:#}"))),
+            .map_err(|e| RunnerError::RunFailed(e.chain())),
     }
 }

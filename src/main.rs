@@ -23,14 +23,7 @@ fn main() {
     };
     let bisecting = matches!(&cli.command, runner::cli::Command::Exec(a) if a.bisect);
     match runner::run(cli) {
-        Ok(code) if bisecting => {
-            let verdict = match code {
-                0 => "pass",
-                3 => "regression",
-                _ => "inconclusive",
-            };
-            told(bisect::of_outcome(code), verdict)
-        }
+        Ok(code) if bisecting => told(bisect::of_outcome(code), bisect::outcome_word(code)),
         Ok(0) => {}
         // A gate's verdict: the run itself succeeded.
         Ok(code) => std::process::exit(code),
@@ -41,12 +34,7 @@ fn main() {
                 runner::redact::secrets(&e.to_string())
             ));
             if bisecting {
-                let why = match &e {
-                    runner::error::RunnerError::BadInput(_) => "bad input",
-                    runner::error::RunnerError::RunFailed(_) => "the run failed",
-                    runner::error::RunnerError::ArmsDisagree(_) => "the arms' outputs differ",
-                };
-                told(bisect::of_error(&e), why);
+                told(bisect::of_error(&e), bisect::error_word(&e));
             }
             std::process::exit(e.exit_code());
         }

@@ -141,7 +141,12 @@ impl<'a> ForkLoop<'a> {
     fn fork(&mut self, i: usize) -> Result<()> {
         let jobs = self.jobs;
         let job = &jobs[i];
-        let label = format!("cell {} fork {}", job.cell, job.fork);
+        // One cell: its jobs are its forks, named as such.
+        let label = if self.run.info.cells.len() == 1 {
+            format!("fork {}", job.fork)
+        } else {
+            format!("cell {} fork {}", job.cell, job.fork)
+        };
         let mut writer =
             self.run
                 .partial

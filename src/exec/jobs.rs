@@ -55,7 +55,8 @@ pub(super) fn run_jobs(phase: Phase<'_>) -> Result<()> {
         .filter(|j| !measured.contains(j.cell, j.fork))
         .collect();
     let (todo_len, kept) = (todo.len(), measured.len());
-    let progress = Progress::new(quiet, (kept + todo_len) as u64, kept as u64);
+    let single = info.cells.len() == 1;
+    let progress = Progress::new(quiet, (kept + todo_len) as u64, kept as u64, single);
     let mut requests: Vec<_> = todo
         .iter()
         .map(|job| super::job_request(exp, info, job, db))

@@ -244,16 +244,29 @@ pub mod bisect {
     pub const SKIP: i32 = 125;
     pub const ABORT: i32 = 128;
 
-    /// The code of a finished run, from its gate's verdict (the exit code
-    /// exec returns is that verdict's, `Verdict::exit_code`).
-    pub fn of_outcome(exit_code: i32) -> i32 {
-        let verdict = [Verdict::Pass, Verdict::Regression, Verdict::Inconclusive]
+    /// The gate's verdict behind the exit code exec returned
+    /// (`Verdict::exit_code`); none for a code no verdict has.
+    fn verdict(exit_code: i32) -> Option<Verdict> {
+        [Verdict::Pass, Verdict::Regression, Verdict::Inconclusive]
             .into_iter()
-            .find(|v| v.exit_code() == exit_code);
-        match verdict {
+            .find(|v| v.exit_code() == exit_code)
+    }
+
+    /// The code of a finished run, from its gate's verdict.
+    pub fn of_outcome(exit_code: i32) -> i32 {
+        match verdict(exit_code) {
             Some(Verdict::Pass) => GOOD,
             Some(Verdict::Regression) => BAD,
             Some(Verdict::Inconclusive) | None => SKIP,
+        }
+    }
+
+    /// What a finished run's verdict is called in the line git is told.
+    pub fn outcome_word(exit_code: i32) -> &'static str {
+        match verdict(exit_code) {
+            Some(Verdict::Pass) => "pass",
+            Some(Verdict::Regression) => "regression",
+            Some(Verdict::Inconclusive) | None => "inconclusive",
         }
     }
 
@@ -263,6 +276,15 @@ pub mod bisect {
             RunnerError::BadInput(_) => ABORT,
             // Whether the arms agree depends on the commit: skip it.
             RunnerError::RunFailed(_) | RunnerError::ArmsDisagree(_) => SKIP,
+        }
+    }
+
+    /// What a run that did not finish is called in the line git is told.
+    pub fn error_word(e: &RunnerError) -> &'static str {
+        match e {
+            RunnerError::BadInput(_) => "bad input",
+            RunnerError::RunFailed(_) => "the run failed",
+            RunnerError::ArmsDisagree(_) => "the arms' outputs differ",
         }
     }
 

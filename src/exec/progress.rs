@@ -13,12 +13,15 @@ pub(crate) enum Progress {
         total: u64,
         done: u64,
         started: Instant,
+        /// What a job is called: `forks`, or `jobs (cell x fork)`.
+        unit: &'static str,
     },
     Bars {
         _multi: MultiProgress,
         jobs: ProgressBar,
         pairs: ProgressBar,
         started: Instant,
+        unit: &'static str,
     },
 }
 
@@ -33,24 +36,32 @@ fn elapsed(d: std::time::Duration) -> String {
 }
 
 impl Progress {
-    pub(crate) fn new(quiet: bool, total_jobs: u64, already_done: u64) -> Progress {
+    /// `single`: the run compares one cell, whose jobs are its forks (the
+    /// words say forks, not jobs of cells).
+    pub(crate) fn new(quiet: bool, total_jobs: u64, already_done: u64, single: bool) -> Progress {
         if quiet {
             return Progress::Quiet;
         }
+        let unit = if single {
+            "forks"
+        } else {
+            "jobs (cell x fork)"
+        };
         let started = Instant::now();
         if !std::io::stderr().is_terminal() {
             return Progress::Lines {
                 total: total_jobs,
                 done: already_done,
                 started,
+                unit,
             };
         }
         let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(4));
         let jobs = multi.add(ProgressBar::new(total_jobs));
         jobs.set_style(
-            ProgressStyle::with_template(
-                "jobs (cell x fork) {bar:30} {pos}/{len}  elapsed {elapsed}  eta {eta}",
-            )
+            ProgressStyle::with_template(&format!(
+                "{unit} {{bar:30}} {{pos}}/{{len}}  elapsed {{elapsed}}  eta {{eta}}"
+            ))
             .expect("valid template"),
         );
         jobs.set_position(already_done);
@@ -64,6 +75,7 @@ impl Progress {
             jobs,
             pairs,
             started,
+            unit,
         }
     }
 
@@ -125,9 +137,9 @@ impl Progress {
         match self {
             _ if jobs_run == 0 => {}
             Progress::Quiet => {}
-            Progress::Lines { started, .. } | Progress::Bars { started, .. } => {
+            Progress::Lines { started, unit, .. } | Progress::Bars { started, unit, .. } => {
                 crate::console::err(&format!(
-                    "{jobs_run} jobs (cell x fork) run in {}",
+                    "{jobs_run} {unit} run in {}",
                     elapsed(started.elapsed())
                 ))
             }

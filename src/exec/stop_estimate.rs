@@ -10,8 +10,10 @@
 //! sqrt(pi / 2) sd(D) / sqrt(pairs) for roughly normal D (sd taken
 //! robustly, as 1.4826 times the median absolute deviation, which is the
 //! standard deviation for normal data); the rule's
-//! interval after n forks is `stats::sequential::multiplier(n)` times the
-//! forks' spread over sqrt(n). The trial sees the spread of D inside one
+//! interval after n forks is `stats::spending::Spending::multiplier(n)`
+//! times the forks' spread over sqrt(n) (a percentage target: the same
+//! share of the baseline's median run, which is what the change's interval
+//! spans at that width). The trial sees the spread of D inside one
 //! process only: forks differ from each other by more (a fresh process
 //! lands elsewhere in memory and on the CPU), so the count is a lower
 //! bound, and `check` says so.
@@ -90,8 +92,9 @@ struct Trial {
 }
 
 /// The forks the rule needs and their time, in words: the first look at
-/// which the rule's interval (the confidence sequence over fork estimates,
-/// `stats::sequential::multiplier`) is narrow enough for the target, or,
+/// which the rule's interval (Student's t at each look, its error rate
+/// spent over the looks, `stats::spending`) is narrow enough for the
+/// target, or,
 /// with `decide` and no gate, leaves 0 at the trial's median D.
 fn reach(
     rule: &StopRule,
@@ -105,9 +108,14 @@ fn reach(
     // A fork's estimate is the median of its pairs' D: its spread from
     // fork to fork, if forks differed no more than pairs in one process.
     let fork_se = (std::f64::consts::PI / 2.0).sqrt() * t.sd_ns / pairs.sqrt();
-    let confidence = exp.analysis.confidence;
-    let half_width = |n: u32| {
-        stats::sequential::multiplier(n as usize, confidence) * fork_se / f64::from(n).sqrt()
+    let spending = stats::spending::Spending::new(
+        rule.min_forks.get() as usize,
+        rule.max_forks.get() as usize,
+        exp.analysis.confidence,
+    );
+    let half_width = |n: u32| match &spending {
+        Ok(s) => s.multiplier(n as usize) * fork_se / f64::from(n).sqrt(),
+        Err(_) => f64::INFINITY,
     };
     let decides = rule.decide && exp.gate.is_none();
     let met = |n: u32| half_width(n) <= target_ns || (decides && half_width(n) < t.centre_ns.abs());

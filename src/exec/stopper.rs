@@ -99,10 +99,15 @@ pub(super) fn record_stops(
     if due.is_empty() {
         return Ok(Vec::new());
     }
+    let single = info.cells.len() == 1;
     for s in &due {
         progress.println(&format!(
-            "cell {} stops after {} fork{}: {}",
-            s.cell,
+            "{}stops after {} fork{}: {}",
+            if single {
+                String::new()
+            } else {
+                format!("cell {} ", s.cell)
+            },
             s.forks_run,
             if s.forks_run == 1 { "" } else { "s" },
             s.reason.describe()

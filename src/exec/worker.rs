@@ -134,8 +134,9 @@ impl Drop for Arms {
     }
 }
 
-/// Runs the job read from stdin; any error is reported as a `Failed` message.
-pub fn main() -> anyhow::Result<()> {
+/// Runs the job read from stdin; any error is reported as a `Failed` message
+/// and returned, for `runner worker` to print as its chain.
+pub fn main() -> Result<()> {
     super::spawn::die_with_parent()?;
     let mut stdin = std::io::stdin().lock();
     let mut line = String::new();
@@ -174,9 +175,7 @@ pub fn main() -> anyhow::Result<()> {
         )?;
     }
     out.flush()?;
-    // The one anyhow in runner: the worker's entry, where `runner worker`
-    // prints whatever ended it.
-    result.map_err(anyhow::Error::from)
+    result
 }
 
 fn send(out: &mut impl Write, msg: &WorkerMessage) -> Result<()> {

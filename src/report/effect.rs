@@ -64,7 +64,7 @@ pub(crate) fn interval_name(kind: IntervalKind, confidence: f64) -> String {
             format::percent(confidence)
         ),
         IntervalKind::Sequence => format!(
-            "{} interval over the forks, valid where the run stopped",
+            "{} interval over the forks (valid where the run stopped)",
             format::percent(confidence)
         ),
     }
@@ -453,7 +453,7 @@ mod tests {
         );
         assert_eq!(
             interval_name(IntervalKind::Sequence, 0.95),
-            "95 % interval over the forks, valid where the run stopped"
+            "95 % interval over the forks (valid where the run stopped)"
         );
         assert!(interval_name(IntervalKind::OneFork, 0.95)
             .starts_with("95 % interval of one fork's runs"));

@@ -144,6 +144,10 @@ pub struct Recorded {
     /// The design as the run recorded it, for the counts of a fork's pairs
     /// its trial runs chose (`Design::adopt_runs`); none for a new run.
     pub design: Option<Design>,
+    /// The gate as the run recorded it, for the keys its runner may not
+    /// have known: a run made before the retry cap and `allow_overrides`
+    /// had neither, and its file cannot say so.
+    pub gate: Option<Gate>,
 }
 
 impl Recorded {
@@ -158,6 +162,7 @@ impl Recorded {
             sql_files,
             postgres,
             design: Some(experiment.design.clone()),
+            gate: experiment.gate,
         }
     }
 }
@@ -210,6 +215,24 @@ pub fn parse_recorded_with(
     let (mut experiment, _) = load_text("spec.toml", toml.to_string(), flags, &ctx)?;
     if let Some(design) = &recorded.design {
         experiment.design.adopt_runs(design);
+    }
+    if let (Some(gate), Some(was)) = (experiment.gate.as_mut(), recorded.gate) {
+        // What the file left out is what its runner had: a default of a
+        // later runner (the retry cap, overrides allowed) would make an
+        // older run read as something it was not.
+        let written = |key: &str| {
+            toml.parse::<toml::Table>().ok().is_some_and(|t| {
+                t.get("gate")
+                    .and_then(toml::Value::as_table)
+                    .is_some_and(|g| g.contains_key(key))
+            })
+        };
+        if !written("max_retry_factor") {
+            gate.max_retry_factor = was.max_retry_factor;
+        }
+        if !written("allow_overrides") {
+            gate.allow_overrides = was.allow_overrides;
+        }
     }
     Ok(experiment)
 }

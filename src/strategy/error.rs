@@ -52,7 +52,7 @@ impl From<crate::db::statements::Refusal> for StrategyError {
 
 impl StrategyError {
     /// The failure as the worker's parent reports it: this sentence, then
-    /// each cause's, joined by `: ` (what anyhow's `{:#}` prints).
+    /// each cause's, joined by `: ` (the whole story in one line).
     pub fn chain(&self) -> String {
         let mut out = self.to_string();
         let mut at: &dyn std::error::Error = self;

@@ -34,7 +34,13 @@ fn name(i: usize) -> String {
 /// string, a dollar quote or a quoted name cannot be a parameter, and the
 /// statement is refused (the experiment file's check refuses it first,
 /// with its line and column).
-pub(super) fn plan(i: usize, t: &Template) -> Result<Option<(String, String)>, String> {
+/// Why a statement cannot be prepared: an `{input}` inside quotes, in the
+/// db crate's words.
+#[derive(Debug, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub(super) struct Unpreparable(String);
+
+pub(super) fn plan(i: usize, t: &Template) -> Result<Option<(String, String)>, Unpreparable> {
     let (probe, at) = t.with_inputs(|_| "$1");
     if !preparable(&probe, SqlDialect::Postgres) {
         return Ok(None);
@@ -44,7 +50,7 @@ pub(super) fn plan(i: usize, t: &Template) -> Result<Option<(String, String)>, S
         Place::Quoted(what) => Some(*what),
         _ => None,
     }) {
-        return Err(unpreparable(what));
+        return Err(Unpreparable(unpreparable(what)));
     }
     let (body, _) = t.with_inputs(|k| match places[k] {
         Place::Comment => "{input}",
@@ -133,7 +139,9 @@ mod tests {
             ("SELECT $q${input}$q$ = s FROM t", "a dollar-quoted string"),
             ("SELECT \"c{input}\" FROM t", "a quoted identifier"),
         ] {
-            let e = plan(0, &Template::compile(sql).unwrap()).unwrap_err();
+            let e = plan(0, &Template::compile(sql).unwrap())
+                .unwrap_err()
+                .to_string();
             assert!(
                 e.starts_with(&format!("has {{input}} inside {what}")),
                 "{sql}: {e}"

@@ -59,7 +59,7 @@ fn at(db: Option<&DbTarget>) -> Setting<'_> {
 
 /// The worker's agreement check, baseline `a` and treatment `b`, on INPUTS;
 /// it also compares every preview with the in-memory calculation.
-fn agree(a: &mut dyn Strategy, b: &mut dyn Strategy) -> anyhow::Result<()> {
+fn agree(a: &mut dyn Strategy, b: &mut dyn Strategy) -> runner::strategy::error::Result<()> {
     let side = |name| Side {
         name,
         label: "test".into(),

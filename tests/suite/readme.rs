@@ -768,6 +768,83 @@ fn the_report_index_and_bench_figures_are_the_committed_ones() {
         "contention",
         &contention_block(&dirs),
     );
+    check_block(
+        "docs/guide/statistics.md",
+        "validity-forks",
+        &validity_forks_block(),
+    );
+    check_block(
+        "docs/guide/statistics.md",
+        "stop-design",
+        &stop_design_block(),
+    );
+}
+
+/// The tables of `experiments/validity-forks.py`, before (the bootstrap)
+/// and now (Student's t), and what they say side by side: the fewest
+/// data sets of 60 an interval held the truth in at each size, and the
+/// width at 10 forks of the effect model, now against before.
+fn validity_forks_block() -> String {
+    let read = |name: &str| std::fs::read_to_string(root().join("experiments").join(name)).unwrap();
+    let (before, now) = (
+        read("validity-forks-before.txt"),
+        read("validity-forks.txt"),
+    );
+    let rows = |text: &str| -> Vec<Vec<String>> {
+        text.lines()
+            .filter(|l| l.starts_with("| ") && !l.starts_with("| model"))
+            .map(|l| l.split('|').map(|c| c.trim().to_string()).collect())
+            .collect()
+    };
+    let held = |cell: &str| -> u32 { cell.split(' ').next().unwrap().parse().unwrap() };
+    let fewest = |text: &str, forks: &str| -> u32 {
+        rows(text)
+            .iter()
+            .filter(|r| r[2] == forks)
+            .map(|r| held(&r[3]).min(held(&r[4])))
+            .min()
+            .unwrap()
+    };
+    let width = |text: &str| -> f64 {
+        let r = rows(text)
+            .into_iter()
+            .find(|r| r[1] == "effect" && r[2] == "10")
+            .unwrap();
+        r[5].trim_end_matches(" us").parse().unwrap()
+    };
+    let table = |text: &str| -> String {
+        text.lines()
+            .filter(|l| l.starts_with('|'))
+            .map(|l| format!("{l}\n"))
+            .collect()
+    };
+    let sizes = ["2", "3", "5", "10", "20"];
+    let line = |text: &str| -> String {
+        sizes
+            .iter()
+            .map(|n| format!("{} at {n}", fewest(text, n)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "Before, `{}`:\n\n{}\nNow, `{}`:\n\n{}\nThe fewest data sets of 60 in which D's or the ratio's interval held the truth, over the three models, by forks: {} before; {} now (a 95 % interval holds it in about 57). At 10 forks of the effect model the mean half-width of D's interval is {} µs now against {} µs before ({:.2} times): the level is not bought by widening every interval.\n",
+        before.lines().next().unwrap().trim_start_matches("# "),
+        table(&before),
+        now.lines().next().unwrap().trim_start_matches("# "),
+        table(&now),
+        line(&before),
+        line(&now),
+        width(&now),
+        width(&before),
+        width(&now) / width(&before),
+    )
+}
+
+/// `experiments/stop-design.txt`: the stopping interval's half-widths and
+/// how soon it decides, against Lai's sequence.
+fn stop_design_block() -> String {
+    let text = std::fs::read_to_string(root().join("experiments/stop-design.txt")).unwrap();
+    format!("{}\n", text.trim_end())
 }
 
 /// The contention experiment beside pgbench: per level of clients, the

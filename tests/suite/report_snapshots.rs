@@ -50,13 +50,13 @@ fn pin_machine(run: &mut serde_json::Value, command: &[&str]) {
     run["run_id"] = serde_json::json!("20260101_000000_abcdef");
     run["started_at"] = serde_json::json!("2026-01-01T00:00:00Z");
     run["finished_at"] = serde_json::json!("2026-01-01T00:01:00Z");
-    // As older runners recorded it: no format_version, the raw argv
-    // (parsed when read) and no digest of the invocation and clock
-    // (edited above).
-    run.as_object_mut().unwrap().remove("format_version");
-    run.as_object_mut().unwrap().remove("invocation");
+    // The command as given, parsed as runner parses it, and no digest of
+    // the invocation and clock (edited above).
+    run["invocation"] = serde_json::to_value(
+        runner::run_folder::invocation::Invocation::from_argv(command).unwrap(),
+    )
+    .unwrap();
     run.as_object_mut().unwrap().remove("record_sha256");
-    run["command_line"] = serde_json::json!(command);
     run["spec"]["path"] = serde_json::json!(command[2]);
     run["environment"]["checks"] = serde_json::json!([
         {"check": "aslr", "status": "ok", "found": "full randomization (2)", "advice": null},
@@ -169,7 +169,7 @@ fn render_case(spec: &str, command: &[&str], pairs: &[Pair]) -> (String, String)
     let mut run = read_json(&run_json);
     pin_machine(&mut run, command);
     // The snapshot is of the wording, not of the build that ran the tests.
-    run["build"] = serde_json::json!({"profile": "release", "fault": null});
+    run["build"] = serde_json::json!({"profile": "release", "fault": null, "launched_as": "cargo run --release --"});
     write_pairs(&out.join("pairs.csv"), pairs);
     bind_digests(&mut run, &std::fs::read(out.join("pairs.csv")).unwrap());
     std::fs::write(&run_json, serde_json::to_string_pretty(&run).unwrap()).unwrap();

@@ -121,7 +121,8 @@ fn a_clear_delay_stops_early_and_the_record_says_where() {
         svg.contains("stopped after") && svg.contains("stop: decided"),
         "{svg}"
     );
-    assert!(report.contains("Each cell runs until its interval excludes 0, with 3 to 8 forks"));
+    assert!(report
+        .contains("Each cell runs until its speed ratio's interval excludes 1, with 3 to 8 forks"));
     assert!(report.contains(&format!(
         "| 50 µs | {forks} | decided |",
         forks = stop_of(&stops, 1).0
@@ -357,7 +358,7 @@ resamples = 200
         gate["summary"]
             .as_str()
             .unwrap()
-            .contains("95 % interval over the forks, valid where the run stopped"),
+            .contains("95 % interval over the forks (valid where the run stopped)"),
         "{gate}"
     );
 }

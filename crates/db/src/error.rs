@@ -32,12 +32,13 @@ pub enum DbError {
         context: &'static str,
         message: String,
     },
+    /// SQLite's own error is in the sentence, and only there: a chain of
+    /// causes (`StrategyError::chain`) would print it twice.
     #[cfg(feature = "sqlite")]
-    #[error("SQLite {context}: {source}")]
+    #[error("SQLite {context}: {cause}")]
     Sqlite {
         context: &'static str,
-        #[source]
-        source: rusqlite::Error,
+        cause: rusqlite::Error,
     },
     /// A measured statement the database refused: `code` is its SQLSTATE
     /// (PostgreSQL) or `SQLITE_` and its extended result code (SQLite), what

@@ -23,14 +23,18 @@
 //! - [`nested`]: machines -> forks -> pairs: nested variance components
 //!   (Searle, Casella & McCulloch 1992), a three-level bootstrap, and which
 //!   of more machines or more forks narrows an interval most.
+//! - [`spending`]: Student's t over the forks, for a fixed number of them
+//!   and at every look of a sequential design, its error rate spent over
+//!   the looks (Bonferroni; Jennison & Turnbull 2000).
 //! - [`sequential`]: Lai's (1976) confidence sequence for a mean, valid
-//!   at every look (Wang & Ramdas 2023), and the fixed-n t interval beside it.
+//!   at every look (Wang & Ramdas 2023): how sequential designs stopped
+//!   before `spending`, kept to check runs made then.
 //! - [`modes`]: whether fork medians fall into two speeds (optimal two-means
 //!   split, Ashman's D).
 //! - [`ratio`]: the speed ratio, median(treatment) / median(baseline),
 //!   per fork with the interval of resampling its pairs together (exact
 //!   per-arm spread, the quadrant correlation of two medians, Serfling
-//!   1980), combined across forks on the log scale.
+//!   1980), combined across forks on the log scale (Student's t).
 //! - [`apart`]: two separate runs told apart by their forks (the extreme of
 //!   Mann & Whitney 1947, an exact false-alarm rate) and the size of a
 //!   change between them (MOVER, Zou & Donner 2008).

@@ -477,7 +477,20 @@ fn advise(
                     between: v.median_between_ns2,
                     within: v.median_within_ns2,
                 };
-                advice::advise(vc, input.confidence, (MIN_FORKS - 1, pairs), 0, needed)
+                // The fewest forks a gate decides on, at the pairs that ran,
+                // when the model says they would do; else the cheapest
+                // design beyond them.
+                let at_least = stats::predicted_half_width(vc, input.confidence, MIN_FORKS, pairs);
+                if at_least < needed {
+                    return Some(Advice {
+                        change: AdviceChange::Forks,
+                        forks: MIN_FORKS,
+                        pairs,
+                        predicted_half_width_ns: Some(at_least),
+                        needed_half_width_ns: needed,
+                    });
+                }
+                advice::advise(vc, input.confidence, (MIN_FORKS, pairs), 0, needed)
             });
             return Some(sized.unwrap_or(Advice {
                 change: AdviceChange::Forks,

@@ -369,8 +369,13 @@ pub(super) fn one_run(info: &RunInfo) -> String {
         ""
     };
     let plans = super::sql::plan_sentence(info).map_or(String::new(), |s| format!("{s} "));
+    let per_cell = if info.cells.len() == 1 {
+        ""
+    } else {
+        " per cell"
+    };
     format!(
-        "{plans}These figures come from {on} ({up_to}{} forks per cell, master seed {}). A repeat with the same seed runs the same schedule, inputs and analysis, but measures new timings, so {moves}.",
+        "{plans}These figures come from {on} ({up_to}{} forks{per_cell}, master seed {}). A repeat with the same seed runs the same schedule, inputs and analysis, but measures new timings, so {moves}.",
         exp.design.forks, info.seeds.master
     )
 }

@@ -130,9 +130,7 @@ pub(super) fn view(analysis: &Analysis, exp: &Experiment, info: &RunInfo) -> Opt
         .fold((u32::MAX, 0), |(a, b), k| (a.min(k), b.max(k)));
     let of_fixed = format::percent(f64::from(run) / f64::from(most.max(1)));
     let forks = if stopped.len() == 1 {
-        format!(
-            "The cell ran {run} of the {most} forks a fixed design would have run ({of_fixed})."
-        )
+        format!("It ran {run} of the {most} forks a fixed design would have run ({of_fixed}).")
     } else {
         format!(
             "The {} cells ran {run} forks in all, {of_fixed} of the {most} that {} forks per cell would have run; a cell ran {}.",
@@ -161,8 +159,15 @@ pub(super) fn view(analysis: &Analysis, exp: &Experiment, info: &RunInfo) -> Opt
         .collect();
     let alpha = 1.0 - analysis.confidence;
     let at_zero = (!zero.is_empty()).then(|| {
+        // A cell that stopped decided said there was a difference: at
+        // d = 0, a false positive of the interval that decides; D's
+        // interval, which the calibration reads, is counted beside it.
+        let decided = zero
+            .iter()
+            .filter(|s| s.reason == crate::plan::stop::StopReason::Decided)
+            .count();
         let wrong = zero.iter().filter(|s| !s.covers_injected).count();
-        let naive = zero.iter().filter(|s| !s.naive.covers_injected).count();
+        let naive = zero.iter().filter(|s| s.naive.met).count();
         // Over a handful of cells chance allows anything.
         let chance = if zero.len() >= 20 {
             let (lo, hi) = chance_range(zero.len(), alpha);
@@ -176,11 +181,20 @@ pub(super) fn view(analysis: &Analysis, exp: &Experiment, info: &RunInfo) -> Opt
         } else {
             String::new()
         };
-        format!(
-            "At d = 0 nothing differs between the arms, so a stopping interval that excludes 0 is a false positive. It did in {}{chance}. The fixed-n t interval of the same forks, looked at after every fork and stopped on with the same rule, excluded 0 in {}.",
-            share(wrong, zero.len()),
-            share(naive, zero.len()),
-        )
+        let how = if rule.decide {
+            format!(
+                "a cell that stops decided is a false positive. {} did{chance}; D's interval at the stop excluded 0 in {}. The fixed-n t intervals of the same forks, looked at after every fork and stopped on with the same rule, decided in {}.",
+                share(decided, zero.len()),
+                share(wrong, zero.len()),
+                share(naive, zero.len()),
+            )
+        } else {
+            format!(
+                "an interval at the stop that excludes 0 is a false positive: D's did in {}{chance}.",
+                share(wrong, zero.len()),
+            )
+        };
+        format!("At d = 0 nothing differs between the arms, so {how}")
     });
     let at_delays = (!delayed.is_empty()).then(|| {
         let held = delayed.iter().filter(|s| s.covers_injected).count();
@@ -192,6 +206,12 @@ pub(super) fn view(analysis: &Analysis, exp: &Experiment, info: &RunInfo) -> Opt
         )
     });
     let mut rule_text = crate::spec::describe_rule(&rule, exp.gate.is_some());
+    // One comparison: it runs, not "each cell".
+    if info.cells.len() == 1 {
+        if let Some(rest) = rule_text.strip_prefix("each cell runs") {
+            rule_text = format!("it runs{rest}");
+        }
+    }
     rule_text[..1].make_ascii_uppercase();
     let spending = crate::stats::spending::Spending::new(
         rule.min_forks.get() as usize,

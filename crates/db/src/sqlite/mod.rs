@@ -15,7 +15,7 @@ const UPDATE: &str = "UPDATE model_field SET field_value = ?1 WHERE name = ?2";
 const SELECT: &str = "SELECT name, field_value FROM model_field";
 
 fn err(context: &'static str) -> impl FnOnce(rusqlite::Error) -> DbError {
-    move |source| DbError::Sqlite { context, source }
+    move |cause| DbError::Sqlite { context, cause }
 }
 
 /// A seeded `model_field` table in its own in-memory database.

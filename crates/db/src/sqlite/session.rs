@@ -17,7 +17,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 
 fn err(context: &'static str) -> impl FnOnce(rusqlite::Error) -> DbError {
-    move |source| DbError::Sqlite { context, source }
+    move |cause| DbError::Sqlite { context, cause }
 }
 
 /// A measured statement's error: SQLite's refusal of the statement,
@@ -29,9 +29,9 @@ fn statement(e: rusqlite::Error) -> DbError {
             code: format!("SQLITE_{}", f.extended_code),
             message: message.unwrap_or_else(|| f.to_string()),
         },
-        source => DbError::Sqlite {
+        cause => DbError::Sqlite {
             context: "measured SQL",
-            source,
+            cause,
         },
     }
 }

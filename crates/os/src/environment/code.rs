@@ -53,9 +53,39 @@ impl Code {
     pub fn capture(dir: &Path, leave_out: &[PathBuf]) -> Code {
         match capture(dir, leave_out) {
             Ok(r) => Code::Git(r),
-            Err(why) => Code::NoRepository { why },
+            Err(why) => Code::NoRepository {
+                why: why.to_string(),
+            },
         }
     }
+}
+
+/// Why git could not say what the repository holds: the clause
+/// `Code::NoRepository` records.
+#[derive(Debug, thiserror::Error)]
+enum Unread {
+    #[error("git could not be run ({0})")]
+    NotRun(std::io::Error),
+    /// git's own complaint, its first line without `fatal: `.
+    #[error("{0}")]
+    Said(String),
+    #[error("{path} ({source})")]
+    Path {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("git gave no output")]
+    NoOutput,
+    #[error("reading git's diff ({0})")]
+    Read(std::io::Error),
+    #[error("git could not be waited for ({0})")]
+    Wait(std::io::Error),
+}
+
+/// git's complaint on stderr, its first line without `fatal: `.
+fn said(stderr: &str) -> Unread {
+    let first = stderr.lines().next().unwrap_or("").trim();
+    Unread::Said(first.strip_prefix("fatal: ").unwrap_or(first).to_string())
 }
 
 fn git(dir: &Path) -> Command {
@@ -73,20 +103,19 @@ fn git(dir: &Path) -> Command {
 }
 
 /// git's stdout, trimmed, or its complaint in words.
-fn text(cmd: &mut Command) -> Result<String, String> {
-    let out = cmd
-        .output()
-        .map_err(|e| format!("git could not be run ({e})"))?;
+fn text(cmd: &mut Command) -> Result<String, Unread> {
+    let out = cmd.output().map_err(Unread::NotRun)?;
     if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        let first = err.lines().next().unwrap_or("").trim();
-        return Err(first.strip_prefix("fatal: ").unwrap_or(first).to_string());
+        return Err(said(&String::from_utf8_lossy(&out.stderr)));
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-fn capture(dir: &Path, leave_out: &[PathBuf]) -> Result<Repository, String> {
-    let dir = std::path::absolute(dir).map_err(|e| format!("{} ({e})", dir.display()))?;
+fn capture(dir: &Path, leave_out: &[PathBuf]) -> Result<Repository, Unread> {
+    let dir = std::path::absolute(dir).map_err(|source| Unread::Path {
+        path: dir.display().to_string(),
+        source,
+    })?;
     let top = PathBuf::from(text(git(&dir).args(["rev-parse", "--show-toplevel"]))?);
     let top = top.canonicalize().unwrap_or(top);
     let commit = text(git(&top).args(["rev-parse", "--verify", "-q", "HEAD"])).ok();
@@ -146,12 +175,9 @@ fn relative_to(top: &Path, path: &Path) -> Option<PathBuf> {
 
 /// The length and SHA-256 of what `cmd` prints, read as it streams (a
 /// diff of binary files may be large).
-fn digest(cmd: &mut Command) -> Result<(u64, String), String> {
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("git could not be run ({e})"))?;
-    let mut out = child.stdout.take().ok_or("git gave no output")?;
+fn digest(cmd: &mut Command) -> Result<(u64, String), Unread> {
+    let mut child = cmd.stdout(Stdio::piped()).spawn().map_err(Unread::NotRun)?;
+    let mut out = child.stdout.take().ok_or(Unread::NoOutput)?;
     let mut hash = Sha256::new();
     let mut len = 0u64;
     let mut buf = [0u8; 64 * 1024];
@@ -163,19 +189,16 @@ fn digest(cmd: &mut Command) -> Result<(u64, String), String> {
                 len += n as u64;
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(format!("reading git's diff ({e})")),
+            Err(e) => return Err(Unread::Read(e)),
         }
     }
-    let status = child
-        .wait()
-        .map_err(|e| format!("git could not be waited for ({e})"))?;
+    let status = child.wait().map_err(Unread::Wait)?;
     if !status.success() {
         let mut err = String::new();
         if let Some(mut e) = child.stderr.take() {
             let _ = e.read_to_string(&mut err);
         }
-        let first = err.lines().next().unwrap_or("").trim();
-        return Err(first.strip_prefix("fatal: ").unwrap_or(first).to_string());
+        return Err(said(&err));
     }
     let hex: String = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
     Ok((len, hex))
