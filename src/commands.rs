@@ -17,7 +17,7 @@ pub(crate) fn check(
     set: &[String],
     flags: &preflight::CheckFlags,
     json: bool,
-) -> crate::error::Result<String> {
+) -> runner_core::error::Result<String> {
     let summary = summarize(spec_path, set, flags)?;
     let text = if json {
         let mut s = serde_json::to_string_pretty(&summary).expect("the summary serializes");
@@ -30,7 +30,7 @@ pub(crate) fn check(
         None => Ok(text),
         Some(f) => {
             crate::console::out(&text);
-            Err(crate::error::run_failed(f.message.clone()))
+            Err(runner_core::error::run_failed(f.message.clone()))
         }
     }
 }

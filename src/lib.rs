@@ -14,7 +14,7 @@ pub mod compare;
 pub use runner_core::console;
 pub use runner_db as db;
 pub use runner_os::environment;
-pub mod error;
+
 pub mod exec;
 pub(crate) use runner_core::hex;
 pub(crate) mod history;
@@ -48,7 +48,7 @@ pub const BINARY: environment::Binary = environment::Binary {
     version: env!("CARGO_PKG_VERSION"),
     git_commit: env!("RUNNER_GIT_COMMIT"),
 };
-pub use error::{Result, RunnerError};
+use runner_core::error::Result;
 
 /// Runs one command line and returns its exit code when it did not fail:
 /// 0, or a gate's 3 (regression) or 4 (inconclusive). Output for the user
@@ -117,6 +117,6 @@ pub fn run(cli: Cli) -> Result<i32> {
         // What ended a worker, with every cause (`StrategyError::chain`).
         Command::Worker => exec::worker::main()
             .map(|()| 0)
-            .map_err(|e| RunnerError::RunFailed(e.chain())),
+            .map_err(|e| runner_core::error::run_failed(e.chain())),
     }
 }

@@ -15,9 +15,9 @@
 
 use super::file::Plan;
 use crate::analysis::Analysis;
-use crate::error::{bad_input, Result};
 use crate::output::guard::{self, Owner};
 use crate::record::{PairRecord, Phase};
+use runner_core::error::{bad_input, Result};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};

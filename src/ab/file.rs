@@ -4,7 +4,7 @@
 //! committed. Pure: arguments in, TOML text out.
 
 use crate::cli::ab::{AbArgs, DEFAULT_MAX_FORKS};
-use crate::error::{bad_input, Result};
+use runner_core::error::{bad_input, Result};
 use std::path::Path;
 
 /// One command as the file runs it.

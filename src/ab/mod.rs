@@ -13,8 +13,8 @@ pub(crate) mod export;
 pub(crate) mod file;
 
 use crate::cli::ab::AbArgs;
-use crate::error::{bad_input, Result};
 use crate::exec::ExecArgs;
+use runner_core::error::{bad_input, Result};
 use std::path::Path;
 
 /// The folder `runner ab` writes its experiment files into.

@@ -27,7 +27,6 @@ mod shape;
 mod spec;
 mod table;
 
-use crate::error::{bad_input, run_failed, Result};
 use crate::output::{guard, target};
 use crate::plan;
 use crate::record::PairRecord;
@@ -37,6 +36,7 @@ use crate::run_folder::partial::{partial_path, Partial};
 use crate::run_folder::{
     CheckReport, ForkRecord, ForkSummary, Imported, ImportedFork, Invocation, RunInfo, SpecInfo,
 };
+use runner_core::error::{bad_input, run_failed, Result};
 use shape::{cell_ids, cells_of, forks};
 use std::path::{Path, PathBuf};
 

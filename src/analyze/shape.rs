@@ -4,9 +4,9 @@
 //! the check that the design is uniform (equal forks, equal pairs).
 
 use super::table;
-use crate::error::{bad_input, Result};
 use crate::plan::Cell;
 use crate::record::Phase;
+use runner_core::error::{bad_input, Result};
 use std::collections::{BTreeMap, HashMap};
 
 /// (label, delay) -> rows, and how the cells were told apart.

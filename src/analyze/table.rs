@@ -9,8 +9,8 @@
 //! nearest one (runner's own data is whole nanoseconds). Every error names
 //! the file, the line and the column.
 
-use crate::error::{bad_input, run_failed, Result};
 use crate::record::{Arm, PairRecord, Phase};
+use runner_core::error::{bad_input, run_failed, Result};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;

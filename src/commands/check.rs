@@ -10,10 +10,10 @@
 //! documented interface (docs/guide/commands.md): CI scripts read them.
 
 use super::check_trials;
-use crate::error::Result;
 use crate::exec::trials::Stopped;
 use crate::plan;
 use crate::spec::{self, Experiment};
+use runner_core::error::Result;
 use serde::Serialize;
 use std::path::Path;
 
@@ -129,7 +129,7 @@ pub(crate) fn summarize(
             crate::settings::get().database_url.as_deref(),
             "check",
         )
-        .map_err(|e| crate::error::bad_input(e.to_string()))?
+        .map_err(|e| runner_core::error::bad_input(e.to_string()))?
     } else {
         None
     };
@@ -143,7 +143,7 @@ pub(crate) fn summarize(
     // a catalog that cannot be read is a failed trial.
     let findings = match crate::exec::preflight::run(exp, &cells, target.as_ref()) {
         Ok(f) => Ok(f),
-        Err(crate::error::RunnerError::RunFailed(m)) => Err(m),
+        Err(e) if e.failure() == runner_core::error::Failure::RunFailed => Err(e.to_string()),
         Err(e) => return Err(e),
     };
     let trials = match &findings {

@@ -11,11 +11,11 @@
 
 use crate::db::fingerprint::GuardRecord;
 use crate::db::DbTarget;
-use crate::error::{bad_input, run_failed, Result};
 use crate::exec::trials::{self, Stopped};
 use crate::interrupt;
 use crate::plan::Cell;
 use crate::spec::Experiment;
+use runner_core::error::{bad_input, run_failed, Result};
 use std::collections::BTreeSet;
 use std::time::Duration;
 

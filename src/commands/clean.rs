@@ -11,7 +11,7 @@
 
 use crate::db::owner::Liveness;
 use crate::db::DbTarget;
-use crate::error::{bad_input, run_failed, Result};
+use runner_core::error::{bad_input, run_failed, Result};
 use std::path::Path;
 
 /// `runner clean [SPEC] [--list] [--schema NAME]...`: the text to print.

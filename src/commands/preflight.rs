@@ -3,9 +3,9 @@
 //! exec`): each is checked as exec checks it, and the plan lines say what
 //! it changes. `--resume` is exec's alone (it continues a run).
 
-use crate::error::{bad_input, Result};
 pub(crate) use crate::run_folder::invocation::CheckFlags;
 use crate::spec::Experiment;
+use runner_core::error::{bad_input, Result};
 use std::path::Path;
 
 /// The refusals exec would make before it runs anything, made now.

@@ -32,7 +32,6 @@
 mod markdown;
 
 use crate::analysis::effect::Effect;
-use crate::error::{bad_input, Result};
 use crate::record::{PairRecord, Phase};
 use crate::report::read_folder;
 use crate::run_folder::check::differing_keys;
@@ -40,6 +39,7 @@ use crate::run_folder::RunInfo;
 use crate::seed::{self, Domain};
 use crate::stats;
 use rand::SeedableRng;
+use runner_core::error::{bad_input, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -229,7 +229,7 @@ fn fork_range(forks: &[Vec<u64>]) -> Result<(f64, f64), stats::StatsError> {
         }))
 }
 
-fn fail(cell: u32) -> impl Fn(stats::StatsError) -> crate::error::RunnerError {
+fn fail(cell: u32) -> impl Fn(stats::StatsError) -> runner_core::error::RunnerError {
     move |e| bad_input(format!("cell {cell}: cannot compare: {e}"))
 }
 

@@ -4,9 +4,9 @@
 
 use super::protocol::CountJob;
 use crate::environment::counters::{self, Counters, VALGRIND_PACKAGE};
-use crate::error::{bad_input, Result};
 use crate::spec::Experiment;
 use crate::strategy::CountWith;
+use runner_core::error::{bad_input, Result};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 

@@ -2,8 +2,8 @@
 //! PostgreSQL) given its own schema before any fork starts; dropped at the end.
 
 use crate::db::{self, DbTarget};
-use crate::error::{bad_input, run_failed, Result};
 use crate::spec::Experiment;
+use runner_core::error::{bad_input, run_failed, Result};
 
 #[derive(Clone)]
 pub(crate) struct RunDatabase {

@@ -1,7 +1,7 @@
 //! The database guard of a run's forks, from the parent's side: one
 //! fingerprint before and after each fork (`db::fingerprint`).
 
-use crate::error::{run_failed, Result};
+use runner_core::error::{run_failed, Result};
 use std::time::Duration;
 
 /// The fingerprint of the database outside runner's schemas, taken before

@@ -60,10 +60,10 @@ impl Estimate {
     /// differ, a run that outlasts the fork timeout, a signal): exec stops
     /// with it before its first fork instead of at it. A trial that merely
     /// failed is left for the forks to report in their own words.
-    pub(crate) fn blocking(&self) -> Option<crate::error::RunnerError> {
-        use crate::error::run_failed;
+    pub(crate) fn blocking(&self) -> Option<runner_core::error::RunnerError> {
+        use runner_core::error::run_failed;
         match self.stopped.as_ref()? {
-            Stopped::Disagreement(m) => Some(crate::error::RunnerError::ArmsDisagree(format!(
+            Stopped::Disagreement(m) => Some(runner_core::error::arms_disagree(format!(
                 "exec's trial run, before any fork, found that {m}"
             ))),
             Stopped::TimedOut(m) => Some(run_failed(format!("before any fork, {m}"))),

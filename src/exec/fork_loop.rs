@@ -17,13 +17,13 @@ use super::spawn::{ForkFailure, ForkResult};
 use super::stopper::{record_stops, Stopper};
 use super::upcoming::{own, Upcoming};
 use crate::environment::sentinel::{self, Snapshot};
-use crate::error::{run_failed, Result, RunnerError};
 use crate::interrupt;
 use crate::plan::Job;
 use crate::run_folder::digest::check_rows;
 use crate::run_folder::partial::{ForkWriter, ParentSaw, Partial};
 use crate::run_folder::RunInfo;
 use crate::spec::Experiment;
+use runner_core::error::{run_failed, Result, RunnerError};
 use std::time::{Duration, Instant};
 
 /// What the loop reads and writes besides its own state: the run's
@@ -71,7 +71,7 @@ pub(super) struct ForkLoop<'a> {
 /// What a fork's end means for the run.
 enum Judged {
     /// It finished and the database held: keep it.
-    Keep(ForkResult),
+    Keep(Box<ForkResult>),
     /// The run stops with this error; the fork is discarded.
     Stop(RunnerError),
 }
@@ -202,7 +202,7 @@ impl<'a> ForkLoop<'a> {
             );
         }
         let r = match judge(&label, job.seed, outcome, changed) {
-            Judged::Keep(r) => r,
+            Judged::Keep(r) => *r,
             Judged::Stop(e) => return Err(self.fail(Some(writer), e)),
         };
         if r.summary.left_processes > 0 {
@@ -305,7 +305,7 @@ fn judge(
             "{label}: the table's content changed during the fork (hash {:?} after seeding, {:?} after the last preview): a preview leaked a write",
             r.summary.seeded_hash, r.summary.final_hash
         ),
-        Ok(r) if changed.is_none() => return Judged::Keep(r),
+        Ok(r) if changed.is_none() => return Judged::Keep(Box::new(r)),
         // The fork ran, but the database changed: that alone fails it.
         Ok(_) => String::new(),
         Err(f) if f.interrupted => format!(
@@ -328,7 +328,7 @@ fn judge(
         None => failure,
     };
     Judged::Stop(if disagreement {
-        RunnerError::ArmsDisagree(failure)
+        runner_core::error::arms_disagree(failure)
     } else {
         run_failed(failure)
     })
@@ -354,7 +354,7 @@ mod tests {
         let mut f = failure("exit status 3");
         f.stderr_tail = vec!["one".into(), "two".into()];
         let e = stopped(judge("cell 0 fork 1", 42, Err(f), None));
-        assert!(matches!(&e, RunnerError::RunFailed(_)), "{e:?}");
+        assert_eq!(e.failure(), runner_core::error::Failure::RunFailed, "{e:?}");
         assert_eq!(
             e.to_string(),
             run_failed(
@@ -369,7 +369,11 @@ mod tests {
         let mut f = failure("the arms' outputs differ");
         f.disagreement = true;
         let e = stopped(judge("cell 0 fork 0", 1, Err(f), None));
-        assert!(matches!(e, RunnerError::ArmsDisagree(_)), "{e:?}");
+        assert_eq!(
+            e.failure(),
+            runner_core::error::Failure::ArmsDisagree,
+            "{e:?}"
+        );
     }
 
     #[test]

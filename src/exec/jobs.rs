@@ -7,11 +7,11 @@ use super::fork_loop::{ForkLoop, RunState, Todo};
 use super::measured::Measured;
 use super::progress::Progress;
 use super::stopper::{record_stops, Stopper};
-use crate::error::{run_failed, Result};
 use crate::plan::{self, Job};
 use crate::run_folder::partial::Partial;
 use crate::run_folder::RunInfo;
 use crate::spec::Experiment;
+use runner_core::error::{run_failed, Result};
 
 /// What one phase of a run works on (see [`run_jobs`]).
 pub(super) struct Phase<'a> {

@@ -30,7 +30,6 @@ pub(crate) mod trials;
 mod upcoming;
 pub mod worker;
 
-use crate::error::{bad_input, run_failed, Result, RunnerError};
 use crate::output::target;
 use crate::plan::{self, Job};
 use crate::run_folder::assemble::{Builder, Source};
@@ -39,6 +38,7 @@ use crate::run_folder::{BuildInfo, Invocation, RunInfo, SpecInfo};
 use crate::shard;
 use crate::spec::{self, Experiment, LoadedSpec};
 use protocol::JobRequest;
+use runner_core::error::{bad_input, run_failed, Result};
 use std::path::{Path, PathBuf};
 
 pub use crate::run_folder::invocation::ExecArgs;
@@ -219,16 +219,6 @@ fn check_resume_paths(partial: &Path, final_dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Adds what to do next to an error of a run whose folder is kept, keeping
-/// its exit code.
-fn with_hint(e: RunnerError, hint: &str) -> RunnerError {
-    match e {
-        RunnerError::BadInput(m) => bad_input(format!("{m}\n{hint}")),
-        RunnerError::RunFailed(m) => run_failed(format!("{m}\n{hint}")),
-        RunnerError::ArmsDisagree(m) => RunnerError::ArmsDisagree(format!("{m}\n{hint}")),
-    }
-}
-
 /// The exit codes of `runner exec --bisect`, in `git bisect run`'s terms:
 /// the commit is good (the gate passed), bad (a regression), to be
 /// skipped (the gate could not decide, or the run failed: a commit that
@@ -237,7 +227,7 @@ fn with_hint(e: RunnerError, hint: &str) -> RunnerError {
 /// code from 128 up stops `git bisect run`; 125 skips.
 pub mod bisect {
     use crate::analysis::gate::Verdict;
-    use crate::error::RunnerError;
+    use runner_core::error::{Failure, RunnerError};
 
     pub const GOOD: i32 = 0;
     pub const BAD: i32 = 1;
@@ -272,19 +262,19 @@ pub mod bisect {
 
     /// The code of a run that did not finish.
     pub fn of_error(e: &RunnerError) -> i32 {
-        match e {
-            RunnerError::BadInput(_) => ABORT,
+        match e.failure() {
+            Failure::BadInput => ABORT,
             // Whether the arms agree depends on the commit: skip it.
-            RunnerError::RunFailed(_) | RunnerError::ArmsDisagree(_) => SKIP,
+            Failure::RunFailed | Failure::ArmsDisagree => SKIP,
         }
     }
 
     /// What a run that did not finish is called in the line git is told.
     pub fn error_word(e: &RunnerError) -> &'static str {
-        match e {
-            RunnerError::BadInput(_) => "bad input",
-            RunnerError::RunFailed(_) => "the run failed",
-            RunnerError::ArmsDisagree(_) => "the arms' outputs differ",
+        match e.failure() {
+            Failure::BadInput => "bad input",
+            Failure::RunFailed => "the run failed",
+            Failure::ArmsDisagree => "the arms' outputs differ",
         }
     }
 
@@ -303,7 +293,7 @@ pub mod bisect {
     #[cfg(test)]
     mod tests {
         use super::*;
-        use crate::error::{bad_input, run_failed};
+        use runner_core::error::{bad_input, run_failed};
 
         #[test]
         fn verdicts_and_failures_map_to_git_bisect_run() {
@@ -312,7 +302,7 @@ pub mod bisect {
             assert_eq!(of_outcome(Verdict::Inconclusive.exit_code()), SKIP);
             assert_eq!(of_error(&run_failed("a fork crashed")), SKIP);
             assert_eq!(of_error(&bad_input("no such file")), ABORT);
-            let differ = RunnerError::ArmsDisagree("the arms' outputs differ".into());
+            let differ = runner_core::error::arms_disagree("the arms' outputs differ");
             assert_eq!((of_error(&differ), differ.exit_code()), (SKIP, 2));
             // git bisect run: 125 skips, 128 and above abort.
             assert_eq!((SKIP, ABORT), (125, 128));

@@ -6,10 +6,10 @@
 
 use crate::db::preflight::{ArmSql, Findings, PreflightError, PRIVILEGES_DOC};
 use crate::db::DbTarget;
-use crate::error::{bad_input, run_failed, Result};
 use crate::plan::{self, Cell};
 use crate::spec::placeholder::Template;
 use crate::spec::{Experiment, StrategyKind};
+use runner_core::error::{bad_input, run_failed, Result};
 
 /// The SQL arms of `cells`, each distinct text once, placeholders filled
 /// (`{input}` as 0).

@@ -12,7 +12,7 @@
 
 use super::protocol::JobRequest;
 use super::tables::Tables;
-use crate::error::Result;
+use runner_core::error::Result;
 use std::collections::BTreeSet;
 
 /// The jobs still to run (indices into the run's requests) and the cells

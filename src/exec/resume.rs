@@ -1,10 +1,10 @@
 //! What a resumed run must agree with, and the command that resumes one.
 
 use super::ExecArgs;
-use crate::error::{bad_input, Result};
 use crate::run_folder::check::differing_keys;
 use crate::run_folder::Invocation;
 use crate::spec::Experiment;
+use runner_core::error::{bad_input, Result};
 use std::path::Path;
 
 /// A resumed run must run the spec it was started with (both as recorded:

@@ -11,7 +11,7 @@
 
 use super::{bisect, ExecArgs, ExecOutcome};
 use crate::analysis::gate::Verdict;
-use crate::error::Result;
+use runner_core::error::Result;
 
 /// What a retry would do: run again, or not, because its design costs
 /// more than the gate allows.

@@ -5,8 +5,7 @@
 use super::database::RunDatabase;
 use super::measured::Measured;
 use super::resume::{check_same_database, resume_command};
-use super::{jobs, with_hint, ExecArgs, ExecOutcome};
-use crate::error::{run_failed, Result, RunnerError};
+use super::{jobs, ExecArgs, ExecOutcome};
 use crate::interrupt;
 use crate::record::PairRecord;
 use crate::report;
@@ -14,6 +13,7 @@ use crate::run_folder::assemble::now_rfc3339;
 use crate::run_folder::partial::Partial;
 use crate::run_folder::RunInfo;
 use crate::spec::Experiment;
+use runner_core::error::{run_failed, Failure, Result, RunnerError};
 use std::path::PathBuf;
 
 pub(super) struct Run<'a> {
@@ -43,7 +43,7 @@ impl Run<'_> {
                 partial.remove();
                 return Err(e);
             }
-            Err(e) => return Err(with_hint(e, &self.kept(&partial, &info))),
+            Err(e) => return Err(e.with_hint(self.kept(&partial, &info))),
         };
         if self.resuming {
             let now = db.as_ref().map(|d| &d.info);
@@ -75,22 +75,20 @@ impl Run<'_> {
         if kept == 0 && !self.resuming {
             let dir = partial.dir.display().to_string();
             partial.remove();
-            return with_hint(
-                e,
-                &format!("no fork had finished, so nothing was kept ({dir} is removed); run the same exec again once the cause is fixed"),
+            return e.with_hint(
+                format!("no fork had finished, so nothing was kept ({dir} is removed); run the same exec again once the cause is fixed"),
             );
         }
-        match e {
-            RunnerError::BadInput(_) | RunnerError::ArmsDisagree(_) => with_hint(
-                e,
-                &format!(
+        match e.failure() {
+            Failure::BadInput | Failure::ArmsDisagree => e.with_hint(
+                format!(
                     "{kept} of {} forks finished and are kept in {}; resuming runs the missing forks with the same experiment file, so if the file must change, move {} away (or delete it) and run exec again",
                     info.jobs.len(),
                     partial.dir.display(),
                     partial.dir.display()
                 ),
             ),
-            RunnerError::RunFailed(_) => with_hint(e, &self.kept(&partial, info)),
+            Failure::RunFailed => e.with_hint(self.kept(&partial, info)),
         }
     }
 
@@ -188,10 +186,9 @@ impl Run<'_> {
         mut info: RunInfo,
         measured: Measured,
     ) -> Result<ExecOutcome> {
-        let kept = |e| {
-            with_hint(
-                e,
-                &format!(
+        let kept = |e: RunnerError| {
+            e.with_hint(
+                format!(
                     "every fork finished and is kept in {}; to analyse and render the report (once what stopped it is fixed): {}",
                     partial.dir.display(),
                     self.resume(&partial)
@@ -214,15 +211,12 @@ impl Run<'_> {
         .map_err(kept)?;
         report::write(&partial.dir, None, &rendering).map_err(kept)?;
         partial.write_run_info(&info).map_err(kept)?;
-        let complete = |e| {
-            with_hint(
-                e,
-                &format!(
-                    "the run finished and is complete in {}; rename it to {} yourself",
-                    partial.dir.display(),
-                    self.final_dir.display()
-                ),
-            )
+        let complete = |e: RunnerError| {
+            e.with_hint(format!(
+                "the run finished and is complete in {}; rename it to {} yourself",
+                partial.dir.display(),
+                self.final_dir.display()
+            ))
         };
         partial.drop_fork_files().map_err(complete)?;
         let previous = partial.promote(&self.final_dir)?;

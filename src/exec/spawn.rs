@@ -282,7 +282,7 @@ impl Worker {
     /// deadline or on a signal.
     pub(crate) fn run(
         mut self,
-        mut on_pair: impl FnMut(&PairRecord) -> crate::error::Result<()>,
+        mut on_pair: impl FnMut(&PairRecord) -> runner_core::error::Result<()>,
         timing_over: impl FnOnce(),
     ) -> Result<ForkResult, ForkFailure> {
         if let Some(mut stdin) = self.stdin.take() {

@@ -10,10 +10,10 @@ use super::measured::Measured;
 use super::progress::Progress;
 use crate::analysis::stop::StopInput;
 use crate::analysis::{AnalysisInput, CellInfo};
-use crate::error::{run_failed, Result};
 use crate::plan::stop::{StopReason, Stopped};
 use crate::run_folder::partial::Partial;
 use crate::run_folder::RunInfo;
+use runner_core::error::{run_failed, Result};
 use std::collections::BTreeMap;
 
 pub(super) struct Stopper {

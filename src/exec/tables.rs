@@ -13,9 +13,9 @@
 use super::protocol::JobRequest;
 use crate::db::model::{job_table, TableMaker};
 use crate::db::DbTarget;
-use crate::error::{run_failed, Result};
 use crate::preview::Model;
 use crate::spec::StrategyKind;
+use runner_core::error::{run_failed, Result};
 
 /// The slots of `job` whose instance is a `tx-rollback` on a premade table:
 /// the baseline's (`b`) and, with two instances, the treatment's (`t`).
@@ -97,7 +97,7 @@ impl Tables {
 }
 
 /// A failure of the parent's table connection, as the run's error.
-fn fail(e: impl std::fmt::Display) -> crate::error::RunnerError {
+fn fail(e: impl std::fmt::Display) -> runner_core::error::RunnerError {
     run_failed(format!("the forks' tables: {e}"))
 }
 

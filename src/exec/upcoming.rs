@@ -7,7 +7,7 @@ use super::protocol::JobRequest;
 use super::queue::{Ahead, Queue};
 use super::spawn::{self, ForkFailure, Worker};
 use crate::environment::sentinel::Snapshot;
-use crate::error::Result;
+use runner_core::error::Result;
 use std::time::Duration;
 
 /// Runner and its workers are "own" CPU time to the sentinel.

@@ -18,7 +18,7 @@
 //! removed another folder's run.json (moved and edited at once), the
 //! history says where it starts and which folder to read for the rest.
 
-use crate::error::{bad_input, run_failed, Result};
+use runner_core::error::{bad_input, run_failed, Result};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -73,7 +73,7 @@ fn git(dir: &Path) -> Command {
     c
 }
 
-fn spawn_failed(e: std::io::Error) -> crate::error::RunnerError {
+fn spawn_failed(e: std::io::Error) -> runner_core::error::RunnerError {
     run_failed(format!(
         "cannot run git ({e}); runner history reads committed reports with the git command line, so install git or put it on PATH"
     ))
@@ -347,7 +347,7 @@ struct Cat {
     stdout: BufReader<ChildStdout>,
 }
 
-fn read_failed(e: std::io::Error) -> crate::error::RunnerError {
+fn read_failed(e: std::io::Error) -> runner_core::error::RunnerError {
     run_failed(format!("reading from git cat-file failed: {e}"))
 }
 

@@ -18,7 +18,7 @@ mod plots;
 mod version;
 mod version_error;
 
-use crate::error::{bad_input, Result};
+use runner_core::error::{bad_input, Result};
 use std::path::{Path, PathBuf};
 
 pub(crate) use changes::{Rule, Step};

@@ -18,5 +18,5 @@ pub(super) enum VersionError {
     #[error("pairs.csv: {0}")]
     Pairs(#[source] FolderError),
     #[error(transparent)]
-    Analysis(#[from] crate::error::RunnerError),
+    Analysis(#[from] runner_core::error::RunnerError),
 }

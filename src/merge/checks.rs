@@ -12,12 +12,12 @@
 //!   it, unless `--allow-missing`.
 
 use super::Shard;
-use crate::error::{bad_input, Result};
 use crate::plan::Job;
 use crate::run_folder::check::differing_keys;
 use crate::run_folder::invocation::Invocation;
 use crate::run_folder::RunInfo;
 use crate::shard::jobs_text;
+use runner_core::error::{bad_input, Result};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -180,7 +180,7 @@ pub(super) fn missing_shards(
 pub(super) fn missing_error(
     shards: &[Shard],
     missing: &[(u32, Vec<Job>)],
-) -> crate::error::RunnerError {
+) -> runner_core::error::RunnerError {
     let first = &shards[0];
     let count = shard(&first.info).1;
     let parts: Vec<String> = missing

@@ -13,7 +13,6 @@
 mod assemble;
 mod checks;
 
-use crate::error::{bad_input, run_failed, Result};
 use crate::output::{guard, target};
 use crate::plan;
 use crate::record::PairRecord;
@@ -22,6 +21,7 @@ use crate::run_folder::digest::check_pairs;
 use crate::run_folder::partial::{partial_path, Partial};
 use crate::run_folder::RunInfo;
 use crate::shard::MissingJob;
+use runner_core::error::{bad_input, run_failed, Result};
 use std::path::{Path, PathBuf};
 
 pub(crate) use crate::run_folder::invocation::MergeArgs;

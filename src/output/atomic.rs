@@ -3,7 +3,7 @@
 //! a crash or a full disk never leaves half a file under the target's name.
 
 use super::{io_err, parent_or_dot, sync_dir};
-use crate::error::Result;
+use runner_core::error::Result;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

@@ -31,7 +31,7 @@
 //! which makes the file foreign (refused later), never the reverse.
 
 use super::{io_err, lock, parent_or_dot, sync_dir, DATA_FILES};
-use crate::error::{bad_input, Result};
+use runner_core::error::{bad_input, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs;
@@ -134,7 +134,7 @@ fn read_record(dir: &Path) -> std::result::Result<Option<Record>, RecordError> {
         .map_err(RecordError::NotRunners)
 }
 
-fn record_error(dir: &Path, why: &RecordError) -> crate::error::RunnerError {
+fn record_error(dir: &Path, why: &RecordError) -> runner_core::error::RunnerError {
     bad_input(format!(
         "{} {why}; runner keeps there the list of files it wrote and cannot tell which are its own without it; move it away",
         dir.join(RECORD).display()
@@ -243,7 +243,7 @@ pub(crate) fn foreign_entries(dir: &Path) -> std::result::Result<Vec<String>, En
     Ok(out)
 }
 
-fn refused(path: &Path, why: &str) -> crate::error::RunnerError {
+fn refused(path: &Path, why: &str) -> runner_core::error::RunnerError {
     bad_input(format!(
         "{} {why}; runner never replaces a file it did not write (only those its record {} lists, unchanged since), so move it away or choose another path",
         path.display(),

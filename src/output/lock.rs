@@ -11,7 +11,7 @@
 //! close.
 
 use super::io_err;
-use crate::error::{bad_input, Result};
+use runner_core::error::{bad_input, Result};
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;

@@ -45,7 +45,7 @@ pub(crate) mod target;
 
 pub(crate) use atomic::write_atomic;
 
-use crate::error::{bad_input, run_failed, RunnerError};
+use runner_core::error::{bad_input, run_failed, RunnerError};
 use std::path::Path;
 
 /// The files runner writes into a finished report folder (besides the

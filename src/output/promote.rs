@@ -19,7 +19,7 @@
 
 use super::target::{existing, old_path, Existing};
 use super::{io_err, parent_or_dot, sync_dir};
-use crate::error::{bad_input, Result};
+use runner_core::error::{bad_input, Result};
 use std::fs;
 use std::path::Path;
 
@@ -43,7 +43,7 @@ pub(crate) fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
     }
 }
 
-fn refused(partial: &Path, path: &Path, why: &str) -> crate::error::RunnerError {
+fn refused(partial: &Path, path: &Path, why: &str) -> runner_core::error::RunnerError {
     bad_input(format!(
         "{} {why}, so runner left it alone; the finished run is complete in {} (rename it yourself, or read it there)",
         path.display(),

@@ -17,7 +17,7 @@
 //! outside DIR only where `guard` allows it.
 
 use super::{guard, parent_or_dot};
-use crate::error::{bad_input, Result};
+use runner_core::error::{bad_input, Result};
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 

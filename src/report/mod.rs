@@ -17,10 +17,10 @@ pub(crate) mod plots;
 pub(crate) mod safe;
 
 use crate::analysis::{self, Analysis};
-use crate::error::{bad_input, Result, RunnerError};
 use crate::output::{self, guard, target};
 use crate::record::PairRecord;
 use crate::run_folder::{self, RunInfo};
+use runner_core::error::{bad_input, Result, RunnerError};
 use std::path::{Path, PathBuf};
 
 /// The default template, compiled in; `templates/report.md.j2` is its copy.
@@ -227,7 +227,7 @@ pub fn render_run(
 ) -> Result<Rendering> {
     // Everything shown comes from a copy whose recorded text cannot change
     // the report's structure (`safe`).
-    let info = safe::for_markdown(info).map_err(crate::error::bad_input)?;
+    let info = safe::for_markdown(info).map_err(runner_core::error::bad_input)?;
     render_safe(&info, pairs, template)
 }
 
@@ -343,10 +343,14 @@ pub fn render_folder(dir: &Path, template: Option<&Path>, out: Option<&Path>) ->
     let rendering = crate::interrupt::run(since, move || -> Result<Rendering> {
         let (info, pairs, safe) = read_folder_with(&folder, safe::for_markdown)?;
         let template = template_for(&info, tpl.as_deref())?;
-        render_safe(&safe.map_err(crate::error::bad_input)?, &pairs, template)
+        render_safe(
+            &safe.map_err(runner_core::error::bad_input)?,
+            &pairs,
+            template,
+        )
     })
     .map_err(|i| {
-        crate::error::run_failed(format!(
+        runner_core::error::run_failed(format!(
             "{i} while reading and analysing {}; nothing was written, the folder is as it was",
             dir.display()
         ))

@@ -36,9 +36,9 @@ use std::path::Path;
 
 /// Reads `path` and checks it; every failure is bad input (exit 2) naming
 /// the file and the key.
-pub(crate) fn checked(path: &Path) -> crate::error::Result<RunInfo> {
+pub(crate) fn checked(path: &Path) -> runner_core::error::Result<RunInfo> {
     let info = RunInfo::read(path)?;
-    check(&info).map_err(|e| crate::error::bad_input(format!("{}: {e}", path.display())))?;
+    check(&info).map_err(|e| runner_core::error::bad_input(format!("{}: {e}", path.display())))?;
     Ok(info)
 }
 

@@ -8,10 +8,10 @@
 //! (exit 2) naming the fork, and no number is computed from it.
 
 use super::{file_stem, hex, FolderError, ForkRecord, RunInfo};
-use crate::error::{bad_input, Result};
 use crate::output::io_err;
 use crate::record::{csv_header, PairRecord, Phase};
 use crate::spec::Experiment;
+use runner_core::error::{bad_input, Result};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::Path;

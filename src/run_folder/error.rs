@@ -2,7 +2,7 @@
 //! failed (the file itself, the recorded spec, the plan, the record's
 //! keys, the rows), and an underlying error stays reachable as the
 //! `source`. The `Display` is the one sentence the user sees, without the
-//! folder's file name where the caller adds it; [`crate::error::RunnerError`]
+//! folder's file name where the caller adds it; [`runner_core::error::RunnerError`]
 //! takes it at the folder's edge as bad input (exit 2).
 
 use std::path::PathBuf;
@@ -52,9 +52,9 @@ pub enum FolderError {
     },
 }
 
-impl From<FolderError> for crate::error::RunnerError {
+impl From<FolderError> for runner_core::error::RunnerError {
     fn from(e: FolderError) -> Self {
-        crate::error::bad_input(e.to_string())
+        runner_core::error::bad_input(e.to_string())
     }
 }
 

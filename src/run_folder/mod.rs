@@ -200,13 +200,13 @@ pub const FILE: &str = "run.json";
 
 /// Writes `info` as `dir/run.json`: whole or not at all, and only over a
 /// run.json runner wrote (`output::guard`).
-pub fn write(dir: &Path, info: &RunInfo) -> crate::error::Result<()> {
+pub fn write(dir: &Path, info: &RunInfo) -> runner_core::error::Result<()> {
     crate::output::guard::write(&dir.join(FILE), info.to_json().as_bytes())
 }
 
 /// Reads `dir/run.json` and checks it ([`check::check`]); anything wrong
 /// is bad input (exit 2) in one sentence naming the file and the key.
-pub fn read(dir: &Path) -> crate::error::Result<RunInfo> {
+pub fn read(dir: &Path) -> runner_core::error::Result<RunInfo> {
     check::checked(&dir.join(FILE))
 }
 

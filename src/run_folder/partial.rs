@@ -19,11 +19,11 @@
 use super::digest::{check_fork, RowDigest};
 use super::{file_stem, CheckReport, ForkRecord, ForkSummary, RunInfo};
 use crate::environment::ForkSentinel;
-use crate::error::{bad_input, Result};
 use crate::output::lock::{self, FolderLock};
 use crate::output::promote::rename_noreplace;
 use crate::output::{io_err, parent_or_dot, sync_dir, write_atomic};
 use crate::record::PairRecord;
+use runner_core::error::{bad_input, Result};
 use std::collections::HashSet;
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
@@ -68,7 +68,7 @@ pub(crate) struct Partial {
     lock: FolderLock,
 }
 
-fn exists_error(dir: &Path) -> crate::error::RunnerError {
+fn exists_error(dir: &Path) -> runner_core::error::RunnerError {
     if let Some(holder) = lock::is_held(dir) {
         return bad_input(format!(
             "{} is in use by another runner exec ({holder}); wait for it to finish or stop it",

@@ -59,6 +59,12 @@ pub struct SpecError {
     pub message: String,
 }
 
+impl runner_core::error::Coded for SpecError {
+    fn failure(&self) -> runner_core::error::Failure {
+        runner_core::error::Failure::BadInput
+    }
+}
+
 impl SpecError {
     /// Control characters are escaped so the error is always one line, even
     /// when a flag or a key contains a newline.

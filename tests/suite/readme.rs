@@ -764,6 +764,16 @@ fn the_report_index_and_bench_figures_are_the_committed_ones() {
     check_block("docs/guide/performance.md", "stop-gzip", &gzip_block());
     check_block("docs/guide/performance.md", "ab-hyperfine", &ab_block());
     check_block(
+        "docs/guide/instructions.md",
+        "instructions-bench",
+        &bench_output_block("benches/instructions.txt"),
+    );
+    check_block(
+        "docs/guide/placement.md",
+        "placement-pair",
+        &bench_output_block("benches/placement-pair.txt"),
+    );
+    check_block(
         "docs/guide/performance.md",
         "contention",
         &contention_block(&dirs),
@@ -778,6 +788,13 @@ fn the_report_index_and_bench_figures_are_the_committed_ones() {
         "stop-design",
         &stop_design_block(),
     );
+}
+
+/// A bench script's committed output, as it printed it: its lines say
+/// the goal each figure is held to.
+fn bench_output_block(file: &str) -> String {
+    let text = std::fs::read_to_string(root().join(file)).unwrap();
+    format!("```text\n{text}```\n")
 }
 
 /// The tables of `experiments/validity-forks.py`, before (the bootstrap)

@@ -9,6 +9,7 @@
 //! Nothing here imports another runner crate.
 
 pub mod console;
+pub mod error;
 pub mod hex;
 pub mod preview;
 pub mod record;

@@ -74,7 +74,7 @@ pub(super) fn stop_backends(
 /// looks at what those processes wait for.
 pub(super) fn receive(
     rx: &mpsc::Receiver<Event>,
-    on_pair: &mut impl FnMut(&PairRecord) -> crate::error::Result<()>,
+    on_pair: &mut impl FnMut(&PairRecord) -> runner_core::error::Result<()>,
     timing_over: impl FnOnce(),
     deadline: Instant,
     backends: &mut Vec<u32>,

@@ -8,9 +8,9 @@
 use super::axis::{Axis, Ticked};
 use super::layout::{Header, LegendEntry, Line, Marker};
 use super::{svg, Input, PALETTE};
-use crate::error::Result;
 use crate::spec::CLIENTS_KEY;
 use plotters::prelude::*;
+use runner_core::error::Result;
 
 const WIDTH: u32 = 620;
 /// Margins 10 (right 20), label areas 72 (y) and 48 (x) around a plotting

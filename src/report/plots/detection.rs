@@ -15,10 +15,10 @@ use super::axis::{delay_us_label, Ticked};
 use super::layout::{legend, legend_rows};
 use super::{font, svg, LegendEntry, Line, Marker, GREY, PALETTE, VERMILLION};
 use crate::analysis::{Analysis, CellAnalysis};
-use crate::error::Result;
 use crate::report::format::percent;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
+use runner_core::error::Result;
 
 const WIDTH: u32 = 760;
 const CHART_HEIGHT: u32 = 420;

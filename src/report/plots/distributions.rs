@@ -17,12 +17,12 @@ use super::axis::{Axis, Ticked};
 use super::layout::{panel_title, panel_titles};
 use super::{font, svg, Area, DrawResult, Header, Input, LegendEntry, Line, Marker, Panel};
 use super::{BLUE, GREY, VERMILLION};
-use crate::error::Result;
 use crate::record::{PairRecord, Phase};
 use crate::report::format::duration;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+use runner_core::error::Result;
 use std::collections::BTreeMap;
 
 const PANEL_WIDTH: u32 = 520;

@@ -16,10 +16,10 @@ use super::{fork_color, svg, Area, DrawResult, Header, Input, LegendEntry, Line,
 use super::{FASTER, GREY, SLOWER};
 use crate::analysis::effect::{Direction, Effect, IntervalKind};
 use crate::analysis::Verdict;
-use crate::error::Result;
 use crate::report::effect::{direction_word, interval_name, text};
 use crate::report::format::percent;
 use plotters::prelude::*;
+use runner_core::error::Result;
 
 const PANEL_WIDTH: u32 = 520;
 const ROW: u32 = 18;

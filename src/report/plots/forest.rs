@@ -18,10 +18,10 @@ use super::{fork_color, svg, Area, DrawResult, Header, Input, LegendEntry, Line,
 use super::{BLUE, FASTER, GREEN, GREY, SLOWER, VERMILLION};
 use crate::analysis::effect::Direction;
 use crate::analysis::CellAnalysis;
-use crate::error::Result;
 use crate::report::effect::{direction_word, forks};
 use crate::report::format::percent;
 use plotters::prelude::*;
+use runner_core::error::Result;
 
 const PANEL_WIDTH: u32 = 440;
 const ROW: u32 = 18;

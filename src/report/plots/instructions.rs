@@ -12,9 +12,9 @@ use super::layout::{panel_title, panel_titles};
 use super::{svg, Area, DrawResult, Header, Input, LegendEntry, Line, Marker, Panel};
 use super::{FASTER, GREY, SLOWER};
 use crate::analysis::instructions::{CountDirection, CountEffect, Instructions};
-use crate::error::Result;
 use crate::report::format::percent;
 use plotters::prelude::*;
+use runner_core::error::Result;
 
 const PANEL_WIDTH: u32 = 520;
 const ROW: u32 = 18;

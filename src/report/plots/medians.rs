@@ -11,9 +11,9 @@ use super::layout::{panel_title, panel_titles};
 use super::{svg, Area, DrawResult, Header, Input, LegendEntry, Line, Marker};
 use super::{BLUE, GREEN};
 use crate::analysis::CellAnalysis;
-use crate::error::Result;
 use crate::report::format::correlation;
 use plotters::prelude::*;
+use runner_core::error::Result;
 
 const PANEL_WIDTH: u32 = 400;
 /// The chart under a panel's title: margins 10 (right 20) and label areas

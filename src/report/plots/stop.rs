@@ -11,10 +11,10 @@ use super::layout::{panel_title, panel_titles};
 use super::{font, svg, Area, DrawResult, Header, Input, LegendEntry, Line, Marker, Panel};
 use super::{BLUE, GREY, VERMILLION};
 use crate::analysis::stop::{CellStop, StopStatistic};
-use crate::error::Result;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+use runner_core::error::Result;
 
 const PANEL_WIDTH: u32 = 520;
 /// Margins 10 (right 20), label areas 72 (y) and 44 (x) around a plotting

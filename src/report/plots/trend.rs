@@ -9,8 +9,8 @@ use super::axis::{Axis, Ticked};
 use super::layout::{panel_title, panel_titles, Header, LegendEntry, Line, Marker};
 use super::{svg, Area, DrawResult};
 use super::{GREY, PALETTE};
-use crate::error::Result;
 use plotters::prelude::*;
+use runner_core::error::Result;
 
 /// What the y values are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
