@@ -24,8 +24,7 @@ mod common;
 
 use rand::SeedableRng;
 use runner::analysis::{analyse, AnalysisInput};
-use runner::record::{Arm, PairRecord, Phase};
-use runner::stats;
+use runner_core::record::{Arm, PairRecord, Phase};
 use std::time::Instant;
 
 const DELAYS_US: [u64; 8] = [0, 5, 10, 25, 50, 100, 250, 500];
@@ -95,7 +94,7 @@ fn main() {
         .map(|p| p.treatment_ns as i64 - p.baseline_ns as i64)
         .collect();
     for n in [300, 3000, 24_000] {
-        let (t, e) = best_of_3(|| stats::exact_median(&diffs[..n], 0.95).unwrap());
+        let (t, e) = best_of_3(|| runner_stats::exact_median(&diffs[..n], 0.95).unwrap());
         println!(
             "exact interval of a median, n = {n}: {:.2} ms ({:?})",
             t * 1e3,
@@ -107,7 +106,7 @@ fn main() {
         let data: Vec<i64> = (0..n)
             .map(|_| rand::Rng::gen_range(&mut rng, 0..100_000))
             .collect();
-        let (t, _) = best_of_3(|| stats::exact_median(&data, 0.95).unwrap());
+        let (t, _) = best_of_3(|| runner_stats::exact_median(&data, 0.95).unwrap());
         println!("exact interval of a median, n = {n}: {:.2} ms", t * 1e3);
     }
     let cell: Vec<&[i64]> = diffs[..(FORKS * PAIRS) as usize]
@@ -117,10 +116,10 @@ fn main() {
         best_of_3(|| {
             let one = || {
                 let mut rng = rand_pcg::Pcg64::seed_from_u64(9);
-                stats::hierarchical_median(&cell, 2000, 0.95, &mut rng).unwrap()
+                runner_stats::hierarchical_median(&cell, 2000, 0.95, &mut rng).unwrap()
             };
             match threads {
-                Some(t) => stats::pool::on_threads(t, one),
+                Some(t) => runner_stats::pool::on_threads(t, one),
                 None => one(),
             }
         })
@@ -131,7 +130,7 @@ fn main() {
         "hierarchical bootstrap, 10 forks x 300 pairs, 2000 resamples: {:.1} ms on 1 thread, {:.1} ms on {} (same interval: {})",
         t1 * 1e3,
         tn * 1e3,
-        stats::pool::threads(),
+        runner_stats::pool::threads(),
         e1 == en
     );
     // One cell of reports/validity (200 forks x 300 pairs): the shape
@@ -142,12 +141,12 @@ fn main() {
     let wide: Vec<&[i64]> = wide.chunks(PAIRS as usize).collect();
     let (t, _) = best_of_3(|| {
         let mut rng = rand_pcg::Pcg64::seed_from_u64(9);
-        stats::hierarchical_median(&wide, 2000, 0.95, &mut rng).unwrap()
+        runner_stats::hierarchical_median(&wide, 2000, 0.95, &mut rng).unwrap()
     });
     println!(
         "hierarchical bootstrap, 200 forks x 300 pairs, 2000 resamples: {:.1} ms on {} threads",
         t * 1e3,
-        stats::pool::threads()
+        runner_stats::pool::threads()
     );
     let input = input();
     let (t, _) = best_of_3(|| analyse(&input, &records).unwrap());

@@ -17,8 +17,8 @@ mod common;
 
 use runner::analysis::analyse;
 use runner::exec::worker::timed_run;
-use runner::record::{Arm, PairRecord, Phase};
 use runner::spec::{StrategyKind, WorkloadParams};
+use runner_core::record::{Arm, PairRecord, Phase};
 use std::time::Instant;
 
 fn median(mut v: Vec<u64>) -> f64 {
@@ -32,7 +32,7 @@ fn median(mut v: Vec<u64>) -> f64 {
 }
 
 fn floor() {
-    let clock = runner::environment::measure_clock();
+    let clock = runner_os::environment::measure_clock();
     let at = runner::strategy::Setting::new(WorkloadParams::default(), None);
     let mut noop = runner::strategy::build(&StrategyKind::Noop, &at).unwrap();
     let mut times = Vec::with_capacity(200_000);
@@ -54,7 +54,7 @@ fn floor() {
 /// (median injected - d) and the mechanism's residual bias (median D -
 /// median injected, which the unbiased timed region makes ~0).
 fn delay_accuracy() {
-    let read_ns = runner::environment::measure_clock().read_cost_ns;
+    let read_ns = runner_os::environment::measure_clock().read_cost_ns;
     let at = runner::strategy::Setting::new(WorkloadParams::default(), None);
     let mut noop = runner::strategy::build(&StrategyKind::Noop, &at).unwrap();
     for d_ns in [100u64, 1_000, 10_000, 100_000] {

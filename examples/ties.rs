@@ -23,8 +23,8 @@
 
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
-use runner::record::{read_pairs_csv, Phase};
-use runner::stats::{exact_median, median_distribution};
+use runner_core::record::{read_pairs_csv, Phase};
+use runner_stats::{exact_median, median_distribution};
 use std::collections::BTreeMap;
 use std::path::Path;
 

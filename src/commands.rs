@@ -29,7 +29,7 @@ pub(crate) fn check(
     match &summary.failure {
         None => Ok(text),
         Some(f) => {
-            crate::console::out(&text);
+            runner_core::console::out(&text);
             Err(runner_core::error::run_failed(f.message.clone()))
         }
     }
@@ -38,9 +38,9 @@ pub(crate) fn check(
 /// `runner env`: what a run would record, and the machine checks as
 /// OK / WARN / N/A lines; with `json`, the whole record as run.json has it.
 pub(crate) fn env(json: bool) -> String {
-    let mut env = crate::environment::capture(&crate::BINARY);
+    let mut env = runner_os::environment::capture(&crate::binary::BINARY);
     // What a run that counts instructions could use here (`design.measure`).
-    env.counters = Some(crate::environment::counters::detect());
+    env.counters = Some(runner_os::environment::counters::detect());
     if json {
         let mut s = serde_json::to_string_pretty(&env).expect("environment serializes");
         s.push('\n');
@@ -50,7 +50,7 @@ pub(crate) fn env(json: bool) -> String {
 }
 
 /// The human-readable form of [`env()`].
-pub(crate) fn env_text(env: &crate::environment::Environment) -> String {
+pub(crate) fn env_text(env: &runner_os::environment::Environment) -> String {
     let opt = |v: Option<String>| v.unwrap_or_else(|| "n/a".into());
     let mut out = String::new();
     let mut line = |k: &str, v: String| out.push_str(&format!("{k:<10}  {v}\n"));

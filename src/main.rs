@@ -22,16 +22,16 @@ fn main() {
         }
     };
     let bisecting = matches!(&cli.command, runner::cli::Command::Exec(a) if a.bisect);
-    match runner::run(cli) {
+    match runner::dispatch::run(cli) {
         Ok(code) if bisecting => told(bisect::of_outcome(code), bisect::outcome_word(code)),
         Ok(0) => {}
         // A gate's verdict: the run itself succeeded.
         Ok(code) => std::process::exit(code),
         Err(e) => {
             // The last guard: whatever a message quotes, no password is printed.
-            runner::console::err(&format!(
+            runner_core::console::err(&format!(
                 "error: {}",
-                runner::redact::secrets(&e.to_string())
+                runner_core::redact::secrets(&e.to_string())
             ));
             if bisecting {
                 told(bisect::of_error(&e), bisect::error_word(&e));
@@ -44,7 +44,7 @@ fn main() {
 /// Ends `exec --bisect`: says on stderr what `git bisect run` is told
 /// ("git bisect: regression: bad, exit 1"), then exits with that code.
 fn told(code: i32, verdict: &str) -> ! {
-    runner::console::err(&runner::exec::retry::bisect_line(code, verdict));
+    runner_core::console::err(&runner::exec::retry::bisect_line(code, verdict));
     std::process::exit(code)
 }
 

@@ -38,9 +38,9 @@ fn tasks() -> Vec<(u32, String)> {
 )]
 fn an_analysis_adds_at_most_runner_threads_threads() {
     // Before anything builds the pool: runner reads its settings once,
-    // and that read sizes the pool, as `runner report` does first thing.
+    // and sizes the pool from them, as every command does first thing.
     std::env::set_var("RUNNER_THREADS", THREADS.to_string());
-    runner::settings::get();
+    runner_stats::pool::configure(runner_core::settings::get().threads);
     let done = Arc::new(AtomicBool::new(false));
     let sampler = {
         let done = done.clone();
@@ -92,7 +92,7 @@ fn an_analysis_adds_at_most_runner_threads_threads() {
     assert!(
         added
             .iter()
-            .any(|(_, name)| name.starts_with(runner::stats::pool::THREAD_NAME)),
+            .any(|(_, name)| name.starts_with(runner_stats::pool::THREAD_NAME)),
         "no pool thread was seen: {added:?}"
     );
 }

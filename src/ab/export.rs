@@ -16,8 +16,8 @@
 use super::file::Plan;
 use crate::analysis::Analysis;
 use crate::output::guard::{self, Owner};
-use crate::record::{PairRecord, Phase};
 use runner_core::error::{bad_input, Result};
+use runner_core::record::{PairRecord, Phase};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -147,7 +147,7 @@ struct Runs {
 }
 
 impl Runs {
-    fn add(&mut self, ns: u64, usage: Option<crate::record::RunUsage>) {
+    fn add(&mut self, ns: u64, usage: Option<runner_core::record::RunUsage>) {
         self.times.push(ns);
         if let Some(u) = usage {
             self.user.push(u.user_ns);
@@ -223,7 +223,7 @@ impl Results {
     /// The results of the finished report folder `dir` of `plan`'s file.
     pub(crate) fn read(dir: &Path, plan: &Plan) -> Result<Results> {
         let info = crate::run_folder::read(dir)?;
-        let pairs = crate::record::read_pairs_csv(&dir.join("pairs.csv"))
+        let pairs = runner_core::record::read_pairs_csv(&dir.join("pairs.csv"))
             .map_err(|e| bad_input(format!("{}: {e:#}", dir.join("pairs.csv").display())))?;
         let path = dir.join("analysis.json");
         let unreadable = |e: String| bad_input(format!("{}: {e}", path.display()));

@@ -501,5 +501,5 @@ pub(crate) fn invocation(args: &AbArgs) -> String {
         argv.push("--instructions".into());
     }
     argv.extend(args.commands.iter().cloned());
-    crate::shell::join(&argv)
+    runner_core::shell::join(&argv)
 }

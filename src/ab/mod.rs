@@ -53,7 +53,7 @@ pub(crate) fn ab(args: &AbArgs) -> Result<AbOutcome> {
         });
     }
     if !args.quiet {
-        crate::console::err(&format!(
+        runner_core::console::err(&format!(
             "wrote {}; running it as `runner exec {}`",
             spec.display(),
             spec.display()

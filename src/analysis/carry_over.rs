@@ -27,9 +27,9 @@
 //! "which arm ran before" effect.
 
 use super::{streams, AnalysisInput, ArmCarryOver, CarryOver, CellInfo, ForkData, RatioFigure};
-use crate::record::{Arm, PairRecord, Phase};
-use crate::stats::ratio::{over_forks, unpaired_ratio, RatioEstimate};
-use crate::stats::StatsError;
+use runner_core::record::{Arm, PairRecord, Phase};
+use runner_stats::ratio::{over_forks, unpaired_ratio, RatioEstimate};
+use runner_stats::StatsError;
 
 /// What the two groups of each arm are, for the JSON and the report.
 pub(super) const COMPARISON: &str = "each arm's measured runs that ran first in their pair, \

@@ -25,7 +25,7 @@
 //! ([`IntervalKind::Sequence`], `analysis::stop`), valid at any look.
 
 use super::{ForkAnalysis, Pooled};
-use crate::stats::ratio::RatioEstimate;
+use runner_stats::ratio::RatioEstimate;
 use serde::{Deserialize, Serialize};
 
 /// Which way the treatment moved the run time.
@@ -209,11 +209,11 @@ mod tests {
             steady_state: crate::analysis::ForkSteadyState {
                 steady: true,
                 baseline: crate::analysis::ArmSteadyState {
-                    class: crate::stats::Class::Flat,
+                    class: runner_stats::Class::Flat,
                     changepoints: vec![],
                 },
                 treatment: crate::analysis::ArmSteadyState {
-                    class: crate::stats::Class::Flat,
+                    class: runner_stats::Class::Flat,
                     changepoints: vec![],
                 },
             },

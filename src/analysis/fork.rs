@@ -1,25 +1,25 @@
 //! Per-fork estimates: can one process, on its own, see the delay?
 //!
 //! Each fork's median D gets a percentile bootstrap CI (Efron & Tibshirani
-//! 1993), computed exactly (`stats::exact_median`) from D dithered within
+//! 1993), computed exactly (`runner_stats::exact_median`) from D dithered within
 //! the clock's step (`dither`): it depends on the fork's values and its own
 //! recorded stream alone, with no resample count, so adding a fork never
 //! changes another's CI.
 //! Each fork also gets its speed ratio, median(treatment) / median(baseline)
-//! on its own runs (`stats::ratio::paired_ratio`, from run times dithered
+//! on its own runs (`runner_stats::ratio::paired_ratio`, from run times dithered
 //! as D is), and its arms' steady-state classes (`steady.rs`).
 
 use super::{AnalysisInput, ForkAnalysis, ForkData, Spread, Verdict};
-use crate::stats::{self, StatsError};
+use runner_stats::StatsError;
 
 /// Each fork on its own (its exact interval, medians and PELT classes), on
-/// the analysis's pool (`stats::pool`): results in fork order, the first
+/// the analysis's pool (`runner_stats::pool`): results in fork order, the first
 /// error in fork order is the one returned.
 pub(crate) fn forks(
     input: &AnalysisInput,
     forks: &[ForkData<'_>],
 ) -> Result<Vec<ForkAnalysis>, StatsError> {
-    crate::stats::pool::map_in_order(forks, |f| one(input, f))
+    runner_stats::pool::map_in_order(forks, |f| one(input, f))
         .into_iter()
         .collect()
 }
@@ -28,15 +28,15 @@ fn one(input: &AnalysisInput, f: &ForkData<'_>) -> Result<ForkAnalysis, StatsErr
     let e = interval(input, &f.diffs())?;
     let ci_ns = [e.ci.lo, e.ci.hi];
     let (b, t) = f.arm_times();
-    let ratio = stats::ratio::paired_ratio(&b, &t, input.confidence)?;
+    let ratio = runner_stats::ratio::paired_ratio(&b, &t, input.confidence)?;
     Ok(ForkAnalysis {
         fork: f.fork,
         n: f.measured.len() as u32,
         median_ns: e.median,
         ci_ns,
         verdict: Verdict::of(ci_ns),
-        baseline_median_ns: stats::median(&f.baselines())?,
-        treatment_median_ns: stats::median(&f.treatments())?,
+        baseline_median_ns: runner_stats::median(&f.baselines())?,
+        treatment_median_ns: runner_stats::median(&f.treatments())?,
         ratio: ratio.ratio,
         ratio_ci: ratio.ci,
         steady_state: super::steady::fork(f)?,
@@ -50,8 +50,8 @@ fn one(input: &AnalysisInput, f: &ForkData<'_>) -> Result<ForkAnalysis, StatsErr
 pub(crate) fn interval(
     input: &AnalysisInput,
     values: &[f64],
-) -> Result<stats::MedianEstimate, StatsError> {
-    stats::exact_median(values, input.confidence)
+) -> Result<runner_stats::MedianEstimate, StatsError> {
+    runner_stats::exact_median(values, input.confidence)
 }
 
 /// Min-max over forks of each arm's median: how far apart whole runs land.
@@ -79,5 +79,5 @@ pub(crate) fn spread(forks: &[ForkAnalysis]) -> Spread {
 pub(crate) fn correlation(forks: &[ForkAnalysis]) -> Option<f64> {
     let b: Vec<f64> = forks.iter().map(|f| f.baseline_median_ns).collect();
     let t: Vec<f64> = forks.iter().map(|f| f.treatment_median_ns).collect();
-    stats::pearson(&b, &t)
+    runner_stats::pearson(&b, &t)
 }

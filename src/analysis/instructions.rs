@@ -3,9 +3,9 @@
 //! the same statistic and the same interval.
 //!
 //! Each fork's ratio is median(treatment's counts) / median(baseline's)
-//! on its own counted pairs (`stats::ratio::paired_ratio`), and the
+//! on its own counted pairs (`runner_stats::ratio::paired_ratio`), and the
 //! cell's is the geometric mean of its forks' ratios with Student's t
-//! interval over their logs (`stats::ratio::over_forks`), or in a
+//! interval over their logs (`runner_stats::ratio::over_forks`), or in a
 //! sequential design that stopped on counts the interval it stopped on
 //! (`analysis::stop`): one method for time and counts, so "4.8 % more
 //! instructions" and "+4.8 % run time" are read the same way. A count
@@ -16,9 +16,9 @@
 
 use super::effect::{fork_counts_of, IntervalKind};
 use super::{AnalysisInput, ForkData};
-use crate::record::{PairRecord, RunCount};
-use crate::stats::ratio::RatioEstimate;
-use crate::stats::{self, StatsError};
+use runner_core::record::{PairRecord, RunCount};
+use runner_stats::ratio::RatioEstimate;
+use runner_stats::StatsError;
 use serde::{Deserialize, Serialize};
 
 /// `cells[].instructions`: present only for runs that count.
@@ -181,7 +181,7 @@ fn fork_ratio(
     if b.is_empty() {
         return Ok(None);
     }
-    stats::ratio::paired_ratio(&b, &t, input.confidence).map(Some)
+    runner_stats::ratio::paired_ratio(&b, &t, input.confidence).map(Some)
 }
 
 /// Each fork's instructions ratio and its interval, in fork order: what
@@ -201,7 +201,7 @@ pub(crate) fn fork_logs(forks: &[ForkData<'_>]) -> Result<Vec<f64>, StatsError> 
         .iter()
         .map(|f| {
             let (b, t) = arms(&both(&f.counted), INSTRUCTIONS);
-            Ok((stats::median(&t)? / stats::median(&b)?).ln())
+            Ok((runner_stats::median(&t)? / runner_stats::median(&b)?).ln())
         })
         .collect()
 }
@@ -221,7 +221,7 @@ fn effect_of(
         .into_iter()
         .flatten()
         .collect();
-    let combined = stats::ratio::over_forks(&ratios, input.confidence)?;
+    let combined = runner_stats::ratio::over_forks(&ratios, input.confidence)?;
     let interval = if ratios.len() >= 2 {
         IntervalKind::Forks
     } else {
@@ -254,8 +254,8 @@ pub(crate) fn instructions(
     let pooled = |measure: Measure| -> Result<ArmMedians, StatsError> {
         let (b, t) = arms(&all, measure);
         Ok(ArmMedians {
-            baseline: stats::median(&b)?,
-            treatment: stats::median(&t)?,
+            baseline: runner_stats::median(&b)?,
+            treatment: runner_stats::median(&t)?,
         })
     };
     let medians = pooled(INSTRUCTIONS)?;
@@ -271,8 +271,8 @@ pub(crate) fn instructions(
         fork_counts.push(ForkCount {
             fork: f.fork,
             n: pairs.len() as u32,
-            baseline_median: stats::median(&b)?,
-            treatment_median: stats::median(&t)?,
+            baseline_median: runner_stats::median(&b)?,
+            treatment_median: runner_stats::median(&t)?,
             ratio: r.ratio,
             ratio_ci: r.ci,
         });
@@ -310,7 +310,7 @@ pub(crate) fn instructions(
         baseline_median: medians.baseline,
         treatment_median: medians.treatment,
         baseline_spread: if lo > 0.0 { hi / lo - 1.0 } else { 0.0 },
-        counted_run_ns: stats::median(&times)?,
+        counted_run_ns: runner_stats::median(&times)?,
         effect,
         forks: fork_counts,
         cache,
@@ -320,7 +320,7 @@ pub(crate) fn instructions(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{Arm, PairCounts, Phase};
+    use runner_core::record::{Arm, PairCounts, Phase};
 
     fn counted(fork: u32, pair: u32, b: u64, t: u64) -> PairRecord {
         PairRecord {

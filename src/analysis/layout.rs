@@ -15,7 +15,7 @@
 //! of other runs is unchanged byte for byte.
 
 use super::Analysis;
-use crate::memory_layout::{ForkLayout, Layout};
+use runner_os::memory_layout::{ForkLayout, Layout};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -297,7 +297,7 @@ fn spread_ratio(
     let mut rng = super::streams::layout(master);
     let mut draw = |c: &CellForks<'_>| -> Vec<usize> {
         (0..c.logs.len())
-            .map(|_| crate::seed::below(&mut rng, c.logs.len() as u64) as usize)
+            .map(|_| runner_core::seed::below(&mut rng, c.logs.len() as u64) as usize)
             .collect()
     };
     let mut ratios = Vec::with_capacity(analysis.resamples as usize);
@@ -335,7 +335,7 @@ fn spread_ratio(
         });
     }
     ratios.sort_by(f64::total_cmp);
-    let q = |p: f64| crate::stats::quantile(&ratios, p).ok();
+    let q = |p: f64| runner_stats::quantile(&ratios, p).ok();
     let ci = match (q(alpha), q(1.0 - alpha)) {
         (Some(lo), Some(hi)) => Some([lo, hi]),
         _ => None,
@@ -391,7 +391,7 @@ fn factor(
         let mut at_least = 1u32;
         for _ in 0..permutations {
             for (_, ys) in data.iter_mut() {
-                crate::seed::shuffle(rng, ys);
+                runner_core::seed::shuffle(rng, ys);
             }
             if r2_of(&data).is_some_and(|r| r >= observed - 1e-12) {
                 at_least += 1;
@@ -412,7 +412,7 @@ fn factor(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory_layout::{draw, LayoutPlan};
+    use runner_os::memory_layout::{draw, LayoutPlan};
 
     fn record(layout: Layout, seed: u64) -> ForkLayout {
         ForkLayout {

@@ -4,7 +4,7 @@
 //! counts, baseline medians), a hierarchical interval that resamples
 //! machines, then forks, then pairs, the variance split three ways, and
 //! whether more machines or more forks would narrow the interval most
-//! (`stats::nested`). With one host nothing is added, so the analysis of a
+//! (`runner_stats::nested`). With one host nothing is added, so the analysis of a
 //! run on one machine is unchanged byte for byte.
 //!
 //! Hosts come from the fork records (`run.json` `forks[].host`, written by
@@ -13,8 +13,8 @@
 //! that host's forks only).
 
 use super::{streams, AnalysisError, AnalysisInput, CellAnalysis, Estimate, ForkData, Verdict};
-use crate::record::PairRecord;
-use crate::stats::{self, ForkMedian, Lever, StatsError};
+use runner_core::record::PairRecord;
+use runner_stats::{ForkMedian, Lever, StatsError};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -174,7 +174,7 @@ fn of_cell(
             forks: at.len() as u32,
             forks_seen: count(Verdict::Seen),
             forks_reversed: count(Verdict::Reversed),
-            median_ns: stats::median(&pooled)?,
+            median_ns: runner_stats::median(&pooled)?,
             baseline_min_ns: baselines.clone().fold(f64::INFINITY, f64::min),
             baseline_max_ns: baselines.fold(f64::NEG_INFINITY, f64::max),
         });
@@ -185,7 +185,7 @@ fn of_cell(
         .collect();
     let mut rng = streams::machines(input.master_seed, cell.cell);
     let hierarchical =
-        stats::nested_median(&nested, input.resamples, input.confidence, &mut rng)?.into();
+        runner_stats::nested_median(&nested, input.resamples, input.confidence, &mut rng)?.into();
     let medians: Vec<Vec<ForkMedian>> = by_host
         .values()
         .map(|at| {
@@ -219,8 +219,8 @@ fn variance(
     nested: &[Vec<&[f64]>],
     medians: &[Vec<ForkMedian>],
 ) -> Result<MachineVariance, StatsError> {
-    let anova = stats::nested_components(nested)?;
-    let robust = stats::nested_median_components(medians, input.confidence)?;
+    let anova = runner_stats::nested_components(nested)?;
+    let robust = runner_stats::nested_median_components(medians, input.confidence)?;
     let a = medians.len() as f64;
     let forks: usize = medians.iter().map(Vec::len).sum();
     let k = forks as f64 / a;
@@ -242,11 +242,11 @@ fn variance(
         machines: medians.len() as u32,
         forks_per_machine: k,
         pairs,
-        ran_half_width_ns: stats::nested_half_width(robust, c, a, k, m),
-        twice_machines_half_width_ns: stats::nested_half_width(robust, c, 2.0 * a, k, m),
-        twice_forks_half_width_ns: stats::nested_half_width(robust, c, a, 2.0 * k, m),
-        machines_floor_half_width_ns: stats::nested_half_width(
-            stats::NestedComponents {
+        ran_half_width_ns: runner_stats::nested_half_width(robust, c, a, k, m),
+        twice_machines_half_width_ns: runner_stats::nested_half_width(robust, c, 2.0 * a, k, m),
+        twice_forks_half_width_ns: runner_stats::nested_half_width(robust, c, a, 2.0 * k, m),
+        machines_floor_half_width_ns: runner_stats::nested_half_width(
+            runner_stats::NestedComponents {
                 forks: 0.0,
                 within: 0.0,
                 ..robust
@@ -256,6 +256,6 @@ fn variance(
             k,
             m,
         ),
-        narrows_most: stats::lever(robust, a, k, m),
+        narrows_most: runner_stats::lever(robust, a, k, m),
     })
 }

@@ -21,7 +21,7 @@ fn read(file: &Value) -> Result<Analysis, ReadError> {
 /// This runner's analysis of the small fixture the reference test uses.
 fn current() -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small_pairs.csv");
-    let pairs = crate::record::read_pairs_csv(&path).unwrap();
+    let pairs = runner_core::record::read_pairs_csv(&path).unwrap();
     let cell = |cell: u32, us: u64| CellInfo {
         cell,
         params: serde_json::json!({"delay_us": us})

@@ -42,10 +42,10 @@ pub use trace::{resample_trace, CellTrace, ResampleTrace};
 /// The sizing search's limits, which the report states beside its answer.
 pub use variance::{DEFAULT_TARGET_FRACTION, FORK_OVERHEAD_PAIRS, MAX_FORKS, PAIRS_OPTIONS};
 
-use crate::record::{PairRecord, Phase};
 use crate::spec::Ordering;
-use crate::stats::ratio::RatioEstimate;
-use crate::stats::StatsError;
+use runner_core::record::{PairRecord, Phase};
+use runner_stats::ratio::RatioEstimate;
+use runner_stats::StatsError;
 use std::collections::BTreeMap;
 
 /// What the analysis needs besides the pairs: seeds, settings, the cells.
@@ -156,7 +156,7 @@ pub fn analyse_run(
             source,
         })
     };
-    let cells = crate::stats::pool::map_in_order(&input.cells, one);
+    let cells = runner_stats::pool::map_in_order(&input.cells, one);
     let mut cells = cells.into_iter().collect::<Result<Vec<_>, _>>()?;
     if let Some(s) = stop {
         for c in &mut cells {
@@ -286,7 +286,7 @@ pub(crate) fn usable<T>(per_fork: &[(Vec<T>, Vec<T>)]) -> (Vec<Groups<'_, T>>, u
 }
 
 /// See [`Contrast`]; `per_fork` is each fork's (a, b), in fork order.
-pub(crate) fn contrast<T: crate::stats::Value>(
+pub(crate) fn contrast<T: runner_stats::Value>(
     input: &AnalysisInput,
     per_fork: &[(Vec<T>, Vec<T>)],
     rng: &mut rand_pcg::Pcg64,
@@ -303,18 +303,18 @@ pub(crate) fn contrast<T: crate::stats::Value>(
         (None, None)
     } else {
         let (b, c) = (input.resamples, input.confidence);
-        let e = if crate::stats::resamples_whole_forks(used.len()) {
-            crate::stats::cluster_median_diff(&used, b, c, rng)?
+        let e = if runner_stats::resamples_whole_forks(used.len()) {
+            runner_stats::cluster_median_diff(&used, b, c, rng)?
         } else {
-            crate::stats::hierarchical_median_diff(&used, b, c, rng)?
+            runner_stats::hierarchical_median_diff(&used, b, c, rng)?
         };
         (Some(e.median), Some([e.ci.lo, e.ci.hi]))
     };
     Ok(Contrast {
         n_a: a.len() as u32,
         n_b: b.len() as u32,
-        median_a: crate::stats::median(&a).ok(),
-        median_b: crate::stats::median(&b).ok(),
+        median_a: runner_stats::median(&a).ok(),
+        median_b: runner_stats::median(&b).ok(),
         difference_ns,
         ci_ns,
         forks_left_out,
@@ -335,7 +335,7 @@ fn analyse_cell(
         .iter()
         .map(|f| RatioEstimate::from_interval(f.ratio, f.ratio_ci, input.confidence))
         .collect();
-    let ratio = crate::stats::ratio::over_forks(&ratios, input.confidence)?;
+    let ratio = runner_stats::ratio::over_forks(&ratios, input.confidence)?;
     let effect = effect::effect(&pooled, &fork_results, &ratio);
     let mut carry_over = carry_over::carry_over(input, info, forks)?;
     carry_over::mark(&mut carry_over, resolved_ns(&effect));

@@ -9,7 +9,7 @@
 //! runs over several hosts, so that other runs' analysis.json stays as it
 //! was.
 
-use crate::stats::{Class, MedianEstimate};
+use runner_stats::{Class, MedianEstimate};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -16,9 +16,9 @@
 //! faster" when faster_by > 0.
 
 use super::{streams, AnalysisInput, CellInfo, ForkAnalysis, ForkData, Order};
-use crate::record::Arm;
 use crate::spec::Ordering;
-use crate::stats::{self, StatsError};
+use runner_core::record::Arm;
+use runner_stats::StatsError;
 
 pub(crate) fn order(
     input: &AnalysisInput,
@@ -94,7 +94,7 @@ fn blocked(info: &CellInfo, forks: &[ForkAnalysis]) -> Result<Order, StatsError>
         .map(|f| f.baseline_median_ns - (f.treatment_median_ns - d))
         .collect();
     faster_by.sort_unstable_by(f64::total_cmp);
-    let faster_by_median_ns = stats::median_sorted(&faster_by)?;
+    let faster_by_median_ns = runner_stats::median_sorted(&faster_by)?;
     Ok(Order::Blocked {
         forks: forks.len() as u32,
         forks_second_faster: faster_by.iter().filter(|&&x| x > 0.0).count() as u32,

@@ -1,7 +1,7 @@
 //! Cell-wide estimates: all pairs pooled (what the original study reported),
 //! D's interval over the forks beside it, and the calibration against d.
 //!
-//! The pooled CI is the exact percentile bootstrap (`stats::exact_median`).
+//! The pooled CI is the exact percentile bootstrap (`runner_stats::exact_median`).
 //! It treats 3000 pairs as independent although they come from 10
 //! processes; when forks differ, it is too narrow. The interval over the
 //! forks (Student's t over their median D) keeps the fork-to-fork spread
@@ -9,7 +9,7 @@
 //! overstates its precision.
 
 use super::{AnalysisInput, Calibration, CellInfo, ForkAnalysis, ForkData, OverForks, Pooled};
-use crate::stats::{self, StatsError};
+use runner_stats::StatsError;
 
 pub(crate) fn pooled(input: &AnalysisInput, forks: &[ForkData<'_>]) -> Result<Pooled, StatsError> {
     let all = || forks.iter().flat_map(|f| f.measured.iter());
@@ -27,8 +27,12 @@ pub(crate) fn pooled(input: &AnalysisInput, forks: &[ForkData<'_>]) -> Result<Po
         share_tied: share(|d| d == 0),
         median_ns: e.median,
         ci_ns: [e.ci.lo, e.ci.hi],
-        baseline_median_ns: stats::median(&all().map(|p| p.baseline_ns).collect::<Vec<_>>())?,
-        treatment_median_ns: stats::median(&all().map(|p| p.treatment_ns).collect::<Vec<_>>())?,
+        baseline_median_ns: runner_stats::median(
+            &all().map(|p| p.baseline_ns).collect::<Vec<_>>(),
+        )?,
+        treatment_median_ns: runner_stats::median(
+            &all().map(|p| p.treatment_ns).collect::<Vec<_>>(),
+        )?,
     })
 }
 
@@ -47,7 +51,7 @@ pub(crate) fn over_forks(
         });
     }
     let medians: Vec<f64> = forks.iter().map(|f| f.median_ns).collect();
-    let t = stats::spending::fixed(&medians, input.confidence)?;
+    let t = runner_stats::spending::fixed(&medians, input.confidence)?;
     Ok(OverForks {
         estimate_ns: t.mean,
         ci_ns: t.bounds.ok_or(StatsError::Empty)?,
@@ -81,14 +85,14 @@ pub(crate) fn calibration(
         .iter()
         .flat_map(|f| f.measured.iter().map(|p| p.spin_ns))
         .collect();
-    let spin_median_ns = stats::median(&spins)?;
+    let spin_median_ns = runner_stats::median(&spins)?;
     let waited = spins.iter().any(|&s| s != 0);
     let (forks_covering_spin, ci_covers_spin) = if waited {
         let unwaited: Vec<Vec<f64>> = forks.iter().map(ForkData::unwaited).collect();
         // Each fork's interval on its own, on the analysis's pool; the
         // first error in fork order is the one returned.
         let mut n = 0;
-        for e in crate::stats::pool::map_in_order(&unwaited, |u| super::fork::interval(input, u)) {
+        for e in runner_stats::pool::map_in_order(&unwaited, |u| super::fork::interval(input, u)) {
             n += u32::from(e?.ci.contains(0.0));
         }
         let pooled = super::fork::interval(input, &unwaited.concat())?;
@@ -103,7 +107,7 @@ pub(crate) fn calibration(
     // pair's own wait taken out holds 1.
     let (mut forks_ratio_covering, mut forks_ratio_covering_spin) = (0, 0);
     for (f, r) in forks.iter().zip(results) {
-        let wait = stats::median(&f.measured.iter().map(|p| p.spin_ns).collect::<Vec<_>>())?;
+        let wait = runner_stats::median(&f.measured.iter().map(|p| p.spin_ns).collect::<Vec<_>>())?;
         let truth = (r.baseline_median_ns + wait) / r.baseline_median_ns;
         forks_ratio_covering += u32::from(covers(r.ratio_ci, truth));
         let covered = if waited {
@@ -114,7 +118,7 @@ pub(crate) fn calibration(
                 .map(|(t, p)| (t - p.spin_ns as f64).max(f64::MIN_POSITIVE))
                 .collect();
             covers(
-                stats::ratio::paired_ratio(&b, &unwaited, input.confidence)?.ci,
+                runner_stats::ratio::paired_ratio(&b, &unwaited, input.confidence)?.ci,
                 1.0,
             )
         } else {

@@ -1,8 +1,8 @@
 //! Steady state per fork: did each arm's measured phase run at one level?
 //!
 //! Each arm's run times over the fork's measured pairs, in pair order, go
-//! through [`stats::steady_state`] (PELT changepoints and the classes of
-//! Barrett et al. 2017; see `stats::changepoint`). A fork is *steady* when
+//! through [`runner_stats::steady_state`] (PELT changepoints and the classes of
+//! Barrett et al. 2017; see `runner_stats::changepoint`). A fork is *steady* when
 //! both arms are flat. A warm-up class says the warm-up pairs were too few:
 //! the measured phase still got faster; a slowdown or no steady state says
 //! the process changed level while it was measured (on a shared machine, a
@@ -10,7 +10,7 @@
 //! way: this is a warning about the design, not a filter.
 
 use super::{ArmSteadyState, CellSteadyState, ClassCounts, ForkData, ForkSteadyState};
-use crate::stats::{self, Class, StatsError};
+use runner_stats::{Class, StatsError};
 
 pub(crate) fn fork(f: &ForkData<'_>) -> Result<ForkSteadyState, StatsError> {
     let baseline = arm(&f.baselines())?;
@@ -23,7 +23,7 @@ pub(crate) fn fork(f: &ForkData<'_>) -> Result<ForkSteadyState, StatsError> {
 }
 
 fn arm(series: &[u64]) -> Result<ArmSteadyState, StatsError> {
-    let s = stats::steady_state(series)?;
+    let s = runner_stats::steady_state(series)?;
     Ok(ArmSteadyState {
         class: s.class,
         changepoints: s.changepoints.iter().map(|&c| c as u32).collect(),

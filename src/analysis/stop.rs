@@ -9,7 +9,7 @@
 //! `half_width` or a percentage gate). Only where the user asked in time
 //! units (a gate of `"500us"`, a `half_width` of `"2us"`) does it judge D,
 //! by the same interval over the forks' median D. Both are
-//! `stats::spending` intervals: Student's t at each look, with the error
+//! `runner_stats::spending` intervals: Student's t at each look, with the error
 //! rate spent over the design's looks so that every look's interval holds
 //! at once. So the interval at the stop is valid whichever look the data
 //! chose, and D's interval there (what the calibration judges: does it
@@ -27,11 +27,11 @@
 
 use super::{AnalysisError, AnalysisInput, CellInfo, ForkData};
 use crate::plan::stop::{StopMethod, StopReason, Stopped};
-use crate::record::PairRecord;
 use crate::spec::{HalfWidth, MaxSlowdown, StopRule};
-use crate::stats::gate::{decide, Decision};
-use crate::stats::spending::{fixed, LookInterval, Spending};
-use crate::stats::{self, StatsError};
+use runner_core::record::PairRecord;
+use runner_stats::gate::{decide, Decision};
+use runner_stats::spending::{fixed, LookInterval, Spending};
+use runner_stats::StatsError;
 use serde::{Deserialize, Serialize};
 
 /// What the analysis needs to know about a run's stopping rule.
@@ -180,9 +180,10 @@ impl Estimates {
                 .transpose()?,
         };
         for f in forks {
-            e.d.push(stats::median(&f.diffs())?);
+            e.d.push(runner_stats::median(&f.diffs())?);
             let (b, t) = f.arm_times();
-            e.logs.push((stats::median(&t)? / stats::median(&b)?).ln());
+            e.logs
+                .push((runner_stats::median(&t)? / runner_stats::median(&b)?).ln());
             e.baselines.push(f.baselines());
         }
         Ok(e)
@@ -192,7 +193,7 @@ impl Estimates {
     /// percentage of the baseline is a share of.
     fn baseline_median(&self, n: usize) -> Result<f64, StatsError> {
         let runs: Vec<u64> = self.baselines[..n].iter().flatten().copied().collect();
-        stats::median(&runs)
+        runner_stats::median(&runs)
     }
 }
 
@@ -258,7 +259,7 @@ fn met_before(
     n: usize,
     confidence: f64,
 ) -> Result<Option<StopReason>, StatsError> {
-    let cs = stats::sequential::confidence_sequence(&e.d[..n], confidence)?;
+    let cs = runner_stats::sequential::confidence_sequence(&e.d[..n], confidence)?;
     let median = if matches!(s.rule.half_width, Some(HalfWidth::Percent(_)))
         || matches!(s.gate, Some(MaxSlowdown::Percent(_)))
     {
@@ -393,7 +394,7 @@ pub(crate) fn cell(
         .iter()
         .flat_map(|f| f.measured.iter().map(|p| p.spin_ns))
         .collect();
-    let injected_ns = stats::median(&spins).map_err(stats_err)?;
+    let injected_ns = runner_stats::median(&spins).map_err(stats_err)?;
     let at_stop = spent(s, &e, k, confidence).map_err(stats_err)?;
     let bounds = |i: &LookInterval| {
         i.bounds

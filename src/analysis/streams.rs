@@ -1,4 +1,4 @@
-//! The bootstrap streams of one run, all under [`crate::seed::Domain::Bootstrap`] of the
+//! The bootstrap streams of one run, all under [`runner_core::seed::Domain::Bootstrap`] of the
 //! master seed, so any interval can be recomputed from `run.json` alone.
 //!
 //! | statistic            | path                  | sample order                          |
@@ -25,24 +25,32 @@
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
 
-// The seeds themselves are derived in `crate::seed`, the lowest layer, so
+// The seeds themselves are derived in `runner_core::seed`, the lowest layer, so
 // that `run_folder` records and checks them without importing the analysis.
-pub(crate) use crate::seed::{cell_seeds, fork_seed};
+pub(crate) use runner_core::seed::{cell_seeds, fork_seed};
 
 /// The machines -> forks -> pairs stream of a run over several hosts.
 pub(crate) fn machines(master: u64, cell: u32) -> Pcg64 {
-    Pcg64::seed_from_u64(crate::seed::machines_seed(master, cell))
+    Pcg64::seed_from_u64(runner_core::seed::machines_seed(master, cell))
 }
 
 /// The bootstrap of the Layout section's spread ratio (one per run).
 pub(crate) fn layout(master: u64) -> Pcg64 {
-    crate::seed::rng(master, crate::seed::Domain::Bootstrap, &[u64::MAX - 64])
+    runner_core::seed::rng(
+        master,
+        runner_core::seed::Domain::Bootstrap,
+        &[u64::MAX - 64],
+    )
 }
 
 /// The permutations behind the p-value of layout factor `i`
 /// (`analysis::layout::FACTORS[i]`).
 pub(crate) fn layout_factor(master: u64, i: u64) -> Pcg64 {
-    crate::seed::rng(master, crate::seed::Domain::Bootstrap, &[u64::MAX - 64, i])
+    runner_core::seed::rng(
+        master,
+        runner_core::seed::Domain::Bootstrap,
+        &[u64::MAX - 64, i],
+    )
 }
 
 pub(crate) fn fork(master: u64, cell: u32, fork: u32) -> Pcg64 {
@@ -64,9 +72,9 @@ pub(crate) fn carry_over_treatment(master: u64, cell: u32) -> Pcg64 {
 
 /// A cell's stream at path `[cell, u64::MAX - k]`.
 fn cell_stream(master: u64, cell: u32, k: u64) -> Pcg64 {
-    crate::seed::rng(
+    runner_core::seed::rng(
         master,
-        crate::seed::Domain::Bootstrap,
+        runner_core::seed::Domain::Bootstrap,
         &[u64::from(cell), u64::MAX - k],
     )
 }
@@ -83,7 +91,8 @@ mod tests {
         let expect = |seed: u64| Pcg64::seed_from_u64(seed).next_u64();
         assert_eq!(order(9, 3).next_u64(), expect(s.order));
         assert_eq!(carry_over(9, 3).next_u64(), expect(s.carry_over));
-        let same = crate::seed::rng(9, crate::seed::Domain::Bootstrap, &[3, u64::MAX]).next_u64();
+        let same = runner_core::seed::rng(9, runner_core::seed::Domain::Bootstrap, &[3, u64::MAX])
+            .next_u64();
         assert_eq!(same, expect(s.pooled));
         assert_eq!(fork(9, 3, 1).next_u64(), expect(fork_seed(9, 3, 1)));
     }

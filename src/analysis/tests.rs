@@ -1,5 +1,5 @@
 use super::*;
-use crate::record::Arm;
+use runner_core::record::Arm;
 use serde_json::json;
 
 /// Builds pairs with consistent run times: pair i's runs start at
@@ -390,7 +390,7 @@ fn order_over_many_forks_resamples_whole_forks() {
             groups,
         )
     };
-    let (order, slots, groups) = analysed(crate::stats::CLUSTER_MIN_FORKS as u32);
+    let (order, slots, groups) = analysed(runner_stats::CLUSTER_MIN_FORKS as u32);
     let mut diffs: Vec<f64> = slots
         .iter()
         .map(|resample| {
@@ -407,18 +407,18 @@ fn order_over_many_forks_resamples_whole_forks() {
                     assert_eq!(indices, &(0..sorted.len() as u32).collect::<Vec<_>>());
                     v.extend(indices.iter().map(|&i| sorted[i as usize]));
                 }
-                crate::stats::median(&v).unwrap()
+                runner_stats::median(&v).unwrap()
             };
             pooled(0) - pooled(1)
         })
         .collect();
     diffs.sort_by(f64::total_cmp);
-    let q = |p| crate::stats::quantile(&diffs, p).unwrap();
+    let q = |p| runner_stats::quantile(&diffs, p).unwrap();
     match order {
         Order::PairedRandom { ci_ns, .. } => assert_eq!(ci_ns, Some([q(0.025), q(0.975)])),
         other => panic!("{other:?}"),
     }
-    let (_, fewer, _) = analysed(crate::stats::CLUSTER_MIN_FORKS as u32 - 1);
+    let (_, fewer, _) = analysed(runner_stats::CLUSTER_MIN_FORKS as u32 - 1);
     let resampled_values = fewer.iter().flatten().any(|(_, a, _)| {
         let mut seen = a.clone();
         seen.sort_unstable();
@@ -452,12 +452,12 @@ fn steady_state_is_classified_per_fork_and_arm() {
     let c = &analyse(&input(&[(0, 0)]), &f.pairs).unwrap().cells[0];
     let s0 = &c.forks[0].steady_state;
     assert!(s0.steady);
-    assert_eq!(s0.baseline.class, crate::stats::Class::Flat);
+    assert_eq!(s0.baseline.class, runner_stats::Class::Flat);
     let s1 = &c.forks[1].steady_state;
     assert!(!s1.steady);
-    assert_eq!(s1.baseline.class, crate::stats::Class::Warmup);
+    assert_eq!(s1.baseline.class, runner_stats::Class::Warmup);
     assert_eq!(s1.baseline.changepoints, [20]);
-    assert_eq!(s1.treatment.class, crate::stats::Class::Flat);
+    assert_eq!(s1.treatment.class, runner_stats::Class::Flat);
     let cs = &c.steady_state;
     assert_eq!((cs.baseline.flat, cs.baseline.warm_up), (1, 1));
     assert_eq!((cs.treatment.flat, cs.treatment.warm_up), (2, 0));
@@ -600,7 +600,7 @@ fn json_is_byte_identical_and_round_trips() {
 /// treatment − baseline, and no `usage` key at all without usage.
 #[test]
 fn usage_is_paired_and_absent_when_not_recorded() {
-    use crate::record::RunUsage;
+    use runner_core::record::RunUsage;
     let plain = Fixture::new().fork(0, 0, 0, &[(10, 12, B), (10, 13, T), (10, 14, B)]);
     let a = analyse(&input(&[(0, 0)]), &plain.pairs).unwrap();
     assert_eq!(a.cells[0].usage, None);

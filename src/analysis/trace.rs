@@ -17,12 +17,12 @@
 //! and order are as in the table of [`super::streams`].
 
 use super::{carry_over, group, order, streams, AnalysisError, AnalysisInput, ForkData};
-use crate::record::PairRecord;
 use crate::spec::Ordering;
-use crate::stats::{
+use rand_pcg::Pcg64;
+use runner_core::record::PairRecord;
+use runner_stats::{
     cluster_indices, hierarchical_two_sample_indices, resamples_whole_forks, TwoSampleSlot,
 };
-use rand_pcg::Pcg64;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

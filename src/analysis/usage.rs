@@ -1,14 +1,14 @@
 //! CPU time and peak memory of the runs that record them (`command` arms,
 //! from `wait4`'s rusage): per arm the median over the cell's measured runs,
 //! and the paired median difference (treatment − baseline) with its
-//! exact percentile bootstrap CI (`stats::exact_median`) over the pairs
+//! exact percentile bootstrap CI (`runner_stats::exact_median`) over the pairs
 //! where both arms recorded it.
 //! hyperfine reports user and system time per command; paired, they answer
 //! "did the new build spend less CPU" the way D answers "was it faster".
 
 use super::{AnalysisInput, ForkData};
-use crate::record::{PairRecord, RunUsage};
-use crate::stats::{self, StatsError};
+use runner_core::record::{PairRecord, RunUsage};
+use runner_stats::StatsError;
 use serde::{Deserialize, Serialize};
 
 /// `cells[].usage`: present only when the cell's runs recorded usage.
@@ -71,7 +71,7 @@ pub(crate) fn usage(
             if v.is_empty() {
                 Ok(None)
             } else {
-                stats::median(&v).map(Some)
+                runner_stats::median(&v).map(Some)
             }
         };
         let diffs: Vec<i64> = pairs
@@ -83,7 +83,7 @@ pub(crate) fn usage(
         let (difference, ci) = if diffs.is_empty() {
             (None, None)
         } else {
-            let e = stats::exact_median(&diffs, input.confidence)?;
+            let e = runner_stats::exact_median(&diffs, input.confidence)?;
             (Some(e.median), Some([e.ci.lo, e.ci.hi]))
         };
         stats.push(UsageStat {

@@ -1,20 +1,20 @@
 //! Variance components of D (forks x pairs) and the design that would reach
 //! a target CI half-width (Kalibera & Jones 2013; formulas in
-//! `stats::variance`).
+//! `runner_stats::variance`).
 //!
 //! Two pairs of components are reported: the classic ANOVA ones of D (for
 //! the mean, as Kalibera & Jones define them) and robust ones for the
 //! median, from the fork medians and their bootstrap intervals. The
 //! recommendation uses the median ones, because runner's estimates are
 //! medians and real timings have heavy tails that inflate the mean's
-//! variance by orders of magnitude (design notes in `stats::variance`).
+//! variance by orders of magnitude (design notes in `runner_stats::variance`).
 //!
 //! The search tries 100, 300, 1000 and 3000 pairs per fork and 2..=1000
 //! forks, costing a fork as its pairs plus [`FORK_OVERHEAD_PAIRS`]; the
 //! half-width it promises is for the mean of the fork medians.
 
 use super::{AnalysisInput, ForkAnalysis, ForkData, Pooled, Recommended, Variance};
-use crate::stats::{self, StatsError};
+use runner_stats::StatsError;
 
 /// Pairs per fork the recommendation chooses from.
 pub const PAIRS_OPTIONS: [u32; 4] = [100, 300, 1000, 3000];
@@ -33,7 +33,7 @@ pub(crate) fn variance(
 ) -> Result<Option<Variance>, StatsError> {
     let diffs: Vec<Vec<f64>> = forks.iter().map(ForkData::diffs).collect();
     let groups: Vec<&[f64]> = diffs.iter().map(Vec::as_slice).collect();
-    let vc = match stats::variance_components(&groups) {
+    let vc = match runner_stats::variance_components(&groups) {
         Ok(vc) => vc,
         Err(StatsError::TooFewGroups(_)) => return Ok(None),
         Err(e) => return Err(e),
@@ -41,11 +41,11 @@ pub(crate) fn variance(
     let medians: Vec<f64> = fork_results.iter().map(|f| f.median_ns).collect();
     let intervals: Vec<[f64; 2]> = fork_results.iter().map(|f| f.ci_ns).collect();
     let pairs: Vec<u32> = fork_results.iter().map(|f| f.n).collect();
-    let robust = stats::median_components(&medians, &intervals, &pairs, input.confidence)?;
+    let robust = runner_stats::median_components(&medians, &intervals, &pairs, input.confidence)?;
     let target = input
         .target_half_width_ns
         .unwrap_or(DEFAULT_TARGET_FRACTION * pooled.baseline_median_ns);
-    let recommended = stats::recommend(
+    let recommended = runner_stats::recommend(
         robust,
         input.confidence,
         target,

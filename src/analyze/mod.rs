@@ -29,7 +29,6 @@ mod table;
 
 use crate::output::{guard, target};
 use crate::plan;
-use crate::record::PairRecord;
 use crate::run_folder::assemble::{now_rfc3339, Builder, Source};
 use crate::run_folder::digest::RowDigest;
 use crate::run_folder::partial::{partial_path, Partial};
@@ -37,6 +36,7 @@ use crate::run_folder::{
     CheckReport, ForkRecord, ForkSummary, Imported, ImportedFork, Invocation, RunInfo, SpecInfo,
 };
 use runner_core::error::{bad_input, run_failed, Result};
+use runner_core::record::PairRecord;
 use shape::{cell_ids, cells_of, forks};
 use std::path::{Path, PathBuf};
 
@@ -59,7 +59,7 @@ fn build(args: &AnalyzeArgs, t: &mut table::Table) -> Result<RunInfo> {
     };
     if drawn && !args.quiet {
         // As exec says it: the seed that reproduces this analysis.
-        crate::console::err(&format!(
+        runner_core::console::err(&format!(
             "seed: drawn {master} (recorded in run.json; --seed {master} repeats this analysis)"
         ));
     }
@@ -107,7 +107,7 @@ fn build(args: &AnalyzeArgs, t: &mut table::Table) -> Result<RunInfo> {
     whole.push(
         format!(
             "{}\n",
-            crate::record::csv_header(crate::record::Columns::default())
+            runner_core::record::csv_header(runner_core::record::Columns::default())
         )
         .as_bytes(),
     );
@@ -120,7 +120,7 @@ fn build(args: &AnalyzeArgs, t: &mut table::Table) -> Result<RunInfo> {
         let mut part = RowDigest::default();
         for r in &t.rows[at..at + n] {
             line.clear();
-            crate::record::write_line(&mut line, r, r.columns());
+            runner_core::record::write_line(&mut line, r, r.columns());
             part.push(&line);
             whole.push(&line);
         }
@@ -225,29 +225,30 @@ pub(crate) fn analyze(args: &AnalyzeArgs) -> Result<(PathBuf, String)> {
     // Reading and laying out millions of rows takes seconds: on a thread of
     // its own, so a signal is answered at once (the reader also stops).
     let owned = args.clone();
-    let (info, pairs) = crate::interrupt::run(0, move || -> Result<(RunInfo, Vec<PairRecord>)> {
-        let mut t = table::read(&owned.csv)?;
-        let info = build(&owned, &mut t)?;
-        Ok((info, t.rows))
-    })
-    .map_err(|i| {
-        run_failed(format!(
-            "{i} while reading {}; nothing was written",
-            args.csv.display()
-        ))
-    })??;
+    let (info, pairs) =
+        runner_os::interrupt::run(0, move || -> Result<(RunInfo, Vec<PairRecord>)> {
+            let mut t = table::read(&owned.csv)?;
+            let info = build(&owned, &mut t)?;
+            Ok((info, t.rows))
+        })
+        .map_err(|i| {
+            run_failed(format!(
+                "{i} while reading {}; nothing was written",
+                args.csv.display()
+            ))
+        })??;
     let partial = Partial::create(&partial_path(&out), &info)?;
     // pairs.csv first, streamed from the rows: the analysis then holds the
     // rows alone, not their text besides.
     let stored = guard::write_with(&partial.dir.join("pairs.csv"), |w| {
-        crate::record::write_csv(w, &pairs, crate::record::Columns::default())
+        runner_core::record::write_csv(w, &pairs, runner_core::record::Columns::default())
     });
     if let Err(e) = stored {
         partial.remove();
         return Err(e);
     }
     let for_thread = info.clone();
-    let rendered = crate::interrupt::run(0, move || {
+    let rendered = runner_os::interrupt::run(0, move || {
         let template = crate::report::template_for(&for_thread, None)?;
         crate::report::render_run(&for_thread, &pairs, template)
     })

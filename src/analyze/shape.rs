@@ -5,8 +5,8 @@
 
 use super::table;
 use crate::plan::Cell;
-use crate::record::Phase;
 use runner_core::error::{bad_input, Result};
+use runner_core::record::Phase;
 use std::collections::{BTreeMap, HashMap};
 
 /// (label, delay) -> rows, and how the cells were told apart.

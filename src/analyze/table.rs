@@ -9,8 +9,8 @@
 //! nearest one (runner's own data is whole nanoseconds). Every error names
 //! the file, the line and the column.
 
-use crate::record::{Arm, PairRecord, Phase};
 use runner_core::error::{bad_input, run_failed, Result};
+use runner_core::record::{Arm, PairRecord, Phase};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
@@ -177,10 +177,10 @@ pub(crate) fn read(path: &Path) -> Result<Table> {
     loop {
         // A file of millions of rows takes seconds: a signal is answered
         // within a few thousand rows.
-        if rows.len().is_multiple_of(INTERRUPT_ROWS) && crate::interrupt::interrupted() {
+        if rows.len().is_multiple_of(INTERRUPT_ROWS) && runner_os::interrupt::interrupted() {
             return Err(run_failed(format!(
                 "{} while reading {shown}; nothing was written",
-                crate::interrupt::Interrupted
+                runner_os::interrupt::Interrupted
             )));
         }
         let more = reader

@@ -124,16 +124,16 @@ pub(crate) fn summarize(
         .iter()
         .any(|n| exp.strategies[*n].needs_database());
     let target = if needs_db {
-        crate::db::resolve_with(
+        runner_db::resolve_with(
             &exp.database,
-            crate::settings::get().database_url.as_deref(),
+            runner_core::settings::get().database_url.as_deref(),
             "check",
         )
         .map_err(|e| runner_core::error::bad_input(e.to_string()))?
     } else {
         None
     };
-    let on_postgres = matches!(target, Some(crate::db::DbTarget::Postgres { .. }));
+    let on_postgres = matches!(target, Some(runner_db::DbTarget::Postgres { .. }));
     // The trials' commands and scratch folders live in a private folder
     // of this run, removed however `check` ends.
     let _temp = crate::exec::private_temp()?;
@@ -345,8 +345,8 @@ fn arms_line(exp: &Experiment) -> String {
 }
 
 fn placement_line(exp: &Experiment, on_postgres: bool) -> String {
-    let allowed = crate::placement::pin::allowed_cpus();
-    let placements: Vec<crate::placement::Placement> = if exp.grid.placement.is_empty() {
+    let allowed = runner_os::placement::pin::allowed_cpus();
+    let placements: Vec<runner_os::placement::Placement> = if exp.grid.placement.is_empty() {
         vec![exp.design.placement]
     } else {
         exp.grid.placement.clone()
@@ -368,18 +368,18 @@ fn placement_line(exp: &Experiment, on_postgres: bool) -> String {
     format!(
         "{}; runner may use CPUs {}",
         planned.join(", "),
-        crate::placement::pin::cpu_list(&allowed)
+        runner_os::placement::pin::cpu_list(&allowed)
     )
 }
 
 /// Where the database arms run, and (read-only) a warning about the role.
 fn database_line(
     exp: &Experiment,
-    target: Option<&crate::db::DbTarget>,
+    target: Option<&runner_db::DbTarget>,
     needs_db: bool,
     warnings: &mut Vec<String>,
 ) -> Option<String> {
-    use crate::db::DbTarget;
+    use runner_db::DbTarget;
     let copies = if exp.database.private_copies.is_empty() {
         String::new()
     } else {
@@ -390,13 +390,13 @@ fn database_line(
     };
     Some(match target {
         Some(t @ DbTarget::Postgres { url, .. }) => {
-            let source = if crate::settings::get().database_url.is_some() {
+            let source = if runner_core::settings::get().database_url.is_some() {
                 "RUNNER_DATABASE_URL"
             } else {
                 "database.url"
             };
-            let at = crate::db::server(url);
-            match crate::db::open::role_warning(t) {
+            let at = runner_db::server(url);
+            match runner_db::open::role_warning(t) {
                 Ok(Some(w)) => warnings.push(w),
                 Ok(None) => {}
                 Err(e) => warnings.push(format!("could not read the role's privileges: {e}")),
@@ -516,7 +516,7 @@ fn gate_lines(exp: &Experiment, all: &[plan::Cell]) -> (Option<String>, Option<S
 /// runs with the default, which print what they printed before layout
 /// existed.
 pub(super) fn layout_lines(exp: &Experiment) -> Vec<String> {
-    use crate::memory_layout::Layout;
+    use runner_os::memory_layout::Layout;
     let cells = plan::cells(exp);
     let layouts: std::collections::BTreeSet<Layout> =
         cells.iter().map(|c| plan::layout(exp, c)).collect();
@@ -542,7 +542,7 @@ pub(super) fn layout_lines(exp: &Experiment) -> Vec<String> {
         let Some(c) = cells.get(j.cell as usize) else {
             continue;
         };
-        if let Some(p) = crate::memory_layout::plan(plan::layout(exp, c), master, j.seed) {
+        if let Some(p) = runner_os::memory_layout::plan(plan::layout(exp, c), master, j.seed) {
             out.push(format!(
                 "cell {:<3} fork {:<4} {}: {} B of environment padding, stack offset {} B, heap offset {} B, ASLR {}",
                 j.cell,

@@ -9,13 +9,13 @@
 //! table, a command that cannot start yet) is printed with the plan, and
 //! the estimate is then a guess.
 
-use crate::db::fingerprint::GuardRecord;
-use crate::db::DbTarget;
 use crate::exec::trials::{self, Stopped};
-use crate::interrupt;
 use crate::plan::Cell;
 use crate::spec::Experiment;
 use runner_core::error::{bad_input, run_failed, Result};
+use runner_db::fingerprint::GuardRecord;
+use runner_db::DbTarget;
+use runner_os::interrupt;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
@@ -41,10 +41,10 @@ impl Drop for Throwaway {
         let (target, run_id) = (self.target.clone(), self.run_id.clone());
         // A second Ctrl-C cuts the drop short, as at the end of exec.
         let dropped = interrupt::run(interrupt::count(), move || {
-            crate::db::open::drop_run_schema(&target, &run_id)
+            runner_db::open::drop_run_schema(&target, &run_id)
         });
         if !matches!(dropped, Ok(Ok(()))) {
-            crate::console::warn(&format!(
+            runner_core::console::warn(&format!(
                 "could not drop the schema check made for its trial runs; drop it yourself with DROP SCHEMA runner_{} CASCADE",
                 self.run_id
             ));
@@ -69,7 +69,7 @@ fn trial_target(
     let (t, id) = (db.clone(), run_id.clone());
     let made = interrupt::run(interrupt::count(), move || {
         crate::exec::database::sweep(&t);
-        crate::db::open::run_schema(&t, &id, false)
+        runner_db::open::run_schema(&t, &id, false)
     })
     .map_err(|i| NoTrialSchema(format!("{i} while making a schema for the trial runs")))?
     .map_err(|e| NoTrialSchema(format!("could not make a schema for the trial runs: {e}")))?;
@@ -141,11 +141,11 @@ fn guarded(
         .arms()
         .iter()
         .any(|n| exp.strategies[*n].runs_user_code());
-    let fail = |e: crate::db::DbError| {
+    let fail = |e: runner_db::DbError| {
         run_failed(format!("the database guard around check's trial runs: {e}"))
     };
     let guard = match db.filter(|_| user_code) {
-        Some(target) => crate::db::open::guard(target).map_err(fail)?,
+        Some(target) => runner_db::open::guard(target).map_err(fail)?,
         None => None,
     };
     let Some(mut guard) = guard else {
@@ -157,7 +157,7 @@ fn guarded(
         .wait_for_workers(None, Duration::from_secs(10))
         .and_then(|()| guard.take())
         .map_err(fail)?;
-    let blame = crate::db::fingerprint::Blame {
+    let blame = runner_db::fingerprint::Blame {
         named,
         strict: exp.database.strict,
     };

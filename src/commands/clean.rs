@@ -9,9 +9,9 @@
 //! made on another host, or by a runner from before owners were recorded,
 //! is kept unless named with `--schema`.
 
-use crate::db::owner::Liveness;
-use crate::db::DbTarget;
 use runner_core::error::{bad_input, run_failed, Result};
+use runner_db::owner::Liveness;
+use runner_db::DbTarget;
 use std::path::Path;
 
 /// `runner clean [SPEC] [--list] [--schema NAME]...`: the text to print.
@@ -23,14 +23,14 @@ pub(crate) fn clean(spec: Option<&Path>, list_only: bool, named: &[String]) -> R
                 .into(),
         );
     };
-    let fail = |e: crate::db::DbError| run_failed(e.to_string());
-    let found = crate::db::open::runner_schemas(&target).map_err(fail)?;
+    let fail = |e: runner_db::DbError| run_failed(e.to_string());
+    let found = runner_db::open::runner_schemas(&target).map_err(fail)?;
     for name in named {
         match found.iter().find(|f| &f.schema == name) {
             None => {
                 return Err(bad_input(format!(
                     "--schema {name}: no schema of that name carries runner's marker on {}; runner drops only schemas it made (`runner clean --list` lists them)",
-                    crate::db::server(url)
+                    runner_db::server(url)
                 )))
             }
             Some(f) if f.liveness() == Some(Liveness::Alive) => {
@@ -46,20 +46,20 @@ pub(crate) fn clean(spec: Option<&Path>, list_only: bool, named: &[String]) -> R
     if found.is_empty() {
         out.push_str(&format!(
             "no schema of runner's on {}\n",
-            crate::db::server(url)
+            runner_db::server(url)
         ));
         return Ok(out);
     }
     out.push_str(&format!(
         "runner's schemas on {}:\n",
-        crate::db::server(url)
+        runner_db::server(url)
     ));
     let mut dropped = 0;
     for f in &found {
         let drop = !list_only && (f.abandoned() || named.contains(&f.schema));
         let state = match (f.liveness(), drop) {
             (_, true) => {
-                crate::db::open::drop_schema(&target, &f.schema).map_err(fail)?;
+                runner_db::open::drop_schema(&target, &f.schema).map_err(fail)?;
                 dropped += 1;
                 "dropped".to_string()
             }
@@ -87,17 +87,17 @@ pub(crate) fn clean(spec: Option<&Path>, list_only: bool, named: &[String]) -> R
 /// The server: the experiment file's database as exec resolves it
 /// (RUNNER_DATABASE_URL first), or RUNNER_DATABASE_URL alone.
 fn target(spec: Option<&Path>) -> Result<DbTarget> {
-    let env = crate::settings::get().database_url.as_deref();
+    let env = runner_core::settings::get().database_url.as_deref();
     let config = match spec {
         Some(path) => crate::spec::load(path, &[])?.experiment.database,
-        None if env.is_some() => crate::db::DatabaseConfig::default(),
+        None if env.is_some() => runner_db::DatabaseConfig::default(),
         None => {
             return Err(bad_input(
                 "runner clean needs a PostgreSQL server: set RUNNER_DATABASE_URL, or name an experiment file whose database.url names one (runner clean SPEC)",
             ))
         }
     };
-    crate::db::resolve_with(&config, env, "clean")
+    runner_db::resolve_with(&config, env, "clean")
         .map_err(|e| bad_input(e.to_string()))?
         .ok_or_else(|| {
             bad_input("database.backend is \"postgres\" but no URL is set; set database.url or RUNNER_DATABASE_URL")

@@ -36,7 +36,7 @@ pub(crate) fn refuse(spec: &Path, exp: &Experiment, flags: &CheckFlags) -> Resul
 
 fn selection(flags: &CheckFlags) -> Result<Option<crate::shard::Selection>> {
     crate::shard::select(flags.shard, flags.shards, &|k| {
-        crate::settings::get().scheduler(k).map(str::to_owned)
+        runner_core::settings::get().scheduler(k).map(str::to_owned)
     })
     .map_err(bad_input)
 }

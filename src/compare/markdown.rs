@@ -271,7 +271,7 @@ fn effect_change(e: &EffectRow) -> &'static str {
 }
 
 /// A factor with its interval: `1.50 [1.47, 1.53]`.
-fn factor(r: crate::stats::apart::Bounded) -> String {
+fn factor(r: runner_stats::apart::Bounded) -> String {
     let c = format::Column::plain(&[format::Entry::Estimate(r.estimate, r.lo, r.hi)], 4);
     let c = format::Column {
         decimals: c.decimals.max(2),

@@ -10,7 +10,7 @@
 //! run does not move it the way it moves D in ms), with the MOVER
 //! interval of the difference of their logs; beside it, median D in B −
 //! median D in A, with an interval from a hierarchical bootstrap over
-//! each run's forks (`stats::hierarchical_median_shift` on each fork's
+//! each run's forks (`runner_stats::hierarchical_median_shift` on each fork's
 //! dithered D). When the baseline's median moved by more than 20 %
 //! between the runs, the output says so first. Separate
 //! runs share no process, so that interval is as narrow as two runs on this
@@ -32,14 +32,13 @@
 mod markdown;
 
 use crate::analysis::effect::Effect;
-use crate::record::{PairRecord, Phase};
 use crate::report::read_folder;
 use crate::run_folder::check::differing_keys;
 use crate::run_folder::RunInfo;
-use crate::seed::{self, Domain};
-use crate::stats;
 use rand::SeedableRng;
 use runner_core::error::{bad_input, Result};
+use runner_core::record::{PairRecord, Phase};
+use runner_core::seed::{self, Domain};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -90,7 +89,7 @@ pub(crate) struct Row {
     pub arm: Arm,
     pub median_a: f64,
     pub median_b: f64,
-    pub change: stats::MedianEstimate,
+    pub change: runner_stats::MedianEstimate,
     /// Range of the fork medians in each run.
     pub forks_a: (f64, f64),
     pub forks_b: (f64, f64),
@@ -110,32 +109,32 @@ pub(crate) struct EffectRow {
     pub a: Effect,
     pub b: Effect,
     /// Median D in B − median D in A, hierarchical interval.
-    pub change: stats::MedianEstimate,
+    pub change: runner_stats::MedianEstimate,
     /// B's speed ratio over A's, with the MOVER interval of the
     /// difference of their logs: what the verdict judges, since each
     /// run's ratio is on its own baseline and D in ms moves with the
     /// machine's load.
-    pub ratio_change: stats::apart::Bounded,
+    pub ratio_change: runner_stats::apart::Bounded,
     /// Measured pairs of the cell in each run (see [`Row::n_runs`]).
     pub n_pairs: (usize, usize),
     pub seed: u64,
 }
 
 /// `b`'s speed ratio over `a`'s: the difference of their logs with a
-/// MOVER interval (`stats::apart::difference`), back as a factor.
-pub(crate) fn ratio_quotient(a: &Effect, b: &Effect) -> stats::apart::Bounded {
+/// MOVER interval (`runner_stats::apart::difference`), back as a factor.
+pub(crate) fn ratio_quotient(a: &Effect, b: &Effect) -> runner_stats::apart::Bounded {
     quotient((a.ratio, a.ratio_ci), (b.ratio, b.ratio_ci))
 }
 
 /// `b`'s ratio over `a`'s, each with its interval (see [`ratio_quotient`]).
-pub(crate) fn quotient(a: (f64, [f64; 2]), b: (f64, [f64; 2])) -> stats::apart::Bounded {
-    use stats::apart::Bounded;
+pub(crate) fn quotient(a: (f64, [f64; 2]), b: (f64, [f64; 2])) -> runner_stats::apart::Bounded {
+    use runner_stats::apart::Bounded;
     let log = |(r, ci): (f64, [f64; 2])| Bounded {
         estimate: r.ln(),
         lo: ci[0].ln(),
         hi: ci[1].ln(),
     };
-    let d = stats::apart::difference(log(a), log(b));
+    let d = runner_stats::apart::difference(log(a), log(b));
     Bounded {
         estimate: d.estimate.exp(),
         lo: d.lo.exp(),
@@ -150,7 +149,7 @@ pub(crate) struct CountRow {
     pub cell: u32,
     pub a: crate::analysis::instructions::CountEffect,
     pub b: crate::analysis::instructions::CountEffect,
-    pub change: stats::apart::Bounded,
+    pub change: runner_stats::apart::Bounded,
 }
 
 /// The cells both runs counted.
@@ -217,10 +216,10 @@ fn arm_values(pairs: &[PairRecord], cell: u32, arm: Arm) -> Vec<Vec<u64>> {
     forks.into_values().collect()
 }
 
-fn fork_range(forks: &[Vec<u64>]) -> Result<(f64, f64), stats::StatsError> {
+fn fork_range(forks: &[Vec<u64>]) -> Result<(f64, f64), runner_stats::StatsError> {
     let medians = forks
         .iter()
-        .map(|f| stats::median(f))
+        .map(|f| runner_stats::median(f))
         .collect::<Result<Vec<f64>, _>>()?;
     Ok(medians
         .iter()
@@ -229,7 +228,7 @@ fn fork_range(forks: &[Vec<u64>]) -> Result<(f64, f64), stats::StatsError> {
         }))
 }
 
-fn fail(cell: u32) -> impl Fn(stats::StatsError) -> runner_core::error::RunnerError {
+fn fail(cell: u32) -> impl Fn(runner_stats::StatsError) -> runner_core::error::RunnerError {
     move |e| bad_input(format!("cell {cell}: cannot compare: {e}"))
 }
 
@@ -250,14 +249,14 @@ fn rows(a: &Run, b: &Run) -> Result<Vec<Row>> {
             let seed = stream_seed(ma, mb, cell.cell, arm.index());
             let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
             let change =
-                stats::hierarchical_median_shift(&ga, &gb, resamples, confidence, &mut rng)
+                runner_stats::hierarchical_median_shift(&ga, &gb, resamples, confidence, &mut rng)
                     .map_err(&fail)?;
             let all = |v: &[Vec<u64>]| v.iter().flatten().copied().collect::<Vec<u64>>();
             out.push(Row {
                 cell: cell.cell,
                 arm,
-                median_a: stats::median(&all(&va)).map_err(&fail)?,
-                median_b: stats::median(&all(&vb)).map_err(&fail)?,
+                median_a: runner_stats::median(&all(&va)).map_err(&fail)?,
+                median_b: runner_stats::median(&all(&vb)).map_err(&fail)?,
                 change,
                 forks_a: fork_range(&va).map_err(&fail)?,
                 forks_b: fork_range(&vb).map_err(&fail)?,
@@ -300,8 +299,9 @@ fn effect_rows(a: &Run, b: &Run) -> Result<Vec<EffectRow>> {
         let gb: Vec<&[f64]> = db.iter().map(Vec::as_slice).collect();
         let seed = stream_seed(ma, mb, cell.cell, EFFECT_STREAM);
         let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
-        let change = stats::hierarchical_median_shift(&ga, &gb, resamples, confidence, &mut rng)
-            .map_err(fail(cell.cell))?;
+        let change =
+            runner_stats::hierarchical_median_shift(&ga, &gb, resamples, confidence, &mut rng)
+                .map_err(fail(cell.cell))?;
         out.push(EffectRow {
             cell: cell.cell,
             treatment: cell.arms(&exp.design).1.to_string(),

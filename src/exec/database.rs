@@ -1,14 +1,14 @@
 //! The run's database, from the parent's side: resolved, checked and (on
 //! PostgreSQL) given its own schema before any fork starts; dropped at the end.
 
-use crate::db::{self, DbTarget};
 use crate::spec::Experiment;
 use runner_core::error::{bad_input, run_failed, Result};
+use runner_db::DbTarget;
 
 #[derive(Clone)]
 pub(crate) struct RunDatabase {
     pub target: DbTarget,
-    /// `db::DbInfo` as JSON, for run.json and the report.
+    /// `runner_db::DbInfo` as JSON, for run.json and the report.
     pub info: serde_json::Value,
     run_id: String,
 }
@@ -32,9 +32,9 @@ impl RunDatabase {
         if !needs {
             return Ok(None);
         }
-        let target = db::resolve_with(
+        let target = runner_db::resolve_with(
             &exp.database,
-            crate::settings::get().database_url.as_deref(),
+            runner_core::settings::get().database_url.as_deref(),
             run_id,
         )
             .map_err(|e| bad_input(e.to_string()))?
@@ -45,9 +45,10 @@ impl RunDatabase {
             })?;
         // A backend this runner was built without is refused here, before
         // anything is made.
-        let info = db::open::info(&target).map_err(|e| run_failed(e.to_string()))?;
+        let info = runner_db::open::info(&target).map_err(|e| run_failed(e.to_string()))?;
         sweep(&target);
-        db::open::run_schema(&target, run_id, resuming).map_err(|e| run_failed(e.to_string()))?;
+        runner_db::open::run_schema(&target, run_id, resuming)
+            .map_err(|e| run_failed(e.to_string()))?;
         Ok(Some(RunDatabase {
             target,
             info: serde_json::to_value(info).unwrap_or(serde_json::Value::Null),
@@ -57,30 +58,30 @@ impl RunDatabase {
 
     /// Drops the run's schema (PostgreSQL); a schema already gone is fine.
     pub(crate) fn cleanup(&self) {
-        if let Err(e) = db::open::drop_run_schema(&self.target, &self.run_id) {
-            crate::console::warn(&format!("could not drop the run's schema: {e}"));
+        if let Err(e) = runner_db::open::drop_run_schema(&self.target, &self.run_id) {
+            runner_core::console::warn(&format!("could not drop the run's schema: {e}"));
         }
     }
 }
 
 /// Drops the schemas that runner processes on this host left when they
-/// were killed before they could (`db::pg::schema::sweep`), and says so in
+/// were killed before they could (`runner_db::pg::schema::sweep`), and says so in
 /// one line; a sweep that fails is said too and stops nothing, since the
 /// run's own schema is another.
 pub(crate) fn sweep(target: &DbTarget) {
-    match db::open::sweep(target) {
+    match runner_db::open::sweep(target) {
         Ok(dropped) if dropped.is_empty() => {}
-        Ok(dropped) => crate::console::err(&format!(
+        Ok(dropped) => runner_core::console::err(&format!(
             "note: dropped {} schema{} that runner processes killed on this host had left: {}",
             dropped.len(),
             if dropped.len() == 1 { "" } else { "s" },
             dropped
                 .iter()
-                .map(db::owner::RunnerSchema::said)
+                .map(runner_db::owner::RunnerSchema::said)
                 .collect::<Vec<_>>()
                 .join(", ")
         )),
-        Err(e) => crate::console::warn(&format!(
+        Err(e) => runner_core::console::warn(&format!(
             "could not look for schemas that killed runner processes left: {e}"
         )),
     }

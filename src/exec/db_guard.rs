@@ -14,10 +14,10 @@ use std::time::Duration;
 /// is still caught (by the next fork's comparison instead of by none), and
 /// a fingerprint costs a few milliseconds of the run's wall time per fork.
 pub(super) struct DatabaseGuard {
-    guard: Option<Box<dyn crate::db::fingerprint::Fingerprinter>>,
-    last: Option<crate::db::fingerprint::Fingerprint>,
+    guard: Option<Box<dyn runner_db::fingerprint::Fingerprinter>>,
+    last: Option<runner_db::fingerprint::Fingerprint>,
     /// Who a change is held against (`db::fingerprint::Blame`).
-    blame: crate::db::fingerprint::Blame,
+    blame: runner_db::fingerprint::Blame,
 }
 
 /// How long the parent waits for a fork's connections to end, so their
@@ -28,25 +28,25 @@ impl DatabaseGuard {
     /// `named`: what the experiment names (`db::preflight`), `None`: every
     /// change is the run's; `strict`: `[database] strict`.
     pub(super) fn open(
-        db: Option<&crate::db::DbTarget>,
+        db: Option<&runner_db::DbTarget>,
         named: Option<std::collections::BTreeSet<String>>,
         strict: bool,
     ) -> Result<DatabaseGuard> {
         let guard = match db {
-            Some(target) => crate::db::open::guard(target)
+            Some(target) => runner_db::open::guard(target)
                 .map_err(|e| run_failed(format!("the database guard: {e}")))?,
             None => None,
         };
         Ok(DatabaseGuard {
             guard,
             last: None,
-            blame: crate::db::fingerprint::Blame { named, strict },
+            blame: runner_db::fingerprint::Blame { named, strict },
         })
     }
 
     /// The fingerprint before a fork: the previous fork's "after" when
     /// there is one.
-    pub(super) fn take(&mut self) -> Result<Option<crate::db::fingerprint::Fingerprint>> {
+    pub(super) fn take(&mut self) -> Result<Option<runner_db::fingerprint::Fingerprint>> {
         if let Some(last) = self.last.take() {
             return Ok(Some(last));
         }
@@ -64,9 +64,9 @@ impl DatabaseGuard {
     /// failed (its next worker has been stopped).
     pub(super) fn compare(
         &mut self,
-        before: Option<crate::db::fingerprint::Fingerprint>,
+        before: Option<runner_db::fingerprint::Fingerprint>,
         backends: Option<&[u32]>,
-    ) -> Result<Option<crate::db::fingerprint::GuardRecord>> {
+    ) -> Result<Option<runner_db::fingerprint::GuardRecord>> {
         let (Some(g), Some(before)) = (&mut self.guard, before) else {
             return Ok(None);
         };
@@ -84,7 +84,7 @@ impl DatabaseGuard {
     pub(super) fn failure(
         &self,
         during: &str,
-        record: Option<&crate::db::fingerprint::GuardRecord>,
+        record: Option<&runner_db::fingerprint::GuardRecord>,
     ) -> Option<String> {
         record
             .filter(|g| !g.held)

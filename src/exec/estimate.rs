@@ -12,9 +12,9 @@
 //! on the development machine (`plan::estimate_run_ns`), and said so.
 
 use super::trials::Stopped;
-use crate::db::DbTarget;
 use crate::plan::{self, Cell, Plan};
 use crate::spec::Experiment;
+use runner_db::DbTarget;
 
 /// A fork's own cost outside its runs: a process start, the arms' set-up
 /// (a connection and a seeded table on PostgreSQL), the agreement check,
@@ -67,7 +67,7 @@ impl Estimate {
                 "exec's trial run, before any fork, found that {m}"
             ))),
             Stopped::TimedOut(m) => Some(run_failed(format!("before any fork, {m}"))),
-            Stopped::Interrupted => Some(run_failed(crate::interrupt::Interrupted.to_string())),
+            Stopped::Interrupted => Some(run_failed(runner_os::interrupt::Interrupted.to_string())),
             Stopped::Failed(_) => None,
         }
     }
@@ -289,7 +289,7 @@ pub(crate) fn from_trials(
         stopped: stopped.clone(),
         setup_ns: trials.setup_ns,
         load: (
-            crate::environment::load_average()[0],
+            runner_os::environment::load_average()[0],
             std::thread::available_parallelism().map_or(0, usize::from),
         ),
     }

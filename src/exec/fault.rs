@@ -30,7 +30,7 @@ use crate::strategy::error::{fail, Doing, Result, StrategyError};
 use crate::strategy::{Observation, Outcome, Strategy};
 use std::io::Write;
 
-pub(crate) const ENV: &str = crate::settings::FAULT;
+pub(crate) const ENV: &str = runner_core::settings::FAULT;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -58,7 +58,7 @@ impl Fault {
         #[cfg(not(debug_assertions))]
         let text: Option<String> = None;
         #[cfg(debug_assertions)]
-        let text = crate::settings::get().fault.clone();
+        let text = runner_core::settings::get().fault.clone();
         let Some(text) = text else {
             return Ok(None);
         };

@@ -16,14 +16,14 @@ use super::queue::{Ahead, Queue};
 use super::spawn::{ForkFailure, ForkResult};
 use super::stopper::{record_stops, Stopper};
 use super::upcoming::{own, Upcoming};
-use crate::environment::sentinel::{self, Snapshot};
-use crate::interrupt;
 use crate::plan::Job;
 use crate::run_folder::digest::check_rows;
 use crate::run_folder::partial::{ForkWriter, ParentSaw, Partial};
 use crate::run_folder::RunInfo;
 use crate::spec::Experiment;
 use runner_core::error::{run_failed, Result, RunnerError};
+use runner_os::environment::sentinel::{self, Snapshot};
+use runner_os::interrupt;
 use std::time::{Duration, Instant};
 
 /// What the loop reads and writes besides its own state: the run's
@@ -83,7 +83,7 @@ impl<'a> ForkLoop<'a> {
     pub(super) fn open(
         run: RunState<'a>,
         todo: Todo<'a>,
-        db: Option<&crate::db::DbTarget>,
+        db: Option<&runner_db::DbTarget>,
         progress: Progress,
         guard: DatabaseGuard,
         stopper: Option<Stopper>,
@@ -281,7 +281,7 @@ impl<'a> ForkLoop<'a> {
     /// on stderr under --quiet, so it is seen either way.
     fn say(&self, label: &str, msg: &str) {
         match self.progress {
-            Progress::Quiet => crate::console::warn(msg),
+            Progress::Quiet => runner_core::console::warn(msg),
             _ => self.progress.println(&format!("{label}: {msg}")),
         }
     }

@@ -21,7 +21,7 @@ pub(super) struct Phase<'a> {
     pub info: &'a mut RunInfo,
     pub partial: &'a Partial,
     pub measured: &'a mut Measured,
-    pub db: Option<&'a crate::db::DbTarget>,
+    pub db: Option<&'a runner_db::DbTarget>,
     pub quiet: bool,
     /// Print the estimate for the jobs still to run (the first phase).
     pub announce: bool,
@@ -133,7 +133,7 @@ pub(super) fn run_jobs(phase: Phase<'_>) -> Result<()> {
 fn trials_in_guard(
     exp: &Experiment,
     info: &RunInfo,
-    db: Option<&crate::db::DbTarget>,
+    db: Option<&runner_db::DbTarget>,
     guard: &mut DatabaseGuard,
     progress: &Progress,
 ) -> Result<super::trials::Outcome> {

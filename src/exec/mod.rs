@@ -46,8 +46,8 @@ pub use crate::run_folder::invocation::ExecArgs;
 /// The private temporary folder of this process's run (exec's forks or
 /// check's trials), made the root of every temporary file runner makes
 /// from now on; removed when dropped, however the command ends.
-pub(crate) fn private_temp() -> Result<crate::temp::RunTemp> {
-    let temp = crate::temp::RunTemp::create().map_err(|e| {
+pub(crate) fn private_temp() -> Result<runner_os::temp::RunTemp> {
+    let temp = runner_os::temp::RunTemp::create().map_err(|e| {
         run_failed(format!(
             "cannot make runner's private temporary folder in {}: {e}",
             std::env::temp_dir().display()
@@ -73,15 +73,15 @@ pub struct ExecOutcome {
 /// from that text (so a reader that re-validates it gets the same).
 fn recorded_spec(loaded: &LoadedSpec, spec_path: &Path) -> Result<SpecInfo> {
     let path = spec_path.display().to_string();
-    let toml = crate::redact::secrets(&loaded.resolved_toml);
+    let toml = runner_core::redact::secrets(&loaded.resolved_toml);
     // The SQL texts and grammar the live validation used.
     let postgres = matches!(
-        crate::db::resolve_with(
+        runner_db::resolve_with(
             &loaded.experiment.database,
-            crate::settings::get().database_url.as_deref(),
+            runner_core::settings::get().database_url.as_deref(),
             "recorded",
         ),
-        Ok(Some(crate::db::DbTarget::Postgres { .. }))
+        Ok(Some(runner_db::DbTarget::Postgres { .. }))
     );
     let recorded = spec::Recorded::of(&loaded.experiment, postgres);
     let experiment = spec::parse_recorded(&path, &toml, &recorded)?;
@@ -93,7 +93,7 @@ fn recorded_spec(loaded: &LoadedSpec, spec_path: &Path) -> Result<SpecInfo> {
 /// The user's code the run measures: the repository that holds the
 /// experiment file, with what runner writes there left out of its state
 /// (the report folders under `reports/`, and this run's own).
-fn measured_code(spec: &Path, final_dir: &Path) -> crate::environment::Code {
+fn measured_code(spec: &Path, final_dir: &Path) -> runner_os::environment::Code {
     let dir = match spec.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -104,7 +104,7 @@ fn measured_code(spec: &Path, final_dir: &Path) -> crate::environment::Code {
         partial_path(final_dir),
         target::old_path(final_dir),
     ];
-    crate::environment::Code::capture(dir, &leave_out)
+    runner_os::environment::Code::capture(dir, &leave_out)
 }
 
 fn new_run_info(
@@ -112,7 +112,7 @@ fn new_run_info(
     loaded: &LoadedSpec,
     selection: Option<shard::Selection>,
     final_dir: &Path,
-    counters: Option<crate::environment::counters::Counters>,
+    counters: Option<runner_os::environment::counters::Counters>,
 ) -> Result<RunInfo> {
     let exp = &loaded.experiment;
     let (master, drawn) = match exp.seed {
@@ -124,7 +124,7 @@ fn new_run_info(
         shard::plan_share(exp, &plan::plan(exp, master, None).jobs, s).map_err(bad_input)?;
     }
     let invocation = Invocation::Exec(args.clone());
-    let mut environment = crate::environment::capture(&crate::BINARY);
+    let mut environment = runner_os::environment::capture(&crate::binary::BINARY);
     environment.code = measured_code(&args.spec, final_dir);
     environment.counters = counters;
     Builder::new(
@@ -144,7 +144,7 @@ fn job_request(
     exp: &Experiment,
     info: &RunInfo,
     job: &Job,
-    db: Option<&crate::db::DbTarget>,
+    db: Option<&runner_db::DbTarget>,
 ) -> JobRequest {
     let cell = &info.cells[job.cell as usize];
     let d = &exp.design;
@@ -174,8 +174,12 @@ fn job_request(
         database: db.cloned(),
         placement: plan::placement(exp, cell),
         claim: claim(plan::placement(exp, cell)),
-        layout: crate::memory_layout::plan(plan::layout(exp, cell), info.seeds.master, job.seed),
-        temp_dir: crate::temp::private_root(),
+        layout: runner_os::memory_layout::plan(
+            plan::layout(exp, cell),
+            info.seeds.master,
+            job.seed,
+        ),
+        temp_dir: runner_os::temp::private_root(),
         trial: false,
         sql: exp.database.sql_options(),
         count: counting::job(exp),
@@ -185,9 +189,11 @@ fn job_request(
 /// The CPUs `placement` pins, locked for this run's lifetime so that no
 /// other runner pins there (`placement::lock`); none when it cannot be made
 /// here, which the worker then says as before.
-fn claim(placement: crate::placement::Placement) -> Option<crate::placement::Claim> {
-    let dir = crate::placement::lock::lock_dir(crate::settings::get().runtime_dir.as_deref());
-    crate::placement::lock::claim(&dir, placement, &crate::placement::pin::allowed_cpus()).ok()
+fn claim(placement: runner_os::placement::Placement) -> Option<runner_os::placement::Claim> {
+    let dir =
+        runner_os::placement::lock::lock_dir(runner_core::settings::get().runtime_dir.as_deref());
+    runner_os::placement::lock::claim(&dir, placement, &runner_os::placement::pin::allowed_cpus())
+        .ok()
 }
 
 /// `--resume P --out O`: the finished folder is renamed from P to O, so
@@ -351,7 +357,7 @@ pub fn exec(args: &ExecArgs) -> Result<ExecOutcome> {
     if let (Err(e), Some(_)) = (&result, loaded.experiment.gate) {
         crate::report::gate_files::append_failure(
             &loaded.experiment,
-            &crate::redact::secrets(&e.to_string()),
+            &runner_core::redact::secrets(&e.to_string()),
         );
     }
     result
@@ -370,7 +376,7 @@ fn exec_loaded(args: &ExecArgs, loaded: &LoadedSpec) -> Result<ExecOutcome> {
     let _temp = private_temp()?;
     let resuming = args.resume.is_some();
     let selection = shard::select(args.shard, args.shards, &|k| {
-        crate::settings::get().scheduler(k).map(str::to_owned)
+        runner_core::settings::get().scheduler(k).map(str::to_owned)
     })
     .map_err(bad_input)?;
     if let (Some(s), Some(_)) = (selection, exp.design.runs_per_fork) {
@@ -430,7 +436,7 @@ fn exec_loaded(args: &ExecArgs, loaded: &LoadedSpec) -> Result<ExecOutcome> {
         }
     };
     if info.seeds.drawn && !args.quiet {
-        crate::console::err(&format!(
+        runner_core::console::err(&format!(
             "seed: drawn {} (recorded in run.json)",
             info.seeds.master
         ));

@@ -4,12 +4,12 @@
 //! is bad input (exit 2); a server that cannot answer fails the run
 //! (exit 1), pointing at the privileges guide when it says so.
 
-use crate::db::preflight::{ArmSql, Findings, PreflightError, PRIVILEGES_DOC};
-use crate::db::DbTarget;
 use crate::plan::{self, Cell};
 use crate::spec::placeholder::Template;
 use crate::spec::{Experiment, StrategyKind};
 use runner_core::error::{bad_input, run_failed, Result};
+use runner_db::preflight::{ArmSql, Findings, PreflightError, PRIVILEGES_DOC};
+use runner_db::DbTarget;
 
 /// The SQL arms of `cells`, each distinct text once, placeholders filled
 /// (`{input}` as 0).
@@ -55,7 +55,7 @@ pub(crate) fn run(
     let Some(db) = db else {
         return Ok(None);
     };
-    crate::db::open::preflight(db, &arms(exp, cells), &exp.database.private_copies).map_err(|e| {
+    runner_db::open::preflight(db, &arms(exp, cells), &exp.database.private_copies).map_err(|e| {
         match e {
             PreflightError::Refused(m) => bad_input(m),
             e @ PreflightError::Unreadable { .. } => run_failed(e.to_string()),

@@ -99,7 +99,9 @@ impl Progress {
             Progress::Lines { total, done, .. } => {
                 *done += 1;
                 // A closed stderr (`2>&1 | head -1`) must not stop the run.
-                crate::console::err(&format!("[{done}/{total}] {label} done in {seconds:.2} s"));
+                runner_core::console::err(&format!(
+                    "[{done}/{total}] {label} done in {seconds:.2} s"
+                ));
             }
             Progress::Bars { jobs, .. } => jobs.inc(1),
         }
@@ -119,7 +121,7 @@ impl Progress {
     pub(crate) fn println(&self, msg: &str) {
         match self {
             Progress::Quiet => {}
-            Progress::Lines { .. } => crate::console::err(msg),
+            Progress::Lines { .. } => runner_core::console::err(msg),
             Progress::Bars { jobs, .. } => jobs.println(msg),
         }
     }
@@ -138,7 +140,7 @@ impl Progress {
             _ if jobs_run == 0 => {}
             Progress::Quiet => {}
             Progress::Lines { started, unit, .. } | Progress::Bars { started, unit, .. } => {
-                crate::console::err(&format!(
+                runner_core::console::err(&format!(
                     "{jobs_run} {unit} run in {}",
                     elapsed(started.elapsed())
                 ))

@@ -3,9 +3,9 @@
 //! the worker waits for a second stdin line, [`GO`], before it times
 //! anything. Both sides use these types, so the protocol cannot drift.
 
-use crate::db::DbTarget;
-use crate::record::PairRecord;
 use crate::spec::{Ordering, StrategyKind, WorkloadParams};
+use runner_core::record::PairRecord;
+use runner_db::DbTarget;
 use serde::{Deserialize, Serialize};
 
 /// The parent's word that the worker may start timing: everything else of
@@ -36,11 +36,11 @@ pub(crate) struct JobRequest {
     pub pad_baseline: bool,
     pub database: Option<DbTarget>,
     /// Where the worker pins itself and its database backend.
-    pub placement: crate::placement::Placement,
+    pub placement: runner_os::placement::Placement,
     /// The CPUs the parent locked for it (`placement::lock`); none: the
     /// worker places itself by `placement` alone (trial runs).
     #[serde(default)]
-    pub claim: Option<crate::placement::Claim>,
+    pub claim: Option<runner_os::placement::Claim>,
     /// The parent made and seeded this job's `tx-rollback` tables on
     /// PostgreSQL before the fork (`exec::tables`); false: each instance
     /// makes its own.
@@ -49,7 +49,7 @@ pub(crate) struct JobRequest {
     /// The fork's memory layout; none under `layout = "system"`. The
     /// parent has already applied its padding and personality.
     #[serde(default)]
-    pub layout: Option<crate::memory_layout::LayoutPlan>,
+    pub layout: Option<runner_os::memory_layout::LayoutPlan>,
     /// The parent's private temporary folder (`temp`), where the worker
     /// puts its scratch folders; the parent removes it however the run ends.
     #[serde(default)]
@@ -61,7 +61,7 @@ pub(crate) struct JobRequest {
     pub trial: bool,
     /// `[database]` options of `sql` arms: private copies, explain.
     #[serde(default)]
-    pub sql: crate::db::SqlOptions,
+    pub sql: runner_db::SqlOptions,
     /// The run counts instructions (`design.measure`); none: it times alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<CountJob>,

@@ -62,7 +62,7 @@ pub(super) struct Ahead {
 }
 
 impl Ahead {
-    pub(super) fn open(db: Option<&crate::db::DbTarget>, requests: &[JobRequest]) -> Result<Ahead> {
+    pub(super) fn open(db: Option<&runner_db::DbTarget>, requests: &[JobRequest]) -> Result<Ahead> {
         Ok(Ahead {
             tables: Tables::open(db, requests.first())?,
             made: BTreeSet::new(),
@@ -131,7 +131,7 @@ mod tests {
             ordering: crate::spec::Ordering::PairedRandom,
             pad_baseline: true,
             database: None,
-            placement: crate::placement::Placement::None,
+            placement: runner_os::placement::Placement::None,
             claim: None,
             premade_tables: false,
             layout: None,

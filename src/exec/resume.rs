@@ -72,14 +72,14 @@ pub(crate) fn resume_command(args: &ExecArgs, final_dir: &Path, partial: &Path) 
         ..args.clone()
     };
     let argv = Invocation::Exec(resume).to_argv();
-    let line = crate::shell::join(&argv);
-    let shown = crate::redact::secrets(&line);
+    let line = runner_core::shell::join(&argv);
+    let shown = runner_core::redact::secrets(&line);
     if shown == line {
         line
     } else {
         format!(
             "{shown} (put the password where it shows {}, or pass the URL in RUNNER_DATABASE_URL)",
-            crate::redact::MASK
+            runner_core::redact::MASK
         )
     }
 }

@@ -116,12 +116,12 @@ pub fn exec_with_retry(args: &ExecArgs) -> Result<i32> {
         None
     };
     let first = super::exec(args)?;
-    crate::console::out(&first.summary);
+    runner_core::console::out(&first.summary);
     let again = match retry_args(args, &first) {
         None => return Ok(first.exit_code),
         Some(Retry::Run(again)) => again,
         Some(Retry::TooCostly { sets, factor, cap }) => {
-            crate::console::err(&format!(
+            runner_core::console::err(&format!(
                 "gate: inconclusive, and not retried: the retry it names (--set {}) would cost {factor:.1} times the first run, more than gate.max_retry_factor = {cap}; the verdict stays inconclusive",
                 sets.join(" --set ")
             ));
@@ -132,13 +132,13 @@ pub fn exec_with_retry(args: &ExecArgs) -> Result<i32> {
         .iter()
         .map(|s| format!("--set {s}"))
         .collect();
-    crate::console::err(&format!(
+    runner_core::console::err(&format!(
         "gate: inconclusive; running it once more with {} (into {})",
         added.join(" "),
         first.dir.display()
     ));
     let second = super::exec(&again)?;
-    crate::console::out(&second.summary);
+    runner_core::console::out(&second.summary);
     Ok(second.exit_code)
 }
 

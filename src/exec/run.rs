@@ -6,14 +6,14 @@ use super::database::RunDatabase;
 use super::measured::Measured;
 use super::resume::{check_same_database, resume_command};
 use super::{jobs, ExecArgs, ExecOutcome};
-use crate::interrupt;
-use crate::record::PairRecord;
 use crate::report;
 use crate::run_folder::assemble::now_rfc3339;
 use crate::run_folder::partial::Partial;
 use crate::run_folder::RunInfo;
 use crate::spec::Experiment;
 use runner_core::error::{run_failed, Failure, Result, RunnerError};
+use runner_core::record::PairRecord;
+use runner_os::interrupt;
 use std::path::PathBuf;
 
 pub(super) struct Run<'a> {
@@ -106,7 +106,7 @@ impl Run<'_> {
         info: &mut RunInfo,
         partial: &Partial,
         measured: &mut Measured,
-        db: Option<&crate::db::DbTarget>,
+        db: Option<&runner_db::DbTarget>,
     ) -> Result<()> {
         let quiet = self.args.quiet;
         jobs::run_jobs(jobs::Phase {
@@ -147,7 +147,7 @@ impl Run<'_> {
             .map_err(run_failed)?;
         if !self.args.quiet {
             for line in crate::report::gate_files::sizing_lines(&self.exp, &sizing) {
-                crate::console::err(&line);
+                runner_core::console::err(&line);
             }
         }
         info.gate_sizing = Some(sizing);
@@ -197,7 +197,7 @@ impl Run<'_> {
         };
         let (forks, pairs) = measured.into_parts();
         info.forks = forks;
-        info.environment.load_after = Some(crate::environment::load_average());
+        info.environment.load_after = Some(runner_os::environment::load_average());
         let bytes = partial.assemble_pairs(&info.forks).map_err(kept)?;
         info.pairs_sha256 = Some(crate::run_folder::sha256_bytes(&bytes));
         drop(bytes);
@@ -253,12 +253,12 @@ impl Run<'_> {
 fn cleanup(db: Option<&RunDatabase>) {
     let Some(db) = db else { return };
     let schema = match &db.target {
-        crate::db::DbTarget::Postgres { schema, .. } => schema.clone(),
-        crate::db::DbTarget::Sqlite | crate::db::DbTarget::SqliteFile { .. } => return,
+        runner_db::DbTarget::Postgres { schema, .. } => schema.clone(),
+        runner_db::DbTarget::Sqlite | runner_db::DbTarget::SqliteFile { .. } => return,
     };
     let db = db.clone();
     if interrupt::run(interrupt::count(), move || db.cleanup()).is_err() {
-        crate::console::warn(&format!(
+        runner_core::console::warn(&format!(
             "stopped dropping the run's schema; drop it yourself with DROP SCHEMA {schema} CASCADE (a resume of the run, when its folder is kept, drops it first)"
         ));
     }

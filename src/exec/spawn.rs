@@ -21,8 +21,8 @@
 mod stream;
 
 use super::protocol::{CheckReport, ForkSummary, JobRequest, TrialReport, WorkerMessage, GO};
-use crate::interrupt;
-use crate::record::PairRecord;
+use runner_core::record::PairRecord;
+use runner_os::interrupt;
 use std::collections::BTreeSet;
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
@@ -90,8 +90,8 @@ static OWN_BEFORE: OnceLock<BTreeSet<i32>> = OnceLock::new();
 
 fn kept_children() -> &'static BTreeSet<i32> {
     OWN_BEFORE.get_or_init(|| {
-        let before = crate::reaper::children().into_iter().collect();
-        crate::reaper::become_subreaper();
+        let before = runner_os::reaper::children().into_iter().collect();
+        runner_os::reaper::become_subreaper();
         before
     })
 }
@@ -101,12 +101,12 @@ fn kept_children() -> &'static BTreeSet<i32> {
 fn sweep_after_worker() -> u64 {
     let mut keep = kept_children().clone();
     keep.extend(live().iter().copied());
-    crate::reaper::after_worker(&keep) as u64
+    runner_os::reaper::after_worker(&keep) as u64
 }
 
 /// The environment variable that gives a worker its parent's pid, so that
 /// it can tie its life to the parent's ([`die_with_parent`]).
-pub(crate) const PARENT_VAR: &str = crate::settings::PARENT_PID;
+pub(crate) const PARENT_VAR: &str = runner_core::settings::PARENT_PID;
 
 /// Starts the worker process with `job` (one line) already in its stdin,
 /// and returns the pipe's write end for the go. No code runs in the child
@@ -120,7 +120,7 @@ pub(crate) const PARENT_VAR: &str = crate::settings::PARENT_PID;
 /// than the pipe holds is finished after the spawn.
 fn spawn(
     exe: &std::path::Path,
-    layout: Option<&crate::memory_layout::LayoutPlan>,
+    layout: Option<&runner_os::memory_layout::LayoutPlan>,
     job: &str,
 ) -> std::io::Result<(Child, std::io::PipeWriter)> {
     let (reader, mut writer) = std::io::pipe()?;
@@ -136,7 +136,7 @@ fn spawn(
     // The padding is in the environment exec lays out, so it moves the
     // worker's initial stack, and the commands it starts inherit it.
     if let Some(l) = layout {
-        cmd.env(crate::memory_layout::PAD_VAR, l.padding());
+        cmd.env(runner_os::memory_layout::PAD_VAR, l.padding());
     }
     cmd.arg("worker")
         .env(PARENT_VAR, std::process::id().to_string())
@@ -150,10 +150,10 @@ fn spawn(
     // and that exec reads: set on this (the main) thread for the spawn and
     // put back after it. A refusal is not fatal: the worker records ASLR as
     // it finds it.
-    let restore = layout.and_then(|l| crate::memory_layout::set_aslr_for_exec(l.aslr_asked()));
+    let restore = layout.and_then(|l| runner_os::memory_layout::set_aslr_for_exec(l.aslr_asked()));
     let child = cmd.spawn();
     if let Some(persona) = restore {
-        crate::memory_layout::restore_persona(persona);
+        runner_os::memory_layout::restore_persona(persona);
     }
     let child = child?;
     // A worker that died at once shows in its exit status, not here.
@@ -174,7 +174,7 @@ fn set_nonblocking(pipe: &std::io::PipeWriter, on: bool) -> std::io::Result<()> 
 /// worker ends at once (nobody would reap it). A worker started by hand
 /// (no [`PARENT_VAR`]) skips the check.
 pub(crate) fn die_with_parent() -> crate::strategy::error::Result<()> {
-    let Some(parent) = crate::settings::get().parent_pid else {
+    let Some(parent) = runner_core::settings::get().parent_pid else {
         return Ok(());
     };
     use rustix::process::{getppid, set_parent_process_death_signal, Signal};
@@ -212,7 +212,7 @@ pub(crate) struct Worker {
     deadline: Instant,
     reaped: bool,
     /// Where its connections go, to cancel what they run if it is stopped.
-    database: Option<crate::db::DbTarget>,
+    database: Option<runner_db::DbTarget>,
     /// The database server processes it said it connected to.
     backends: Vec<u32>,
     /// `cell 0 fork 1`, for what is said while it runs.
@@ -292,8 +292,8 @@ impl Worker {
         // What the worker's server processes wait for while it sets up
         // (PostgreSQL only: an embedded database has no other sessions).
         #[cfg(feature = "postgres")]
-        let mut watch = crate::db::pg::locks::LockWatch::new(match &self.database {
-            Some(crate::db::DbTarget::Postgres { url, .. }) => Some(url.as_str()),
+        let mut watch = runner_db::pg::locks::LockWatch::new(match &self.database {
+            Some(runner_db::DbTarget::Postgres { url, .. }) => Some(url.as_str()),
             _ => None,
         });
         let label = self.label.clone();
@@ -306,7 +306,7 @@ impl Worker {
             &mut |backends: &[u32]| {
                 #[cfg(feature = "postgres")]
                 for said in watch.poll(backends) {
-                    crate::console::warn(&format!("{label}: {said}"));
+                    runner_core::console::warn(&format!("{label}: {said}"));
                 }
                 let _ = (backends, &label);
             },

@@ -10,7 +10,7 @@
 //! sqrt(pi / 2) sd(D) / sqrt(pairs) for roughly normal D (sd taken
 //! robustly, as 1.4826 times the median absolute deviation, which is the
 //! standard deviation for normal data); the rule's
-//! interval after n forks is `stats::spending::Spending::multiplier(n)`
+//! interval after n forks is `runner_stats::spending::Spending::multiplier(n)`
 //! times the forks' spread over sqrt(n) (a percentage target: the same
 //! share of the baseline's median run, which is what the change's interval
 //! spans at that width). The trial sees the spread of D inside one
@@ -20,10 +20,9 @@
 
 use super::estimate::{human, Estimate};
 use super::protocol::JobRequest;
-use crate::db::DbTarget;
 use crate::plan::Cell;
 use crate::spec::{Experiment, HalfWidth, StopRule};
-use crate::stats;
+use runner_db::DbTarget;
 use std::time::Duration;
 
 /// The trial's pairs: as many as fit in [`TRIAL_BUDGET`] by the arms'
@@ -79,7 +78,7 @@ enum Untimed {
     #[error("{0}")]
     ForkFailed(String),
     #[error(transparent)]
-    NoPairs(#[from] crate::stats::StatsError),
+    NoPairs(#[from] runner_stats::StatsError),
 }
 
 /// What a paired trial found: the spread of D and the baseline's median.
@@ -93,7 +92,7 @@ struct Trial {
 
 /// The forks the rule needs and their time, in words: the first look at
 /// which the rule's interval (Student's t at each look, its error rate
-/// spent over the looks, `stats::spending`) is narrow enough for the
+/// spent over the looks, `runner_stats::spending`) is narrow enough for the
 /// target, or,
 /// with `decide` and no gate, leaves 0 at the trial's median D.
 fn reach(
@@ -108,7 +107,7 @@ fn reach(
     // A fork's estimate is the median of its pairs' D: its spread from
     // fork to fork, if forks differed no more than pairs in one process.
     let fork_se = (std::f64::consts::PI / 2.0).sqrt() * t.sd_ns / pairs.sqrt();
-    let spending = stats::spending::Spending::new(
+    let spending = runner_stats::spending::Spending::new(
         rule.min_forks.get() as usize,
         rule.max_forks.get() as usize,
         exp.analysis.confidence,
@@ -194,20 +193,20 @@ fn trial(
         .map_err(|f| Untimed::ForkFailed(f.reason))?;
     let measured: Vec<_> = rows
         .iter()
-        .filter(|p| p.phase == crate::record::Phase::Measure)
+        .filter(|p| p.phase == runner_core::record::Phase::Measure)
         .collect();
     let diffs: Vec<f64> = measured.iter().map(|p| p.diff_ns() as f64).collect();
     let baselines: Vec<u64> = measured.iter().map(|p| p.baseline_ns).collect();
     // A robust spread (1.4826 MAD, the sd for normal data): one run
     // preempted among thirty would otherwise decide the answer, and a
     // fork's estimate is a median, which such a run hardly moves.
-    let centre = stats::median(&diffs)?;
+    let centre = runner_stats::median(&diffs)?;
     let deviations: Vec<f64> = diffs.iter().map(|d| (d - centre).abs()).collect();
-    let sd_ns = 1.4826 * stats::median(&deviations)?;
+    let sd_ns = 1.4826 * runner_stats::median(&deviations)?;
     Ok(Trial {
         pairs: diffs.len(),
         sd_ns,
         centre_ns: centre,
-        baseline_median_ns: stats::median(&baselines)?,
+        baseline_median_ns: runner_stats::median(&baselines)?,
     })
 }

@@ -11,11 +11,11 @@
 //! table is made or dropped while a worker measures.
 
 use super::protocol::JobRequest;
-use crate::db::model::{job_table, TableMaker};
-use crate::db::DbTarget;
-use crate::preview::Model;
 use crate::spec::StrategyKind;
 use runner_core::error::{run_failed, Result};
+use runner_core::preview::Model;
+use runner_db::model::{job_table, TableMaker};
+use runner_db::DbTarget;
 
 /// The slots of `job` whose instance is a `tx-rollback` on a premade table:
 /// the baseline's (`b`) and, with two instances, the treatment's (`t`).
@@ -67,7 +67,7 @@ impl Tables {
         if !job.premade_tables {
             return Ok(None);
         }
-        Ok(crate::db::open::table_maker(db)
+        Ok(runner_db::open::table_maker(db)
             .map_err(fail)?
             .map(|maker| Tables { maker }))
     }
@@ -128,7 +128,7 @@ mod tests {
             ordering: Ordering::PairedRandom,
             pad_baseline: true,
             database: None,
-            placement: crate::placement::Placement::None,
+            placement: runner_os::placement::Placement::None,
             claim: None,
             premade_tables: premade,
             layout: None,

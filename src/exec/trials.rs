@@ -10,9 +10,9 @@
 
 use super::protocol::JobRequest;
 use super::spawn::Worker;
-use crate::db::DbTarget;
 use crate::plan::{self, Cell};
 use crate::spec::{Experiment, StrategyKind};
+use runner_db::DbTarget;
 use std::time::Duration;
 
 /// What the trials measured.
@@ -103,11 +103,11 @@ pub(super) fn request(exp: &Experiment, cell: &Cell, db: Option<&DbTarget>) -> J
         ordering: d.ordering,
         pad_baseline: d.pad_baseline,
         database: db.cloned(),
-        placement: crate::placement::Placement::None,
+        placement: runner_os::placement::Placement::None,
         claim: None,
         premade_tables: false,
         layout: None,
-        temp_dir: crate::temp::private_root(),
+        temp_dir: runner_os::temp::private_root(),
         trial: true,
         sql: exp.database.sql_options(),
         count: super::counting::job(exp),

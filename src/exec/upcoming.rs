@@ -6,8 +6,8 @@
 use super::protocol::JobRequest;
 use super::queue::{Ahead, Queue};
 use super::spawn::{self, ForkFailure, Worker};
-use crate::environment::sentinel::Snapshot;
 use runner_core::error::Result;
+use runner_os::environment::sentinel::Snapshot;
 use std::time::Duration;
 
 /// Runner and its workers are "own" CPU time to the sentinel.

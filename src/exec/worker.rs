@@ -20,12 +20,12 @@ pub use trial_job::RUNS as TRIAL_RUNS;
 
 use super::fault::Fault;
 use super::protocol::{ForkSummary, JobRequest, WorkerMessage};
-use crate::db::DbTarget;
-use crate::placement::{apply, pin, ForkPlacement};
-use crate::record::{Arm, Phase};
 use crate::spec::{Ordering, StrategyKind};
 use crate::strategy::error::{fail, Doing, Result};
 use crate::strategy::{self, Setting, Strategy};
+use runner_core::record::{Arm, Phase};
+use runner_db::DbTarget;
+use runner_os::placement::{apply, pin, ForkPlacement};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufWriter, Write};
 
@@ -145,15 +145,15 @@ pub fn main() -> Result<()> {
         .doing(|| "reading the job from stdin".into())?;
     let job: JobRequest = serde_json::from_str(&line).doing(|| "parsing the job".into())?;
     if let Some(dir) = &job.temp_dir {
-        crate::temp::set_root(dir.clone());
+        runner_os::temp::set_root(dir.clone());
     }
     // Whatever a command starts comes back here when its parent dies, so
     // it can be found and killed (`reaper::after_worker`).
-    crate::reaper::become_subreaper();
+    runner_os::reaper::become_subreaper();
     // Each database connection is told to the parent at once, before any
     // SQL runs on it, so a fork stopped mid-query can have it cancelled.
     #[cfg(feature = "postgres")]
-    crate::db::pg::connect::announce_backends(|pid| {
+    runner_db::pg::connect::announce_backends(|pid| {
         let mut raw = std::io::stdout().lock();
         let _ = send(&mut raw, &WorkerMessage::Backend { pid });
         let _ = raw.flush();
@@ -162,8 +162,8 @@ pub fn main() -> Result<()> {
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let result = run_job(&job, &mut stdin, &mut out);
     // Every run cleans up after itself; this catches what a failure cut short.
-    if crate::reaper::is_subreaper() {
-        crate::reaper::kill_children(&Default::default(), None);
+    if runner_os::reaper::is_subreaper() {
+        runner_os::reaper::kill_children(&Default::default(), None);
     }
     if let Err(e) = &result {
         send(
@@ -258,7 +258,7 @@ fn sql_record(
             let mut waits = BTreeMap::new();
             for (run, kind) in r.waits {
                 if run as usize >= warmup {
-                    let name = crate::db::waits::KINDS[usize::from(kind)];
+                    let name = runner_db::waits::KINDS[usize::from(kind)];
                     *waits.entry(name.to_string()).or_default() += 1;
                 }
             }
@@ -335,7 +335,7 @@ fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> 
     let (cpus, worker_pinned) = apply::pin_worker(job.placement, job.claim.as_ref())?;
     // The heap offset is taken before the strategies allocate anything and
     // held until the fork ends, so everything they allocate sits behind it.
-    let held = job.layout.map(crate::memory_layout::Held::start);
+    let held = job.layout.map(runner_os::memory_layout::Held::start);
     let set_up = std::time::Instant::now();
     let mut arms = build_arms(job)?;
     let pids = arms.backend_pids()?;
@@ -380,7 +380,7 @@ fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> 
     let counter = job.count.as_ref().map(|c| &c.with);
     let timed_with = counter.filter(|_| job.count.as_ref().is_some_and(|c| !c.timed));
     let mut measure = || -> Result<u32> {
-        let page = crate::memory_layout::stack_page_offset();
+        let page = runner_os::memory_layout::stack_page_offset();
         for (phase, n, with) in [
             (Phase::Warmup, job.warmup_pairs, timed_with),
             (Phase::Measure, job.pairs, timed_with),
@@ -398,7 +398,7 @@ fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> 
     };
     // The timed runs' frames start `stack_offset_bytes` deeper.
     let stack_page = match job.layout {
-        Some(l) => crate::memory_layout::with_stack_offset(l.stack_offset_bytes, measure)?,
+        Some(l) => runner_os::memory_layout::with_stack_offset(l.stack_offset_bytes, measure)?,
         None => measure()?,
     };
     let timed_ns = timer.t0.map_or(0, |t| t.elapsed().as_nanos() as u64);

@@ -8,10 +8,10 @@
 
 use crate::analysis::effect::Effect;
 use crate::analysis::gate::Verdict;
-use crate::environment::Environment;
 use crate::run_folder::{self, RunInfo};
 use crate::spec::Experiment;
-use crate::stats::apart::Bounded;
+use runner_os::environment::Environment;
+use runner_stats::apart::Bounded;
 use std::path::Path;
 
 pub(super) use super::version_error::VersionError;
@@ -141,7 +141,7 @@ pub(crate) struct Version {
 pub(super) fn check(
     run_json: &[u8],
     pairs: &[u8],
-) -> Result<(RunInfo, Vec<crate::record::PairRecord>), VersionError> {
+) -> Result<(RunInfo, Vec<runner_core::record::PairRecord>), VersionError> {
     let info = RunInfo::parse(Path::new(run_folder::FILE), run_json).map_err(VersionError::Read)?;
     run_folder::check::check(&info).map_err(VersionError::Record)?;
     if info.finished_at.is_none() {

@@ -9,10 +9,10 @@
 //! gets a new digest of its own.
 
 use super::{MergeArgs, Shard};
-use crate::record::PairRecord;
 use crate::run_folder::assemble::{Builder, Source};
 use crate::run_folder::{ForkRecord, Invocation, RunInfo};
 use crate::shard::{Machine, MergedInfo, MergedShard, MissingJob};
+use runner_core::record::PairRecord;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The merged run.json from shards sorted by index, the jobs no shard
@@ -144,7 +144,7 @@ fn pairs_csv(shards: &[Shard], forks: &[ForkRecord]) -> Vec<u8> {
     for r in shards.iter().flat_map(|s| &s.pairs) {
         rows.entry((r.cell, r.fork)).or_default().push(r);
     }
-    let mut bytes = format!("{}\n", crate::record::csv_header(columns)).into_bytes();
+    let mut bytes = format!("{}\n", runner_core::record::csv_header(columns)).into_bytes();
     for f in forks {
         for r in rows
             .get(&(f.summary.cell, f.summary.fork))
@@ -156,7 +156,7 @@ fn pairs_csv(shards: &[Shard], forks: &[ForkRecord]) -> Vec<u8> {
             } else {
                 r.columns()
             };
-            crate::record::write_line(&mut bytes, r, own);
+            runner_core::record::write_line(&mut bytes, r, own);
         }
     }
     bytes

@@ -226,5 +226,5 @@ pub(super) fn shard_command(from: &Shard, index: u32) -> String {
     args.shards = None;
     args.resume = None;
     args.quiet = false;
-    crate::shell::join(&Invocation::Exec(args).to_argv())
+    runner_core::shell::join(&Invocation::Exec(args).to_argv())
 }

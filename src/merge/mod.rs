@@ -15,13 +15,13 @@ mod checks;
 
 use crate::output::{guard, target};
 use crate::plan;
-use crate::record::PairRecord;
 use crate::report;
 use crate::run_folder::digest::check_pairs;
 use crate::run_folder::partial::{partial_path, Partial};
 use crate::run_folder::RunInfo;
 use crate::shard::MissingJob;
 use runner_core::error::{bad_input, run_failed, Result};
+use runner_core::record::PairRecord;
 use std::path::{Path, PathBuf};
 
 pub(crate) use crate::run_folder::invocation::MergeArgs;
@@ -120,7 +120,7 @@ pub(crate) fn merge(args: &MergeArgs) -> Result<MergeOutcome> {
 fn write(partial: &Partial, info: &RunInfo, bytes: Vec<u8>, shards: &[Shard]) -> Result<String> {
     guard::write(&partial.dir.join("pairs.csv"), &bytes)?;
     let for_thread = info.clone();
-    let rendering = crate::interrupt::run(0, move || {
+    let rendering = runner_os::interrupt::run(0, move || {
         let pairs = check_pairs(&bytes, &for_thread)?;
         let template = report::template_for(&for_thread, None)?;
         report::render_run(&for_thread, &pairs, template)

@@ -107,7 +107,7 @@ pub fn sha256_bytes(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
-pub use crate::hex::hex;
+pub use runner_core::hex::hex;
 
 #[cfg(test)]
 pub(crate) mod tests {

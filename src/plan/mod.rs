@@ -12,9 +12,9 @@ pub(crate) mod stop;
 pub use mismatch::PlanMismatch;
 
 use crate::plan::self_check::GateSizing;
-use crate::seed::{self, Domain};
 use crate::spec::placeholder::{self, Fill};
 use crate::spec::{Design, Experiment, Schedule, StrategyKind, WorkloadParams};
+use runner_core::seed::{self, Domain};
 use serde::{Deserialize, Serialize};
 
 /// One combination of grid values, or one of a gate's self-check cells.
@@ -179,20 +179,20 @@ pub fn cells(exp: &Experiment) -> Vec<Cell> {
 }
 
 /// The CPU placement of `cell`: its swept value, else the design's.
-pub fn placement(exp: &Experiment, cell: &Cell) -> crate::placement::Placement {
+pub fn placement(exp: &Experiment, cell: &Cell) -> runner_os::placement::Placement {
     cell.params
         .get("placement")
         .and_then(|v| v.as_str())
-        .and_then(crate::placement::Placement::parse)
+        .and_then(runner_os::placement::Placement::parse)
         .unwrap_or(exp.design.placement)
 }
 
 /// The memory layout of `cell`: its swept value, else the design's.
-pub fn layout(exp: &Experiment, cell: &Cell) -> crate::memory_layout::Layout {
+pub fn layout(exp: &Experiment, cell: &Cell) -> runner_os::memory_layout::Layout {
     cell.params
         .get("layout")
         .and_then(|v| v.as_str())
-        .and_then(crate::memory_layout::Layout::parse)
+        .and_then(runner_os::memory_layout::Layout::parse)
         .unwrap_or(exp.design.layout)
 }
 

@@ -160,7 +160,7 @@ pub(crate) fn rounds(jobs: Vec<Job>, rng: &mut rand_pcg::Pcg64) -> Vec<Job> {
     }
     let mut out = Vec::new();
     for (_, mut round) in by_round {
-        crate::seed::shuffle(rng, &mut round);
+        runner_core::seed::shuffle(rng, &mut round);
         out.extend(round);
     }
     out

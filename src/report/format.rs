@@ -390,7 +390,9 @@ pub fn params(params: &serde_json::Map<String, serde_json::Value>) -> String {
             let text = match v {
                 Value::String(s) => s.clone(),
                 Value::Array(items) if items.iter().all(Value::is_string) => {
-                    crate::shell::join(&items.iter().filter_map(Value::as_str).collect::<Vec<_>>())
+                    runner_core::shell::join(
+                        &items.iter().filter_map(Value::as_str).collect::<Vec<_>>(),
+                    )
                 }
                 other => other.to_string(),
             };

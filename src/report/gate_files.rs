@@ -20,7 +20,7 @@ pub(crate) const GATE_JSON: &str = "gate.json";
 
 /// The environment variable GitHub Actions sets to a file whose Markdown
 /// it shows on the run's summary page.
-pub(crate) const STEP_SUMMARY_ENV: &str = crate::settings::STEP_SUMMARY;
+pub(crate) const STEP_SUMMARY_ENV: &str = runner_core::settings::STEP_SUMMARY;
 
 /// A gate's outputs, computed with the report.
 #[derive(Debug, Clone)]
@@ -274,7 +274,7 @@ fn where_to_read(dir: &Path) -> String {
                 .map(std::path::PathBuf::from)
                 .unwrap_or_else(|| dir.to_path_buf())
         });
-    let page = match &crate::settings::get().ci_run_page {
+    let page = match &runner_core::settings::get().ci_run_page {
         Some(page) => {
             format!(" (in this run's artifacts: {page})")
         }
@@ -307,12 +307,12 @@ pub(crate) fn append_failure(exp: &Experiment, error: &str) {
 }
 
 fn append(text: &str) {
-    let Some(path) = &crate::settings::get().step_summary else {
+    let Some(path) = &runner_core::settings::get().step_summary else {
         return;
     };
     let written = crate::output::guard::append(Path::new(&path), text.as_bytes());
     if let Err(e) = written {
-        crate::console::warn(&format!(
+        runner_core::console::warn(&format!(
             "cannot append the gate's verdict to {STEP_SUMMARY_ENV} ({}): {e}",
             Path::new(&path).display()
         ));

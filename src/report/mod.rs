@@ -18,9 +18,9 @@ pub(crate) mod safe;
 
 use crate::analysis::{self, Analysis};
 use crate::output::{self, guard, target};
-use crate::record::PairRecord;
 use crate::run_folder::{self, RunInfo};
 use runner_core::error::{bad_input, Result, RunnerError};
+use runner_core::record::PairRecord;
 use std::path::{Path, PathBuf};
 
 /// The default template, compiled in; `templates/report.md.j2` is its copy.
@@ -56,7 +56,7 @@ fn read_folder_with<T: Send>(
             dir.display()
         )));
     }
-    let (pairs, other) = crate::stats::pool::join(
+    let (pairs, other) = runner_stats::pool::join(
         || run_folder::digest::read_pairs(dir, &info),
         || beside(&info),
     );
@@ -78,16 +78,16 @@ pub fn analyse(info: &RunInfo, pairs: &[PairRecord]) -> Result<Analysis> {
         .collect();
     analysis::machines::add(&mut analysis, &input, pairs, &hosts)
         .map_err(|e| bad_input(e.to_string()))?;
-    let layouts: std::collections::BTreeMap<(u32, u32), crate::memory_layout::ForkLayout> = info
-        .forks
-        .iter()
-        .filter_map(|f| {
-            Some((
-                (f.summary.cell, f.summary.fork),
-                (**f.summary.layout.as_ref()?).clone(),
-            ))
-        })
-        .collect();
+    let layouts: std::collections::BTreeMap<(u32, u32), runner_os::memory_layout::ForkLayout> =
+        info.forks
+            .iter()
+            .filter_map(|f| {
+                Some((
+                    (f.summary.cell, f.summary.fork),
+                    (**f.summary.layout.as_ref()?).clone(),
+                ))
+            })
+            .collect();
     analysis::layout::add(&mut analysis, info.seeds.master, &layouts);
     Ok(analysis)
 }
@@ -340,7 +340,7 @@ pub fn render_folder(dir: &Path, template: Option<&Path>, out: Option<&Path>) ->
     // Any signal since runner started (0): nothing is worth finishing.
     let since = 0;
     let (folder, tpl) = (dir.to_path_buf(), template.map(Path::to_path_buf));
-    let rendering = crate::interrupt::run(since, move || -> Result<Rendering> {
+    let rendering = runner_os::interrupt::run(since, move || -> Result<Rendering> {
         let (info, pairs, safe) = read_folder_with(&folder, safe::for_markdown)?;
         let template = template_for(&info, tpl.as_deref())?;
         render_safe(

@@ -12,9 +12,9 @@ use super::{
     check, BuildInfo, DerivedSeed, ForkRecord, Imported, Invocation, RunInfo, Seeds, SpecInfo,
 };
 use super::{merged::MergedInfo, shard::ShardInfo};
-use crate::environment::Environment;
 use crate::plan::{self, self_check::GateSizing, Job};
-use crate::seed::{self, Domain};
+use runner_core::seed::{self, Domain};
+use runner_os::environment::Environment;
 use std::collections::BTreeSet;
 
 /// Where a run's forks come from.
@@ -191,7 +191,7 @@ impl Builder {
             merged,
             environment: self
                 .environment
-                .unwrap_or_else(|| crate::environment::capture(&crate::BINARY)),
+                .unwrap_or_else(|| runner_os::environment::capture(&crate::binary::BINARY)),
             started_at: self.started_at.unwrap_or_else(now_rfc3339),
             finished_at,
             // Set by the writer, from what is recorded then.

@@ -29,7 +29,7 @@
 
 use super::{sha256_hex, FolderError, RunInfo};
 use crate::plan;
-use crate::seed;
+use runner_core::seed;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -402,7 +402,8 @@ fn check_layout(info: &RunInfo, i: usize, f: &super::ForkSummary) -> Result<(), 
     ) else {
         return Ok(());
     };
-    let expected = crate::memory_layout::plan(plan::layout(exp, cell), info.seeds.master, job.seed);
+    let expected =
+        runner_os::memory_layout::plan(plan::layout(exp, cell), info.seeds.master, job.seed);
     let recorded = f.layout.as_ref().map(|l| l.plan);
     if recorded != expected {
         return Err(FolderError::Edited(format!(

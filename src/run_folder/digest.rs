@@ -9,9 +9,9 @@
 
 use super::{file_stem, hex, FolderError, ForkRecord, RunInfo};
 use crate::output::io_err;
-use crate::record::{csv_header, PairRecord, Phase};
 use crate::spec::Experiment;
 use runner_core::error::{bad_input, Result};
+use runner_core::record::{csv_header, PairRecord, Phase};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -59,7 +59,7 @@ pub(crate) fn check_fork(
         )));
     }
     let rows =
-        crate::record::parse_rows(bytes, rec.summary.columns()).map_err(|(row, error)| {
+        runner_core::record::parse_rows(bytes, rec.summary.columns()).map_err(|(row, error)| {
             FolderError::Row {
                 name: name.into(),
                 row,
@@ -137,10 +137,10 @@ fn rows_said(exp: &Experiment) -> String {
 }
 
 /// The columns of a run's `pairs.csv`: every fork's.
-pub(crate) fn run_columns(forks: &[ForkRecord]) -> crate::record::Columns {
+pub(crate) fn run_columns(forks: &[ForkRecord]) -> runner_core::record::Columns {
     forks
         .iter()
-        .fold(crate::record::Columns::default(), |c, f| {
+        .fold(runner_core::record::Columns::default(), |c, f| {
             c.union(f.summary.columns())
         })
 }
@@ -190,14 +190,14 @@ pub(crate) fn check_pairs(
         );
         check_fork(rows, rec, exp, &name)
     };
-    let (checked, whole) = crate::stats::pool::join(
-        || crate::stats::pool::map_in_order(&blocks, check),
+    let (checked, whole) = runner_stats::pool::join(
+        || runner_stats::pool::map_in_order(&blocks, check),
         || crate::run_folder::sha256_bytes(bytes),
     );
     let per_fork = checked
         .into_iter()
         .collect::<std::result::Result<Vec<_>, FolderError>>()?;
-    let out = crate::stats::pool::concat(&per_fork);
+    let out = runner_stats::pool::concat(&per_fork);
     drop(per_fork);
     if let Some((c, f)) = groups.keys().next() {
         return Err(FolderError::Rows(format!(
@@ -292,7 +292,7 @@ fn line_key(line: &[u8]) -> Option<(u32, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::Arm;
+    use runner_core::record::Arm;
 
     fn experiment() -> Experiment {
         let dir = tempfile::tempdir().unwrap();

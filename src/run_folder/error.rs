@@ -48,7 +48,7 @@ pub enum FolderError {
         name: String,
         row: usize,
         #[source]
-        error: crate::record::RowError,
+        error: runner_core::record::RowError,
     },
 }
 

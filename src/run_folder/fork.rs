@@ -38,7 +38,7 @@ pub struct ForkSummary {
     /// What the worker pinned, and the CPUs its runs used; absent in runs
     /// recorded before runner had placement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub placement: Option<Box<crate::placement::ForkPlacement>>,
+    pub placement: Option<Box<runner_os::placement::ForkPlacement>>,
     /// Processes that the fork's commands left running after they exited
     /// (each was killed by runner); absent when none, and in runs recorded
     /// before runner counted them.
@@ -53,7 +53,7 @@ pub struct ForkSummary {
     /// The fork's memory layout, planned and as the worker saw it; absent
     /// under `layout = "system"` and in runs recorded before runner had it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub layout: Option<Box<crate::memory_layout::ForkLayout>>,
+    pub layout: Option<Box<runner_os::memory_layout::ForkLayout>>,
     /// What the fork's `sql` arms made and planned besides their runs:
     /// private copies, and with `explain = true` each arm's plans; absent
     /// without either.
@@ -80,7 +80,7 @@ pub struct ForkCounted {
 pub struct ForkSql {
     /// Every copy the fork made (each arm makes its own).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub copies: Vec<crate::db::plans::CopyMade>,
+    pub copies: Vec<runner_db::plans::CopyMade>,
     /// Each arm's statements and plans, run once after the measured runs,
     /// untimed and rolled back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -118,10 +118,10 @@ pub struct ClientTimes {
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ArmPlans {
-    pub baseline: Vec<crate::db::plans::StatementPlan>,
+    pub baseline: Vec<runner_db::plans::StatementPlan>,
     /// None: one instance serves both arms (A/A).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub treatment: Option<Vec<crate::db::plans::StatementPlan>>,
+    pub treatment: Option<Vec<runner_db::plans::StatementPlan>>,
 }
 
 impl ForkSummary {
@@ -150,10 +150,10 @@ impl ForkSummary {
     /// The columns of the fork's rows: with counts, every row has the
     /// usage and count columns (a timed row's counts empty, a counted
     /// row's usage empty), so its lines all have one width.
-    pub fn columns(&self) -> crate::record::Columns {
+    pub fn columns(&self) -> runner_core::record::Columns {
         match &self.counted {
-            None => crate::record::Columns::usage(self.resource_usage),
-            Some(c) => crate::record::Columns {
+            None => runner_core::record::Columns::usage(self.resource_usage),
+            Some(c) => runner_core::record::Columns {
                 usage: true,
                 instructions: true,
                 cache: c.cache_sim,
@@ -199,12 +199,12 @@ pub struct ForkRecord {
     /// ran, with its flags (docs/guide/how-a-run-works.md); absent in runs recorded
     /// before runner had sentinels, or where /proc is unreadable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sentinel: Option<crate::environment::ForkSentinel>,
+    pub sentinel: Option<runner_os::environment::ForkSentinel>,
     /// The fingerprint of the database outside runner's schemas, compared
     /// before and after the fork (PostgreSQL only; docs/guide/own-code.md); absent
     /// in runs without it or recorded before runner had it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub database_guard: Option<crate::db::fingerprint::GuardRecord>,
+    pub database_guard: Option<runner_db::fingerprint::GuardRecord>,
 }
 
 impl ForkRecord {

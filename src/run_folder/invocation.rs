@@ -335,7 +335,7 @@ impl Invocation {
     /// What run.json records: every text with its password replaced by
     /// `***` (`redact`), paths as text.
     pub fn recorded(&self) -> Invocation {
-        let s = |t: &str| crate::redact::secrets(t);
+        let s = |t: &str| runner_core::redact::secrets(t);
         let p = |t: &std::path::Path| PathBuf::from(s(&text(t)));
         match self {
             Invocation::Exec(e) => Invocation::Exec(ExecArgs {
@@ -385,7 +385,7 @@ pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Invocation, D::Err
 pub fn argv_json(argv: &[String]) -> Result<serde_json::Value, crate::output::format::StepError> {
     let parsed = Invocation::from_argv(argv).map_err(|e| {
         crate::output::format::StepError::ArgvNotACommand {
-            line: crate::shell::join(argv),
+            line: runner_core::shell::join(argv),
             why: e.to_string(),
         }
     })?;
@@ -409,7 +409,7 @@ mod tests {
             "{argv:?}"
         );
         // As a shell would split the printed line, too.
-        let words = shlex::split(&crate::shell::join(&argv)).unwrap();
+        let words = shlex::split(&runner_core::shell::join(&argv)).unwrap();
         assert_eq!(Invocation::from_argv(&words).ok(), Some(inv), "{words:?}");
     }
 
@@ -484,7 +484,7 @@ mod tests {
             ..exec("experiments/aa.toml")
         });
         assert_eq!(
-            crate::shell::join(&inv.to_argv()),
+            runner_core::shell::join(&inv.to_argv()),
             "runner exec experiments/aa.toml --out reports/aa --set 'design.forks=2' --quiet"
         );
     }
@@ -501,7 +501,7 @@ mod tests {
         assert_eq!(json["bisect"], true);
         assert_eq!(serde_json::from_value::<Invocation>(json).unwrap(), inv);
         assert_eq!(
-            crate::shell::join(&inv.to_argv()),
+            runner_core::shell::join(&inv.to_argv()),
             "runner exec a.toml --bisect"
         );
     }

@@ -5,7 +5,7 @@
 
 use super::shard::ShardInfo;
 use super::BuildInfo;
-use crate::environment::Environment;
+use runner_os::environment::Environment;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

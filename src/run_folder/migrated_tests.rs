@@ -64,7 +64,7 @@ fn a_version_0_run_json_reads_each_absent_key_as_its_old_default() {
         }
     }
     let experiment = &mut want.spec.experiment;
-    experiment.design.placement = crate::placement::Placement::SameCore;
+    experiment.design.placement = runner_os::placement::Placement::SameCore;
     let gate = experiment.gate.as_mut().unwrap();
     gate.max_false_block = 0.1;
     gate.within_check = false;
@@ -78,7 +78,10 @@ fn a_version_0_run_json_reads_each_absent_key_as_its_old_default() {
     let gate = want.spec.experiment.gate.unwrap();
     assert_eq!((gate.max_retry_factor, gate.allow_overrides), (None, true));
     // Version 1 recorded no user's code: it reads as not recorded.
-    assert_eq!(want.environment.code, crate::environment::Code::NotRecorded);
+    assert_eq!(
+        want.environment.code,
+        runner_os::environment::Code::NotRecorded
+    );
 }
 
 #[test]

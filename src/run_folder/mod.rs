@@ -32,10 +32,10 @@ pub use fork::{
 pub use imported::{Imported, ImportedFork};
 pub use invocation::Invocation;
 
-use crate::environment::Environment;
 use crate::plan::{Cell, Job};
-use crate::seed::CellSeeds;
 use crate::spec::Experiment;
+use runner_core::seed::CellSeeds;
+use runner_os::environment::Environment;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -157,7 +157,7 @@ impl BuildInfo {
         BuildInfo {
             profile: if debug { "debug" } else { "release" }.into(),
             // Read only by a debug build (the settings keep none otherwise).
-            fault: crate::settings::get().fault.clone(),
+            fault: runner_core::settings::get().fault.clone(),
             launched_as: launched_as(debug),
         }
     }
@@ -167,7 +167,7 @@ impl BuildInfo {
 /// `cargo test` also sets `CARGO_BIN_EXE_runner` for the tests it runs (so
 /// a test's runner is a program started by path, as it is).
 fn launched_as(debug: bool) -> String {
-    if crate::settings::get().launched_by_cargo {
+    if runner_core::settings::get().launched_by_cargo {
         return if debug {
             "cargo run --"
         } else {
@@ -177,7 +177,7 @@ fn launched_as(debug: bool) -> String {
     }
     std::env::args_os()
         .next()
-        .map(|a| crate::shell::join(&[a.to_string_lossy()]))
+        .map(|a| runner_core::shell::join(&[a.to_string_lossy()]))
         .unwrap_or_else(|| "runner".into())
 }
 

@@ -18,12 +18,12 @@
 
 use super::digest::{check_fork, RowDigest};
 use super::{file_stem, CheckReport, ForkRecord, ForkSummary, RunInfo};
-use crate::environment::ForkSentinel;
 use crate::output::lock::{self, FolderLock};
 use crate::output::promote::rename_noreplace;
 use crate::output::{io_err, parent_or_dot, sync_dir, write_atomic};
-use crate::record::PairRecord;
 use runner_core::error::{bad_input, Result};
+use runner_core::record::PairRecord;
+use runner_os::environment::ForkSentinel;
 use std::collections::HashSet;
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
@@ -58,7 +58,7 @@ pub(crate) struct ParentSaw {
     /// What else the machine did meanwhile; none where /proc is unreadable.
     pub sentinel: Option<ForkSentinel>,
     /// The database outside runner's schemas, before against after.
-    pub database_guard: Option<crate::db::fingerprint::GuardRecord>,
+    pub database_guard: Option<runner_db::fingerprint::GuardRecord>,
 }
 
 /// An open, locked partial folder. The lock is released on drop.
@@ -255,7 +255,7 @@ impl Partial {
             tmp,
             out: BufWriter::new(file),
             digest: RowDigest::default(),
-            columns: counting.map(|c| crate::record::Columns {
+            columns: counting.map(|c| runner_core::record::Columns {
                 usage: true,
                 instructions: true,
                 cache: c.cache_sim,
@@ -318,7 +318,7 @@ impl Partial {
     /// (cell, fork) order), written into the folder; returns its bytes.
     pub(crate) fn assemble_pairs(&self, forks: &[ForkRecord]) -> Result<Vec<u8>> {
         let columns = super::digest::run_columns(forks);
-        let mut bytes = format!("{}\n", crate::record::csv_header(columns)).into_bytes();
+        let mut bytes = format!("{}\n", runner_core::record::csv_header(columns)).into_bytes();
         for f in forks {
             let path = self.fork_path(f.summary.cell, f.summary.fork, "csv");
             let part = fs::read(&path).map_err(|e| io_err("read", &path, e))?;
@@ -365,7 +365,7 @@ pub(crate) struct ForkWriter {
     out: BufWriter<File>,
     digest: RowDigest,
     /// Every row's columns; none: each row's own.
-    columns: Option<crate::record::Columns>,
+    columns: Option<runner_core::record::Columns>,
     line: Vec<u8>,
 }
 
@@ -373,7 +373,7 @@ impl ForkWriter {
     pub(crate) fn push(&mut self, r: &PairRecord) -> Result<()> {
         self.line.clear();
         let columns = self.columns.unwrap_or_else(|| r.columns());
-        crate::record::write_line(&mut self.line, r, columns);
+        runner_core::record::write_line(&mut self.line, r, columns);
         self.out
             .write_all(&self.line)
             .map_err(|e| io_err("write", &self.tmp, e))?;

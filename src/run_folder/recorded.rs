@@ -98,8 +98,8 @@ fn check_invocation(info: &RunInfo) -> Result<(), FolderError> {
     let spec = &info.spec;
     match &info.invocation {
         Invocation::Exec(e) => {
-            let path = crate::redact::secrets(&e.spec.to_string_lossy());
-            if path != crate::redact::secrets(&spec.path) {
+            let path = runner_core::redact::secrets(&e.spec.to_string_lossy());
+            if path != runner_core::redact::secrets(&spec.path) {
                 return Err(FolderError::Edited(format!(
                     "invocation.spec is {path:?}, but the recorded spec came from {:?}: the record was edited",
                     spec.path

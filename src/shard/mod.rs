@@ -41,7 +41,7 @@ const SCHEDULER_VARS: [&str; 13] = [
 /// The host a fork runs on now: `RUNNER_HOSTNAME` when set (and whether it
 /// was), else the system's host name.
 pub(crate) fn current_host() -> (String, bool) {
-    match &crate::settings::get().hostname {
+    match &runner_core::settings::get().hostname {
         Some(h) => (h.clone(), true),
         None => (sysinfo::System::host_name().unwrap_or_default(), false),
     }
@@ -53,7 +53,7 @@ pub(crate) fn info(selection: Selection) -> ShardInfo {
     let scheduler = SCHEDULER_VARS
         .iter()
         .filter_map(|&k| {
-            crate::settings::get()
+            runner_core::settings::get()
                 .scheduler(k)
                 .filter(|v| !v.is_empty())
                 .map(|v| (k.to_string(), v.to_string()))

@@ -113,7 +113,10 @@ fn program_exists(program: &str) -> bool {
         let p = Path::new(program);
         return p.is_relative() || executable(p);
     }
-    let path = crate::settings::get().path.clone().unwrap_or_default();
+    let path = runner_core::settings::get()
+        .path
+        .clone()
+        .unwrap_or_default();
     std::env::split_paths(&path).any(|dir| executable(&dir.join(program)))
 }
 

@@ -46,7 +46,7 @@ impl Default for WorkloadParams {
     }
 }
 
-pub use crate::db::config::{Backend, DatabaseConfig};
+pub use runner_db::config::{Backend, DatabaseConfig};
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
@@ -100,14 +100,14 @@ pub struct Design {
     /// A fork still running after this long is killed and reported.
     pub fork_timeout_s: u64,
     /// Where the worker and its database backend run (docs/guide/how-a-run-works.md).
-    pub placement: crate::placement::Placement,
-    /// The memory layout of each fork (`crate::memory_layout`); absent from the
+    pub placement: runner_os::placement::Placement,
+    /// The memory layout of each fork (`runner_os::memory_layout`); absent from the
     /// run.json of runs with the default, and of runs recorded before it.
     #[serde(
         default = "default_layout",
-        skip_serializing_if = "crate::memory_layout::Layout::is_system"
+        skip_serializing_if = "runner_os::memory_layout::Layout::is_system"
     )]
-    pub layout: crate::memory_layout::Layout,
+    pub layout: runner_os::memory_layout::Layout,
     /// `[design.stop]`: a sequential design, whose cells stop once their
     /// rule holds (`forks` is then its `max_forks`). Absent from the
     /// run.json of fixed designs, so theirs stays as it was.
@@ -198,8 +198,8 @@ impl RunsPerFork {
     }
 }
 
-fn default_layout() -> crate::memory_layout::Layout {
-    crate::memory_layout::DEFAULT
+fn default_layout() -> runner_os::memory_layout::Layout {
+    runner_os::memory_layout::DEFAULT
 }
 
 impl std::fmt::Display for Schedule {
@@ -311,11 +311,11 @@ pub struct Grid {
     /// Swept CPU placements (`placement = [...]`), in the file's order;
     /// empty when not swept (every cell then has `design.placement`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub placement: Vec<crate::placement::Placement>,
+    pub placement: Vec<runner_os::placement::Placement>,
     /// Swept memory layouts (`layout = [...]`), in the file's order; empty
     /// when not swept (every cell then has `design.layout`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub layout: Vec<crate::memory_layout::Layout>,
+    pub layout: Vec<runner_os::memory_layout::Layout>,
     /// Swept concurrent clients (`clients = [1, 4, 8]`), in the file's
     /// order: each cell sets `clients` of every `sql` arm to its value, so
     /// both arms of a cell always run at the same level of contention.

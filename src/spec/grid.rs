@@ -90,12 +90,22 @@ pub(crate) fn grid(
         match key.as_str() {
             "delay_us" => {}
             "placement" => {
-                let values = array(v, &path, crate::placement::VALID, super::values::placement)?;
+                let values = array(
+                    v,
+                    &path,
+                    runner_os::placement::VALID,
+                    super::values::placement,
+                )?;
                 unique(&path, &values, |j| format!("\"{}\"", values[j]))?;
                 grid.placement = values;
             }
             "layout" => {
-                let values = array(v, &path, crate::memory_layout::VALID, super::values::layout)?;
+                let values = array(
+                    v,
+                    &path,
+                    runner_os::memory_layout::VALID,
+                    super::values::layout,
+                )?;
                 unique(&path, &values, |j| format!("\"{}\"", values[j]))?;
                 grid.layout = values;
             }

@@ -107,7 +107,7 @@ pub fn load(path: &Path, overrides: &[String]) -> Result<LoadedSpec, SpecError> 
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let env = crate::settings::get().database_url.clone();
+    let env = runner_core::settings::get().database_url.clone();
     let ctx = context::Context {
         stem: &stem,
         env_url: env.as_deref(),

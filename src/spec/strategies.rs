@@ -9,7 +9,7 @@ use super::kinds::{CommandSpec, Field, StrategyKind};
 use super::location::{KeyPath, Problem};
 use super::raw::{RawDatabase, RawStrategy};
 use super::values::{boolean, choice, micros, string};
-use crate::db::Feature;
+use runner_db::Feature;
 use std::collections::BTreeMap;
 
 fn root(key: &str) -> KeyPath {
@@ -34,9 +34,9 @@ pub(crate) fn database(raw: RawDatabase, files: Files) -> Result<DatabaseConfig,
     )?;
     if let (Some(u), false) = (&url, backend == Backend::Sqlite) {
         // The URL itself is not echoed: it may hold a password.
-        crate::redact::credentials(u)
+        runner_core::redact::credentials(u)
             .map_err(|e| Problem::value(&url_path, format!("database.url: {e}")))?;
-        if let Some(e) = crate::db::url_problem(u) {
+        if let Some(e) = runner_db::url_problem(u) {
             return Err(Problem::value(&url_path, format!("database.url is not a valid PostgreSQL connection string ({e}); expected e.g. postgres://user@127.0.0.1:5432/db")));
         }
     }
@@ -95,7 +95,7 @@ fn table_names(v: Option<&toml::Value>, path: &KeyPath) -> Result<Vec<String>, P
     for (i, item) in items.iter().enumerate() {
         let at = path.at(i);
         let name = match item {
-            Value::String(s) if crate::db::names::parse_name(s).is_some() => s.clone(),
+            Value::String(s) if runner_db::names::parse_name(s).is_some() => s.clone(),
             other => {
                 return Err(super::values::got(
                     &at,
@@ -157,13 +157,13 @@ pub(crate) fn check_database_usable(
         return Ok(());
     }
     if let Some(env) = ctx.env_url {
-        crate::redact::credentials(env).map_err(|e| {
+        runner_core::redact::credentials(env).map_err(|e| {
             Problem::nowhere(format!(
                 "RUNNER_DATABASE_URL: {e}; strategy `{name}` ({}) would use it",
                 kind.label()
             ))
         })?;
-        return match crate::db::url_problem(env) {
+        return match runner_db::url_problem(env) {
             Some(e) => Err(Problem::nowhere(format!("RUNNER_DATABASE_URL is not a valid PostgreSQL connection string ({e}); strategy `{name}` ({}) would use it", kind.label()))),
             None => Ok(()),
         };

@@ -5,14 +5,14 @@
 //! - every grid key is read by the baseline or the treatment (a sweep
 //!   nobody reads would run identical cells and call them different),
 //!   unless an arm is imported (it ran elsewhere, in the cells its data names);
-//! - every SQL text passes [`crate::db::statements::check`] under every
+//! - every SQL text passes [`runner_db::statements::check`] under every
 //!   binding of its placeholders, since a value can change what it says.
 
 use super::experiment::{Design, Grid};
 use super::kinds::{StrategyKind, TextRole};
 use super::location::{line_col, KeyPath, Problem};
 use super::placeholder::{self, Fill, CLIENT, INPUT, SCRATCH};
-use crate::db::statements::{SqlDialect, SqlRole};
+use runner_db::statements::{SqlDialect, SqlRole};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Bindings tried per SQL text at most; beyond that the first ones are checked.
@@ -346,7 +346,7 @@ fn sql(site: &Site<'_>, role: SqlRole, grid: &Grid, dialect: SqlDialect) -> Resu
         if role == SqlRole::Run && site.prepared {
             check_prepared(site, &binding, &shown_binding)?;
         }
-        if let Err(r) = crate::db::statements::check(&bound.text, dialect, role) {
+        if let Err(r) = runner_db::statements::check(&bound.text, dialect, role) {
             let at = bound.source_offset(r.offset);
             let message = if site.file.is_some() {
                 format!("{}{shown_binding}: {}", site.shown(), r.message)
@@ -373,7 +373,7 @@ fn check_prepared(
     binding: &BTreeMap<String, String>,
     shown_binding: &str,
 ) -> Result<(), Problem> {
-    use crate::db::statements::{places, preparable, split, unpreparable, Place};
+    use runner_db::statements::{places, preparable, split, unpreparable, Place};
     let pg = SqlDialect::Postgres;
     let bound = placeholder::substitute(site.text, false, |name| match binding.get(name) {
         _ if name == INPUT => Fill::Keep,

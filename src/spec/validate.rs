@@ -12,7 +12,7 @@ use super::location::{KeyPath, Problem};
 use super::raw::*;
 use super::strategies::{check_database_usable, database, strategies};
 use super::values::{boolean, choice, describe, integer, string};
-use crate::db::statements::SqlDialect;
+use runner_db::statements::SqlDialect;
 use std::collections::BTreeMap;
 use std::num::NonZeroU32;
 use std::path::PathBuf;
@@ -70,7 +70,7 @@ pub(crate) fn experiment(raw: RawSpec, ctx: &Context) -> Result<Experiment, Prob
     }
     let grid = super::grid::grid(raw.grid.unwrap_or_default(), &strategies, ctx.files)?;
     if !ctx.recorded() {
-        check_placements(&design, &grid, &crate::placement::pin::allowed_cpus())?;
+        check_placements(&design, &grid, &runner_os::placement::pin::allowed_cpus())?;
         check_swept_clients(&database, &grid)?;
     }
     let dialect = sql_dialect(&database, ctx);
@@ -127,7 +127,7 @@ pub(crate) fn check_placements(
     grid: &Grid,
     allowed: &[u32],
 ) -> Result<(), Problem> {
-    let mut at: Vec<(KeyPath, crate::placement::Placement)> = Vec::new();
+    let mut at: Vec<(KeyPath, runner_os::placement::Placement)> = Vec::new();
     if grid.placement.is_empty() {
         at.push((root("design").child("placement"), design.placement));
     }
@@ -140,7 +140,7 @@ pub(crate) fn check_placements(
                 &path,
                 format!(
                     "{path} = \"{p}\" cannot be made on this machine: {why}; valid: {}",
-                    crate::placement::VALID
+                    runner_os::placement::VALID
                 ),
             ));
         }
@@ -351,11 +351,11 @@ fn design(raw: RawDesign) -> Result<Design, Problem> {
         },
         placement: match &raw.placement {
             Some(v) => super::values::placement(v, &base.child("placement"))?,
-            None => crate::placement::DEFAULT,
+            None => runner_os::placement::DEFAULT,
         },
         layout: match &raw.layout {
             Some(v) => super::values::layout(v, &base.child("layout"))?,
-            None => crate::memory_layout::DEFAULT,
+            None => runner_os::memory_layout::DEFAULT,
         },
         stop,
         counting,

@@ -93,21 +93,27 @@ pub(crate) fn choice<T: Copy>(
 }
 
 /// A CPU placement (`design.placement`, `grid.placement[i]`).
-pub(crate) fn placement(v: &Value, path: &KeyPath) -> Result<crate::placement::Placement, Problem> {
+pub(crate) fn placement(
+    v: &Value,
+    path: &KeyPath,
+) -> Result<runner_os::placement::Placement, Problem> {
     match v {
-        Value::String(s) => crate::placement::Placement::parse(s),
+        Value::String(s) => runner_os::placement::Placement::parse(s),
         _ => None,
     }
-    .ok_or_else(|| got(path, crate::placement::VALID, v))
+    .ok_or_else(|| got(path, runner_os::placement::VALID, v))
 }
 
 /// A memory layout (`design.layout`, `grid.layout[i]`).
-pub(crate) fn layout(v: &Value, path: &KeyPath) -> Result<crate::memory_layout::Layout, Problem> {
+pub(crate) fn layout(
+    v: &Value,
+    path: &KeyPath,
+) -> Result<runner_os::memory_layout::Layout, Problem> {
     match v {
-        Value::String(s) => crate::memory_layout::Layout::parse(s),
+        Value::String(s) => runner_os::memory_layout::Layout::parse(s),
         _ => None,
     }
-    .ok_or_else(|| got(path, crate::memory_layout::VALID, v))
+    .ok_or_else(|| got(path, runner_os::memory_layout::VALID, v))
 }
 
 /// A duration in microseconds as written (integer or float, fractions

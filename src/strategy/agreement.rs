@@ -6,9 +6,9 @@
 //! preview equals the plain in-memory calculation bit for bit.
 
 use super::{build, Observation, Setting, Strategy};
-use crate::record::Arm;
 use crate::spec::{StrategyKind, WorkloadParams};
 use crate::strategy::error::Result;
+use runner_core::record::Arm;
 
 /// The two arms as the check sees them: in an A/A fork both are one
 /// instance, so the check asks for an arm rather than holding two.

@@ -94,7 +94,7 @@ impl Command {
         // A fresh private folder at a random name (`temp`): nothing that
         // was there before is used or removed.
         let scratch = if uses_scratch {
-            Some(crate::temp::scratch().doing(|| "creating the scratch directory".into())?)
+            Some(runner_os::temp::scratch().doing(|| "creating the scratch directory".into())?)
         } else {
             None
         };
@@ -115,7 +115,7 @@ impl Command {
                 .transpose()
                 .map_err(StrategyError::from)
         };
-        let stderr = crate::temp::unnamed_file()
+        let stderr = runner_os::temp::unnamed_file()
             .doing(|| "creating a file for the stderr of the strategy's commands".into())?;
         let mut command = Command {
             name: at.name.to_string(),
@@ -204,7 +204,7 @@ impl Command {
 
     fn shown(argv: &[Template], input: u64) -> String {
         let argv: Vec<String> = argv.iter().map(|t| t.render(input)).collect();
-        crate::shell::join(&argv)
+        runner_core::shell::join(&argv)
     }
 
     /// Runs `argv` once, untimed (setup, teardown, prepare); it must succeed.
@@ -418,7 +418,7 @@ impl Strategy for Command {
             self.once("prepare", &prepare, input)?;
         }
         self.input = input;
-        let dir = crate::temp::count_outputs()
+        let dir = runner_os::temp::count_outputs()
             .doing(|| "creating a folder for valgrind's count files".into())?;
         let argv = std::mem::take(&mut self.argv);
         let options = counted::options(dir.path(), with.cache_sim);

@@ -4,7 +4,7 @@
 //! cause`, which is the failure its parent reports.
 
 use super::agreement::Disagreement;
-use crate::db::DbError;
+use runner_db::DbError;
 
 /// A strategy's failure (and the worker's, which runs them).
 #[derive(Debug, thiserror::Error)]
@@ -25,7 +25,7 @@ pub enum StrategyError {
     Message(#[from] serde_json::Error),
     /// The worker could not be pinned as its job says.
     #[error(transparent)]
-    Placement(#[from] crate::placement::apply::PinError),
+    Placement(#[from] runner_os::placement::apply::PinError),
     /// A text names a placeholder the job gives no value for.
     #[error(transparent)]
     Unbound(#[from] crate::spec::placeholder::Unbound),
@@ -42,10 +42,10 @@ pub enum StrategyError {
     },
 }
 
-impl From<crate::db::statements::Refusal> for StrategyError {
+impl From<runner_db::statements::Refusal> for StrategyError {
     /// The SQL checker's sentence (the file's check refused the text
     /// before, so here it means a job made by hand).
-    fn from(r: crate::db::statements::Refusal) -> Self {
+    fn from(r: runner_db::statements::Refusal) -> Self {
         StrategyError::Failed(r.message)
     }
 }

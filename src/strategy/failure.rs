@@ -2,7 +2,7 @@
 //! `sql` arm): its code, carried in the run's [`super::Outcome`] out of the
 //! timed region, and the record of it a fork keeps in run.json.
 
-use crate::record::{Arm, Phase};
+use runner_core::record::{Arm, Phase};
 use serde::{Deserialize, Serialize};
 
 /// The failure's code (a SQLSTATE, or SQLite's `SQLITE_<code>`) stored

@@ -36,10 +36,10 @@ pub use observation::{Observation, Stdout, StdoutDigest};
 pub use spin::Spin;
 pub use tx_rollback::TxRollback;
 
-use crate::db::DbTarget;
-use crate::record::RunUsage;
 use crate::spec::{StrategyKind, WorkloadParams};
 use error::{fail, Doing, Result};
+use runner_core::record::RunUsage;
+use runner_db::DbTarget;
 
 /// What a run left behind, read after the timed region.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,7 +79,7 @@ impl CountWith {
 /// What one counted run left behind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Counted {
-    pub count: crate::record::RunCount,
+    pub count: runner_core::record::RunCount,
     /// Folded into the arm's checksum, as a timed run's is.
     pub fingerprint: u64,
 }
@@ -147,7 +147,7 @@ pub trait Strategy {
     }
 
     /// The private copies its set-up made (an `sql` arm's).
-    fn copies(&self) -> Vec<crate::db::plans::CopyMade> {
+    fn copies(&self) -> Vec<runner_db::plans::CopyMade> {
         Vec::new()
     }
 
@@ -159,25 +159,25 @@ pub trait Strategy {
 
     /// Once, after the fork's measured runs and untimed: its statements
     /// for `input` under EXPLAIN, rolled back (`None`: not SQL).
-    fn explain(&mut self, _input: u64) -> Result<Option<Vec<crate::db::plans::StatementPlan>>> {
+    fn explain(&mut self, _input: u64) -> Result<Option<Vec<runner_db::plans::StatementPlan>>> {
         Ok(None)
     }
 }
 
 /// The `[database]` options of a run without any.
-static NO_SQL_OPTIONS: crate::db::SqlOptions = crate::db::SqlOptions {
+static NO_SQL_OPTIONS: runner_db::SqlOptions = runner_db::SqlOptions {
     private_copies: Vec::new(),
     explain: false,
-    check_inputs: crate::db::config::CHECK_INPUTS,
+    check_inputs: runner_db::config::CHECK_INPUTS,
 };
 
 /// What building a strategy needs besides its kind.
 #[derive(Debug, Clone, Copy)]
 pub struct Setting<'a> {
     pub workload: WorkloadParams,
-    /// The run's resolved database ([`crate::db::resolve`]); read only by
+    /// The run's resolved database ([`runner_db::resolve`]); read only by
     /// kinds that need one. For PostgreSQL the run schema must exist,
-    /// created by the parent with [`crate::db::pg::schema::create_run_schema`].
+    /// created by the parent with [`runner_db::pg::schema::create_run_schema`].
     pub db: Option<&'a DbTarget>,
     /// `b` or `t`: which arm this instance serves (an A/A instance is `b`);
     /// names its private schema and scratch directory.
@@ -189,7 +189,7 @@ pub struct Setting<'a> {
     /// its own.
     pub table: Option<&'a str>,
     /// `[database]` options of `sql` arms: private copies, explain.
-    pub sql: &'a crate::db::SqlOptions,
+    pub sql: &'a runner_db::SqlOptions,
 }
 
 impl<'a> Setting<'a> {

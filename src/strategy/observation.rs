@@ -2,7 +2,7 @@
 //! compared between the arms and between two runs of one arm, and, when
 //! they differ, described so the message says what differs.
 
-use crate::preview::Projection;
+use runner_core::preview::Projection;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 
@@ -196,7 +196,7 @@ fn stdout_difference(a: &Stdout, b: &Stdout) -> Option<String> {
     };
     let (ha, hb) = (cut(&a.head), cut(&b.head));
     if ha == hb {
-        let hex = |h: &[u8; 32]| crate::hex::hex(&h[..8]);
+        let hex = |h: &[u8; 32]| runner_core::hex::hex(&h[..8]);
         return Some(format!(
             "stdout differs ({} vs {} bytes) after the first {shared} bytes, which agree (SHA-256 {}... vs {}...)",
             a.len,

@@ -1,5 +1,5 @@
 //! `sql`: the user's statements, each run inside `BEGIN ... ROLLBACK`
-//! (docs/guide/own-code.md). The database side lives in [`crate::db::session`].
+//! (docs/guide/own-code.md). The database side lives in [`runner_db::session`].
 //!
 //! Timed region: executing the statements and reading every row they
 //! return (hashed into the fingerprint as it is read). Untimed: filling in
@@ -15,12 +15,12 @@
 
 use super::failure::{self, FailCode};
 use super::{Observation, Outcome, Setting, Strategy};
-use crate::db::session::SqlSession;
-use crate::db::statements::{split, SqlDialect};
-use crate::db::{DbError, DbTarget};
 use crate::spec::placeholder::Template;
 use crate::spec::{Protocol, SqlSpec};
 use crate::strategy::error::{Doing, Result, StrategyError};
+use runner_db::session::SqlSession;
+use runner_db::statements::{split, SqlDialect};
+use runner_db::{DbError, DbTarget};
 
 pub(super) struct Sql {
     name: String,
@@ -46,7 +46,7 @@ impl Sql {
             .map(|s| Template::compile(&s.text).map(|t| t.render(0)))
             .transpose()?;
         let session =
-            crate::db::open::session_with(db, at.slot, &spec.search_path, setup.as_deref(), at.sql)
+            runner_db::open::session_with(db, at.slot, &spec.search_path, setup.as_deref(), at.sql)
                 .doing(|| format!("setting up sql strategy `{}` on {db}", at.name))?;
         // Schema-qualified references to a private copy now name the copy.
         let text = &session.rewrite(&spec.run.text);
@@ -167,11 +167,11 @@ impl Strategy for Sql {
         Ok(())
     }
 
-    fn copies(&self) -> Vec<crate::db::plans::CopyMade> {
+    fn copies(&self) -> Vec<runner_db::plans::CopyMade> {
         self.session.copies()
     }
 
-    fn explain(&mut self, input: u64) -> Result<Option<Vec<crate::db::plans::StatementPlan>>> {
+    fn explain(&mut self, input: u64) -> Result<Option<Vec<runner_db::plans::StatementPlan>>> {
         for (t, out) in self.statements.iter().zip(&mut self.rendered) {
             t.render_into(input, out);
         }

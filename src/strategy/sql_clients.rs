@@ -16,14 +16,14 @@
 use super::client_record::{for_client, ClientRecord};
 use super::failure::{self, FailCode};
 use super::{Observation, Outcome, Setting, Strategy};
-use crate::db::clients::Clients;
-use crate::db::pg::sampler::Sampler;
-use crate::db::pg::shared::Shared;
-use crate::db::statements::{split, SqlDialect};
-use crate::db::{DbError, DbTarget};
 use crate::spec::placeholder::Template;
 use crate::spec::{Protocol, SqlSpec};
 use crate::strategy::error::{fail, Doing, Result, StrategyError};
+use runner_db::clients::Clients;
+use runner_db::pg::sampler::Sampler;
+use runner_db::pg::shared::Shared;
+use runner_db::statements::{split, SqlDialect};
+use runner_db::{DbError, DbTarget};
 
 pub(super) struct SqlClients {
     name: String,
@@ -104,7 +104,7 @@ impl SqlClients {
         let text = if shared.sources.is_empty() {
             spec.run.text.clone()
         } else {
-            crate::db::names::rewrite(
+            runner_db::names::rewrite(
                 &spec.run.text,
                 SqlDialect::Postgres,
                 &shared.sources,
@@ -116,7 +116,7 @@ impl SqlClients {
         let mut statements = Vec::new();
         let mut pids = Vec::new();
         for i in 0..spec.clients as usize {
-            let mut s = crate::db::pg::session::join(url, shared, &spec.search_path)
+            let mut s = runner_db::pg::session::join(url, shared, &spec.search_path)
                 .doing(|| format!("connecting client {i} of strategy `{name}`"))?;
             pids.extend(s.backend_pid()?.map(|p| p as i32));
             let mut mine = ranges
@@ -242,7 +242,7 @@ impl Strategy for SqlClients {
         Ok(())
     }
 
-    fn copies(&self) -> Vec<crate::db::plans::CopyMade> {
+    fn copies(&self) -> Vec<runner_db::plans::CopyMade> {
         self.shared.iter().flat_map(|s| s.copies.clone()).collect()
     }
 

@@ -1,6 +1,6 @@
 use super::*;
-use crate::preview::{calculate, Model, Overrides};
 use crate::spec::{CommandSpec, Program, SqlSpec, SqlText};
+use runner_core::preview::{calculate, Model, Overrides};
 use std::time::{Duration, Instant};
 
 /// The worker's agreement check on two instances, over several inputs.
@@ -82,7 +82,7 @@ fn sqlite_tx_rollback_agrees_with_in_memory_bit_for_bit() {
 fn sqlite_content_hash_survives_100_previews() {
     let mut tx = build(&StrategyKind::TxRollback, &at(Some(&DbTarget::Sqlite))).unwrap();
     let seeded = tx.content_hash().unwrap().unwrap();
-    assert_eq!(seeded, crate::db::hash_rows(Model::new(W.plans).fields()));
+    assert_eq!(seeded, runner_db::hash_rows(Model::new(W.plans).fields()));
     for i in 0..100u64 {
         assert!(matches!(
             tx.observe(i << 52).unwrap(),
@@ -358,7 +358,7 @@ fn sql_on_a_copy_of_a_file_never_writes_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("user.db");
     {
-        let c = crate::db::rusqlite::Connection::open(&file).unwrap();
+        let c = rusqlite::Connection::open(&file).unwrap();
         c.execute_batch("CREATE TABLE orders (id integer, qty integer); INSERT INTO orders VALUES (1, 10), (2, 20);").unwrap();
     }
     let before = std::fs::read(&file).unwrap();

@@ -4,10 +4,10 @@
 use super::error::Result;
 use super::in_memory::{fingerprint, preview};
 use super::{Observation, Outcome, Strategy};
-use crate::db::{DbTarget, ModelTable};
-use crate::preview::{Calculator, Model, Overrides, Projection};
 use crate::spec::WorkloadParams;
 use crate::strategy::error::Doing;
+use runner_core::preview::{Calculator, Model, Overrides, Projection};
+use runner_db::{DbTarget, ModelTable};
 
 /// Holds its own seeded table (own connection on PostgreSQL) and reusable
 /// buffers; round trips per run are documented on `db::pg::table::PgTable`.
@@ -32,7 +32,7 @@ impl TxRollback {
         premade: Option<&str>,
     ) -> Result<TxRollback> {
         let model = Model::new(workload.plans);
-        let table = crate::db::open::table(db, &model, premade)
+        let table = runner_db::open::table(db, &model, premade)
             .doing(|| format!("setting up tx-rollback on {db}"))?;
         Ok(TxRollback {
             table,

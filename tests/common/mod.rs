@@ -144,7 +144,7 @@ pub fn private_database(url: &str) -> String {
         std::process::id(),
         N.fetch_add(1, Ordering::SeqCst)
     );
-    let mut client = runner::db::postgres::Client::connect(url, runner::db::postgres::NoTls)
+    let mut client = postgres::Client::connect(url, postgres::NoTls)
         .unwrap_or_else(|e| panic!("connecting to RUNNER_DATABASE_URL: {e}"));
     client
         .batch_execute(&format!("CREATE DATABASE {name}"))

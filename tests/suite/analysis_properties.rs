@@ -3,8 +3,8 @@
 
 use proptest::prelude::*;
 use runner::analysis::{analyse, AnalysisInput, CellInfo, Verdict};
-use runner::record::{Arm, PairRecord, Phase};
 use runner::spec::Ordering;
+use runner_core::record::{Arm, PairRecord, Phase};
 
 /// Per fork: (baseline_ns, treatment first?) of each measured pair.
 type Forks = Vec<Vec<(u64, bool)>>;

@@ -16,8 +16,8 @@
 //! ```
 
 use runner::analysis::{analyse, resample_trace, AnalysisInput, CellInfo, ResampleTrace};
-use runner::record::read_pairs_csv;
 use runner::spec::Ordering;
+use runner_core::record::read_pairs_csv;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 

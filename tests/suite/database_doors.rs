@@ -11,7 +11,7 @@
 use crate::common;
 
 use common::{err_of, pg_url, read_json, runner, runner_std, write_spec};
-use runner::db::postgres::{Client, NoTls};
+use postgres::{Client, NoTls};
 use std::path::Path;
 use std::process::Output;
 use std::time::{Duration, Instant};

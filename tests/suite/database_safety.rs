@@ -7,7 +7,7 @@
 use crate::common;
 
 use common::{err_of, pg_superuser_url, pg_url, private_database, read_json, runner, write_spec};
-use runner::db::postgres::{Client, NoTls};
+use postgres::{Client, NoTls};
 use std::path::Path;
 use std::process::Output;
 
@@ -329,14 +329,13 @@ fn sqlite_sessions_cannot_reach_a_file() {
         format!("VACUUM INTO '{t}'"),
         "SELECT load_extension('/nonexistent/ext')".to_string(),
     ] {
-        let mut s =
-            runner::db::open::session(&runner::db::DbTarget::Sqlite, "b", &[], None).unwrap();
+        let mut s = runner_db::open::session(&runner_db::DbTarget::Sqlite, "b", &[], None).unwrap();
         s.begin().unwrap();
         let r = s.run(std::slice::from_ref(&sql), None);
         assert!(r.is_err(), "{sql} was allowed");
         assert!(!target.exists(), "{sql} wrote a file");
         // In setup too.
-        let r = runner::db::open::session(&runner::db::DbTarget::Sqlite, "b", &[], Some(&sql));
+        let r = runner_db::open::session(&runner_db::DbTarget::Sqlite, "b", &[], Some(&sql));
         assert!(r.is_err(), "setup: {sql} was allowed");
         assert!(!target.exists(), "setup: {sql} wrote a file");
     }
@@ -350,7 +349,7 @@ fn sqlite_file_and_attach_through_the_binary() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("user.db");
     {
-        let c = runner::db::rusqlite::Connection::open(&db).unwrap();
+        let c = rusqlite::Connection::open(&db).unwrap();
         c.execute_batch(
             "CREATE TABLE victim (id int PRIMARY KEY, v text);
              INSERT INTO victim VALUES (1, 'a'), (2, 'b');",

@@ -4,7 +4,7 @@
 
 use crate::common;
 use common::*;
-use runner::environment::{CheckKind, Environment};
+use runner_os::environment::{CheckKind, Environment};
 
 const KINDS: [CheckKind; 7] = [
     CheckKind::Governor,

@@ -84,7 +84,7 @@ fn tx_rollback_on_postgres_leaves_the_table_unchanged_and_drops_its_schema() {
         "the URL (and its password) must not be recorded"
     );
     let schema = format!("runner_{}", run["run_id"].as_str().unwrap());
-    let (mut c, _) = runner::db::pg::connect::connect(&url).unwrap();
+    let (mut c, _) = runner_db::pg::connect::connect(&url).unwrap();
     let n: i64 = c
         .query_one(
             "SELECT count(*) FROM information_schema.schemata WHERE schema_name = $1",
@@ -96,7 +96,7 @@ fn tx_rollback_on_postgres_leaves_the_table_unchanged_and_drops_its_schema() {
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(report.contains("- Database: PostgreSQL "), "{report}");
     // The Reproduce command names the server (never its password).
-    let ep = runner::db::pg::connect::Endpoint::parse(&url).unwrap();
+    let ep = runner_db::pg::connect::Endpoint::parse(&url).unwrap();
     let user = ep.user.as_deref().unwrap_or("");
     assert!(
         report.contains(&format!(

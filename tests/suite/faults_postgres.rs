@@ -81,7 +81,7 @@ fn a_database_that_is_down_before_the_run_creates_nothing() {
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn a_database_connection_killed_mid_run_fails_the_fork_and_resumes() {
     let url = pg_url();
-    use runner::db::pg::connect::connect;
+    use runner_db::pg::connect::connect;
     let (tmp, child, partial) = paused_run(&url, "pause=3000@cell=0,fork=1,pair=5");
     let t = tmp.path();
     wait_for("the first fork", Duration::from_secs(60), || {
@@ -159,7 +159,7 @@ fn a_database_connection_killed_mid_run_fails_the_fork_and_resumes() {
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn a_foreign_schema_with_the_runs_name_is_refused_and_left_intact() {
     let url = pg_url();
-    use runner::db::pg::connect::connect;
+    use runner_db::pg::connect::connect;
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
     let spec = write_spec(t, "pg", PG_SPEC);
@@ -261,7 +261,7 @@ fn a_run_does_not_resume_on_another_database() {
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn a_lock_held_on_the_runs_table_does_not_make_runner_ignore_ctrl_c() {
     let url = pg_url();
-    use runner::db::pg::connect::connect;
+    use runner_db::pg::connect::connect;
     let (_tmp, child, partial) = paused_run(&url, "pause=1500@cell=0,fork=0,pair=5");
     wait_for("the run's folder", Duration::from_secs(30), || {
         partial.join("run.json").exists()

@@ -8,7 +8,7 @@
 use crate::common;
 use common::leftovers::*;
 use common::*;
-use runner::db::postgres::{Client, NoTls};
+use postgres::{Client, NoTls};
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -639,7 +639,7 @@ fn a_killed_runners_statement_ends_on_the_server() {
 #[test]
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn runner_clean_lists_and_drops_only_schemas_whose_owner_is_gone() {
-    use runner::db::owner::Owner;
+    use runner_db::owner::Owner;
     let url = pg_url();
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();

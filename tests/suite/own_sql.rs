@@ -169,7 +169,7 @@ fn sqlite_writes_to_a_users_table_never_last() {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("shop.db");
     {
-        let c = runner::db::rusqlite::Connection::open(&file).unwrap();
+        let c = rusqlite::Connection::open(&file).unwrap();
         c.execute_batch(
             "CREATE TABLE orders (id integer PRIMARY KEY, qty integer);
              INSERT INTO orders VALUES (1, 10), (2, 20), (3, 30);",
@@ -203,7 +203,7 @@ pairs = 10
 
 mod postgres {
     use super::*;
-    use runner::db::pg::connect::connect;
+    use runner_db::pg::connect::connect;
 
     fn content(url: &str, table: &str) -> String {
         let (mut c, _) = connect(url).unwrap();

@@ -5,14 +5,14 @@
 
 use crate::common;
 use common::pg_url;
-use runner::db::open::info as db_info;
-use runner::db::pg::connect::connect;
-use runner::db::pg::schema::{create_run_schema, drop_run_schema};
-use runner::db::{hash_rows, DbError, DbTarget};
-use runner::preview::Model;
 use runner::spec::{StrategyKind, WorkloadParams};
 use runner::strategy::agreement::{check_agreement, Side, Two};
 use runner::strategy::{build, Setting, Strategy};
+use runner_core::preview::Model;
+use runner_db::open::info as db_info;
+use runner_db::pg::connect::connect;
+use runner_db::pg::schema::{create_run_schema, drop_run_schema};
+use runner_db::{hash_rows, DbError, DbTarget};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 const W: WorkloadParams = WorkloadParams {
@@ -170,7 +170,7 @@ fn an_existing_schema_is_refused_and_left_intact() {
 #[cfg_attr(not(runner_postgres), ignore = "SKIPPED: RUNNER_DATABASE_URL not set")]
 fn connection_failures_are_one_clear_sentence() {
     let url = pg_url();
-    let ep = runner::db::pg::connect::Endpoint::parse(&url).unwrap();
+    let ep = runner_db::pg::connect::Endpoint::parse(&url).unwrap();
     let cases = [
         (
             "postgres://bench:bench@127.0.0.1:1/bench".to_owned(),
@@ -218,7 +218,7 @@ fn db_info_reports_version_and_settings() {
     assert_eq!(info.backend, "postgres");
     assert!(info.version.starts_with("PostgreSQL "), "{}", info.version);
     let pg = info.postgres.clone().unwrap();
-    let ep = runner::db::pg::connect::Endpoint::parse(&url).unwrap();
+    let ep = runner_db::pg::connect::Endpoint::parse(&url).unwrap();
     assert_eq!((pg.host.as_str(), pg.port), (ep.host.as_str(), ep.port));
     assert_eq!(pg.transport, "tcp");
     assert!(["on", "off"].contains(&pg.fsync.as_str()), "{pg:?}");
@@ -253,7 +253,7 @@ fn a_foreign_arm_schema_is_refused_and_left_intact() {
         url: url.clone(),
         schema: schema.clone(),
     };
-    let err = runner::db::open::session(&target, "b", &[], None)
+    let err = runner_db::open::session(&target, "b", &[], None)
         .err()
         .unwrap();
     assert!(
@@ -285,7 +285,7 @@ fn a_foreign_arm_schema_is_refused_and_left_intact() {
 fn a_transaction_ended_by_the_measured_sql_is_reported() {
     let sqlite = DbTarget::Sqlite;
     let mut s =
-        runner::db::open::session(&sqlite, "b", &[], Some("CREATE TABLE t (a int)")).unwrap();
+        runner_db::open::session(&sqlite, "b", &[], Some("CREATE TABLE t (a int)")).unwrap();
     s.begin().unwrap();
     s.run(&["INSERT INTO t VALUES (1)".into(), "COMMIT".into()], None)
         .unwrap();
@@ -304,7 +304,7 @@ fn a_transaction_ended_by_the_measured_sql_is_reported() {
         schema,
     };
     let mut s =
-        runner::db::open::session(&target, "t", &[], Some("CREATE TABLE t (a int)")).unwrap();
+        runner_db::open::session(&target, "t", &[], Some("CREATE TABLE t (a int)")).unwrap();
     s.begin().unwrap();
     s.run(&["SELECT 1".into()], None).unwrap();
     s.rollback().unwrap();

@@ -9,7 +9,7 @@
 use crate::common;
 
 use common::{err_of, pg_url, read_json, runner, runner_std, write_spec};
-use runner::db::postgres::{Client, NoTls};
+use postgres::{Client, NoTls};
 use std::path::Path;
 use std::process::Output;
 
@@ -352,7 +352,7 @@ fn sqlite_private_copies_and_query_plans() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
     let db = t.join("shop.db");
-    runner::db::rusqlite::Connection::open(&db)
+    rusqlite::Connection::open(&db)
         .unwrap()
         .execute_batch(
             "CREATE TABLE acc (id INTEGER PRIMARY KEY AUTOINCREMENT, v int);

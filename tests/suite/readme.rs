@@ -224,7 +224,7 @@ fn report_entry(dir: &Path) -> String {
 fn chance_range(n: u32, p: f64) -> (u32, u32) {
     let quantile = |q: f64| {
         (0..=n)
-            .find(|&k| runner::stats::gate::binomial_cdf(k, n, p) >= q)
+            .find(|&k| runner_stats::gate::binomial_cdf(k, n, p) >= q)
             .unwrap_or(n)
     };
     (quantile(0.025), quantile(0.975))

@@ -450,8 +450,7 @@ resamples = 100
         .filter(|f| f["cell"] == 1)
         .count();
     assert_eq!(of_cell_1 as u64, stop_of(&stops, 1).0);
-    let mut client =
-        runner::db::postgres::Client::connect(&url, runner::db::postgres::NoTls).unwrap();
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     let left: i64 = client
         .query_one(
             "SELECT count(*) FROM information_schema.schemata WHERE schema_name LIKE 'runner%'",

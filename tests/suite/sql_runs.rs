@@ -198,7 +198,7 @@ fn an_unknown_protocol_is_refused_with_the_valid_ones() {
 
 mod postgres {
     use super::*;
-    use runner::db::pg::connect::connect;
+    use runner_db::pg::connect::connect;
 
     fn content(url: &str) -> String {
         let (mut c, _) = connect(url).unwrap();
@@ -326,7 +326,7 @@ pairs = 30
 
 mod clients {
     use super::*;
-    use runner::db::pg::connect::connect;
+    use runner_db::pg::connect::connect;
 
     fn orders(url: &str) -> String {
         let (mut c, _) = connect(url).unwrap();

@@ -35,5 +35,5 @@ fn analysis_is_identical_on_one_and_on_two_threads() {
     let a: serde_json::Value = serde_json::from_slice(&analyses[0]).unwrap();
     let ci = &a["cells"][0]["order"]["ci_ns"];
     assert!(ci[0].as_f64().unwrap() < ci[1].as_f64().unwrap(), "{ci}");
-    assert!(a["resamples"].as_u64().unwrap() > u64::from(runner::stats::resample::CHUNK));
+    assert!(a["resamples"].as_u64().unwrap() > u64::from(runner_stats::resample::CHUNK));
 }

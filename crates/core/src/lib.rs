@@ -15,4 +15,5 @@ pub mod preview;
 pub mod record;
 pub mod redact;
 pub mod seed;
+pub mod settings;
 pub mod shell;

@@ -35,14 +35,6 @@ pub use info::{DbInfo, PgInfo};
 pub use model::{hash_rows, ModelTable};
 pub use target::{resolve_with, schema_name, server, url_problem, DbTarget};
 
-/// The drivers themselves, for code that checks a database from outside
-/// runner's sessions (the tests' before-and-after state) with the very
-/// version runner links.
-#[cfg(feature = "postgres")]
-pub use postgres;
-#[cfg(feature = "sqlite")]
-pub use rusqlite;
-
 /// A backend this runner can be built with or without (its cargo feature).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Feature {

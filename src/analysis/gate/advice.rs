@@ -16,7 +16,7 @@
 
 use super::{Advice, AdviceChange};
 use crate::analysis::{FORK_OVERHEAD_PAIRS, MAX_FORKS};
-use crate::stats::{predicted_half_width, VarianceComponents};
+use runner_stats::{predicted_half_width, VarianceComponents};
 
 /// The most pairs per fork the spec accepts (`design.pairs`).
 const MAX_PAIRS: u64 = 1_000_000;

@@ -1,8 +1,8 @@
 //! The gate's verdict from the analysed cells (docs/guide/gate.md): the
-//! rule of `stats::gate` applied to each experiment cell's deciding
+//! rule of `runner_stats::gate` applied to each experiment cell's deciding
 //! interval (the one the report prints: the speed ratio's against 1 + a
 //! percentage, D's against a duration), the power of that interval
-//! computed from its own width (`stats::gate::interval_power`), and the
+//! computed from its own width (`runner_stats::gate::interval_power`), and the
 //! rule applied to each fork of the self-check cells, whose shares test
 //! whether a fork's interval is valid: at d = 0 (false alarms) and at half
 //! the threshold (false blocks).
@@ -44,7 +44,7 @@
 //! predicted to decide ([`advice`]).
 //!
 //! The self-check forks' intervals are every fork's interval: exact
-//! (`stats::exact_median`) for D, `stats::ratio::paired_ratio` for the
+//! (`runner_stats::exact_median`) for D, `runner_stats::ratio::paired_ratio` for the
 //! ratio, so they need no stream.
 
 mod advice;
@@ -58,13 +58,13 @@ pub(crate) use model::*;
 use super::{AnalysisError, AnalysisInput, CellAnalysis, ForkData};
 use crate::plan::self_check::GateSizing;
 use crate::plan::Role;
-use crate::record::{PairRecord, Phase};
 use crate::spec::{Gate, MaxSlowdown, Metric};
+use runner_core::record::{PairRecord, Phase};
 
-use crate::stats::gate::{
+use runner_stats::gate::{
     decide, flagged, half_width_for_power, interval_power, nominal_false_alarm, Decision,
 };
-use crate::stats::{self, StatsError};
+use runner_stats::StatsError;
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 
@@ -95,7 +95,7 @@ pub(crate) fn baseline_median(rows: &[PairRecord], cells: &[u32]) -> Option<f64>
         .filter(|r| r.phase == Phase::Measure && wanted.contains(&r.cell))
         .map(|r| r.baseline_ns)
         .collect();
-    stats::median(&runs).ok()
+    runner_stats::median(&runs).ok()
 }
 
 /// A threshold as the rule holds it, and how to read a fork's own
@@ -133,7 +133,7 @@ impl Rule {
             }
             Judged::Ratio => {
                 let (b, t) = f.arm_times();
-                let r = stats::ratio::paired_ratio(&b, &t, input.confidence)?;
+                let r = runner_stats::ratio::paired_ratio(&b, &t, input.confidence)?;
                 Ok((r.ratio, r.ci))
             }
             Judged::Instructions => {
@@ -146,7 +146,7 @@ impl Rule {
     /// The computed power at twice the threshold (on the log scale for a
     /// ratio, where its interval is symmetric).
     fn power(&self, cell: u32, estimate: f64, ci: [f64; 2], confidence: f64) -> IntervalPower {
-        let z = stats::normal_quantile((1.0 + confidence) / 2.0);
+        let z = runner_stats::normal_quantile((1.0 + confidence) / 2.0);
         let (m, [lo, hi], t, twice) = match self.judges {
             Judged::Difference => (estimate, ci, self.threshold, 2.0 * self.threshold),
             Judged::Ratio | Judged::Instructions => (
@@ -353,7 +353,7 @@ pub(crate) fn gate<'a>(
     let advice = advise(input, gate, reason, &out, cells, power.as_ref());
     let false_alarms = total(|g| g.false_alarms.as_ref());
     let false_blocks = total(|g| g.false_blocks.as_ref());
-    let needed = stats::gate::forks_to_bound(gate.max_false_block, input.confidence);
+    let needed = runner_stats::gate::forks_to_bound(gate.max_false_block, input.confidence);
     let self_check_bounds = gate.self_check
         && out.iter().all(|g| {
             [&g.false_alarms, &g.false_blocks]
@@ -473,14 +473,15 @@ fn advise(
             let pairs = analysed.n / analysed.forks_total.max(1);
             let needed = in_ns(g, (c.estimate - g.threshold).abs());
             let sized = analysed.variance.as_ref().and_then(|v| {
-                let vc = stats::VarianceComponents {
+                let vc = runner_stats::VarianceComponents {
                     between: v.median_between_ns2,
                     within: v.median_within_ns2,
                 };
                 // The fewest forks a gate decides on, at the pairs that ran,
                 // when the model says they would do; else the cheapest
                 // design beyond them.
-                let at_least = stats::predicted_half_width(vc, input.confidence, MIN_FORKS, pairs);
+                let at_least =
+                    runner_stats::predicted_half_width(vc, input.confidence, MIN_FORKS, pairs);
                 if at_least < needed {
                     return Some(Advice {
                         change: AdviceChange::Forks,
@@ -508,7 +509,7 @@ fn advise(
     // maximum); warm-up pairs are not in the analysis, so not costed.
     let forks = analysed.forks_total.max(1);
     let pairs = analysed.n / forks;
-    let vc = stats::VarianceComponents {
+    let vc = runner_stats::VarianceComponents {
         between: v.median_between_ns2,
         within: v.median_within_ns2,
     };
@@ -556,7 +557,7 @@ fn advise_counts(
     let sd = (logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>()
         / (logs.len().max(2) - 1) as f64)
         .sqrt();
-    let t = |df: u32| stats::distributions::t_quantile(input.confidence, df);
+    let t = |df: u32| runner_stats::distributions::t_quantile(input.confidence, df);
     let forks = (MIN_FORKS..=super::variance::MAX_FORKS)
         .find(|&k| {
             let h = t(k - 1) * sd / f64::from(k).sqrt();

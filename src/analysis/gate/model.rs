@@ -2,7 +2,7 @@
 //! scripts read instead of parsing the report. Keys are part of what
 //! scripts read (templates/README.md).
 
-use crate::stats::gate::{lower_bound, upper_bound, Decision};
+use runner_stats::gate::{lower_bound, upper_bound, Decision};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 

@@ -14,8 +14,8 @@
 use super::baseline_median;
 use crate::plan::self_check::{groups, power_delay_ns, GateSizing, GroupSizing};
 use crate::plan::Cell;
-use crate::record::PairRecord;
 use crate::spec::{Experiment, MaxSlowdown};
+use runner_core::record::PairRecord;
 
 mod sizing_error;
 pub(crate) use sizing_error::SizingError;
@@ -55,7 +55,7 @@ mod tests {
     use super::*;
     use crate::plan::self_check::{check, estimate};
     use crate::plan::PlanMismatch;
-    use crate::record::{Arm, Phase};
+    use runner_core::record::{Arm, Phase};
 
     fn experiment(text: &str) -> Experiment {
         let dir = tempfile::tempdir().unwrap();

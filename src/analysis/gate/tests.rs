@@ -4,8 +4,8 @@
 
 use super::*;
 use crate::analysis::{analyse_gated, CellInfo};
-use crate::record::{Arm, PairRecord, Phase};
 use crate::spec::{Gate, MaxSlowdown, Ordering};
+use runner_core::record::{Arm, PairRecord, Phase};
 use serde_json::json;
 
 /// `forks` forks of `n` pairs in `cell`, fork f's D = `d(f)` in every pair.

@@ -1,5 +1,5 @@
 use super::*;
-use crate::record::{Arm, Phase};
+use runner_core::record::{Arm, Phase};
 use std::num::NonZeroU32;
 
 /// Fork f of cell 0: five measured pairs whose D are `base + f + k`

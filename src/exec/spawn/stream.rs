@@ -5,8 +5,8 @@
 //! queries (`db::pg::cancel`) before any kill.
 
 use super::super::protocol::{CheckReport, ForkSummary, TrialReport, WorkerMessage};
-use crate::interrupt;
-use crate::record::PairRecord;
+use runner_core::record::PairRecord;
+use runner_os::interrupt;
 use std::io::BufRead;
 use std::process::{Child, ExitStatus};
 use std::sync::mpsc;
@@ -52,12 +52,12 @@ pub(super) const CANCEL_BUDGET: std::time::Duration = std::time::Duration::from_
 /// Nothing to do without PostgreSQL; a server that does not answer is
 /// said, and the fork is stopped all the same.
 pub(super) fn stop_backends(
-    database: Option<&crate::db::DbTarget>,
+    database: Option<&runner_db::DbTarget>,
     backends: &[u32],
 ) -> Vec<String> {
     #[cfg(feature = "postgres")]
-    if let Some(crate::db::DbTarget::Postgres { url, .. }) = database {
-        return match crate::db::pg::cancel::stop_backends(url, backends, CANCEL_BUDGET) {
+    if let Some(runner_db::DbTarget::Postgres { url, .. }) = database {
+        return match runner_db::pg::cancel::stop_backends(url, backends, CANCEL_BUDGET) {
             Ok(done) => done,
             Err(e) => vec![format!(
                 "could not cancel the queries of server processes {backends:?}: {e}"

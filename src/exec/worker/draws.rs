@@ -13,9 +13,9 @@
 //! 64-bit integer (SQL `bigint`, shell arithmetic). coin = the top bit of
 //! `next_u64()`: 1 means the treatment runs first.
 
-use crate::record::Arm;
 use rand::{RngCore, SeedableRng};
 use rand_pcg::Pcg64;
+use runner_core::record::Arm;
 
 pub(crate) struct Draws(Pcg64);
 

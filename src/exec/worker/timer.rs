@@ -20,11 +20,11 @@
 use super::draws::Draws;
 use super::{Arms, JobRequest};
 use crate::exec::fault::Fault;
-use crate::placement::ArmCpus;
-use crate::record::{Arm, PairCounts, PairRecord, PairUsage, Phase, RunCount, RunUsage};
 use crate::strategy::error::Result;
 use crate::strategy::failure::{FailCode, FailedRun};
 use crate::strategy::{CountWith, Strategy};
+use runner_core::record::{Arm, PairCounts, PairRecord, PairUsage, Phase, RunCount, RunUsage};
+use runner_os::placement::ArmCpus;
 use std::hint::black_box;
 use std::io::Write;
 use std::time::Instant;
@@ -185,7 +185,7 @@ impl<'a> Timer<'a> {
             spin,
             usage: outcome.usage,
             fingerprint: outcome.fingerprint,
-            cpu: crate::placement::pin::current_cpu(),
+            cpu: runner_os::placement::pin::current_cpu(),
             failed: outcome.failed,
             count: None,
         })
@@ -204,7 +204,7 @@ impl<'a> Timer<'a> {
             spin: 0,
             usage: None,
             fingerprint: counted.fingerprint,
-            cpu: crate::placement::pin::current_cpu(),
+            cpu: runner_os::placement::pin::current_cpu(),
             failed: None,
             count: Some(counted.count),
         })

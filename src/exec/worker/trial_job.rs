@@ -9,8 +9,8 @@
 use super::draws::Draws;
 use super::{send, timed_run, Arms, JobRequest};
 use crate::exec::protocol::{ForkSummary, TrialReport, WorkerMessage};
-use crate::record::Arm;
 use crate::strategy::error::Result;
+use runner_core::record::Arm;
 use std::io::Write;
 use std::time::{Duration, Instant};
 

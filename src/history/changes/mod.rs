@@ -32,7 +32,7 @@
 //! among the comparisons.
 
 use super::version::{CellPoint, Version};
-use crate::stats::apart::{self, Bounded, Comparison, Side};
+use runner_stats::apart::{self, Bounded, Comparison, Side};
 
 /// Spec keys that may differ between versions compared as code: what
 /// names or describes a run, and its size (forks, pairs, warm-up), which

@@ -69,9 +69,9 @@ fn rule(h: &History) -> String {
         format::percent(r.alpha),
         format::percent(confidence),
         format::percent(r.alpha),
-        one_in(crate::stats::apart::smallest_p(4, 4)),
-        one_in(crate::stats::apart::smallest_p(6, 6)),
-        one_in(crate::stats::apart::smallest_p(10, 10)),
+        one_in(runner_stats::apart::smallest_p(4, 4)),
+        one_in(runner_stats::apart::smallest_p(6, 6)),
+        one_in(runner_stats::apart::smallest_p(10, 10)),
     );
     let unable = h
         .runs()
@@ -301,7 +301,7 @@ pub(super) fn render(h: &History) -> String {
         if h.rule.comparisons == 1 { "" } else { "s" },
         level_words(h.rule.each),
         format::percent(h.rule.alpha),
-        code(&crate::shell::join(&command(h))),
+        code(&runner_core::shell::join(&command(h))),
     ));
     let full = changes_in_full(h);
     if !full.is_empty() {

@@ -9,7 +9,7 @@ use crate::history::version::{CellPoint, Version};
 use crate::history::{Commit, Dated, Entry, History};
 use crate::report::effect as words;
 use crate::report::format;
-use crate::stats::apart::{Bounded, Side};
+use runner_stats::apart::{Bounded, Side};
 
 /// A factor with its interval: `×1.50 [1.47, 1.53]`.
 fn factor(r: Bounded) -> String {
@@ -537,7 +537,7 @@ fn agreeing(c: &CellStep) -> String {
 mod tests {
     use super::*;
     use crate::analysis::effect::{Effect, IntervalKind};
-    use crate::stats::apart::Comparison;
+    use runner_stats::apart::Comparison;
 
     /// A 5 µs delay cell whose D fell by 80 ns while its baseline went from
     /// 53.9 µs to 36.1 µs: the ratio, which includes the delay, rose.

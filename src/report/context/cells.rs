@@ -128,11 +128,11 @@ pub(super) fn label(c: &CellAnalysis, a: &Analysis, exp: &Experiment) -> String 
 
 fn ran_half_width(c: &CellAnalysis, a: &Analysis, exp: &Experiment) -> Option<f64> {
     let v = c.variance.as_ref()?;
-    let vc = crate::stats::VarianceComponents {
+    let vc = runner_stats::VarianceComponents {
         between: v.median_between_ns2,
         within: v.median_within_ns2,
     };
-    Some(crate::stats::predicted_half_width(
+    Some(runner_stats::predicted_half_width(
         vc,
         a.confidence,
         c.forks_total,

@@ -4,10 +4,10 @@
 //! never dropped: their pairs are in every figure of the report.
 
 use super::CellView;
-use crate::environment::sentinel::{self, Flag};
-use crate::environment::{ForkSentinel, Status};
 use crate::report::format::percent;
 use crate::run_folder::RunInfo;
+use runner_os::environment::sentinel::{self, Flag};
+use runner_os::environment::{ForkSentinel, Status};
 use serde::Serialize;
 
 #[derive(Debug, Serialize)]
@@ -129,7 +129,7 @@ pub(super) fn view(info: &RunInfo, cells: &[CellView<'_>]) -> MachineChecksView 
         outside_max: max(|s| s.outside_share),
         forks_judged: judged.len(),
         steal_flag: percent(sentinel::STEAL_SHARE_FLAG),
-        outside_flag: percent(crate::environment::processes::OUTSIDE_SHARE_FLAG),
+        outside_flag: percent(runner_os::environment::processes::OUTSIDE_SHARE_FLAG),
         flagged: sentinels
             .iter()
             .filter(|(_, s)| !s.flags.is_empty())

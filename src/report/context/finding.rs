@@ -8,7 +8,6 @@ use crate::analysis::{Analysis, CellAnalysis, GroupHeadline};
 use crate::report::format;
 use crate::run_folder::RunInfo;
 use crate::spec::Experiment;
-use crate::stats;
 use serde::Serialize;
 
 /// One headline group of `analysis.json` with its `view`.
@@ -249,9 +248,9 @@ const TAIL: f64 = 0.025;
 /// at `TAIL`.
 fn chance(fp: u32, total: u32, confidence: f64) -> Chance {
     let rate = 1.0 - confidence;
-    if stats::gate::binomial_cdf(fp, total, rate) < TAIL {
+    if runner_stats::gate::binomial_cdf(fp, total, rate) < TAIL {
         Chance::Below
-    } else if fp > 0 && 1.0 - stats::gate::binomial_cdf(fp - 1, total, rate) < TAIL {
+    } else if fp > 0 && 1.0 - runner_stats::gate::binomial_cdf(fp - 1, total, rate) < TAIL {
         Chance::Above
     } else {
         Chance::Inside
@@ -328,7 +327,7 @@ fn two_speeds(cells: &[&CellAnalysis]) -> Option<String> {
         .iter()
         .flat_map(|c| c.forks.iter().map(|f| f.baseline_median_ns))
         .collect();
-    let s = crate::stats::two_speeds(&medians)?;
+    let s = runner_stats::two_speeds(&medians)?;
     Some(format!(
         "The forks ran at two speeds: {} of {} forks had baseline medians of {} and the other {} of {}. Pairing inside a fork cancels such a per-process mode; comparing two separate runs does not.",
         s.slow_n,

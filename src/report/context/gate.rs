@@ -412,7 +412,7 @@ fn self_check(g: &GateAnalysis, exp: &Experiment, confidence: f64) -> String {
             format::percent(g.nominal_false_alarm)
         )
     } else {
-        let needed = crate::stats::gate::forks_to_bound(g.max_false_block, confidence);
+        let needed = runner_stats::gate::forks_to_bound(g.max_false_block, confidence);
         format!(
             "; too few forks to bound its rates ({} blocking none would bound them at {}), so it only guards against grossly invalid intervals, and the verdict rests on the deciding interval's own rate, {} for a valid interval",
             crate::report::effect::forks_count(needed),

@@ -257,13 +257,13 @@ pub(super) fn view(
         "Counted by {version}'s cachegrind (`valgrind --tool=cachegrind {sim} --trace-children=yes`, each run's processes summed), in {which}. The ratio and its interval are the speed ratio's method on the counts: each fork's median count of the treatment over its own baseline's, combined across forks on the log scale. A count is the instructions the commands executed, not their time: it leaves out I/O and waits, the real caches, branch predictors and memory, and the clock's frequency; a simulated cache models caches, not this machine's."
     );
     let counted_ns: Vec<f64> = counted.iter().map(|(_, i)| i.counted_run_ns).collect();
-    let counted_ns = crate::stats::median(&counted_ns).unwrap_or(f64::NAN);
+    let counted_ns = runner_stats::median(&counted_ns).unwrap_or(f64::NAN);
     let cost = if counting.time {
         let timed: Vec<f64> = counted
             .iter()
             .map(|(c, _)| (c.pooled.baseline_median_ns + c.pooled.treatment_median_ns) / 2.0)
             .collect();
-        let timed = crate::stats::median(&timed).unwrap_or(f64::NAN);
+        let timed = runner_stats::median(&timed).unwrap_or(f64::NAN);
         format!(
             "A counted run took {} (the median over both arms), {:.0} times a timed run's {}: the counter's cost, paid outside every timed run.",
             format::duration(counted_ns),

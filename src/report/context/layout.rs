@@ -6,8 +6,8 @@
 
 use crate::analysis::layout::{LayoutAnalysis, LayoutGroup};
 use crate::analysis::Analysis;
-use crate::memory_layout::Layout;
 use crate::report::format;
+use runner_os::memory_layout::Layout;
 use serde::Serialize;
 
 #[derive(Debug, Serialize)]

@@ -10,7 +10,7 @@ use crate::analysis::Analysis;
 use crate::report::format;
 use crate::run_folder::RunInfo;
 use crate::shard::jobs_text;
-use crate::stats::Lever;
+use runner_stats::Lever;
 use serde::Serialize;
 
 /// `shard`: this folder is one shard of a run.

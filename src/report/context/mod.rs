@@ -40,10 +40,10 @@ pub use stop::{stop_input, StopRow, StopView};
 
 use crate::analysis::gate::{GateCellInfo, GateInput};
 use crate::analysis::{Analysis, AnalysisInput, CellInfo, GroupHeadline};
-use crate::db::DbInfo;
-use crate::environment::Environment;
 use crate::run_folder::RunInfo;
 use crate::spec::Experiment;
+use runner_db::DbInfo;
+use runner_os::environment::Environment;
 use serde::Serialize;
 
 /// What the analysis needs from `run.json`: the cells that have jobs (all
@@ -205,7 +205,7 @@ pub struct DatabaseView {
     /// `sqlite_version()` or the server's `SELECT version()`.
     pub version: String,
     /// Server facts for PostgreSQL; none for SQLite (always present).
-    pub postgres: Option<crate::db::PgInfo>,
+    pub postgres: Option<runner_db::PgInfo>,
     /// `postgres://USER@HOST:PORT/DB` (no password); none for SQLite.
     pub url: Option<String>,
     /// `PostgreSQL 15.18 (...) at 127.0.0.1:54329, database bench` or
@@ -312,7 +312,7 @@ pub struct RunText {
 fn resampling(used: impl Iterator<Item = u32>) -> Option<&'static str> {
     let (mut whole, mut nested) = (false, false);
     for n in used {
-        if crate::stats::resamples_whole_forks(n as usize) {
+        if runner_stats::resamples_whole_forks(n as usize) {
             whole = true;
         } else {
             nested = true;
@@ -530,7 +530,7 @@ fn runs(kind: &crate::spec::StrategyKind) -> Option<String> {
     use crate::spec::{Program, StrategyKind};
     match kind {
         StrategyKind::Command(c) => Some(match &c.program {
-            Program::Argv(a) => format!("`{}`", crate::shell::join(a)),
+            Program::Argv(a) => format!("`{}`", runner_core::shell::join(a)),
             Program::Shell(s) => format!("`{s}` (through /bin/sh)"),
         }),
         StrategyKind::Sql(s) => Some(match &s.run.file {
@@ -636,7 +636,7 @@ fn promise(info: &RunInfo) -> Option<String> {
 /// Per table, what rolled-back writes left over the forks
 /// (`12000 dead row versions and 1.2 MiB in public.acc, in 2 of 2 forks`);
 /// `None` when a fork's record predates the count.
-fn residue(guards: &[&crate::db::fingerprint::GuardRecord]) -> Option<Vec<String>> {
+fn residue(guards: &[&runner_db::fingerprint::GuardRecord]) -> Option<Vec<String>> {
     let mut tables: std::collections::BTreeMap<&str, (u64, u64, usize)> = Default::default();
     for g in guards {
         for r in g.residue.as_ref()? {
@@ -685,7 +685,7 @@ fn run_view(info: &RunInfo) -> RunView {
         run_id: info.run_id.clone(),
         master_seed: info.seeds.master,
         seed_drawn: info.seeds.drawn,
-        command_line: crate::shell::join(&info.invocation.to_argv()),
+        command_line: runner_core::shell::join(&info.invocation.to_argv()),
         started_at: info.started_at.clone(),
         finished_at: info.finished_at.clone(),
         forks_run: info.forks.len(),

@@ -3,8 +3,8 @@
 //! spends most of a run starting processes and writing files makes every
 //! experiment slower than it needs to be, so the report states the ratio.
 
-use crate::record::PairRecord;
 use crate::run_folder::RunInfo;
+use runner_core::record::PairRecord;
 use serde::Serialize;
 
 /// Wall time against time measured, for the report's Setup.
@@ -110,9 +110,9 @@ mod tests {
         let pair = |delay_ns| PairRecord {
             cell: 0,
             fork: 0,
-            phase: crate::record::Phase::Measure,
+            phase: runner_core::record::Phase::Measure,
             pair: 0,
-            first: crate::record::Arm::Baseline,
+            first: runner_core::record::Arm::Baseline,
             baseline_ns: 100,
             treatment_ns: 100 + delay_ns,
             delay_ns,

@@ -5,9 +5,9 @@
 //! baseline fork medians, forks that saw the smallest delay).
 
 use crate::analysis::{Analysis, CellAnalysis};
-use crate::placement::{pin::cpu_list, DatabaseSide, ForkPlacement, Placement};
 use crate::report::format;
 use crate::run_folder::RunInfo;
+use runner_os::placement::{pin::cpu_list, DatabaseSide, ForkPlacement, Placement};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -233,7 +233,7 @@ fn spans(cells: &[&CellAnalysis]) -> (Span, Span) {
         .filter(|c| c.delay_ns > 0)
         .filter_map(|c| {
             let w: Vec<f64> = c.forks.iter().map(|f| f.ci_ns[1] - f.ci_ns[0]).collect();
-            crate::stats::median(&w).ok()
+            runner_stats::median(&w).ok()
         })
         .collect();
     let span = |v: &[f64]| -> Span {

@@ -9,7 +9,7 @@
 //! measurement: the tree is its lines, and there is no comparison of
 //! times.
 
-use crate::db::plans::StatementPlan;
+use runner_db::plans::StatementPlan;
 use serde::Serialize;
 use serde_json::Value;
 

@@ -31,12 +31,12 @@ pub struct Reproduce {
 }
 
 /// `runner ...` as the user started runner (`cargo run --release -- ...`,
-/// `runner ...`), quoted by [`crate::shell`].
+/// `runner ...`), quoted by [`runner_core::shell`].
 fn launched(info: &RunInfo, argv: Vec<String>) -> String {
     let prefix = &info.build.launched_as;
     format!(
         "{prefix} {}",
-        crate::shell::join(&argv.into_iter().skip(1).collect::<Vec<_>>())
+        runner_core::shell::join(&argv.into_iter().skip(1).collect::<Vec<_>>())
     )
 }
 
@@ -96,7 +96,7 @@ fn merged_command(info: &RunInfo, m: &crate::shard::MergedInfo) -> String {
 /// measured, said first (a dirty tree plainly, with the digest of its
 /// changes), then runner's own build.
 fn code_line(info: &RunInfo, runner: &str, runner_dirty: bool) -> Option<String> {
-    use crate::environment::Code;
+    use runner_os::environment::Code;
     let runner = format!(
         "runner built from commit `{runner}`{}",
         if runner_dirty {
@@ -161,8 +161,8 @@ pub(super) fn build(info: &RunInfo) -> Reproduce {
         // Only the value is quoted: a quoted name would not be an assignment.
         Some(url) => format!(
             "{}={} {}",
-            crate::settings::DATABASE_URL,
-            crate::shell::join(&[url]),
+            runner_core::settings::DATABASE_URL,
+            runner_core::shell::join(&[url]),
             reproduce_command(info)
         ),
         None => reproduce_command(info),
@@ -180,7 +180,7 @@ pub(super) fn build(info: &RunInfo) -> Reproduce {
         None => format!(
             "{}, in the worker's memory: nothing to install (leave {} unset)",
             d.label,
-            crate::settings::DATABASE_URL
+            runner_core::settings::DATABASE_URL
         ),
     });
     let commit = &info.environment.git_commit;

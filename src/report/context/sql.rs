@@ -6,9 +6,9 @@
 //! sentence. Present only when an arm runs SQL, so other reports are
 //! unchanged.
 
-use crate::db::plans::{arm_shape, StatementPlan};
 use crate::run_folder::RunInfo;
 use crate::spec::StrategyKind;
+use runner_db::plans::{arm_shape, StatementPlan};
 use serde::Serialize;
 use std::collections::BTreeMap;
 

@@ -79,7 +79,7 @@ pub(super) fn client_lines(info: &RunInfo) -> Vec<String> {
             continue;
         }
         ns.sort_unstable();
-        let q = |p: f64| duration(crate::stats::quantile::nearest_rank(&ns, p).unwrap_or(f64::NAN));
+        let q = |p: f64| duration(runner_stats::quantile::nearest_rank(&ns, p).unwrap_or(f64::NAN));
         out.push(format!(
             "Concurrent clients: `{name}` ran as {n} concurrent clients, each on a connection of its own, released together every run; a run's time is from the release until the last client ended. Client latency (a client's release to its last row) over {} client runs: p50 {}, p90 {}, p99 {}.{}",
             ns.len(),
@@ -130,7 +130,7 @@ pub(super) struct Failures {
 /// Per arm name, its measured runs and failures. An A/A arm is both sides
 /// of each pair, so it ran twice per pair.
 pub(super) fn failures(info: &RunInfo) -> BTreeMap<String, Failures> {
-    use crate::record::{Arm, Phase};
+    use runner_core::record::{Arm, Phase};
     let exp = &info.spec.experiment;
     let pairs = exp.design.pairs.get();
     let mut out: BTreeMap<String, Failures> = BTreeMap::new();
@@ -156,7 +156,7 @@ pub(super) fn failures(info: &RunInfo) -> BTreeMap<String, Failures> {
 /// The two-sided 95 % Clopper-Pearson interval of `k` of `n` (each side
 /// a one-sided 97.5 % bound).
 pub(super) fn interval(k: u32, n: u32) -> Option<(f64, f64)> {
-    use crate::stats::gate::{lower_bound, upper_bound};
+    use runner_stats::gate::{lower_bound, upper_bound};
     Some((lower_bound(k, n, 0.975)?, upper_bound(k, n, 0.975)?))
 }
 
@@ -178,7 +178,7 @@ pub(super) fn failure_lines(info: &RunInfo) -> Vec<String> {
         let codes: Vec<String> = f
             .codes
             .iter()
-            .map(|(c, n)| format!("{} ({n})", crate::db::code_label(c)))
+            .map(|(c, n)| format!("{} ({n})", runner_db::code_label(c)))
             .collect();
         let kinds = if codes.is_empty() {
             String::new()
@@ -210,7 +210,7 @@ pub(super) fn failure_warnings(info: &RunInfo) -> Vec<super::comparison::Warning
             let codes: Vec<String> = f
                 .codes
                 .iter()
-                .map(|(c, n)| format!("{} ({n})", crate::db::code_label(c)))
+                .map(|(c, n)| format!("{} ({n})", runner_db::code_label(c)))
                 .collect();
             let all = f.failed == f.runs;
             Some(super::comparison::Warning {

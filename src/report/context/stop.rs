@@ -75,7 +75,7 @@ fn share(k: usize, n: usize) -> String {
 /// gives a share whose true value is p.
 fn chance_range(n: usize, p: f64) -> (f64, f64) {
     let n32 = n as u32;
-    let cdf = |k: u32| crate::stats::gate::binomial_cdf(k, n32, p);
+    let cdf = |k: u32| runner_stats::gate::binomial_cdf(k, n32, p);
     let lo = (0..=n32).find(|&k| cdf(k) >= 0.025).unwrap_or(0);
     let hi = (0..=n32).find(|&k| cdf(k) >= 0.975).unwrap_or(n32);
     (f64::from(lo) / n as f64, f64::from(hi) / n as f64)
@@ -213,7 +213,7 @@ pub(super) fn view(analysis: &Analysis, exp: &Experiment, info: &RunInfo) -> Opt
         }
     }
     rule_text[..1].make_ascii_uppercase();
-    let spending = crate::stats::spending::Spending::new(
+    let spending = runner_stats::spending::Spending::new(
         rule.min_forks.get() as usize,
         rule.max_forks.get() as usize,
         analysis.confidence,
@@ -223,7 +223,7 @@ pub(super) fn view(analysis: &Analysis, exp: &Experiment, info: &RunInfo) -> Opt
     let now = format!(
         "The interval that decides is Student's t over the forks' estimates (their log speed ratios; their median D where the rule is in time), at each look from {first} forks on, each look at a share of the {} error rate fixed before the run ({} at the first look, the rest over the later ones, more to the earlier): every look's interval holds at once, so the one a cell stopped on holds wherever the data made it stop, and it is what the Finding prints. It is wider than a fixed design's interval over as many forks, which holds only at a number of forks chosen in advance.",
         format::percent(1.0 - analysis.confidence),
-        format::percent(crate::stats::spending::FIRST_SHARE * (1.0 - analysis.confidence)),
+        format::percent(runner_stats::spending::FIRST_SHARE * (1.0 - analysis.confidence)),
     );
     let method = match info.stop_method {
         Some(StopMethod::Spending) => now,

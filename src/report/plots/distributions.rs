@@ -17,12 +17,12 @@ use super::axis::{Axis, Ticked};
 use super::layout::{panel_title, panel_titles};
 use super::{font, svg, Area, DrawResult, Header, Input, LegendEntry, Line, Marker, Panel};
 use super::{BLUE, GREY, VERMILLION};
-use crate::record::{PairRecord, Phase};
 use crate::report::format::duration;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use runner_core::error::Result;
+use runner_core::record::{PairRecord, Phase};
 use std::collections::BTreeMap;
 
 const PANEL_WIDTH: u32 = 520;
@@ -124,7 +124,7 @@ pub(super) fn render(input: &Input<'_>) -> Result<String> {
 
 /// The median of sorted values; NaN for none.
 fn median(sorted: &[u64]) -> f64 {
-    crate::stats::quantile::median_sorted(sorted).unwrap_or(f64::NAN)
+    runner_stats::quantile::median_sorted(sorted).unwrap_or(f64::NAN)
 }
 
 /// The run at share `q` of two sorted samples taken together (the nearest
@@ -132,7 +132,7 @@ fn median(sorted: &[u64]) -> f64 {
 fn quantile(a: &[u64], b: &[u64], q: f64) -> f64 {
     let mut all: Vec<u64> = a.iter().chain(b).copied().collect();
     all.sort_unstable();
-    crate::stats::quantile::nearest_index(&all, q).unwrap_or(f64::NAN)
+    runner_stats::quantile::nearest_index(&all, q).unwrap_or(f64::NAN)
 }
 
 /// The ECDF of `sorted` between `lo` and `hi` as a staircase: at most

@@ -31,9 +31,9 @@ mod text;
 pub(crate) mod trend;
 
 use crate::analysis::{Analysis, CellAnalysis, Verdict};
-use crate::record::PairRecord;
 use crate::report::context::Context;
 use runner_core::error::{run_failed, Result};
+use runner_core::record::PairRecord;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;

@@ -1,8 +1,8 @@
 use super::*;
 use crate::analysis::{analyse, AnalysisInput, CellInfo};
-use crate::record::{Arm, PairRecord, Phase};
 use crate::spec::Ordering;
 use rand::{Rng, SeedableRng};
+use runner_core::record::{Arm, PairRecord, Phase};
 use serde_json::json;
 
 const DELAYS_NS: [u64; 8] = [0, 5_000, 10_000, 25_000, 50_000, 100_000, 250_000, 500_000];

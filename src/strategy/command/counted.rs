@@ -12,7 +12,7 @@
 //! parent executed before the fork as well: such a program's count
 //! includes that part twice, the same way in both arms.
 
-use crate::record::{CacheMisses, RunCount};
+use runner_core::record::{CacheMisses, RunCount};
 use std::path::Path;
 
 /// The options before the command's argv (`--` ends them).

@@ -8,9 +8,9 @@
 //! the leader: while it is unreaped, neither its pid nor its group id can
 //! have been reused, so the kills cannot reach a stranger.
 
-use crate::reaper as sweep;
-use crate::record::RunUsage;
 use crate::strategy::error::{fail, Result, StrategyError};
+use runner_core::record::RunUsage;
+use runner_os::reaper as sweep;
 use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::io::Errno;
 use rustix::process::{pidfd_open, waitid, Pid, PidfdFlags, WaitId, WaitIdOptions};
@@ -225,7 +225,7 @@ pub(super) fn finish(pid: i32, exited: bool) -> Result<Ended> {
         let (done, seen) = sweep::kill_children(&keep, Some(pid));
         left.extend(seen);
         if !done {
-            crate::console::warn(&format!(
+            runner_core::console::warn(&format!(
                 "processes started by a command (pid {pid}) would not die within 10 s of SIGKILL"
             ));
         }
@@ -252,7 +252,7 @@ fn leftovers(pid: i32, exited: bool, subreaper: bool) -> BTreeSet<i32> {
     if subreaper && exited && sweep::children().iter().all(|&c| c == pid) {
         return BTreeSet::new();
     }
-    let mut found: BTreeSet<i32> = crate::environment::procfs::read_processes()
+    let mut found: BTreeSet<i32> = runner_os::environment::procfs::read_processes()
         .into_iter()
         .filter(|p| p.pgrp as i32 == pid && p.pid as i32 != pid && !p.zombie())
         .map(|p| p.pid as i32)

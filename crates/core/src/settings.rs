@@ -128,16 +128,10 @@ impl Settings {
     }
 }
 
-/// This process's settings, read from its environment the first time;
-/// that first read also gives the crates below what they take from them
-/// (the analysis's threads), so `run` reads them before anything else.
+/// This process's settings, read from its environment the first time.
 pub fn get() -> &'static Settings {
     static SETTINGS: OnceLock<Settings> = OnceLock::new();
-    SETTINGS.get_or_init(|| {
-        let s = Settings::from_vars(std::env::vars_os());
-        runner_stats::pool::configure(s.threads);
-        s
-    })
+    SETTINGS.get_or_init(|| Settings::from_vars(std::env::vars_os()))
 }
 
 #[cfg(test)]
