@@ -23,7 +23,7 @@
 mod common;
 
 use rand::SeedableRng;
-use runner::analysis::{analyse, AnalysisInput};
+use runner_analysis::{analyse, AnalysisInput};
 use runner_core::record::{Arm, PairRecord, Phase};
 use std::time::Instant;
 

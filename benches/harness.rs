@@ -15,10 +15,10 @@
 
 mod common;
 
-use runner::analysis::analyse;
 use runner::exec::worker::timed_run;
-use runner::spec::{StrategyKind, WorkloadParams};
+use runner_analysis::analyse;
 use runner_core::record::{Arm, PairRecord, Phase};
+use runner_spec::{StrategyKind, WorkloadParams};
 use std::time::Instant;
 
 fn median(mut v: Vec<u64>) -> f64 {

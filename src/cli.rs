@@ -5,8 +5,8 @@
 
 pub(crate) mod ab;
 
-use crate::run_folder::invocation::{AnalyzeArgs, ExecArgs, MergeArgs};
 use clap::{Parser, Subcommand};
+use runner_folder::invocation::{AnalyzeArgs, ExecArgs, MergeArgs};
 use std::path::PathBuf;
 
 /// Shown under every command's help: where the database comes from.
@@ -81,7 +81,7 @@ pub enum Command {
         set: Vec<String>,
         /// Exec's flags, so the exact CI command line can be tried first.
         #[command(flatten)]
-        flags: crate::run_folder::invocation::CheckFlags,
+        flags: runner_folder::invocation::CheckFlags,
         /// Print the plan as one JSON object (the fields docs/guide/commands.md lists)
         /// instead of the text; exit codes unchanged.
         #[arg(long)]

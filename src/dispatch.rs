@@ -1,7 +1,7 @@
 //! One command line, handed to its command.
 
 use crate::cli::{Cli, Command};
-use crate::{ab, analyze, commands, compare, exec, history, merge, report};
+use crate::{ab, analyze, commands, compare, exec, history, merge};
 use runner_core::console;
 use runner_core::error::Result;
 use runner_core::settings;
@@ -42,7 +42,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Command::Report { dir, template, out } => {
-            let rendered = report::render_folder(&dir, template.as_deref(), out.as_deref())?;
+            let rendered = runner_report::render_folder(&dir, template.as_deref(), out.as_deref())?;
             console::out(&format!("{}\n", rendered.report.display()));
             Ok(0)
         }

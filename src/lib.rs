@@ -6,7 +6,6 @@
 //! (`exec --shard I/N`) and `merge` joins the shards into one run again.
 
 pub(crate) mod ab;
-pub mod analysis;
 pub(crate) mod analyze;
 pub mod binary;
 pub mod cli;
@@ -16,11 +15,6 @@ pub mod dispatch;
 pub mod exec;
 pub(crate) mod history;
 pub(crate) mod merge;
-pub(crate) mod output;
-pub mod plan;
-pub mod report;
-pub mod run_folder;
 
 pub(crate) mod shard;
-pub mod spec;
 pub mod strategy;

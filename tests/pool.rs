@@ -67,8 +67,8 @@ fn an_analysis_adds_at_most_runner_threads_threads() {
     };
     // Reading checks the forks' rows on the pool too.
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/folders/aa");
-    let (info, pairs) = runner::report::read_folder(&dir).expect("the frozen aa run reads");
-    let analysis = runner::report::analyse(&info, &pairs).expect("the analysis runs");
+    let (info, pairs) = runner_report::read_folder(&dir).expect("the frozen aa run reads");
+    let analysis = runner_analysis::run::analyse(&info, &pairs).expect("the analysis runs");
     done.store(true, Ordering::Relaxed);
     let (most, seen, samples) = sampler.join().unwrap();
 

@@ -1,7 +1,7 @@
 //! What the benches share: the analysis settings of a grid of delays.
 
-use runner::analysis::{AnalysisInput, CellInfo};
-use runner::spec::Ordering;
+use runner_analysis::{AnalysisInput, CellInfo};
+use runner_spec::Ordering;
 
 /// The analysis of a grid with one cell per delay (in µs, `delay_us`),
 /// 2000 resamples at 95 %, paired-random and padded, as the experiments

@@ -14,10 +14,10 @@
 //! rather than a ratio of means.
 
 use super::file::Plan;
-use crate::analysis::Analysis;
-use crate::output::guard::{self, Owner};
+use runner_analysis::Analysis;
 use runner_core::error::{bad_input, Result};
 use runner_core::record::{PairRecord, Phase};
+use runner_folder::output::guard::{self, Owner};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -32,7 +32,7 @@ pub(crate) struct Own<'a> {
 /// Whether `dir` is a report folder: it holds a run.json of runner's, or
 /// its record of the files runner wrote lists a run's data.
 fn report_folder(dir: &Path) -> bool {
-    if guard::runner_run_json(&dir.join(crate::run_folder::FILE), false) {
+    if guard::runner_run_json(&dir.join(runner_folder::FILE), false) {
         return true;
     }
     let Ok(text) = std::fs::read_to_string(dir.join(guard::RECORD)) else {
@@ -59,7 +59,7 @@ pub(crate) fn check_target(flag: &str, path: &Path, own: &Own<'_>) -> Result<()>
     let Some(name) = path.file_name().filter(|_| !path.ends_with("..")) else {
         return refuse("not a file name; name the file the export goes to".into());
     };
-    let parent = crate::output::parent_or_dot(path);
+    let parent = runner_folder::output::parent_or_dot(path);
     if Path::new(name)
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("toml"))
@@ -70,11 +70,11 @@ pub(crate) fn check_target(flag: &str, path: &Path, own: &Own<'_>) -> Result<()>
         );
     }
     let absolute =
-        |p: &Path| crate::output::target::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        |p: &Path| runner_folder::output::target::absolute(p).unwrap_or_else(|_| p.to_path_buf());
     let at: PathBuf = absolute(parent).join(name);
     let spec = absolute(own.spec);
     let out = absolute(own.out_dir);
-    let partial = crate::run_folder::partial::partial_path(&out);
+    let partial = runner_folder::partial::partial_path(&out);
     if at == spec {
         return refuse("it is the experiment file this command writes".into());
     }
@@ -222,18 +222,21 @@ fn substitute(command: &str, params: &Map<String, Value>) -> String {
 impl Results {
     /// The results of the finished report folder `dir` of `plan`'s file.
     pub(crate) fn read(dir: &Path, plan: &Plan) -> Result<Results> {
-        let info = crate::run_folder::read(dir)?;
+        let info = runner_folder::read(dir)?;
         let pairs = runner_core::record::read_pairs_csv(&dir.join("pairs.csv"))
             .map_err(|e| bad_input(format!("{}: {e:#}", dir.join("pairs.csv").display())))?;
         let path = dir.join("analysis.json");
         let unreadable = |e: String| bad_input(format!("{}: {e}", path.display()));
         let bytes = std::fs::read(&path).map_err(|e| unreadable(e.to_string()))?;
-        let analysis: Analysis =
-            crate::output::format::parse(&path, &bytes, crate::output::format::Kind::Analysis)
-                .map_err(|e| match e {
-                    crate::output::format::ReadError::Format(e) => bad_input(e.to_string()),
-                    crate::output::format::ReadError::Json(e) => unreadable(e.to_string()),
-                })?;
+        let analysis: Analysis = runner_folder::output::format::parse(
+            &path,
+            &bytes,
+            runner_folder::output::format::Kind::Analysis,
+        )
+        .map_err(|e| match e {
+            runner_folder::output::format::ReadError::Format(e) => bad_input(e.to_string()),
+            runner_folder::output::format::ReadError::Json(e) => unreadable(e.to_string()),
+        })?;
         let design = &info.spec.experiment.design;
         let command_of = |name: &str| {
             plan.arms
@@ -246,8 +249,8 @@ impl Results {
         // every variant of one combination are one result.
         let mut groups: Vec<(Map<String, Value>, Runs, Vec<HyperfineResult>)> = Vec::new();
         for cell in &info.cells {
-            let mut params = crate::plan::group_params(&cell.params);
-            params.remove(crate::plan::TREATMENT_KEY);
+            let mut params = runner_plan::group_params(&cell.params);
+            params.remove(runner_plan::TREATMENT_KEY);
             let (baseline, treatment) = cell.arms(design);
             let rows = pairs
                 .iter()

@@ -98,10 +98,10 @@ pub(crate) fn plan(args: &AbArgs) -> Result<Plan> {
 /// machine's files and programs, which exec checks itself): a file that
 /// would not read back is refused before it is written.
 pub(crate) fn reads_back(spec: &Path, text: &str) -> Result<()> {
-    crate::spec::parse_recorded(
+    runner_spec::parse_recorded(
         &spec.display().to_string(),
         text,
-        &crate::spec::Recorded::default(),
+        &runner_spec::Recorded::default(),
     )
     .map(|_| ())
     .map_err(|e| {
@@ -233,7 +233,7 @@ fn s(text: &str) -> String {
 /// `{input}` and `{scratch}` stay ones too; any other `{name}` and a typed
 /// `{{` are escaped, so exec does not read them as placeholders.
 fn as_typed(text: &str, vars: &[String]) -> String {
-    use crate::spec::placeholder::{scan, Piece, INPUT, SCRATCH};
+    use runner_spec::placeholder::{scan, Piece, INPUT, SCRATCH};
     let mut out = String::with_capacity(text.len());
     for piece in scan(text) {
         match piece {

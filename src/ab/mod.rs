@@ -66,11 +66,11 @@ pub(crate) fn ab(args: &AbArgs) -> Result<AbOutcome> {
     if args.export_json.is_some() || args.export_markdown.is_some() {
         let results = export::Results::read(&outcome.dir, &plan)?;
         if let Some(path) = &args.export_json {
-            crate::output::guard::write(path, results.json().as_bytes())?;
+            runner_folder::output::guard::write(path, results.json().as_bytes())?;
             summary.push_str(&format!("{}\n", path.display()));
         }
         if let Some(path) = &args.export_markdown {
-            crate::output::guard::write(path, results.markdown().as_bytes())?;
+            runner_folder::output::guard::write(path, results.markdown().as_bytes())?;
             summary.push_str(&format!("{}\n", path.display()));
         }
     }
@@ -92,7 +92,7 @@ fn check_exports(args: &AbArgs, spec: &Path, out_dir: &Path) -> Result<()> {
         export::check_target(flag, path, &own)?;
     }
     if let (Some(json), Some(md)) = (&args.export_json, &args.export_markdown) {
-        let same = |p: &Path| crate::output::target::absolute(p).ok();
+        let same = |p: &Path| runner_folder::output::target::absolute(p).ok();
         if same(json) == same(md) {
             return Err(bad_input(format!(
                 "--export-json and --export-markdown both name {}; give each its own file",
@@ -109,7 +109,7 @@ fn write_spec(spec: &Path, text: &str) -> Result<()> {
         std::fs::create_dir_all(dir)
             .map_err(|e| bad_input(format!("cannot make the folder {}: {e}", dir.display())))?;
     }
-    crate::output::guard::write(spec, text.as_bytes()).map_err(|e| {
+    runner_folder::output::guard::write(spec, text.as_bytes()).map_err(|e| {
         bad_input(format!(
             "{e}; or give this comparison another name with --name"
         ))

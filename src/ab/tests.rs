@@ -18,14 +18,14 @@ fn args(argv: &[&str]) -> AbArgs {
 
 /// The text `runner ab ARGV` writes, validated as a recorded spec is
 /// (without looking at this machine's files and programs).
-fn written(argv: &[&str]) -> (String, crate::spec::Experiment) {
+fn written(argv: &[&str]) -> (String, runner_spec::Experiment) {
     let a = args(argv);
     let p = plan(&a).unwrap();
     let t = text(&a, &p, &invocation(&a));
-    let exp = crate::spec::parse_recorded(
+    let exp = runner_spec::parse_recorded(
         &format!("experiments/{}.toml", p.name),
         &t,
-        &crate::spec::Recorded::default(),
+        &runner_spec::Recorded::default(),
     )
     .unwrap_or_else(|e| panic!("{e}\n{t}"));
     (t, exp)
@@ -63,7 +63,7 @@ fn two_commands_are_a_sequential_ab_of_command_strategies() {
     // may not reach is the user's to add).
     assert_eq!(
         d.runs_per_fork,
-        Some(crate::spec::RunsPerFork {
+        Some(runner_spec::RunsPerFork {
             warmup_pairs: true,
             pairs: true,
             chosen: None
@@ -171,12 +171,12 @@ fn bad_arguments_are_refused_before_anything_is_written() {
 
 /// What each arm of a written file runs, `{{` read back as `{` and every
 /// placeholder left in place (the last step exec takes before a run).
-fn runs(exp: &crate::spec::Experiment, arm: &str) -> (Vec<String>, bool) {
-    use crate::spec::placeholder::{substitute, Fill};
-    let crate::spec::StrategyKind::Command(c) = &exp.strategies[arm] else {
+fn runs(exp: &runner_spec::Experiment, arm: &str) -> (Vec<String>, bool) {
+    use runner_spec::placeholder::{substitute, Fill};
+    let runner_spec::StrategyKind::Command(c) = &exp.strategies[arm] else {
         panic!("{arm} is not a command strategy");
     };
-    let shell = matches!(c.program, crate::spec::Program::Shell(_));
+    let shell = matches!(c.program, runner_spec::Program::Shell(_));
     let words = c
         .program
         .argv()
@@ -315,7 +315,7 @@ fn an_earlier_export_may_be_replaced_and_a_users_file_not() {
     use super::export::{check_target, Own};
     let tmp = tempfile::tempdir().unwrap();
     let (h, mine) = (tmp.path().join("h.json"), tmp.path().join("mine.json"));
-    crate::output::guard::write(&h, b"{}\n").unwrap();
+    runner_folder::output::guard::write(&h, b"{}\n").unwrap();
     std::fs::write(&mine, "{}\n").unwrap();
     let own = Own {
         spec: &tmp.path().join("experiments/x.toml"),
@@ -340,7 +340,7 @@ fn instructions_are_counted_beside_time() {
     assert!(t.contains("#     runner ab --name q --instructions"), "{t}");
     let c = exp.design.counting.expect("counts");
     assert!(c.time && !c.cache_sim);
-    assert_eq!(c.pairs, crate::spec::Counting::DEFAULT_PAIRS);
+    assert_eq!(c.pairs, runner_spec::Counting::DEFAULT_PAIRS);
     let (plain, exp) = written(&["--name", "q", "gzip -1 -c", "gzip -2 -c"]);
     assert!(!plain.contains("measure ="), "{plain}");
     assert!(exp.design.counting.is_none());

@@ -27,20 +27,19 @@ mod shape;
 mod spec;
 mod table;
 
-use crate::output::{guard, target};
-use crate::plan;
-use crate::run_folder::assemble::{now_rfc3339, Builder, Source};
-use crate::run_folder::digest::RowDigest;
-use crate::run_folder::partial::{partial_path, Partial};
-use crate::run_folder::{
-    CheckReport, ForkRecord, ForkSummary, Imported, ImportedFork, Invocation, RunInfo, SpecInfo,
-};
 use runner_core::error::{bad_input, run_failed, Result};
 use runner_core::record::PairRecord;
+use runner_folder::assemble::{now_rfc3339, Builder, Source};
+use runner_folder::digest::RowDigest;
+use runner_folder::output::{guard, target};
+use runner_folder::partial::{partial_path, Partial};
+use runner_folder::{
+    CheckReport, ForkRecord, ForkSummary, Imported, ImportedFork, Invocation, RunInfo, SpecInfo,
+};
 use shape::{cell_ids, cells_of, forks};
 use std::path::{Path, PathBuf};
 
-pub(crate) use crate::run_folder::invocation::AnalyzeArgs;
+pub(crate) use runner_folder::invocation::AnalyzeArgs;
 
 /// The run: spec, cells, jobs, seeds and forks, and the rows in runner's
 /// order and numbering (`t.rows`, changed in place: see [`shape::forks`]).
@@ -86,18 +85,18 @@ fn build(args: &AnalyzeArgs, t: &mut table::Table) -> Result<RunInfo> {
         confidence: args.confidence,
     };
     let parse = |toml: &str| {
-        crate::spec::parse_recorded(&shown, toml, &Default::default()).map_err(|e| {
+        runner_spec::parse_recorded(&shown, toml, &Default::default()).map_err(|e| {
             bad_input(format!(
                 "{shown}: the data cannot be described as runner's design: {e}"
             ))
         })
     };
     let first = parse(&spec::toml(&settings(1, 0, 1)))?;
-    let ids = cell_ids(&plan::cells(&first), by_label);
+    let ids = cell_ids(&runner_plan::cells(&first), by_label);
     let (forks, n_forks, warmup, pairs) = forks(t, &ids, by_label, &shown)?;
     let toml = spec::toml(&settings(n_forks, warmup, pairs));
     let exp = parse(&toml)?;
-    let cells_planned = plan::cells(&exp);
+    let cells_planned = runner_plan::cells(&exp);
     for r in t.rows.iter_mut() {
         r.delay_ns = cells_planned[r.cell as usize].delay_ns;
     }
@@ -161,18 +160,25 @@ fn build(args: &AnalyzeArgs, t: &mut table::Table) -> Result<RunInfo> {
     let at = now_rfc3339();
     let invocation = Invocation::Analyze(args.clone());
     // What every reader checks, checked before anything is written.
-    Builder::new(&invocation, SpecInfo::new(shown, toml, exp), master, drawn)
-        .times(at.clone(), Some(at))
-        .assemble(Source::Imported {
-            imported,
-            forks: records,
-            pairs_sha256: whole.finish().1,
-        })
-        .map_err(|e| {
-            run_failed(format!(
-                "the imported run does not check out ({e}); this is a bug"
-            ))
-        })
+    let environment = runner_os::environment::capture(&crate::binary::BINARY);
+    Builder::new(
+        &invocation,
+        SpecInfo::new(shown, toml, exp),
+        master,
+        drawn,
+        environment,
+    )
+    .times(at.clone(), Some(at))
+    .assemble(Source::Imported {
+        imported,
+        forks: records,
+        pairs_sha256: whole.finish().1,
+    })
+    .map_err(|e| {
+        run_failed(format!(
+            "the imported run does not check out ({e}); this is a bug"
+        ))
+    })
 }
 
 fn check_args(args: &AnalyzeArgs) -> Result<()> {
@@ -188,7 +194,7 @@ fn check_args(args: &AnalyzeArgs) -> Result<()> {
             args.confidence
         )));
     }
-    let most = crate::run_folder::recorded::MAX_CLOCK_RESOLUTION_NS;
+    let most = runner_folder::recorded::MAX_CLOCK_RESOLUTION_NS;
     if args.clock_resolution_ns > most {
         return Err(bad_input(format!(
             "--clock-resolution-ns must be from 0 to {most} (1 ms, the coarsest clock runner analyses; 0, the default, takes the times as exact), got {}",
@@ -249,12 +255,12 @@ pub(crate) fn analyze(args: &AnalyzeArgs) -> Result<(PathBuf, String)> {
     }
     let for_thread = info.clone();
     let rendered = runner_os::interrupt::run(0, move || {
-        let template = crate::report::template_for(&for_thread, None)?;
-        crate::report::render_run(&for_thread, &pairs, template)
+        let template = runner_report::template_for(&for_thread, None)?;
+        runner_report::render_run(&for_thread, &pairs, template)
     })
     .map_err(|i| run_failed(format!("{i} during the analysis; nothing was written")));
     let written = rendered.and_then(|r| r).and_then(|rendering| {
-        crate::report::write(&partial.dir, None, &rendering)?;
+        runner_report::write(&partial.dir, None, &rendering)?;
         partial.write_run_info(&info)?;
         partial.drop_fork_files()?;
         Ok(rendering)

@@ -4,9 +4,9 @@
 //! the check that the design is uniform (equal forks, equal pairs).
 
 use super::table;
-use crate::plan::Cell;
 use runner_core::error::{bad_input, Result};
 use runner_core::record::Phase;
+use runner_plan::Cell;
 use std::collections::{BTreeMap, HashMap};
 
 /// (label, delay) -> rows, and how the cells were told apart.

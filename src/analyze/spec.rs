@@ -139,11 +139,11 @@ mod tests {
             resamples: 500,
             confidence: 0.9,
         });
-        let exp = crate::spec::parse_recorded("data/jmh.csv", &text, &Default::default())
+        let exp = runner_spec::parse_recorded("data/jmh.csv", &text, &Default::default())
             .unwrap_or_else(|e| panic!("{e}\n{text}"));
         assert_eq!(
             exp.strategies["old build"],
-            crate::spec::StrategyKind::Imported
+            runner_spec::StrategyKind::Imported
         );
         assert_eq!(exp.design.baseline, "old build");
         assert_eq!(exp.grid.delay_ns, [0, 1500]);
@@ -157,7 +157,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("x.toml");
         std::fs::write(&path, &text).unwrap();
-        let e = crate::spec::load(&path, &[]).unwrap_err().message;
+        let e = runner_spec::load(&path, &[]).unwrap_err().message;
         assert!(
             e.contains("kind = \"imported\" marks pairs another harness measured"),
             "{e}"

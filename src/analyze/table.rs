@@ -250,7 +250,7 @@ pub(crate) fn read(path: &Path) -> Result<Table> {
     }
     rows.shrink_to_fit();
     lines.shrink_to_fit();
-    let sha256 = crate::output::hex(&reader.into_inner().hasher.finalize());
+    let sha256 = runner_folder::output::hex(&reader.into_inner().hasher.finalize());
     Ok(Table {
         labels: labels.names,
         fork_ids: fork_ids.names,

@@ -11,9 +11,8 @@
 
 use super::check_trials;
 use crate::exec::trials::Stopped;
-use crate::plan;
-use crate::spec::{self, Experiment};
 use runner_core::error::Result;
+use runner_spec::Experiment;
 use serde::Serialize;
 use std::path::Path;
 
@@ -107,17 +106,17 @@ pub(crate) fn summarize(
     set: &[String],
     flags: &super::preflight::CheckFlags,
 ) -> Result<CheckSummary> {
-    let loaded = spec::load(spec_path, set)?;
+    let loaded = runner_spec::load(spec_path, set)?;
     let exp = &loaded.experiment;
     // exec's flags are checked as exec would check them, before anything runs.
     super::preflight::refuse(spec_path, exp, flags)?;
     // A run that counts needs valgrind: said now, as exec would.
     crate::exec::counting::require(spec_path, exp)?;
     let flag_lines = super::preflight::lines(exp, flags)?;
-    let cells = plan::all_cells(exp, None);
+    let cells = runner_plan::all_cells(exp, None);
     let forks = u64::from(exp.design.forks.get());
     // A percentage gate's 0.5x cells are sized by the run itself.
-    let to_size = crate::plan::self_check::needs_sizing(exp, None);
+    let to_size = runner_plan::self_check::needs_sizing(exp, None);
     let needs_db = exp
         .design
         .arms()
@@ -159,23 +158,25 @@ pub(crate) fn summarize(
     // them from the same trials.
     let mut sized = exp.clone();
     let costs = crate::exec::estimate::costs(exp, &cells, target.as_ref(), &trials.outcome);
-    let chosen = crate::plan::self_check::job_count(exp, &plan::all_cells(exp, None));
-    plan::runs::apply(&mut sized.design, costs, chosen);
+    let chosen = runner_plan::self_check::job_count(exp, &runner_plan::all_cells(exp, None));
+    runner_plan::runs::apply(&mut sized.design, costs, chosen);
     let exp = &sized;
-    let per_job = plan::Plan::pairs_per_job(exp);
+    let per_job = runner_plan::Plan::pairs_per_job(exp);
     // A percentage gate's 0.5x cells count with the delay the run would give
     // them from the baseline the trials measured (or, untimed, what
     // `estimate_run_ns` guesses), capped at 1 s as the run caps it.
-    let baseline_ns = |c: &plan::Cell| timed.run_ns(&plan::bind(exp, c, &exp.design.baseline));
-    let sized = crate::plan::self_check::estimate(exp, &plan::cells(exp), |c| {
-        baseline_ns(c)
-            .unwrap_or_else(|| plan::estimate_run_ns(exp, c, &exp.design.baseline, on_postgres))
+    let baseline_ns =
+        |c: &runner_plan::Cell| timed.run_ns(&runner_plan::bind(exp, c, &exp.design.baseline));
+    let sized = runner_plan::self_check::estimate(exp, &runner_plan::cells(exp), |c| {
+        baseline_ns(c).unwrap_or_else(|| {
+            runner_plan::estimate_run_ns(exp, c, &exp.design.baseline, on_postgres)
+        })
     });
     // Every cell the run will measure, and its jobs (a self-check cell
     // runs fewer forks than an experiment cell).
-    let all_cells = plan::all_cells(exp, sized.as_ref());
+    let all_cells = runner_plan::all_cells(exp, sized.as_ref());
     let cells_total = all_cells.len() as u64;
-    let jobs = crate::plan::self_check::job_count(exp, &all_cells);
+    let jobs = runner_plan::self_check::job_count(exp, &all_cells);
     let estimate =
         crate::exec::estimate::from_trials(exp, &all_cells, target.as_ref(), &trials.outcome);
     let sizing = if to_size {
@@ -228,7 +229,7 @@ pub(crate) fn summarize(
             forks,
             exp.design.warmup_pairs,
             exp.design.pairs,
-            crate::report::format::runs_chosen(&exp.design)
+            runner_report::format::runs_chosen(&exp.design)
                 .map_or(String::new(), |c| format!("; {c}")),
             exp.design.ordering,
             exp.design.pad_baseline,
@@ -292,7 +293,7 @@ fn output_line(exp: &Experiment, out: Option<&Path>) -> String {
             "(--out DIR to write elsewhere)",
         ),
     };
-    let old = crate::output::target::old_path(&dir);
+    let old = runner_folder::output::target::old_path(&dir);
     format!(
         "exec writes {}/ {how} once the run completes; a report already there moves to {}/, which git ignores",
         dir.display(),
@@ -303,7 +304,7 @@ fn output_line(exp: &Experiment, out: Option<&Path>) -> String {
 /// What the design counts besides time (`design.measure`), as a clause
 /// of the design line; empty for a run that times alone.
 fn counting_clause(exp: &Experiment) -> String {
-    let sim = |c: crate::spec::Counting| {
+    let sim = |c: runner_spec::Counting| {
         if c.cache_sim {
             " with its cache simulated"
         } else {
@@ -414,9 +415,9 @@ fn database_line(
     })
 }
 
-fn cell_line(exp: &Experiment, c: &plan::Cell) -> String {
+fn cell_line(exp: &Experiment, c: &runner_plan::Cell) -> String {
     let role = match c.role {
-        plan::Role::Experiment => String::new(),
+        runner_plan::Role::Experiment => String::new(),
         _ => {
             let (b, _) = c.arms(&exp.design);
             format!(" (gate self-check: `{b}` against itself)")
@@ -424,21 +425,21 @@ fn cell_line(exp: &Experiment, c: &plan::Cell) -> String {
     };
     // The delay only when the grid sweeps it, as the report names cells.
     let mut params = exp.grid.labelled(&c.params);
-    if exp.grid.delay_ns.len() < 2 && c.role == plan::Role::Experiment && params.len() > 1 {
-        params = plan::group_params(&params);
+    if exp.grid.delay_ns.len() < 2 && c.role == runner_plan::Role::Experiment && params.len() > 1 {
+        params = runner_plan::group_params(&params);
     }
     format!(
         "cell {:<3} {}{role}",
         c.cell,
-        crate::report::format::params(&params)
+        runner_report::format::params(&params)
     )
 }
 
 fn sizing_lines(
     exp: &Experiment,
-    cells: &[plan::Cell],
-    sized: Option<&crate::plan::self_check::GateSizing>,
-    baseline_ns: &dyn Fn(&plan::Cell) -> Option<u64>,
+    cells: &[runner_plan::Cell],
+    sized: Option<&runner_plan::self_check::GateSizing>,
+    baseline_ns: &dyn Fn(&runner_plan::Cell) -> Option<u64>,
 ) -> Vec<String> {
     let mut out = vec![format!(
         "and one gate self-check cell per group at half the threshold, sized once the cells above have run (`{}` against itself)",
@@ -457,9 +458,9 @@ fn sizing_lines(
             } else {
                 "a guessed baseline run"
             },
-            crate::report::format::duration(g.baseline_median_ns),
-            crate::report::format::delay(
-                crate::plan::self_check::within_delay_ns(g.threshold_ns) as f64
+            runner_report::format::duration(g.baseline_median_ns),
+            runner_report::format::delay(
+                runner_plan::self_check::within_delay_ns(g.threshold_ns) as f64
             ),
         ));
     }
@@ -469,16 +470,16 @@ fn sizing_lines(
 /// The gate's line, and the self-check's size: a quarter of the
 /// comparison's forks, testing whether forks' intervals are valid (the
 /// power itself is computed from the deciding interval).
-fn gate_lines(exp: &Experiment, all: &[plan::Cell]) -> (Option<String>, Option<String>) {
+fn gate_lines(exp: &Experiment, all: &[runner_plan::Cell]) -> (Option<String>, Option<String>) {
     let Some(g) = &exp.gate else {
         return (None, None);
     };
     let judged = match g.max_slowdown {
-        crate::spec::MaxSlowdown::Percent(_) if g.metric == crate::spec::Metric::Instructions => {
+        runner_spec::MaxSlowdown::Percent(_) if g.metric == runner_spec::Metric::Instructions => {
             "the instructions' ratio's interval over the forks decides (gate.metric)"
         }
-        crate::spec::MaxSlowdown::Percent(_) => "the speed ratio's interval over the forks decides",
-        crate::spec::MaxSlowdown::Ns(_) => "D's interval over the forks decides",
+        runner_spec::MaxSlowdown::Percent(_) => "the speed ratio's interval over the forks decides",
+        runner_spec::MaxSlowdown::Ns(_) => "D's interval over the forks decides",
     };
     let mut line = format!(
         "max_slowdown {}, {judged}, self-check {}, min_power {}, max_false_block {}; exit 0 pass, 3 regression, 4 inconclusive",
@@ -491,7 +492,7 @@ fn gate_lines(exp: &Experiment, all: &[plan::Cell]) -> (Option<String>, Option<S
         .design
         .stop
         .map_or(exp.design.forks.get(), |s| s.max_forks.get());
-    let least = crate::analysis::gate::MIN_FORKS;
+    let least = runner_analysis::gate::MIN_FORKS;
     if forks < least {
         line.push_str(&format!(
             "; a gate decides on {least} forks per cell at least, so with {forks} it will be inconclusive (--set design.forks={least})"
@@ -501,11 +502,11 @@ fn gate_lines(exp: &Experiment, all: &[plan::Cell]) -> (Option<String>, Option<S
         let forks = all
             .iter()
             .find(|c| !c.role.is_experiment())
-            .map(|c| crate::plan::self_check::forks_of(exp, all, c))
+            .map(|c| runner_plan::self_check::forks_of(exp, all, c))
             .unwrap_or(0);
         format!(
             "{} per self-check cell (a quarter of the comparison's): tests whether forks' intervals are valid; the power is computed from the deciding interval",
-            crate::report::effect::forks_count(forks)
+            runner_report::effect::forks_count(forks)
         )
     });
     (Some(line), self_check)
@@ -517,9 +518,9 @@ fn gate_lines(exp: &Experiment, all: &[plan::Cell]) -> (Option<String>, Option<S
 /// existed.
 pub(super) fn layout_lines(exp: &Experiment) -> Vec<String> {
     use runner_os::memory_layout::Layout;
-    let cells = plan::cells(exp);
+    let cells = runner_plan::cells(exp);
     let layouts: std::collections::BTreeSet<Layout> =
-        cells.iter().map(|c| plan::layout(exp, c)).collect();
+        cells.iter().map(|c| runner_plan::layout(exp, c)).collect();
     if layouts.iter().all(Layout::is_system) {
         return Vec::new();
     }
@@ -536,13 +537,14 @@ pub(super) fn layout_lines(exp: &Experiment) -> Vec<String> {
         out.push("each fork's layout is drawn from the master seed, which exec draws; set `seed` to see them here".into());
         return out;
     };
-    let mut jobs = plan::plan(exp, master, None).jobs;
+    let mut jobs = runner_plan::plan(exp, master, None).jobs;
     jobs.sort_by_key(|j| (j.cell, j.fork));
     for j in jobs {
         let Some(c) = cells.get(j.cell as usize) else {
             continue;
         };
-        if let Some(p) = runner_os::memory_layout::plan(plan::layout(exp, c), master, j.seed) {
+        if let Some(p) = runner_os::memory_layout::plan(runner_plan::layout(exp, c), master, j.seed)
+        {
             out.push(format!(
                 "cell {:<3} fork {:<4} {}: {} B of environment padding, stack offset {} B, heap offset {} B, ASLR {}",
                 j.cell,

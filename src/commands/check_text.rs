@@ -74,7 +74,7 @@ pub(super) fn render(s: &CheckSummary) -> String {
             .timed
             .iter()
             .map(|a| {
-                let median = crate::report::format::duration(a.median_ns as f64);
+                let median = runner_report::format::duration(a.median_ns as f64);
                 format!("`{}` {median}", a.arm)
             })
             .collect();

@@ -10,12 +10,12 @@
 //! the estimate is then a guess.
 
 use crate::exec::trials::{self, Stopped};
-use crate::plan::Cell;
-use crate::spec::Experiment;
 use runner_core::error::{bad_input, run_failed, Result};
 use runner_db::fingerprint::GuardRecord;
 use runner_db::DbTarget;
 use runner_os::interrupt;
+use runner_plan::Cell;
+use runner_spec::Experiment;
 use std::collections::BTreeSet;
 use std::time::Duration;
 

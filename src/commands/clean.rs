@@ -89,7 +89,7 @@ pub(crate) fn clean(spec: Option<&Path>, list_only: bool, named: &[String]) -> R
 fn target(spec: Option<&Path>) -> Result<DbTarget> {
     let env = runner_core::settings::get().database_url.as_deref();
     let config = match spec {
-        Some(path) => crate::spec::load(path, &[])?.experiment.database,
+        Some(path) => runner_spec::load(path, &[])?.experiment.database,
         None if env.is_some() => runner_db::DatabaseConfig::default(),
         None => {
             return Err(bad_input(

@@ -3,9 +3,9 @@
 //! exec`): each is checked as exec checks it, and the plan lines say what
 //! it changes. `--resume` is exec's alone (it continues a run).
 
-pub(crate) use crate::run_folder::invocation::CheckFlags;
-use crate::spec::Experiment;
 use runner_core::error::{bad_input, Result};
+pub(crate) use runner_folder::invocation::CheckFlags;
+use runner_spec::Experiment;
 use std::path::Path;
 
 /// The refusals exec would make before it runs anything, made now.
@@ -28,7 +28,7 @@ pub(crate) fn refuse(spec: &Path, exp: &Experiment, flags: &CheckFlags) -> Resul
                 s.count
             )));
         }
-        let jobs = crate::plan::plan(exp, exp.seed.unwrap_or_default(), None).jobs;
+        let jobs = runner_plan::plan(exp, exp.seed.unwrap_or_default(), None).jobs;
         crate::shard::plan_share(exp, &jobs, s).map_err(bad_input)?;
     }
     Ok(())
@@ -54,7 +54,7 @@ pub(crate) fn lines(exp: &Experiment, flags: &CheckFlags) -> Result<String> {
         out.push_str("flags       --retry-inconclusive: an inconclusive verdict runs once more with the design it names, and exits 4 if still inconclusive\n");
     }
     if let Some(s) = selection(flags)? {
-        let jobs = crate::plan::plan(exp, exp.seed.unwrap_or_default(), None).jobs;
+        let jobs = runner_plan::plan(exp, exp.seed.unwrap_or_default(), None).jobs;
         let share = crate::shard::plan_share(exp, &jobs, s).map_err(bad_input)?;
         out.push_str(&format!(
             "shard       {}/{}: {} of the plan's {} jobs\n",

@@ -2,8 +2,8 @@
 //! match, one row per cell and arm, and the warning about separate runs.
 
 use super::{Arm, CountRow, EffectRow, Row, Run};
-use crate::report::format;
-use crate::run_folder::RunInfo;
+use runner_folder::RunInfo;
+use runner_report::format;
 
 fn machine(info: &RunInfo) -> String {
     if info.imported.is_some() {
@@ -236,7 +236,7 @@ fn cell_label(r: &Run, cell: u32) -> String {
     };
     let mut params = exp.grid.labelled(&c.params);
     if exp.grid.delay_ns.len() < 2 {
-        params = crate::plan::group_params(&params);
+        params = runner_plan::group_params(&params);
     }
     if params.is_empty() {
         format!("`{}`", c.arms(&exp.design).1)
@@ -250,7 +250,7 @@ fn size(info: &RunInfo) -> String {
     let d = &info.spec.experiment.design;
     format!(
         "{} x ({} warm-up + {} measured pairs)",
-        crate::report::effect::forks_count(d.forks.get()),
+        runner_report::effect::forks_count(d.forks.get()),
         d.warmup_pairs,
         d.pairs
     )
@@ -318,8 +318,8 @@ The paired effect of each cell's treatment against `{}`, in each run on its own 
 
 ",
         exp.design.baseline,
-        crate::report::effect::interval_name(
-            effects.first().map_or(crate::analysis::effect::IntervalKind::Forks, |e| e.a.interval),
+        runner_report::effect::interval_name(
+            effects.first().map_or(runner_analysis::effect::IntervalKind::Forks, |e| e.a.interval),
             confidence
         ),
         format::percent(confidence)
@@ -341,19 +341,19 @@ The paired effect of each cell's treatment against `{}`, in each run on its own 
             })
             .collect::<Vec<_>>(),
     );
-    let all: Vec<&crate::analysis::effect::Effect> = effects
+    let all: Vec<&runner_analysis::effect::Effect> = effects
         .iter()
         .flat_map(|e| [(&e.a, e.n_pairs.0), (&e.b, e.n_pairs.1)])
         .filter(|(_, n)| *n > 1)
         .map(|(x, _)| x)
         .collect();
-    let digits = crate::report::effect::Digits::of(&all);
+    let digits = runner_report::effect::Digits::of(&all);
     for e in effects {
-        let words = |x: &crate::analysis::effect::Effect, pairs: usize| {
+        let words = |x: &runner_analysis::effect::Effect, pairs: usize| {
             if pairs < 2 {
                 return format!("{}, {ONE_RUN}", lone_factor(x.ratio));
             }
-            let t = crate::report::effect::text_in(
+            let t = runner_report::effect::text_in(
                 x,
                 &e.treatment,
                 &exp.design.baseline,
@@ -361,7 +361,7 @@ The paired effect of each cell's treatment against `{}`, in each run on its own 
                 &digits,
             );
             match x.direction {
-                crate::analysis::effect::Direction::NoDifference => {
+                runner_analysis::effect::Direction::NoDifference => {
                     format!("{} ({})", t.direction, t.ratio)
                 }
                 _ => t.ratio,
@@ -420,10 +420,10 @@ Each run counted instructions beside its pairs: the instructions ratio of each c
         format::percent(confidence)
     );
     for c in counts {
-        let each = |e: &crate::analysis::instructions::CountEffect| {
+        let each = |e: &runner_analysis::instructions::CountEffect| {
             format!(
                 "{} instructions",
-                crate::report::effect::percent_of(e.change, e.change_ci)
+                runner_report::effect::percent_of(e.change, e.change_ci)
             )
         };
         let moved = if c.change.lo > 1.0 {

@@ -31,14 +31,14 @@
 
 mod markdown;
 
-use crate::analysis::effect::Effect;
-use crate::report::read_folder;
-use crate::run_folder::check::differing_keys;
-use crate::run_folder::RunInfo;
 use rand::SeedableRng;
+use runner_analysis::effect::Effect;
 use runner_core::error::{bad_input, Result};
 use runner_core::record::{PairRecord, Phase};
 use runner_core::seed::{self, Domain};
+use runner_folder::check::differing_keys;
+use runner_folder::RunInfo;
+use runner_report::read_folder;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -60,7 +60,7 @@ pub(crate) struct Run {
     pub dir: PathBuf,
     pub info: RunInfo,
     pub pairs: Vec<PairRecord>,
-    pub analysis: crate::analysis::Analysis,
+    pub analysis: runner_analysis::Analysis,
 }
 
 /// Which arm.
@@ -147,8 +147,8 @@ pub(crate) fn quotient(a: (f64, [f64; 2]), b: (f64, [f64; 2])) -> runner_stats::
 #[derive(Debug, Clone)]
 pub(crate) struct CountRow {
     pub cell: u32,
-    pub a: crate::analysis::instructions::CountEffect,
-    pub b: crate::analysis::instructions::CountEffect,
+    pub a: runner_analysis::instructions::CountEffect,
+    pub b: runner_analysis::instructions::CountEffect,
     pub change: runner_stats::apart::Bounded,
 }
 
@@ -275,8 +275,8 @@ fn effect_rows(a: &Run, b: &Run) -> Result<Vec<EffectRow>> {
     let (resamples, confidence) = (exp.analysis.resamples, exp.analysis.confidence);
     let (ma, mb) = (a.info.seeds.master, b.info.seeds.master);
     let (input_a, input_b) = (
-        crate::report::context::analysis_input(&a.info),
-        crate::report::context::analysis_input(&b.info),
+        runner_analysis::run::input(&a.info),
+        runner_analysis::run::input(&b.info),
     );
     let mut out = Vec::new();
     for cell in a.info.cells.iter().filter(|c| c.role.is_experiment()) {
@@ -291,7 +291,7 @@ fn effect_rows(a: &Run, b: &Run) -> Result<Vec<EffectRow>> {
             continue;
         };
         let diffs = |input, r: &Run| {
-            crate::analysis::fork_diffs(input, &r.pairs, cell.cell)
+            runner_analysis::fork_diffs(input, &r.pairs, cell.cell)
                 .map_err(|e| bad_input(format!("cell {}: cannot compare: {e}", cell.cell)))
         };
         let (da, db) = (diffs(&input_a, a)?, diffs(&input_b, b)?);
@@ -318,7 +318,7 @@ fn effect_rows(a: &Run, b: &Run) -> Result<Vec<EffectRow>> {
 
 fn read(dir: &Path) -> Result<Run> {
     let (info, pairs) = read_folder(dir)?;
-    let analysis = crate::report::analyse(&info, &pairs)?;
+    let analysis = runner_analysis::run::analyse(&info, &pairs)?;
     Ok(Run {
         dir: dir.to_path_buf(),
         info,
@@ -337,8 +337,8 @@ pub fn compare(
     if let Some(o) = out {
         for d in [dir_a, dir_b] {
             if let (Ok(d), Ok(f)) = (
-                crate::output::target::absolute(d),
-                crate::output::target::absolute(o),
+                runner_folder::output::target::absolute(d),
+                runner_folder::output::target::absolute(o),
             ) {
                 if f.starts_with(&d) {
                     return Err(bad_input(format!(
@@ -374,7 +374,7 @@ pub fn compare(
     match out {
         None => Ok((text, None)),
         Some(o) => {
-            crate::output::guard::write(o, text.as_bytes())?;
+            runner_folder::output::guard::write(o, text.as_bytes())?;
             Ok((text, Some(o.to_path_buf())))
         }
     }

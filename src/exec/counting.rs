@@ -3,10 +3,10 @@
 //! names the Debian package. The workers are told its path in their job.
 
 use super::protocol::CountJob;
-use crate::spec::Experiment;
 use crate::strategy::CountWith;
 use runner_core::error::{bad_input, Result};
 use runner_os::environment::counters::{self, Counters, VALGRIND_PACKAGE};
+use runner_spec::Experiment;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 

@@ -1,9 +1,9 @@
 //! The run's database, from the parent's side: resolved, checked and (on
 //! PostgreSQL) given its own schema before any fork starts; dropped at the end.
 
-use crate::spec::Experiment;
 use runner_core::error::{bad_input, run_failed, Result};
 use runner_db::DbTarget;
+use runner_spec::Experiment;
 
 #[derive(Clone)]
 pub(crate) struct RunDatabase {

@@ -93,7 +93,7 @@ impl DatabaseGuard {
 }
 
 /// The database server processes that served a finished fork.
-pub(super) fn backend_pids(summary: &crate::run_folder::ForkSummary) -> Vec<u32> {
+pub(super) fn backend_pids(summary: &runner_folder::ForkSummary) -> Vec<u32> {
     summary.placement.as_ref().map_or_else(Vec::new, |p| {
         p.database.backends().iter().map(|b| b.pid).collect()
     })

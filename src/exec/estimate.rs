@@ -9,12 +9,12 @@
 //! fork starts; on PostgreSQL in a schema of their own (exec's run schema,
 //! or one `check` makes and drops). What a failing trial (a command that
 //! cannot start yet) leaves untimed is guessed from per-run costs measured
-//! on the development machine (`plan::estimate_run_ns`), and said so.
+//! on the development machine (`runner_plan::estimate_run_ns`), and said so.
 
 use super::trials::Stopped;
-use crate::plan::{self, Cell, Plan};
-use crate::spec::Experiment;
 use runner_db::DbTarget;
+use runner_plan::{Cell, Plan};
+use runner_spec::Experiment;
 
 /// A fork's own cost outside its runs: a process start, the arms' set-up
 /// (a connection and a seeded table on PostgreSQL), the agreement check,
@@ -93,7 +93,7 @@ impl Estimate {
         let setup = if self.setup_ns > 0 {
             format!(
                 ", and each fork's set-up of {} measured the same way",
-                crate::report::format::duration(self.setup_ns as f64)
+                runner_report::format::duration(self.setup_ns as f64)
             )
         } else {
             String::new()
@@ -191,11 +191,11 @@ fn run_cost(
 ) -> u64 {
     let on_postgres = matches!(db, Some(DbTarget::Postgres { .. }));
     trials
-        .cycle_ns(&plan::bind(exp, cell, name))
-        .unwrap_or_else(|| plan::estimate_run_ns(exp, cell, name, on_postgres))
+        .cycle_ns(&runner_plan::bind(exp, cell, name))
+        .unwrap_or_else(|| runner_plan::estimate_run_ns(exp, cell, name, on_postgres))
 }
 
-/// What the counts of a fork's pairs are chosen from (`plan::runs`): the
+/// What the counts of a fork's pairs are chosen from (`runner_plan::runs`): the
 /// most expensive experiment cell's pair and a fork's start, from the
 /// trials (or, for an arm they did not time, its kind's typical cost).
 pub(crate) fn costs(
@@ -203,14 +203,14 @@ pub(crate) fn costs(
     cells: &[Cell],
     db: Option<&DbTarget>,
     (trials, _): &super::trials::Outcome,
-) -> plan::runs::Costs {
+) -> runner_plan::runs::Costs {
     let pair_ns = cells
         .iter()
         .filter(|c| c.role.is_experiment())
         .map(|cell| pair_ns(exp, cell, |name| run_cost(exp, cell, name, trials, db)))
         .max()
         .unwrap_or(0);
-    plan::runs::Costs {
+    runner_plan::runs::Costs {
         pair_ns,
         fork_start_ns: fork_start_ns(trials, db),
     }
@@ -242,7 +242,7 @@ pub(crate) fn from_trials(
     };
     let total_ns = cells
         .iter()
-        .map(|cell| u64::from(plan::self_check::forks_of(exp, cells, cell)) * job(cell))
+        .map(|cell| u64::from(runner_plan::self_check::forks_of(exp, cells, cell)) * job(cell))
         .sum();
     let fewest_ns = match exp.design.stop {
         None => total_ns,
@@ -251,7 +251,7 @@ pub(crate) fn from_trials(
             .map(|cell| {
                 let forks = match cell.role.is_experiment() {
                     true => rule.min_forks.get(),
-                    false => plan::self_check::forks_of(exp, cells, cell),
+                    false => runner_plan::self_check::forks_of(exp, cells, cell),
                 };
                 u64::from(forks) * job(cell)
             })
@@ -262,7 +262,7 @@ pub(crate) fn from_trials(
     for cell in cells {
         let (b, t) = cell.arms(&exp.design);
         for name in [b, t] {
-            let ns = trials.run_ns(&plan::bind(exp, cell, name));
+            let ns = trials.run_ns(&runner_plan::bind(exp, cell, name));
             if let Some(ns) = ns.filter(|_| !timed.iter().any(|(n, _)| n == name)) {
                 timed.push((name.to_string(), ns));
             }
@@ -273,7 +273,7 @@ pub(crate) fn from_trials(
         let (b, t) = cell.arms(&exp.design);
         [b, t]
             .iter()
-            .all(|n| trials.run_ns(&plan::bind(exp, cell, n)).is_some())
+            .all(|n| trials.run_ns(&runner_plan::bind(exp, cell, n)).is_some())
     });
     Estimate {
         total_ns,
@@ -304,7 +304,11 @@ fn counted_ns(exp: &Experiment, cell: &Cell, trials: &super::trials::Trials) -> 
         return 0;
     };
     let (b, t) = cell.arms(&exp.design);
-    let run = |name: &str| trials.counted_ns(&plan::bind(exp, cell, name)).unwrap_or(0);
+    let run = |name: &str| {
+        trials
+            .counted_ns(&runner_plan::bind(exp, cell, name))
+            .unwrap_or(0)
+    };
     let pairs = if c.time {
         u64::from(c.pairs)
     } else {

@@ -16,14 +16,14 @@ use super::queue::{Ahead, Queue};
 use super::spawn::{ForkFailure, ForkResult};
 use super::stopper::{record_stops, Stopper};
 use super::upcoming::{own, Upcoming};
-use crate::plan::Job;
-use crate::run_folder::digest::check_rows;
-use crate::run_folder::partial::{ForkWriter, ParentSaw, Partial};
-use crate::run_folder::RunInfo;
-use crate::spec::Experiment;
 use runner_core::error::{run_failed, Result, RunnerError};
+use runner_folder::digest::check_rows;
+use runner_folder::partial::{ForkWriter, ParentSaw, Partial};
+use runner_folder::RunInfo;
 use runner_os::environment::sentinel::{self, Snapshot};
 use runner_os::interrupt;
+use runner_plan::Job;
+use runner_spec::Experiment;
 use std::time::{Duration, Instant};
 
 /// What the loop reads and writes besides its own state: the run's
@@ -114,7 +114,7 @@ impl<'a> ForkLoop<'a> {
             since,
             forks_run: 0,
             kept_before,
-            pairs_per_job: crate::plan::Plan::pairs_per_job(exp),
+            pairs_per_job: runner_plan::Plan::pairs_per_job(exp),
             host,
         })
     }

@@ -7,11 +7,11 @@ use super::fork_loop::{ForkLoop, RunState, Todo};
 use super::measured::Measured;
 use super::progress::Progress;
 use super::stopper::{record_stops, Stopper};
-use crate::plan::{self, Job};
-use crate::run_folder::partial::Partial;
-use crate::run_folder::RunInfo;
-use crate::spec::Experiment;
 use runner_core::error::{run_failed, Result};
+use runner_folder::partial::Partial;
+use runner_folder::RunInfo;
+use runner_plan::Job;
+use runner_spec::Experiment;
 
 /// What one phase of a run works on (see [`run_jobs`]).
 pub(super) struct Phase<'a> {
@@ -50,7 +50,7 @@ pub(super) fn run_jobs(phase: Phase<'_>) -> Result<()> {
         // A run stopped between a fork's commit and its cell's stop.
         record_stops(st, info, partial, measured, None, &Progress::Quiet)?;
     }
-    let todo: Vec<Job> = crate::plan::stop::remaining(&info.jobs, &info.stops)
+    let todo: Vec<Job> = runner_plan::stop::remaining(&info.jobs, &info.stops)
         .into_iter()
         .filter(|j| !measured.contains(j.cell, j.fork))
         .collect();
@@ -96,8 +96,8 @@ pub(super) fn run_jobs(phase: Phase<'_>) -> Result<()> {
         let trials = trials_in_guard(exp, info, db, &mut guard, &progress)?;
         if choose {
             let costs = super::estimate::costs(exp, &info.cells, db, &trials);
-            let jobs = plan::self_check::job_count(exp, &info.cells);
-            plan::runs::apply(&mut info.spec.experiment.design, costs, jobs);
+            let jobs = runner_plan::self_check::job_count(exp, &info.cells);
+            runner_plan::runs::apply(&mut info.spec.experiment.design, costs, jobs);
             exp.design.adopt_runs(&info.spec.experiment.design);
             partial.write_run_info(info)?;
             // The workers run the counts just chosen.
@@ -163,7 +163,7 @@ fn announce_estimate(
 ) {
     // The estimate covers every cell x fork; a shard or a resume runs
     // a share of them.
-    let planned = plan::self_check::job_count(exp, &info.cells);
+    let planned = runner_plan::self_check::job_count(exp, &info.cells);
     let share = todo_len as f64 / planned.max(1) as f64;
     let scale = |ns: u64| (ns as f64 * share) as u64;
     let e = super::estimate::Estimate {
@@ -184,7 +184,7 @@ fn announce_estimate(
         }
         _ => format!("{todo_len} fork{}", if todo_len == 1 { "" } else { "s" }),
     };
-    let chosen = crate::report::format::runs_chosen(d).map_or(String::new(), |c| format!(" ({c})"));
+    let chosen = runner_report::format::runs_chosen(d).map_or(String::new(), |c| format!(" ({c})"));
     let counted = match d.counting {
         None => String::new(),
         Some(c) if c.time => format!(" and {} counted under valgrind", c.pairs),

@@ -4,10 +4,10 @@
 //! files under `DIR.partial/forks/` exist so that a stopped run can be
 //! resumed, not to be read back by the run that wrote them.
 
-use crate::run_folder::partial::Partial;
-use crate::run_folder::{ForkRecord, RunInfo};
 use runner_core::error::Result;
 use runner_core::record::PairRecord;
+use runner_folder::partial::Partial;
+use runner_folder::{ForkRecord, RunInfo};
 use std::collections::BTreeMap;
 
 /// Finished forks by (cell, fork), each with its record and its rows.

@@ -30,18 +30,18 @@ pub(crate) mod trials;
 mod upcoming;
 pub mod worker;
 
-use crate::output::target;
-use crate::plan::{self, Job};
-use crate::run_folder::assemble::{Builder, Source};
-use crate::run_folder::partial::{final_path, partial_path, Partial};
-use crate::run_folder::{BuildInfo, Invocation, RunInfo, SpecInfo};
 use crate::shard;
-use crate::spec::{self, Experiment, LoadedSpec};
 use protocol::JobRequest;
 use runner_core::error::{bad_input, run_failed, Result};
+use runner_folder::assemble::{Builder, Source};
+use runner_folder::output::target;
+use runner_folder::partial::{final_path, partial_path, Partial};
+use runner_folder::{BuildInfo, Invocation, RunInfo, SpecInfo};
+use runner_plan::Job;
+use runner_spec::{Experiment, LoadedSpec};
 use std::path::{Path, PathBuf};
 
-pub use crate::run_folder::invocation::ExecArgs;
+pub use runner_folder::invocation::ExecArgs;
 
 /// The private temporary folder of this process's run (exec's forks or
 /// check's trials), made the root of every temporary file runner makes
@@ -83,8 +83,8 @@ fn recorded_spec(loaded: &LoadedSpec, spec_path: &Path) -> Result<SpecInfo> {
         ),
         Ok(Some(runner_db::DbTarget::Postgres { .. }))
     );
-    let recorded = spec::Recorded::of(&loaded.experiment, postgres);
-    let experiment = spec::parse_recorded(&path, &toml, &recorded)?;
+    let recorded = runner_spec::Recorded::of(&loaded.experiment, postgres);
+    let experiment = runner_spec::parse_recorded(&path, &toml, &recorded)?;
     Ok(SpecInfo::new(path, toml, experiment))
 }
 
@@ -121,7 +121,7 @@ fn new_run_info(
     };
     if let Some(s) = selection {
         // What a shard refuses (no seed, more shards than jobs), said now.
-        shard::plan_share(exp, &plan::plan(exp, master, None).jobs, s).map_err(bad_input)?;
+        shard::plan_share(exp, &runner_plan::plan(exp, master, None).jobs, s).map_err(bad_input)?;
     }
     let invocation = Invocation::Exec(args.clone());
     let mut environment = runner_os::environment::capture(&crate::binary::BINARY);
@@ -132,8 +132,8 @@ fn new_run_info(
         recorded_spec(loaded, &args.spec)?,
         master,
         drawn,
+        environment,
     )
-    .environment(environment)
     .assemble(Source::Measured {
         shard: selection.map(shard::info),
     })
@@ -152,8 +152,8 @@ fn job_request(
     // self-check cells run the baseline on both sides).
     let (baseline, treatment) = cell.arms(d);
     let (bound_b, bound_t) = (
-        plan::bind(exp, cell, baseline),
-        plan::bind(exp, cell, treatment),
+        runner_plan::bind(exp, cell, baseline),
+        runner_plan::bind(exp, cell, treatment),
     );
     JobRequest {
         cell: job.cell,
@@ -172,10 +172,10 @@ fn job_request(
         ordering: d.ordering,
         pad_baseline: d.pad_baseline,
         database: db.cloned(),
-        placement: plan::placement(exp, cell),
-        claim: claim(plan::placement(exp, cell)),
+        placement: runner_plan::placement(exp, cell),
+        claim: claim(runner_plan::placement(exp, cell)),
         layout: runner_os::memory_layout::plan(
-            plan::layout(exp, cell),
+            runner_plan::layout(exp, cell),
             info.seeds.master,
             job.seed,
         ),
@@ -232,7 +232,7 @@ fn check_resume_paths(partial: &Path, final_dir: &Path) -> Result<()> {
 /// bisection must stop (bad input: every commit would fail alike). Any
 /// code from 128 up stops `git bisect run`; 125 skips.
 pub mod bisect {
-    use crate::analysis::gate::Verdict;
+    use runner_analysis::gate::Verdict;
     use runner_core::error::{Failure, RunnerError};
 
     pub const GOOD: i32 = 0;
@@ -330,7 +330,7 @@ pub mod bisect {
 /// asks for one (exec, and `check` before it).
 pub fn refuse_ungated(
     spec: &Path,
-    exp: &crate::spec::Experiment,
+    exp: &runner_spec::Experiment,
     gate_required: bool,
     bisect: bool,
 ) -> Result<()> {
@@ -352,10 +352,10 @@ pub fn refuse_ungated(
 /// `runner exec`. A gated run that fails says so in the CI step summary
 /// too, so a reviewer sees why no verdict came.
 pub fn exec(args: &ExecArgs) -> Result<ExecOutcome> {
-    let loaded = spec::load(&args.spec, &args.set)?;
+    let loaded = runner_spec::load(&args.spec, &args.set)?;
     let result = exec_loaded(args, &loaded);
     if let (Err(e), Some(_)) = (&result, loaded.experiment.gate) {
-        crate::report::gate_files::append_failure(
+        runner_report::gate_files::append_failure(
             &loaded.experiment,
             &runner_core::redact::secrets(&e.to_string()),
         );
@@ -369,7 +369,7 @@ fn exec_loaded(args: &ExecArgs, loaded: &LoadedSpec) -> Result<ExecOutcome> {
     let counters = counting::require(&args.spec, exp)?;
     // A template that does not even parse fails now, not after the run.
     if let Some(t) = &exp.report.template {
-        crate::report::check_template(t)?;
+        runner_report::check_template(t)?;
     }
     // Every temporary file of the run (a command's scratch folder) lives
     // in one private folder, removed however exec ends (`temp`).

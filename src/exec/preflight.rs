@@ -4,12 +4,12 @@
 //! is bad input (exit 2); a server that cannot answer fails the run
 //! (exit 1), pointing at the privileges guide when it says so.
 
-use crate::plan::{self, Cell};
-use crate::spec::placeholder::Template;
-use crate::spec::{Experiment, StrategyKind};
 use runner_core::error::{bad_input, run_failed, Result};
 use runner_db::preflight::{ArmSql, Findings, PreflightError, PRIVILEGES_DOC};
 use runner_db::DbTarget;
+use runner_plan::Cell;
+use runner_spec::placeholder::Template;
+use runner_spec::{Experiment, StrategyKind};
 
 /// The SQL arms of `cells`, each distinct text once, placeholders filled
 /// (`{input}` as 0).
@@ -18,7 +18,7 @@ pub(crate) fn arms(exp: &Experiment, cells: &[Cell]) -> Vec<ArmSql> {
     for cell in cells {
         let (b, t) = cell.arms(&exp.design);
         for name in [b, t] {
-            let StrategyKind::Sql(spec) = plan::bind(exp, cell, name) else {
+            let StrategyKind::Sql(spec) = runner_plan::bind(exp, cell, name) else {
                 continue;
             };
             let render = |text: &str| {

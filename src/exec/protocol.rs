@@ -3,9 +3,9 @@
 //! the worker waits for a second stdin line, [`GO`], before it times
 //! anything. Both sides use these types, so the protocol cannot drift.
 
-use crate::spec::{Ordering, StrategyKind, WorkloadParams};
 use runner_core::record::PairRecord;
 use runner_db::DbTarget;
+use runner_spec::{Ordering, StrategyKind, WorkloadParams};
 use serde::{Deserialize, Serialize};
 
 /// The parent's word that the worker may start timing: everything else of
@@ -135,4 +135,4 @@ pub(crate) enum WorkerMessage {
 
 // The checks and the summary are recorded in run.json, so they are defined
 // beside it (`run_folder` must not import `exec`); both sides use them here.
-pub(crate) use crate::run_folder::{CheckReport, ForkSummary};
+pub(crate) use runner_folder::{CheckReport, ForkSummary};

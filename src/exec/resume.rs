@@ -1,10 +1,10 @@
 //! What a resumed run must agree with, and the command that resumes one.
 
 use super::ExecArgs;
-use crate::run_folder::check::differing_keys;
-use crate::run_folder::Invocation;
-use crate::spec::Experiment;
 use runner_core::error::{bad_input, Result};
+use runner_folder::check::differing_keys;
+use runner_folder::Invocation;
+use runner_spec::Experiment;
 use std::path::Path;
 
 /// A resumed run must run the spec it was started with (both as recorded:
@@ -130,7 +130,7 @@ mod tests {
     fn spec_differences_name_the_keys() {
         let text =
             "[strategies.a]\nkind = \"noop\"\n[design]\nbaseline = \"a\"\ntreatment = \"a\"\n";
-        let a = crate::spec::parse_recorded("x.toml", text, &Default::default()).unwrap();
+        let a = runner_spec::parse_recorded("x.toml", text, &Default::default()).unwrap();
         let mut b = a.clone();
         b.design.pad_baseline = false;
         b.analysis.resamples = 300;

@@ -10,7 +10,7 @@
 //! was reached under. Its exit code is the answer; it is not retried again.
 
 use super::{bisect, ExecArgs, ExecOutcome};
-use crate::analysis::gate::Verdict;
+use runner_analysis::gate::Verdict;
 use runner_core::error::Result;
 
 /// What a retry would do: run again, or not, because its design costs
@@ -61,7 +61,7 @@ pub fn retry_args(args: &ExecArgs, first: &ExecOutcome) -> Option<Retry> {
 
 /// The retry's forks x (warm-up + measured pairs) per cell over the first
 /// run's design, with `sets` (`design.forks=N`, `design.pairs=M`) applied.
-fn cost_factor(design: &crate::spec::Design, sets: &[String]) -> f64 {
+fn cost_factor(design: &runner_spec::Design, sets: &[String]) -> f64 {
     let value = |key: &str| {
         sets.iter()
             .filter_map(|s| s.strip_prefix(key)?.strip_prefix('=')?.parse::<f64>().ok())
@@ -97,7 +97,7 @@ fn retry_sets(args: &ExecArgs, first: &ExecOutcome) -> Vec<String> {
 
 /// `design.forks=N`, and with `[design.stop]` its `max_forks` too (the
 /// two must agree when both are given).
-pub fn forks_sets(design: &crate::spec::Design, forks: u32) -> Vec<String> {
+pub fn forks_sets(design: &runner_spec::Design, forks: u32) -> Vec<String> {
     let mut out = vec![format!("design.forks={forks}")];
     if design.stop.is_some() {
         out.push(format!("design.stop.max_forks={forks}"));
@@ -163,7 +163,7 @@ mod tests {
     #[test]
     fn a_retry_is_costed_against_the_first_run() {
         let text = "[strategies.a]\nkind = \"noop\"\n[design]\nbaseline = \"a\"\ntreatment = \"a\"\nforks = 5\nwarmup_pairs = 3\npairs = 30\n";
-        let e = crate::spec::parse_recorded("x.toml", text, &Default::default()).unwrap();
+        let e = runner_spec::parse_recorded("x.toml", text, &Default::default()).unwrap();
         let d = &e.design;
         assert_eq!(cost_factor(d, &["design.forks=10".into()]), 2.0);
         let pairs = cost_factor(d, &["design.pairs=120".into()]);

@@ -6,14 +6,13 @@ use super::database::RunDatabase;
 use super::measured::Measured;
 use super::resume::{check_same_database, resume_command};
 use super::{jobs, ExecArgs, ExecOutcome};
-use crate::report;
-use crate::run_folder::assemble::now_rfc3339;
-use crate::run_folder::partial::Partial;
-use crate::run_folder::RunInfo;
-use crate::spec::Experiment;
 use runner_core::error::{run_failed, Failure, Result, RunnerError};
 use runner_core::record::PairRecord;
+use runner_folder::assemble::now_rfc3339;
+use runner_folder::partial::Partial;
+use runner_folder::RunInfo;
 use runner_os::interrupt;
+use runner_spec::Experiment;
 use std::path::PathBuf;
 
 pub(super) struct Run<'a> {
@@ -118,7 +117,7 @@ impl Run<'_> {
             quiet,
             announce: true,
         })?;
-        if !crate::plan::self_check::needs_sizing(&self.exp, info.gate_sizing.as_ref()) {
+        if !runner_plan::self_check::needs_sizing(&self.exp, info.gate_sizing.as_ref()) {
             return Ok(());
         }
         self.size_gate(info, measured)?;
@@ -143,10 +142,10 @@ impl Run<'_> {
             .map(|c| c.cell)
             .collect();
         let rows: Vec<PairRecord> = measured.rows_of(&cells).cloned().collect();
-        let sizing = crate::analysis::gate::sizing::size(&self.exp, &info.cells, &rows)
+        let sizing = runner_analysis::gate::sizing::size(&self.exp, &info.cells, &rows)
             .map_err(run_failed)?;
         if !self.args.quiet {
-            for line in crate::report::gate_files::sizing_lines(&self.exp, &sizing) {
+            for line in runner_report::gate_files::sizing_lines(&self.exp, &sizing) {
                 runner_core::console::err(&line);
             }
         }
@@ -199,17 +198,17 @@ impl Run<'_> {
         info.forks = forks;
         info.environment.load_after = Some(runner_os::environment::load_average());
         let bytes = partial.assemble_pairs(&info.forks).map_err(kept)?;
-        info.pairs_sha256 = Some(crate::run_folder::sha256_bytes(&bytes));
+        info.pairs_sha256 = Some(runner_folder::sha256_bytes(&bytes));
         drop(bytes);
         info.finished_at = Some(now_rfc3339());
         let for_thread = info.clone();
         let rendering = interrupt::run(0, move || {
-            let template = report::template_for(&for_thread, None)?;
-            report::render_run(&for_thread, &pairs, template)
+            let template = runner_report::template_for(&for_thread, None)?;
+            runner_report::render_run(&for_thread, &pairs, template)
         })
         .map_err(|i| kept(run_failed(format!("{i} during the analysis"))))?
         .map_err(kept)?;
-        report::write(&partial.dir, None, &rendering).map_err(kept)?;
+        runner_report::write(&partial.dir, None, &rendering).map_err(kept)?;
         partial.write_run_info(&info).map_err(kept)?;
         let complete = |e: RunnerError| {
             e.with_hint(format!(
@@ -233,7 +232,7 @@ impl Run<'_> {
         );
         let (exit_code, advice) = match &rendering.gate {
             Some(g) => {
-                crate::report::gate_files::append_step_summary(&g.step_summary, &self.final_dir);
+                runner_report::gate_files::append_step_summary(&g.step_summary, &self.final_dir);
                 (g.exit_code, g.advice.clone())
             }
             None => (0, Vec::new()),

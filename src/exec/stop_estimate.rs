@@ -20,9 +20,9 @@
 
 use super::estimate::{human, Estimate};
 use super::protocol::JobRequest;
-use crate::plan::Cell;
-use crate::spec::{Experiment, HalfWidth, StopRule};
 use runner_db::DbTarget;
+use runner_plan::Cell;
+use runner_spec::{Experiment, HalfWidth, StopRule};
 use std::time::Duration;
 
 /// The trial's pairs: as many as fit in [`TRIAL_BUDGET`] by the arms'
@@ -48,7 +48,7 @@ pub(crate) fn check_line(
     let time = |forks: u32| human(per_fork_ns * u64::from(forks) * cells.len() as u64);
     let mut out = format!(
         "stop        {}; forecast: about {} if every cell runs max_forks, {} if every cell stops at min_forks\n",
-        crate::spec::describe_rule(&rule, exp.gate.is_some()),
+        runner_spec::describe_rule(&rule, exp.gate.is_some()),
         time(max),
         time(rule.min_forks.get())
     );
@@ -121,8 +121,8 @@ fn reach(
     let seen = format!(
         "{} pairs of a shortened fork: D spreads {} (a robust standard deviation), so a fork's estimate about {}",
         t.pairs,
-        crate::report::format::duration(t.sd_ns),
-        crate::report::format::duration(fork_se)
+        runner_report::format::duration(t.sd_ns),
+        runner_report::format::duration(fork_se)
     );
     match (rule.min_forks.get()..=rule.max_forks.get()).find(|&n| met(n)) {
         Some(n) => format!(
@@ -132,7 +132,7 @@ fn reach(
         None => format!(
             "forecast: more than max_forks ({}) forks even if forks differed no more than pairs in one process ({seen}; the interval would be about {} wide each side at {} forks): raise max_forks or pairs, or aim wider",
             rule.max_forks,
-            crate::report::format::duration(half_width(rule.max_forks.get())),
+            runner_report::format::duration(half_width(rule.max_forks.get())),
             rule.max_forks
         ),
     }

@@ -8,12 +8,12 @@
 
 use super::measured::Measured;
 use super::progress::Progress;
-use crate::analysis::stop::StopInput;
-use crate::analysis::{AnalysisInput, CellInfo};
-use crate::plan::stop::{StopReason, Stopped};
-use crate::run_folder::partial::Partial;
-use crate::run_folder::RunInfo;
+use runner_analysis::stop::StopInput;
+use runner_analysis::{AnalysisInput, CellInfo};
 use runner_core::error::{run_failed, Result};
+use runner_folder::partial::Partial;
+use runner_folder::RunInfo;
+use runner_plan::stop::{StopReason, Stopped};
 use std::collections::BTreeMap;
 
 pub(super) struct Stopper {
@@ -26,8 +26,8 @@ pub(super) struct Stopper {
 impl Stopper {
     /// The run's stopper; none for a fixed design.
     pub(super) fn new(info: &RunInfo) -> Option<Stopper> {
-        let stop = crate::report::context::stop_input(info)?;
-        let input = crate::report::context::analysis_input(info);
+        let stop = runner_analysis::run::stop(info)?;
+        let input = runner_analysis::run::input(info);
         let cells = input.cells.iter().map(|c| (c.cell, c.clone())).collect();
         Some(Stopper { input, stop, cells })
     }
@@ -65,7 +65,7 @@ impl Stopper {
             }
             let reason = if changed.is_none_or(|c| c == cell) {
                 let rows: Vec<_> = measured.rows_of(&[cell]).cloned().collect();
-                crate::analysis::stop::look(&self.input, &self.stop, info_cell, &rows)
+                runner_analysis::stop::look(&self.input, &self.stop, info_cell, &rows)
                     .map_err(|e| run_failed(format!("the stopping rule: {e}")))?
             } else {
                 None

@@ -11,11 +11,11 @@
 //! table is made or dropped while a worker measures.
 
 use super::protocol::JobRequest;
-use crate::spec::StrategyKind;
 use runner_core::error::{run_failed, Result};
 use runner_core::preview::Model;
 use runner_db::model::{job_table, TableMaker};
 use runner_db::DbTarget;
+use runner_spec::StrategyKind;
 
 /// The slots of `job` whose instance is a `tx-rollback` on a premade table:
 /// the baseline's (`b`) and, with two instances, the treatment's (`t`).
@@ -104,7 +104,7 @@ fn fail(e: impl std::fmt::Display) -> runner_core::error::RunnerError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::Ordering;
+    use runner_spec::Ordering;
 
     fn job(
         baseline: StrategyKind,

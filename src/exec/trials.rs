@@ -10,9 +10,9 @@
 
 use super::protocol::JobRequest;
 use super::spawn::Worker;
-use crate::plan::{self, Cell};
-use crate::spec::{Experiment, StrategyKind};
 use runner_db::DbTarget;
+use runner_plan::Cell;
+use runner_spec::{Experiment, StrategyKind};
 use std::time::Duration;
 
 /// What the trials measured.
@@ -93,8 +93,8 @@ pub(super) fn request(exp: &Experiment, cell: &Cell, db: Option<&DbTarget>) -> J
         seed: u64::from(cell.cell),
         delay_ns: 0,
         workload: cell.workload,
-        baseline: plan::bind(exp, cell, baseline),
-        treatment: plan::bind(exp, cell, treatment),
+        baseline: runner_plan::bind(exp, cell, baseline),
+        treatment: runner_plan::bind(exp, cell, treatment),
         baseline_name: baseline.to_string(),
         treatment_name: treatment.to_string(),
         shared_instance: baseline == treatment,

@@ -20,12 +20,12 @@ pub use trial_job::RUNS as TRIAL_RUNS;
 
 use super::fault::Fault;
 use super::protocol::{ForkSummary, JobRequest, WorkerMessage};
-use crate::spec::{Ordering, StrategyKind};
 use crate::strategy::error::{fail, Doing, Result};
 use crate::strategy::{self, Setting, Strategy};
 use runner_core::record::{Arm, Phase};
 use runner_db::DbTarget;
 use runner_os::placement::{apply, pin, ForkPlacement};
+use runner_spec::{Ordering, StrategyKind};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufWriter, Write};
 
@@ -230,8 +230,8 @@ fn sql_record(
     job: &JobRequest,
     arms: &mut Arms,
     draws: &mut draws::Draws,
-    failures: Vec<crate::strategy::failure::FailedRun>,
-) -> Result<Option<Box<crate::run_folder::ForkSql>>> {
+    failures: Vec<runner_folder::FailedRun>,
+) -> Result<Option<Box<runner_folder::ForkSql>>> {
     let mut copies = arms.baseline.copies();
     if let Some(t) = &arms.treatment {
         copies.extend(t.copies());
@@ -243,7 +243,7 @@ fn sql_record(
             Some(t) => t.explain(input)?,
             None => None,
         };
-        (baseline.is_some() || treatment.is_some()).then(|| crate::run_folder::ArmPlans {
+        (baseline.is_some() || treatment.is_some()).then(|| runner_folder::ArmPlans {
             baseline: baseline.unwrap_or_default(),
             treatment,
         })
@@ -253,7 +253,7 @@ fn sql_record(
     // Warm-up runs come first in each instance; one shared instance (A/A)
     // ran both arms of every pair.
     let warmup = job.warmup_pairs as usize * if job.shared_instance { 2 } else { 1 };
-    let measured = |s: &mut Box<dyn Strategy>| -> Result<Option<crate::run_folder::ClientTimes>> {
+    let measured = |s: &mut Box<dyn Strategy>| -> Result<Option<runner_folder::ClientTimes>> {
         Ok(s.client_times()?.map(|r| {
             let mut waits = BTreeMap::new();
             for (run, kind) in r.waits {
@@ -262,7 +262,7 @@ fn sql_record(
                     *waits.entry(name.to_string()).or_default() += 1;
                 }
             }
-            crate::run_folder::ClientTimes {
+            runner_folder::ClientTimes {
                 clients: r.clients,
                 ns: r
                     .ns
@@ -279,14 +279,14 @@ fn sql_record(
         None => None,
     };
     let clients =
-        (baseline.is_some() || treatment.is_some()).then_some(crate::run_folder::ArmClients {
+        (baseline.is_some() || treatment.is_some()).then_some(runner_folder::ArmClients {
             baseline,
             treatment,
         });
     Ok(
         (!copies.is_empty() || plans.is_some() || !failures.is_empty() || clients.is_some()).then(
             || {
-                Box::new(crate::run_folder::ForkSql {
+                Box::new(runner_folder::ForkSql {
                     copies,
                     plans,
                     failures,
@@ -454,7 +454,7 @@ fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> 
             .any(|k| matches!(k, StrategyKind::Command(_))),
         layout: held.as_ref().map(|h| Box::new(h.record(stack_page))),
         sql,
-        counted: job.count.as_ref().map(|c| crate::run_folder::ForkCounted {
+        counted: job.count.as_ref().map(|c| runner_folder::ForkCounted {
             tool: crate::strategy::CountWith::TOOL.into(),
             cache_sim: c.with.cache_sim,
         }),

@@ -112,7 +112,7 @@ impl Repo {
     /// the working tree): one sentence and exit 2 when there is none, or
     /// when the folder lies outside the repository of the current folder.
     pub(super) fn of(folder: &Path) -> Result<Repo> {
-        let abs = crate::output::target::absolute(folder)
+        let abs = runner_folder::output::target::absolute(folder)
             .map_err(|e| bad_input(format!("{}: {e}", folder.display())))?;
         let existing = abs
             .ancestors()
@@ -283,9 +283,9 @@ impl Repo {
             &commit.hash,
         ]))?
         .map_err(|e| run_failed(format!("git diff-tree failed: {e}")))?;
-        let run_json = format!("{}/{}", commit.folder, crate::run_folder::FILE);
+        let run_json = format!("{}/{}", commit.folder, runner_folder::FILE);
         let folder_of = |path: &str| {
-            path.strip_suffix(crate::run_folder::FILE)
+            path.strip_suffix(runner_folder::FILE)
                 .and_then(|p| p.strip_suffix('/'))
                 .map(String::from)
         };

@@ -106,15 +106,15 @@ fn default_out(dir: &Path) -> PathBuf {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "report".into());
-    crate::output::parent_or_dot(dir).join(format!("history-{name}"))
+    runner_folder::output::parent_or_dot(dir).join(format!("history-{name}"))
 }
 
 /// `--out` must not be the report folder or inside it: runner writes
 /// nothing into a run's folder but the run's own files.
 fn check_out(dir: &Path, out: &Path) -> Result<()> {
     let (Ok(d), Ok(o)) = (
-        crate::output::target::absolute(dir),
-        crate::output::target::absolute(out),
+        runner_folder::output::target::absolute(dir),
+        runner_folder::output::target::absolute(out),
     ) else {
         return Ok(());
     };
@@ -169,7 +169,7 @@ pub(crate) fn read(dir: &Path, since: Option<&str>) -> Result<History> {
     let mut listed: Vec<((String, String), String, u32)> = Vec::new();
     for commit in commits {
         let blobs = (
-            files.blob(&commit, crate::run_folder::FILE)?,
+            files.blob(&commit, runner_folder::FILE)?,
             files.blob(&commit, "pairs.csv")?,
         );
         if last_blobs.as_ref() == Some(&blobs) {
@@ -279,9 +279,9 @@ pub(crate) fn history(dir: &Path, since: Option<&str>, out: Option<&Path>) -> Re
         )));
     }
     std::fs::create_dir_all(&out)
-        .map_err(|e| crate::output::io_err("create the folder", &out, e))?;
+        .map_err(|e| runner_folder::output::io_err("create the folder", &out, e))?;
     // Every file checked before the first is written: a refusal changes nothing.
-    crate::output::guard::write_all(&files)?;
+    runner_folder::output::guard::write_all(&files)?;
     let written = out.join("history.md");
     Ok(Outcome {
         summary: format!(

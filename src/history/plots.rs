@@ -5,8 +5,8 @@
 //! its fork medians), one panel per cell, with the history's marks.
 
 use super::History;
-use crate::report::plots::trend::{self, Mark, Panel, Point, Scale, Trend};
 use runner_core::error::Result;
+use runner_report::plots::trend::{self, Mark, Panel, Point, Scale, Trend};
 
 /// Cell labels in order of first appearance.
 pub(super) fn labels(h: &History) -> Vec<String> {

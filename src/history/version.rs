@@ -6,11 +6,11 @@
 //! whichever runner wrote it. What the history needs is kept; the rows
 //! are dropped before the next version is read.
 
-use crate::analysis::effect::Effect;
-use crate::analysis::gate::Verdict;
-use crate::run_folder::{self, RunInfo};
-use crate::spec::Experiment;
+use runner_analysis::effect::Effect;
+use runner_analysis::gate::Verdict;
+use runner_folder::RunInfo;
 use runner_os::environment::Environment;
+use runner_spec::Experiment;
 use runner_stats::apart::Bounded;
 use std::path::Path;
 
@@ -122,7 +122,7 @@ pub(crate) struct CellPoint {
     pub treatment_ns: f64,
     pub forks: Vec<ForkPoint>,
     /// The instructions' effect, for a version that counted them.
-    pub instructions: Option<crate::analysis::instructions::CountEffect>,
+    pub instructions: Option<runner_analysis::instructions::CountEffect>,
 }
 
 /// A version that was read, checked and analysed.
@@ -142,12 +142,13 @@ pub(super) fn check(
     run_json: &[u8],
     pairs: &[u8],
 ) -> Result<(RunInfo, Vec<runner_core::record::PairRecord>), VersionError> {
-    let info = RunInfo::parse(Path::new(run_folder::FILE), run_json).map_err(VersionError::Read)?;
-    run_folder::check::check(&info).map_err(VersionError::Record)?;
+    let info =
+        RunInfo::parse(Path::new(runner_folder::FILE), run_json).map_err(VersionError::Read)?;
+    runner_folder::check::check(&info).map_err(VersionError::Record)?;
     if info.finished_at.is_none() {
         return Err(VersionError::InProgress);
     }
-    let rows = run_folder::digest::check_pairs(pairs, &info).map_err(VersionError::Pairs)?;
+    let rows = runner_folder::digest::check_pairs(pairs, &info).map_err(VersionError::Pairs)?;
     Ok((info, rows))
 }
 
@@ -193,17 +194,17 @@ impl CellPoint {
 /// Reads, checks and analyses one version.
 pub(super) fn read(run_json: &[u8], pairs: &[u8]) -> Result<Version, VersionError> {
     let (info, rows) = check(run_json, pairs)?;
-    let analysis = crate::report::analyse(&info, &rows)?;
+    let analysis = runner_analysis::run::analyse(&info, &rows)?;
     drop(rows);
     let cells = analysis
         .cells
         .iter()
         .filter(|c| !c.forks.is_empty())
         .map(|c| CellPoint {
-            label: crate::report::format::params(&info.spec.experiment.grid.labelled(&c.params)),
+            label: runner_report::format::params(&info.spec.experiment.grid.labelled(&c.params)),
             treatment: c
                 .params
-                .get(crate::plan::TREATMENT_KEY)
+                .get(runner_plan::TREATMENT_KEY)
                 .and_then(|t| t.as_str())
                 .unwrap_or(&info.spec.experiment.design.treatment)
                 .to_string(),

@@ -3,7 +3,7 @@
 //! file; the folder checker's error stays the `source`. The `Display` is
 //! the sentence the history lists beside the skipped commit.
 
-use crate::run_folder::FolderError;
+use runner_folder::FolderError;
 
 #[derive(Debug, thiserror::Error)]
 pub(super) enum VersionError {
@@ -18,5 +18,5 @@ pub(super) enum VersionError {
     #[error("pairs.csv: {0}")]
     Pairs(#[source] FolderError),
     #[error(transparent)]
-    Analysis(#[from] runner_core::error::RunnerError),
+    Analysis(#[from] runner_analysis::AnalysisError),
 }

@@ -9,10 +9,10 @@
 //! gets a new digest of its own.
 
 use super::{MergeArgs, Shard};
-use crate::run_folder::assemble::{Builder, Source};
-use crate::run_folder::{ForkRecord, Invocation, RunInfo};
 use crate::shard::{Machine, MergedInfo, MergedShard, MissingJob};
 use runner_core::record::PairRecord;
+use runner_folder::assemble::{Builder, Source};
+use runner_folder::{ForkRecord, Invocation, RunInfo};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The merged run.json from shards sorted by index, the jobs no shard
@@ -22,7 +22,7 @@ pub(super) fn run_info(
     args: &MergeArgs,
     shards: &[Shard],
     missing: &[MissingJob],
-) -> Result<(RunInfo, Vec<u8>), crate::run_folder::FolderError> {
+) -> Result<(RunInfo, Vec<u8>), runner_folder::FolderError> {
     let first = &shards[0].info;
     let mut forks: Vec<ForkRecord> = shards
         .iter()
@@ -60,11 +60,11 @@ pub(super) fn run_info(
         first.spec.clone(),
         first.seeds.master,
         first.seeds.drawn,
+        first.environment.clone(),
     )
     .gate_sizing(first.gate_sizing.clone())
     .database(first.database.clone())
     .build(build)
-    .environment(first.environment.clone())
     .times(started_at, finished_at)
     .assemble(Source::Merged {
         merged,
@@ -139,7 +139,7 @@ fn machines(shards: &[Shard], forks: &[ForkRecord]) -> Vec<Machine> {
 /// pairs.csv of the merged run: the header, then every fork's rows as its
 /// shard recorded them, forks in (cell, fork) order.
 fn pairs_csv(shards: &[Shard], forks: &[ForkRecord]) -> Vec<u8> {
-    let columns = crate::run_folder::digest::run_columns(forks);
+    let columns = runner_folder::digest::run_columns(forks);
     let mut rows: BTreeMap<(u32, u32), Vec<&PairRecord>> = BTreeMap::new();
     for r in shards.iter().flat_map(|s| &s.pairs) {
         rows.entry((r.cell, r.fork)).or_default().push(r);

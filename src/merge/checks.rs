@@ -12,12 +12,12 @@
 //!   it, unless `--allow-missing`.
 
 use super::Shard;
-use crate::plan::Job;
-use crate::run_folder::check::differing_keys;
-use crate::run_folder::invocation::Invocation;
-use crate::run_folder::RunInfo;
-use crate::shard::jobs_text;
 use runner_core::error::{bad_input, Result};
+use runner_folder::check::differing_keys;
+use runner_folder::invocation::Invocation;
+use runner_folder::merged::jobs_text;
+use runner_folder::RunInfo;
+use runner_plan::Job;
 use std::collections::BTreeMap;
 use std::path::Path;
 

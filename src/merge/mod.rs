@@ -13,18 +13,16 @@
 mod assemble;
 mod checks;
 
-use crate::output::{guard, target};
-use crate::plan;
-use crate::report;
-use crate::run_folder::digest::check_pairs;
-use crate::run_folder::partial::{partial_path, Partial};
-use crate::run_folder::RunInfo;
 use crate::shard::MissingJob;
 use runner_core::error::{bad_input, run_failed, Result};
 use runner_core::record::PairRecord;
+use runner_folder::digest::check_pairs;
+use runner_folder::output::{guard, target};
+use runner_folder::partial::{partial_path, Partial};
+use runner_folder::RunInfo;
 use std::path::{Path, PathBuf};
 
-pub(crate) use crate::run_folder::invocation::MergeArgs;
+pub(crate) use runner_folder::invocation::MergeArgs;
 
 /// What a finished merge leaves behind.
 pub(crate) struct MergeOutcome {
@@ -64,7 +62,7 @@ pub(crate) fn merge(args: &MergeArgs) -> Result<MergeOutcome> {
     check_out_apart(&args.out, &args.shards)?;
     let mut shards = Vec::with_capacity(args.shards.len());
     for dir in &args.shards {
-        let (info, pairs) = report::read_folder(dir)?;
+        let (info, pairs) = runner_report::read_folder(dir)?;
         checks::is_shard(dir, &info)?;
         shards.push(Shard {
             dir: dir.clone(),
@@ -78,7 +76,7 @@ pub(crate) fn merge(args: &MergeArgs) -> Result<MergeOutcome> {
     let first = &shards[0].info;
     let exp = &first.spec.experiment;
     let count = first.shard.as_ref().map_or(1, |s| s.count);
-    let plan_jobs = plan::plan(exp, first.seeds.master, first.gate_sizing.as_ref()).jobs;
+    let plan_jobs = runner_plan::plan(exp, first.seeds.master, first.gate_sizing.as_ref()).jobs;
     let lacking = checks::missing_shards(&shards, &plan_jobs, exp.design.forks.get(), count);
     if !lacking.is_empty() && !args.allow_missing {
         return Err(checks::missing_error(&shards, &lacking));
@@ -122,11 +120,11 @@ fn write(partial: &Partial, info: &RunInfo, bytes: Vec<u8>, shards: &[Shard]) ->
     let for_thread = info.clone();
     let rendering = runner_os::interrupt::run(0, move || {
         let pairs = check_pairs(&bytes, &for_thread)?;
-        let template = report::template_for(&for_thread, None)?;
-        report::render_run(&for_thread, &pairs, template)
+        let template = runner_report::template_for(&for_thread, None)?;
+        runner_report::render_run(&for_thread, &pairs, template)
     })
     .map_err(|i| run_failed(format!("{i} during the analysis; nothing was written")))??;
-    report::write(&partial.dir, None, &rendering)?;
+    runner_report::write(&partial.dir, None, &rendering)?;
     partial.write_run_info(info)?;
     partial.drop_fork_files()?;
     let merged = info.merged.as_ref().expect("a merge records its shards");

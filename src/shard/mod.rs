@@ -15,10 +15,10 @@
 mod error;
 pub(crate) mod select;
 
-pub(crate) use crate::plan::deal::share;
-pub(crate) use crate::run_folder::merged::{Machine, MergedInfo, MergedShard, MissingJob};
-pub(crate) use crate::run_folder::shard::{ShardInfo, Source};
 pub(crate) use error::ShardError;
+pub(crate) use runner_folder::merged::{Machine, MergedInfo, MergedShard, MissingJob};
+pub(crate) use runner_folder::shard::{ShardInfo, Source};
+pub(crate) use runner_plan::deal::share;
 pub(crate) use select::{select, Selection};
 
 /// The scheduler variables a shard records when they are set.
@@ -73,15 +73,15 @@ pub(crate) fn info(selection: Selection) -> ShardInfo {
 /// runs. Refuses a spec without a seed (every shard would draw its own, and
 /// shards of different seeds can never be merged) and more shards than jobs.
 pub(crate) fn plan_share(
-    exp: &crate::spec::Experiment,
-    jobs: &[crate::plan::Job],
+    exp: &runner_spec::Experiment,
+    jobs: &[runner_plan::Job],
     s: Selection,
-) -> Result<Vec<crate::plan::Job>, ShardError> {
+) -> Result<Vec<runner_plan::Job>, ShardError> {
     let (index, count) = (s.index, s.count);
     if exp.seed.is_none() {
         return Err(ShardError::NoSeed { index, count });
     }
-    if crate::plan::self_check::needs_sizing(exp, None) {
+    if runner_plan::self_check::needs_sizing(exp, None) {
         return Err(ShardError::PercentageGate { index, count });
     }
     if count as usize > jobs.len() {
@@ -127,19 +127,4 @@ pub(crate) fn check_resume(
 /// given, so shards never share one.
 pub(crate) fn default_out(name: &str, index: u32, count: u32) -> std::path::PathBuf {
     std::path::Path::new("reports").join(format!("{name}-shard-{index}-of-{count}"))
-}
-
-/// The first few jobs of a list, in words: `cell 0 fork 1, cell 2 fork 0
-/// and 5 more`.
-pub(crate) fn jobs_text(jobs: &[(u32, u32)]) -> String {
-    const SHOWN: usize = 6;
-    let words: Vec<String> = jobs
-        .iter()
-        .take(SHOWN)
-        .map(|(c, f)| format!("cell {c} fork {f}"))
-        .collect();
-    match jobs.len() {
-        n if n > SHOWN => format!("{} and {} more", words.join(", "), n - SHOWN),
-        _ => words.join(", "),
-    }
 }

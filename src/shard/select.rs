@@ -136,16 +136,10 @@ mod tests {
 
     #[test]
     fn the_flag_is_one_based_and_checked() {
-        assert_eq!(
-            crate::run_folder::invocation::parse_shard("2/4"),
-            Ok((2, 4))
-        );
-        assert_eq!(
-            crate::run_folder::invocation::parse_shard("1/1"),
-            Ok((1, 1))
-        );
+        assert_eq!(runner_folder::invocation::parse_shard("2/4"), Ok((2, 4)));
+        assert_eq!(runner_folder::invocation::parse_shard("1/1"), Ok((1, 1)));
         for bad in ["0/4", "5/4", "1/0", "2", "a/b", "-1/2", "1/2/3"] {
-            let e = crate::run_folder::invocation::parse_shard(bad)
+            let e = runner_folder::invocation::parse_shard(bad)
                 .unwrap_err()
                 .to_string();
             assert!(e.contains("--shard 1/4") && e.contains(bad), "{e}");

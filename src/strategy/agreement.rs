@@ -6,9 +6,9 @@
 //! preview equals the plain in-memory calculation bit for bit.
 
 use super::{build, Observation, Setting, Strategy};
-use crate::spec::{StrategyKind, WorkloadParams};
 use crate::strategy::error::Result;
 use runner_core::record::Arm;
+use runner_spec::{StrategyKind, WorkloadParams};
 
 /// The two arms as the check sees them: in an A/A fork both are one
 /// instance, so the check asks for an arm rather than holding two.
@@ -75,7 +75,7 @@ fn output_hint(names: &[&str], first: &Observation) -> String {
     names.dedup();
     let tables: Vec<String> = names
         .iter()
-        .map(|n| format!("[strategies.{}]", crate::spec::toml_key(n)))
+        .map(|n| format!("[strategies.{}]", runner_spec::toml_key(n)))
         .collect();
     format!(
         "; if the output is meant to differ, set `compare_output = false` in {} (runner then checks only the exit status)",

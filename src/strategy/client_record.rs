@@ -3,8 +3,8 @@
 //! themselves (`sql_clients`), so a runner built without PostgreSQL still
 //! reads and reports what one built with it recorded.
 
-use crate::spec::placeholder::{self, Fill, CLIENT};
 use runner_db::waits::Sample;
+use runner_spec::placeholder::{self, Fill, CLIENT};
 
 /// What an arm with clients kept of its timed runs (warm-up included).
 pub struct ClientRecord {

@@ -22,11 +22,11 @@ mod counted;
 mod reap;
 
 use super::{CountWith, Counted, Observation, Outcome, Setting, StdoutDigest, Strategy};
-use crate::spec::placeholder::{self, Fill, Quoting, Template, SCRATCH};
-use crate::spec::CommandSpec;
 use crate::strategy::error::{fail, Doing, Result, StrategyError};
 pub(crate) use reap::{describe, left_behind};
 use reap::{finish, run_out, succeeded, wait_exit};
+use runner_spec::placeholder::{self, Fill, Quoting, Template, SCRATCH};
+use runner_spec::CommandSpec;
 use std::fs::File;
 use std::io::{Seek, SeekFrom};
 use std::os::fd::AsFd;
@@ -86,7 +86,7 @@ impl Command {
     /// Makes `{scratch}` if used, compiles every text, and runs `setup`.
     pub(crate) fn new(spec: &CommandSpec, at: &Setting<'_>) -> Result<Command> {
         let mut spec = spec.clone();
-        let kind = crate::spec::StrategyKind::Command(Box::new(spec.clone()));
+        let kind = runner_spec::StrategyKind::Command(Box::new(spec.clone()));
         let uses_scratch = kind
             .texts()
             .iter()

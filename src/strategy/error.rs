@@ -28,7 +28,7 @@ pub enum StrategyError {
     Placement(#[from] runner_os::placement::apply::PinError),
     /// A text names a placeholder the job gives no value for.
     #[error(transparent)]
-    Unbound(#[from] crate::spec::placeholder::Unbound),
+    Unbound(#[from] runner_spec::placeholder::Unbound),
     /// What failed, said in one sentence (a command's status, a timeout,
     /// a run read twice).
     #[error("{0}")]

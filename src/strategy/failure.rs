@@ -1,9 +1,7 @@
 //! A run that failed and was allowed to (`allow_failure = true` on an
 //! `sql` arm): its code, carried in the run's [`super::Outcome`] out of the
-//! timed region, and the record of it a fork keeps in run.json.
-
-use runner_core::record::{Arm, Phase};
-use serde::{Deserialize, Serialize};
+//! timed region (the record of it a fork keeps in run.json is
+//! `runner_folder::FailedRun`).
 
 /// The failure's code (a SQLSTATE, or SQLite's `SQLITE_<code>`) stored
 /// inline: an outcome is copied per run and must not allocate.
@@ -37,16 +35,6 @@ impl std::fmt::Debug for FailCode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "FailCode({})", self.as_str())
     }
-}
-
-/// One failed run as run.json records it (a fork's `sql.failures`).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-pub struct FailedRun {
-    pub phase: Phase,
-    pub pair: u32,
-    pub arm: Arm,
-    /// The SQLSTATE (PostgreSQL) or `SQLITE_<extended code>` (SQLite).
-    pub code: String,
 }
 
 /// The fingerprint of a failed run: its code, so the checksum still

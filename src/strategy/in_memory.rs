@@ -3,8 +3,8 @@
 
 use super::error::Result;
 use super::{Observation, Outcome, Strategy};
-use crate::spec::WorkloadParams;
 use runner_core::preview::{Calculator, Model, Overrides, Projection};
+use runner_spec::WorkloadParams;
 
 /// Loads the model once; each run copies it into a scratch model (reusing
 /// its allocation), applies the input's overrides to the copy and

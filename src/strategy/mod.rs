@@ -36,10 +36,10 @@ pub use observation::{Observation, Stdout, StdoutDigest};
 pub use spin::Spin;
 pub use tx_rollback::TxRollback;
 
-use crate::spec::{StrategyKind, WorkloadParams};
 use error::{fail, Doing, Result};
 use runner_core::record::RunUsage;
 use runner_db::DbTarget;
+use runner_spec::{StrategyKind, WorkloadParams};
 
 /// What a run left behind, read after the timed region.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

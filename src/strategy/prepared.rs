@@ -16,10 +16,10 @@
 //! UPDATE, DELETE, MERGE); any other statement of `run` (a `SET LOCAL`)
 //! is sent as text each run, as under `simple`.
 
-use crate::spec::placeholder::Template;
 use crate::strategy::error::{Doing, Result};
 use runner_db::session::SqlSession;
 use runner_db::statements::{places, preparable, unpreparable, Place, SqlDialect};
+use runner_spec::placeholder::Template;
 
 /// The prepared statement's name for statement `i` of a run; one session
 /// serves one arm, so the names need only be unique within it.

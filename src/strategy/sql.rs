@@ -15,12 +15,12 @@
 
 use super::failure::{self, FailCode};
 use super::{Observation, Outcome, Setting, Strategy};
-use crate::spec::placeholder::Template;
-use crate::spec::{Protocol, SqlSpec};
 use crate::strategy::error::{Doing, Result, StrategyError};
 use runner_db::session::SqlSession;
 use runner_db::statements::{split, SqlDialect};
 use runner_db::{DbError, DbTarget};
+use runner_spec::placeholder::Template;
+use runner_spec::{Protocol, SqlSpec};
 
 pub(super) struct Sql {
     name: String,

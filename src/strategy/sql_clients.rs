@@ -16,14 +16,14 @@
 use super::client_record::{for_client, ClientRecord};
 use super::failure::{self, FailCode};
 use super::{Observation, Outcome, Setting, Strategy};
-use crate::spec::placeholder::Template;
-use crate::spec::{Protocol, SqlSpec};
 use crate::strategy::error::{fail, Doing, Result, StrategyError};
 use runner_db::clients::Clients;
 use runner_db::pg::sampler::Sampler;
 use runner_db::pg::shared::Shared;
 use runner_db::statements::{split, SqlDialect};
 use runner_db::{DbError, DbTarget};
+use runner_spec::placeholder::Template;
+use runner_spec::{Protocol, SqlSpec};
 
 pub(super) struct SqlClients {
     name: String,

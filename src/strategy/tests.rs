@@ -1,6 +1,6 @@
 use super::*;
-use crate::spec::{CommandSpec, Program, SqlSpec, SqlText};
 use runner_core::preview::{calculate, Model, Overrides};
+use runner_spec::{CommandSpec, Program, SqlSpec, SqlText};
 use std::time::{Duration, Instant};
 
 /// The worker's agreement check on two instances, over several inputs.

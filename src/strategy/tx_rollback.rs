@@ -4,10 +4,10 @@
 use super::error::Result;
 use super::in_memory::{fingerprint, preview};
 use super::{Observation, Outcome, Strategy};
-use crate::spec::WorkloadParams;
 use crate::strategy::error::Doing;
 use runner_core::preview::{Calculator, Model, Overrides, Projection};
 use runner_db::{DbTarget, ModelTable};
+use runner_spec::WorkloadParams;
 
 /// Holds its own seeded table (own connection on PostgreSQL) and reusable
 /// buffers; round trips per run are documented on `db::pg::table::PgTable`.

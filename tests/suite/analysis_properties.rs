@@ -2,9 +2,9 @@
 //! analysis must return d everywhere, with degenerate intervals.
 
 use proptest::prelude::*;
-use runner::analysis::{analyse, AnalysisInput, CellInfo, Verdict};
-use runner::spec::Ordering;
+use runner_analysis::{analyse, AnalysisInput, CellInfo, Verdict};
 use runner_core::record::{Arm, PairRecord, Phase};
+use runner_spec::Ordering;
 
 /// Per fork: (baseline_ns, treatment first?) of each measured pair.
 type Forks = Vec<Vec<(u64, bool)>>;

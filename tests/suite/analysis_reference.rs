@@ -15,9 +15,9 @@
 //! python3 tests/fixtures/reference.py > tests/fixtures/reference.json
 //! ```
 
-use runner::analysis::{analyse, resample_trace, AnalysisInput, CellInfo, ResampleTrace};
-use runner::spec::Ordering;
+use runner_analysis::{analyse, resample_trace, AnalysisInput, CellInfo, ResampleTrace};
 use runner_core::record::read_pairs_csv;
+use runner_spec::Ordering;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 

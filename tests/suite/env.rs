@@ -96,7 +96,7 @@ fn run_json_without_checks_still_reads() {
     let tmp = tempfile::tempdir().unwrap();
     let old = tmp.path().join("run.json");
     std::fs::write(&old, serde_json::to_string_pretty(&run).unwrap()).unwrap();
-    let info = runner::run_folder::RunInfo::read(&old).unwrap();
+    let info = runner_folder::RunInfo::read(&old).unwrap();
     assert!(info.environment.checks.is_empty());
     assert!(info.environment.busiest_processes.is_empty());
     assert!(info

@@ -14,8 +14,8 @@
 use crate::common;
 use common::faults::{exec, printed_resume, stderr};
 use common::*;
-use runner::plan::self_check::{power_delay_ns, within_delay_ns};
-use runner::spec::MaxSlowdown;
+use runner_plan::self_check::{power_delay_ns, within_delay_ns};
+use runner_spec::MaxSlowdown;
 use std::path::Path;
 
 const NOOP_GATE: &str = r#"

@@ -5,7 +5,6 @@
 
 use crate::common;
 use common::pg_url;
-use runner::spec::{StrategyKind, WorkloadParams};
 use runner::strategy::agreement::{check_agreement, Side, Two};
 use runner::strategy::{build, Setting, Strategy};
 use runner_core::preview::Model;
@@ -13,6 +12,7 @@ use runner_db::open::info as db_info;
 use runner_db::pg::connect::connect;
 use runner_db::pg::schema::{create_run_schema, drop_run_schema};
 use runner_db::{hash_rows, DbError, DbTarget};
+use runner_spec::{StrategyKind, WorkloadParams};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 const W: WorkloadParams = WorkloadParams {

@@ -13,9 +13,9 @@
 
 use crate::common;
 
-use runner::analysis::Analysis;
-use runner::report::{context, format};
-use runner::run_folder::RunInfo;
+use runner_analysis::Analysis;
+use runner_folder::RunInfo;
+use runner_report::{context, format};
 use std::path::{Path, PathBuf};
 
 fn root() -> &'static Path {
@@ -160,7 +160,7 @@ fn report_entry(dir: &Path) -> String {
     }
     let delayed: Vec<_> = ctx.cells.iter().filter(|c| c.data.delay_ns > 0).collect();
     if !delayed.is_empty() && info.imported.is_none() && ctx.stop.is_none() {
-        let each = |f: &dyn Fn(&runner::analysis::Calibration, u32) -> String| {
+        let each = |f: &dyn Fn(&runner_analysis::Calibration, u32) -> String| {
             delayed
                 .iter()
                 .map(|c| {
@@ -318,7 +318,7 @@ fn stop_block(dirs: &[PathBuf]) -> String {
         let analysis: Analysis = serde_json::from_str(&json).unwrap();
         let ctx = context::build(&info, &analysis);
         let many = ctx.cells.len() > 10;
-        let mut groups: Vec<(String, Vec<&runner::analysis::stop::CellStop>)> = Vec::new();
+        let mut groups: Vec<(String, Vec<&runner_analysis::stop::CellStop>)> = Vec::new();
         for c in &ctx.cells {
             let key = if many {
                 format!("d = {}", c.view.delay)

@@ -52,10 +52,9 @@ fn pin_machine(run: &mut serde_json::Value, command: &[&str]) {
     run["finished_at"] = serde_json::json!("2026-01-01T00:01:00Z");
     // The command as given, parsed as runner parses it, and no digest of
     // the invocation and clock (edited above).
-    run["invocation"] = serde_json::to_value(
-        runner::run_folder::invocation::Invocation::from_argv(command).unwrap(),
-    )
-    .unwrap();
+    run["invocation"] =
+        serde_json::to_value(runner_folder::invocation::Invocation::from_argv(command).unwrap())
+            .unwrap();
     run.as_object_mut().unwrap().remove("record_sha256");
     run["spec"]["path"] = serde_json::json!(command[2]);
     run["environment"]["checks"] = serde_json::json!([
@@ -154,9 +153,9 @@ fn bind_digests(run: &mut serde_json::Value, csv: &[u8]) {
         let key = (f["cell"].as_u64().unwrap(), f["fork"].as_u64().unwrap());
         let rows = &per[&key];
         f["rows"] = rows.split_inclusive(|&b| b == b'\n').count().into();
-        f["sha256"] = runner::run_folder::sha256_bytes(rows).into();
+        f["sha256"] = runner_folder::sha256_bytes(rows).into();
     }
-    run["pairs_sha256"] = runner::run_folder::sha256_bytes(csv).into();
+    run["pairs_sha256"] = runner_folder::sha256_bytes(csv).into();
 }
 
 /// Runs `spec` for a real run.json, pins it, writes `pairs` and renders.
@@ -173,7 +172,7 @@ fn render_case(spec: &str, command: &[&str], pairs: &[Pair]) -> (String, String)
     write_pairs(&out.join("pairs.csv"), pairs);
     bind_digests(&mut run, &std::fs::read(out.join("pairs.csv")).unwrap());
     std::fs::write(&run_json, serde_json::to_string_pretty(&run).unwrap()).unwrap();
-    let rendered = runner::report::render_folder(&out, None, None).expect("renders");
+    let rendered = runner_report::render_folder(&out, None, None).expect("renders");
     (
         std::fs::read_to_string(out.join("report.md")).unwrap(),
         rendered.summary,

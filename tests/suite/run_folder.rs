@@ -7,8 +7,8 @@
 use crate::common;
 use common::shards::{merge, shard, small};
 use common::*;
-use runner::run_folder::invocation::{AnalyzeArgs, ExecArgs, MergeArgs};
-use runner::run_folder::Invocation;
+use runner_folder::invocation::{AnalyzeArgs, ExecArgs, MergeArgs};
+use runner_folder::Invocation;
 use std::path::Path;
 
 const PAIRS: &str = "\
@@ -77,7 +77,7 @@ fn exec_merge_and_analyze_folders_read_back_with_their_invocation() {
     );
     assert!(o.status.success(), "{}", err_of(&o));
 
-    let read = |d: &Path| runner::run_folder::read(d).unwrap_or_else(|e| panic!("{e}"));
+    let read = |d: &Path| runner_folder::read(d).unwrap_or_else(|e| panic!("{e}"));
     let exec = ExecArgs {
         out: Some(dir.join("whole")),
         set: vec!["design.pairs=30".into()],
@@ -164,7 +164,7 @@ fn an_older_folders_argv_is_parsed_once_into_the_invocation() {
     )
     .unwrap();
     std::fs::remove_file(out.join(".runner-files.json")).unwrap();
-    let info = runner::run_folder::read(&out).unwrap();
+    let info = runner_folder::read(&out).unwrap();
     assert_eq!(serde_json::to_value(&info.invocation).unwrap(), now);
     std::fs::remove_file(out.join("report.md")).unwrap();
     let o = report(&out);

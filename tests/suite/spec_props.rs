@@ -83,7 +83,7 @@ proptest! {
         file.write_all(&bytes).unwrap();
         // One line per problem, each naming the file: a problem's own
         // sentence never breaks a line.
-        if let Err(e) = runner::spec::load(file.path(), &flags) {
+        if let Err(e) = runner_spec::load(file.path(), &flags) {
             let shown = file.path().display().to_string();
             for line in e.message.lines() {
                 prop_assert!(line.starts_with(&shown), "a line without its file: {}", e.message);

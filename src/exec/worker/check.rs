@@ -4,10 +4,10 @@
 
 use super::{Arms, JobRequest};
 use crate::exec::protocol::CheckReport;
-use crate::spec::StrategyKind;
 use crate::strategy::agreement::{check_agreement, check_arms_agree, Side};
 use crate::strategy::error::Result;
 use runner_core::preview::Overrides;
+use runner_spec::StrategyKind;
 
 /// `input 123`, and for the preview the slider position it maps to.
 pub(super) fn shown_input(job: &JobRequest, input: u64) -> String {

@@ -263,11 +263,8 @@ fn cell_step(before: &CellPoint, now: &CellPoint) -> Option<CellStep> {
 /// marked yet: that needs the whole history, see [`mark`]).
 pub(super) fn step(before: &Version, now: &Version) -> Step {
     let mut boundaries = Vec::new();
-    let keys = crate::run_folder::check::spec_differences(
-        &before.experiment,
-        &now.experiment,
-        &NOT_MEASURED,
-    );
+    let keys =
+        runner_folder::check::spec_differences(&before.experiment, &now.experiment, &NOT_MEASURED);
     if !keys.is_empty() {
         boundaries.push(Boundary::Spec(keys));
     }

@@ -4,7 +4,7 @@ use super::*;
 use crate::history::version::{ForkPoint, Machine};
 
 fn cell(label: &str, fork_d: &[f64], base: f64) -> CellPoint {
-    use crate::analysis::effect::{Effect, IntervalKind};
+    use runner_analysis::effect::{Effect, IntervalKind};
     let m = fork_d.iter().sum::<f64>() / fork_d.len() as f64;
     let ci = [m - 10.0, m + 10.0];
     CellPoint {
@@ -39,7 +39,7 @@ fn version(cells: Vec<CellPoint>, host: &str, forks: u32) -> Version {
     let toml = format!(
         "[strategies.n]\nkind = \"noop\"\n[design]\nbaseline = \"n\"\ntreatment = \"n\"\nforks = {forks}\n"
     );
-    let exp = crate::spec::parse_recorded("h.toml", &toml, &Default::default()).unwrap();
+    let exp = runner_spec::parse_recorded("h.toml", &toml, &Default::default()).unwrap();
     Version {
         run_id: "r".into(),
         machine: Machine::named(host),
@@ -130,7 +130,7 @@ fn a_machine_or_spec_change_is_a_boundary_not_a_mark() {
     assert!(!steps[0].marked());
     assert_eq!(rule.comparisons, 0);
     let mut respec = version(vec![cell("d = 0", &SLOW, 1000.0)], "a", 8);
-    respec.experiment.design.ordering = crate::spec::Ordering::Blocked;
+    respec.experiment.design.ordering = runner_spec::Ordering::Blocked;
     let (steps, _) = marked(&[before.clone(), respec]);
     assert!(
         matches!(&steps[0].boundaries[..], [Boundary::Spec(k)] if k == &["design.ordering".to_string()])

@@ -11,9 +11,9 @@ use summary::{
 
 use super::changes::Boundary;
 use super::{Dated, Entry, History, Step};
-use crate::report::effect as words;
-use crate::report::format;
-use crate::report::format::one_in;
+use runner_report::effect as words;
+use runner_report::format;
+use runner_report::format::one_in;
 
 /// Text from a commit or a recorded file, safe inside Markdown (a table
 /// cell included): punctuation that Markdown reads is escaped.
@@ -209,7 +209,7 @@ fn cell_table(h: &History, label: &str, machines: &[String]) -> String {
             (false, _) => String::new(),
             (true, Some(e)) => format!(
                 " {} |",
-                crate::report::effect::percent_of(e.change, e.change_ci)
+                runner_report::effect::percent_of(e.change, e.change_ci)
             ),
             (true, None) => " not counted |".into(),
         };

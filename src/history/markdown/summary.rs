@@ -7,8 +7,8 @@ use super::{code, commit_ref, one_in, subject};
 use crate::history::changes::{forks_needed, Boundary, CellStep};
 use crate::history::version::{CellPoint, Version};
 use crate::history::{Commit, Dated, Entry, History};
-use crate::report::effect as words;
-use crate::report::format;
+use runner_report::effect as words;
+use runner_report::format;
 use runner_stats::apart::{Bounded, Side};
 
 /// A factor with its interval: `×1.50 [1.47, 1.53]`.
@@ -536,7 +536,7 @@ fn agreeing(c: &CellStep) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::effect::{Effect, IntervalKind};
+    use runner_analysis::effect::{Effect, IntervalKind};
     use runner_stats::apart::Comparison;
 
     /// A 5 µs delay cell whose D fell by 80 ns while its baseline went from
@@ -565,7 +565,7 @@ mod tests {
     fn a_mark_says_what_the_difference_and_the_ratio_each_did() {
         let toml =
             "[strategies.p]\nkind = \"noop\"\n[design]\nbaseline = \"p\"\ntreatment = \"p\"\n";
-        let exp = crate::spec::parse_recorded("h.toml", toml, &Default::default()).unwrap();
+        let exp = runner_spec::parse_recorded("h.toml", toml, &Default::default()).unwrap();
         let version = |cells| Version {
             run_id: "r".into(),
             machine: crate::history::version::Machine::named("a"),
