@@ -237,7 +237,7 @@ impl Results {
             runner_folder::output::format::ReadError::Format(e) => bad_input(e.to_string()),
             runner_folder::output::format::ReadError::Json(e) => unreadable(e.to_string()),
         })?;
-        let design = &info.spec.experiment.design;
+        let design = &info.spec().experiment.design;
         let command_of = |name: &str| {
             plan.arms
                 .iter()
@@ -248,7 +248,7 @@ impl Results {
         // Grid combinations in the cells' order; the baseline's runs of
         // every variant of one combination are one result.
         let mut groups: Vec<(Map<String, Value>, Runs, Vec<HyperfineResult>)> = Vec::new();
-        for cell in &info.cells {
+        for cell in info.cells() {
             let mut params = runner_plan::group_params(&cell.params);
             params.remove(runner_plan::TREATMENT_KEY);
             let (baseline, treatment) = cell.arms(design);

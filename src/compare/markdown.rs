@@ -6,10 +6,10 @@ use runner_folder::RunInfo;
 use runner_report::format;
 
 fn machine(info: &RunInfo) -> String {
-    if info.imported.is_some() {
+    if info.imported().is_some() {
         return "unknown (imported data)".into();
     }
-    let e = &info.environment;
+    let e = &info.environment();
     format!(
         "`{}` ({}, {} logical cores, {} kernel {})",
         e.hostname, e.cpu_model, e.logical_cores, e.os, e.kernel
@@ -18,8 +18,8 @@ fn machine(info: &RunInfo) -> String {
 
 /// A sentence when the machines (or their setup) differ, else that they match.
 fn machines(a: &RunInfo, b: &RunInfo) -> String {
-    let (ea, eb) = (&a.environment, &b.environment);
-    if a.imported.is_some() || b.imported.is_some() {
+    let (ea, eb) = (&a.environment(), &b.environment());
+    if a.imported().is_some() || b.imported().is_some() {
         return "Machines: at least one run was imported from another harness, so runner cannot say where it ran; a change may be the machine's as much as the code's.".into();
     }
     let same_host = ea.hostname == eb.hostname
@@ -38,7 +38,7 @@ fn machines(a: &RunInfo, b: &RunInfo) -> String {
         other.push(format!("the kernel ({} vs {})", ea.kernel, eb.kernel));
     }
     let db = |i: &RunInfo| {
-        i.database.as_ref().map(|d| {
+        i.database().as_ref().map(|d| {
             format!(
                 "{} {}",
                 d["backend"].as_str().unwrap_or(""),
@@ -71,19 +71,24 @@ fn machines(a: &RunInfo, b: &RunInfo) -> String {
 fn run_line(label: &str, r: &Run) -> String {
     let i = &r.info;
     let forks = i
-        .cells
+        .cells()
         .iter()
         .filter(|c| c.role.is_experiment())
-        .map(|c| i.forks.iter().filter(|f| f.summary.cell == c.cell).count())
+        .map(|c| {
+            i.forks()
+                .iter()
+                .filter(|f| f.summary.cell == c.cell)
+                .count()
+        })
         .max()
         .unwrap_or(0);
     format!(
         "- {label}: `{}`, run `{}`, {} to {}, {forks} forks per cell, master seed {}\n",
         r.dir.display(),
-        i.run_id,
-        i.started_at,
-        i.finished_at.as_deref().unwrap_or("unfinished"),
-        i.seeds.master
+        i.run_id(),
+        i.started_at(),
+        i.finished_at().as_deref().unwrap_or("unfinished"),
+        i.seeds().master
     )
 }
 
@@ -201,10 +206,10 @@ fn separate_runs(run: &Run, rows: &[Row], confidence: f64) -> String {
 
 /// The two runs' machine checks that differ: `load average (A OK, B WARN)`.
 fn checks_differ(a: &RunInfo, b: &RunInfo) -> Option<String> {
-    if a.imported.is_some() || b.imported.is_some() {
+    if a.imported().is_some() || b.imported().is_some() {
         return None;
     }
-    let (ca, cb) = (&a.environment.checks, &b.environment.checks);
+    let (ca, cb) = (&a.environment().checks, &b.environment().checks);
     let differ: Vec<String> = ca
         .iter()
         .filter_map(|x| {
@@ -230,8 +235,8 @@ fn checks_differ(a: &RunInfo, b: &RunInfo) -> Option<String> {
 /// A cell by its params (its delay only when the grid has several), or by
 /// its treatment when nothing else tells cells apart.
 fn cell_label(r: &Run, cell: u32) -> String {
-    let exp = &r.info.spec.experiment;
-    let Some(c) = r.info.cells.iter().find(|c| c.cell == cell) else {
+    let exp = &r.info.spec().experiment;
+    let Some(c) = r.info.cells().iter().find(|c| c.cell == cell) else {
         return cell.to_string();
     };
     let mut params = exp.grid.labelled(&c.params);
@@ -247,7 +252,7 @@ fn cell_label(r: &Run, cell: u32) -> String {
 
 /// `10 forks x (80 + 300 pairs)`.
 fn size(info: &RunInfo) -> String {
-    let d = &info.spec.experiment.design;
+    let d = &info.spec().experiment.design;
     format!(
         "{} x ({} warm-up + {} measured pairs)",
         runner_report::effect::forks_count(d.forks.get()),
@@ -301,7 +306,7 @@ fn baselines_differ(a: &Run, rows: &[Row]) -> Option<String> {
     (moved(r) > 1.0 + BASELINE_MOVED).then(|| {
         format!(
             "**The baselines differ**: `{}` ran at {} in A and {} in B ({}), more than 20 % apart, so the machine's speed or load changed between the runs. D in ms moves with it; the change of the effect below is judged on the speed ratio, each run's on its own baseline.",
-            a.info.spec.experiment.design.baseline,
+            a.info.spec().experiment.design.baseline,
             format::duration(r.median_a),
             format::duration(r.median_b),
             cell_label(a, r.cell),
@@ -310,7 +315,7 @@ fn baselines_differ(a: &Run, rows: &[Row]) -> Option<String> {
 }
 
 fn effect_section(a: &Run, effects: &[EffectRow], confidence: f64) -> String {
-    let exp = &a.info.spec.experiment;
+    let exp = &a.info.spec().experiment;
     let mut out = format!(
         "## The effect in each run
 
@@ -406,7 +411,7 @@ The paired effect of each cell's treatment against `{}`, in each run on its own 
 /// Two runs that counted instructions: each run's instructions ratio and
 /// B's over A's, which load cannot move the way it moves time.
 fn instructions_section(a: &Run, counts: &[CountRow], confidence: f64) -> String {
-    let exp = &a.info.spec.experiment;
+    let exp = &a.info.spec().experiment;
     let mut out = format!(
         "## Instructions in each run
 
@@ -452,7 +457,7 @@ pub(super) fn render(
     rows: &[Row],
     counts: &[CountRow],
 ) -> String {
-    let exp = &a.info.spec.experiment;
+    let exp = &a.info.spec().experiment;
     let confidence = exp.analysis.confidence;
     let mut out = format!("# Compare: {}\n\n", exp.title.replace('\n', " "));
     out.push_str(&run_line("A", a));
@@ -465,7 +470,7 @@ pub(super) fn render(
     };
     out.push_str(&format!(
         "- Spec: the same experiment (`{}`; `{}` as baseline, {} as treatment){sized}.\n- {}\n",
-        a.info.spec.path,
+        a.info.spec().path,
         exp.design.baseline,
         exp.design
             .variants()
@@ -518,7 +523,7 @@ pub(super) fn render(
         }
     };
     for r in rows {
-        let cell = a.info.cells.iter().find(|c| c.cell == r.cell);
+        let cell = a.info.cells().iter().find(|c| c.cell == r.cell);
         let treatment = cell.map_or(exp.design.treatment.as_str(), |c| c.arms(&exp.design).1);
         let arm = match r.arm {
             Arm::Baseline => format!("`{}` (baseline)", exp.design.baseline),

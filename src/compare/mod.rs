@@ -183,7 +183,7 @@ pub fn stream_seed(master_a: u64, master_b: u64, cell: u32, arm: u64) -> u64 {
 /// size ones.
 fn spec_differences(a: &RunInfo, b: &RunInfo) -> Vec<String> {
     let strip = |info: &RunInfo| {
-        let mut v = serde_json::to_value(&info.spec.experiment).expect("experiment serializes");
+        let mut v = serde_json::to_value(&info.spec().experiment).expect("experiment serializes");
         if let Some(m) = v.as_object_mut() {
             for k in DESCRIPTIVE {
                 m.remove(k);
@@ -233,11 +233,11 @@ fn fail(cell: u32) -> impl Fn(runner_stats::StatsError) -> runner_core::error::R
 }
 
 fn rows(a: &Run, b: &Run) -> Result<Vec<Row>> {
-    let exp = &a.info.spec.experiment;
+    let exp = &a.info.spec().experiment;
     let (resamples, confidence) = (exp.analysis.resamples, exp.analysis.confidence);
-    let (ma, mb) = (a.info.seeds.master, b.info.seeds.master);
+    let (ma, mb) = (a.info.seeds().master, b.info.seeds().master);
     let mut out = Vec::new();
-    for cell in a.info.cells.iter().filter(|c| c.role.is_experiment()) {
+    for cell in a.info.cells().iter().filter(|c| c.role.is_experiment()) {
         for arm in [Arm::Baseline, Arm::Treatment] {
             let (va, vb) = (
                 arm_values(&a.pairs, cell.cell, arm),
@@ -271,15 +271,15 @@ fn rows(a: &Run, b: &Run) -> Result<Vec<Row>> {
 
 /// The effect of each experiment cell in A and in B, and its change.
 fn effect_rows(a: &Run, b: &Run) -> Result<Vec<EffectRow>> {
-    let exp = &a.info.spec.experiment;
+    let exp = &a.info.spec().experiment;
     let (resamples, confidence) = (exp.analysis.resamples, exp.analysis.confidence);
-    let (ma, mb) = (a.info.seeds.master, b.info.seeds.master);
+    let (ma, mb) = (a.info.seeds().master, b.info.seeds().master);
     let (input_a, input_b) = (
         runner_analysis::run::input(&a.info),
         runner_analysis::run::input(&b.info),
     );
     let mut out = Vec::new();
-    for cell in a.info.cells.iter().filter(|c| c.role.is_experiment()) {
+    for cell in a.info.cells().iter().filter(|c| c.role.is_experiment()) {
         let find = |r: &Run| {
             r.analysis
                 .cells

@@ -91,7 +91,7 @@ impl<'a> ForkLoop<'a> {
         let exp = run.exp;
         let host = run
             .info
-            .shard
+            .shard()
             .as_ref()
             .map(|_| crate::shard::current_host().0);
         let kept_before = run.measured.len();
@@ -142,7 +142,7 @@ impl<'a> ForkLoop<'a> {
         let jobs = self.jobs;
         let job = &jobs[i];
         // One cell: its jobs are its forks, named as such.
-        let label = if self.run.info.cells.len() == 1 {
+        let label = if self.run.info.cells().len() == 1 {
             format!("fork {}", job.fork)
         } else {
             format!("cell {} fork {}", job.cell, job.fork)

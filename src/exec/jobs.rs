@@ -50,12 +50,12 @@ pub(super) fn run_jobs(phase: Phase<'_>) -> Result<()> {
         // A run stopped between a fork's commit and its cell's stop.
         record_stops(st, info, partial, measured, None, &Progress::Quiet)?;
     }
-    let todo: Vec<Job> = runner_plan::stop::remaining(&info.jobs, &info.stops)
+    let todo: Vec<Job> = runner_plan::stop::remaining(info.jobs(), info.stops())
         .into_iter()
         .filter(|j| !measured.contains(j.cell, j.fork))
         .collect();
     let (todo_len, kept) = (todo.len(), measured.len());
-    let single = info.cells.len() == 1;
+    let single = info.cells().len() == 1;
     let progress = Progress::new(quiet, (kept + todo_len) as u64, kept as u64, single);
     let mut requests: Vec<_> = todo
         .iter()
@@ -79,7 +79,7 @@ pub(super) fn run_jobs(phase: Phase<'_>) -> Result<()> {
     // cannot run as written stops here (exit 2), and the tables the SQL
     // names are the ones the guard holds against the run.
     let findings = if todo_len > 0 {
-        super::preflight::run(exp, &info.cells, db)?
+        super::preflight::run(exp, info.cells(), db)?
     } else {
         None
     };
@@ -95,10 +95,10 @@ pub(super) fn run_jobs(phase: Phase<'_>) -> Result<()> {
     if todo_len > 0 && (choose || (announce && !quiet)) {
         let trials = trials_in_guard(exp, info, db, &mut guard, &progress)?;
         if choose {
-            let costs = super::estimate::costs(exp, &info.cells, db, &trials);
-            let jobs = runner_plan::self_check::job_count(exp, &info.cells);
-            runner_plan::runs::apply(&mut info.spec.experiment.design, costs, jobs);
-            exp.design.adopt_runs(&info.spec.experiment.design);
+            let costs = super::estimate::costs(exp, info.cells(), db, &trials);
+            let jobs = runner_plan::self_check::job_count(exp, info.cells());
+            info.record_runs_chosen(costs, jobs);
+            exp.design.adopt_runs(&info.spec().experiment.design);
             partial.write_run_info(info)?;
             // The workers run the counts just chosen.
             requests = todo
@@ -106,7 +106,7 @@ pub(super) fn run_jobs(phase: Phase<'_>) -> Result<()> {
                 .map(|job| super::job_request(exp, info, job, db))
                 .collect();
         }
-        let e = super::estimate::from_trials(exp, &info.cells, db, &trials);
+        let e = super::estimate::from_trials(exp, info.cells(), db, &trials);
         if announce && !quiet {
             announce_estimate(exp, info, &e, &progress, todo_len);
         }
@@ -138,7 +138,7 @@ fn trials_in_guard(
     progress: &Progress,
 ) -> Result<super::trials::Outcome> {
     let print_before = guard.take()?;
-    let trials = super::trials::run(exp, &info.cells, db);
+    let trials = super::trials::run(exp, info.cells(), db);
     let record = guard.compare(print_before, None)?;
     for other in record.iter().flat_map(|g| &g.other_sessions) {
         progress.println(&format!(
@@ -163,7 +163,7 @@ fn announce_estimate(
 ) {
     // The estimate covers every cell x fork; a shard or a resume runs
     // a share of them.
-    let planned = runner_plan::self_check::job_count(exp, &info.cells);
+    let planned = runner_plan::self_check::job_count(exp, info.cells());
     let share = todo_len as f64 / planned.max(1) as f64;
     let scale = |ns: u64| (ns as f64 * share) as u64;
     let e = super::estimate::Estimate {
@@ -172,7 +172,11 @@ fn announce_estimate(
         ..e.clone()
     };
     let d = &exp.design;
-    let experiment_cells = info.cells.iter().filter(|c| c.role.is_experiment()).count();
+    let experiment_cells = info
+        .cells()
+        .iter()
+        .filter(|c| c.role.is_experiment())
+        .count();
     let per_cell = if experiment_cells == 1 {
         ""
     } else {

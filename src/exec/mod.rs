@@ -146,7 +146,7 @@ fn job_request(
     job: &Job,
     db: Option<&runner_db::DbTarget>,
 ) -> JobRequest {
-    let cell = &info.cells[job.cell as usize];
+    let cell = &info.cells()[job.cell as usize];
     let d = &exp.design;
     // The cell's role says which strategies its arms run (the gate's
     // self-check cells run the baseline on both sides).
@@ -176,7 +176,7 @@ fn job_request(
         claim: claim(runner_plan::placement(exp, cell)),
         layout: runner_os::memory_layout::plan(
             runner_plan::layout(exp, cell),
-            info.seeds.master,
+            info.seeds().master,
             job.seed,
         ),
         temp_dir: runner_os::temp::private_root(),
@@ -407,14 +407,14 @@ fn exec_loaded(args: &ExecArgs, loaded: &LoadedSpec) -> Result<ExecOutcome> {
                 })?,
             };
             let (partial, mut info) = Partial::open(p)?;
-            shard::check_resume(info.shard.as_ref(), selection).map_err(bad_input)?;
-            info.build.add(BuildInfo::current());
+            shard::check_resume(info.shard().as_ref(), selection).map_err(bad_input)?;
+            info.record_resumed_by(BuildInfo::current());
             target::check_out(&final_dir, "--out")?;
             check_resume_paths(p, &final_dir)?;
             // The counts of a fork's pairs the run chose are its own.
             let mut now = recorded_spec(loaded, &args.spec)?.experiment;
-            now.design.adopt_runs(&info.spec.experiment.design);
-            resume::check_same_spec(&info.spec.experiment, &now)?;
+            now.design.adopt_runs(&info.spec().experiment.design);
+            resume::check_same_spec(&info.spec().experiment, &now)?;
             // Every kept fork is checked now, before anything runs, and
             // held in memory from here on.
             let measured = measured::Measured::load(&partial, &info)?;
@@ -435,14 +435,14 @@ fn exec_loaded(args: &ExecArgs, loaded: &LoadedSpec) -> Result<ExecOutcome> {
             (partial, final_dir, info, measured::Measured::default())
         }
     };
-    if info.seeds.drawn && !args.quiet {
+    if info.seeds().drawn && !args.quiet {
         runner_core::console::err(&format!(
             "seed: drawn {} (recorded in run.json)",
-            info.seeds.master
+            info.seeds().master
         ));
     }
     let mut exp = exp.clone();
-    exp.design.adopt_runs(&info.spec.experiment.design);
+    exp.design.adopt_runs(&info.spec().experiment.design);
     let run = run::Run {
         args,
         exp,

@@ -39,7 +39,7 @@ pub fn retry_args(args: &ExecArgs, first: &ExecOutcome) -> Option<Retry> {
         return None;
     }
     let sets = retry_sets(args, first);
-    let exp = &first.info.spec.experiment;
+    let exp = &first.info.spec().experiment;
     let cap = exp
         .gate
         .and_then(|g| g.max_retry_factor)
@@ -88,7 +88,7 @@ fn retry_sets(args: &ExecArgs, first: &ExecOutcome) -> Vec<String> {
     if args.retry_inconclusive && !args.bisect && !first.advice.is_empty() {
         return first.advice.clone();
     }
-    let design = &first.info.spec.experiment.design;
+    let design = &first.info.spec().experiment.design;
     let forks = design
         .stop
         .map_or(design.forks.get(), |s| s.max_forks.get());

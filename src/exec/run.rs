@@ -8,7 +8,6 @@ use super::resume::{check_same_database, resume_command};
 use super::{jobs, ExecArgs, ExecOutcome};
 use runner_core::error::{run_failed, Failure, Result, RunnerError};
 use runner_core::record::PairRecord;
-use runner_folder::assemble::now_rfc3339;
 use runner_folder::partial::Partial;
 use runner_folder::RunInfo;
 use runner_os::interrupt;
@@ -46,12 +45,12 @@ impl Run<'_> {
         };
         if self.resuming {
             let now = db.as_ref().map(|d| &d.info);
-            if let Err(e) = check_same_database(info.database.as_ref(), now) {
+            if let Err(e) = check_same_database(info.database().as_ref(), now) {
                 cleanup(db.as_ref());
                 return Err(e);
             }
         }
-        info.database = db.as_ref().map(|d| d.info.clone());
+        info.record_database(db.as_ref().map(|d| d.info.clone()));
         // Recorded now, so a resume can check it runs on the same database.
         let result = partial.write_run_info(&info).and_then(|()| {
             let db = db.as_ref().map(|d| &d.target);
@@ -82,7 +81,7 @@ impl Run<'_> {
             Failure::BadInput | Failure::ArmsDisagree => e.with_hint(
                 format!(
                     "{kept} of {} forks finished and are kept in {}; resuming runs the missing forks with the same experiment file, so if the file must change, move {} away (or delete it) and run exec again",
-                    info.jobs.len(),
+                    info.jobs().len(),
                     partial.dir.display(),
                     partial.dir.display()
                 ),
@@ -117,7 +116,7 @@ impl Run<'_> {
             quiet,
             announce: true,
         })?;
-        if !runner_plan::self_check::needs_sizing(&self.exp, info.gate_sizing.as_ref()) {
+        if !runner_plan::self_check::needs_sizing(&self.exp, info.gate_sizing().as_ref()) {
             return Ok(());
         }
         self.size_gate(info, measured)?;
@@ -136,21 +135,20 @@ impl Run<'_> {
     /// Phase 2's plan: the 0.5x self-check cells sized from phase 1's rows.
     fn size_gate(&self, info: &mut RunInfo, measured: &Measured) -> Result<()> {
         let cells: Vec<u32> = info
-            .cells
+            .cells()
             .iter()
             .filter(|c| c.role.is_experiment())
             .map(|c| c.cell)
             .collect();
         let rows: Vec<PairRecord> = measured.rows_of(&cells).cloned().collect();
-        let sizing = runner_analysis::gate::sizing::size(&self.exp, &info.cells, &rows)
+        let sizing = runner_analysis::gate::sizing::size(&self.exp, info.cells(), &rows)
             .map_err(run_failed)?;
         if !self.args.quiet {
             for line in runner_report::gate_files::sizing_lines(&self.exp, &sizing) {
                 runner_core::console::err(&line);
             }
         }
-        info.gate_sizing = Some(sizing);
-        info.replan();
+        info.record_gate_sizing(sizing);
         Ok(())
     }
 
@@ -159,7 +157,7 @@ impl Run<'_> {
         let kept = partial.finished_forks(info).map(|f| f.len()).unwrap_or(0);
         format!(
             "{kept} of {} forks finished and are kept in {}; to run the missing ones with their original seeds: {}",
-            info.jobs.len(),
+            info.jobs().len(),
             partial.dir.display(),
             self.resume(partial)
         )
@@ -168,7 +166,7 @@ impl Run<'_> {
     /// The run's database, connected and (PostgreSQL) given its schema; a
     /// signal stops the wait (a server that never answers, a lock).
     fn prepare_database(&self, info: &RunInfo) -> Result<Option<RunDatabase>> {
-        let (exp, run_id, resuming) = (self.exp.clone(), info.run_id.clone(), self.resuming);
+        let (exp, run_id, resuming) = (self.exp.clone(), info.run_id().to_string(), self.resuming);
         // Any signal so far (0): a Ctrl-C during start-up stops here too.
         interrupt::run(0, move || RunDatabase::prepare(&exp, &run_id, resuming))
             .map_err(|i| run_failed(format!("{i} while preparing the database")))?
@@ -195,12 +193,10 @@ impl Run<'_> {
             )
         };
         let (forks, pairs) = measured.into_parts();
-        info.forks = forks;
-        info.environment.load_after = Some(runner_os::environment::load_average());
-        let bytes = partial.assemble_pairs(&info.forks).map_err(kept)?;
-        info.pairs_sha256 = Some(runner_folder::sha256_bytes(&bytes));
+        let bytes = partial.assemble_pairs(&forks).map_err(kept)?;
+        let pairs_sha256 = runner_folder::sha256_bytes(&bytes);
         drop(bytes);
-        info.finished_at = Some(now_rfc3339());
+        info.finish(forks, pairs_sha256, runner_os::environment::load_average());
         let for_thread = info.clone();
         let rendering = interrupt::run(0, move || {
             let template = runner_report::template_for(&for_thread, None)?;

@@ -34,7 +34,7 @@ impl Stopper {
 
     /// Whether `cell`'s jobs are done with (`stops` records it).
     pub(super) fn stopped(info: &RunInfo, cell: u32) -> bool {
-        info.stops.iter().any(|s| s.cell == cell)
+        info.stops().iter().any(|s| s.cell == cell)
     }
 
     /// The stops `measured` calls for now that were not made yet: the
@@ -99,7 +99,7 @@ pub(super) fn record_stops(
     if due.is_empty() {
         return Ok(Vec::new());
     }
-    let single = info.cells.len() == 1;
+    let single = info.cells().len() == 1;
     for s in &due {
         progress.println(&format!(
             "{}stops after {} fork{}: {}",
@@ -113,7 +113,7 @@ pub(super) fn record_stops(
             s.reason.describe()
         ));
     }
-    info.stops.extend(due.iter().copied());
+    info.record_stops(due.iter().copied());
     partial.write_run_info(info)?;
     Ok(due.iter().map(|s| s.cell).collect())
 }

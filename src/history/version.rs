@@ -28,14 +28,14 @@ pub(crate) struct Machine {
 
 impl Machine {
     fn of(info: &RunInfo) -> Machine {
-        if info.imported.is_some() {
+        if info.imported().is_some() {
             return Machine {
                 name: "unknown (imported data)".into(),
-                key: vec![format!("imported {}", info.run_id)],
+                key: vec![format!("imported {}", info.run_id())],
             };
         }
-        let e: &Environment = &info.environment;
-        let database = info.database.as_ref().map_or(String::new(), |d| {
+        let e: &Environment = info.environment();
+        let database = info.database().as_ref().map_or(String::new(), |d| {
             format!(
                 "{} {}",
                 d["backend"].as_str().unwrap_or(""),
@@ -145,7 +145,7 @@ pub(super) fn check(
     let info =
         RunInfo::parse(Path::new(runner_folder::FILE), run_json).map_err(VersionError::Read)?;
     runner_folder::check::check(&info).map_err(VersionError::Record)?;
-    if info.finished_at.is_none() {
+    if info.finished_at().is_none() {
         return Err(VersionError::InProgress);
     }
     let rows = runner_folder::digest::check_pairs(pairs, &info).map_err(VersionError::Pairs)?;
@@ -201,12 +201,12 @@ pub(super) fn read(run_json: &[u8], pairs: &[u8]) -> Result<Version, VersionErro
         .iter()
         .filter(|c| !c.forks.is_empty())
         .map(|c| CellPoint {
-            label: runner_report::format::params(&info.spec.experiment.grid.labelled(&c.params)),
+            label: runner_report::format::params(&info.spec().experiment.grid.labelled(&c.params)),
             treatment: c
                 .params
                 .get(runner_plan::TREATMENT_KEY)
                 .and_then(|t| t.as_str())
-                .unwrap_or(&info.spec.experiment.design.treatment)
+                .unwrap_or(&info.spec().experiment.design.treatment)
                 .to_string(),
             delay_ns: c.delay_ns,
             effect: c.effect(),
@@ -225,11 +225,11 @@ pub(super) fn read(run_json: &[u8], pairs: &[u8]) -> Result<Version, VersionErro
         })
         .collect();
     Ok(Version {
-        run_id: info.run_id.clone(),
+        run_id: info.run_id().to_string(),
         machine: Machine::of(&info),
         confidence: analysis.confidence,
         gate: analysis.gate.as_ref().map(|g| g.verdict),
-        experiment: info.spec.experiment,
+        experiment: info.spec().experiment.clone(),
         cells,
     })
 }

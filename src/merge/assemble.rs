@@ -27,8 +27,8 @@ pub(super) fn run_info(
     let mut forks: Vec<ForkRecord> = shards
         .iter()
         .flat_map(|s| {
-            let host = s.info.shard.as_ref().map(|i| i.host.clone());
-            s.info.forks.iter().map(move |f| ForkRecord {
+            let host = s.info.shard().as_ref().map(|i| i.host.clone());
+            s.info.forks().iter().map(move |f| ForkRecord {
                 host: f.host.clone().or_else(|| host.clone()),
                 ..f.clone()
             })
@@ -36,18 +36,18 @@ pub(super) fn run_info(
         .collect();
     forks.sort_by_key(|f| (f.summary.cell, f.summary.fork));
     let pairs_csv = pairs_csv(shards, &forks);
-    let mut build = first.build.clone();
+    let mut build = first.build().clone();
     for s in &shards[1..] {
-        build.add(s.info.build.clone());
+        build.add(s.info.build().clone());
     }
     let started_at = shards
         .iter()
-        .map(|s| s.info.started_at.clone())
+        .map(|s| s.info.started_at().to_string())
         .min()
         .unwrap_or_default();
     let finished_at = shards
         .iter()
-        .filter_map(|s| s.info.finished_at.clone())
+        .filter_map(|s| s.info.finished_at().clone())
         .max();
     let merged = MergedInfo {
         shards: shards.iter().map(merged_shard).collect(),
@@ -57,13 +57,13 @@ pub(super) fn run_info(
     let invocation = Invocation::Merge(args.clone());
     let info = Builder::new(
         &invocation,
-        first.spec.clone(),
-        first.seeds.master,
-        first.seeds.drawn,
-        first.environment.clone(),
+        first.spec().clone(),
+        first.seeds().master,
+        first.seeds().drawn,
+        first.environment().clone(),
     )
-    .gate_sizing(first.gate_sizing.clone())
-    .database(first.database.clone())
+    .gate_sizing(first.gate_sizing().clone())
+    .database(first.database().clone())
     .build(build)
     .times(started_at, finished_at)
     .assemble(Source::Merged {
@@ -78,15 +78,15 @@ fn merged_shard(s: &Shard) -> MergedShard {
     let i = &s.info;
     MergedShard {
         folder: s.dir.display().to_string(),
-        run_id: i.run_id.clone(),
-        shard: i.shard.clone().expect("merge reads shards only"),
-        jobs: i.jobs.len() as u32,
-        invocation: i.invocation.clone(),
-        build: i.build.clone(),
-        database: i.database.clone(),
-        started_at: i.started_at.clone(),
-        finished_at: i.finished_at.clone(),
-        environment: i.environment.clone(),
+        run_id: i.run_id().to_string(),
+        shard: i.shard().clone().expect("merge reads shards only"),
+        jobs: i.jobs().len() as u32,
+        invocation: i.invocation().clone(),
+        build: i.build().clone(),
+        database: i.database().clone(),
+        started_at: i.started_at().to_string(),
+        finished_at: i.finished_at().clone(),
+        environment: i.environment().clone(),
     }
 }
 
@@ -105,7 +105,7 @@ fn machines(shards: &[Shard], forks: &[ForkRecord]) -> Vec<Machine> {
         .map(|(host, on)| {
             let started_here = shards
                 .iter()
-                .find(|s| s.info.shard.as_ref().is_some_and(|i| i.host == host));
+                .find(|s| s.info.shard().as_ref().is_some_and(|i| i.host == host));
             let keys: BTreeSet<(u32, u32)> = on
                 .iter()
                 .map(|f| (f.summary.cell, f.summary.fork))
@@ -114,17 +114,17 @@ fn machines(shards: &[Shard], forks: &[ForkRecord]) -> Vec<Machine> {
                 .iter()
                 .filter(|s| {
                     s.info
-                        .forks
+                        .forks()
                         .iter()
                         .any(|f| keys.contains(&(f.summary.cell, f.summary.fork)))
                 })
-                .filter_map(|s| s.info.shard.as_ref().map(|i| i.index))
+                .filter_map(|s| s.info.shard().as_ref().map(|i| i.index))
                 .collect();
-            let env = started_here.map(|s| &s.info.environment);
+            let env = started_here.map(|s| s.info.environment());
             Machine {
                 host: host.to_string(),
                 host_override: started_here
-                    .and_then(|s| s.info.shard.as_ref())
+                    .and_then(|s| s.info.shard().as_ref())
                     .is_some_and(|i| i.host_override),
                 cpu_model: env.map(|e| e.cpu_model.clone()).unwrap_or_default(),
                 logical_cores: env.map_or(0, |e| e.logical_cores),

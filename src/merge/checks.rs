@@ -27,13 +27,13 @@ fn shown(dir: &Path) -> String {
 
 /// A folder given to merge: a finished shard.
 pub(super) fn is_shard(dir: &Path, info: &RunInfo) -> Result<()> {
-    if info.merged.is_some() {
+    if info.merged().is_some() {
         return Err(bad_input(format!(
             "{} is a merged folder, not a shard; merge the shard folders it came from",
             shown(dir)
         )));
     }
-    if info.shard.is_none() {
+    if info.shard().is_none() {
         return Err(bad_input(format!(
             "{} is not a shard: its run.json records no --shard (it holds the whole plan); merge joins the folders of `runner exec SPEC --shard I/N`",
             shown(dir)
@@ -48,17 +48,17 @@ pub(super) fn same_run(shards: &[Shard]) -> Result<()> {
     let (a, ai) = (shown(&first.dir), &first.info);
     for s in &shards[1..] {
         let (b, bi) = (shown(&s.dir), &s.info);
-        if ai.seeds.master != bi.seeds.master {
+        if ai.seeds().master != bi.seeds().master {
             return Err(bad_input(format!(
                 "{b} has master seed {} but {a} has {}: shards of one run share one seed; run every shard with the same spec and --set flags",
-                bi.seeds.master, ai.seeds.master
+                bi.seeds().master, ai.seeds().master
             )));
         }
-        if ai.spec.sha256 != bi.spec.sha256 {
+        if ai.spec().sha256 != bi.spec().sha256 {
             let mut keys = Vec::new();
             differing_keys(
-                &serde_json::to_value(&ai.spec.experiment).expect("experiment serializes"),
-                &serde_json::to_value(&bi.spec.experiment).expect("experiment serializes"),
+                &serde_json::to_value(&ai.spec().experiment).expect("experiment serializes"),
+                &serde_json::to_value(&bi.spec().experiment).expect("experiment serializes"),
                 "",
                 &mut keys,
             );
@@ -69,8 +69,8 @@ pub(super) fn same_run(shards: &[Shard]) -> Result<()> {
             };
             return Err(bad_input(format!(
                 "{b} ran another spec than {a} (SHA-256 {} vs {}: {what}); shards of one run come from one spec and the same --set flags",
-                short(&bi.spec.sha256),
-                short(&ai.spec.sha256)
+                short(&bi.spec().sha256),
+                short(&ai.spec().sha256)
             )));
         }
         let (sa, sb) = (shard(ai), shard(bi));
@@ -100,11 +100,11 @@ pub(super) fn same_run(shards: &[Shard]) -> Result<()> {
 /// tree had changes) and profile. Shards on many hosts run binaries built
 /// from one commit, so these agree across machines of one run.
 fn build(info: &RunInfo) -> String {
-    let e = &info.environment;
+    let e = &info.environment();
     format!(
         "runner {} ({} build, commit {})",
         e.runner_version,
-        info.build.profile,
+        info.build().profile,
         short(&e.git_commit)
     )
 }
@@ -114,11 +114,11 @@ fn short(sha: &str) -> &str {
 }
 
 fn shard(info: &RunInfo) -> (u32, u32) {
-    info.shard.as_ref().map_or((0, 0), |s| (s.index, s.count))
+    info.shard().as_ref().map_or((0, 0), |s| (s.index, s.count))
 }
 
 fn backend(info: &RunInfo) -> String {
-    info.database
+    info.database()
         .as_ref()
         .and_then(|d| d["backend"].as_str().map(String::from))
         .unwrap_or_else(|| "no database".into())
@@ -129,7 +129,7 @@ pub(super) fn no_job_twice(shards: &[Shard]) -> Result<()> {
     let mut owner: BTreeMap<(u32, u32), usize> = BTreeMap::new();
     for (i, s) in shards.iter().enumerate() {
         let mut twice: BTreeMap<usize, Vec<(u32, u32)>> = BTreeMap::new();
-        for j in &s.info.jobs {
+        for j in s.info.jobs() {
             let key = (j.cell, j.fork);
             if let Some(&o) = owner.get(&key) {
                 twice.entry(o).or_default().push(key);
@@ -212,11 +212,11 @@ pub(super) fn shard_command(from: &Shard, index: u32) -> String {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let default = crate::shard::default_out(&info.spec.experiment.name, own, count);
+    let default = crate::shard::default_out(&info.spec().experiment.name, own, count);
     let sibling = if name == own.to_string() {
         index.to_string()
     } else if Some(name.as_str()) == default.file_name().and_then(|n| n.to_str()) {
-        format!("{}-shard-{index}-of-{count}", info.spec.experiment.name)
+        format!("{}-shard-{index}-of-{count}", info.spec().experiment.name)
     } else {
         format!("shard-{index}")
     };

@@ -72,11 +72,11 @@ pub(crate) fn merge(args: &MergeArgs) -> Result<MergeOutcome> {
     }
     checks::same_run(&shards)?;
     checks::no_job_twice(&shards)?;
-    shards.sort_by_key(|s| s.info.shard.as_ref().map(|i| i.index));
+    shards.sort_by_key(|s| s.info.shard().as_ref().map(|i| i.index));
     let first = &shards[0].info;
-    let exp = &first.spec.experiment;
-    let count = first.shard.as_ref().map_or(1, |s| s.count);
-    let plan_jobs = runner_plan::plan(exp, first.seeds.master, first.gate_sizing.as_ref()).jobs;
+    let exp = &first.spec().experiment;
+    let count = first.shard().as_ref().map_or(1, |s| s.count);
+    let plan_jobs = runner_plan::plan(exp, first.seeds().master, first.gate_sizing().as_ref()).jobs;
     let lacking = checks::missing_shards(&shards, &plan_jobs, exp.design.forks.get(), count);
     if !lacking.is_empty() && !args.allow_missing {
         return Err(checks::missing_error(&shards, &lacking));
@@ -127,13 +127,13 @@ fn write(partial: &Partial, info: &RunInfo, bytes: Vec<u8>, shards: &[Shard]) ->
     runner_report::write(&partial.dir, None, &rendering)?;
     partial.write_run_info(info)?;
     partial.drop_fork_files()?;
-    let merged = info.merged.as_ref().expect("a merge records its shards");
+    let merged = info.merged().as_ref().expect("a merge records its shards");
     let hosts: Vec<&str> = merged.machines.iter().map(|m| m.host.as_str()).collect();
-    let count = shards[0].info.shard.as_ref().map_or(1, |s| s.count);
+    let count = shards[0].info.shard().as_ref().map_or(1, |s| s.count);
     Ok(format!(
         "merged {} of {count} shards ({} forks{}) from {} {}: {}\n{}",
         shards.len(),
-        info.forks.len(),
+        info.forks().len(),
         if merged.missing.is_empty() {
             String::new()
         } else {

@@ -97,10 +97,10 @@ fn run_json_without_checks_still_reads() {
     let old = tmp.path().join("run.json");
     std::fs::write(&old, serde_json::to_string_pretty(&run).unwrap()).unwrap();
     let info = runner_folder::RunInfo::read(&old).unwrap();
-    assert!(info.environment.checks.is_empty());
-    assert!(info.environment.busiest_processes.is_empty());
+    assert!(info.environment().checks.is_empty());
+    assert!(info.environment().busiest_processes.is_empty());
     assert!(info
-        .forks
+        .forks()
         .iter()
         .all(|f| f.sentinel.is_none() && f.summary.placement.is_none()));
 }

@@ -75,8 +75,8 @@ fn committed_dirs(into: &Path) -> Vec<PathBuf> {
 fn wall(info: &RunInfo) -> String {
     let parse = |t: &str| chrono::DateTime::parse_from_rfc3339(t).ok();
     let (Some(a), Some(b)) = (
-        parse(&info.started_at),
-        info.finished_at.as_deref().and_then(parse),
+        parse(info.started_at()),
+        info.finished_at().as_deref().and_then(parse),
     ) else {
         return "unfinished".into();
     };
@@ -96,7 +96,7 @@ fn report_entry(dir: &Path) -> String {
     let json = std::fs::read_to_string(dir.join("analysis.json")).unwrap();
     let analysis: Analysis = serde_json::from_str(&json).unwrap();
     let ctx = context::build(&info, &analysis);
-    let env = &info.environment;
+    let env = &info.environment();
     let load = match env.load_after {
         Some(after) => format!("load {} to {}", env.load_before[0], after[0]),
         None => format!("load {}", env.load_before[0]),
@@ -107,7 +107,7 @@ fn report_entry(dir: &Path) -> String {
         .map_or("Ran without a database".to_string(), |d| {
             format!("Ran on {}", d.label)
         });
-    let date = info.started_at.get(..10).unwrap_or(&info.started_at);
+    let date = info.started_at().get(..10).unwrap_or(info.started_at());
     // A sequential design runs a share of its planned jobs.
     let jobs = match ctx.stop {
         Some(_) => format!("{} of {}", ctx.run.forks_run, ctx.run.jobs),
@@ -115,13 +115,13 @@ fn report_entry(dir: &Path) -> String {
     };
     let mut out = format!(
         "**[`reports/{name}`]({name}/report.md)**: {}\n{database}; measured {date}; {jobs} jobs in {} on {}, {} logical cores, {load}.\n`{}`\n\n",
-        info.spec.experiment.title,
+        info.spec().experiment.title,
         wall(&info),
         env.cpu_model,
         env.logical_cores,
         ctx.reproduce.command,
     );
-    let exp = &info.spec.experiment;
+    let exp = &info.spec().experiment;
     if let Some(g) = &ctx.gate {
         out.push_str(&format!(
             "- Gate (`{}`): {}. {}\n- {}\n",
@@ -159,7 +159,7 @@ fn report_entry(dir: &Path) -> String {
         }
     }
     let delayed: Vec<_> = ctx.cells.iter().filter(|c| c.data.delay_ns > 0).collect();
-    if !delayed.is_empty() && info.imported.is_none() && ctx.stop.is_none() {
+    if !delayed.is_empty() && info.imported().is_none() && ctx.stop.is_none() {
         let each = |f: &dyn Fn(&runner_analysis::Calibration, u32) -> String| {
             delayed
                 .iter()
@@ -268,7 +268,7 @@ fn validity_block(dirs: &[PathBuf]) -> String {
         }
         out.push_str(&format!(
             "- {target} ([`reports/{name}`](reports/{name}/report.md), measured {}): {}.\n",
-            info.started_at.get(..10).unwrap_or(&info.started_at),
+            info.started_at().get(..10).unwrap_or(info.started_at()),
             parts.join("; ")
         ));
     }
@@ -310,7 +310,7 @@ fn stop_block(dirs: &[PathBuf]) -> String {
     );
     for dir in dirs {
         let info = RunInfo::read(&dir.join("run.json")).unwrap();
-        let Some(rule) = info.spec.experiment.design.stop else {
+        let Some(rule) = info.spec().experiment.design.stop else {
             continue;
         };
         let name = dir.file_name().unwrap().to_string_lossy().into_owned();
@@ -339,7 +339,7 @@ fn stop_block(dirs: &[PathBuf]) -> String {
             let first = if i == 0 {
                 format!(
                     "[`reports/{name}`](../../reports/{name}/report.md), measured {}",
-                    info.started_at.get(..10).unwrap_or(&info.started_at)
+                    info.started_at().get(..10).unwrap_or(info.started_at())
                 )
             } else {
                 String::new()

@@ -84,10 +84,10 @@ fn exec_merge_and_analyze_folders_read_back_with_their_invocation() {
         quiet: true,
         ..ExecArgs::of_spec(spec.clone())
     };
-    assert_eq!(read(&whole).invocation, Invocation::Exec(exec.clone()));
+    assert_eq!(read(&whole).invocation(), &Invocation::Exec(exec.clone()));
     assert_eq!(
-        read(&s2).invocation,
-        Invocation::Exec(ExecArgs {
+        read(&s2).invocation(),
+        &Invocation::Exec(ExecArgs {
             out: Some(dir.join("s2")),
             set: Vec::new(),
             shard: Some((2, 2)),
@@ -96,19 +96,19 @@ fn exec_merge_and_analyze_folders_read_back_with_their_invocation() {
     );
     let merged = read(&dir.join("m"));
     assert_eq!(
-        merged.invocation,
-        Invocation::Merge(MergeArgs {
+        merged.invocation(),
+        &Invocation::Merge(MergeArgs {
             out: dir.join("m"),
             shards: vec![s1.clone(), s2.clone()],
             allow_missing: false,
         })
     );
     // Each shard's own invocation is kept in the merge's record.
-    let shards = &merged.merged.as_ref().unwrap().shards;
-    assert_eq!(shards[0].invocation, read(&s1).invocation);
+    let shards = &merged.merged().as_ref().unwrap().shards;
+    assert_eq!(&shards[0].invocation, read(&s1).invocation());
     assert_eq!(
-        read(&dir.join("imp")).invocation,
-        Invocation::Analyze(AnalyzeArgs {
+        read(&dir.join("imp")).invocation(),
+        &Invocation::Analyze(AnalyzeArgs {
             csv: "pairs.csv".into(),
             out: Some("imp".into()),
             seed: Some(3),
@@ -165,7 +165,7 @@ fn an_older_folders_argv_is_parsed_once_into_the_invocation() {
     .unwrap();
     std::fs::remove_file(out.join(".runner-files.json")).unwrap();
     let info = runner_folder::read(&out).unwrap();
-    assert_eq!(serde_json::to_value(&info.invocation).unwrap(), now);
+    assert_eq!(serde_json::to_value(info.invocation()).unwrap(), now);
     std::fs::remove_file(out.join("report.md")).unwrap();
     let o = report(&out);
     assert!(o.status.success(), "{}", err_of(&o));

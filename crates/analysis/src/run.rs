@@ -16,13 +16,13 @@ pub fn analyse(info: &RunInfo, pairs: &[PairRecord]) -> Result<Analysis, Analysi
     let mut analysis =
         crate::analyse_with(&input, gate(info).as_ref(), stop(info).as_ref(), pairs)?;
     let hosts: std::collections::BTreeMap<(u32, u32), String> = info
-        .forks
+        .forks()
         .iter()
         .filter_map(|f| Some(((f.summary.cell, f.summary.fork), f.host.clone()?)))
         .collect();
     crate::machines::add(&mut analysis, &input, pairs, &hosts)?;
     let layouts: std::collections::BTreeMap<(u32, u32), runner_os::memory_layout::ForkLayout> =
-        info.forks
+        info.forks()
             .iter()
             .filter_map(|f| {
                 Some((
@@ -31,7 +31,7 @@ pub fn analyse(info: &RunInfo, pairs: &[PairRecord]) -> Result<Analysis, Analysi
                 ))
             })
             .collect();
-    crate::layout::add(&mut analysis, info.seeds.master, &layouts);
+    crate::layout::add(&mut analysis, info.seeds().master, &layouts);
     Ok(analysis)
 }
 
@@ -39,16 +39,16 @@ pub fn analyse(info: &RunInfo, pairs: &[PairRecord]) -> Result<Analysis, Analysi
 /// of them, except in a shard or a partial merge whose share of the plan
 /// leaves some cell without forks).
 pub fn input(info: &RunInfo) -> AnalysisInput {
-    let exp = &info.spec.experiment;
-    let with_jobs: std::collections::BTreeSet<u32> = info.jobs.iter().map(|j| j.cell).collect();
+    let exp = &info.spec().experiment;
+    let with_jobs: std::collections::BTreeSet<u32> = info.jobs().iter().map(|j| j.cell).collect();
     AnalysisInput {
-        master_seed: info.seeds.master,
+        master_seed: info.seeds().master,
         resamples: exp.analysis.resamples,
         confidence: exp.analysis.confidence,
         ordering: exp.design.ordering,
         pad_baseline: exp.design.pad_baseline,
         cells: info
-            .cells
+            .cells()
             .iter()
             .filter(|c| c.role.is_experiment() && with_jobs.contains(&c.cell))
             .map(|c| CellInfo {
@@ -67,16 +67,16 @@ pub fn input(info: &RunInfo) -> AnalysisInput {
 /// --clock-resolution-ns` declared (0 by default), since its `environment`
 /// is where `analyze` ran, not the clock that measured.
 pub fn clock_resolution_ns(info: &RunInfo) -> f64 {
-    if info.imported.is_some() {
-        return match &info.invocation {
+    if info.imported().is_some() {
+        return match &info.invocation() {
             runner_folder::Invocation::Analyze(z) => z.clock_resolution_ns as f64,
             _ => 0.0,
         };
     }
-    let shards = info.merged.iter().flat_map(|m| m.shards.iter());
+    let shards = info.merged().iter().flat_map(|m| m.shards.iter());
     shards
         .map(|s| s.environment.clock.resolution_ns)
-        .chain([info.environment.clock.resolution_ns])
+        .chain([info.environment().clock.resolution_ns])
         .max()
         .unwrap_or(0) as f64
 }
@@ -85,10 +85,10 @@ pub fn clock_resolution_ns(info: &RunInfo) -> f64 {
 /// recorded sizing and the self-check cells; none without a gate.
 pub fn gate(info: &RunInfo) -> Option<GateInput> {
     Some(GateInput {
-        gate: info.spec.experiment.gate?,
-        sizing: info.gate_sizing.clone(),
+        gate: info.spec().experiment.gate?,
+        sizing: info.gate_sizing().clone(),
         cells: info
-            .cells
+            .cells()
             .iter()
             .filter(|c| !c.role.is_experiment())
             .map(|c| GateCellInfo {
@@ -104,13 +104,13 @@ pub fn gate(info: &RunInfo) -> Option<GateInput> {
 /// What the analysis needs to know about the run's stopping rule; none
 /// for a fixed design.
 pub fn stop(info: &RunInfo) -> Option<StopInput> {
-    let exp = &info.spec.experiment;
+    let exp = &info.spec().experiment;
     Some(StopInput {
         rule: exp.design.stop?,
         gate: exp.gate.map(|g| g.max_slowdown),
-        stops: info.stops.clone(),
+        stops: info.stops().to_vec(),
         // run.json's migration gives every sequential run its method.
-        method: info.stop_method?,
+        method: info.stop_method()?,
         counts: exp
             .gate
             .is_some_and(|g| g.metric == runner_spec::Metric::Instructions)

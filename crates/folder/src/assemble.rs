@@ -204,7 +204,7 @@ impl RunInfo {
     /// share; a merge less its missing jobs) and their seeds. Jobs keep the
     /// schedule's order (each phase of the plan is ordered on its own, so
     /// sizing a gate only appends).
-    pub fn replan(&mut self) {
+    pub(crate) fn replan(&mut self) {
         let master = self.seeds.master;
         let exp = &self.spec.experiment;
         let plan = runner_plan::plan(exp, master, self.gate_sizing.as_ref());

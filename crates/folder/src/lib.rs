@@ -11,6 +11,7 @@
 //! by a SHA-256 ([`digest`]). Nothing a reader computes comes from a copy it
 //! has not checked.
 
+mod changes;
 pub mod merged;
 pub mod output;
 pub mod shard;
@@ -45,63 +46,166 @@ pub struct RunInfo {
     /// The file's format (`output::format`): every write sets the current
     /// one, and a reader sees only the current one (an older file is
     /// migrated before it is parsed).
-    pub format_version: u32,
-    pub run_id: String,
+    pub(crate) format_version: u32,
+    pub(crate) run_id: String,
     /// How the run was started, to reproduce it: the command's arguments as
     /// parsed, with any password replaced by `***`.
     #[serde(deserialize_with = "invocation::deserialize")]
-    pub invocation: Invocation,
+    pub(crate) invocation: Invocation,
     /// The binary that ran it: a debug build, or a test fault, says so.
-    pub build: BuildInfo,
-    pub spec: SpecInfo,
-    pub seeds: Seeds,
-    pub cells: Vec<Cell>,
+    pub(crate) build: BuildInfo,
+    pub(crate) spec: SpecInfo,
+    pub(crate) seeds: Seeds,
+    pub(crate) cells: Vec<Cell>,
     /// Jobs in the order they ran.
-    pub jobs: Vec<Job>,
+    pub(crate) jobs: Vec<Job>,
     /// One entry per finished fork, sorted by (cell, fork); filled when the
     /// run finishes (until then the forks live in `DIR.partial/forks/`).
-    pub forks: Vec<ForkRecord>,
+    pub(crate) forks: Vec<ForkRecord>,
     /// SHA-256 of `pairs.csv`, set when the run finished.
-    pub pairs_sha256: Option<String>,
+    pub(crate) pairs_sha256: Option<String>,
     /// The database the strategies used, when any did.
-    pub database: Option<serde_json::Value>,
+    pub(crate) database: Option<serde_json::Value>,
     /// A gate with a percentage threshold: its 2x self-check cells as sized
     /// from the first phase of the run (absent until then, and for every
     /// other run). The cells and jobs above are derived with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gate_sizing: Option<runner_plan::self_check::GateSizing>,
+    pub(crate) gate_sizing: Option<runner_plan::self_check::GateSizing>,
     /// A sequential design (`[design.stop]`): each experiment cell's
     /// stopping point, recorded when its last fork was committed (absent
     /// for fixed designs). `jobs` stays the whole plan; the cells' jobs past
     /// their stop never ran.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub stops: Vec<runner_plan::stop::Stopped>,
+    pub(crate) stops: Vec<runner_plan::stop::Stopped>,
     /// A sequential design: the rule its cells stopped by (absent for
     /// fixed designs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stop_method: Option<runner_plan::stop::StopMethod>,
+    pub(crate) stop_method: Option<runner_plan::stop::StopMethod>,
     /// Pairs measured by another harness and imported by `runner analyze`:
     /// where they came from. Absent for runs runner measured. For an
     /// imported run, `environment` is where `analyze` ran, not where the
     /// pairs were measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub imported: Option<Imported>,
+    pub(crate) imported: Option<Imported>,
     /// Set in a shard's folder (`exec --shard I/N`): which share of the
     /// plan `jobs` is, and where it ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shard: Option<shard::ShardInfo>,
+    pub(crate) shard: Option<shard::ShardInfo>,
     /// Set in a folder `runner merge` wrote: the shards, the machines and
     /// the jobs a partial merge lacks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub merged: Option<merged::MergedInfo>,
-    pub environment: Environment,
-    pub started_at: String,
-    pub finished_at: Option<String>,
+    pub(crate) merged: Option<merged::MergedInfo>,
+    pub(crate) environment: Environment,
+    pub(crate) started_at: String,
+    pub(crate) finished_at: Option<String>,
     /// SHA-256 binding `invocation` and the recorded clock resolutions,
     /// which change the report but come from nothing else in the folder
     /// ([`recorded`]); set by every write, absent in older folders.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub record_sha256: Option<String>,
+    pub(crate) record_sha256: Option<String>,
+}
+
+/// Reading a run's record. Its fields are this crate's alone: a record is
+/// built by [`assemble::Builder`], read back by [`read`] (checked), changed
+/// only by the methods that say what changed (`record_*`, [`RunInfo::finish`]),
+/// and written by [`write`] after the same check, so no other crate can
+/// leave run.json in a state its reader would refuse.
+impl RunInfo {
+    pub fn format_version(&self) -> u32 {
+        self.format_version
+    }
+
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    pub fn invocation(&self) -> &Invocation {
+        &self.invocation
+    }
+
+    pub fn build(&self) -> &BuildInfo {
+        &self.build
+    }
+
+    pub fn spec(&self) -> &SpecInfo {
+        &self.spec
+    }
+
+    pub fn seeds(&self) -> &Seeds {
+        &self.seeds
+    }
+
+    pub fn cells(&self) -> &[Cell] {
+        &self.cells
+    }
+
+    pub fn jobs(&self) -> &[Job] {
+        &self.jobs
+    }
+
+    pub fn forks(&self) -> &[ForkRecord] {
+        &self.forks
+    }
+
+    pub fn pairs_sha256(&self) -> &Option<String> {
+        &self.pairs_sha256
+    }
+
+    pub fn database(&self) -> &Option<serde_json::Value> {
+        &self.database
+    }
+
+    pub fn gate_sizing(&self) -> &Option<runner_plan::self_check::GateSizing> {
+        &self.gate_sizing
+    }
+
+    pub fn stops(&self) -> &[runner_plan::stop::Stopped] {
+        &self.stops
+    }
+
+    pub fn stop_method(&self) -> Option<runner_plan::stop::StopMethod> {
+        self.stop_method
+    }
+
+    pub fn imported(&self) -> &Option<Imported> {
+        &self.imported
+    }
+
+    pub fn shard(&self) -> &Option<shard::ShardInfo> {
+        &self.shard
+    }
+
+    pub fn merged(&self) -> &Option<merged::MergedInfo> {
+        &self.merged
+    }
+
+    pub fn environment(&self) -> &Environment {
+        &self.environment
+    }
+
+    pub fn started_at(&self) -> &str {
+        &self.started_at
+    }
+
+    pub fn finished_at(&self) -> &Option<String> {
+        &self.finished_at
+    }
+
+    pub fn record_sha256(&self) -> &Option<String> {
+        &self.record_sha256
+    }
+
+    /// One shard of this merged run as the run it was: the merged record
+    /// with that shard's invocation and share, and no merge (what the
+    /// command that ran the shard is rendered from).
+    pub fn as_shard(&self, shard: &merged::MergedShard) -> RunInfo {
+        RunInfo {
+            invocation: shard.invocation.clone(),
+            shard: Some(shard.shard.clone()),
+            merged: None,
+            ..self.clone()
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

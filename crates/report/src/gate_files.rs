@@ -165,7 +165,7 @@ pub(crate) fn files(info: &RunInfo, analysis: &Analysis, view: &GateView<'_>) ->
         pairs_needed: g.advice.map(|a| a.pairs),
         advice: g
             .advice
-            .map(|a| crate::context::advice_flags(&a, &info.spec.experiment)),
+            .map(|a| crate::context::advice_flags(&a, &info.spec().experiment)),
         overrides: &view.view.overrides,
         aa: view.view.aa,
         cells: g
@@ -183,10 +183,10 @@ pub(crate) fn files(info: &RunInfo, analysis: &Analysis, view: &GateView<'_>) ->
             })
             .collect(),
         seeds: JsonSeeds {
-            master: info.seeds.master,
-            schedule: info.seeds.schedule,
+            master: info.seeds().master,
+            schedule: info.seeds().schedule,
             self_check: info
-                .seeds
+                .seeds()
                 .bootstrap
                 .iter()
                 .filter(|s| checks.contains(&s.cell))
@@ -197,18 +197,18 @@ pub(crate) fn files(info: &RunInfo, analysis: &Analysis, view: &GateView<'_>) ->
                 })
                 .collect(),
         },
-        run_id: &info.run_id,
+        run_id: info.run_id(),
         report: "report.md",
     };
     let mut text = serde_json::to_string_pretty(&json).expect("gate.json serializes");
     text.push('\n');
     GateFiles {
         json: text,
-        step_summary: step_summary(&info.spec.experiment, view),
+        step_summary: step_summary(&info.spec().experiment, view),
         exit_code: g.exit_code,
         advice: g
             .advice
-            .map(|a| crate::context::advice_sets(&a, &info.spec.experiment))
+            .map(|a| crate::context::advice_sets(&a, &info.spec().experiment))
             .unwrap_or_default(),
     }
 }

@@ -48,7 +48,7 @@ fn read_folder_with<T: Send>(
     beside: impl FnOnce(&RunInfo) -> T + Send,
 ) -> Result<(RunInfo, Vec<PairRecord>, T)> {
     let info = runner_folder::read(dir)?;
-    if info.finished_at.is_none() {
+    if info.finished_at().is_none() {
         return Err(bad_input(format!(
             "{} holds a run in progress (run.json has no finish time); finish it with `runner exec SPEC --resume {}`",
             dir.display(),
@@ -164,7 +164,7 @@ pub fn check_template(path: &Path) -> Result<()> {
 pub fn template_for(info: &RunInfo, template: Option<&Path>) -> Result<(String, String)> {
     let path = template
         .map(Path::to_path_buf)
-        .or_else(|| info.spec.experiment.report.template.clone());
+        .or_else(|| info.spec().experiment.report.template.clone());
     Ok(match path {
         Some(p) => (p.display().to_string(), read_template(&p)?),
         None => (

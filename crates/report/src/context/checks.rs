@@ -63,9 +63,9 @@ pub struct FlaggedFork {
 }
 
 pub(super) fn view(info: &RunInfo, cells: &[CellView<'_>]) -> MachineChecksView {
-    let env = &info.environment;
+    let env = &info.environment();
     let sentinels: Vec<_> = info
-        .forks
+        .forks()
         .iter()
         .filter_map(|f| f.sentinel.as_ref().map(|s| (f, s)))
         .collect();

@@ -61,8 +61,8 @@ pub struct SummaryRow {
 
 /// The treatment strategy a cell runs against the baseline.
 pub fn treatment_of(info: &runner_folder::RunInfo, cell: u32) -> String {
-    let exp = &info.spec.experiment;
-    let of = info.cells.iter().find(|c| c.cell == cell);
+    let exp = &info.spec().experiment;
+    let of = info.cells().iter().find(|c| c.cell == cell);
     let name = of
         .and_then(|c| c.treatment.clone())
         .unwrap_or_else(|| exp.design.treatment.clone());
@@ -71,8 +71,8 @@ pub fn treatment_of(info: &runner_folder::RunInfo, cell: u32) -> String {
 
 /// The baseline's name in `cell`, its placeholders filled.
 pub fn baseline_of(info: &runner_folder::RunInfo, cell: u32) -> String {
-    let name = &info.spec.experiment.design.baseline;
-    info.cells
+    let name = &info.spec().experiment.design.baseline;
+    info.cells()
         .iter()
         .find(|c| c.cell == cell)
         .map_or(name.clone(), |c| filled(name, &c.params))

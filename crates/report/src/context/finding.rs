@@ -340,21 +340,21 @@ fn two_speeds(cells: &[&CellAnalysis]) -> Option<String> {
 
 /// Which figures come from one run on one machine.
 pub(super) fn one_run(info: &RunInfo) -> String {
-    let exp = &info.spec.experiment;
-    if let Some(i) = &info.imported {
+    let exp = &info.spec().experiment;
+    if let Some(i) = &info.imported() {
         return format!(
             "These figures come from one data set imported from {} ({} forks per cell), which another harness measured; runner cannot say on what machine or how. The analysis, with master seed {}, reproduces byte for byte from the same file.",
-            i.file, exp.design.forks, info.seeds.master
+            i.file, exp.design.forks, info.seeds().master
         );
     }
-    let machines = info.merged.as_ref().map_or(1, |m| m.machines.len());
+    let machines = info.merged().as_ref().map_or(1, |m| m.machines.len());
     let on = if machines > 1 {
         format!("one run over {machines} machines")
     } else {
         "one run on one machine".to_string()
     };
     let moves = if info
-        .cells
+        .cells()
         .iter()
         .any(|c| c.role.is_experiment() && c.delay_ns > 0)
     {
@@ -368,14 +368,14 @@ pub(super) fn one_run(info: &RunInfo) -> String {
         ""
     };
     let plans = super::sql::plan_sentence(info).map_or(String::new(), |s| format!("{s} "));
-    let per_cell = if info.cells.len() == 1 {
+    let per_cell = if info.cells().len() == 1 {
         ""
     } else {
         " per cell"
     };
     format!(
         "{plans}These figures come from {on} ({up_to}{} forks{per_cell}, master seed {}). A repeat with the same seed runs the same schedule, inputs and analysis, but measures new timings, so {moves}.",
-        exp.design.forks, info.seeds.master
+        exp.design.forks, info.seeds().master
     )
 }
 

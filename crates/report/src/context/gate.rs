@@ -467,17 +467,17 @@ pub(super) fn rates_table(g: &GateAnalysis) -> Option<String> {
 /// them is not the file's verdict, so it says so.
 pub(super) fn overrides(info: &runner_folder::RunInfo) -> Vec<String> {
     let mut out = Vec::new();
-    if let runner_folder::invocation::Invocation::Exec(e) = &info.invocation {
+    if let runner_folder::invocation::Invocation::Exec(e) = &info.invocation() {
         out.extend(e.set.iter().map(|s| format!("--set {s}")));
     }
-    if let Some(s) = &info.shard {
+    if let Some(s) = &info.shard() {
         let source = serde_json::to_value(s.source)
             .ok()
             .and_then(|v| v.as_str().map(String::from))
             .unwrap_or_default();
         out.push(format!("shard {}/{} (from {source})", s.index, s.count));
     }
-    if let Some(f) = &info.build.fault {
+    if let Some(f) = &info.build().fault {
         // exec's fault injection for tests (`RUNNER_FAULT`).
         out.push(format!("RUNNER_FAULT={f}"));
     }

@@ -176,7 +176,7 @@ pub(super) fn view(
     analysis: &Analysis,
     label: impl Fn(&CellAnalysis) -> String,
 ) -> Option<InstructionsView> {
-    let exp = &info.spec.experiment;
+    let exp = &info.spec().experiment;
     let counting = exp.design.counting?;
     let counted: Vec<(&CellAnalysis, &Instructions)> = analysis
         .cells
@@ -234,7 +234,7 @@ pub(super) fn view(
         })
         .collect();
     let version = info
-        .environment
+        .environment()
         .counters
         .as_ref()
         .and_then(|c| c.valgrind.as_ref())

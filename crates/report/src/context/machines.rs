@@ -85,8 +85,9 @@ pub struct HostRow {
 }
 
 pub(super) fn shard(info: &RunInfo) -> Option<ShardView> {
-    let s = info.shard.as_ref()?;
-    let plan_jobs = runner_plan::self_check::job_count(&info.spec.experiment, &info.cells) as usize;
+    let s = info.shard().as_ref()?;
+    let plan_jobs =
+        runner_plan::self_check::job_count(&info.spec().experiment, info.cells()) as usize;
     let source = serde_json::to_value(s.source)
         .ok()
         .and_then(|v| v.as_str().map(String::from))
@@ -95,7 +96,7 @@ pub(super) fn shard(info: &RunInfo) -> Option<ShardView> {
         "this folder is shard {} of {} ({} of the plan's {} jobs, from `{source}`), run on `{}`{}; its numbers cover those forks only. `runner merge OUT SHARD_DIR...` joins the {} shards into the whole run's report.",
         s.index,
         s.count,
-        info.jobs.len(),
+        info.jobs().len(),
         plan_jobs,
         s.host,
         if s.host_override {
@@ -111,21 +112,21 @@ pub(super) fn shard(info: &RunInfo) -> Option<ShardView> {
         host: s.host.clone(),
         host_override: s.host_override,
         source,
-        jobs: info.jobs.len(),
+        jobs: info.jobs().len(),
         plan_jobs,
         text,
     })
 }
 
 pub(super) fn merge(info: &RunInfo) -> Option<MergeView> {
-    let m = info.merged.as_ref()?;
+    let m = info.merged().as_ref()?;
     let count = m.shards.first().map_or(0, |s| s.shard.count);
     let hosts: Vec<String> = m.machines.iter().map(|h| h.host.clone()).collect();
     let quoted: Vec<String> = hosts.iter().map(|h| format!("`{h}`")).collect();
     let text = format!(
         "joined by `runner merge` from {} of {count} shards ({} forks) that ran on {} {}: {}.",
         m.shards.len(),
-        info.forks.len(),
+        info.forks().len(),
         hosts.len(),
         if hosts.len() == 1 {
             "machine"
@@ -144,7 +145,7 @@ pub(super) fn merge(info: &RunInfo) -> Option<MergeView> {
             if names.len() == 1 { "" } else { "s" },
             format::list(&names, "and"),
             m.missing.len(),
-            info.jobs.len() + m.missing.len(),
+            info.jobs().len() + m.missing.len(),
             jobs_text(&keys)
         )
     });
@@ -164,7 +165,7 @@ pub(super) fn machines<'a>(
     cells: &[CellView<'_>],
 ) -> Option<MachinesView<'a>> {
     let data = analysis.machines.as_ref()?;
-    let recorded = info.merged.as_ref().map(|m| &m.machines);
+    let recorded = info.merged().as_ref().map(|m| &m.machines);
     let rows = data
         .hosts
         .iter()
@@ -226,7 +227,7 @@ pub(super) fn machines<'a>(
 
 /// Every fork of `cell` ran on `host`.
 fn all_on(info: &RunInfo, cell: u32, host: &str) -> bool {
-    let mut forks = info.forks.iter().filter(|f| f.summary.cell == cell);
+    let mut forks = info.forks().iter().filter(|f| f.summary.cell == cell);
     forks.clone().next().is_some() && forks.all(|f| f.host.as_deref() == Some(host))
 }
 

@@ -261,7 +261,7 @@ fn resampling(used: impl Iterator<Item = u32>) -> Option<&'static str> {
 
 /// Builds the context of one run.
 pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
-    let exp = &info.spec.experiment;
+    let exp = &info.spec().experiment;
     let cells: Vec<CellView<'a>> = analysis
         .cells
         .iter()
@@ -319,7 +319,7 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
             },
             memory: format!(
                 "{:.1} GiB",
-                info.environment.memory_bytes as f64 / f64::from(1u32 << 30)
+                info.environment().memory_bytes as f64 / f64::from(1u32 << 30)
             ),
             order_resampling: resampling(analysis.cells.iter().filter_map(|c| match &c.order {
                 runner_analysis::Order::PairedRandom {
@@ -354,8 +354,8 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
                 }),
                 None => std::borrow::Cow::Borrowed(exp),
             },
-            path: &info.spec.path,
-            sha256: &info.spec.sha256,
+            path: &info.spec().path,
+            sha256: &info.spec().sha256,
             baseline_kind: exp.strategies[&exp.design.baseline].label(),
             treatment_kind: exp.strategies[&exp.design.treatment].label(),
             is_aa: exp.design.is_aa(),
@@ -377,7 +377,7 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
                 .map(|(name, kind)| (name.as_str(), runs(kind)))
                 .collect(),
         },
-        environment: &info.environment,
+        environment: info.environment(),
         database: database_view(info),
         sql: sql::build(info),
         run: run_view(info),
@@ -399,11 +399,11 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
 /// -{2,6} -c`); none when the title has no such placeholder.
 fn title_of(info: &RunInfo) -> Option<String> {
     use runner_spec::placeholder::{substitute, Fill};
-    let title = &info.spec.experiment.title;
+    let title = &info.spec().experiment.title;
     let mut filled = false;
     let text = substitute(title, false, |name| {
         let mut values: Vec<String> = Vec::new();
-        for c in info.cells.iter().filter(|c| c.role.is_experiment()) {
+        for c in info.cells().iter().filter(|c| c.role.is_experiment()) {
             if let Some(v) = c.params.get(name).map(runner_plan::param_text) {
                 if !values.contains(&v) {
                     values.push(v);
@@ -431,11 +431,11 @@ fn title_of(info: &RunInfo) -> Option<String> {
 /// applied) to the same settings, like the `gzip -1` cells of a sweep that
 /// also tries `gzip -6`.
 fn same_arms(info: &RunInfo, cell: u32) -> bool {
-    let exp = &info.spec.experiment;
+    let exp = &info.spec().experiment;
     if exp.design.is_aa() {
         return true;
     }
-    let Some(cell) = info.cells.iter().find(|c| c.cell == cell) else {
+    let Some(cell) = info.cells().iter().find(|c| c.cell == cell) else {
         return false;
     };
     let runs = |name: &str| {
@@ -483,7 +483,7 @@ fn runs(kind: &runner_spec::StrategyKind) -> Option<String> {
 }
 
 fn database_view(info: &RunInfo) -> Option<DatabaseView> {
-    let db: DbInfo = serde_json::from_value(info.database.clone()?).ok()?;
+    let db: DbInfo = serde_json::from_value(info.database().clone()?).ok()?;
     let (url, label) = match &db.postgres {
         Some(pg) => {
             let user = pg
@@ -522,14 +522,14 @@ fn database_view(info: &RunInfo) -> Option<DatabaseView> {
 /// the mechanism, then what the guard compared and found.
 fn promise(info: &RunInfo) -> Option<String> {
     let guards: Vec<_> = info
-        .forks
+        .forks()
         .iter()
         .filter_map(|f| f.database_guard.as_ref())
         .collect();
     let first = guards.first()?;
     let held = guards.iter().filter(|g| g.held).count();
-    let verdict = if held == info.forks.len() {
-        let n = info.forks.len();
+    let verdict = if held == info.forks().len() {
+        let n = info.forks().len();
         match residue(&guards) {
             None => format!("its content was unchanged after every one of the {n} forks (this run did not count the dead row versions that rolled-back writes leave in a table)"),
             Some(left) if left.is_empty() => format!("it was unchanged after every one of the {n} forks, and rolled-back writes left no dead row versions in its tables"),
@@ -538,13 +538,13 @@ fn promise(info: &RunInfo) -> Option<String> {
     } else {
         format!(
             "**it changed during {} of {} forks**",
-            info.forks.len() - held,
-            info.forks.len()
+            info.forks().len() - held,
+            info.forks().len()
         )
     };
     // Arms with concurrent clients share a schema their set-up committed.
     let clients = info
-        .forks
+        .forks()
         .iter()
         .any(|f| f.summary.sql.as_ref().is_some_and(|s| s.clients.is_some()));
     let how = if clients {
@@ -607,43 +607,43 @@ fn residue(guards: &[&runner_db::fingerprint::GuardRecord]) -> Option<Vec<String
 /// An experiment cell injects a delay: the run is (also) a study of the
 /// harness. A gate's self-check cells do not count.
 fn run_has_delays(info: &RunInfo) -> bool {
-    info.cells
+    info.cells()
         .iter()
         .any(|c| c.role.is_experiment() && c.delay_ns > 0)
 }
 
 fn run_view(info: &RunInfo) -> RunView {
-    let checks = || info.forks.iter().map(|f| &f.checks);
+    let checks = || info.forks().iter().map(|f| &f.checks);
     RunView {
-        run_id: info.run_id.clone(),
-        master_seed: info.seeds.master,
-        seed_drawn: info.seeds.drawn,
-        command_line: runner_core::shell::join(&info.invocation.to_argv()),
-        started_at: info.started_at.clone(),
-        finished_at: info.finished_at.clone(),
-        forks_run: info.forks.len(),
+        run_id: info.run_id().to_string(),
+        master_seed: info.seeds().master,
+        seed_drawn: info.seeds().drawn,
+        command_line: runner_core::shell::join(&info.invocation().to_argv()),
+        started_at: info.started_at().to_string(),
+        finished_at: info.finished_at().clone(),
+        forks_run: info.forks().len(),
         // The plan's, also in a shard or a partial merge (which say what
         // share of it they hold).
-        jobs: runner_plan::self_check::job_count(&info.spec.experiment, &info.cells) as usize,
-        cells: info.cells.len(),
+        jobs: runner_plan::self_check::job_count(&info.spec().experiment, info.cells()) as usize,
+        cells: info.cells().len(),
         arms_compared: checks().any(|c| c.arms_agree == Some(true)),
         arms_agree: checks().all(|c| c.arms_agree != Some(false)),
         matches_in_memory: checks().any(|c| c.matches_in_memory == Some(true)),
         has_delays: run_has_delays(info),
-        clients_swept: info.spec.experiment.grid.clients.len() >= 2
-            && !(info.spec.experiment.design.is_aa() || run_has_delays(info)),
-        wall_s: info.forks.iter().map(|f| f.wall_ns).sum::<u64>() as f64 / 1e9,
+        clients_swept: info.spec().experiment.grid.clients.len() >= 2
+            && !(info.spec().experiment.design.is_aa() || run_has_delays(info)),
+        wall_s: info.forks().iter().map(|f| f.wall_ns).sum::<u64>() as f64 / 1e9,
         overhead: None,
-        build_profile: info.build.profile.clone(),
-        fault: info.build.fault.clone(),
-        imported: info.imported.clone(),
-        left_processes: info.forks.iter().map(|f| f.summary.left_processes).sum(),
+        build_profile: info.build().profile.clone(),
+        fault: info.build().fault.clone(),
+        imported: info.imported().clone(),
+        left_processes: info.forks().iter().map(|f| f.summary.left_processes).sum(),
         forks_leaving_processes: info
-            .forks
+            .forks()
             .iter()
             .filter(|f| f.summary.left_processes > 0)
             .count(),
-        commands_contained: info.forks.iter().any(|f| f.summary.commands_contained),
+        commands_contained: info.forks().iter().any(|f| f.summary.commands_contained),
     }
 }
 

@@ -25,7 +25,7 @@ pub struct OverheadView {
 /// none for runs recorded before runner kept it (their Setup is unchanged)
 /// and for imported pairs, which runner did not run.
 pub fn view(info: &RunInfo, pairs: &[PairRecord]) -> Option<OverheadView> {
-    let wall_ns = parent_time(info.forks.iter().map(|f| f.job_ns))?;
+    let wall_ns = parent_time(info.forks().iter().map(|f| f.job_ns))?;
     // Counted runs (`design.measure`) are not timed regions: their whole
     // time under valgrind is the counter's, left out of both sides.
     let counted_ns: u64 = pairs
@@ -36,7 +36,7 @@ pub fn view(info: &RunInfo, pairs: &[PairRecord]) -> Option<OverheadView> {
     let timed: Vec<&PairRecord> = pairs.iter().filter(|p| p.counts.is_none()).collect();
     compute(
         wall_ns.saturating_sub(counted_ns),
-        measured(timed, info.spec.experiment.design.pad_baseline),
+        measured(timed, info.spec().experiment.design.pad_baseline),
     )
 }
 

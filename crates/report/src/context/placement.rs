@@ -38,11 +38,11 @@ pub struct PlacementRow {
 }
 
 fn placement_of(info: &RunInfo, cell: u32) -> Placement {
-    info.cells
+    info.cells()
         .iter()
         .find(|c| c.cell == cell)
-        .map(|c| runner_plan::placement(&info.spec.experiment, c))
-        .unwrap_or(info.spec.experiment.design.placement)
+        .map(|c| runner_plan::placement(&info.spec().experiment, c))
+        .unwrap_or(info.spec().experiment.design.placement)
 }
 
 /// `CPU 1` or `CPUs 0 (62 %) and 1 (38 %)`.
@@ -165,7 +165,7 @@ fn line(p: Placement, forks: &[&ForkPlacement]) -> (String, Vec<String>) {
 
 pub(super) fn view(info: &RunInfo, analysis: &Analysis) -> Option<PlacementView> {
     let mut by: BTreeMap<Placement, Vec<&ForkPlacement>> = BTreeMap::new();
-    for f in &info.forks {
+    for f in info.forks() {
         if let Some(p) = &f.summary.placement {
             by.entry(p.placement).or_default().push(p);
         }
@@ -180,7 +180,7 @@ pub(super) fn view(info: &RunInfo, analysis: &Analysis) -> Option<PlacementView>
         lines.push(l);
         warnings.extend(w);
     }
-    let swept = &info.spec.experiment.grid.placement;
+    let swept = &info.spec().experiment.grid.placement;
     let spans: Vec<(Span, Span)> = swept
         .iter()
         .map(|p| {
@@ -257,7 +257,7 @@ fn row(
 ) -> PlacementRow {
     let ids: BTreeSet<u32> = cells.iter().map(|c| c.cell).collect();
     let wall_ns: u64 = info
-        .forks
+        .forks()
         .iter()
         .filter(|f| ids.contains(&f.summary.cell))
         .map(|f| f.wall_ns)

@@ -33,7 +33,7 @@ pub struct Reproduce {
 /// `runner ...` as the user started runner (`cargo run --release -- ...`,
 /// `runner ...`), quoted by [`runner_core::shell`].
 fn launched(info: &RunInfo, argv: Vec<String>) -> String {
-    let prefix = &info.build.launched_as;
+    let prefix = &info.build().launched_as;
     format!(
         "{prefix} {}",
         runner_core::shell::join(&argv.into_iter().skip(1).collect::<Vec<_>>())
@@ -46,16 +46,16 @@ fn launched(info: &RunInfo, argv: Vec<String>) -> String {
 /// folder records (however it was chosen), and the master seed pinned when
 /// the run drew it.
 pub fn reproduce_command(info: &RunInfo) -> String {
-    if let Some(m) = &info.merged {
+    if let Some(m) = &info.merged() {
         return merged_command(info, m);
     }
     let mut args = info.exec_args();
     args.resume = None;
     args.quiet = false;
     args.shards = None;
-    args.shard = info.shard.as_ref().map(|s| (s.index, s.count));
-    if info.seeds.drawn {
-        args.set.push(format!("seed={}", info.seeds.master));
+    args.shard = info.shard().as_ref().map(|s| (s.index, s.count));
+    if info.seeds().drawn {
+        args.set.push(format!("seed={}", info.seeds().master));
     }
     launched(info, Invocation::Exec(args).to_argv())
 }
@@ -63,9 +63,9 @@ pub fn reproduce_command(info: &RunInfo) -> String {
 /// `runner analyze FILE [flags] --seed S`: the recorded
 /// `runner analyze` command with the master seed pinned.
 fn analyze_command(info: &RunInfo) -> String {
-    let mut invocation = info.invocation.clone();
+    let mut invocation = info.invocation().clone();
     if let Invocation::Analyze(a) = &mut invocation {
-        a.seed = Some(info.seeds.master);
+        a.seed = Some(info.seeds().master);
         a.quiet = false;
     }
     launched(info, invocation.to_argv())
@@ -77,17 +77,9 @@ fn merged_command(info: &RunInfo, m: &runner_folder::merged::MergedInfo) -> Stri
     let mut lines: Vec<String> = m
         .shards
         .iter()
-        .map(|s| {
-            let shard = RunInfo {
-                invocation: s.invocation.clone(),
-                shard: Some(s.shard.clone()),
-                merged: None,
-                ..info.clone()
-            };
-            reproduce_command(&shard)
-        })
+        .map(|s| reproduce_command(&info.as_shard(s)))
         .collect();
-    lines.push(launched(info, info.invocation.to_argv()));
+    lines.push(launched(info, info.invocation().to_argv()));
     lines.join("\n")
 }
 
@@ -106,7 +98,7 @@ fn code_line(info: &RunInfo, runner: &str, runner_dirty: bool) -> Option<String>
         }
     );
     let short = |c: &str| c.chars().take(12).collect::<String>();
-    let repo = match &info.environment.code {
+    let repo = match &info.environment().code {
         Code::NotRecorded => return None,
         Code::NoRepository { why } => {
             return Some(format!(
@@ -140,8 +132,8 @@ fn code_line(info: &RunInfo, runner: &str, runner_dirty: bool) -> Option<String>
 }
 
 pub(super) fn build(info: &RunInfo) -> Reproduce {
-    if info.imported.is_some() {
-        let commit = &info.environment.git_commit;
+    if info.imported().is_some() {
+        let commit = &info.environment().git_commit;
         let (commit, commit_dirty) = match commit.strip_suffix("-dirty") {
             Some(c) => (c.to_string(), true),
             None => (commit.clone(), false),
@@ -183,15 +175,15 @@ pub(super) fn build(info: &RunInfo) -> Reproduce {
             runner_core::settings::DATABASE_URL
         ),
     });
-    let commit = &info.environment.git_commit;
+    let commit = &info.environment().git_commit;
     let (commit, commit_dirty) = match commit.strip_suffix("-dirty") {
         Some(c) => (c.to_string(), true),
         None => (commit.clone(), false),
     };
-    let exp = &info.spec.experiment;
+    let exp = &info.spec().experiment;
     // Runs recorded before placement existed ran unpinned, whatever the
     // default reads as now: say nothing for them.
-    let recorded = info.forks.iter().any(|f| f.summary.placement.is_some());
+    let recorded = info.forks().iter().any(|f| f.summary.placement.is_some());
     let placement = recorded.then(|| {
         if exp.grid.placement.is_empty() {
             exp.design.placement.to_string()

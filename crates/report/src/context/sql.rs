@@ -41,7 +41,7 @@ fn code(text: &str) -> String {
 }
 
 pub(super) fn build(info: &RunInfo) -> Option<SqlView> {
-    let exp = &info.spec.experiment;
+    let exp = &info.spec().experiment;
     let mut arms = Vec::new();
     for name in exp.design.arms() {
         let Some(StrategyKind::Sql(s)) = exp.strategies.get(name) else {
@@ -85,14 +85,14 @@ fn copies_line(info: &RunInfo) -> Option<String> {
     let mut per_table: BTreeMap<&str, (u64, Vec<u64>)> = BTreeMap::new();
     // Dead row versions the guard found in the copied tables themselves.
     let mut written: BTreeMap<&str, u64> = BTreeMap::new();
-    for f in &info.forks {
+    for f in info.forks() {
         for c in f.summary.sql.iter().flat_map(|s| &s.copies) {
             let e = per_table.entry(&c.table).or_default();
             e.0 = c.rows;
             e.1.push(c.ns);
         }
     }
-    for f in &info.forks {
+    for f in info.forks() {
         let residue = f
             .database_guard
             .iter()
@@ -142,10 +142,10 @@ fn tables_themselves(written: &BTreeMap<&str, u64>) -> String {
 
 /// Each arm's plans per fork, in fork order: (arm name, plans).
 fn arm_plans(info: &RunInfo) -> Vec<(String, Vec<&[StatementPlan]>)> {
-    let d = &info.spec.experiment.design;
+    let d = &info.spec().experiment.design;
     let mut b: Vec<&[StatementPlan]> = Vec::new();
     let mut t: Vec<&[StatementPlan]> = Vec::new();
-    for f in &info.forks {
+    for f in info.forks() {
         if let Some(p) = f.summary.sql.as_ref().and_then(|s| s.plans.as_ref()) {
             b.push(&p.baseline);
             t.push(p.treatment.as_deref().unwrap_or(&p.baseline));

@@ -10,9 +10,9 @@ use std::collections::BTreeMap;
 /// `Protocol: `a` simple (...); `b` prepared (...).`, when an arm
 /// prepares its statements (a swept `protocol` counts by its cells).
 pub(super) fn protocol_line(info: &RunInfo) -> Option<String> {
-    let exp = &info.spec.experiment;
+    let exp = &info.spec().experiment;
     let mut per_arm: BTreeMap<&str, Vec<Protocol>> = BTreeMap::new();
-    for cell in &info.cells {
+    for cell in info.cells() {
         let (b, t) = cell.arms(&exp.design);
         for name in [b, t] {
             if let StrategyKind::Sql(s) = runner_plan::bind(exp, cell, name) {
@@ -46,13 +46,13 @@ pub(super) fn protocol_line(info: &RunInfo) -> Option<String> {
 type ArmClientTimes = (Vec<u64>, BTreeMap<String, u64>);
 
 fn client_times(info: &RunInfo) -> BTreeMap<(u32, String), ArmClientTimes> {
-    let exp = &info.spec.experiment;
+    let exp = &info.spec().experiment;
     let mut out: BTreeMap<(u32, String), ArmClientTimes> = BTreeMap::new();
-    for f in &info.forks {
+    for f in info.forks() {
         let Some(c) = f.summary.sql.as_ref().and_then(|s| s.clients.as_ref()) else {
             continue;
         };
-        let Some(cell) = info.cells.iter().find(|x| x.cell == f.summary.cell) else {
+        let Some(cell) = info.cells().iter().find(|x| x.cell == f.summary.cell) else {
             continue;
         };
         let (b, t) = cell.arms(&exp.design);
@@ -131,11 +131,11 @@ pub(super) struct Failures {
 /// of each pair, so it ran twice per pair.
 pub(super) fn failures(info: &RunInfo) -> BTreeMap<String, Failures> {
     use runner_core::record::{Arm, Phase};
-    let exp = &info.spec.experiment;
+    let exp = &info.spec().experiment;
     let pairs = exp.design.pairs.get();
     let mut out: BTreeMap<String, Failures> = BTreeMap::new();
-    for f in &info.forks {
-        let Some(cell) = info.cells.iter().find(|c| c.cell == f.summary.cell) else {
+    for f in info.forks() {
+        let Some(cell) = info.cells().iter().find(|c| c.cell == f.summary.cell) else {
             continue;
         };
         let (b, t) = cell.arms(&exp.design);
@@ -165,7 +165,7 @@ pub(super) fn interval(k: u32, n: u32) -> Option<(f64, f64)> {
 /// failures or has some.
 pub(super) fn failure_lines(info: &RunInfo) -> Vec<String> {
     use crate::format::percent;
-    let exp = &info.spec.experiment;
+    let exp = &info.spec().experiment;
     let allows = |name: &str| matches!(exp.strategies.get(name), Some(StrategyKind::Sql(s)) if s.allow_failure);
     let mut out = Vec::new();
     for (name, f) in failures(info) {

@@ -190,7 +190,7 @@ pub(super) fn view(analysis: &Analysis, exp: &Experiment, info: &RunInfo) -> Opt
     });
     let mut rule_text = runner_spec::describe_rule(&rule, exp.gate.is_some());
     // One comparison: it runs, not "each cell".
-    if info.cells.len() == 1 {
+    if info.cells().len() == 1 {
         if let Some(rest) = rule_text.strip_prefix("each cell runs") {
             rule_text = format!("it runs{rest}");
         }
@@ -208,7 +208,7 @@ pub(super) fn view(analysis: &Analysis, exp: &Experiment, info: &RunInfo) -> Opt
         format::percent(1.0 - analysis.confidence),
         format::percent(runner_stats::spending::FIRST_SHARE * (1.0 - analysis.confidence)),
     );
-    let method = match info.stop_method {
+    let method = match info.stop_method() {
         Some(StopMethod::Spending) => now,
         _ => format!(
             "This run stopped by an earlier rule, a confidence sequence over the forks' median D; its stops are checked against that rule. {now}"

@@ -1,6 +1,15 @@
 use super::*;
 use std::path::Path;
 
+/// `info` with `edit` applied to its JSON: how a test changes a record,
+/// whose fields are the folder crate's alone (as a file on disk would be
+/// changed, and read back the same way).
+fn edited(info: &RunInfo, edit: impl FnOnce(&mut serde_json::Value)) -> RunInfo {
+    let mut v = serde_json::to_value(info).unwrap();
+    edit(&mut v);
+    serde_json::from_value(v).unwrap()
+}
+
 /// The committed floor report (small: noop arms, no database).
 fn floor() -> (RunInfo, Analysis) {
     let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("reports/floor");
@@ -18,7 +27,7 @@ fn gated_floor() -> (RunInfo, Analysis) {
     use runner_analysis::gate::{GateCellInfo, GateInput};
     use runner_plan::Role;
     let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("reports/floor");
-    let (mut info, pairs) = crate::read_folder(&dir).unwrap();
+    let (info, pairs) = crate::read_folder(&dir).unwrap();
     let role = |c: &runner_plan::Cell| match c.delay_ns {
         0 => Role::GateNull,
         1000 => Role::GateWithin,
@@ -36,7 +45,9 @@ fn gated_floor() -> (RunInfo, Analysis) {
         max_retry_factor: Some(4.0),
         allow_overrides: true,
     };
-    info.spec.experiment.gate = Some(gate);
+    let info = edited(&info, |v| {
+        v["spec"]["experiment"]["gate"] = serde_json::to_value(gate).unwrap();
+    });
     let mut input = runner_analysis::run::input(&info);
     input
         .cells
@@ -45,7 +56,7 @@ fn gated_floor() -> (RunInfo, Analysis) {
         gate,
         sizing: None,
         cells: info
-            .cells
+            .cells()
             .iter()
             .filter(|c| role(c) != Role::Experiment)
             .map(|c| GateCellInfo {
@@ -135,8 +146,8 @@ fn the_context_holds_analysis_json_unchanged_at_the_top_level() {
 
 #[test]
 fn the_reproduce_command_pastes_as_the_same_argv() {
-    let (mut info, _) = floor();
-    info.invocation = runner_folder::Invocation::from_argv(&[
+    let (info, _) = floor();
+    let invocation = runner_folder::Invocation::from_argv(&[
         "./target/release/runner",
         "exec",
         "experiments/floor.toml",
@@ -150,6 +161,9 @@ fn the_reproduce_command_pastes_as_the_same_argv() {
         "reports/x.partial",
     ])
     .unwrap();
+    let info = edited(&info, |v| {
+        v["invocation"] = serde_json::to_value(&invocation).unwrap();
+    });
     let cmd = reproduce_command(&info);
     assert_eq!(
         shlex::split(&cmd).unwrap(),
@@ -168,27 +182,29 @@ fn the_reproduce_command_pastes_as_the_same_argv() {
             "design.forks=2",
         ]
     );
-    info.seeds.drawn = true;
+    let info = edited(&info, |v| v["seeds"]["drawn"] = true.into());
     let argv = shlex::split(&reproduce_command(&info)).unwrap();
     assert_eq!(
         argv[argv.len() - 2..],
-        ["--set".to_string(), format!("seed={}", info.seeds.master)]
+        ["--set".to_string(), format!("seed={}", info.seeds().master)]
     );
 }
 
 #[test]
 fn a_postgres_run_reproduces_with_its_url_but_never_a_password() {
-    let (mut info, analysis) = floor();
-    info.database = Some(serde_json::json!({
-        "backend": "postgres",
-        "version": "PostgreSQL 15.18 on x86_64",
-        "postgres": {
-            "server_version": "15.18 (Debian 15.18-0+deb12u1)",
-            "shared_buffers": "128MB", "synchronous_commit": "on", "fsync": "on",
-            "wal_level": "replica", "transport": "tcp", "host": "127.0.0.1",
-            "port": 54329, "database": "bench", "user": "bench"
-        }
-    }));
+    let (info, analysis) = floor();
+    let info = edited(&info, |v| {
+        v["database"] = serde_json::json!({
+            "backend": "postgres",
+            "version": "PostgreSQL 15.18 on x86_64",
+            "postgres": {
+                "server_version": "15.18 (Debian 15.18-0+deb12u1)",
+                "shared_buffers": "128MB", "synchronous_commit": "on", "fsync": "on",
+                "wal_level": "replica", "transport": "tcp", "host": "127.0.0.1",
+                "port": 54329, "database": "bench", "user": "bench"
+            }
+        })
+    });
     let ctx = build(&info, &analysis);
     let r = &ctx.reproduce;
     assert!(
@@ -208,8 +224,10 @@ fn a_postgres_run_reproduces_with_its_url_but_never_a_password() {
 
 #[test]
 fn an_embedded_sqlite_run_says_so_and_sets_no_url() {
-    let (mut info, analysis) = floor();
-    info.database = Some(serde_json::json!({"backend": "sqlite", "version": "3.46.0"}));
+    let (info, analysis) = floor();
+    let info = edited(&info, |v| {
+        v["database"] = serde_json::json!({"backend": "sqlite", "version": "3.46.0"});
+    });
     let ctx = build(&info, &analysis);
     assert!(ctx
         .reproduce
@@ -222,8 +240,10 @@ fn an_embedded_sqlite_run_says_so_and_sets_no_url() {
 
 #[test]
 fn a_dirty_build_is_named_and_the_commit_kept_whole() {
-    let (mut info, analysis) = floor();
-    info.environment.git_commit = "0123456789abcdef0123456789abcdef01234567-dirty".into();
+    let (info, analysis) = floor();
+    let info = edited(&info, |v| {
+        v["environment"]["git_commit"] = "0123456789abcdef0123456789abcdef01234567-dirty".into();
+    });
     let ctx = build(&info, &analysis);
     assert_eq!(
         ctx.reproduce.commit,
@@ -254,10 +274,7 @@ fn floor_on_two_hosts() -> (RunInfo, Analysis) {
     use runner_folder::merged::{Machine, MergedInfo, MergedShard, MissingJob};
     use runner_folder::shard::{ShardInfo, Source};
     let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("reports/floor");
-    let (mut info, pairs) = crate::read_folder(&dir).unwrap();
-    for f in &mut info.forks {
-        f.host = Some(if f.summary.fork % 2 == 0 { "a" } else { "b" }.into());
-    }
+    let (info, pairs) = crate::read_folder(&dir).unwrap();
     let shard = |index: u32, host: &str| ShardInfo {
         index,
         count: 2,
@@ -275,7 +292,7 @@ fn floor_on_two_hosts() -> (RunInfo, Analysis) {
         forks: 25,
         shards: vec![1],
     };
-    info.merged = Some(MergedInfo {
+    let merged = MergedInfo {
         shards: [(1, "a"), (2, "b")]
             .iter()
             .map(|&(i, h)| MergedShard {
@@ -285,11 +302,11 @@ fn floor_on_two_hosts() -> (RunInfo, Analysis) {
                 jobs: 25,
                 invocation: runner_folder::Invocation::from_argv(&["runner", "exec", "x.toml"])
                     .unwrap(),
-                build: info.build.clone(),
+                build: info.build().clone(),
                 database: None,
                 started_at: "t".into(),
                 finished_at: Some("t".into()),
-                environment: info.environment.clone(),
+                environment: info.environment().clone(),
             })
             .collect(),
         machines: vec![machine("a"), machine("b")],
@@ -298,6 +315,17 @@ fn floor_on_two_hosts() -> (RunInfo, Analysis) {
             fork: 0,
             shard: 1,
         }],
+    };
+    let info = edited(&info, |v| {
+        for f in v["forks"].as_array_mut().unwrap() {
+            let host = if f["fork"].as_u64().unwrap() % 2 == 0 {
+                "a"
+            } else {
+                "b"
+            };
+            f["host"] = host.into();
+        }
+        v["merged"] = serde_json::to_value(&merged).unwrap();
     });
     let analysis = runner_analysis::run::analyse(&info, &pairs).unwrap();
     (info, analysis)
@@ -335,8 +363,8 @@ fn templates_readme_documents_every_key_of_the_context() {
     )
     .unwrap();
     // A gate, so its keys are there too, and an import record.
-    let (mut info, analysis) = gated_floor();
-    info.imported = Some(runner_folder::Imported {
+    let (info, analysis) = gated_floor();
+    let imported = runner_folder::Imported {
         file: "x.csv".into(),
         sha256: "ab".into(),
         rows: 1,
@@ -349,16 +377,20 @@ fn templates_readme_documents_every_key_of_the_context() {
         }],
         has_spin: false,
         has_start_times: false,
-    });
+    };
     // A PostgreSQL database, so its keys are there too.
-    info.database = Some(serde_json::json!({
+    let database = serde_json::json!({
         "backend": "postgres", "version": "v",
         "postgres": {
             "server_version": "15", "shared_buffers": "128MB", "synchronous_commit": "on",
             "fsync": "on", "wal_level": "replica", "transport": "tcp", "host": "h",
             "port": 1, "database": "d", "user": "u"
         }
-    }));
+    });
+    let info = edited(&info, |v| {
+        v["imported"] = serde_json::to_value(&imported).unwrap();
+        v["database"] = database;
+    });
     let ctx = serde_json::to_value(build(&info, &analysis)).unwrap();
     let mut keys = std::collections::BTreeSet::new();
     key_names(&ctx, &mut keys);
@@ -368,9 +400,7 @@ fn templates_readme_documents_every_key_of_the_context() {
         &serde_json::to_value(build(&merged, &analysis)).unwrap(),
         &mut keys,
     );
-    let mut shard = merged.clone();
-    shard.merged = None;
-    shard.shard = Some(merged.merged.as_ref().unwrap().shards[0].shard.clone());
+    let shard = merged.as_shard(&merged.merged().as_ref().unwrap().shards[0]);
     key_names(
         &serde_json::to_value(build(&shard, &analysis)).unwrap(),
         &mut keys,
