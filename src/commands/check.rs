@@ -114,9 +114,55 @@ pub(crate) fn summarize(
     crate::exec::counting::require(spec_path, exp)?;
     let flag_lines = super::preflight::lines(exp, flags)?;
     let cells = runner_plan::all_cells(exp, None);
-    let forks = u64::from(exp.design.forks.get());
-    // A percentage gate's 0.5x cells are sized by the run itself.
-    let to_size = runner_plan::self_check::needs_sizing(exp, None);
+    let (needs_db, target) = database_target(exp)?;
+    let on_postgres = matches!(target, Some(runner_db::DbTarget::Postgres { .. }));
+    // The trials' commands and scratch folders live in a private folder
+    // of this run, removed however `check` ends.
+    let _temp = crate::exec::private_temp()?;
+    let mut warnings = Vec::new();
+    let database = database_line(exp, target.as_ref(), needs_db, &mut warnings);
+    let trials = run_trials(exp, &cells, target.as_ref())?;
+    let run = forecast(exp, &cells, target.as_ref(), &trials.outcome, on_postgres);
+    let exp = &run.exp;
+    let (gate, gate_self_check) = gate_lines(exp, &run.all_cells);
+    let trial = trial_summary(&trials.outcome, cells.len(), &run.estimate);
+    let failure = exit_failure(trial.failed.as_deref(), &trials);
+    Ok(CheckSummary {
+        experiment: exp.name.clone(),
+        spec: spec_path.display().to_string(),
+        arms: arms_line(exp),
+        design: design_line(exp, run.forks),
+        placement: placement_line(exp, on_postgres),
+        layout: layout_lines(exp),
+        database,
+        warnings,
+        seed: exp.seed,
+        cells_total: run.cells_total,
+        cells: cells.iter().map(|c| cell_line(exp, c)).collect(),
+        sizing: run.sizing,
+        gate,
+        gate_self_check,
+        forks: run.forks,
+        jobs: run.jobs,
+        flags: flag_lines,
+        pairs: run.jobs * run.per_job,
+        measured_pairs: run.jobs * u64::from(exp.design.pairs.get()),
+        trial,
+        guard: trials.guard.as_ref().map(guard_summary),
+        estimate: run.estimate.describe(),
+        estimate_ns: run.estimate.total_ns,
+        stop: run.stop,
+        analysis: analysis_line(exp, run.cells_total, run.jobs),
+        output: output_line(exp, flags.out.as_deref()),
+        failure,
+    })
+}
+
+/// Where the database arms would run, resolved as exec resolves it (the
+/// environment before the file), so that `check` meets the same server;
+/// none when no arm needs one. Whether any does is said with it, since
+/// "none usable" and "none needed" print differently.
+fn database_target(exp: &Experiment) -> Result<(bool, Option<runner_db::DbTarget>)> {
     let needs_db = exp
         .design
         .arms()
@@ -132,39 +178,109 @@ pub(crate) fn summarize(
     } else {
         None
     };
-    let on_postgres = matches!(target, Some(runner_db::DbTarget::Postgres { .. }));
-    // The trials' commands and scratch folders live in a private folder
-    // of this run, removed however `check` ends.
-    let _temp = crate::exec::private_temp()?;
-    let mut warnings = Vec::new();
-    let database = database_line(exp, target.as_ref(), needs_db, &mut warnings);
-    // What cannot run as written is refused before anything runs (exit 2);
-    // a catalog that cannot be read is a failed trial.
-    let findings = match crate::exec::preflight::run(exp, &cells, target.as_ref()) {
+    Ok((needs_db, target))
+}
+
+/// The trial runs, after the catalog's pre-flight: what cannot run as
+/// written is refused before anything runs (exit 2), while a catalog that
+/// cannot be read is a failed trial, so that the plan is still printed.
+fn run_trials(
+    exp: &Experiment,
+    cells: &[runner_plan::Cell],
+    target: Option<&runner_db::DbTarget>,
+) -> Result<check_trials::CheckTrials> {
+    let findings = match crate::exec::preflight::run(exp, cells, target) {
         Ok(f) => Ok(f),
         Err(e) if e.failure() == runner_core::error::Failure::RunFailed => Err(e.to_string()),
         Err(e) => return Err(e),
     };
-    let trials = match &findings {
-        Ok(f) => check_trials::run(exp, &cells, target.as_ref(), f.clone().map(|f| f.named))?,
+    Ok(match &findings {
+        Ok(f) => check_trials::run(exp, cells, target, f.clone().map(|f| f.named))?,
         Err(m) => check_trials::CheckTrials {
             outcome: (Default::default(), Some(Stopped::Failed(m.clone()))),
             guard: None,
             guard_failure: None,
         },
-    };
-    let (timed, stopped) = &trials.outcome;
+    })
+}
+
+/// The run as exec would size it from the same trials: the experiment
+/// with the pair counts the file left out, and the cells, jobs and time
+/// that follow. `check` forecasts from this rather than from the file so
+/// that its numbers are the run's.
+struct Forecast {
+    /// The experiment with exec's choice of the counts the file left out.
+    exp: Experiment,
+    /// Forks per experiment cell, as the file says them.
+    forks: u64,
+    /// Every cell the run will measure, a gate's self-check cells too.
+    all_cells: Vec<runner_plan::Cell>,
+    cells_total: u64,
+    jobs: u64,
+    per_job: u64,
+    estimate: crate::exec::estimate::Estimate,
+    /// A percentage gate's self-check cells' sizing lines.
+    sizing: Vec<String>,
+    /// A sequential design's rule and its forecasts.
+    stop: Vec<String>,
+}
+
+/// What the run would be, sized from the trials as exec sizes it: the
+/// pairs a fork runs when the file leaves them out, a percentage gate's
+/// 0.5x cells, the jobs and the forecast of the time.
+fn forecast(
+    exp: &Experiment,
+    cells: &[runner_plan::Cell],
+    target: Option<&runner_db::DbTarget>,
+    outcome: &crate::exec::trials::Outcome,
+    on_postgres: bool,
+) -> Forecast {
+    let forks = u64::from(exp.design.forks.get());
+    // A percentage gate's 0.5x cells are sized by the run itself.
+    let to_size = runner_plan::self_check::needs_sizing(exp, None);
     // The counts of a fork's pairs the file left out, as exec would choose
     // them from the same trials.
     let mut sized = exp.clone();
-    let costs = crate::exec::estimate::costs(exp, &cells, target.as_ref(), &trials.outcome);
+    let costs = crate::exec::estimate::costs(exp, cells, target, outcome);
     let chosen = runner_plan::self_check::job_count(exp, &runner_plan::all_cells(exp, None));
     runner_plan::runs::apply(&mut sized.design, costs, chosen);
     let exp = &sized;
     let per_job = runner_plan::Plan::pairs_per_job(exp);
-    // A percentage gate's 0.5x cells count with the delay the run would give
-    // them from the baseline the trials measured (or, untimed, what
-    // `estimate_run_ns` guesses), capped at 1 s as the run caps it.
+    let (gate_sizing, sizing) = self_check_sizing(exp, cells, &outcome.0, on_postgres, to_size);
+    // Every cell the run will measure, and its jobs (a self-check cell
+    // runs fewer forks than an experiment cell).
+    let all_cells = runner_plan::all_cells(exp, gate_sizing.as_ref());
+    let cells_total = all_cells.len() as u64;
+    let jobs = runner_plan::self_check::job_count(exp, &all_cells);
+    let estimate = crate::exec::estimate::from_trials(exp, &all_cells, target, outcome);
+    let stop = crate::exec::stop_estimate::check_line(exp, &all_cells, target, &estimate)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    Forecast {
+        exp: sized,
+        forks,
+        all_cells,
+        cells_total,
+        jobs,
+        per_job,
+        estimate,
+        sizing,
+        stop,
+    }
+}
+
+/// A percentage gate's 0.5x cells count with the delay the run would give
+/// them from the baseline the trials measured (or, untimed, what
+/// `estimate_run_ns` guesses), capped at 1 s as the run caps it; their
+/// lines say which of the two it was, since a guess can be far off.
+fn self_check_sizing(
+    exp: &Experiment,
+    cells: &[runner_plan::Cell],
+    timed: &crate::exec::trials::Trials,
+    on_postgres: bool,
+    to_size: bool,
+) -> (Option<runner_plan::self_check::GateSizing>, Vec<String>) {
     let baseline_ns =
         |c: &runner_plan::Cell| timed.run_ns(&runner_plan::bind(exp, c, &exp.design.baseline));
     let sized = runner_plan::self_check::estimate(exp, &runner_plan::cells(exp), |c| {
@@ -172,24 +288,64 @@ pub(crate) fn summarize(
             runner_plan::estimate_run_ns(exp, c, &exp.design.baseline, on_postgres)
         })
     });
-    // Every cell the run will measure, and its jobs (a self-check cell
-    // runs fewer forks than an experiment cell).
-    let all_cells = runner_plan::all_cells(exp, sized.as_ref());
-    let cells_total = all_cells.len() as u64;
-    let jobs = runner_plan::self_check::job_count(exp, &all_cells);
-    let estimate =
-        crate::exec::estimate::from_trials(exp, &all_cells, target.as_ref(), &trials.outcome);
     let sizing = if to_size {
-        sizing_lines(exp, &cells, sized.as_ref(), &baseline_ns)
+        sizing_lines(exp, cells, sized.as_ref(), &baseline_ns)
     } else {
         Vec::new()
     };
-    let (gate, gate_self_check) = gate_lines(exp, &all_cells);
+    (sized, sizing)
+}
+
+/// The design line states the file's forks but exec's pair counts, so a
+/// reader sees what the run will do rather than what the file left out.
+fn design_line(exp: &Experiment, forks: u64) -> String {
+    format!(
+        "{} forks per cell x ({} warm-up + {} measured pairs{}), {} order, pad_baseline {}, {} schedule",
+        forks,
+        exp.design.warmup_pairs,
+        exp.design.pairs,
+        runner_report::format::runs_chosen(&exp.design)
+            .map_or(String::new(), |c| format!("; {c}")),
+        exp.design.ordering,
+        exp.design.pad_baseline,
+        exp.design.schedule
+    ) + &counting_clause(exp)
+}
+
+/// The trials as the summary keeps them: the medians come from the
+/// estimate, so that the trial line quotes the numbers the forecast used,
+/// and a failure is kept because it makes the estimate a guess.
+fn trial_summary(
+    (timed, stopped): &crate::exec::trials::Outcome,
+    cells: usize,
+    estimate: &crate::exec::estimate::Estimate,
+) -> TrialSummary {
     let failed = match stopped {
         Some(Stopped::Failed(why) | Stopped::TimedOut(why)) => Some(why.clone()),
         _ => None,
     };
-    let guard = trials.guard.as_ref().map(|g| GuardSummary {
+    TrialSummary {
+        tried: timed.tried.clone(),
+        cells,
+        runs: estimate.runs,
+        timed: estimate
+            .timed
+            .iter()
+            .map(|(arm, ns)| TimedArm {
+                arm: arm.clone(),
+                median_ns: *ns,
+            })
+            .collect(),
+        failed,
+        left_processes: timed.left_processes,
+    }
+}
+
+/// The guard's record in words: each table's residue becomes its phrase
+/// here, in the summary, so that `--json` carries the words the text
+/// prints rather than counts for a script to phrase again.
+fn guard_summary(g: &runner_db::fingerprint::GuardRecord) -> GuardSummary {
+    GuardSummary {
         held: g.held,
         changes: g.changes.clone(),
         residue: g
@@ -206,8 +362,14 @@ pub(crate) fn summarize(
             })
             .collect(),
         other_sessions: g.other_sessions.clone(),
-    });
-    let failure = if let Some(why) = &failed {
+    }
+}
+
+/// Why `check` exits 1 after printing the plan: a failed trial first,
+/// since exec's first fork would fail the same way, else a database the
+/// trials changed.
+fn exit_failure(failed: Option<&str>, trials: &check_trials::CheckTrials) -> Option<Failure> {
+    if let Some(why) = failed {
         Some(Failure {
             exit_code: 1,
             message: crate::exec::preflight::with_privileges(format!(
@@ -219,68 +381,18 @@ pub(crate) fn summarize(
             exit_code: 1,
             message,
         })
-    };
-    Ok(CheckSummary {
-        experiment: exp.name.clone(),
-        spec: spec_path.display().to_string(),
-        arms: arms_line(exp),
-        design: format!(
-            "{} forks per cell x ({} warm-up + {} measured pairs{}), {} order, pad_baseline {}, {} schedule",
-            forks,
-            exp.design.warmup_pairs,
-            exp.design.pairs,
-            runner_report::format::runs_chosen(&exp.design)
-                .map_or(String::new(), |c| format!("; {c}")),
-            exp.design.ordering,
-            exp.design.pad_baseline,
-            exp.design.schedule
-        ) + &counting_clause(exp),
-        placement: placement_line(exp, on_postgres),
-        layout: layout_lines(exp),
-        database,
-        warnings,
-        seed: exp.seed,
-        cells_total,
-        cells: cells.iter().map(|c| cell_line(exp, c)).collect(),
-        sizing,
-        gate,
-        gate_self_check,
-        forks,
-        jobs,
-        flags: flag_lines,
-        pairs: jobs * per_job,
-        measured_pairs: jobs * u64::from(exp.design.pairs.get()),
-        trial: TrialSummary {
-            tried: timed.tried.clone(),
-            cells: cells.len(),
-            runs: estimate.runs,
-            timed: estimate
-                .timed
-                .iter()
-                .map(|(arm, ns)| TimedArm {
-                    arm: arm.clone(),
-                    median_ns: *ns,
-                })
-                .collect(),
-            failed,
-            left_processes: timed.left_processes,
-        },
-        guard,
-        estimate: estimate.describe(),
-        estimate_ns: estimate.total_ns,
-        stop: crate::exec::stop_estimate::check_line(exp, &all_cells, target.as_ref(), &estimate)
-            .lines()
-            .map(str::to_owned)
-            .collect(),
-        analysis: format!(
-            "{} ({} resamples x {} measured pairs, after the forks)",
-            crate::exec::estimate::approx(crate::exec::estimate::analysis_ns(exp, cells_total)),
-            exp.analysis.resamples,
-            jobs * u64::from(exp.design.pairs.get())
-        ),
-        output: output_line(exp, flags.out.as_deref()),
-        failure,
-    })
+    }
+}
+
+/// The analysis's time is said apart from the forks' because it runs after
+/// them, on every measured pair of every job.
+fn analysis_line(exp: &Experiment, cells_total: u64, jobs: u64) -> String {
+    format!(
+        "{} ({} resamples x {} measured pairs, after the forks)",
+        crate::exec::estimate::approx(crate::exec::estimate::analysis_ns(exp, cells_total)),
+        exp.analysis.resamples,
+        jobs * u64::from(exp.design.pairs.get())
+    )
 }
 
 /// Where exec would write, said once: the folder `--out` names, or the

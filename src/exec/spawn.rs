@@ -289,6 +289,52 @@ impl Worker {
             // Closed after the word: the worker reads nothing more.
             let _ = writeln!(stdin, "{GO}");
         }
+        let (outcome, waited) = self.receive_watching_locks(&mut on_pair, timing_over);
+        let (status, outcome, cancelled) = self.reap_cancelling(outcome);
+        let swept = sweep_after_worker();
+        let stderr_tail = self.stderr_tail(&outcome);
+        let wall_ns = self.started.elapsed().as_nanos() as u64;
+        let ending = Ending {
+            swept,
+            stderr_tail,
+            worker_sigint: {
+                use std::os::unix::process::ExitStatusExt;
+                matches!(&status, Some(s) if s.signal() == Some(libc::SIGINT))
+            },
+            on_server: on_server(cancelled, waited, outcome.is_err()),
+        };
+        let Received {
+            checks,
+            mut summary,
+            trial,
+        } = match outcome {
+            Ok(done) => done,
+            Err(ended) => {
+                return Err(ending.failure_of(ended, status, self.deadline - self.started))
+            }
+        };
+        summary.left_processes += swept;
+        match status {
+            Some(s) if s.success() => Ok(ForkResult {
+                checks,
+                summary,
+                wall_ns,
+                trial,
+            }),
+            Some(s) => Err(ending.failure(describe_exit(s), false)),
+            None => Err(ending.failure("cannot wait for the worker".into(), false)),
+        }
+    }
+
+    /// The worker's messages until its fork ends, with an eye on what its
+    /// server processes wait for while it sets up, since a set-up stuck
+    /// behind another session's lock otherwise looks like a hang; the last
+    /// such wait comes back with the outcome, for a failure to name.
+    fn receive_watching_locks(
+        &mut self,
+        on_pair: &mut impl FnMut(&PairRecord) -> runner_core::error::Result<()>,
+        timing_over: impl FnOnce(),
+    ) -> (Result<Received, Ended>, Option<String>) {
         // What the worker's server processes wait for while it sets up
         // (PostgreSQL only: an embedded database has no other sessions).
         #[cfg(feature = "postgres")]
@@ -299,7 +345,7 @@ impl Worker {
         let label = self.label.clone();
         let outcome = receive(
             &self.rx,
-            &mut on_pair,
+            on_pair,
             timing_over,
             self.deadline,
             &mut self.backends,
@@ -315,8 +361,22 @@ impl Worker {
         let waited = watch.last.take().map(|w| w.sentence());
         #[cfg(not(feature = "postgres"))]
         let waited: Option<String> = None;
-        // A fork that is stopped has its queries cancelled on the server
-        // before the worker is killed (`db::pg::cancel`), once.
+        (outcome, waited)
+    }
+
+    /// Waits for the worker's exit and forgets it, so that the sweep after
+    /// it does not spare what it left. A fork that is stopped has its queries
+    /// cancelled on the server before the worker is killed
+    /// (`db::pg::cancel`), once: what was cancelled comes back, for the
+    /// failure to say.
+    fn reap_cancelling(
+        &mut self,
+        outcome: Result<Received, Ended>,
+    ) -> (
+        Option<std::process::ExitStatus>,
+        Result<Received, Ended>,
+        Option<Vec<String>>,
+    ) {
         let mut cancelled: Option<Vec<String>> = None;
         let (database, backends) = (self.database.clone(), self.backends.clone());
         let mut stop_queries = || {
@@ -325,98 +385,113 @@ impl Worker {
         let (status, outcome) = reap(&mut self.child, outcome, self.deadline, &mut stop_queries);
         self.reaped = true;
         live().remove(&(self.child.id() as i32));
-        let swept = sweep_after_worker();
+        (status, outcome, cancelled)
+    }
+
+    /// The worker's last stderr lines, for a failure to quote: waited for
+    /// a moment, since a process it started may still hold the pipe open,
+    /// and without the lines that repeat the message the worker sent.
+    fn stderr_tail(&self, outcome: &Result<Received, Ended>) -> Vec<String> {
         let _ = self.stderr_closed.recv_timeout(STDERR_GRACE);
         // The worker's own `error: ...` line repeats the message it sent.
-        let said = match &outcome {
+        let said = match outcome {
             Err(Ended::Failed(m) | Ended::Disagreed(m)) => m.as_str(),
             _ => "",
         };
-        let stderr_tail: Vec<String> = self
-            .tail
+        self.tail
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .iter()
             .filter(|l| said.is_empty() || !said.contains(l.trim_start_matches("error: ")))
             .cloned()
-            .collect();
-        let wall_ns = self.started.elapsed().as_nanos() as u64;
+            .collect()
+    }
+}
 
-        let worker_sigint = {
-            use std::os::unix::process::ExitStatusExt;
-            matches!(&status, Some(s) if s.signal() == Some(libc::SIGINT))
-        };
-        let mut on_server = cancelled
-            .filter(|c| !c.is_empty())
-            .map(|c| format!("; on the database server, runner {}", c.join("; ")))
-            .unwrap_or_default();
-        // A lock wait seen while it set up, if nothing above says it.
-        if let Some(w) = waited.filter(|_| outcome.is_err() && on_server.is_empty()) {
-            on_server = format!("; before that, {w}");
-        }
-        let failure = |reason: String, interrupted: bool| ForkFailure {
+/// What is known of a fork once its worker is reaped and swept: every way
+/// it can fail reports the same leftovers, so they are gathered once.
+struct Ending {
+    /// Processes its commands left, killed by the sweep.
+    swept: u64,
+    stderr_tail: Vec<String>,
+    /// The worker died of a SIGINT of its own (from a terminal).
+    worker_sigint: bool,
+    /// What was done on the database server (see [`ForkFailure::on_server`]).
+    on_server: String,
+}
+
+impl Ending {
+    /// A failure for `reason`: the processes swept and what was done on
+    /// the server end the reason, since they may be why the fork failed.
+    fn failure(&self, reason: String, interrupted: bool) -> ForkFailure {
+        let (swept, on_server) = (self.swept, &self.on_server);
+        ForkFailure {
             reason: if swept > 0 {
                 format!("{reason} ({swept} process(es) started by its commands were still running and were killed){on_server}")
             } else {
                 format!("{reason}{on_server}")
             },
-            stderr_tail: stderr_tail.clone(),
-            interrupted: interrupted || worker_sigint || interrupt::interrupted(),
+            stderr_tail: self.stderr_tail.clone(),
+            interrupted: interrupted || self.worker_sigint || interrupt::interrupted(),
             disagreement: false,
             left_processes: swept,
             timed_out: false,
             on_server: on_server.clone(),
-        };
-        let Received {
-            checks,
-            mut summary,
-            trial,
-        } = match outcome {
-            Ok(done) => done,
-            Err(Ended::Interrupted) => return Err(failure("interrupted".into(), true)),
-            Err(Ended::TimedOut) => {
-                return Err(ForkFailure {
-                    timed_out: true,
-                    ..failure(
-                        format!(
-                            "the worker was still running after the fork timeout of {} s (design.fork_timeout_s) and was killed",
-                            (self.deadline - self.started).as_secs()
-                        ),
-                        false,
-                    )
-                })
-            }
+        }
+    }
+
+    /// The failure of a stream that stopped short, marked as a timeout or a
+    /// disagreement where the caller acts on that (a disagreement cannot be
+    /// helped by a re-run); `timeout` is the fork's, for the message.
+    fn failure_of(
+        &self,
+        ended: Ended,
+        status: Option<std::process::ExitStatus>,
+        timeout: Duration,
+    ) -> ForkFailure {
+        match ended {
+            Ended::Interrupted => self.failure("interrupted".into(), true),
+            Ended::TimedOut => ForkFailure {
+                timed_out: true,
+                ..self.failure(
+                    format!(
+                        "the worker was still running after the fork timeout of {} s (design.fork_timeout_s) and was killed",
+                        timeout.as_secs()
+                    ),
+                    false,
+                )
+            },
             // A worker that died mid-stream: how it died says more than the
             // missing lines do.
-            Err(Ended::Early) => {
+            Ended::Early => {
                 let reason = match status {
                     Some(s) if !s.success() => describe_exit(s),
                     _ => "the worker's output ended before the fork finished".into(),
                 };
-                return Err(failure(reason, false));
+                self.failure(reason, false)
             }
-            Err(Ended::Because(reason) | Ended::Failed(reason)) => {
-                return Err(failure(reason, false))
-            }
-            Err(Ended::Disagreed(reason)) => {
-                return Err(ForkFailure {
-                    disagreement: true,
-                    ..failure(reason, false)
-                })
-            }
-        };
-        summary.left_processes += swept;
-        match status {
-            Some(s) if s.success() => Ok(ForkResult {
-                checks,
-                summary,
-                wall_ns,
-                trial,
-            }),
-            Some(s) => Err(failure(describe_exit(s), false)),
-            None => Err(failure("cannot wait for the worker".into(), false)),
+            Ended::Because(reason) | Ended::Failed(reason) => self.failure(reason, false),
+            Ended::Disagreed(reason) => ForkFailure {
+                disagreement: true,
+                ..self.failure(reason, false)
+            },
         }
     }
+}
+
+/// What runner did on the database server, to end a failure's reason: the
+/// cancellations, or else a lock wait seen while the worker set up, which
+/// may be why a fork that failed did not finish.
+fn on_server(cancelled: Option<Vec<String>>, waited: Option<String>, failed: bool) -> String {
+    let mut on_server = cancelled
+        .filter(|c| !c.is_empty())
+        .map(|c| format!("; on the database server, runner {}", c.join("; ")))
+        .unwrap_or_default();
+    // A lock wait seen while it set up, if nothing above says it.
+    if let Some(w) = waited.filter(|_| failed && on_server.is_empty()) {
+        on_server = format!("; before that, {w}");
+    }
+    on_server
 }
 
 impl Drop for Worker {

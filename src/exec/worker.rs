@@ -336,16 +336,83 @@ fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> 
     // The heap offset is taken before the strategies allocate anything and
     // held until the fork ends, so everything they allocate sits behind it.
     let held = job.layout.map(runner_os::memory_layout::Held::start);
+    let mut fork = set_up_and_check(job, fault, cpus.backend, out)?;
+    wait_for_go(stdin)?;
+    if job.trial {
+        return trial_job::run(job, fork.arms, &mut fork.draws, out, fork.setup_ns);
+    }
+    let mut timer = timer::Timer::new(job, fork.arms, fault);
+    let pinned = (cpus, worker_pinned);
+    let timed = time_fork(job, &mut timer, &mut fork.draws, out, fork.backends, pinned)?;
+    let usage = send_records(out, timed.records)?;
+    let mismatch = recheck_mismatch(job, &mut timer);
+    let failures = std::mem::take(&mut timer.failures);
+    let sql = sql_record(job, &mut timer.arms, &mut fork.draws, failures)?;
+    let final_hash = timer.arms.content_hash()?;
+    timer.arms.teardown()?;
+    let summary = ForkSummary {
+        cell: job.cell,
+        fork: job.fork,
+        checksum_baseline: timer.sum_b.hex(),
+        checksum_treatment: timer.sum_t.hex(),
+        seeded_hash: fork.seeded_hash,
+        final_hash,
+        timed_ns: timed.timed_ns,
+        resource_usage: usage || job.baseline.measures_usage() || job.treatment.measures_usage(),
+        placement: Some(Box::new(timed.placement)),
+        left_processes: strategy::command::left_behind(),
+        commands_contained: [&job.baseline, &job.treatment]
+            .iter()
+            .any(|k| matches!(k, StrategyKind::Command(_))),
+        layout: held.as_ref().map(|h| Box::new(h.record(timed.stack_page))),
+        sql,
+        counted: job.count.as_ref().map(|c| runner_folder::ForkCounted {
+            tool: crate::strategy::CountWith::TOOL.into(),
+            cache_sim: c.with.cache_sim,
+        }),
+    };
+    refuse_differing_results(job, &summary, mismatch.as_deref())?;
+    send(out, &WorkerMessage::Done(summary))?;
+    Ok(())
+}
+
+/// A fork as its set-up leaves it, checked and waiting for the go: what
+/// the timing and the summary after the go need of the set-up, which the
+/// worker does before the go so that none of it runs inside the parent's
+/// window.
+struct SetUp {
+    arms: Arms,
+    draws: draws::Draws,
+    /// The arms' database server processes, and how pinning them went.
+    backends: Backends,
+    setup_ns: u64,
+    /// The stored model's hash at the check, for the summary to compare
+    /// with the hash after the last run.
+    seeded_hash: Option<String>,
+}
+
+/// The arms' database server processes, kept from the set-up to the end
+/// of the timing: placement's record samples their CPUs around the timed
+/// runs and says how pinning them went.
+struct Backends {
+    pids: Vec<u32>,
+    pinned: Vec<runner_os::placement::Backend>,
+}
+
+/// Everything before the go that the parent waits for: the arms set up
+/// (their backends pinned where the placement puts them), checked on the
+/// fork's first input, and the check reported, so that a fork whose arms
+/// cannot run or disagree fails before anything is timed.
+fn set_up_and_check(
+    job: &JobRequest,
+    fault: Option<Fault>,
+    backend_cpu: Option<u32>,
+    out: &mut impl Write,
+) -> Result<SetUp> {
     let set_up = std::time::Instant::now();
     let mut arms = build_arms(job)?;
     let pids = arms.backend_pids()?;
-    let backends = apply::pin_backends(&pids, cpus.backend);
-    let mut backend_cpus = BTreeMap::new();
-    let sample = |into: &mut BTreeMap<u32, u32>| {
-        for cpu in pids.iter().filter_map(|&p| pin::process_cpu(p)) {
-            *into.entry(cpu).or_default() += 1;
-        }
-    };
+    let pinned = apply::pin_backends(&pids, backend_cpu);
     if fault.is_some_and(|f| f.kind == super::fault::Kind::WrongResult) {
         arms = arms.skewed();
     }
@@ -357,21 +424,87 @@ fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> 
     let seeded_hash = report.seeded_hash.clone();
     send(out, &WorkerMessage::Checked(report))?;
     out.flush()?;
-    wait_for_go(stdin)?;
-    if job.trial {
-        return trial_job::run(job, arms, &mut draws, out, setup_ns);
-    }
+    Ok(SetUp {
+        arms,
+        draws,
+        backends: Backends { pids, pinned },
+        setup_ns,
+        seeded_hash,
+    })
+}
+
+/// What the fork's timing leaves for its summary, carried as one value
+/// because the summary is built only after the untimed work that follows
+/// (the records' sending, the re-check of a mismatch, teardown).
+struct Timed {
+    /// Held until the timing is over, then sent.
+    records: Vec<runner_core::record::PairRecord>,
+    /// Where the timed runs' frame fell in its page (the layout's record).
+    stack_page: u32,
+    timed_ns: u64,
+    placement: ForkPlacement,
+}
+
+/// The go to the end of the last timed run, with placement's record of
+/// it in the same step: the record's CPU samples and tick counts must
+/// bracket the timed runs and nothing else.
+fn time_fork(
+    job: &JobRequest,
+    timer: &mut timer::Timer,
+    draws: &mut draws::Draws,
+    out: &mut impl Write,
+    backends: Backends,
+    (cpus, worker_pinned): (runner_os::placement::Cpus, bool),
+) -> Result<Timed> {
     // The backends' CPU time from here to the end of the timed runs falls
     // inside the parent's sentinel window (go to the first record).
-    let serving = arms.serving_pids()?;
+    let serving = timer.arms.serving_pids()?;
     let backend_ticks_at_go = apply::ticks(&serving);
+    let mut backend_cpus = BTreeMap::new();
+    let sample = |into: &mut BTreeMap<u32, u32>| {
+        for cpu in backends.pids.iter().filter_map(|&p| pin::process_cpu(p)) {
+            *into.entry(cpu).or_default() += 1;
+        }
+    };
+    sample(&mut backend_cpus);
+    let (records, stack_page) = time_pairs(job, timer, draws, out)?;
+    let timed_ns = timer.t0.map_or(0, |t| t.elapsed().as_nanos() as u64);
+    sample(&mut backend_cpus);
+    let embedded = matches!(
+        job.database,
+        Some(DbTarget::Sqlite | DbTarget::SqliteFile { .. })
+    ) && (job.baseline.needs_database() || job.treatment.needs_database());
+    let placement = ForkPlacement {
+        placement: job.placement,
+        planned: cpus,
+        worker_pinned,
+        contention: job.claim.as_ref().and_then(|c| c.note.clone()),
+        database: apply::database_side(&backends.pids, backends.pinned, embedded),
+        cpus: std::mem::take(&mut timer.cpus),
+        backend_cpus,
+        backend_ticks: apply::ticks(&serving).saturating_sub(backend_ticks_at_go),
+    };
+    Ok(Timed {
+        records,
+        stack_page,
+        timed_ns,
+        placement,
+    })
+}
 
+/// The warm-up, measured and counted pairs, with the timed runs' frames
+/// `stack_offset_bytes` deeper, since that offset is the layout's
+/// treatment of the stack; returns the records and where the frame fell.
+fn time_pairs(
+    job: &JobRequest,
+    timer: &mut timer::Timer,
+    draws: &mut draws::Draws,
+    out: &mut impl Write,
+) -> Result<(Vec<runner_core::record::PairRecord>, u32)> {
     // The fork's records stay here until its last timed run: the parent
     // does no work while a worker measures (docs/guide/how-a-run-works.md), and no run
     // is preceded by a flush the others did not have. A fork is small
     // (a few thousand records).
-    sample(&mut backend_cpus);
-    let mut timer = timer::Timer::new(job, arms, fault);
     let counted = job.count.as_ref().map_or(0, |c| c.pairs);
     let mut records = Vec::with_capacity((job.warmup_pairs + job.pairs + counted) as usize);
     // Counted pairs after the timed ones, drawn from the same stream, so
@@ -390,8 +523,8 @@ fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> 
                 continue;
             }
             records.extend(match job.ordering {
-                Ordering::PairedRandom => timer.paired_random(phase, n, &mut draws, out, with)?,
-                Ordering::Blocked => timer.blocked(phase, n, &mut draws, out, with)?,
+                Ordering::PairedRandom => timer.paired_random(phase, n, draws, out, with)?,
+                Ordering::Blocked => timer.blocked(phase, n, draws, out, with)?,
             });
         }
         Ok(page)
@@ -401,30 +534,29 @@ fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> 
         Some(l) => runner_os::memory_layout::with_stack_offset(l.stack_offset_bytes, measure)?,
         None => measure()?,
     };
-    let timed_ns = timer.t0.map_or(0, |t| t.elapsed().as_nanos() as u64);
-    sample(&mut backend_cpus);
-    let embedded = matches!(
-        job.database,
-        Some(DbTarget::Sqlite | DbTarget::SqliteFile { .. })
-    ) && (job.baseline.needs_database() || job.treatment.needs_database());
-    let placement = ForkPlacement {
-        placement: job.placement,
-        planned: cpus,
-        worker_pinned,
-        contention: job.claim.as_ref().and_then(|c| c.note.clone()),
-        database: apply::database_side(&pids, backends, embedded),
-        cpus: std::mem::take(&mut timer.cpus),
-        backend_cpus,
-        backend_ticks: apply::ticks(&serving).saturating_sub(backend_ticks_at_go),
-    };
+    Ok((records, stack_page))
+}
+
+/// The records go out only now that the timing is over, in one burst, so
+/// that no timed run was preceded by a write the others did not have;
+/// whether any run measured its resource usage comes back for the summary.
+fn send_records(
+    out: &mut impl Write,
+    records: Vec<runner_core::record::PairRecord>,
+) -> Result<bool> {
     let usage = records.iter().any(|r| r.usage.is_some());
     for r in records {
         send(out, &WorkerMessage::Pair(r))?;
     }
     out.flush()?;
-    // Arms whose results differed on some input: the rows that differ,
-    // from the agreement check run again on that input before teardown.
-    let mismatch = timer
+    Ok(usage)
+}
+
+/// Arms whose results differed on some input: the rows that differ,
+/// from the agreement check run again on that input before teardown,
+/// since a checksum alone does not say what to look at.
+fn recheck_mismatch(job: &JobRequest, timer: &mut timer::Timer) -> Option<String> {
+    timer
         .first_mismatch
         .filter(|_| same_fingerprints(&job.baseline, &job.treatment))
         .map(|(pair, input)| {
@@ -433,32 +565,17 @@ fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> 
                 Ok(_) => "; run again on that input they agreed, so a result depends on more than the input (state, time, randomness)".to_string(),
             };
             format!("first at pair {pair} (input {input}){rows}")
-        });
-    let failures = std::mem::take(&mut timer.failures);
-    let sql = sql_record(job, &mut timer.arms, &mut draws, failures)?;
-    let final_hash = timer.arms.content_hash()?;
-    timer.arms.teardown()?;
-    let summary = ForkSummary {
-        cell: job.cell,
-        fork: job.fork,
-        checksum_baseline: timer.sum_b.hex(),
-        checksum_treatment: timer.sum_t.hex(),
-        seeded_hash,
-        final_hash,
-        timed_ns,
-        resource_usage: usage || job.baseline.measures_usage() || job.treatment.measures_usage(),
-        placement: Some(Box::new(placement)),
-        left_processes: strategy::command::left_behind(),
-        commands_contained: [&job.baseline, &job.treatment]
-            .iter()
-            .any(|k| matches!(k, StrategyKind::Command(_))),
-        layout: held.as_ref().map(|h| Box::new(h.record(stack_page))),
-        sql,
-        counted: job.count.as_ref().map(|c| runner_folder::ForkCounted {
-            tool: crate::strategy::CountWith::TOOL.into(),
-            cache_sim: c.with.cache_sim,
-        }),
-    };
+        })
+}
+
+/// Checked last, on the summary's own checksums and after the re-check,
+/// so that a disagreement is reported with the rows that differ
+/// (`mismatch`) rather than as a bare difference of checksums.
+fn refuse_differing_results(
+    job: &JobRequest,
+    summary: &ForkSummary,
+    mismatch: Option<&str>,
+) -> Result<()> {
     if summary.checksum_baseline != summary.checksum_treatment
         && same_fingerprints(&job.baseline, &job.treatment)
     {
@@ -466,10 +583,9 @@ fn run_job(job: &JobRequest, stdin: &mut impl BufRead, out: &mut impl Write) -> 
             "the arms' results differ although both saw the same inputs (per-arm checksums {} vs {}): {}",
             summary.checksum_baseline,
             summary.checksum_treatment,
-            mismatch.as_deref().unwrap_or("no single pair differed")
+            mismatch.unwrap_or("no single pair differed")
         );
     }
-    send(out, &WorkerMessage::Done(summary))?;
     Ok(())
 }
 
