@@ -1,7 +1,7 @@
 //! One command line, handed to its command.
 
 use crate::cli::{Cli, Command};
-use crate::{ab, analyze, commands, compare, exec, history, merge};
+use crate::{ab, check, clean, compare, env, exec, history, import, merge};
 use runner_core::console;
 use runner_core::error::Result;
 use runner_core::settings;
@@ -38,7 +38,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             flags,
             json,
         } => {
-            console::out(&commands::check(&spec, &set, &flags, json)?);
+            console::out(&check::check(&spec, &set, &flags, json)?);
             Ok(0)
         }
         Command::Report { dir, template, out } => {
@@ -60,16 +60,16 @@ pub fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Command::Analyze(args) => {
-            let (_, summary) = analyze::analyze(&args)?;
+            let (_, summary) = import::analyze(&args)?;
             console::out(&summary);
             Ok(0)
         }
         Command::Env { json } => {
-            console::out(&commands::env(json));
+            console::out(&env::env(json));
             Ok(0)
         }
         Command::Clean { spec, list, schema } => {
-            console::out(&commands::clean(spec.as_deref(), list, &schema)?);
+            console::out(&clean::clean(spec.as_deref(), list, &schema)?);
             Ok(0)
         }
         // What ended a worker, with every cause (`StrategyError::chain`).

@@ -6,14 +6,16 @@
 //! (`exec --shard I/N`) and `merge` joins the shards into one run again.
 
 pub(crate) mod ab;
-pub(crate) mod analyze;
 pub mod binary;
+pub(crate) mod check;
+pub(crate) mod clean;
 pub mod cli;
-pub(crate) mod commands;
 pub mod compare;
 pub mod dispatch;
+pub(crate) mod env;
 pub mod exec;
 pub(crate) mod history;
+pub(crate) mod import;
 pub(crate) mod merge;
 
 pub(crate) mod shard;

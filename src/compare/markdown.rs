@@ -3,7 +3,7 @@
 
 use super::{Arm, CountRow, EffectRow, Row, Run};
 use runner_folder::RunInfo;
-use runner_report::format;
+use runner_report::numbers;
 
 fn machine(info: &RunInfo) -> String {
     if info.imported().is_some() {
@@ -62,7 +62,7 @@ fn machines(a: &RunInfo, b: &RunInfo) -> String {
         format!(
             "Machines: both ran on {}, but {} differ{}.",
             machine(a),
-            format::list(&other, "and"),
+            numbers::list(&other, "and"),
             if other.len() == 1 { "s" } else { "" }
         )
     }
@@ -109,22 +109,22 @@ fn effect_one_run(e: &EffectRow) -> bool {
 
 /// A lone factor by the digit rule of a lone value: `2.73x`.
 fn lone_factor(x: f64) -> String {
-    let c = format::Column::plain(&[format::Entry::Value(x)], 4);
+    let c = numbers::Column::plain(&[numbers::Entry::Value(x)], 4);
     format!("{}x", c.bare(x, false))
 }
 
 /// A column entry of an estimate, or of its value alone when one run
 /// gives it no interval.
-fn entry(m: f64, lo: f64, hi: f64, one_run: bool) -> format::Entry {
+fn entry(m: f64, lo: f64, hi: f64, one_run: bool) -> numbers::Entry {
     if one_run {
-        format::Entry::Value(m)
+        numbers::Entry::Value(m)
     } else {
-        format::Entry::Estimate(m, lo, hi)
+        numbers::Entry::Estimate(m, lo, hi)
     }
 }
 
 /// An estimate in its column, or its value and [`ONE_RUN`].
-fn estimate_in(c: &format::Column, m: f64, lo: f64, hi: f64, one_run: bool) -> String {
+fn estimate_in(c: &numbers::Column, m: f64, lo: f64, hi: f64, one_run: bool) -> String {
     if one_run {
         format!("{}, {ONE_RUN}", c.value(m))
     } else {
@@ -134,11 +134,11 @@ fn estimate_in(c: &format::Column, m: f64, lo: f64, hi: f64, one_run: bool) -> S
 
 /// The column entry of a run's fork medians: one fork's median is a value,
 /// not a range.
-fn fork_medians((lo, hi): (f64, f64), forks: usize) -> format::Entry {
+fn fork_medians((lo, hi): (f64, f64), forks: usize) -> numbers::Entry {
     if forks < 2 {
-        format::Entry::Value(lo)
+        numbers::Entry::Value(lo)
     } else {
-        format::Entry::Span(lo, hi)
+        numbers::Entry::Span(lo, hi)
     }
 }
 
@@ -176,8 +176,8 @@ fn separate_runs(run: &Run, rows: &[Row], confidence: f64) -> String {
             match loosest {
                 Some(h) => format!(
                     "The widest half-interval here is {} ({} confidence).",
-                    format::duration(half_width(h)),
-                    format::percent(confidence)
+                    numbers::duration(half_width(h)),
+                    numbers::percent(confidence)
                 ),
                 None => "With one run of each arm per cell, no interval could be drawn at all.".into(),
             }
@@ -194,13 +194,13 @@ fn separate_runs(run: &Run, rows: &[Row], confidence: f64) -> String {
         "**What separate runs can resolve.** Two runs share no process, so only the spread between forks tells a change from chance. Within one run, the {} fork medians at {} already spread over {} (A: {}; B: {}): one process of each run could differ by that much with nothing changed. Over all their forks these two runs resolve a change larger than about {} (the widest half-interval above, {} at {}, at {} confidence); a smaller change cannot be told from chance, so \"no change resolved\" does not mean \"no change\". To see smaller ones, measure both versions as the two arms of one paired run (as `[gate]` does), which cancels the spread between processes.",
         arm(w),
         cell_label(run, w.cell),
-        format::duration((w.forks_a.1 - w.forks_a.0).max(w.forks_b.1 - w.forks_b.0)),
-        format::range(w.forks_a.0, w.forks_a.1),
-        format::range(w.forks_b.0, w.forks_b.1),
-        format::duration(half_width(h)),
+        numbers::duration((w.forks_a.1 - w.forks_a.0).max(w.forks_b.1 - w.forks_b.0)),
+        numbers::range(w.forks_a.0, w.forks_a.1),
+        numbers::range(w.forks_b.0, w.forks_b.1),
+        numbers::duration(half_width(h)),
         arm(h),
         cell_label(run, h.cell),
-        format::percent(confidence)
+        numbers::percent(confidence)
     )
 }
 
@@ -227,7 +227,7 @@ fn checks_differ(a: &RunInfo, b: &RunInfo) -> Option<String> {
     (!differ.is_empty()).then(|| {
         format!(
             "**Machine checks differ**: {}. A check that warns in one run only can move that run's timings; read a change with it in mind.",
-            format::list(&differ, "and")
+            numbers::list(&differ, "and")
         )
     })
 }
@@ -246,7 +246,7 @@ fn cell_label(r: &Run, cell: u32) -> String {
     if params.is_empty() {
         format!("`{}`", c.arms(&exp.design).1)
     } else {
-        format::params(&params)
+        numbers::params(&params)
     }
 }
 
@@ -277,8 +277,8 @@ fn effect_change(e: &EffectRow) -> &'static str {
 
 /// A factor with its interval: `1.50 [1.47, 1.53]`.
 fn factor(r: runner_stats::apart::Bounded) -> String {
-    let c = format::Column::plain(&[format::Entry::Estimate(r.estimate, r.lo, r.hi)], 4);
-    let c = format::Column {
+    let c = numbers::Column::plain(&[numbers::Entry::Estimate(r.estimate, r.lo, r.hi)], 4);
+    let c = numbers::Column {
         decimals: c.decimals.max(2),
         ..c
     };
@@ -307,8 +307,8 @@ fn baselines_differ(a: &Run, rows: &[Row]) -> Option<String> {
         format!(
             "**The baselines differ**: `{}` ran at {} in A and {} in B ({}), more than 20 % apart, so the machine's speed or load changed between the runs. D in ms moves with it; the change of the effect below is judged on the speed ratio, each run's on its own baseline.",
             a.info.spec().experiment.design.baseline,
-            format::duration(r.median_a),
-            format::duration(r.median_b),
+            numbers::duration(r.median_a),
+            numbers::duration(r.median_b),
             cell_label(a, r.cell),
         )
     })
@@ -327,13 +327,13 @@ The paired effect of each cell's treatment against `{}`, in each run on its own 
             effects.first().map_or(runner_analysis::effect::IntervalKind::Forks, |e| e.a.interval),
             confidence
         ),
-        format::percent(confidence)
+        numbers::percent(confidence)
     );
     out.push_str(&format!(
         "| cell | in A | in B | speed ratio, B / A [{} CI] | change of D, B − A | |\n|---|---|---|---:|---:|---|\n",
-        format::percent(confidence)
+        numbers::percent(confidence)
     ));
-    let change = format::Column::time(
+    let change = numbers::Column::time(
         &effects
             .iter()
             .map(|e| {
@@ -400,7 +400,7 @@ The paired effect of each cell's treatment against `{}`, in each run on its own 
     }) {
         out.push_str(&format!(
             "\nEach run's own intervals are as narrow as pairs inside one process make them; the change between two runs is not, since separate runs share no process. Here the change is resolved only beyond about ± {} (the widest half-interval above): a smaller change of the effect cannot be told from the difference between two runs on this machine, so \"no change resolved\" does not mean \"no change\".\n\n",
-            format::duration((widest.change.ci.hi - widest.change.ci.lo) / 2.0)
+            numbers::duration((widest.change.ci.hi - widest.change.ci.lo) / 2.0)
         ));
     } else if !effects.is_empty() {
         out.push_str("\nA run that measured one pair of a cell gives that cell no interval, so no change of its effect can be told from chance here: each such cell reads n/a (one run).\n\n");
@@ -421,8 +421,8 @@ Each run counted instructions beside its pairs: the instructions ratio of each c
 |---|---:|---:|---:|---|
 ",
         exp.design.baseline,
-        format::percent(confidence),
-        format::percent(confidence)
+        numbers::percent(confidence),
+        numbers::percent(confidence)
     );
     for c in counts {
         let each = |e: &runner_analysis::instructions::CountEffect| {
@@ -493,18 +493,18 @@ pub(super) fn render(
     }
     out.push_str(&format!(
         "## How each arm moved\n\nChange = median run in B − median run in A, per arm, with its {} interval from a hierarchical bootstrap over each run's forks (forks, then runs inside each). An arm moves with the machine as much as with the code; the effect above is what the pairs measure.\n\n",
-        format::percent(confidence)
+        numbers::percent(confidence)
     ));
     out.push_str(&format!(
         "| cell | arm | A median | B median | change [{} CI] | relative | fork medians A | fork medians B | |\n|---|---|---:|---:|---:|---:|---:|---:|---|\n",
-        format::percent(confidence)
+        numbers::percent(confidence)
     ));
     // Each column of the table in one style.
-    let column = |entry: fn(&Row) -> format::Entry| {
-        format::Column::time(&rows.iter().map(entry).collect::<Vec<_>>())
+    let column = |entry: fn(&Row) -> numbers::Entry| {
+        numbers::Column::time(&rows.iter().map(entry).collect::<Vec<_>>())
     };
-    let median_a = column(|r| format::Entry::Value(r.median_a));
-    let median_b = column(|r| format::Entry::Value(r.median_b));
+    let median_a = column(|r| numbers::Entry::Value(r.median_a));
+    let median_b = column(|r| numbers::Entry::Value(r.median_b));
     let change = column(|r| {
         entry(
             r.change.median,
@@ -515,7 +515,7 @@ pub(super) fn render(
     });
     let forks_a = column(|r| fork_medians(r.forks_a, r.n_forks.0));
     let forks_b = column(|r| fork_medians(r.forks_b, r.n_forks.1));
-    let range_in = |c: &format::Column, (lo, hi): (f64, f64), forks: usize| {
+    let range_in = |c: &numbers::Column, (lo, hi): (f64, f64), forks: usize| {
         if forks < 2 {
             format!("{} (one fork)", c.value(lo))
         } else {
@@ -542,7 +542,7 @@ pub(super) fn render(
                 row_one_run(r)
             ),
             if r.median_a > 0.0 {
-                format::percent(r.change.median / r.median_a)
+                numbers::percent(r.change.median / r.median_a)
             } else {
                 "n/a".into()
             },

@@ -36,7 +36,7 @@ use runner_analysis::effect::Effect;
 use runner_core::error::{bad_input, Result};
 use runner_core::record::{PairRecord, Phase};
 use runner_core::seed::{self, Domain};
-use runner_folder::check::differing_keys;
+use runner_folder::verify::differing_keys;
 use runner_folder::RunInfo;
 use runner_report::read_folder;
 use std::collections::BTreeMap;

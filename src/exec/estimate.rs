@@ -93,7 +93,7 @@ impl Estimate {
         let setup = if self.setup_ns > 0 {
             format!(
                 ", and each fork's set-up of {} measured the same way",
-                runner_report::format::duration(self.setup_ns as f64)
+                runner_report::numbers::duration(self.setup_ns as f64)
             )
         } else {
             String::new()

@@ -188,7 +188,8 @@ fn announce_estimate(
         }
         _ => format!("{todo_len} fork{}", if todo_len == 1 { "" } else { "s" }),
     };
-    let chosen = runner_report::format::runs_chosen(d).map_or(String::new(), |c| format!(" ({c})"));
+    let chosen =
+        runner_report::numbers::runs_chosen(d).map_or(String::new(), |c| format!(" ({c})"));
     let counted = match d.counting {
         None => String::new(),
         Some(c) if c.time => format!(" and {} counted under valgrind", c.pairs),

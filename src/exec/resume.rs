@@ -2,7 +2,7 @@
 
 use super::ExecArgs;
 use runner_core::error::{bad_input, Result};
-use runner_folder::check::differing_keys;
+use runner_folder::verify::differing_keys;
 use runner_folder::Invocation;
 use runner_spec::Experiment;
 use std::path::Path;

@@ -121,8 +121,8 @@ fn reach(
     let seen = format!(
         "{} pairs of a shortened fork: D spreads {} (a robust standard deviation), so a fork's estimate about {}",
         t.pairs,
-        runner_report::format::duration(t.sd_ns),
-        runner_report::format::duration(fork_se)
+        runner_report::numbers::duration(t.sd_ns),
+        runner_report::numbers::duration(fork_se)
     );
     match (rule.min_forks.get()..=rule.max_forks.get()).find(|&n| met(n)) {
         Some(n) => format!(
@@ -132,7 +132,7 @@ fn reach(
         None => format!(
             "forecast: more than max_forks ({}) forks even if forks differed no more than pairs in one process ({seen}; the interval would be about {} wide each side at {} forks): raise max_forks or pairs, or aim wider",
             rule.max_forks,
-            runner_report::format::duration(half_width(rule.max_forks.get())),
+            runner_report::numbers::duration(half_width(rule.max_forks.get())),
             rule.max_forks
         ),
     }

@@ -10,7 +10,7 @@
 //! the wait mechanism (d for the treatment, 0 for the baseline); nothing
 //! else (no allocation of records, no I/O).
 
-mod check;
+mod agreement;
 pub(crate) mod draws;
 mod timer;
 mod trial_job;
@@ -418,8 +418,8 @@ fn set_up_and_check(
     }
     let mut draws = draws::Draws::new(job.seed);
     let first = draws.input();
-    let report = check::check(job, &mut arms, first)?;
-    check::check_more(job, &mut arms, first)?;
+    let report = agreement::check(job, &mut arms, first)?;
+    agreement::check_more(job, &mut arms, first)?;
     let setup_ns = set_up.elapsed().as_nanos() as u64;
     let seeded_hash = report.seeded_hash.clone();
     send(out, &WorkerMessage::Checked(report))?;
@@ -560,7 +560,7 @@ fn recheck_mismatch(job: &JobRequest, timer: &mut timer::Timer) -> Option<String
         .first_mismatch
         .filter(|_| same_fingerprints(&job.baseline, &job.treatment))
         .map(|(pair, input)| {
-            let rows = match check::check(job, &mut timer.arms, input) {
+            let rows = match agreement::check(job, &mut timer.arms, input) {
                 Err(e) => format!("; run again on that input: {}", e.chain()),
                 Ok(_) => "; run again on that input they agreed, so a result depends on more than the input (state, time, randomness)".to_string(),
             };

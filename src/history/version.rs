@@ -144,7 +144,7 @@ pub(super) fn check(
 ) -> Result<(RunInfo, Vec<runner_core::record::PairRecord>), VersionError> {
     let info =
         RunInfo::parse(Path::new(runner_folder::FILE), run_json).map_err(VersionError::Read)?;
-    runner_folder::check::check(&info).map_err(VersionError::Record)?;
+    runner_folder::verify::check(&info).map_err(VersionError::Record)?;
     if info.finished_at().is_none() {
         return Err(VersionError::InProgress);
     }
@@ -201,7 +201,7 @@ pub(super) fn read(run_json: &[u8], pairs: &[u8]) -> Result<Version, VersionErro
         .iter()
         .filter(|c| !c.forks.is_empty())
         .map(|c| CellPoint {
-            label: runner_report::format::params(&info.spec().experiment.grid.labelled(&c.params)),
+            label: runner_report::numbers::params(&info.spec().experiment.grid.labelled(&c.params)),
             treatment: c
                 .params
                 .get(runner_plan::TREATMENT_KEY)

@@ -11,7 +11,7 @@
 //! that fails leaves nothing behind and can simply be run again.
 
 mod assemble;
-mod checks;
+mod refusals;
 
 use crate::shard::MissingJob;
 use runner_core::error::{bad_input, run_failed, Result};
@@ -63,23 +63,23 @@ pub(crate) fn merge(args: &MergeArgs) -> Result<MergeOutcome> {
     let mut shards = Vec::with_capacity(args.shards.len());
     for dir in &args.shards {
         let (info, pairs) = runner_report::read_folder(dir)?;
-        checks::is_shard(dir, &info)?;
+        refusals::is_shard(dir, &info)?;
         shards.push(Shard {
             dir: dir.clone(),
             info,
             pairs,
         });
     }
-    checks::same_run(&shards)?;
-    checks::no_job_twice(&shards)?;
+    refusals::same_run(&shards)?;
+    refusals::no_job_twice(&shards)?;
     shards.sort_by_key(|s| s.info.shard().as_ref().map(|i| i.index));
     let first = &shards[0].info;
     let exp = &first.spec().experiment;
     let count = first.shard().as_ref().map_or(1, |s| s.count);
     let plan_jobs = runner_plan::plan(exp, first.seeds().master, first.gate_sizing().as_ref()).jobs;
-    let lacking = checks::missing_shards(&shards, &plan_jobs, exp.design.forks.get(), count);
+    let lacking = refusals::missing_shards(&shards, &plan_jobs, exp.design.forks.get(), count);
     if !lacking.is_empty() && !args.allow_missing {
-        return Err(checks::missing_error(&shards, &lacking));
+        return Err(refusals::missing_error(&shards, &lacking));
     }
     let mut missing: Vec<MissingJob> = lacking
         .iter()

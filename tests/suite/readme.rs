@@ -15,7 +15,7 @@ use crate::common;
 
 use runner_analysis::Analysis;
 use runner_folder::RunInfo;
-use runner_report::{context, format};
+use runner_report::{context, numbers};
 use std::path::{Path, PathBuf};
 
 fn root() -> &'static Path {
@@ -176,7 +176,7 @@ fn report_entry(dir: &Path) -> String {
         out.push_str(&format!(
             "- Calibration: forks whose interval covered the wait actually injected: {}; residual bias (pooled median D − median injected): {}.\n",
             each(&|k, n| format!("{}/{n}", k.forks_covering_spin)),
-            each(&|k, _| format::duration(k.residual_bias_ns)),
+            each(&|k, _| numbers::duration(k.residual_bias_ns)),
         ));
     }
     // A hyperfine run of the same command beside the report (command-floor).
@@ -185,7 +185,7 @@ fn report_entry(dir: &Path) -> String {
         let h: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&hyperfine).unwrap()).unwrap();
         let r = &h["results"][0];
-        let s = |k: &str| format::duration(r[k].as_f64().unwrap() * 1e9);
+        let s = |k: &str| numbers::duration(r[k].as_f64().unwrap() * 1e9);
         let zero = ctx.cells.iter().find(|c| c.data.delay_ns == 0);
         out.push_str(&format!(
             "- Beside it on the same machine, `hyperfine -N --warmup 100 --runs 3000 true` (`{name}/hyperfine-true.json`): mean {} ± {} (sd), median {}, range {} to {}; runner's median baseline run at d = 0: {}. hyperfine reports the spread of separate runs; runner the paired difference and the smallest delay every fork saw.\n",
@@ -194,7 +194,7 @@ fn report_entry(dir: &Path) -> String {
             s("median"),
             s("min"),
             s("max"),
-            zero.map_or("n/a".into(), |c| format::duration(c.data.pooled.baseline_median_ns)),
+            zero.map_or("n/a".into(), |c| numbers::duration(c.data.pooled.baseline_median_ns)),
         ));
     }
     // A run that counts: its instructions' Finding, in the report's words.
@@ -209,8 +209,8 @@ fn report_entry(dir: &Path) -> String {
                 c.view.label,
                 exp.design.treatment,
                 exp.design.baseline,
-                format::estimate(p.median_ns, p.ci_ns[0], p.ci_ns[1]),
-                format::percent(p.share_slower),
+                numbers::estimate(p.median_ns, p.ci_ns[0], p.ci_ns[1]),
+                numbers::percent(p.share_slower),
             ));
         }
     }
@@ -260,7 +260,7 @@ fn validity_block(dirs: &[PathBuf]) -> String {
                 let (lo, hi) = chance_range(n, analysis.confidence);
                 parts.push(format!(
                     "at {} {}/{n} covered the injected wait ({lo} to {hi}) and {}/{n} saw it",
-                    format::delay(c.delay_ns as f64),
+                    numbers::delay(c.delay_ns as f64),
                     c.calibration.forks_covering_spin,
                     c.forks_seen
                 ));
@@ -936,7 +936,7 @@ fn contention_block(dirs: &[PathBuf]) -> String {
         regex::Regex::new(r"\*\*([0-9.]+x \[[0-9.]+, [0-9.]+\] (?:slower|faster))\*\*").unwrap();
     out.push_str(&format!(
         "\nThe A/A run at 4 clients had {fp} false positives in {total} forks ({}); on SQLite, one writer: {}.\n",
-        format::percent(fp as f64 / total as f64),
+        numbers::percent(fp as f64 / total as f64),
         &said.captures(&sqlite).unwrap()[1]
     ));
     out

@@ -8,10 +8,10 @@
 //! is assembled is checked like a folder that is read ([`super::check`])
 //! before anyone writes it.
 
-use super::{
-    check, BuildInfo, DerivedSeed, ForkRecord, Imported, Invocation, RunInfo, Seeds, SpecInfo,
-};
 use super::{merged::MergedInfo, shard::ShardInfo};
+use super::{
+    verify, BuildInfo, DerivedSeed, ForkRecord, Imported, Invocation, RunInfo, Seeds, SpecInfo,
+};
 use runner_core::seed::{self, Domain};
 use runner_os::environment::Environment;
 use runner_plan::{self_check::GateSizing, Job};
@@ -193,7 +193,7 @@ impl Builder {
         };
         info.forks.sort_by_key(|f| (f.summary.cell, f.summary.fork));
         info.replan();
-        check::check(&info)?;
+        verify::check(&info)?;
         Ok(info)
     }
 }

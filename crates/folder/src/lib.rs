@@ -17,7 +17,6 @@ pub mod output;
 pub mod shard;
 
 pub mod assemble;
-pub mod check;
 pub mod digest;
 mod error;
 mod fork;
@@ -25,6 +24,7 @@ mod imported;
 pub mod invocation;
 pub mod partial;
 pub mod recorded;
+pub mod verify;
 
 pub use error::{ArgvError, FolderError, ShardFlagError};
 pub use fork::{
@@ -309,15 +309,15 @@ pub fn write(dir: &Path, info: &RunInfo) -> runner_core::error::Result<()> {
     crate::output::guard::write(&dir.join(FILE), info.to_json().as_bytes())
 }
 
-/// Reads `dir/run.json` and checks it ([`check::check`]); anything wrong
+/// Reads `dir/run.json` and checks it ([`verify::check`]); anything wrong
 /// is bad input (exit 2) in one sentence naming the file and the key.
 pub fn read(dir: &Path) -> runner_core::error::Result<RunInfo> {
-    check::checked(&dir.join(FILE))
+    verify::checked(&dir.join(FILE))
 }
 
 impl RunInfo {
     /// Reads and parses `path`; errors name the file and, from serde, the
-    /// key and its line. Use [`check::checked`] for the semantic checks.
+    /// key and its line. Use [`verify::checked`] for the semantic checks.
     pub fn read(path: &Path) -> Result<RunInfo, FolderError> {
         let bytes = std::fs::read(path).map_err(|source| FolderError::Read {
             path: path.to_path_buf(),

@@ -12,7 +12,7 @@
 //! Digits follow `format`'s rule for intervals: two significant digits of
 //! the interval's width, so no interval collapses to one number.
 
-use crate::format::{self, Column, Entry};
+use crate::numbers::{self, Column, Entry};
 use runner_analysis::effect::{Direction, Effect, IntervalKind};
 use serde::Serialize;
 
@@ -58,14 +58,14 @@ pub(crate) fn direction_word(d: Direction) -> &'static str {
 /// says how each is made).
 pub fn interval_name(kind: IntervalKind, confidence: f64) -> String {
     match kind {
-        IntervalKind::Forks => format!("{} interval over the forks", format::percent(confidence)),
+        IntervalKind::Forks => format!("{} interval over the forks", numbers::percent(confidence)),
         IntervalKind::OneFork => format!(
             "{} interval of one fork's runs (it says nothing of how the next fork would differ)",
-            format::percent(confidence)
+            numbers::percent(confidence)
         ),
         IntervalKind::Sequence => format!(
             "{} interval over the forks (valid where the run stopped)",
-            format::percent(confidence)
+            numbers::percent(confidence)
         ),
     }
 }

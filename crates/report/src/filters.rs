@@ -1,9 +1,9 @@
-//! Template filters: the rules of [`super::format`] made available to
+//! Template filters: the rules of [`super::numbers`] made available to
 //! templates, so a custom template prints numbers exactly as the default
 //! report and the terminal summary do. Each filter is listed with examples
 //! in `templates/README.md`.
 
-use super::format;
+use super::numbers;
 use minijinja::value::{Kwargs, Rest};
 use minijinja::{Environment, Error, ErrorKind, Value};
 
@@ -38,7 +38,7 @@ struct Style {
 }
 
 /// The `column=` argument of a filter; none without one.
-fn style(kwargs: &Kwargs) -> Result<Option<format::Column>, Error> {
+fn style(kwargs: &Kwargs) -> Result<Option<numbers::Column>, Error> {
     let Some(v) = kwargs.get::<Option<Value>>("column")? else {
         return Ok(None);
     };
@@ -53,7 +53,7 @@ fn style(kwargs: &Kwargs) -> Result<Option<format::Column>, Error> {
                 format!("column= expects what the column() function returns, got {v}"),
             )
         })?;
-    Ok(Some(format::Column {
+    Ok(Some(numbers::Column {
         unit,
         divisor: number(&field("divisor"))?,
         decimals: usize::try_from(field("decimals")).unwrap_or(0),
@@ -83,12 +83,12 @@ fn estimate(v: Value, ci: Option<Value>, kwargs: Kwargs) -> Result<String, Error
     };
     let (lo, hi) = pair(&ci)?;
     if let Some(why) = kwargs.get::<Option<String>>("unresolved")? {
-        if let Some(words) = format::unresolved(m, lo, hi, &why) {
+        if let Some(words) = numbers::unresolved(m, lo, hi, &why) {
             return Ok(words);
         }
     }
     let column = style(&kwargs)?
-        .unwrap_or_else(|| format::Column::time(&[format::Entry::Estimate(m, lo, hi)]));
+        .unwrap_or_else(|| numbers::Column::time(&[numbers::Entry::Estimate(m, lo, hi)]));
     kwargs.assert_all_used()?;
     Ok(column.estimate(m, lo, hi))
 }
@@ -147,15 +147,15 @@ fn column(rows: Value, paths: Rest<String>, kwargs: Kwargs) -> Result<Value, Err
         }
         entries.push(match v[..] {
             [] => continue,
-            [x] => format::Entry::Value(x),
-            [lo, hi] => format::Entry::Span(lo, hi),
-            [m, lo, hi, ..] => format::Entry::Estimate(m, lo, hi),
+            [x] => numbers::Entry::Value(x),
+            [lo, hi] => numbers::Entry::Span(lo, hi),
+            [m, lo, hi, ..] => numbers::Entry::Estimate(m, lo, hi),
         });
     }
     let c = if size {
-        format::Column::size(&entries)
+        numbers::Column::size(&entries)
     } else {
-        format::Column::time(&entries)
+        numbers::Column::time(&entries)
     };
     Ok(Value::from_serialize(Style {
         unit: c.unit,
@@ -181,10 +181,10 @@ fn params(v: Value) -> Result<String, Error> {
 fn lone_value(
     v: &Value,
     kwargs: &Kwargs,
-    own: fn(&[format::Entry]) -> format::Column,
+    own: fn(&[numbers::Entry]) -> numbers::Column,
 ) -> Result<String, Error> {
     let v = number(v)?;
-    let c = style(kwargs)?.unwrap_or_else(|| own(&[format::Entry::Value(v)]));
+    let c = style(kwargs)?.unwrap_or_else(|| own(&[numbers::Entry::Value(v)]));
     kwargs.assert_all_used()?;
     Ok(c.value(v))
 }
@@ -199,13 +199,13 @@ fn lone_value(
 pub(crate) fn register(env: &mut Environment<'_>) {
     env.add_function("column", column);
     env.add_filter("duration", |v: Value, kwargs: Kwargs| {
-        lone_value(&v, &kwargs, format::Column::time)
+        lone_value(&v, &kwargs, numbers::Column::time)
     });
     env.add_filter("size", |v: Value, kwargs: Kwargs| {
-        lone_value(&v, &kwargs, format::Column::size)
+        lone_value(&v, &kwargs, numbers::Column::size)
     });
     env.add_filter("delay", |v: Value| -> Result<String, Error> {
-        Ok(format::delay(number(&v)?))
+        Ok(numbers::delay(number(&v)?))
     });
     env.add_filter("estimate", estimate);
     env.add_filter(
@@ -213,7 +213,7 @@ pub(crate) fn register(env: &mut Environment<'_>) {
         |v: Value, kwargs: Kwargs| -> Result<String, Error> {
             let (lo, hi) = pair(&v)?;
             let c = style(&kwargs)?
-                .unwrap_or_else(|| format::Column::time(&[format::Entry::Interval(lo, hi)]));
+                .unwrap_or_else(|| numbers::Column::time(&[numbers::Entry::Interval(lo, hi)]));
             kwargs.assert_all_used()?;
             Ok(c.interval(lo, hi))
         },
@@ -224,21 +224,21 @@ pub(crate) fn register(env: &mut Environment<'_>) {
             let (lo, hi) = (number(&lo)?, number(&hi)?);
             let c = style(&kwargs)?;
             kwargs.assert_all_used()?;
-            Ok(c.map_or_else(|| format::range(lo, hi), |c| c.range(lo, hi)))
+            Ok(c.map_or_else(|| numbers::range(lo, hi), |c| c.range(lo, hi)))
         },
     );
     env.add_filter("percent", |v: Value| -> Result<String, Error> {
-        Ok(format::percent(number(&v)?))
+        Ok(numbers::percent(number(&v)?))
     });
     env.add_filter("correlation", |v: Value| -> Result<String, Error> {
-        Ok(format::correlation(number(&v)?))
+        Ok(numbers::correlation(number(&v)?))
     });
     env.add_filter(
         "sqrt_duration",
         |v: Value, kwargs: Kwargs| -> Result<String, Error> {
             let v = number(&v)?.max(0.0).sqrt();
-            let c =
-                style(&kwargs)?.unwrap_or_else(|| format::Column::time(&[format::Entry::Value(v)]));
+            let c = style(&kwargs)?
+                .unwrap_or_else(|| numbers::Column::time(&[numbers::Entry::Value(v)]));
             kwargs.assert_all_used()?;
             Ok(c.value(v))
         },

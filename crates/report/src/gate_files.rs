@@ -6,7 +6,7 @@
 //! (`report::context::gate`), so every place says the same.
 
 use crate::context::GateView;
-use crate::format;
+use crate::numbers;
 use runner_analysis::gate::{Share, Verdict};
 use runner_analysis::Analysis;
 use runner_folder::RunInfo;
@@ -331,11 +331,11 @@ pub fn sizing_lines(exp: &Experiment, sizing: &GateSizing) -> Vec<String> {
         .map(|s| {
             format!(
                 "gate: {max} of the {} baseline median (of cells {}) is {}; the self-check now runs `{}` against itself with half that, {}, injected",
-                format::duration(s.baseline_median_ns),
-                format::list(&s.cells.iter().map(u32::to_string).collect::<Vec<_>>(), "and"),
-                format::duration(s.threshold_ns),
+                numbers::duration(s.baseline_median_ns),
+                numbers::list(&s.cells.iter().map(u32::to_string).collect::<Vec<_>>(), "and"),
+                numbers::duration(s.threshold_ns),
                 exp.design.baseline,
-                format::delay(runner_plan::self_check::within_delay_ns(s.threshold_ns) as f64),
+                numbers::delay(runner_plan::self_check::within_delay_ns(s.threshold_ns) as f64),
             )
         })
         .collect()

@@ -2,7 +2,7 @@
 //!
 //! `exec` and `runner report` both come through here: [`read_folder`] reads
 //! `run.json` and `pairs.csv` and checks them against each other (digests,
-//! rows, pair indices, the spec: `runner_folder::digest`, `runner_folder::check`);
+//! rows, pair indices, the spec: `runner_folder::digest`, `runner_folder::verify`);
 //! [`render_run`] computes everything in memory; [`write`] puts it on disk.
 //! Reading nothing else is what makes `runner report` reproduce `report.md`
 //! byte for byte, and checking first is what keeps it from printing numbers
@@ -11,8 +11,8 @@
 pub mod context;
 pub mod effect;
 pub(crate) mod filters;
-pub mod format;
 pub mod gate_files;
+pub mod numbers;
 pub mod plots;
 pub(crate) mod safe;
 

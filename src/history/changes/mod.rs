@@ -264,7 +264,7 @@ fn cell_step(before: &CellPoint, now: &CellPoint) -> Option<CellStep> {
 pub(super) fn step(before: &Version, now: &Version) -> Step {
     let mut boundaries = Vec::new();
     let keys =
-        runner_folder::check::spec_differences(&before.experiment, &now.experiment, &NOT_MEASURED);
+        runner_folder::verify::spec_differences(&before.experiment, &now.experiment, &NOT_MEASURED);
     if !keys.is_empty() {
         boundaries.push(Boundary::Spec(keys));
     }

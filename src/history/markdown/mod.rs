@@ -12,8 +12,8 @@ use summary::{
 use super::changes::Boundary;
 use super::{Dated, Entry, History, Step};
 use runner_report::effect as words;
-use runner_report::format;
-use runner_report::format::one_in;
+use runner_report::numbers;
+use runner_report::numbers::one_in;
 
 /// Text from a commit or a recorded file, safe inside Markdown (a table
 /// cell included): punctuation that Markdown reads is escaped.
@@ -66,9 +66,9 @@ fn rule(h: &History) -> String {
     let confidence = 1.0 - r.alpha;
     let mut s = format!(
         "Two versions are two separate runs, and each fork of a run is a separate process, so each fork stands for a run of its own (as in a report's two-separate-runs comparison). Per cell, every fork of a version is compared with every fork of the version before it, on two scales: the fork's median D less the injected delay, in ns, and the fork's speed ratio less the delay, (median treatment − delay) / median baseline, each fork on its own baseline. A change of the code moves both; a machine uniformly slower during one run moves the ns and not the ratio, and a run in which everything around a fixed part (a sleep, a wait on I/O) slowed moves the ratio and not the ns. On each scale the count of comparisons that say \"higher\" is the Mann-Whitney U, whose chance with nothing changed is exact whatever the distribution, as long as separate runs on the machine vary as its forks do (a disturbance that lasts a whole run and moves all its forks together is not covered). A change is marked where both scales point the same way with a chance of at most {} divided by the number of comparisons in the history (Bonferroni), between versions on the same machine and of the same spec, and where the interval of the change excludes no change on that side: the difference of the two versions' hierarchical estimates of D (forks, then pairs), and the quotient of their speed ratios less the delay (on the log scale), each with an interval that combines both versions' {} intervals (MOVER, Zou & Donner 2008). So the chance that this history marks any change where none happened is at most {}; the interval also guards against a run whose forks all moved together, which the forks alone cannot see. With every fork of one version beyond every fork of the other, the chance is 2 / C(n + m, n): {} for 4 and 4 forks, {} for 6 and 6, {} for 10 and 10. A comparison with too few forks to reach the level marks nothing; the summary says so, and names a cell whose forks and intervals all moved one way there, since too few forks is not evidence that nothing changed. A run committed again (its run id listed before) is a repeat: not compared, not counted.",
-        format::percent(r.alpha),
-        format::percent(confidence),
-        format::percent(r.alpha),
+        numbers::percent(r.alpha),
+        numbers::percent(confidence),
+        numbers::percent(r.alpha),
         one_in(runner_stats::apart::smallest_p(4, 4)),
         one_in(runner_stats::apart::smallest_p(6, 6)),
         one_in(runner_stats::apart::smallest_p(10, 10)),
@@ -173,16 +173,16 @@ fn cell_table(h: &History, label: &str, machines: &[String]) -> String {
     // A column of instructions when some version counted them (a count
     // does not move with the machine: a step there is the code's).
     let counted = rows.iter().any(|r| r.4.instructions.is_some());
-    let base = format::Column::time(
+    let base = numbers::Column::time(
         &rows
             .iter()
-            .map(|r| format::Entry::Value(r.4.baseline_ns))
+            .map(|r| numbers::Entry::Value(r.4.baseline_ns))
             .collect::<Vec<_>>(),
     );
-    let treat = format::Column::time(
+    let treat = numbers::Column::time(
         &rows
             .iter()
-            .map(|r| format::Entry::Value(r.4.treatment_ns))
+            .map(|r| numbers::Entry::Value(r.4.treatment_ns))
             .collect::<Vec<_>>(),
     );
     let digits = words::Digits::of(&rows.iter().map(|r| &r.4.effect).collect::<Vec<_>>());
@@ -300,7 +300,7 @@ pub(super) fn render(h: &History) -> String {
         h.rule.comparisons,
         if h.rule.comparisons == 1 { "" } else { "s" },
         level_words(h.rule.each),
-        format::percent(h.rule.alpha),
+        numbers::percent(h.rule.alpha),
         code(&runner_core::shell::join(&command(h))),
     ));
     let full = changes_in_full(h);
@@ -344,8 +344,8 @@ pub(super) fn render(h: &History) -> String {
             "Baseline {}, treatment{} {}. The effect is the treatment's median D over forks, then pairs (the hierarchical estimate) with its {} interval: **slower**, **faster**, or no difference resolved when the interval covers 0, with the speed ratio, the change in run time in % of the baseline's median, and the difference per run. The medians are each arm's median run over all measured pairs.\n\n",
             code(&v.experiment.design.baseline),
             if variants.len() == 1 { "" } else { "s" },
-            format::list(&variants, "and"),
-            format::percent(v.confidence)
+            numbers::list(&variants, "and"),
+            numbers::percent(v.confidence)
         ));
     }
     let machines = machines(h);

@@ -8,13 +8,13 @@ use crate::history::changes::{forks_needed, Boundary, CellStep};
 use crate::history::version::{CellPoint, Version};
 use crate::history::{Commit, Dated, Entry, History};
 use runner_report::effect as words;
-use runner_report::format;
+use runner_report::numbers;
 use runner_stats::apart::{Bounded, Side};
 
 /// A factor with its interval: `×1.50 [1.47, 1.53]`.
 fn factor(r: Bounded) -> String {
-    let c = format::Column::plain(&[format::Entry::Estimate(r.estimate, r.lo, r.hi)], 4);
-    let c = format::Column {
+    let c = numbers::Column::plain(&[numbers::Entry::Estimate(r.estimate, r.lo, r.hi)], 4);
+    let c = numbers::Column {
         decimals: c.decimals.max(2),
         ..c
     };
@@ -30,11 +30,11 @@ fn factor(r: Bounded) -> String {
 /// 5.2] ms`, `fell by 80 [53, 109] ns`; signed when its interval covers 0.
 fn moved_by(d: Bounded) -> String {
     if d.lo > 0.0 {
-        format!("rose by {}", format::estimate(d.estimate, d.lo, d.hi))
+        format!("rose by {}", numbers::estimate(d.estimate, d.lo, d.hi))
     } else if d.hi < 0.0 {
-        format!("fell by {}", format::estimate(-d.estimate, -d.hi, -d.lo))
+        format!("fell by {}", numbers::estimate(-d.estimate, -d.hi, -d.lo))
     } else {
-        format!("moved by {}", format::estimate(d.estimate, d.lo, d.hi))
+        format!("moved by {}", numbers::estimate(d.estimate, d.lo, d.hi))
     }
 }
 
@@ -47,7 +47,7 @@ fn difference_name(c: &CellStep) -> String {
     } else {
         format!(
             "the per-run difference less the {} delay",
-            format::delay(c.delay_ns as f64)
+            numbers::delay(c.delay_ns as f64)
         )
     }
 }
@@ -135,10 +135,10 @@ fn mark_line(
             ": that ratio {} while the per-run difference {}, since it includes the {} injected delay, which weighs {} against a baseline whose median went from {} to {}",
             if rose { "rose" } else { "fell" },
             if rose { "fell" } else { "rose" },
-            format::delay(c.delay_ns as f64),
+            numbers::delay(c.delay_ns as f64),
             if now.baseline_ns < before.baseline_ns { "more" } else { "less" },
-            format::duration(before.baseline_ns),
-            format::duration(now.baseline_ns),
+            numbers::duration(before.baseline_ns),
+            numbers::duration(now.baseline_ns),
         ));
     }
     s.push('.');
@@ -251,7 +251,7 @@ fn boundary_words(b: &Boundary) -> String {
             let more = keys.len().saturating_sub(6);
             format!(
                 "the spec changed ({}{})",
-                format::list(&shown, "and"),
+                numbers::list(&shown, "and"),
                 if more > 0 {
                     format!(" and {more} more")
                 } else {
@@ -439,11 +439,11 @@ pub(super) fn changes_in_full(h: &History) -> Vec<String> {
                 agreeing(c),
                 one_in(c.p()),
                 code(&v.experiment.design.baseline),
-                format::duration(before.baseline_ns),
-                format::duration(now.baseline_ns),
+                numbers::duration(before.baseline_ns),
+                numbers::duration(now.baseline_ns),
                 code(&now.treatment),
-                format::duration(before.treatment_ns),
-                format::duration(now.treatment_ns),
+                numbers::duration(before.treatment_ns),
+                numbers::duration(now.treatment_ns),
             ));
         }
     }
@@ -484,8 +484,8 @@ pub(super) fn arm_moves(h: &History) -> Vec<String> {
                 moved.len(),
                 step.cells.len(),
                 code(&first.label),
-                format::duration(b),
-                format::duration(a)
+                numbers::duration(b),
+                numbers::duration(a)
             ));
         }
         if !parts.is_empty() {

@@ -8,7 +8,7 @@
 //! [`super::processes`]. The thresholds are named constants
 //! with the reason for their value beside them.
 
-pub use super::check::{Check, CheckKind, Status};
+pub use super::check_result::{Check, CheckKind, Status};
 use super::processes::{busy_processes, descendants, window_ticks, BusyProcess, ProcessSample};
 use super::procfs::{self, PidStat};
 

@@ -7,7 +7,7 @@
 //! ([`processes`]); [`sentinel`] measures what else the machine did during
 //! one fork. [`procfs`] parses the kernel's text.
 
-pub mod check;
+pub mod check_result;
 pub mod checks;
 pub mod code;
 pub mod counters;

@@ -1,7 +1,7 @@
 //! Other processes: who used the CPUs while runner watched, from two
 //! samples of every /proc/PID/stat and of /proc/stat a window apart.
 
-use super::check::{Check, CheckKind, Status};
+use super::check_result::{Check, CheckKind, Status};
 use super::procfs::{CpuTimes, PidStat};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};

@@ -2,7 +2,7 @@
 //! derives from the analysis (a fork median's standard error, what the
 //! design that ran would reach, the recommendation against it).
 
-use crate::format;
+use crate::numbers;
 use runner_analysis::{Analysis, CellAnalysis};
 use runner_spec::Experiment;
 use serde::Serialize;
@@ -91,7 +91,7 @@ pub(super) fn view<'a>(
             same_arms,
             effect,
             forks_column,
-            delay: format::delay(c.delay_ns as f64),
+            delay: numbers::delay(c.delay_ns as f64),
             median_se_ns: c
                 .variance
                 .as_ref()
@@ -114,11 +114,11 @@ pub(super) fn label(c: &CellAnalysis, a: &Analysis, exp: &Experiment) -> String 
     // by its delays.
     let plain = !exp.design.is_aa() && delays == [0];
     if delays.len() > 1 || (!many_groups && !plain) {
-        parts.push(format::delay(c.delay_ns as f64));
+        parts.push(numbers::delay(c.delay_ns as f64));
     }
     if many_groups {
         let others = runner_plan::group_params(&exp.grid.labelled(&c.params));
-        parts.push(format::params(&others));
+        parts.push(numbers::params(&others));
     }
     if parts.is_empty() {
         parts.push(exp.design.variants().join(", "));
@@ -156,7 +156,7 @@ fn recommended(c: &CellAnalysis, exp: &Experiment) -> Option<String> {
         "{} x {} (± {})",
         r.forks,
         r.pairs,
-        format::duration(r.half_width_ns)
+        numbers::duration(r.half_width_ns)
     );
     if r.forks == 2 && r.pairs == PAIRS_OPTIONS[0] {
         text.push_str(", the smallest design searched");
@@ -193,7 +193,7 @@ pub(super) fn spread_sentence(a: &Analysis, exp: &Experiment) -> Option<String> 
     let below: Vec<String> = delays
         .iter()
         .filter(|d| (**d as f64) < width)
-        .map(|d| format::delay(*d as f64))
+        .map(|d| numbers::delay(*d as f64))
         .collect();
     let against = if delays.is_empty() {
         String::new()
@@ -202,16 +202,16 @@ pub(super) fn spread_sentence(a: &Analysis, exp: &Experiment) -> Option<String> 
     } else if below.is_empty() {
         format!(
             ", less than the smallest injected delay ({})",
-            format::delay(delays[0] as f64)
+            numbers::delay(delays[0] as f64)
         )
     } else {
         format!(
             ", more than the injected delays of {} (not {})",
-            format::list(&below, "and"),
-            format::list(
+            numbers::list(&below, "and"),
+            numbers::list(
                 &delays[below.len()..]
                     .iter()
-                    .map(|d| format::delay(*d as f64))
+                    .map(|d| numbers::delay(*d as f64))
                     .collect::<Vec<_>>(),
                 "or"
             )
@@ -226,7 +226,7 @@ pub(super) fn spread_sentence(a: &Analysis, exp: &Experiment) -> Option<String> 
     };
     Some(format!(
         "Within one cell, the forks' baseline medians differed by up to {}{at}{against}.",
-        format::duration(width)
+        numbers::duration(width)
     ))
 }
 
@@ -237,8 +237,8 @@ pub(super) fn design_search_sentence(a: &Analysis, exp: &Experiment) -> Option<S
     let pairs: Vec<String> = PAIRS_OPTIONS.iter().map(u32::to_string).collect();
     Some(format!(
         "The search tries 2 to {MAX_FORKS} forks of {} measured pairs each, counts starting a fork as {FORK_OVERHEAD_PAIRS} pairs, and picks the cheapest design whose predicted half-width reaches the target ({} of the cell's pooled median baseline). Its smallest design is 2 x {}: where that appears, this run's {} x {} was more than the target needed, as the column \"this run reaches\" shows.",
-        format::list(&pairs, "or"),
-        format::percent(TARGET_FRACTION),
+        numbers::list(&pairs, "or"),
+        numbers::percent(TARGET_FRACTION),
         PAIRS_OPTIONS[0],
         exp.design.forks,
         exp.design.pairs,

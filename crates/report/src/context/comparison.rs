@@ -11,7 +11,7 @@
 
 use super::cells::CellView;
 use crate::effect::{self, EffectText};
-use crate::format;
+use crate::numbers;
 use runner_analysis::effect::{Direction, Effect};
 use runner_analysis::{CarryOver, CellAnalysis, GroupHeadline, Order};
 use serde::Serialize;
@@ -180,7 +180,7 @@ fn threshold(
         .iter()
         .map(|c| {
             let e = c.data.effect();
-            let size = format::duration(e.difference_ns.abs());
+            let size = numbers::duration(e.difference_ns.abs());
             let times = e.difference_ns.abs() / d;
             let who = if answers.len() > 1 {
                 format!(" ({})", c.view.label)
@@ -190,17 +190,17 @@ fn threshold(
             match e.direction {
                 Direction::NoDifference => format!(
                     "no difference was resolved{who}, and this harness sees a delay of {} in every fork, so a difference larger than that would most likely have shown",
-                    format::delay(d)
+                    numbers::delay(d)
                 ),
                 _ => format!(
                     "the {size} difference{who} is {} the smallest delay every fork saw ({})",
                     times_text(times),
-                    format::delay(d)
+                    numbers::delay(d)
                 ),
             }
         })
         .collect();
-    let text = format::list(&parts, "and");
+    let text = numbers::list(&parts, "and");
     let mut chars = text.chars();
     let first = chars.next()?.to_uppercase().collect::<String>();
     Some(format!("{first}{}.", chars.as_str()))
@@ -296,15 +296,15 @@ fn carry_over_warning(co: &CarryOver, e: &Effect, b: &str, t: &str) -> Option<St
             let (diff, ci) = (arm.difference_ns?, arm.ci_ns?);
             let (after_other, after_same) = (arm.after_other_median_ns?, arm.after_same_median_ns?);
             let (word, size) = if diff > 0.0 {
-                ("slower", format::estimate(diff, ci[0], ci[1]))
+                ("slower", numbers::estimate(diff, ci[0], ci[1]))
             } else {
-                ("faster", format::estimate(-diff, -ci[1], -ci[0]))
+                ("faster", numbers::estimate(-diff, -ci[1], -ci[0]))
             };
             Some(format!(
                 "a `{me}` run that followed a `{other}` run took {} against {} after a `{me}` run ({size} {word}, {} of its time)",
-                format::duration(after_other),
-                format::duration(after_same),
-                format::percent(diff.abs() / after_same),
+                numbers::duration(after_other),
+                numbers::duration(after_same),
+                numbers::percent(diff.abs() / after_same),
             ))
         })
         .collect();
@@ -319,8 +319,8 @@ fn carry_over_warning(co: &CarryOver, e: &Effect, b: &str, t: &str) -> Option<St
     });
     Some(format!(
         "What ran before a run moved it: {}, against an effect of {}{own}. The medians and the ratio above mix both histories; `ordering = \"blocked\"` (each arm's runs after their own) or an untimed pause between runs keeps one arm from running in the other's wake.",
-        format::list(&said, "and"),
-        format::duration(e.difference_ns.abs()),
+        numbers::list(&said, "and"),
+        numbers::duration(e.difference_ns.abs()),
     ))
 }
 
@@ -348,10 +348,10 @@ fn speed_warning(answers: &[&CellView<'_>]) -> Option<Warning> {
         kind: "speed",
         text: format!(
             "the baseline's fork medians spread by more than {}{cells} (widest: {} to {}, {} apart): the machine changed speed during the run. Each fork's speed ratio is taken on its own baseline, so the ratio holds across speeds; durations (the medians, the per-run difference) mix them.",
-            format::percent(SPEED_SPREAD),
-            format::duration(lo),
-            format::duration(hi),
-            format::percent(s),
+            numbers::percent(SPEED_SPREAD),
+            numbers::duration(lo),
+            numbers::duration(hi),
+            numbers::percent(s),
         ),
     })
 }
@@ -377,9 +377,9 @@ fn order_warning(order: &Order, e: &Effect, t: &str) -> Option<String> {
     }
     Some(format!(
         "the difference was {} with `{t}` first and {} with `{t}` second in its pair (their difference {}), against an effect of {}; the pairs' random order balances the two, so the effect is their mix.",
-        format::duration(*first),
-        format::duration(*second),
-        format::estimate(*diff, ci[0], ci[1]),
-        format::duration(e.difference_ns.abs()),
+        numbers::duration(*first),
+        numbers::duration(*second),
+        numbers::estimate(*diff, ci[0], ci[1]),
+        numbers::duration(e.difference_ns.abs()),
     ))
 }

@@ -4,7 +4,7 @@
 //! (seen and reversed), what two separate runs would have said, and whether
 //! the forks ran at two speeds.
 
-use crate::format;
+use crate::numbers;
 use runner_analysis::{Analysis, CellAnalysis, GroupHeadline};
 use runner_folder::RunInfo;
 use runner_spec::Experiment;
@@ -100,7 +100,7 @@ pub(super) fn view<'a>(
         return GroupView {
             data: g,
             view: GroupText {
-                label: format::params(&exp.grid.labelled(&g.params)),
+                label: numbers::params(&exp.grid.labelled(&g.params)),
                 same_arms,
                 threshold: (!positive.is_empty()).then(|| ARMS_DIFFER.to_string()),
                 threshold_above_ns: None,
@@ -116,7 +116,7 @@ pub(super) fn view<'a>(
     GroupView {
         data: g,
         view: GroupText {
-            label: format::params(&exp.grid.labelled(&g.params)),
+            label: numbers::params(&exp.grid.labelled(&g.params)),
             same_arms,
             threshold: threshold(&positive, all_seen),
             threshold_above_ns: all_seen
@@ -146,13 +146,13 @@ fn against_baseline(c: &CellAnalysis) -> String {
     }
     let share = c.delay_ns as f64 / base;
     let amount = if share < 1.0 {
-        format!("{} of", format::percent(share))
+        format!("{} of", numbers::percent(share))
     } else {
         format!("{share:.2} times")
     };
     format!(
         " ({amount} the {} median baseline run)",
-        format::duration(base)
+        numbers::duration(base)
     )
 }
 
@@ -161,19 +161,19 @@ fn threshold(positive: &[&CellAnalysis], all_seen: Option<usize>) -> Option<Stri
     let Some(k) = all_seen else {
         return Some(format!(
             "No injected delay was seen by every fork; the largest tried, {}, was seen by {}.",
-            format::delay(largest.delay_ns as f64),
+            numbers::delay(largest.delay_ns as f64),
             seen_by(largest)
         ));
     };
     let c = positive[k];
-    let d = format::delay(c.delay_ns as f64);
+    let d = numbers::delay(c.delay_ns as f64);
     Some(match k.checked_sub(1).map(|i| positive[i]) {
         None => format!(
             "Every fork saw {d}{}, so this harness's threshold is ≤ {d}, the smallest delay tried.",
             against_baseline(c)
         ),
         Some(below) => {
-            let b = format::delay(below.delay_ns as f64);
+            let b = numbers::delay(below.delay_ns as f64);
             format!(
                 "The smallest injected delay that every fork saw was {d}{}; the step below, {b}, was seen by {}, so the threshold lies between {b} and {d}.",
                 against_baseline(c),
@@ -187,12 +187,12 @@ fn larger_missed(larger: &[&CellAnalysis]) -> Option<String> {
     let missed: Vec<String> = larger
         .iter()
         .filter(|c| c.forks_seen < c.forks_total)
-        .map(|c| format!("{} ({})", format::delay(c.delay_ns as f64), seen_by(c)))
+        .map(|c| format!("{} ({})", numbers::delay(c.delay_ns as f64), seen_by(c)))
         .collect();
     (!missed.is_empty()).then(|| {
         format!(
             "Not every fork saw the larger {}.",
-            format::list(&missed, "and")
+            numbers::list(&missed, "and")
         )
     })
 }
@@ -215,7 +215,7 @@ fn false_positives(g: &GroupHeadline, confidence: f64, expected: Option<f64>) ->
     };
     Some(format!(
         "With no delay injected, {found}; at {} confidence about {} would by chance ({expected} of {total} on average).",
-        format::percent(confidence),
+        numbers::percent(confidence),
         one_in(1.0 - confidence),
     ))
 }
@@ -225,9 +225,9 @@ fn false_positives(g: &GroupHeadline, confidence: f64, expected: Option<f64>) ->
 fn one_in(share: f64) -> String {
     let n = 1.0 / share;
     if share > 0.0 && share < 1.0 && (n - n.round()).abs() < 1e-6 {
-        format!("{} forks", format::one_in(share))
+        format!("{} forks", numbers::one_in(share))
     } else {
-        format!("{} of forks", format::percent(share))
+        format!("{} of forks", numbers::percent(share))
     }
 }
 
@@ -277,13 +277,13 @@ fn beside_chance(g: &GroupHeadline, cells: &[&CellAnalysis], confidence: f64) ->
                 / n;
             format!(
                 " Chance alone gives so few in fewer than {} of runs of {total} forks, so here the intervals are wider than nominal: {} of the pairs at d = 0 had D = 0 exactly (the clock moves in whole steps), and a bootstrap interval of a median rarely leaves a tie that sits at the median.",
-                format::percent(TAIL),
-                format::percent(tied)
+                numbers::percent(TAIL),
+                numbers::percent(tied)
             )
         }
         Chance::Above => format!(
             " Chance alone gives so many in fewer than {} of runs of {total} forks, so something besides chance moved D at d = 0: a blocked order, arms that do not run on the same state, the machine or a warm-up that was too short (see Order, Machine checks and Steady state).",
-            format::percent(TAIL)
+            numbers::percent(TAIL)
         ),
     }
 }
@@ -304,7 +304,7 @@ fn separate_runs(positive: &[&CellAnalysis], exp: &Experiment) -> Option<String>
         return Some(format!(
             "Comparing two separate runs' medians instead of pairs first got all {} comparisons right at {}.",
             c.cross_runs.comparisons,
-            format::delay(c.delay_ns as f64)
+            numbers::delay(c.delay_ns as f64)
         ));
     }
     // Best share; the smaller delay on a tie.
@@ -318,7 +318,7 @@ fn separate_runs(positive: &[&CellAnalysis], exp: &Experiment) -> Option<String>
         "Comparing two separate runs' medians instead of pairs did not get every comparison right at any delay tried (best: {} of {}, at {}).",
         right(best),
         best.cross_runs.comparisons,
-        format::delay(best.delay_ns as f64)
+        numbers::delay(best.delay_ns as f64)
     ))
 }
 
@@ -332,9 +332,9 @@ fn two_speeds(cells: &[&CellAnalysis]) -> Option<String> {
         "The forks ran at two speeds: {} of {} forks had baseline medians of {} and the other {} of {}. Pairing inside a fork cancels such a per-process mode; comparing two separate runs does not.",
         s.slow_n,
         medians.len(),
-        format::range(s.slow_min, s.slow_max),
+        numbers::range(s.slow_min, s.slow_max),
         s.fast_n,
-        format::range(s.fast_min, s.fast_max),
+        numbers::range(s.fast_min, s.fast_max),
     ))
 }
 

@@ -2,7 +2,7 @@
 //! section, the terminal summary (which leads with the verdict),
 //! `gate.json`'s `summary` and the `$GITHUB_STEP_SUMMARY` lines.
 
-use crate::format;
+use crate::numbers;
 use runner_analysis::gate::{
     Advice, AdviceChange, GateAnalysis, GateCell, GateGroup, Judged, Reason, SelfCheck, Share,
     Verdict, MIN_FORKS,
@@ -81,7 +81,7 @@ fn threshold(g: &GateAnalysis, group: &GateGroup) -> String {
             g.max_slowdown.replace('%', " %"),
             group.threshold
         ),
-        Judged::Difference => format::delay(group.threshold_ns),
+        Judged::Difference => numbers::delay(group.threshold_ns),
     }
 }
 
@@ -123,7 +123,7 @@ fn judged(g: &GateAnalysis, m: f64, ci: [f64; 2]) -> String {
             crate::effect::percent_of(m - 1.0, [ci[0] - 1.0, ci[1] - 1.0]),
             unit(g)
         ),
-        Judged::Difference => format::estimate(m, ci[0], ci[1]),
+        Judged::Difference => numbers::estimate(m, ci[0], ci[1]),
     }
 }
 
@@ -164,12 +164,12 @@ fn would_decide(g: &GateAnalysis, gap: f64, exp: &Experiment) -> String {
         None if exp.design.forks.get() < 2 => "with one fork per cell there is no fork-to-fork spread to size a design from; run more forks".into(),
         None if g.judges.is_ratio() => format!(
             "the estimate sits {} from the threshold, closer than {} forks of up to 16 times the pairs are predicted to resolve: the slowdown is, for this gate, at its threshold",
-            format::percent(gap),
+            numbers::percent(gap),
             runner_analysis::MAX_FORKS
         ),
         None => format!(
             "the estimate sits {} from the threshold, closer than {} forks of up to 16 times the pairs are predicted to resolve: the slowdown is, for this gate, at its threshold",
-            format::duration(gap),
+            numbers::duration(gap),
             runner_analysis::MAX_FORKS
         ),
     }
@@ -212,8 +212,8 @@ fn advice_text(a: &Advice, exp: &Experiment) -> String {
             crate::effect::forks_count(a.forks),
             a.pairs,
             advice_flags(a, exp),
-            format::duration(predicted),
-            format::duration(a.needed_half_width_ns)
+            numbers::duration(predicted),
+            numbers::duration(a.needed_half_width_ns)
         ),
         None => format!(
             "run {} at least (`{}`)",
@@ -236,7 +236,7 @@ fn verdict(g: &GateAnalysis, exp: &Experiment, confidence: f64) -> String {
         .to_string();
     let many = g.groups.iter().map(|gr| gr.cells.len()).sum::<usize>() > 1;
     let at = if many {
-        format!(" at {}", format::params(&exp.grid.labelled(&cell.params)))
+        format!(" at {}", numbers::params(&exp.grid.labelled(&cell.params)))
     } else {
         String::new()
     };
@@ -254,7 +254,7 @@ fn verdict(g: &GateAnalysis, exp: &Experiment, confidence: f64) -> String {
         Judged::Ratio | Judged::Instructions => {
             format!("the {} allowed", g.max_slowdown.replace('%', " %"))
         }
-        Judged::Difference => format!("the {} allowed", format::delay(group.threshold_ns)),
+        Judged::Difference => format!("the {} allowed", numbers::delay(group.threshold_ns)),
     };
     let no_change = match g.judges {
         Judged::Ratio | Judged::Instructions => 1.0,
@@ -291,9 +291,9 @@ fn verdict(g: &GateAnalysis, exp: &Experiment, confidence: f64) -> String {
         ),
         Reason::Load => format!(
             "Inconclusive: the machine's load changed how long runs took while the gate measured: the baseline's forks' median runs spread by {} (more than the threshold), and the speed ratio ({value}) and the per-run difference ({}, against {} in time) disagree about the threshold of {t}; run it again on a quieter machine.",
-            format::percent(group.baseline_spread),
-            format::estimate(cell.difference_ns, cell.difference_ci_ns[0], cell.difference_ci_ns[1]),
-            format::duration(group.threshold_ns),
+            numbers::percent(group.baseline_spread),
+            numbers::estimate(cell.difference_ns, cell.difference_ci_ns[0], cell.difference_ci_ns[1]),
+            numbers::duration(group.threshold_ns),
         ),
         Reason::LowPower => {
             let p = g.power.as_ref();
@@ -304,8 +304,8 @@ fn verdict(g: &GateAnalysis, exp: &Experiment, confidence: f64) -> String {
             format!(
                 "Inconclusive: every interval lies below the threshold of {t}, but an interval as wide as the deciding one ({value}) would catch a slowdown of twice the threshold ({}) with a computed power of only {}, short of the {} asked for (`gate.min_power`): a pass that could not have failed is not a pass{advice}.",
                 p.map_or_else(String::new, |p| slowdown_words(g, p.slowdown)),
-                format::percent(p.map_or(0.0, |p| p.power)),
-                format::percent(g.min_power),
+                numbers::percent(p.map_or(0.0, |p| p.power)),
+                numbers::percent(g.min_power),
             )
         }
         Reason::SelfCheckFailed => {
@@ -323,8 +323,8 @@ fn verdict(g: &GateAnalysis, exp: &Experiment, confidence: f64) -> String {
                     "Inconclusive: the self-check blocked an unchanged or within-budget change in {} of {}, at least {} by the bound, above the {} allowed (`gate.max_false_block`): on this machine forks' intervals are not valid to block on. (The {interval} alone {interval_said}: {value}.)",
                     w.flagged,
                     crate::effect::forks_count(w.forks),
-                    format::percent(w.lower_bound),
-                    format::percent(g.max_false_block),
+                    numbers::percent(w.lower_bound),
+                    numbers::percent(g.max_false_block),
                 ),
                 None => "Inconclusive: the self-check failed.".into(),
             }
@@ -336,9 +336,9 @@ fn verdict(g: &GateAnalysis, exp: &Experiment, confidence: f64) -> String {
 fn slowdown_words(g: &GateAnalysis, slowdown: f64) -> String {
     match g.judges {
         Judged::Ratio | Judged::Instructions => {
-            format!("+{} {}", format::percent(slowdown - 1.0), unit(g))
+            format!("+{} {}", numbers::percent(slowdown - 1.0), unit(g))
         }
-        Judged::Difference => format::duration(slowdown),
+        Judged::Difference => numbers::duration(slowdown),
     }
 }
 
@@ -352,8 +352,8 @@ fn power_clause(g: &GateAnalysis) -> Option<String> {
         format!(
             "the deciding interval's power to block a slowdown of twice the threshold ({}) is {} (computed from its width), against the {} asked for (`gate.min_power`)",
             slowdown_words(g, p.slowdown),
-            format::percent(p.power),
-            format::percent(g.min_power)
+            numbers::percent(p.power),
+            numbers::percent(g.min_power)
         )
     })
 }
@@ -372,7 +372,7 @@ fn self_check(g: &GateAnalysis, exp: &Experiment, confidence: f64) -> String {
                 "{} of {} (at most {})",
                 s.flagged,
                 crate::effect::forks_count(s.forks),
-                format::percent(s.upper_bound)
+                numbers::percent(s.upper_bound)
             )
         } else {
             format!("{} of {}", s.flagged, crate::effect::forks_count(s.forks))
@@ -391,7 +391,7 @@ fn self_check(g: &GateAnalysis, exp: &Experiment, confidence: f64) -> String {
     if let (Some(s), [one]) = (&g.false_blocks, within.as_slice()) {
         parts.push(format!(
             "with half the threshold ({}) injected it blocked {}",
-            format::duration(one.delay_ns as f64),
+            numbers::duration(one.delay_ns as f64),
             seen(s)
         ));
     } else if let Some(s) = &g.false_blocks {
@@ -403,22 +403,22 @@ fn self_check(g: &GateAnalysis, exp: &Experiment, confidence: f64) -> String {
     let allowed = if g.self_check_bounds {
         format!(
             " (at {} confidence; the gate is inconclusive only when either rate is shown above the {} allowed (`gate.max_false_block`); a valid interval blocks such a change at most {} of the time)",
-            format::percent(confidence),
-            format::percent(g.max_false_block),
-            format::percent(g.nominal_false_alarm)
+            numbers::percent(confidence),
+            numbers::percent(g.max_false_block),
+            numbers::percent(g.nominal_false_alarm)
         )
     } else {
         let needed = runner_stats::gate::forks_to_bound(g.max_false_block, confidence);
         format!(
             "; too few forks to bound its rates ({} blocking none would bound them at {}), so it only guards against grossly invalid intervals, and the verdict rests on the deciding interval's own rate, {} for a valid interval",
             crate::effect::forks_count(needed),
-            format::percent(g.max_false_block),
-            format::percent(g.nominal_false_alarm)
+            numbers::percent(g.max_false_block),
+            numbers::percent(g.nominal_false_alarm)
         )
     };
     format!(
         "Self-check (`{base}` against itself, the rule applied to each fork's own interval, a test of whether forks' intervals are valid): {}{allowed}{power}.",
-        format::list(&parts, "and"),
+        numbers::list(&parts, "and"),
     )
 }
 
@@ -433,9 +433,9 @@ pub(super) fn rates_table(g: &GateAnalysis) -> Option<String> {
             "| {what} | {} of {} | at most {} | at least {} | shown above {} |\n",
             s.flagged,
             s.forks,
-            format::percent(s.upper_bound),
-            format::percent(s.lower_bound),
-            format::percent(g.max_false_block)
+            numbers::percent(s.upper_bound),
+            numbers::percent(s.lower_bound),
+            numbers::percent(g.max_false_block)
         ),
         None => format!("| {what} | not measured | | | |\n"),
     };
@@ -453,8 +453,8 @@ pub(super) fn rates_table(g: &GateAnalysis) -> Option<String> {
     if let Some(p) = power_clause(g).and(g.power.as_ref()) {
         t.push_str(&format!(
             "| power: twice the threshold, deciding interval | computed: {} | | | below {} |\n",
-            format::percent(p.power),
-            format::percent(g.min_power)
+            numbers::percent(p.power),
+            numbers::percent(g.min_power)
         ));
     }
     Some(t)
@@ -497,7 +497,7 @@ fn verdict_notes(exp: &Experiment, who_is_base: bool, overrides: &[String]) -> S
     if !overrides.is_empty() {
         out.push_str(&format!(
             " Run with overrides of the experiment file: {}.",
-            format::list(
+            numbers::list(
                 &overrides
                     .iter()
                     .map(|o| format!("`{o}`"))
@@ -523,11 +523,11 @@ pub(super) fn view<'a>(
                 .is_some_and(|t| t == exp.design.baseline)
         });
     let many = g.groups.iter().map(|gr| gr.cells.len()).sum::<usize>() > 1;
-    let estimates = format::Column::time(
+    let estimates = numbers::Column::time(
         &g.groups
             .iter()
             .flat_map(|gr| &gr.cells)
-            .map(|c| format::Entry::Estimate(c.estimate, c.ci[0], c.ci[1]))
+            .map(|c| numbers::Entry::Estimate(c.estimate, c.ci[0], c.ci[1]))
             .collect::<Vec<_>>(),
     );
     let estimate = |c: &GateCell| match g.judges {
@@ -540,7 +540,7 @@ pub(super) fn view<'a>(
         .flat_map(|gr| {
             gr.cells.iter().map(move |c| GateRow {
                 label: if many {
-                    format::params(&exp.grid.labelled(&c.params))
+                    numbers::params(&exp.grid.labelled(&c.params))
                 } else {
                     "all pairs".into()
                 },

@@ -4,7 +4,7 @@
 //! and what a count leaves out. Absent for a run that times alone, so
 //! its report is unchanged.
 
-use crate::format::{self, Column, Entry};
+use crate::numbers::{self, Column, Entry};
 use runner_analysis::instructions::{CountDirection, CountEffect, Instructions};
 use runner_analysis::{Analysis, CellAnalysis};
 use runner_folder::RunInfo;
@@ -266,14 +266,14 @@ pub(super) fn view(
         let timed = runner_stats::median(&timed).unwrap_or(f64::NAN);
         format!(
             "A counted run took {} (the median over both arms), {:.0} times a timed run's {}: the counter's cost, paid outside every timed run.",
-            format::duration(counted_ns),
+            numbers::duration(counted_ns),
             counted_ns / timed,
-            format::duration(timed)
+            numbers::duration(timed)
         )
     } else {
         format!(
             "A counted run took {} (the median over both arms), the counter's cost included.",
-            format::duration(counted_ns)
+            numbers::duration(counted_ns)
         )
     };
     Some(InstructionsView {

@@ -4,7 +4,7 @@
 //! Only runs whose forks recorded a layout have one, so other reports
 //! render as they did.
 
-use crate::format;
+use crate::numbers;
 use runner_analysis::layout::{LayoutAnalysis, LayoutGroup};
 use runner_analysis::Analysis;
 use runner_os::memory_layout::Layout;
@@ -62,7 +62,7 @@ fn ratio(x: f64) -> String {
 }
 
 fn spread(x: Option<f64>) -> String {
-    x.map_or("n/a".into(), format::percent)
+    x.map_or("n/a".into(), numbers::percent)
 }
 
 fn group_line(g: &LayoutGroup) -> String {
@@ -126,7 +126,7 @@ fn factors_text(l: &LayoutAnalysis, confidence: f64, resamples: u32) -> Option<S
             format!(
                 "`{}` explains {} (p = {:.3})",
                 f.factor,
-                format::percent(f.r2.unwrap_or(0.0)),
+                numbers::percent(f.r2.unwrap_or(0.0)),
                 f.p_value.unwrap_or(1.0)
             )
         })
@@ -134,16 +134,16 @@ fn factors_text(l: &LayoutAnalysis, confidence: f64, resamples: u32) -> Option<S
     let tail = format!(
         "R² is the share of the between-fork variance of ln(baseline median) that a straight line in the factor explains (each cell centred; {} forks; chance alone gives about {}); p is the share of {} permutations of the medians within each cell that explain as much, and a factor counts at p < {:.4} ({} shared over {} factors).",
         first.n,
-        first.chance_r2.map_or("n/a".into(), format::percent),
+        first.chance_r2.map_or("n/a".into(), numbers::percent),
         resamples,
         level,
-        format::percent(1.0 - confidence),
+        numbers::percent(1.0 - confidence),
         l.factors.len()
     );
     Some(if strong.is_empty() {
         format!("Under `random`, no recorded factor explains more of the between-fork variance than chance would. {tail}")
     } else {
-        let said = format::list(&std::mem::take(&mut strong), "and");
+        let said = numbers::list(&std::mem::take(&mut strong), "and");
         format!("Under `random`, {said} of the between-fork variance. {tail}")
     })
 }
@@ -154,10 +154,10 @@ pub(super) fn view(
     confidence_label: &str,
 ) -> Option<LayoutView> {
     let l = analysis.layout.as_ref()?;
-    let medians = format::Column::time(
+    let medians = numbers::Column::time(
         &l.cells
             .iter()
-            .map(|c| format::Entry::Span(c.baseline_min_ns, c.baseline_max_ns))
+            .map(|c| numbers::Entry::Span(c.baseline_min_ns, c.baseline_max_ns))
             .collect::<Vec<_>>(),
     );
     let rows = l
@@ -182,8 +182,8 @@ pub(super) fn view(
             factor: f.factor.clone(),
             meaning: meaning(&f.factor),
             n: f.n,
-            r2: f.r2.map_or("n/a".into(), format::percent),
-            chance_r2: f.chance_r2.map_or("n/a".into(), format::percent),
+            r2: f.r2.map_or("n/a".into(), numbers::percent),
+            chance_r2: f.chance_r2.map_or("n/a".into(), numbers::percent),
             p_value: f.p_value.map_or("n/a".into(), |p| format!("{p:.3}")),
             slope: f
                 .slope_pct_per_kib

@@ -5,7 +5,7 @@
 //! none for an ordinary run, whose report is unchanged.
 
 use super::CellView;
-use crate::format;
+use crate::numbers;
 use runner_analysis::machines::Machines;
 use runner_analysis::Analysis;
 use runner_folder::merged::jobs_text;
@@ -133,7 +133,7 @@ pub(super) fn merge(info: &RunInfo) -> Option<MergeView> {
         } else {
             "machines"
         },
-        format::list(&quoted, "and")
+        numbers::list(&quoted, "and")
     );
     let missing = (!m.missing.is_empty()).then(|| {
         let mut shards: Vec<u32> = m.missing.iter().map(|j| j.shard).collect();
@@ -143,7 +143,7 @@ pub(super) fn merge(info: &RunInfo) -> Option<MergeView> {
         format!(
             "this run was merged without shard{} {} (`--allow-missing`), so {} of its {} jobs are missing: {}. Every number below counts only the forks present.",
             if names.len() == 1 { "" } else { "s" },
-            format::list(&names, "and"),
+            numbers::list(&names, "and"),
             m.missing.len(),
             info.jobs().len() + m.missing.len(),
             jobs_text(&keys)
@@ -264,7 +264,7 @@ fn lever(analysis: &Analysis, cells: &[CellView<'_>]) -> Option<String> {
         ),
         _ => format!(
             "The spread between machines is the larger part of the variance at {} (more machines narrow those intervals most); in the other {} of {n} cells more forks do about as well.",
-            format::list(&by_machines, "and"),
+            numbers::list(&by_machines, "and"),
             n - by_machines.len()
         ),
     })

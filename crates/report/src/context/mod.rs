@@ -12,12 +12,12 @@
 //! ordinary run), and `machine_checks`.
 
 mod cells;
-mod checks;
 pub mod comparison;
 mod finding;
 mod gate;
 mod instructions;
 mod layout;
+mod machine_checks;
 mod machines;
 pub mod overhead;
 mod placement;
@@ -28,11 +28,11 @@ mod sql_runs;
 mod stop;
 
 pub use cells::{CellText, CellView};
-pub use checks::{CheckRow, FlaggedFork, MachineChecksView};
 pub use finding::{GroupText, GroupView};
 pub use gate::{advice_flags, advice_sets, GateRow, GateText, GateView};
 pub use instructions::{count as count_text, CacheRow, InstructionsRow, InstructionsView};
 pub use layout::{FactorRow, LayoutRow, LayoutView};
+pub use machine_checks::{CheckRow, FlaggedFork, MachineChecksView};
 pub use machines::{HostRow, MachinesText, MachinesView, MergeView, ShardView};
 pub use placement::{PlacementRow, PlacementView};
 pub use reproduce::{reproduce_command, Reproduce};
@@ -274,7 +274,7 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
         })
         .collect();
     let machines = machines::machines(info, analysis, &cells);
-    let machine_checks = checks::view(info, &cells);
+    let machine_checks = machine_checks::view(info, &cells);
     let group_same = |g: &GroupHeadline| g.cells.first().is_some_and(|&c| same_arms(info, c));
     let group = |g: &'a GroupHeadline| finding::view(g, analysis, exp, group_same(g));
     let all_groups: Vec<&GroupHeadline> = analysis.headline.groups.iter().collect();
@@ -297,15 +297,15 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
         confidence: analysis.confidence,
         resamples: analysis.resamples,
         text: RunText {
-            confidence: super::format::percent(analysis.confidence),
-            nominal_false_positives: super::format::percent(1.0 - analysis.confidence),
+            confidence: super::numbers::percent(analysis.confidence),
+            nominal_false_positives: super::numbers::percent(1.0 - analysis.confidence),
             one_run: finding::one_run(info),
             spread: cells::spread_sentence(analysis, exp),
             design_search: cells::design_search_sentence(analysis, exp),
             two_speeds: headline.groups.iter().any(|g| g.view.two_speeds.is_some()),
             dither_step: Some(runner_analysis::run::clock_resolution_ns(info))
                 .filter(|&r| r > 0.0)
-                .map(super::format::delay),
+                .map(super::numbers::delay),
             key: if exp.design.treatments.len() > 1
                 && analysis.headline.groups.len() == exp.design.treatments.len()
             {
@@ -337,7 +337,7 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
                     .filter(|(_, a)| a.ci_ns.is_some())
                     .map(|(c, a)| c.forks_total - a.forks_left_out),
             ),
-            runs_chosen: super::format::runs_chosen(&exp.design),
+            runs_chosen: super::numbers::runs_chosen(&exp.design),
         },
         cells,
         headline,
@@ -387,7 +387,7 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
         machines,
         machine_checks,
         placement: placement::view(info, analysis),
-        layout: layout::view(analysis, exp, &super::format::percent(analysis.confidence)),
+        layout: layout::view(analysis, exp, &super::numbers::percent(analysis.confidence)),
         stop: stop::view(analysis, exp, info),
         instructions: instructions::view(info, analysis, |c| cells::label(c, analysis, exp)),
     }

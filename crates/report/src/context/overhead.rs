@@ -67,7 +67,7 @@ pub fn compute(wall_ns: u64, timed_ns: u64) -> Option<OverheadView> {
         return None;
     }
     let ratio = wall_ns as f64 / timed_ns as f64;
-    let seconds = |ns: u64| crate::format::duration(ns as f64);
+    let seconds = |ns: u64| crate::numbers::duration(ns as f64);
     // Three significant digits: 1.07 near the goal, 348 for a run of tiny regions.
     let digits = if ratio < 10.0 {
         2

@@ -4,7 +4,7 @@
 //! sets the placements side by side (wall time, per-fork interval width,
 //! baseline fork medians, forks that saw the smallest delay).
 
-use crate::format;
+use crate::numbers;
 use runner_analysis::{Analysis, CellAnalysis};
 use runner_folder::RunInfo;
 use runner_os::placement::{pin::cpu_list, DatabaseSide, ForkPlacement, Placement};
@@ -57,11 +57,11 @@ fn cpus_used(counts: &BTreeMap<u32, u32>) -> String {
                 .map(|(c, n)| {
                     format!(
                         "{c} ({})",
-                        format::percent(f64::from(*n) / f64::from(total))
+                        numbers::percent(f64::from(*n) / f64::from(total))
                     )
                 })
                 .collect();
-            format!("CPUs {}", format::list(&parts, "and"))
+            format!("CPUs {}", numbers::list(&parts, "and"))
         }
     }
 }
@@ -194,11 +194,11 @@ pub(super) fn view(info: &RunInfo, analysis: &Analysis) -> Option<PlacementView>
         .collect();
     // Each column of the table in one style.
     let column = |pick: fn(&(Span, Span)) -> Span| {
-        let entries: Vec<format::Entry> = spans
+        let entries: Vec<numbers::Entry> = spans
             .iter()
-            .filter_map(|s| pick(s).map(|(lo, hi)| format::Entry::Span(lo, hi)))
+            .filter_map(|s| pick(s).map(|(lo, hi)| numbers::Entry::Span(lo, hi)))
             .collect();
-        format::Column::time(&entries)
+        numbers::Column::time(&entries)
     };
     let (widths, medians) = (column(|s| s.0), column(|s| s.1));
     let rows = swept
@@ -211,7 +211,7 @@ pub(super) fn view(info: &RunInfo, analysis: &Analysis) -> Option<PlacementView>
                 .filter(|c| placement_of(info, c.cell) == *p)
                 .collect();
             let print =
-                |c: &format::Column, s: &Span| s.map_or("n/a".into(), |(lo, hi)| c.range(lo, hi));
+                |c: &numbers::Column, s: &Span| s.map_or("n/a".into(), |(lo, hi)| c.range(lo, hi));
             row(info, *p, &cells, print(&widths, w), print(&medians, m))
         })
         .collect();
@@ -276,7 +276,7 @@ fn row(
                 "{}/{} at {}",
                 c.forks_seen,
                 c.forks_total,
-                format::delay(c.delay_ns as f64)
+                numbers::delay(c.delay_ns as f64)
             )
         }),
     }

@@ -113,7 +113,7 @@ fn copies_line(info: &RunInfo) -> Option<String> {
             ns.sort_unstable();
             format!(
                 "{t} ({rows} rows, median {} per copy)",
-                crate::format::duration(ns[ns.len() / 2] as f64)
+                crate::numbers::duration(ns[ns.len() / 2] as f64)
             )
         })
         .collect();

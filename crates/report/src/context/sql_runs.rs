@@ -72,7 +72,7 @@ fn client_times(info: &RunInfo) -> BTreeMap<(u32, String), ArmClientTimes> {
 /// `Concurrent clients: `a` ran as 4 concurrent clients ...; client
 /// latency p50 ..., p90 ..., p99 ...` per arm with `clients > 1`.
 pub(super) fn client_lines(info: &RunInfo) -> Vec<String> {
-    use crate::format::duration;
+    use crate::numbers::duration;
     let mut out = Vec::new();
     for ((n, name), (mut ns, waits)) in client_times(info) {
         if ns.is_empty() {
@@ -95,7 +95,7 @@ pub(super) fn client_lines(info: &RunInfo) -> Vec<String> {
 /// ` Sampled every 1 ms from pg_stat_activity (40 samples of an active
 /// client): waiting for a lock 35 %; LWLock 5 %; no wait 60 %.`
 fn wait_sentence(waits: &BTreeMap<String, u64>) -> String {
-    use crate::format::percent;
+    use crate::numbers::percent;
     let total: u64 = waits.values().sum();
     if total == 0 {
         return " No active client was sampled in pg_stat_activity (runs shorter than its 1 ms interval).".into();
@@ -164,7 +164,7 @@ pub(super) fn interval(k: u32, n: u32) -> Option<(f64, f64)> {
 /// Clopper-Pearson): SQLSTATE 22012 (12) `` for each arm that allows
 /// failures or has some.
 pub(super) fn failure_lines(info: &RunInfo) -> Vec<String> {
-    use crate::format::percent;
+    use crate::numbers::percent;
     let exp = &info.spec().experiment;
     let allows = |name: &str| matches!(exp.strategies.get(name), Some(StrategyKind::Sql(s)) if s.allow_failure);
     let mut out = Vec::new();
@@ -201,7 +201,7 @@ pub(super) fn failure_lines(info: &RunInfo) -> Vec<String> {
 /// 0): its failure rate with its interval and codes, and what that does to
 /// the figures beside it.
 pub(super) fn failure_warnings(info: &RunInfo) -> Vec<super::comparison::Warning> {
-    use crate::format::percent;
+    use crate::numbers::percent;
     failures(info)
         .into_iter()
         .filter(|(_, f)| f.failed > 0)

@@ -3,7 +3,7 @@
 //! stopping interval was wrong next to a fixed-n interval peeked after
 //! every fork on the same forks.
 
-use crate::format::{self, Column, Entry};
+use crate::numbers::{self, Column, Entry};
 use runner_analysis::stop::{CellStop, StopStatistic};
 use runner_analysis::{Analysis, CellAnalysis};
 use runner_folder::RunInfo;
@@ -50,7 +50,7 @@ fn share(k: usize, n: usize) -> String {
     format!(
         "{k} of {n} cell{} ({})",
         if n == 1 { "" } else { "s" },
-        format::percent(k as f64 / n.max(1) as f64)
+        numbers::percent(k as f64 / n.max(1) as f64)
     )
 }
 
@@ -111,7 +111,7 @@ pub(super) fn view(analysis: &Analysis, exp: &Experiment, info: &RunInfo) -> Opt
         .iter()
         .map(|(_, s)| s.forks_run)
         .fold((u32::MAX, 0), |(a, b), k| (a.min(k), b.max(k)));
-    let of_fixed = format::percent(f64::from(run) / f64::from(most.max(1)));
+    let of_fixed = numbers::percent(f64::from(run) / f64::from(most.max(1)));
     let forks = if stopped.len() == 1 {
         format!("It ran {run} of the {most} forks a fixed design would have run ({of_fixed}).")
     } else {
@@ -156,9 +156,9 @@ pub(super) fn view(analysis: &Analysis, exp: &Experiment, info: &RunInfo) -> Opt
             let (lo, hi) = chance_range(zero.len(), alpha);
             format!(
                 "; at {} confidence, chance alone puts that share between {} and {} over {} cells, and an interval valid at every look is allowed at most that",
-                format::percent(analysis.confidence),
-                format::percent(lo),
-                format::percent(hi),
+                numbers::percent(analysis.confidence),
+                numbers::percent(lo),
+                numbers::percent(hi),
                 zero.len()
             )
         } else {
@@ -205,8 +205,8 @@ pub(super) fn view(analysis: &Analysis, exp: &Experiment, info: &RunInfo) -> Opt
     let first = spending.as_ref().map_or(0, |s| s.first_look());
     let now = format!(
         "The interval that decides is Student's t over the forks' estimates (their log speed ratios; their median D where the rule is in time), at each look from {first} forks on, each look at a share of the {} error rate fixed before the run ({} at the first look, the rest over the later ones, more to the earlier): every look's interval holds at once, so the one a cell stopped on holds wherever the data made it stop, and it is what the Finding prints. It is wider than a fixed design's interval over as many forks, which holds only at a number of forks chosen in advance.",
-        format::percent(1.0 - analysis.confidence),
-        format::percent(runner_stats::spending::FIRST_SHARE * (1.0 - analysis.confidence)),
+        numbers::percent(1.0 - analysis.confidence),
+        numbers::percent(runner_stats::spending::FIRST_SHARE * (1.0 - analysis.confidence)),
     );
     let method = match info.stop_method() {
         Some(StopMethod::Spending) => now,

@@ -1,7 +1,7 @@
 //! A continuous axis in nanoseconds, labelled in the unit that suits its
 //! magnitude (the `duration` filter's rule) with "nice" ticks.
 
-use crate::format::unit_for;
+use crate::numbers::unit_for;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
 use std::ops::Range;
 

@@ -42,7 +42,7 @@ fn series(input: &Input<'_>) -> Vec<Series> {
         let name = if others.is_empty() {
             format!("{} against {}", p.treatment, input.baseline)
         } else {
-            crate::format::params(&others)
+            crate::numbers::params(&others)
         };
         let e = &p.cell.effect;
         let point = (
@@ -63,7 +63,7 @@ fn series(input: &Input<'_>) -> Vec<Series> {
 
 pub(super) fn render(input: &Input<'_>) -> Result<String> {
     let series = series(input);
-    let confidence = crate::format::percent(input.analysis.confidence);
+    let confidence = crate::numbers::percent(input.analysis.confidence);
     let entries: Vec<LegendEntry> = series
         .iter()
         .enumerate()

@@ -14,7 +14,7 @@
 use super::axis::{delay_us_label, Ticked};
 use super::layout::{legend, legend_rows};
 use super::{font, svg, LegendEntry, Line, Marker, GREY, PALETTE, VERMILLION};
-use crate::format::percent;
+use crate::numbers::percent;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use runner_analysis::{Analysis, CellAnalysis};

@@ -17,7 +17,7 @@ use super::axis::{Axis, Ticked};
 use super::layout::{panel_title, panel_titles};
 use super::{font, svg, Area, DrawResult, Header, Input, LegendEntry, Line, Marker, Panel};
 use super::{BLUE, GREY, VERMILLION};
-use crate::format::duration;
+use crate::numbers::duration;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};

@@ -15,7 +15,7 @@ use super::layout::{panel_title, panel_titles};
 use super::{fork_color, svg, Area, DrawResult, Header, Input, LegendEntry, Line, Marker, Panel};
 use super::{FASTER, GREY, SLOWER};
 use crate::effect::{direction_word, interval_name, text};
-use crate::format::percent;
+use crate::numbers::percent;
 use plotters::prelude::*;
 use runner_analysis::effect::{Direction, Effect, IntervalKind};
 use runner_analysis::Verdict;

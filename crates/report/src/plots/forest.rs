@@ -17,7 +17,7 @@ use super::layout::{panel_title, panel_titles};
 use super::{fork_color, svg, Area, DrawResult, Header, Input, LegendEntry, Line, Marker, Panel};
 use super::{BLUE, FASTER, GREEN, GREY, SLOWER, VERMILLION};
 use crate::effect::{direction_word, forks};
-use crate::format::percent;
+use crate::numbers::percent;
 use plotters::prelude::*;
 use runner_analysis::effect::Direction;
 use runner_analysis::CellAnalysis;

@@ -11,7 +11,7 @@ use super::fork_rows::{self, ForkRow, BOTTOM};
 use super::layout::{panel_title, panel_titles};
 use super::{svg, Area, DrawResult, Header, Input, LegendEntry, Line, Marker, Panel};
 use super::{FASTER, GREY, SLOWER};
-use crate::format::percent;
+use crate::numbers::percent;
 use plotters::prelude::*;
 use runner_analysis::instructions::{CountDirection, CountEffect, Instructions};
 use runner_core::error::Result;

@@ -10,7 +10,7 @@ use super::axis::Axis;
 use super::layout::{panel_title, panel_titles};
 use super::{svg, Area, DrawResult, Header, Input, LegendEntry, Line, Marker};
 use super::{BLUE, GREEN};
-use crate::format::correlation;
+use crate::numbers::correlation;
 use plotters::prelude::*;
 use runner_analysis::CellAnalysis;
 use runner_core::error::Result;

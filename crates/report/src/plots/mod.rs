@@ -128,7 +128,7 @@ impl<'a> Input<'a> {
                         if many {
                             let others =
                                 runner_plan::group_params(&exp.grid.labelled(&c.data.params));
-                            t.push_str(&format!(", {}", super::format::params(&others)));
+                            t.push_str(&format!(", {}", super::numbers::params(&others)));
                         }
                         t
                     }
@@ -142,7 +142,7 @@ impl<'a> Input<'a> {
             .headline
             .groups
             .iter()
-            .map(|g| super::format::params(&exp.grid.labelled(&g.params)))
+            .map(|g| super::numbers::params(&exp.grid.labelled(&g.params)))
             .collect();
         Input {
             analysis,

@@ -36,7 +36,7 @@ pub(super) fn render(input: &Input<'_>) -> Result<String> {
     let panels = panels(input);
     let (cols, rows) = super::grid(panels.len());
     let width = PANEL_WIDTH * cols as u32;
-    let confidence = crate::format::percent(input.analysis.confidence);
+    let confidence = crate::numbers::percent(input.analysis.confidence);
     let entries = [
         LegendEntry::new(
             format!("{confidence} interval over the forks after each look, and its estimate"),

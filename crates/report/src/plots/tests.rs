@@ -98,7 +98,7 @@ pub(super) fn study_input<'a>(a: &'a Analysis, pairs: &'a [PairRecord]) -> Input
             .filter(|c| !c.forks.is_empty())
             .map(|c| Panel {
                 cell: c,
-                title: format!("d = {}", crate::format::delay(c.delay_ns as f64)),
+                title: format!("d = {}", crate::numbers::delay(c.delay_ns as f64)),
                 compares: false,
                 treatment: "app".into(),
             })
@@ -107,7 +107,7 @@ pub(super) fn study_input<'a>(a: &'a Analysis, pairs: &'a [PairRecord]) -> Input
             .headline
             .groups
             .iter()
-            .map(|g| crate::format::params(&g.params))
+            .map(|g| crate::numbers::params(&g.params))
             .collect(),
         pairs,
         clients: Vec::new(),

@@ -4,7 +4,7 @@
 //! never dropped: their pairs are in every figure of the report.
 
 use super::CellView;
-use crate::format::percent;
+use crate::numbers::percent;
 use runner_folder::RunInfo;
 use runner_os::environment::sentinel::{self, Flag};
 use runner_os::environment::{ForkSentinel, Status};

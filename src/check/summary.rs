@@ -9,7 +9,7 @@
 //! two forms cannot say different things. Its field names are part of the
 //! documented interface (docs/guide/commands.md): CI scripts read them.
 
-use super::check_trials;
+use super::trials;
 use crate::exec::trials::Stopped;
 use runner_core::error::Result;
 use runner_spec::Experiment;
@@ -188,15 +188,15 @@ fn run_trials(
     exp: &Experiment,
     cells: &[runner_plan::Cell],
     target: Option<&runner_db::DbTarget>,
-) -> Result<check_trials::CheckTrials> {
+) -> Result<trials::CheckTrials> {
     let findings = match crate::exec::preflight::run(exp, cells, target) {
         Ok(f) => Ok(f),
         Err(e) if e.failure() == runner_core::error::Failure::RunFailed => Err(e.to_string()),
         Err(e) => return Err(e),
     };
     Ok(match &findings {
-        Ok(f) => check_trials::run(exp, cells, target, f.clone().map(|f| f.named))?,
-        Err(m) => check_trials::CheckTrials {
+        Ok(f) => trials::run(exp, cells, target, f.clone().map(|f| f.named))?,
+        Err(m) => trials::CheckTrials {
             outcome: (Default::default(), Some(Stopped::Failed(m.clone()))),
             guard: None,
             guard_failure: None,
@@ -304,7 +304,7 @@ fn design_line(exp: &Experiment, forks: u64) -> String {
         forks,
         exp.design.warmup_pairs,
         exp.design.pairs,
-        runner_report::format::runs_chosen(&exp.design)
+        runner_report::numbers::runs_chosen(&exp.design)
             .map_or(String::new(), |c| format!("; {c}")),
         exp.design.ordering,
         exp.design.pad_baseline,
@@ -368,7 +368,7 @@ fn guard_summary(g: &runner_db::fingerprint::GuardRecord) -> GuardSummary {
 /// Why `check` exits 1 after printing the plan: a failed trial first,
 /// since exec's first fork would fail the same way, else a database the
 /// trials changed.
-fn exit_failure(failed: Option<&str>, trials: &check_trials::CheckTrials) -> Option<Failure> {
+fn exit_failure(failed: Option<&str>, trials: &trials::CheckTrials) -> Option<Failure> {
     if let Some(why) = failed {
         Some(Failure {
             exit_code: 1,
@@ -543,7 +543,7 @@ fn cell_line(exp: &Experiment, c: &runner_plan::Cell) -> String {
     format!(
         "cell {:<3} {}{role}",
         c.cell,
-        runner_report::format::params(&params)
+        runner_report::numbers::params(&params)
     )
 }
 
@@ -570,8 +570,8 @@ fn sizing_lines(
             } else {
                 "a guessed baseline run"
             },
-            runner_report::format::duration(g.baseline_median_ns),
-            runner_report::format::delay(
+            runner_report::numbers::duration(g.baseline_median_ns),
+            runner_report::numbers::delay(
                 runner_plan::self_check::within_delay_ns(g.threshold_ns) as f64
             ),
         ));

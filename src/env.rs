@@ -1,39 +1,4 @@
-//! The small commands (`check`, `env`, `clean`) and the terminal summary of `exec`.
-
-mod check;
-mod check_text;
-mod check_trials;
-mod clean;
-pub(crate) mod preflight;
-
-pub(crate) use check::summarize;
-pub(crate) use clean::clean;
-
-/// `runner check`: prints the plan, as text or (`json`) as one JSON
-/// object; a failed trial prints it too, then fails (exit 1) with the
-/// reason.
-pub(crate) fn check(
-    spec_path: &std::path::Path,
-    set: &[String],
-    flags: &preflight::CheckFlags,
-    json: bool,
-) -> runner_core::error::Result<String> {
-    let summary = summarize(spec_path, set, flags)?;
-    let text = if json {
-        let mut s = serde_json::to_string_pretty(&summary).expect("the summary serializes");
-        s.push('\n');
-        s
-    } else {
-        check_text::render(&summary)
-    };
-    match &summary.failure {
-        None => Ok(text),
-        Some(f) => {
-            runner_core::console::out(&text);
-            Err(runner_core::error::run_failed(f.message.clone()))
-        }
-    }
-}
+//! `runner env`: what a run would record of this machine, and its checks.
 
 /// `runner env`: what a run would record, and the machine checks as
 /// OK / WARN / N/A lines; with `json`, the whole record as run.json has it.

@@ -1,7 +1,7 @@
 //! `check`'s words: [`render`] turns a [`CheckSummary`] into the lines
 //! the terminal shows, a label in a column of its own and the text after.
 
-use super::check::CheckSummary;
+use super::summary::CheckSummary;
 
 /// The plan as `check` prints it.
 pub(super) fn render(s: &CheckSummary) -> String {
@@ -110,7 +110,7 @@ fn render_trial(out: &mut String, s: &CheckSummary) {
             .timed
             .iter()
             .map(|a| {
-                let median = runner_report::format::duration(a.median_ns as f64);
+                let median = runner_report::numbers::duration(a.median_ns as f64);
                 format!("`{}` {median}", a.arm)
             })
             .collect();

@@ -13,9 +13,9 @@
 
 use super::Shard;
 use runner_core::error::{bad_input, Result};
-use runner_folder::check::differing_keys;
 use runner_folder::invocation::Invocation;
 use runner_folder::merged::jobs_text;
+use runner_folder::verify::differing_keys;
 use runner_folder::RunInfo;
 use runner_plan::Job;
 use std::collections::BTreeMap;
