@@ -201,10 +201,12 @@ pub fn wait_output(mut child: Child, timeout: Duration) -> Output {
     child.wait_with_output().unwrap()
 }
 
-/// The worker process of a running exec (its only child).
+/// A worker process of a running exec.
 pub fn worker_pid(parent: u32) -> Option<i32> {
-    let text = std::fs::read_to_string(format!("/proc/{parent}/task/{parent}/children")).ok()?;
-    text.split_whitespace().next()?.parse().ok()
+    // A worker by its `RUNNER_PARENT_PID`, not as the parent's first child:
+    // the parent starts other children before its first fork (git, to
+    // record the measured code; the trial runs' commands).
+    workers_of(parent).into_iter().next().map(|p| p as i32)
 }
 
 pub fn gone(pid: i32) -> bool {
