@@ -13,9 +13,10 @@
 //! table, whose Relative column is runner's paired ratio with its interval
 //! rather than a ratio of means.
 
+use super::error::{AbError, ExportRefusal};
 use super::file::Plan;
 use runner_analysis::Analysis;
-use runner_core::error::{bad_input, Result};
+use runner_core::error::Result;
 use runner_core::record::{PairRecord, Phase};
 use runner_folder::output::guard::{self, Owner};
 use serde::Serialize;
@@ -53,21 +54,24 @@ fn report_folder(dir: &Path) -> bool {
 /// exist, a report folder or anything inside one (another run's or this
 /// run's own, whose files would be replaced), an experiment file, or a file
 /// runner did not write. An export runner wrote before may be written again.
-pub(crate) fn check_target(flag: &str, path: &Path, own: &Own<'_>) -> Result<()> {
-    let shown = path.display();
-    let refuse = |why: String| Err(bad_input(format!("{flag} {shown}: {why}")));
+pub(crate) fn check_target(flag: &'static str, path: &Path, own: &Own<'_>) -> Result<()> {
+    let refuse = |why: ExportRefusal| {
+        Err(AbError::Export {
+            flag,
+            path: path.to_path_buf(),
+            why,
+        }
+        .into())
+    };
     let Some(name) = path.file_name().filter(|_| !path.ends_with("..")) else {
-        return refuse("not a file name; name the file the export goes to".into());
+        return refuse(ExportRefusal::NotAFileName);
     };
     let parent = runner_folder::output::parent_or_dot(path);
     if Path::new(name)
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("toml"))
     {
-        return refuse(
-            "an export never goes onto an experiment file (*.toml); name a .json or .md file"
-                .into(),
-        );
+        return refuse(ExportRefusal::ExperimentFile);
     }
     let absolute =
         |p: &Path| runner_folder::output::target::absolute(p).unwrap_or_else(|_| p.to_path_buf());
@@ -76,31 +80,26 @@ pub(crate) fn check_target(flag: &str, path: &Path, own: &Own<'_>) -> Result<()>
     let out = absolute(own.out_dir);
     let partial = runner_folder::partial::partial_path(&out);
     if at == spec {
-        return refuse("it is the experiment file this command writes".into());
+        return refuse(ExportRefusal::OwnSpec);
     }
     if at.starts_with(&out) || at.starts_with(&partial) {
-        return refuse(format!(
-            "it is inside this run's own report folder {}, whose files the run writes; put the export outside it",
-            own.out_dir.display()
-        ));
+        return refuse(ExportRefusal::InOwnFolder {
+            dir: own.out_dir.to_path_buf(),
+        });
     }
     if let Some(dir) = at.ancestors().skip(1).find(|d| report_folder(d)) {
-        return refuse(format!(
-            "it is inside the report folder {}, whose files are a run's data; put the export outside it",
-            dir.display()
-        ));
+        return refuse(ExportRefusal::InReportFolder {
+            dir: dir.to_path_buf(),
+        });
     }
     if !parent.is_dir() {
-        return refuse(format!(
-            "the folder {} does not exist; make it first (the export is written after the run, and is checked before it)",
-            parent.display()
-        ));
+        return refuse(ExportRefusal::NoFolder {
+            dir: parent.to_path_buf(),
+        });
     }
     match guard::owner(path)? {
         Owner::Missing | Owner::Runner => Ok(()),
-        Owner::Foreign(why) => refuse(format!(
-            "it {why}, and runner never replaces a file it did not write; move it away or choose another path"
-        )),
+        Owner::Foreign(why) => refuse(ExportRefusal::Foreign { why }),
     }
 }
 
@@ -223,19 +222,28 @@ impl Results {
     /// The results of the finished report folder `dir` of `plan`'s file.
     pub(crate) fn read(dir: &Path, plan: &Plan) -> Result<Results> {
         let info = runner_folder::read(dir)?;
-        let pairs = runner_core::record::read_pairs_csv(&dir.join("pairs.csv"))
-            .map_err(|e| bad_input(format!("{}: {e:#}", dir.join("pairs.csv").display())))?;
+        let pairs_csv = dir.join("pairs.csv");
+        let pairs =
+            runner_core::record::read_pairs_csv(&pairs_csv).map_err(|source| AbError::Pairs {
+                path: pairs_csv,
+                source,
+            })?;
         let path = dir.join("analysis.json");
-        let unreadable = |e: String| bad_input(format!("{}: {e}", path.display()));
-        let bytes = std::fs::read(&path).map_err(|e| unreadable(e.to_string()))?;
+        let bytes = std::fs::read(&path).map_err(|source| AbError::AnalysisUnread {
+            path: path.clone(),
+            source,
+        })?;
         let analysis: Analysis = runner_folder::output::format::parse(
             &path,
             &bytes,
             runner_folder::output::format::Kind::Analysis,
         )
         .map_err(|e| match e {
-            runner_folder::output::format::ReadError::Format(e) => bad_input(e.to_string()),
-            runner_folder::output::format::ReadError::Json(e) => unreadable(e.to_string()),
+            runner_folder::output::format::ReadError::Format(e) => AbError::AnalysisFormat(e),
+            runner_folder::output::format::ReadError::Json(source) => AbError::AnalysisNotJson {
+                path: path.clone(),
+                source,
+            },
         })?;
         let design = &info.spec().experiment.design;
         let command_of = |name: &str| {

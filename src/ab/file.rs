@@ -3,8 +3,8 @@
 //! that `runner exec` of it is the whole story and it can be edited and
 //! committed. Pure: arguments in, TOML text out.
 
+use super::error::AbError;
 use crate::cli::ab::{AbArgs, DEFAULT_MAX_FORKS};
-use runner_core::error::{bad_input, Result};
 use std::path::Path;
 
 /// One command as the file runs it.
@@ -35,7 +35,7 @@ const MAX_ARM_NAME: usize = 60;
 const MAX_SCAN: i64 = 100;
 
 /// The plan of `args`: the experiment's name, its arms and its grid.
-pub(crate) fn plan(args: &AbArgs) -> Result<Plan> {
+pub(crate) fn plan(args: &AbArgs) -> Result<Plan, AbError> {
     let name = match &args.name {
         Some(n) => check_name(n)?,
         None => derived_name(&args.commands),
@@ -60,32 +60,27 @@ pub(crate) fn plan(args: &AbArgs) -> Result<Plan> {
         .collect::<Vec<_>>();
     for (i, a) in arms.iter().enumerate().skip(1) {
         if arms[1..i].iter().any(|b| b.name == a.name) {
-            return Err(bad_input(format!(
-                "the treatment `{}` is given twice; give each command once (the same command as the baseline makes an A/A comparison)",
-                a.command
-            )));
+            return Err(AbError::TreatmentTwice {
+                command: a.command.clone(),
+            });
         }
     }
     for a in &arms {
         if a.command.trim().is_empty() {
-            return Err(bad_input(
-                "a command is empty; give each as one argument, e.g. 'gzip -1 -c'",
-            ));
+            return Err(AbError::EmptyCommand);
         }
         if !args.shell {
-            shlex::split(&a.command).filter(|w| !w.is_empty()).ok_or_else(|| {
-                bad_input(format!(
-                    "cannot split `{}` into words as a shell would (an unclosed quote?); fix the quoting, or pass --shell to run it by /bin/sh -c",
-                    a.command
-                ))
-            })?;
+            shlex::split(&a.command)
+                .filter(|w| !w.is_empty())
+                .ok_or_else(|| AbError::Unsplittable {
+                    command: a.command.clone(),
+                })?;
         }
     }
     if let Some(input) = args.input.as_deref().filter(|p| p.to_str().is_none()) {
-        return Err(bad_input(format!(
-            "--input {}: the path is not valid UTF-8, which the experiment file cannot hold; rename the file",
-            input.display()
-        )));
+        return Err(AbError::InputNotUtf8 {
+            input: input.to_path_buf(),
+        });
     }
     Ok(Plan {
         name,
@@ -97,22 +92,18 @@ pub(crate) fn plan(args: &AbArgs) -> Result<Plan> {
 /// `text` read back as `runner exec` will read it (without looking at this
 /// machine's files and programs, which exec checks itself): a file that
 /// would not read back is refused before it is written.
-pub(crate) fn reads_back(spec: &Path, text: &str) -> Result<()> {
+pub(crate) fn reads_back(spec: &Path, text: &str) -> Result<(), AbError> {
     runner_spec::parse_recorded(
         &spec.display().to_string(),
         text,
         &runner_spec::Recorded::default(),
     )
     .map(|_| ())
-    .map_err(|e| {
-        bad_input(format!(
-            "the experiment file runner ab would write does not read back, so nothing was written: {e}"
-        ))
-    })
+    .map_err(AbError::DoesNotReadBack)
 }
 
 /// `--name` as a folder name (it names the file and the report folder).
-fn check_name(n: &str) -> Result<String> {
+fn check_name(n: &str) -> Result<String, AbError> {
     let ok = !n.is_empty()
         && n != "."
         && n != ".."
@@ -121,9 +112,9 @@ fn check_name(n: &str) -> Result<String> {
     if ok {
         Ok(n.to_string())
     } else {
-        Err(bad_input(format!(
-            "--name {n:?} must be a file name of letters, digits, `-`, `_` and `.` (it names experiments/NAME.toml and reports/NAME/)"
-        )))
+        Err(AbError::BadName {
+            name: n.to_string(),
+        })
     }
 }
 
@@ -158,29 +149,37 @@ pub(crate) fn derived_name(commands: &[String]) -> String {
 }
 
 /// `[grid]` from `-P VAR MIN MAX` and each `-L VAR V1,V2`.
-fn grid(args: &AbArgs) -> Result<Vec<(String, Vec<String>)>> {
+fn grid(args: &AbArgs) -> Result<Vec<(String, Vec<String>)>, AbError> {
     let mut out: Vec<(String, Vec<String>)> = Vec::new();
     if let Some(p) = &args.parameter_scan {
         let (var, min, max) = (&p[0], &p[1], &p[2]);
         let int = |s: &str| {
-            s.parse::<i64>().map_err(|_| {
-                bad_input(format!(
-                    "-P {var} {min} {max}: MIN and MAX must be integers, got `{s}`"
-                ))
+            s.parse::<i64>().map_err(|source| AbError::ScanNotInteger {
+                var: var.clone(),
+                min: min.clone(),
+                max: max.clone(),
+                got: s.to_string(),
+                source,
             })
         };
         let (lo, hi) = (int(min)?, int(max)?);
         if lo > hi {
-            return Err(bad_input(format!(
-                "-P {var} {min} {max}: MIN must be at most MAX"
-            )));
+            return Err(AbError::ScanReversed {
+                var: var.clone(),
+                min: min.clone(),
+                max: max.clone(),
+            });
         }
         // In i128: the count of any two i64 ends fits, so no end can wrap it.
         let count = i128::from(hi) - i128::from(lo) + 1;
         if count > i128::from(MAX_SCAN) {
-            return Err(bad_input(format!(
-                "-P {var} {min} {max}: that is {count} values, and a scan is at most {MAX_SCAN} (every value is a comparison of its own); narrow the range, or list the values you want with -L {var} V1,V2,..."
-            )));
+            return Err(AbError::ScanTooLong {
+                var: var.clone(),
+                min: min.clone(),
+                max: max.clone(),
+                count,
+                limit: MAX_SCAN,
+            });
         }
         out.push((var.clone(), (lo..=hi).map(|v| v.to_string()).collect()));
     }
@@ -192,14 +191,10 @@ fn grid(args: &AbArgs) -> Result<Vec<(String, Vec<String>)>> {
     for (i, (var, _)) in out.iter().enumerate() {
         let word = !var.is_empty() && var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if !word {
-            return Err(bad_input(format!(
-                "the parameter name `{var}` must be letters, digits and `_` (it is written {{{var}}} in a command)"
-            )));
+            return Err(AbError::BadParameterName { var: var.clone() });
         }
         if out[..i].iter().any(|(v, _)| v == var) {
-            return Err(bad_input(format!(
-                "the parameter `{var}` is given twice; give each -P or -L name once"
-            )));
+            return Err(AbError::ParameterTwice { var: var.clone() });
         }
     }
     Ok(out)

@@ -9,12 +9,14 @@
 //! The file goes through the one write guard (`output::guard`): a file
 //! runner did not write, or one changed since, is never replaced.
 
+mod error;
 pub(crate) mod export;
 pub(crate) mod file;
 
 use crate::cli::ab::AbArgs;
 use crate::exec::ExecArgs;
-use runner_core::error::{bad_input, Result};
+use error::AbError;
+use runner_core::error::Result;
 use std::path::Path;
 
 /// The folder `runner ab` writes its experiment files into.
@@ -32,10 +34,10 @@ pub(crate) struct AbOutcome {
 pub(crate) fn ab(args: &AbArgs) -> Result<AbOutcome> {
     let plan = file::plan(args)?;
     if let Some(input) = args.input.as_deref().filter(|p| !p.is_file()) {
-        return Err(bad_input(format!(
-            "--input {}: no such file; give a file every run reads as stdin (a path from this folder)",
-            input.display()
-        )));
+        return Err(AbError::NoInput {
+            input: input.to_path_buf(),
+        }
+        .into());
     }
     let spec = Path::new(EXPERIMENTS).join(format!("{}.toml", plan.name));
     let text = file::text(args, &plan, &file::invocation(args));
@@ -94,26 +96,21 @@ fn check_exports(args: &AbArgs, spec: &Path, out_dir: &Path) -> Result<()> {
     if let (Some(json), Some(md)) = (&args.export_json, &args.export_markdown) {
         let same = |p: &Path| runner_folder::output::target::absolute(p).ok();
         if same(json) == same(md) {
-            return Err(bad_input(format!(
-                "--export-json and --export-markdown both name {}; give each its own file",
-                json.display()
-            )));
+            return Err(AbError::ExportsCollide { path: json.clone() }.into());
         }
     }
     Ok(())
 }
 
 /// Writes the experiment file, making `experiments/` when it is missing.
-fn write_spec(spec: &Path, text: &str) -> Result<()> {
+fn write_spec(spec: &Path, text: &str) -> Result<(), AbError> {
     if let Some(dir) = spec.parent() {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| bad_input(format!("cannot make the folder {}: {e}", dir.display())))?;
+        std::fs::create_dir_all(dir).map_err(|source| AbError::MakeFolder {
+            dir: dir.to_path_buf(),
+            source,
+        })?;
     }
-    runner_folder::output::guard::write(spec, text.as_bytes()).map_err(|e| {
-        bad_input(format!(
-            "{e}; or give this comparison another name with --name"
-        ))
-    })
+    runner_folder::output::guard::write(spec, text.as_bytes()).map_err(AbError::SpecNotWritten)
 }
 
 #[cfg(test)]

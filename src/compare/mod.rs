@@ -33,7 +33,7 @@ mod markdown;
 
 use rand::SeedableRng;
 use runner_analysis::effect::Effect;
-use runner_core::error::{bad_input, Result};
+use runner_core::error::Result;
 use runner_core::record::{PairRecord, Phase};
 use runner_core::seed::{self, Domain};
 use runner_folder::verify::differing_keys;
@@ -54,6 +54,54 @@ const SIZE: [&str; 4] = [
     "design.warmup_pairs",
     "design.runs_per_fork",
 ];
+
+/// Why two runs cannot be compared: the user named them wrongly (two
+/// specs, or `--out` inside one), or a cell's figures cannot be computed
+/// from its rows. Each is the user's input to fix (exit 2); the statistic's
+/// or the analysis's error stays the `source`.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CompareError {
+    /// A cell's rows give no statistic (no measured runs in one of them).
+    #[error("cell {cell}: cannot compare: {source}")]
+    Statistic {
+        cell: u32,
+        #[source]
+        source: runner_stats::StatsError,
+    },
+    /// A cell's rows do not fit its run's record.
+    #[error("cell {cell}: cannot compare: {source}")]
+    Rows {
+        cell: u32,
+        #[source]
+        source: runner_analysis::AnalysisError,
+    },
+    /// runner writes nothing into a finished run's folder but its own files.
+    #[error("--out {} is inside the report folder {}; runner writes nothing into a finished run's folder but its own files, so choose a path outside it", .out.display(), .dir.display())]
+    OutInside { out: PathBuf, dir: PathBuf },
+    /// The runs measure different things: their specs differ in `keys`
+    /// (besides the descriptive and size ones).
+    #[error("{} and {} are runs of different specs ({} differ); compare reads two runs of one experiment, which may differ only in {} and in their size ({})", .a.display(), .b.display(), listed(.keys), DESCRIPTIVE.join(", "), SIZE.join(", "))]
+    DifferentSpecs {
+        a: PathBuf,
+        b: PathBuf,
+        keys: Vec<String>,
+    },
+}
+
+impl runner_core::error::Coded for CompareError {
+    fn failure(&self) -> runner_core::error::Failure {
+        runner_core::error::Failure::BadInput
+    }
+}
+
+/// The first eight keys, and how many more.
+fn listed(keys: &[String]) -> String {
+    if keys.len() > 8 {
+        format!("{} and {} more", keys[..8].join(", "), keys.len() - 8)
+    } else {
+        keys.join(", ")
+    }
+}
 
 /// One run as compare reads it.
 pub(crate) struct Run {
@@ -228,11 +276,11 @@ fn fork_range(forks: &[Vec<u64>]) -> Result<(f64, f64), runner_stats::StatsError
         }))
 }
 
-fn fail(cell: u32) -> impl Fn(runner_stats::StatsError) -> runner_core::error::RunnerError {
-    move |e| bad_input(format!("cell {cell}: cannot compare: {e}"))
+fn fail(cell: u32) -> impl Fn(runner_stats::StatsError) -> CompareError {
+    move |source| CompareError::Statistic { cell, source }
 }
 
-fn rows(a: &Run, b: &Run) -> Result<Vec<Row>> {
+fn rows(a: &Run, b: &Run) -> Result<Vec<Row>, CompareError> {
     let exp = &a.info.spec().experiment;
     let (resamples, confidence) = (exp.analysis.resamples, exp.analysis.confidence);
     let (ma, mb) = (a.info.seeds().master, b.info.seeds().master);
@@ -270,7 +318,7 @@ fn rows(a: &Run, b: &Run) -> Result<Vec<Row>> {
 }
 
 /// The effect of each experiment cell in A and in B, and its change.
-fn effect_rows(a: &Run, b: &Run) -> Result<Vec<EffectRow>> {
+fn effect_rows(a: &Run, b: &Run) -> Result<Vec<EffectRow>, CompareError> {
     let exp = &a.info.spec().experiment;
     let (resamples, confidence) = (exp.analysis.resamples, exp.analysis.confidence);
     let (ma, mb) = (a.info.seeds().master, b.info.seeds().master);
@@ -291,8 +339,12 @@ fn effect_rows(a: &Run, b: &Run) -> Result<Vec<EffectRow>> {
             continue;
         };
         let diffs = |input, r: &Run| {
-            runner_analysis::fork_diffs(input, &r.pairs, cell.cell)
-                .map_err(|e| bad_input(format!("cell {}: cannot compare: {e}", cell.cell)))
+            runner_analysis::fork_diffs(input, &r.pairs, cell.cell).map_err(|source| {
+                CompareError::Rows {
+                    cell: cell.cell,
+                    source,
+                }
+            })
         };
         let (da, db) = (diffs(&input_a, a)?, diffs(&input_b, b)?);
         let ga: Vec<&[f64]> = da.iter().map(Vec::as_slice).collect();
@@ -341,11 +393,11 @@ pub fn compare(
                 runner_folder::output::target::absolute(o),
             ) {
                 if f.starts_with(&d) {
-                    return Err(bad_input(format!(
-                        "--out {} is inside the report folder {}; runner writes nothing into a finished run's folder but its own files, so choose a path outside it",
-                        o.display(),
-                        d.display()
-                    )));
+                    return Err(CompareError::OutInside {
+                        out: o.to_path_buf(),
+                        dir: d,
+                    }
+                    .into());
                 }
             }
         }
@@ -354,18 +406,12 @@ pub fn compare(
     let b = read(dir_b)?;
     let keys = spec_differences(&a.info, &b.info);
     if !keys.is_empty() {
-        let shown = if keys.len() > 8 {
-            format!("{} and {} more", keys[..8].join(", "), keys.len() - 8)
-        } else {
-            keys.join(", ")
-        };
-        return Err(bad_input(format!(
-            "{} and {} are runs of different specs ({shown} differ); compare reads two runs of one experiment, which may differ only in {} and in their size ({})",
-            dir_a.display(),
-            dir_b.display(),
-            DESCRIPTIVE.join(", "),
-            SIZE.join(", ")
-        )));
+        return Err(CompareError::DifferentSpecs {
+            a: dir_a.to_path_buf(),
+            b: dir_b.to_path_buf(),
+            keys,
+        }
+        .into());
     }
     let effects = effect_rows(&a, &b)?;
     let rows = rows(&a, &b)?;
@@ -376,6 +422,54 @@ pub fn compare(
         Some(o) => {
             runner_folder::output::guard::write(o, text.as_bytes())?;
             Ok((text, Some(o.to_path_buf())))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CompareError;
+    use runner_core::error::RunnerError;
+    use std::path::PathBuf;
+
+    /// Each kind's sentence (the one the user read before these were
+    /// typed); every one is exit 2.
+    #[test]
+    fn each_kind_says_its_sentence() {
+        let keys = |n: usize| (0..n).map(|i| format!("k{i}")).collect::<Vec<_>>();
+        let specs = |keys| CompareError::DifferentSpecs {
+            a: PathBuf::from("r/a"),
+            b: PathBuf::from("r/b"),
+            keys,
+        };
+        let cases: Vec<(CompareError, &str)> = vec![
+            (
+                CompareError::Statistic {
+                    cell: 3,
+                    source: runner_stats::StatsError::Empty,
+                },
+                "cell 3: cannot compare: no observations",
+            ),
+            (
+                CompareError::OutInside {
+                    out: PathBuf::from("r/a/c.md"),
+                    dir: PathBuf::from("/w/r/a"),
+                },
+                "--out r/a/c.md is inside the report folder /w/r/a; runner writes nothing into a finished run's folder but its own files, so choose a path outside it",
+            ),
+            (
+                specs(keys(2)),
+                "r/a and r/b are runs of different specs (k0, k1 differ); compare reads two runs of one experiment, which may differ only in name, title, description, seed, report and in their size (design.forks, design.pairs, design.warmup_pairs, design.runs_per_fork)",
+            ),
+            (
+                specs(keys(10)),
+                "r/a and r/b are runs of different specs (k0, k1, k2, k3, k4, k5, k6, k7 and 2 more differ); compare reads two runs of one experiment, which may differ only in name, title, description, seed, report and in their size (design.forks, design.pairs, design.warmup_pairs, design.runs_per_fork)",
+            ),
+        ];
+        for (e, text) in cases {
+            assert_eq!(e.to_string(), text);
+            let e = RunnerError::from(e);
+            assert_eq!((e.to_string().as_str(), e.exit_code()), (text, 2));
         }
     }
 }

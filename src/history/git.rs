@@ -18,7 +18,7 @@
 //! removed another folder's run.json (moved and edited at once), the
 //! history says where it starts and which folder to read for the rest.
 
-use runner_core::error::{bad_input, run_failed, Result};
+use super::error::{GitRefused, HistoryError};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -73,22 +73,13 @@ fn git(dir: &Path) -> Command {
     c
 }
 
-fn spawn_failed(e: std::io::Error) -> runner_core::error::RunnerError {
-    run_failed(format!(
-        "cannot run git ({e}); runner history reads committed reports with the git command line, so install git or put it on PATH"
-    ))
-}
-
-/// What git said when it refused: its stderr's first line, without
-/// `fatal: `.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-struct GitRefused(String);
+/// What a step of reading the history ends with.
+type Result<T, E = HistoryError> = std::result::Result<T, E>;
 
 /// Runs git and returns its stdout, or what it said when it refused (the
 /// outer error: git could not be run at all).
 fn output(cmd: &mut Command) -> Result<std::result::Result<String, GitRefused>> {
-    let out = cmd.output().map_err(spawn_failed)?;
+    let out = cmd.output().map_err(HistoryError::NoGit)?;
     if out.status.success() {
         Ok(Ok(String::from_utf8_lossy(&out.stdout).into_owned()))
     } else {
@@ -112,8 +103,12 @@ impl Repo {
     /// the working tree): one sentence and exit 2 when there is none, or
     /// when the folder lies outside the repository of the current folder.
     pub(super) fn of(folder: &Path) -> Result<Repo> {
-        let abs = runner_folder::output::target::absolute(folder)
-            .map_err(|e| bad_input(format!("{}: {e}", folder.display())))?;
+        let abs = runner_folder::output::target::absolute(folder).map_err(|source| {
+            HistoryError::Unresolvable {
+                folder: folder.to_path_buf(),
+                source,
+            }
+        })?;
         let existing = abs
             .ancestors()
             .find(|a| a.is_dir())
@@ -123,42 +118,37 @@ impl Repo {
             None => {
                 let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
                 return Err(match top_of(&cwd)? {
-                    Some(t) => bad_input(format!(
-                        "{} is outside the repository at {}; runner history reads a report folder committed in this repository, such as reports/NAME",
-                        folder.display(),
-                        t.display()
-                    )),
-                    None => bad_input(format!(
-                        "{} is not in a git repository; runner history reads the versions of a report folder that were committed with git",
-                        folder.display()
-                    )),
+                    Some(top) => HistoryError::OutsideCurrentRepository {
+                        folder: folder.to_path_buf(),
+                        top,
+                    },
+                    None => HistoryError::NotInRepository {
+                        folder: folder.to_path_buf(),
+                    },
                 });
             }
         };
         let top = std::fs::canonicalize(&top).unwrap_or(top);
-        let rel = abs.strip_prefix(&top).map_err(|_| {
-            bad_input(format!(
-                "{} is outside the repository at {}",
-                folder.display(),
-                top.display()
-            ))
-        })?;
+        let Ok(rel) = abs.strip_prefix(&top) else {
+            return Err(HistoryError::OutsideRepository {
+                folder: folder.to_path_buf(),
+                top,
+            });
+        };
         let parts: Vec<String> = rel
             .components()
             .map(|c| c.as_os_str().to_string_lossy().into_owned())
             .collect();
         if parts.is_empty() {
-            return Err(bad_input(format!(
-                "{} is the repository's top folder, not a report folder; name the folder that holds run.json, such as reports/NAME",
-                folder.display()
-            )));
+            return Err(HistoryError::RepositoryTop {
+                folder: folder.to_path_buf(),
+            });
         }
         let rel = parts.join("/");
         if rel.contains('\n') {
-            return Err(bad_input(format!(
-                "{:?}: a folder name with a line break cannot be read from git's batch interface; rename the folder",
-                folder.display()
-            )));
+            return Err(HistoryError::LineBreak {
+                folder: folder.to_path_buf(),
+            });
         }
         Ok(Repo { top, folder: rel })
     }
@@ -166,12 +156,18 @@ impl Repo {
     /// The commit `rev` names, or a sentence saying it names none.
     fn resolve(&self, rev: &str) -> Result<String> {
         let spec = format!("{rev}^{{commit}}");
-        match output(git(&self.top).args(["rev-parse", "--verify", "--quiet", "--end-of-options", &spec]))? {
+        match output(git(&self.top).args([
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            "--end-of-options",
+            &spec,
+        ]))? {
             Ok(hash) if !hash.trim().is_empty() => Ok(hash.trim().to_string()),
-            _ => Err(bad_input(format!(
-                "--since {rev} is not a commit of the repository at {}; give a revision git knows (a hash, a tag, HEAD~20)",
-                self.top.display()
-            ))),
+            _ => Err(HistoryError::NotACommit {
+                rev: rev.to_string(),
+                top: self.top.clone(),
+            }),
         }
     }
 
@@ -189,7 +185,10 @@ impl Repo {
         .args(range)
         .arg("--")
         .arg(folder);
-        let text = output(&mut cmd)?.map_err(|e| run_failed(format!("git log failed: {e}")))?;
+        let text = output(&mut cmd)?.map_err(|refused| HistoryError::GitFailed {
+            command: "log",
+            refused,
+        })?;
         Ok(text
             .lines()
             .filter_map(|line| {
@@ -248,7 +247,10 @@ impl Repo {
             // The commits after `since`, and the last one before: the
             // version current at `since`.
             let list = output(git(&self.top).args(["rev-list", &format!("{base}..HEAD")]))?
-                .map_err(|e| run_failed(format!("git rev-list failed: {e}")))?;
+                .map_err(|refused| HistoryError::GitFailed {
+                    command: "rev-list",
+                    refused,
+                })?;
             let after: std::collections::HashSet<&str> = list.lines().collect();
             let first = all
                 .iter()
@@ -282,7 +284,10 @@ impl Repo {
             &parent,
             &commit.hash,
         ]))?
-        .map_err(|e| run_failed(format!("git diff-tree failed: {e}")))?;
+        .map_err(|refused| HistoryError::GitFailed {
+            command: "diff-tree",
+            refused,
+        })?;
         let run_json = format!("{}/{}", commit.folder, runner_folder::FILE);
         let folder_of = |path: &str| {
             path.strip_suffix(runner_folder::FILE)
@@ -347,10 +352,6 @@ struct Cat {
     stdout: BufReader<ChildStdout>,
 }
 
-fn read_failed(e: std::io::Error) -> runner_core::error::RunnerError {
-    run_failed(format!("reading from git cat-file failed: {e}"))
-}
-
 impl Cat {
     fn start(top: &Path, mode: &str) -> Result<Cat> {
         let mut child = git(top)
@@ -359,7 +360,7 @@ impl Cat {
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .map_err(spawn_failed)?;
+            .map_err(HistoryError::NoGit)?;
         let stdin = child.stdin.take().expect("piped");
         let stdout = BufReader::new(child.stdout.take().expect("piped"));
         Ok(Cat {
@@ -372,11 +373,16 @@ impl Cat {
     /// Asks for `name` and reads git's header line, split in words.
     fn ask(&mut self, name: &str) -> Result<Vec<String>> {
         let stdin = self.stdin.as_mut().expect("open until drop");
-        writeln!(stdin, "{name}").map_err(read_failed)?;
-        stdin.flush().map_err(read_failed)?;
+        writeln!(stdin, "{name}").map_err(HistoryError::CatFileBroken)?;
+        stdin.flush().map_err(HistoryError::CatFileBroken)?;
         let mut header = String::new();
-        if self.stdout.read_line(&mut header).map_err(read_failed)? == 0 {
-            return Err(run_failed("git cat-file stopped answering"));
+        if self
+            .stdout
+            .read_line(&mut header)
+            .map_err(HistoryError::CatFileBroken)?
+            == 0
+        {
+            return Err(HistoryError::CatFileStopped);
         }
         Ok(header.split_whitespace().map(String::from).collect())
     }
@@ -386,11 +392,13 @@ impl Cat {
         (&mut self.stdout)
             .take(size)
             .read_to_end(&mut bytes)
-            .map_err(read_failed)?;
+            .map_err(HistoryError::CatFileBroken)?;
         let mut newline = [0u8; 1];
-        self.stdout.read_exact(&mut newline).map_err(read_failed)?;
+        self.stdout
+            .read_exact(&mut newline)
+            .map_err(HistoryError::CatFileBroken)?;
         if bytes.len() as u64 != size {
-            return Err(run_failed("git cat-file sent less than it announced"));
+            return Err(HistoryError::CatFileShort);
         }
         Ok(bytes)
     }
@@ -429,15 +437,16 @@ impl Files {
         let words = self.batch.ask(oid)?;
         match words.as_slice() {
             [_, kind, size] if kind == "blob" => {
-                let size = size
-                    .parse()
-                    .map_err(|_| run_failed(format!("git cat-file answered {words:?}")))?;
+                let size = match size.parse() {
+                    Ok(size) => size,
+                    Err(source) => return Err(HistoryError::CatFileSize { words, source }),
+                };
                 self.batch.body(size)
             }
-            _ => Err(run_failed(format!(
-                "git cat-file has no blob {oid} (it answered {:?})",
-                words.join(" ")
-            ))),
+            _ => Err(HistoryError::NoBlob {
+                oid: oid.to_string(),
+                answer: words.join(" "),
+            }),
         }
     }
 }

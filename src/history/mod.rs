@@ -12,13 +12,15 @@
 
 mod changes;
 mod code;
+mod error;
 mod git;
 mod markdown;
 mod plots;
 mod version;
 mod version_error;
 
-use runner_core::error::{bad_input, Result};
+use error::HistoryError;
+use runner_core::error::Result;
 use std::path::{Path, PathBuf};
 
 pub(crate) use changes::{Rule, Step};
@@ -111,7 +113,7 @@ fn default_out(dir: &Path) -> PathBuf {
 
 /// `--out` must not be the report folder or inside it: runner writes
 /// nothing into a run's folder but the run's own files.
-fn check_out(dir: &Path, out: &Path) -> Result<()> {
+fn check_out(dir: &Path, out: &Path) -> Result<(), HistoryError> {
     let (Ok(d), Ok(o)) = (
         runner_folder::output::target::absolute(dir),
         runner_folder::output::target::absolute(out),
@@ -119,23 +121,21 @@ fn check_out(dir: &Path, out: &Path) -> Result<()> {
         return Ok(());
     };
     if o.starts_with(&d) {
-        return Err(bad_input(format!(
-            "--out {} is inside the report folder {}; the history goes beside it (default {})",
-            out.display(),
-            dir.display(),
-            default_out(dir).display()
-        )));
+        return Err(HistoryError::OutInside {
+            out: out.to_path_buf(),
+            dir: dir.to_path_buf(),
+            default: default_out(dir),
+        });
     }
     Ok(())
 }
 
 /// Reads every version of the folder (see the module doc).
-pub(crate) fn read(dir: &Path, since: Option<&str>) -> Result<History> {
+pub(crate) fn read(dir: &Path, since: Option<&str>) -> Result<History, HistoryError> {
     if std::fs::metadata(dir).is_ok_and(|m| !m.is_dir()) {
-        return Err(bad_input(format!(
-            "{} is a file; runner history reads a report folder (the folder that holds run.json, such as reports/NAME)",
-            dir.display()
-        )));
+        return Err(HistoryError::IsAFile {
+            dir: dir.to_path_buf(),
+        });
     }
     let repo = git::Repo::of(dir)?;
     let (commits, start) = repo.commits(since)?;
@@ -145,18 +145,17 @@ pub(crate) fn read(dir: &Path, since: Option<&str>) -> Result<History> {
         .map(|w| (w[0].folder.clone(), w[1].folder.clone(), w[1].clone()))
         .collect();
     if commits.is_empty() {
-        return Err(bad_input(match since {
-            None => format!(
-                "{} was never committed in the repository at {} (no commit touched it); commit the report folder first",
-                dir.display(),
-                repo.top.display()
-            ),
-            Some(rev) => format!(
-                "{} has no committed version at or after {rev} in the repository at {}",
-                dir.display(),
-                repo.top.display()
-            ),
-        }));
+        return Err(match since {
+            None => HistoryError::NeverCommitted {
+                dir: dir.to_path_buf(),
+                top: repo.top,
+            },
+            Some(rev) => HistoryError::NoneSince {
+                dir: dir.to_path_buf(),
+                rev: rev.to_string(),
+                top: repo.top,
+            },
+        });
     }
     let mut files = repo.files()?;
     let mut entries: Vec<Dated> = Vec::new();
@@ -273,10 +272,7 @@ pub(crate) fn history(dir: &Path, since: Option<&str>, out: Option<&Path>) -> Re
             .map(|(name, svg)| (out.join(name), svg.as_bytes())),
     );
     if std::fs::symlink_metadata(&out).is_ok_and(|m| !m.is_dir()) {
-        return Err(bad_input(format!(
-            "--out {} is not a folder",
-            out.display()
-        )));
+        return Err(HistoryError::OutNotAFolder { out }.into());
     }
     std::fs::create_dir_all(&out)
         .map_err(|e| runner_folder::output::io_err("create the folder", &out, e))?;

@@ -11,10 +11,12 @@
 //! that fails leaves nothing behind and can simply be run again.
 
 mod assemble;
+mod error;
 mod refusals;
 
 use crate::shard::MissingJob;
-use runner_core::error::{bad_input, run_failed, Result};
+use error::MergeError;
+use runner_core::error::Result;
 use runner_core::record::PairRecord;
 use runner_folder::digest::check_pairs;
 use runner_folder::output::{guard, target};
@@ -39,18 +41,17 @@ pub(crate) struct Shard {
 
 /// OUT may not be one of the shards, inside one, or hold one: promoting the
 /// merge would move a shard aside.
-fn check_out_apart(out: &Path, shards: &[PathBuf]) -> Result<()> {
+fn check_out_apart(out: &Path, shards: &[PathBuf]) -> Result<(), MergeError> {
     let Ok(o) = target::absolute(out) else {
         return Ok(());
     };
     for s in shards {
         let Ok(a) = target::absolute(s) else { continue };
         if a.starts_with(&o) || o.starts_with(&a) {
-            return Err(bad_input(format!(
-                "OUT {} and the shard folder {} are one inside the other; merge into a folder of its own, such as reports/NAME",
-                out.display(),
-                s.display()
-            )));
+            return Err(MergeError::OutNested {
+                out: out.to_path_buf(),
+                shard: s.clone(),
+            });
         }
     }
     Ok(())
@@ -79,7 +80,7 @@ pub(crate) fn merge(args: &MergeArgs) -> Result<MergeOutcome> {
     let plan_jobs = runner_plan::plan(exp, first.seeds().master, first.gate_sizing().as_ref()).jobs;
     let lacking = refusals::missing_shards(&shards, &plan_jobs, exp.design.forks.get(), count);
     if !lacking.is_empty() && !args.allow_missing {
-        return Err(refusals::missing_error(&shards, &lacking));
+        return Err(refusals::missing_error(&shards, &lacking).into());
     }
     let mut missing: Vec<MissingJob> = lacking
         .iter()
@@ -93,8 +94,7 @@ pub(crate) fn merge(args: &MergeArgs) -> Result<MergeOutcome> {
         .collect();
     missing.sort();
     // The merged run.json must pass every check a reader makes.
-    let (info, bytes) = assemble::run_info(args, &shards, &missing)
-        .map_err(|e| bad_input(format!("the merged run.json would not be valid: {e}")))?;
+    let (info, bytes) = assemble::run_info(args, &shards, &missing).map_err(MergeError::Invalid)?;
     let partial = Partial::create(&partial_path(&args.out), &info)?;
     match write(&partial, &info, bytes, &shards) {
         Ok(summary) => {
@@ -123,7 +123,7 @@ fn write(partial: &Partial, info: &RunInfo, bytes: Vec<u8>, shards: &[Shard]) ->
         let template = runner_report::template_for(&for_thread, None)?;
         runner_report::render_run(&for_thread, &pairs, template)
     })
-    .map_err(|i| run_failed(format!("{i} during the analysis; nothing was written")))??;
+    .map_err(MergeError::Interrupted)??;
     runner_report::write(&partial.dir, None, &rendering)?;
     partial.write_run_info(info)?;
     partial.drop_fork_files()?;

@@ -11,48 +11,43 @@
 //! - a missing shard, naming its jobs and the `--shard` command that runs
 //!   it, unless `--allow-missing`.
 
+use super::error::{short, MergeError, MissingShard};
 use super::Shard;
-use runner_core::error::{bad_input, Result};
 use runner_folder::invocation::Invocation;
-use runner_folder::merged::jobs_text;
 use runner_folder::verify::differing_keys;
 use runner_folder::RunInfo;
 use runner_plan::Job;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-fn shown(dir: &Path) -> String {
-    dir.display().to_string()
-}
-
 /// A folder given to merge: a finished shard.
-pub(super) fn is_shard(dir: &Path, info: &RunInfo) -> Result<()> {
+pub(super) fn is_shard(dir: &Path, info: &RunInfo) -> Result<(), MergeError> {
     if info.merged().is_some() {
-        return Err(bad_input(format!(
-            "{} is a merged folder, not a shard; merge the shard folders it came from",
-            shown(dir)
-        )));
+        return Err(MergeError::Merged {
+            dir: dir.to_path_buf(),
+        });
     }
     if info.shard().is_none() {
-        return Err(bad_input(format!(
-            "{} is not a shard: its run.json records no --shard (it holds the whole plan); merge joins the folders of `runner exec SPEC --shard I/N`",
-            shown(dir)
-        )));
+        return Err(MergeError::NotAShard {
+            dir: dir.to_path_buf(),
+        });
     }
     Ok(())
 }
 
 /// The shards agree with the first on seed, spec, shard count and backend.
-pub(super) fn same_run(shards: &[Shard]) -> Result<()> {
+pub(super) fn same_run(shards: &[Shard]) -> Result<(), MergeError> {
     let first = &shards[0];
-    let (a, ai) = (shown(&first.dir), &first.info);
+    let (a, ai) = (&first.dir, &first.info);
     for s in &shards[1..] {
-        let (b, bi) = (shown(&s.dir), &s.info);
+        let (b, bi) = (&s.dir, &s.info);
         if ai.seeds().master != bi.seeds().master {
-            return Err(bad_input(format!(
-                "{b} has master seed {} but {a} has {}: shards of one run share one seed; run every shard with the same spec and --set flags",
-                bi.seeds().master, ai.seeds().master
-            )));
+            return Err(MergeError::OtherSeed {
+                a: a.clone(),
+                b: b.clone(),
+                seed_a: ai.seeds().master,
+                seed_b: bi.seeds().master,
+            });
         }
         if ai.spec().sha256 != bi.spec().sha256 {
             let mut keys = Vec::new();
@@ -62,35 +57,42 @@ pub(super) fn same_run(shards: &[Shard]) -> Result<()> {
                 "",
                 &mut keys,
             );
-            let what = match keys.len() {
-                0 => "the files differ only in comments or layout".to_string(),
-                1..=4 => format!("{} differ", keys.join(", ")),
-                n => format!("{} and {} more keys differ", keys[..4].join(", "), n - 4),
-            };
-            return Err(bad_input(format!(
-                "{b} ran another spec than {a} (SHA-256 {} vs {}: {what}); shards of one run come from one spec and the same --set flags",
-                short(&bi.spec().sha256),
-                short(&ai.spec().sha256)
-            )));
+            return Err(MergeError::OtherSpec {
+                a: a.clone(),
+                b: b.clone(),
+                sha_a: ai.spec().sha256.clone(),
+                sha_b: bi.spec().sha256.clone(),
+                keys,
+            });
         }
-        let (sa, sb) = (shard(ai), shard(bi));
-        if sa.1 != sb.1 {
-            return Err(bad_input(format!(
-                "{b} is shard {}/{} but {a} is shard {}/{}: the run was cut into {} shards once and into {} another time, so their jobs do not fit together",
-                sb.0, sb.1, sa.0, sa.1, sa.1, sb.1
-            )));
+        let ((a_index, a_count), (b_index, b_count)) = (shard(ai), shard(bi));
+        if a_count != b_count {
+            return Err(MergeError::OtherCount {
+                a: a.clone(),
+                b: b.clone(),
+                a_index,
+                a_count,
+                b_index,
+                b_count,
+            });
         }
-        let (da, db) = (backend(ai), backend(bi));
-        if da != db {
-            return Err(bad_input(format!(
-                "{b} measured on {db} but {a} on {da}: one cell would mix forks of two systems; run every shard on the same backend"
-            )));
+        let (backend_a, backend_b) = (backend(ai), backend(bi));
+        if backend_a != backend_b {
+            return Err(MergeError::OtherBackend {
+                a: a.clone(),
+                b: b.clone(),
+                backend_a,
+                backend_b,
+            });
         }
-        let (wa, wb) = (build(ai), build(bi));
-        if wa != wb {
-            return Err(bad_input(format!(
-                "{b} was measured by {wb} but {a} by {wa}: the timed code and the analysis may differ between builds, so one cell would mix two harnesses; run every shard with the same runner binary"
-            )));
+        let (build_a, build_b) = (build(ai), build(bi));
+        if build_a != build_b {
+            return Err(MergeError::OtherBuild {
+                a: a.clone(),
+                b: b.clone(),
+                build_a,
+                build_b,
+            });
         }
     }
     Ok(())
@@ -109,10 +111,6 @@ fn build(info: &RunInfo) -> String {
     )
 }
 
-fn short(sha: &str) -> &str {
-    &sha[..sha.len().min(12)]
-}
-
 fn shard(info: &RunInfo) -> (u32, u32) {
     info.shard().as_ref().map_or((0, 0), |s| (s.index, s.count))
 }
@@ -125,7 +123,7 @@ fn backend(info: &RunInfo) -> String {
 }
 
 /// No job in two folders; names the jobs and both folders.
-pub(super) fn no_job_twice(shards: &[Shard]) -> Result<()> {
+pub(super) fn no_job_twice(shards: &[Shard]) -> Result<(), MergeError> {
     let mut owner: BTreeMap<(u32, u32), usize> = BTreeMap::new();
     for (i, s) in shards.iter().enumerate() {
         let mut twice: BTreeMap<usize, Vec<(u32, u32)>> = BTreeMap::new();
@@ -141,22 +139,12 @@ pub(super) fn no_job_twice(shards: &[Shard]) -> Result<()> {
             jobs.sort_unstable();
             let (a, b) = (&shards[o], s);
             let same = shard(&a.info) == shard(&b.info);
-            return Err(bad_input(format!(
-                "{} {} held by both {} and {}{}: merge each job once (drop one of the two folders)",
-                jobs_text(&jobs),
-                if jobs.len() == 1 { "is" } else { "are" },
-                shown(&a.dir),
-                shown(&b.dir),
-                if same {
-                    format!(
-                        ", which are both shard {}/{}",
-                        shard(&a.info).0,
-                        shard(&a.info).1
-                    )
-                } else {
-                    String::new()
-                }
-            )));
+            return Err(MergeError::JobTwice {
+                jobs,
+                a: a.dir.clone(),
+                b: b.dir.clone(),
+                same_shard: same.then(|| shard(&a.info)),
+            });
         }
     }
     Ok(())
@@ -177,29 +165,20 @@ pub(super) fn missing_shards(
 
 /// The refusal of a merge that lacks shards: each missing shard, its jobs
 /// and the command that runs it.
-pub(super) fn missing_error(
-    shards: &[Shard],
-    missing: &[(u32, Vec<Job>)],
-) -> runner_core::error::RunnerError {
+pub(super) fn missing_error(shards: &[Shard], missing: &[(u32, Vec<Job>)]) -> MergeError {
     let first = &shards[0];
     let count = shard(&first.info).1;
-    let parts: Vec<String> = missing
-        .iter()
-        .map(|(i, jobs)| {
-            let keys: Vec<(u32, u32)> = jobs.iter().map(|j| (j.cell, j.fork)).collect();
-            format!(
-                "shard {i}/{count} is missing (its {} jobs: {}); run it with `{}`",
-                keys.len(),
-                jobs_text(&keys),
-                shard_command(first, *i)
-            )
-        })
-        .collect();
-    bad_input(format!(
-        "{}; then merge again with every shard folder, or pass --allow-missing to merge without {}",
-        parts.join("; "),
-        if missing.len() == 1 { "it" } else { "them" }
-    ))
+    MergeError::MissingShards {
+        missing: missing
+            .iter()
+            .map(|(i, jobs)| MissingShard {
+                index: *i,
+                count,
+                jobs: jobs.iter().map(|j| (j.cell, j.fork)).collect(),
+                command: shard_command(first, *i),
+            })
+            .collect(),
+    }
 }
 
 /// `runner exec SPEC --out DIR --shard I/N [--set ...]`: the command that
