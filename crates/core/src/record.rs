@@ -682,6 +682,13 @@ pub enum PairsCsvError {
     },
 }
 
+impl crate::error::Coded for PairsCsvError {
+    /// A `pairs.csv` runner is given to read is the user's input (exit 2).
+    fn failure(&self) -> crate::error::Failure {
+        crate::error::Failure::BadInput
+    }
+}
+
 /// The columns a `pairs.csv` header names; `None` for any other header.
 pub fn header_columns(header: &str) -> Option<Columns> {
     Columns::all().find(|&c| csv_header(c) == header)

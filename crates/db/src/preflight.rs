@@ -41,5 +41,18 @@ pub enum PreflightError {
     Db(#[from] DbError),
 }
 
+impl runner_core::error::Coded for PreflightError {
+    /// The database's answer decides: SQL it refuses is the experiment's
+    /// to fix (exit 2); a file or server that cannot be read is the run
+    /// failing before its first fork (exit 1).
+    fn failure(&self) -> runner_core::error::Failure {
+        use runner_core::error::Failure;
+        match self {
+            PreflightError::Refused(_) => Failure::BadInput,
+            PreflightError::Unreadable { .. } | PreflightError::Db(_) => Failure::RunFailed,
+        }
+    }
+}
+
 /// Where a permission error sends the user.
 pub const PRIVILEGES_DOC: &str = "docs/guide/own-code.md, \"Privileges\"";

@@ -9,7 +9,7 @@
 
 use super::{file_stem, hex, FolderError, ForkRecord, RunInfo};
 use crate::output::io_err;
-use runner_core::error::{bad_input, Result};
+use runner_core::error::Result;
 use runner_core::record::{csv_header, PairRecord, Phase};
 use runner_spec::Experiment;
 use sha2::{Digest, Sha256};
@@ -149,7 +149,13 @@ pub fn run_columns(forks: &[ForkRecord]) -> runner_core::record::Columns {
 pub fn read_pairs(dir: &Path, info: &RunInfo) -> Result<Vec<PairRecord>> {
     let path = dir.join("pairs.csv");
     let bytes = std::fs::read(&path).map_err(|e| io_err("read", &path, e))?;
-    check_pairs(&bytes, info).map_err(|e| bad_input(format!("{}: {e}", path.display())))
+    check_pairs(&bytes, info).map_err(|e| {
+        FolderError::InFile {
+            path,
+            error: Box::new(e),
+        }
+        .into()
+    })
 }
 
 /// [`read_pairs`] on bytes already in memory.

@@ -2,8 +2,7 @@
 //! failed (the file itself, the recorded spec, the plan, the record's
 //! keys, the rows), and an underlying error stays reachable as the
 //! `source`. The `Display` is the one sentence the user sees, without the
-//! folder's file name where the caller adds it; [`runner_core::error::RunnerError`]
-//! takes it at the folder's edge as bad input (exit 2).
+//! folder's file name where the caller adds it ([`FolderError::InFile`]).
 
 use std::path::PathBuf;
 
@@ -50,11 +49,21 @@ pub enum FolderError {
         #[source]
         error: runner_core::record::RowError,
     },
+    /// One of the above, found in the file at `path` (run.json, pairs.csv),
+    /// which the sentence names first.
+    #[error("{}: {error}", .path.display())]
+    InFile {
+        path: PathBuf,
+        #[source]
+        error: Box<FolderError>,
+    },
 }
 
-impl From<FolderError> for runner_core::error::RunnerError {
-    fn from(e: FolderError) -> Self {
-        runner_core::error::bad_input(e.to_string())
+impl runner_core::error::Coded for FolderError {
+    /// A record that cannot be trusted is the folder given being wrong
+    /// (exit 2): nothing is re-run or repaired on a guess.
+    fn failure(&self) -> runner_core::error::Failure {
+        runner_core::error::Failure::BadInput
     }
 }
 

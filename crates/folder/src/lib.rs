@@ -23,6 +23,7 @@ mod fork;
 mod imported;
 pub mod invocation;
 pub mod partial;
+mod partial_error;
 pub mod recorded;
 pub mod verify;
 

@@ -21,7 +21,8 @@ use super::{file_stem, CheckReport, ForkRecord, ForkSummary, RunInfo};
 use crate::output::lock::{self, FolderLock};
 use crate::output::promote::rename_noreplace;
 use crate::output::{io_err, parent_or_dot, sync_dir, write_atomic};
-use runner_core::error::{bad_input, Result};
+pub use crate::partial_error::{ForkDamage, PartialError};
+use runner_core::error::Result;
 use runner_core::record::PairRecord;
 use runner_os::environment::ForkSentinel;
 use std::collections::HashSet;
@@ -68,18 +69,12 @@ pub struct Partial {
     lock: FolderLock,
 }
 
-fn exists_error(dir: &Path) -> runner_core::error::RunnerError {
-    if let Some(holder) = lock::is_held(dir) {
-        return bad_input(format!(
-            "{} is in use by another runner exec ({holder}); wait for it to finish or stop it",
-            dir.display()
-        ));
+fn exists_error(dir: &Path) -> PartialError {
+    let dir = dir.to_path_buf();
+    match lock::is_held(&dir) {
+        Some(holder) => PartialError::InUse { dir, holder },
+        None => PartialError::Exists { dir },
     }
-    bad_input(format!(
-        "{} already exists from an earlier run; finish it with --resume {} or delete it",
-        dir.display(),
-        dir.display()
-    ))
 }
 
 impl Partial {
@@ -88,7 +83,7 @@ impl Partial {
     pub fn create(dir: &Path, info: &RunInfo) -> Result<Partial> {
         let parent = parent_or_dot(dir);
         if fs::symlink_metadata(dir).is_ok() {
-            return Err(exists_error(dir));
+            return Err(exists_error(dir).into());
         }
         fs::create_dir_all(parent).map_err(|e| io_err("create the output folder", dir, e))?;
         let name = dir.file_name().unwrap_or_default().to_string_lossy();
@@ -106,9 +101,9 @@ impl Partial {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                 drop(lock);
-                return Err(exists_error(dir));
+                return Err(exists_error(dir).into());
             }
-            Err(e) => return Err(io_err("create the output folder", dir, e)),
+            Err(e) => return Err(io_err("create the output folder", dir, e).into()),
         }
         let _ = tmp.keep();
         lock.moved_to(dir);
@@ -122,32 +117,36 @@ impl Partial {
     /// Opens an existing partial folder to resume it: locked, its run.json
     /// checked, and not finished.
     pub fn open(dir: &Path) -> Result<(Partial, RunInfo)> {
-        let shown = dir.display();
-        match fs::symlink_metadata(dir) {
-            Err(e) => return Err(bad_input(format!("cannot resume {shown}: {e}"))),
-            Ok(m) if m.file_type().is_symlink() => {
-                return Err(bad_input(format!(
-                    "cannot resume {shown}: it is a symbolic link; pass the folder itself"
-                )))
-            }
-            Ok(m) if !m.is_dir() => {
-                return Err(bad_input(format!(
-                    "cannot resume {shown}: it is not a folder"
-                )))
-            }
-            Ok(_) => {}
+        let not_resumable = match fs::symlink_metadata(dir) {
+            Err(cause) => Some(PartialError::Unreadable {
+                dir: dir.to_path_buf(),
+                cause,
+            }),
+            Ok(m) if m.file_type().is_symlink() => Some(PartialError::Symlink {
+                dir: dir.to_path_buf(),
+            }),
+            Ok(m) if !m.is_dir() => Some(PartialError::NotAFolder {
+                dir: dir.to_path_buf(),
+            }),
+            Ok(_) => None,
+        };
+        if let Some(e) = not_resumable {
+            return Err(e.into());
         }
         if !dir.join("run.json").is_file() {
-            return Err(bad_input(format!(
-                "{shown} is not a partial run folder (it has no run.json)"
-            )));
+            return Err(PartialError::NoRunJson {
+                dir: dir.to_path_buf(),
+            }
+            .into());
         }
         let lock = FolderLock::acquire(dir)?;
         let info = super::read(dir)?;
         if let Some(at) = &info.finished_at {
-            return Err(bad_input(format!(
-                "{shown} holds a run that finished at {at}, so there is nothing to resume; only a .partial folder of an unfinished run can be resumed (render a finished one with `runner report {shown}`)"
-            )));
+            return Err(PartialError::Finished {
+                dir: dir.to_path_buf(),
+                at: at.clone(),
+            }
+            .into());
         }
         fs::create_dir_all(dir.join("forks")).map_err(|e| io_err("create", dir, e))?;
         let partial = Partial {
@@ -193,45 +192,41 @@ impl Partial {
                 continue;
             };
             let path = entry.path();
-            let damaged = |what: String| {
-                bad_input(format!(
-                    "{}: {what}; delete {} and its .csv to run that fork again, then resume",
-                    path.display(),
-                    path.display()
-                ))
+            let damaged = |why: ForkDamage| PartialError::Damaged {
+                record: path.clone(),
+                why,
             };
             let bytes = fs::read(&path).map_err(|e| io_err("read", &path, e))?;
             // Written by the runner that started the run, perhaps an
             // older one: brought to the current shape like its run.json.
             use crate::output::format::{parse, Kind, ReadError};
-            let rec: ForkRecord = parse(&path, &bytes, Kind::Fork).map_err(|e| match e {
-                ReadError::Format(e) => bad_input(e.to_string()),
-                ReadError::Json(e) => damaged(format!("not a valid fork record: {e}")),
-            })?;
+            let rec: ForkRecord = match parse(&path, &bytes, Kind::Fork) {
+                Ok(rec) => rec,
+                Err(ReadError::Format(e)) => return Err(e.into()),
+                Err(ReadError::Json(e)) => return Err(damaged(ForkDamage::NotARecord(e)).into()),
+            };
             if (rec.summary.cell, rec.summary.fork) != (cell, fork) {
-                return Err(damaged(format!(
-                    "it records cell {} fork {}, not the fork its name says",
-                    rec.summary.cell, rec.summary.fork
-                )));
+                return Err(damaged(ForkDamage::OtherFork {
+                    cell: rec.summary.cell,
+                    fork: rec.summary.fork,
+                })
+                .into());
             }
             if !jobs.contains(&(cell, fork)) {
-                return Err(damaged("it is not one of the run's jobs".into()));
+                return Err(damaged(ForkDamage::NotAJob).into());
             }
             let csv = self.fork_path(cell, fork, "csv");
-            let bytes =
-                fs::read(&csv).map_err(|e| damaged(format!("cannot read its rows: {e}")))?;
+            let bytes = fs::read(&csv).map_err(|e| damaged(ForkDamage::RowsUnread(e)))?;
             let rows = check_fork(
                 &bytes,
                 &rec,
                 &info.spec.experiment,
                 &csv.display().to_string(),
             )
-            .map_err(|e| {
-                bad_input(format!(
-                    "{e}; delete {} and {} to run that fork again, then resume",
-                    csv.display(),
-                    path.display()
-                ))
+            .map_err(|error| PartialError::Rows {
+                csv: csv.clone(),
+                record: path.clone(),
+                error,
             })?;
             out.push((rec, rows));
         }
@@ -289,7 +284,7 @@ impl Partial {
             });
         if let Err(e) = synced {
             let _ = fs::remove_file(&tmp);
-            return Err(e);
+            return Err(e.into());
         }
         let (rows, sha256) = digest.finish();
         let record = ForkRecord {
@@ -332,7 +327,8 @@ impl Partial {
     /// and `pairs.csv` holds every row.
     pub fn drop_fork_files(&self) -> Result<()> {
         let forks = self.dir.join("forks");
-        fs::remove_dir_all(&forks).map_err(|e| io_err("remove", &forks, e))
+        fs::remove_dir_all(&forks).map_err(|e| io_err("remove", &forks, e))?;
+        Ok(())
     }
 
     /// Puts the finished folder in place of `final_dir` (see

@@ -37,7 +37,10 @@ use std::path::Path;
 /// the file and the key.
 pub(crate) fn checked(path: &Path) -> runner_core::error::Result<RunInfo> {
     let info = RunInfo::read(path)?;
-    check(&info).map_err(|e| runner_core::error::bad_input(format!("{}: {e}", path.display())))?;
+    check(&info).map_err(|e| FolderError::InFile {
+        path: path.to_path_buf(),
+        error: Box::new(e),
+    })?;
     Ok(info)
 }
 

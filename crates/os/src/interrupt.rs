@@ -23,12 +23,15 @@ static INSTALL: Once = Once::new();
 pub const POLL: Duration = Duration::from_millis(50);
 
 /// The work was cut short by a signal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("interrupted (Ctrl-C or a termination signal)")]
 pub struct Interrupted;
 
-impl std::fmt::Display for Interrupted {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("interrupted (Ctrl-C or a termination signal)")
+impl runner_core::error::Coded for Interrupted {
+    /// The input was fine and what finished is kept: a stopped run is
+    /// resumed, a stopped report rendered again (exit 1).
+    fn failure(&self) -> runner_core::error::Failure {
+        runner_core::error::Failure::RunFailed
     }
 }
 

@@ -10,13 +10,15 @@
 
 pub mod context;
 pub mod effect;
+mod error;
 pub(crate) mod filters;
 pub mod gate_files;
 pub mod numbers;
 pub mod plots;
 pub(crate) mod safe;
 
-use runner_core::error::{bad_input, Result, RunnerError};
+pub use error::ReportError;
+use runner_core::error::Result;
 use runner_core::record::PairRecord;
 use runner_folder::output::{self, guard, target};
 use runner_folder::RunInfo;
@@ -49,11 +51,10 @@ fn read_folder_with<T: Send>(
 ) -> Result<(RunInfo, Vec<PairRecord>, T)> {
     let info = runner_folder::read(dir)?;
     if info.finished_at().is_none() {
-        return Err(bad_input(format!(
-            "{} holds a run in progress (run.json has no finish time); finish it with `runner exec SPEC --resume {}`",
-            dir.display(),
-            dir.display()
-        )));
+        return Err(ReportError::InProgress {
+            dir: dir.to_path_buf(),
+        }
+        .into());
     }
     let (pairs, other) = runner_stats::pool::join(
         || runner_folder::digest::read_pairs(dir, &info),
@@ -72,18 +73,6 @@ fn template_env() -> minijinja::Environment<'static> {
     env.set_fuel(Some(TEMPLATE_FUEL));
     filters::register(&mut env);
     env
-}
-
-/// A template error as one sentence naming the template's file:line.
-fn template_error(name: &str, e: minijinja::Error) -> RunnerError {
-    let at = e.line().map_or(name.to_string(), |l| format!("{name}:{l}"));
-    let detail = match e.kind() {
-        minijinja::ErrorKind::OutOfFuel => format!(
-            "the template did more work than any report needs ({TEMPLATE_FUEL} steps) and was stopped; look for a loop that runs far too often"
-        ),
-        _ => e.detail().unwrap_or(&e.to_string()).to_string(),
-    };
-    bad_input(format!("{at}: template error: {detail}"))
 }
 
 /// Output that stops a rendering past [`MAX_OUTPUT_BYTES`].
@@ -110,7 +99,10 @@ impl std::io::Write for Capped {
 /// file:line. Bounded in work and in output size.
 pub fn render<C: serde::Serialize>(name: &str, template: &str, ctx: &C) -> Result<String> {
     let mut env = template_env();
-    let fail = |e| template_error(name, e);
+    let fail = |cause| ReportError::Template {
+        name: name.to_string(),
+        cause,
+    };
     env.add_template(name, template).map_err(fail)?;
     let tmpl = env.get_template(name).map_err(fail)?;
     let mut out = Capped {
@@ -120,31 +112,42 @@ pub fn render<C: serde::Serialize>(name: &str, template: &str, ctx: &C) -> Resul
     match tmpl.render_captured_to(ctx, &mut out) {
         Ok(_) => {}
         Err(_) if out.over => {
-            return Err(bad_input(format!(
-                "{name}: template error: the rendering passed {} MiB, more than any report needs, and was stopped",
-                MAX_OUTPUT_BYTES >> 20
-            )))
+            return Err(ReportError::TooLong {
+                name: name.to_string(),
+                mib: MAX_OUTPUT_BYTES >> 20,
+            }
+            .into())
         }
-        Err(e) => return Err(fail(e)),
+        Err(e) => return Err(fail(e).into()),
     }
-    String::from_utf8(out.text).map_err(|e| bad_input(format!("{name}: template error: {e}")))
+    String::from_utf8(out.text).map_err(|cause| {
+        ReportError::NotText {
+            name: name.to_string(),
+            cause,
+        }
+        .into()
+    })
 }
 
 /// Reads a template file (at most [`MAX_TEMPLATE_BYTES`]).
 fn read_template(path: &Path) -> Result<String> {
     use std::io::Read;
-    let fail = |e: String| bad_input(format!("cannot read template {}: {e}", path.display()));
+    let unread = |cause| ReportError::TemplateUnread {
+        path: path.to_path_buf(),
+        cause,
+    };
     let mut text = String::new();
     std::fs::File::open(path)
-        .map_err(|e| fail(e.to_string()))?
+        .map_err(unread)?
         .take(MAX_TEMPLATE_BYTES + 1)
         .read_to_string(&mut text)
-        .map_err(|e| fail(e.to_string()))?;
+        .map_err(unread)?;
     if text.len() as u64 > MAX_TEMPLATE_BYTES {
-        return Err(fail(format!(
-            "it is larger than {} KiB",
-            MAX_TEMPLATE_BYTES >> 10
-        )));
+        return Err(ReportError::TemplateTooLarge {
+            path: path.to_path_buf(),
+            kib: MAX_TEMPLATE_BYTES >> 10,
+        }
+        .into());
     }
     Ok(text)
 }
@@ -156,7 +159,8 @@ pub fn check_template(path: &Path) -> Result<()> {
     let name = path.display().to_string();
     template_env()
         .add_template_owned(name.clone(), source)
-        .map_err(|e| template_error(&name, e))
+        .map_err(|cause| ReportError::Template { name, cause })?;
+    Ok(())
 }
 
 /// The template a folder renders with: `template`, else the run's
@@ -197,7 +201,7 @@ pub fn render_run(
 ) -> Result<Rendering> {
     // Everything shown comes from a copy whose recorded text cannot change
     // the report's structure (`safe`).
-    let info = safe::for_markdown(info).map_err(runner_core::error::bad_input)?;
+    let info = safe::for_markdown(info)?;
     render_safe(&info, pairs, template)
 }
 
@@ -310,17 +314,11 @@ pub fn render_folder(dir: &Path, template: Option<&Path>, out: Option<&Path>) ->
     let rendering = runner_os::interrupt::run(since, move || -> Result<Rendering> {
         let (info, pairs, safe) = read_folder_with(&folder, safe::for_markdown)?;
         let template = template_for(&info, tpl.as_deref())?;
-        render_safe(
-            &safe.map_err(runner_core::error::bad_input)?,
-            &pairs,
-            template,
-        )
+        render_safe(&safe?, &pairs, template)
     })
-    .map_err(|i| {
-        runner_core::error::run_failed(format!(
-            "{i} while reading and analysing {}; nothing was written, the folder is as it was",
-            dir.display()
-        ))
+    .map_err(|signal| ReportError::Interrupted {
+        dir: dir.to_path_buf(),
+        signal,
     })??;
     let report = write(dir, out, &rendering)?;
     Ok(Rendered {

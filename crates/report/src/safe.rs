@@ -225,6 +225,14 @@ pub(crate) enum SafeError {
     ReadBack(#[source] serde_json::Error),
 }
 
+impl runner_core::error::Coded for SafeError {
+    /// A recorded text that no longer reads once made inert is the
+    /// folder's (exit 2), as any run.json the reader refuses is.
+    fn failure(&self) -> runner_core::error::Failure {
+        runner_core::error::Failure::BadInput
+    }
+}
+
 fn mode(path: &[&str]) -> Mode {
     match path {
         ["spec", "toml" | "sha256"] => Mode::Keep,

@@ -2,14 +2,13 @@
 //! renamed over it (tempfile's `persist`), then the folder fsynced. A reader,
 //! a crash or a full disk never leaves half a file under the target's name.
 
-use super::{io_err, parent_or_dot, sync_dir};
-use runner_core::error::Result;
+use super::{io_err, parent_or_dot, sync_dir, OutputError};
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 /// Writes `bytes` to `path` atomically.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
     write_atomic_io(path, bytes).map_err(|e| io_err("write", path, e))
 }
 

@@ -31,7 +31,8 @@
 //! which makes the file foreign (refused later), never the reverse.
 
 use super::{io_err, lock, parent_or_dot, sync_dir, DATA_FILES};
-use runner_core::error::{bad_input, Result};
+use super::{EntriesError, OutputError, RecordError};
+use runner_core::error::Result;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs;
@@ -39,8 +40,8 @@ use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-/// The record's name, in each folder runner writes into.
-pub const RECORD: &str = ".runner-files.json";
+/// The record's name, where callers have always found it.
+pub use super::RECORD;
 
 const NOTE: &str = "The files runner wrote in this folder and the SHA-256 of what it wrote; runner replaces, moves or removes only these (see docs/safety.md).";
 
@@ -96,28 +97,6 @@ pub fn runner_run_json(path: &Path, finished: bool) -> bool {
         && (!finished || v["finished_at"].is_string())
 }
 
-/// Why a folder's record of the files runner wrote cannot be used: the
-/// clause that follows its path in a message.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum RecordError {
-    #[error("cannot be read ({0})")]
-    Unreadable(#[source] std::io::Error),
-    #[error("is not a regular file")]
-    NotAFile,
-    #[error("is not runner's record of the files it wrote ({0})")]
-    NotRunners(#[source] serde_json::Error),
-}
-
-/// Why the entries of a folder cannot be judged: the clause that follows
-/// the folder's path in a message.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum EntriesError {
-    #[error("{RECORD} {0}")]
-    Record(#[source] RecordError),
-    #[error("cannot be read ({0})")]
-    Unreadable(#[source] std::io::Error),
-}
-
 /// The record of `dir`: `None` when there is none, an error when something
 /// else is at its name or it is not runner's record.
 fn read_record(dir: &Path) -> std::result::Result<Option<Record>, RecordError> {
@@ -134,11 +113,11 @@ fn read_record(dir: &Path) -> std::result::Result<Option<Record>, RecordError> {
         .map_err(RecordError::NotRunners)
 }
 
-fn record_error(dir: &Path, why: &RecordError) -> runner_core::error::RunnerError {
-    bad_input(format!(
-        "{} {why}; runner keeps there the list of files it wrote and cannot tell which are its own without it; move it away",
-        dir.join(RECORD).display()
-    ))
+fn record_error(dir: &Path, why: RecordError) -> OutputError {
+    OutputError::Record {
+        record: dir.join(RECORD),
+        why,
+    }
 }
 
 fn sha256_of(path: &Path) -> Option<String> {
@@ -203,7 +182,7 @@ fn split(path: &Path) -> (PathBuf, String) {
 /// Who wrote what is at `path`.
 pub fn owner(path: &Path) -> Result<Owner> {
     let (dir, name) = split(path);
-    let record = read_record(&dir).map_err(|why| record_error(&dir, &why))?;
+    let record = read_record(&dir).map_err(|why| record_error(&dir, why))?;
     Ok(owner_in(&dir, &name, record.as_ref()))
 }
 
@@ -243,22 +222,21 @@ pub(crate) fn foreign_entries(dir: &Path) -> std::result::Result<Vec<String>, En
     Ok(out)
 }
 
-fn refused(path: &Path, why: &str) -> runner_core::error::RunnerError {
-    bad_input(format!(
-        "{} {why}; runner never replaces a file it did not write (only those its record {} lists, unchanged since), so move it away or choose another path",
-        path.display(),
-        path.with_file_name(RECORD).display()
-    ))
+fn refused(path: &Path, why: &str) -> OutputError {
+    OutputError::NotRunners {
+        path: path.to_path_buf(),
+        why: why.to_string(),
+    }
 }
 
 /// Whether `bytes` may be written to `path` (see the module doc); `Ok`
 /// says whether something is there.
 pub(crate) fn check(path: &Path, bytes: &[u8]) -> Result<Owner> {
-    allowed(path, owner(path)?, bytes)
+    Ok(allowed(path, owner(path)?, bytes)?)
 }
 
 /// [`check`] once the owner of `path` is known.
-fn allowed(path: &Path, owner: Owner, bytes: &[u8]) -> Result<Owner> {
+fn allowed(path: &Path, owner: Owner, bytes: &[u8]) -> std::result::Result<Owner, OutputError> {
     match owner {
         Owner::Foreign(why) => {
             let same = fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
@@ -273,7 +251,7 @@ fn allowed(path: &Path, owner: Owner, bytes: &[u8]) -> Result<Owner> {
     }
 }
 
-fn write_record(dir: &Path, record: &Record) -> Result<()> {
+fn write_record(dir: &Path, record: &Record) -> std::result::Result<(), OutputError> {
     let mut text = serde_json::to_string_pretty(record).expect("the record serializes");
     text.push('\n');
     super::atomic::write_atomic(&dir.join(RECORD), text.as_bytes())
@@ -328,7 +306,7 @@ pub fn write_all(files: &[(PathBuf, &[u8])]) -> Result<()> {
     }
     let mut plans = Vec::with_capacity(folders.len());
     for dir in folders {
-        let existing = read_record(&dir).map_err(|why| record_error(&dir, &why))?;
+        let existing = read_record(&dir).map_err(|why| record_error(&dir, why))?;
         let mut planned = Vec::new();
         for (path, bytes) in files {
             let (in_dir, name) = split(path);
@@ -363,7 +341,7 @@ pub fn write_all(files: &[(PathBuf, &[u8])]) -> Result<()> {
         }
         write_record(&dir, &record)?;
         if let Some(e) = failed {
-            return Err(e);
+            return Err(e.into());
         }
     }
     Ok(())
@@ -375,7 +353,7 @@ pub fn write_all(files: &[(PathBuf, &[u8])]) -> Result<()> {
 /// is gone is dropped too.
 pub fn remove_own(path: &Path) -> Result<bool> {
     let (dir, name) = split(path);
-    let existing = read_record(&dir).map_err(|why| record_error(&dir, &why))?;
+    let existing = read_record(&dir).map_err(|why| record_error(&dir, why))?;
     let owner = owner_in(&dir, &name, existing.as_ref());
     if matches!(owner, Owner::Foreign(_)) {
         return Ok(false);
@@ -385,7 +363,7 @@ pub fn remove_own(path: &Path) -> Result<bool> {
         match fs::remove_file(path) {
             Ok(()) => sync_dir(&dir),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(io_err("remove", path, e)),
+            Err(e) => return Err(io_err("remove", path, e).into()),
         }
     }
     if listed || owner == Owner::Runner {
@@ -421,10 +399,10 @@ pub fn write_with(
         }
     }
     let (dir, name) = split(path);
-    let existing = read_record(&dir).map_err(|why| record_error(&dir, &why))?;
+    let existing = read_record(&dir).map_err(|why| record_error(&dir, why))?;
     let before = owner_in(&dir, &name, existing.as_ref());
     if let Owner::Foreign(why) = &before {
-        return Err(refused(path, why));
+        return Err(refused(path, why).into());
     }
     let parent = parent_or_dot(path);
     let filled = (|| {
@@ -458,7 +436,7 @@ pub fn write_with(
     sync_dir(parent);
     record.pending.remove(&name);
     record.files.insert(name, sha);
-    write_record(&dir, &record)
+    Ok(write_record(&dir, &record)?)
 }
 
 fn write_file(path: &Path, bytes: &[u8], create: bool) -> std::io::Result<()> {
@@ -508,15 +486,16 @@ pub fn append(path: &Path, text: &[u8]) -> std::io::Result<()> {
 /// Removes a report folder runner wrote: first checks that every entry is
 /// runner's, then removes exactly those, then the (now empty) folder; if
 /// anything else appeared meanwhile, the folder stays.
-pub(crate) fn remove_folder(dir: &Path) -> Result<()> {
-    let foreign = foreign_entries(dir)
-        .map_err(|why| bad_input(format!("{} {why}, so runner left it alone", dir.display())))?;
+pub(crate) fn remove_folder(dir: &Path) -> std::result::Result<(), OutputError> {
+    let foreign = foreign_entries(dir).map_err(|why| OutputError::Unjudged {
+        dir: dir.to_path_buf(),
+        why,
+    })?;
     if !foreign.is_empty() {
-        return Err(bad_input(format!(
-            "{} holds files runner did not write ({}), so runner left it alone",
-            dir.display(),
-            foreign.join(", ")
-        )));
+        return Err(OutputError::ForeignFiles {
+            dir: dir.to_path_buf(),
+            names: foreign,
+        });
     }
     let entries = fs::read_dir(dir).map_err(|e| io_err("read", dir, e))?;
     let mut names: Vec<String> = entries

@@ -10,8 +10,7 @@
 //! so that case retries. Releasing: unlink (if the path is still ours), then
 //! close.
 
-use super::io_err;
-use runner_core::error::{bad_input, Result};
+use super::{io_err, OutputError};
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;
@@ -48,7 +47,7 @@ fn same_inode(file: &File, path: &Path) -> bool {
 
 impl FolderLock {
     /// Locks `dir`, or says which runner exec holds it (exit 2).
-    pub(crate) fn acquire(dir: &Path) -> Result<FolderLock> {
+    pub(crate) fn acquire(dir: &Path) -> Result<FolderLock, OutputError> {
         let path = dir.join(FILE);
         for _ in 0..20 {
             let file = OpenOptions::new()
@@ -61,12 +60,11 @@ impl FolderLock {
             match file.try_lock() {
                 Ok(()) => {}
                 Err(TryLockError::WouldBlock) => {
-                    return Err(bad_input(format!(
-                        "{} is in use by another runner exec ({}, see {}); wait for it to finish or stop it",
-                        dir.display(),
-                        holder(&path),
-                        path.display()
-                    )))
+                    return Err(OutputError::Locked {
+                        dir: dir.to_path_buf(),
+                        holder: holder(&path),
+                        lock: path,
+                    })
                 }
                 Err(TryLockError::Error(e)) => return Err(io_err("lock", dir, e)),
             }
@@ -77,10 +75,9 @@ impl FolderLock {
             lock.record_owner();
             return Ok(lock);
         }
-        Err(bad_input(format!(
-            "cannot lock {}: its lock file keeps being replaced",
-            dir.display()
-        )))
+        Err(OutputError::LockReplaced {
+            dir: dir.to_path_buf(),
+        })
     }
 
     /// Writes `pid P since T` (best effort: the lock holds without it).

@@ -37,6 +37,7 @@ pub const CLIENTS_PLOT: &str = "clients.svg";
 pub const INSTRUCTIONS_PLOT: &str = "instructions.svg";
 
 pub(crate) mod atomic;
+mod error;
 pub mod format;
 pub mod guard;
 pub(crate) mod lock;
@@ -44,9 +45,14 @@ pub(crate) mod promote;
 pub mod target;
 
 pub(crate) use atomic::write_atomic;
+pub use error::{EntriesError, OutputError, RecordError};
 
-use runner_core::error::{bad_input, run_failed, RunnerError};
 use std::path::Path;
+
+/// The record of the files runner wrote, in each folder it writes into
+/// (`guard`): named here, with runner's other files, so that the
+/// refusals that name it (`error`) need nothing of `guard`.
+pub const RECORD: &str = ".runner-files.json";
 
 /// The files runner writes into a finished report folder (besides the
 /// plots, [`STUDY_PLOTS`] or [`COMPARISON_PLOTS`]; `gate.json` only for a run
@@ -61,22 +67,14 @@ pub(crate) const DATA_FILES: [&str; 5] = [
     "gate.json",
 ];
 
-/// A full disk or a failing device is the run failing (exit 1, resumable
-/// once there is room); anything else (not a directory, read-only, no
-/// permission) means the folder given is wrong (exit 2).
-pub fn io_err(what: &str, path: &Path, e: std::io::Error) -> RunnerError {
-    use std::io::ErrorKind::{FileTooLarge, QuotaExceeded, StorageFull};
-    // tempfile adds ` at path "<its temporary file>"`; the path that matters
-    // is the one runner meant, named here.
-    let text = e.to_string();
-    let cause = text.split(" at path \"").next().unwrap_or_default();
-    let msg = format!("cannot {what} {}: {cause}", path.display());
-    let full = matches!(e.kind(), StorageFull | QuotaExceeded | FileTooLarge)
-        || e.raw_os_error() == Some(libc::EIO);
-    if full {
-        run_failed(msg)
-    } else {
-        bad_input(msg)
+/// `e` while doing `what` to `path`: a full disk or a failing device is
+/// the run failing (exit 1), anything else a wrong path (exit 2)
+/// ([`OutputError`]'s `Coded`).
+pub fn io_err(what: &str, path: &Path, e: std::io::Error) -> OutputError {
+    OutputError::Io {
+        what: what.to_string(),
+        path: path.to_path_buf(),
+        cause: e,
     }
 }
 

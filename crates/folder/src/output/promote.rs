@@ -18,8 +18,7 @@
 //! folder that appears between the check and the rename is not lost either.
 
 use super::target::{existing, old_path, Existing};
-use super::{io_err, parent_or_dot, sync_dir};
-use runner_core::error::{bad_input, Result};
+use super::{io_err, parent_or_dot, sync_dir, OutputError};
 use std::fs;
 use std::path::Path;
 
@@ -43,12 +42,12 @@ pub(crate) fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
     }
 }
 
-fn refused(partial: &Path, path: &Path, why: &str) -> runner_core::error::RunnerError {
-    bad_input(format!(
-        "{} {why}, so runner left it alone; the finished run is complete in {} (rename it yourself, or read it there)",
-        path.display(),
-        partial.display()
-    ))
+fn refused(partial: &Path, path: &Path, why: &str) -> OutputError {
+    OutputError::NotPromoted {
+        partial: partial.to_path_buf(),
+        path: path.to_path_buf(),
+        why: why.to_string(),
+    }
 }
 
 /// What `DIR.old/.gitignore` holds: everything in the folder, itself too.
@@ -57,8 +56,11 @@ pub(crate) const IGNORE_ALL: &[u8] =
 
 /// Puts the finished folder `partial` in place of `final_dir`; the folder
 /// the report it replaced went to, if there was one.
-pub(crate) fn promote(partial: &Path, final_dir: &Path) -> Result<Option<std::path::PathBuf>> {
-    let into_place = |what: &str| -> Result<()> {
+pub(crate) fn promote(
+    partial: &Path,
+    final_dir: &Path,
+) -> Result<Option<std::path::PathBuf>, OutputError> {
+    let into_place = |what: &str| -> Result<(), OutputError> {
         rename_noreplace(partial, final_dir).map_err(|e| match e.kind() {
             std::io::ErrorKind::AlreadyExists => {
                 refused(partial, final_dir, "appeared while runner was finishing")
@@ -79,8 +81,13 @@ pub(crate) fn promote(partial: &Path, final_dir: &Path) -> Result<Option<std::pa
                 Existing::EmptyFolder => {
                     fs::remove_dir(&old).map_err(|e| io_err("replace", &old, e))?
                 }
-                Existing::RunnerReport => super::guard::remove_folder(&old)
-                    .map_err(|e| refused(partial, &old, &format!("could not be removed ({e})")))?,
+                Existing::RunnerReport => {
+                    super::guard::remove_folder(&old).map_err(|e| OutputError::OldNotRemoved {
+                        partial: partial.to_path_buf(),
+                        old: old.clone(),
+                        cause: Box::new(e),
+                    })?
+                }
                 Existing::Foreign(why) => return Err(refused(partial, &old, &why)),
             }
             rename_noreplace(final_dir, &old).map_err(|e| io_err("move aside", final_dir, e))?;

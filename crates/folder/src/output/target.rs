@@ -16,8 +16,8 @@
 //! `report DIR --out FILE` writes inside DIR only `DIR/report.md`, and
 //! outside DIR only where `guard` allows it.
 
-use super::{guard, parent_or_dot};
-use runner_core::error::{bad_input, Result};
+use super::{guard, parent_or_dot, OutputError};
+use runner_core::error::Result;
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 
@@ -112,21 +112,24 @@ pub fn absolute(path: &Path) -> std::io::Result<PathBuf> {
 /// The checks on `--out DIR` for a run (see the module doc). `what` names
 /// the flag for the message.
 pub fn check_out(out: &Path, what: &str) -> Result<()> {
-    let shown = out.display();
     let names_a_folder = matches!(out.components().next_back(), Some(Component::Normal(_)));
     if !names_a_folder {
-        return Err(bad_input(format!(
-            "{what} {shown} does not name a folder runner can create and replace (such as reports/NAME); the current folder, `..` and `/` cannot be an output folder"
-        )));
+        return Err(OutputError::NotAFolderName {
+            flag: what.to_string(),
+            out: out.to_path_buf(),
+        }
+        .into());
     }
     let real = fs::canonicalize(parent_or_dot(out))
         .map(|p| p.join(out.file_name().unwrap_or_default()))
         .ok();
     if let (Some(real), Ok(cwd)) = (&real, std::env::current_dir()) {
         if cwd.starts_with(real) {
-            return Err(bad_input(format!(
-                "{what} {shown} is the current folder or one of its parents, which runner cannot replace; choose a folder below it, such as reports/NAME"
-            )));
+            return Err(OutputError::CurrentFolder {
+                flag: what.to_string(),
+                out: out.to_path_buf(),
+            }
+            .into());
         }
     }
     if let Some(file) = out
@@ -135,48 +138,52 @@ pub fn check_out(out: &Path, what: &str) -> Result<()> {
         .find(|a| !a.as_os_str().is_empty() && fs::symlink_metadata(a).is_ok())
         .filter(|a| !a.is_dir())
     {
-        return Err(bad_input(format!(
-            "cannot create the output folder {shown}: {} is a file, not a directory",
-            file.display()
-        )));
+        return Err(OutputError::UnderAFile {
+            out: out.to_path_buf(),
+            file: file.to_path_buf(),
+        }
+        .into());
     }
     let old = old_path(out);
     match existing(out) {
         Existing::Missing | Existing::EmptyFolder => Ok(()),
         Existing::RunnerReport => match existing(&old) {
             Existing::Missing | Existing::EmptyFolder | Existing::RunnerReport => Ok(()),
-            Existing::Foreign(why) => Err(bad_input(format!(
-                "{what} {shown} holds an earlier report, which a new run moves to {}, but {} {why}; move it away or choose another {what}",
-                old.display(),
-                old.display()
-            ))),
+            Existing::Foreign(why) => Err(OutputError::OldNotRunners {
+                flag: what.to_string(),
+                out: out.to_path_buf(),
+                old,
+                why,
+            }
+            .into()),
         },
-        Existing::Foreign(why) => Err(bad_input(format!(
-            "{what} {shown} {why}; runner only replaces a report folder it wrote (never a file, a link or what it points to), so choose another {what} or move it away"
-        ))),
+        Existing::Foreign(why) => Err(OutputError::OutNotRunners {
+            flag: what.to_string(),
+            out: out.to_path_buf(),
+            why,
+        }
+        .into()),
     }
 }
 
 /// `report DIR --out FILE`: FILE may be `DIR/report.md`, or a path outside
 /// DIR; never another file inside DIR (its raw data).
 pub fn check_report_out(dir: &Path, out: &Path) -> Result<()> {
-    let bad = |why: &str| {
-        bad_input(format!(
-            "--out {} {why}; runner writes inside a report folder only its report.md (and its plots beside it)",
-            out.display()
-        ))
-    };
     let (Ok(dir_abs), Ok(out_abs)) = (absolute(dir), absolute(out)) else {
         return Ok(());
     };
     if out_abs.starts_with(&dir_abs) && out_abs != dir_abs.join("report.md") {
-        return Err(bad(&format!(
-            "is inside the report folder {}",
-            dir.display()
-        )));
+        return Err(OutputError::ReportOutInside {
+            out: out.to_path_buf(),
+            dir: dir.to_path_buf(),
+        }
+        .into());
     }
     if fs::symlink_metadata(out).is_ok_and(|m| m.file_type().is_symlink()) {
-        return Err(bad("is a symbolic link"));
+        return Err(OutputError::ReportOutLink {
+            out: out.to_path_buf(),
+        }
+        .into());
     }
     Ok(())
 }

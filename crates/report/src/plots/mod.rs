@@ -32,7 +32,7 @@ pub mod trend;
 
 use crate::context::Context;
 use runner_analysis::{Analysis, CellAnalysis, Verdict};
-use runner_core::error::{run_failed, Result};
+use runner_core::error::{Coded, Failure, Result};
 use runner_core::record::PairRecord;
 
 use plotters::coord::Shift;
@@ -215,10 +215,30 @@ fn mesh(
 }
 type DrawResult = std::result::Result<(), DrawingAreaErrorKind<std::io::Error>>;
 
+/// plotters could not draw a plot (`name`) into its SVG document; its
+/// own error stays the source.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot draw {name}: {cause}")]
+pub struct DrawError {
+    name: String,
+    #[source]
+    cause: DrawingAreaErrorKind<std::io::Error>,
+}
+
+impl Coded for DrawError {
+    /// The report's own failure (exit 1), not its input's: the same
+    /// folder renders once the fault is fixed.
+    fn failure(&self) -> Failure {
+        Failure::RunFailed
+    }
+}
+
 /// Runs `draw` on a white SVG canvas and returns the document.
 fn svg(name: &str, size: (u32, u32), draw: impl FnOnce(&Area<'_>) -> DrawResult) -> Result<String> {
-    let fail =
-        |e: DrawingAreaErrorKind<std::io::Error>| run_failed(format!("cannot draw {name}: {e}"));
+    let fail = |cause| DrawError {
+        name: name.to_string(),
+        cause,
+    };
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, size).into_drawing_area();

@@ -83,6 +83,15 @@ pub enum FormatError {
     },
 }
 
+impl runner_core::error::Coded for FormatError {
+    /// A file this runner cannot read as its version says is the folder
+    /// given being wrong for this runner (exit 2): upgrading runner, or
+    /// rendering the folder anew, is the user's to do.
+    fn failure(&self) -> runner_core::error::Failure {
+        runner_core::error::Failure::BadInput
+    }
+}
+
 /// Why a version step cannot bring an older file's value up: the clause
 /// after the file's path, naming the key.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
