@@ -9,10 +9,60 @@
 //! made on another host, or by a runner from before owners were recorded,
 //! is kept unless named with `--schema`.
 
-use runner_core::error::{bad_input, run_failed, Result};
+use runner_core::error::{Coded, Failure, Result};
 use runner_db::owner::Liveness;
-use runner_db::DbTarget;
+use runner_db::{DbError, DbTarget};
 use std::path::Path;
+
+/// Why `runner clean` does nothing: no server to clean (none named, or a
+/// `[database]` runner cannot use), or a `--schema` it must not drop
+/// (not runner's, or its owner still runs) are bad input; a server that
+/// fails while listing or dropping fails the command.
+#[derive(Debug, thiserror::Error)]
+enum CleanError {
+    /// Neither RUNNER_DATABASE_URL nor an experiment file names a server.
+    #[error(
+        "runner clean needs a PostgreSQL server: set RUNNER_DATABASE_URL, or name an experiment file whose database.url names one (runner clean SPEC)"
+    )]
+    NoServer,
+    /// The `[database]` table (or RUNNER_DATABASE_URL) names no database
+    /// runner can use.
+    #[error("{0}")]
+    Resolve(#[source] DbError),
+    /// A PostgreSQL database without a URL to reach it.
+    #[error(
+        "database.backend is \"postgres\" but no URL is set; set database.url or RUNNER_DATABASE_URL"
+    )]
+    NoUrl,
+    /// `--schema` names a schema without runner's marker, which runner
+    /// never drops.
+    #[error(
+        "--schema {schema}: no schema of that name carries runner's marker on {server}; runner drops only schemas it made (`runner clean --list` lists them)"
+    )]
+    NotOurs { schema: String, server: String },
+    /// `--schema` names a schema whose owner runs on this host, and drops
+    /// it itself as it ends.
+    #[error(
+        "--schema {schema}: its owner still runs ({owner}); stop that runner, which drops it as it ends"
+    )]
+    OwnerRuns { schema: String, owner: String },
+    /// The server failed while its schemas were listed or dropped.
+    #[error("{0}")]
+    Server(#[source] DbError),
+}
+
+impl Coded for CleanError {
+    fn failure(&self) -> Failure {
+        match self {
+            CleanError::NoServer
+            | CleanError::Resolve(_)
+            | CleanError::NoUrl
+            | CleanError::NotOurs { .. }
+            | CleanError::OwnerRuns { .. } => Failure::BadInput,
+            CleanError::Server(_) => Failure::RunFailed,
+        }
+    }
+}
 
 /// `runner clean [SPEC] [--list] [--schema NAME]...`: the text to print.
 pub(crate) fn clean(spec: Option<&Path>, list_only: bool, named: &[String]) -> Result<String> {
@@ -23,21 +73,22 @@ pub(crate) fn clean(spec: Option<&Path>, list_only: bool, named: &[String]) -> R
                 .into(),
         );
     };
-    let fail = |e: runner_db::DbError| run_failed(e.to_string());
-    let found = runner_db::open::runner_schemas(&target).map_err(fail)?;
+    let found = runner_db::open::runner_schemas(&target).map_err(CleanError::Server)?;
     for name in named {
         match found.iter().find(|f| &f.schema == name) {
             None => {
-                return Err(bad_input(format!(
-                    "--schema {name}: no schema of that name carries runner's marker on {}; runner drops only schemas it made (`runner clean --list` lists them)",
-                    runner_db::server(url)
-                )))
+                return Err(CleanError::NotOurs {
+                    schema: name.clone(),
+                    server: runner_db::server(url),
+                }
+                .into())
             }
             Some(f) if f.liveness() == Some(Liveness::Alive) => {
-                return Err(bad_input(format!(
-                    "--schema {name}: its owner still runs ({}); stop that runner, which drops it as it ends",
-                    f.said()
-                )))
+                return Err(CleanError::OwnerRuns {
+                    schema: name.clone(),
+                    owner: f.said(),
+                }
+                .into())
             }
             Some(_) => {}
         }
@@ -59,7 +110,7 @@ pub(crate) fn clean(spec: Option<&Path>, list_only: bool, named: &[String]) -> R
         let drop = !list_only && (f.abandoned() || named.contains(&f.schema));
         let state = match (f.liveness(), drop) {
             (_, true) => {
-                runner_db::open::drop_schema(&target, &f.schema).map_err(fail)?;
+                runner_db::open::drop_schema(&target, &f.schema).map_err(CleanError::Server)?;
                 dropped += 1;
                 "dropped".to_string()
             }
@@ -91,15 +142,10 @@ fn target(spec: Option<&Path>) -> Result<DbTarget> {
     let config = match spec {
         Some(path) => runner_spec::load(path, &[])?.experiment.database,
         None if env.is_some() => runner_db::DatabaseConfig::default(),
-        None => {
-            return Err(bad_input(
-                "runner clean needs a PostgreSQL server: set RUNNER_DATABASE_URL, or name an experiment file whose database.url names one (runner clean SPEC)",
-            ))
-        }
+        None => return Err(CleanError::NoServer.into()),
     };
-    runner_db::resolve_with(&config, env, "clean")
-        .map_err(|e| bad_input(e.to_string()))?
-        .ok_or_else(|| {
-            bad_input("database.backend is \"postgres\" but no URL is set; set database.url or RUNNER_DATABASE_URL")
-        })
+    let target = runner_db::resolve_with(&config, env, "clean")
+        .map_err(CleanError::Resolve)?
+        .ok_or(CleanError::NoUrl)?;
+    Ok(target)
 }

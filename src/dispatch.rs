@@ -73,8 +73,9 @@ pub fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         // What ended a worker, with every cause (`StrategyError::chain`).
-        Command::Worker => exec::worker::main()
-            .map(|()| 0)
-            .map_err(|e| runner_core::error::run_failed(e.chain())),
+        Command::Worker => {
+            exec::worker::main().map_err(crate::strategy::error::Chained)?;
+            Ok(0)
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! `runner check`: the plan of an experiment file, its trial runs and
 //! forecast, without running it (`summary` computes, `text` renders).
 
+mod error;
 pub(crate) mod preflight;
 mod summary;
 mod text;

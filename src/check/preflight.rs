@@ -3,7 +3,8 @@
 //! exec`): each is checked as exec checks it, and the plan lines say what
 //! it changes. `--resume` is exec's alone (it continues a run).
 
-use runner_core::error::{bad_input, Result};
+use super::error::CheckError;
+use runner_core::error::Result;
 pub(crate) use runner_folder::invocation::CheckFlags;
 use runner_spec::Experiment;
 use std::path::Path;
@@ -13,32 +14,33 @@ pub(crate) fn refuse(spec: &Path, exp: &Experiment, flags: &CheckFlags) -> Resul
     crate::exec::refuse_ungated(spec, exp, flags.gate_required, flags.bisect)?;
     if let Some(s) = selection(flags)? {
         if exp.design.runs_per_fork.is_some() {
-            return Err(bad_input(format!(
-                "{}: a shard needs design.warmup_pairs and design.pairs in the file (each shard would choose its own from its own trial runs); exec would refuse --shard {}/{}",
-                spec.display(),
-                s.index,
-                s.count
-            )));
+            return Err(CheckError::ShardChoosesRuns {
+                spec: spec.to_path_buf(),
+                index: s.index,
+                count: s.count,
+            }
+            .into());
         }
         if exp.design.stop.is_some() {
-            return Err(bad_input(format!(
-                "{} has [design.stop], which shards cannot run apart; exec would refuse --shard {}/{}",
-                spec.display(),
-                s.index,
-                s.count
-            )));
+            return Err(CheckError::ShardSequential {
+                spec: spec.to_path_buf(),
+                index: s.index,
+                count: s.count,
+            }
+            .into());
         }
         let jobs = runner_plan::plan(exp, exp.seed.unwrap_or_default(), None).jobs;
-        crate::shard::plan_share(exp, &jobs, s).map_err(bad_input)?;
+        crate::shard::plan_share(exp, &jobs, s).map_err(CheckError::Shard)?;
     }
     Ok(())
 }
 
 fn selection(flags: &CheckFlags) -> Result<Option<crate::shard::Selection>> {
-    crate::shard::select(flags.shard, flags.shards, &|k| {
+    let selection = crate::shard::select(flags.shard, flags.shards, &|k| {
         runner_core::settings::get().scheduler(k).map(str::to_owned)
     })
-    .map_err(bad_input)
+    .map_err(CheckError::Shard)?;
+    Ok(selection)
 }
 
 /// What the flags change, as plan lines (`check`'s two-column layout).
@@ -55,7 +57,7 @@ pub(crate) fn lines(exp: &Experiment, flags: &CheckFlags) -> Result<String> {
     }
     if let Some(s) = selection(flags)? {
         let jobs = runner_plan::plan(exp, exp.seed.unwrap_or_default(), None).jobs;
-        let share = crate::shard::plan_share(exp, &jobs, s).map_err(bad_input)?;
+        let share = crate::shard::plan_share(exp, &jobs, s).map_err(CheckError::Shard)?;
         out.push_str(&format!(
             "shard       {}/{}: {} of the plan's {} jobs\n",
             s.index,

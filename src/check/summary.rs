@@ -174,7 +174,7 @@ fn database_target(exp: &Experiment) -> Result<(bool, Option<runner_db::DbTarget
             runner_core::settings::get().database_url.as_deref(),
             "check",
         )
-        .map_err(|e| runner_core::error::bad_input(e.to_string()))?
+        .map_err(super::error::CheckError::Resolve)?
     } else {
         None
     };

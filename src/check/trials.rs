@@ -9,8 +9,9 @@
 //! table, a command that cannot start yet) is printed with the plan, and
 //! the estimate is then a guess.
 
+use super::error::{CheckError, NoTrialSchema};
 use crate::exec::trials::{self, Stopped};
-use runner_core::error::{bad_input, run_failed, Result};
+use runner_core::error::Result;
 use runner_db::fingerprint::GuardRecord;
 use runner_db::DbTarget;
 use runner_os::interrupt;
@@ -52,11 +53,6 @@ impl Drop for Throwaway {
     }
 }
 
-/// Why the trials could not start: the sentence `check` prints.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-struct NoTrialSchema(String);
-
 /// The target the trials run against: PostgreSQL in a fresh schema of
 /// `check`'s own (the name exec would give a run, with a random id).
 fn trial_target(
@@ -71,8 +67,8 @@ fn trial_target(
         crate::exec::database::sweep(&t);
         runner_db::open::run_schema(&t, &id, false)
     })
-    .map_err(|i| NoTrialSchema(format!("{i} while making a schema for the trial runs")))?
-    .map_err(|e| NoTrialSchema(format!("could not make a schema for the trial runs: {e}")))?;
+    .map_err(NoTrialSchema::Interrupted)?
+    .map_err(NoTrialSchema::Db)?;
     // A server has schemas, so `run_schema` named one; without one the
     // trials run on the target as it is.
     let Some(schema) = made else {
@@ -101,22 +97,22 @@ pub(super) fn run(
     named: Option<BTreeSet<String>>,
 ) -> Result<CheckTrials> {
     let (outcome, guard, guard_failure) = match trial_target(target) {
-        Err(why) if interrupt::interrupted() => return Err(run_failed(why.0)),
+        Err(why) if interrupt::interrupted() => return Err(why.into()),
         Err(why) => (
-            (trials::Trials::default(), Some(Stopped::Failed(why.0))),
+            (
+                trials::Trials::default(),
+                Some(Stopped::Failed(why.to_string())),
+            ),
             None,
             None,
         ),
         Ok((db, _schema)) => guarded(exp, cells, db.as_ref(), named)?,
     };
     match &outcome.1 {
-        Some(Stopped::Interrupted) => Err(run_failed(format!(
-            "{} during check's trial runs; every process they started was stopped",
-            interrupt::Interrupted
-        ))),
-        Some(Stopped::Disagreement(why)) => Err(bad_input(format!(
-            "check's trial run found that {why}; exec would stop at its first fork for the same reason"
-        ))),
+        Some(Stopped::Interrupted) => {
+            Err(CheckError::TrialsInterrupted(interrupt::Interrupted).into())
+        }
+        Some(Stopped::Disagreement(why)) => Err(CheckError::TrialsDisagree(why.clone()).into()),
         _ => Ok(CheckTrials {
             outcome,
             guard,
@@ -141,22 +137,19 @@ fn guarded(
         .arms()
         .iter()
         .any(|n| exp.strategies[*n].runs_user_code());
-    let fail = |e: runner_db::DbError| {
-        run_failed(format!("the database guard around check's trial runs: {e}"))
-    };
     let guard = match db.filter(|_| user_code) {
-        Some(target) => runner_db::open::guard(target).map_err(fail)?,
+        Some(target) => runner_db::open::guard(target).map_err(CheckError::Guard)?,
         None => None,
     };
     let Some(mut guard) = guard else {
         return Ok((trials::run(exp, cells, db), None, None));
     };
-    let before = guard.take().map_err(fail)?;
+    let before = guard.take().map_err(CheckError::Guard)?;
     let outcome = trials::run(exp, cells, db);
     let after = guard
         .wait_for_workers(None, Duration::from_secs(10))
         .and_then(|()| guard.take())
-        .map_err(fail)?;
+        .map_err(CheckError::Guard)?;
     let blame = runner_db::fingerprint::Blame {
         named,
         strict: exp.database.strict,

@@ -2,10 +2,11 @@
 //! found before anything runs: valgrind on `PATH`, or a clear refusal that
 //! names the Debian package. The workers are told its path in their job.
 
+use super::error::ExecError;
 use super::protocol::CountJob;
 use crate::strategy::CountWith;
-use runner_core::error::{bad_input, Result};
-use runner_os::environment::counters::{self, Counters, VALGRIND_PACKAGE};
+use runner_core::error::Result;
+use runner_os::environment::counters::{self, Counters};
 use runner_spec::Experiment;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -22,10 +23,10 @@ pub(crate) fn require(spec: &Path, exp: &Experiment) -> Result<Option<Counters>>
     }
     let mut found = counters::detect();
     let Some(v) = &found.valgrind else {
-        return Err(bad_input(format!(
-            "{}: design.measure counts instructions, which runner does with valgrind, and valgrind is not on PATH; install it (Debian and Ubuntu: `apt-get install {VALGRIND_PACKAGE}`), or measure time alone",
-            spec.display()
-        )));
+        return Err(ExecError::NoValgrind {
+            spec: spec.to_path_buf(),
+        }
+        .into());
     };
     let _ = VALGRIND.set(v.path.clone());
     found.used = Some(CountWith::TOOL.into());

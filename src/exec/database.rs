@@ -1,7 +1,8 @@
 //! The run's database, from the parent's side: resolved, checked and (on
 //! PostgreSQL) given its own schema before any fork starts; dropped at the end.
 
-use runner_core::error::{bad_input, run_failed, Result};
+use super::error::ExecError;
+use runner_core::error::Result;
 use runner_db::DbTarget;
 use runner_spec::Experiment;
 
@@ -37,18 +38,13 @@ impl RunDatabase {
             runner_core::settings::get().database_url.as_deref(),
             run_id,
         )
-            .map_err(|e| bad_input(e.to_string()))?
-            .ok_or_else(|| {
-                bad_input(
-                    "database.backend is \"postgres\" but no URL is set; set database.url or RUNNER_DATABASE_URL",
-                )
-            })?;
+        .map_err(ExecError::Resolve)?
+        .ok_or(ExecError::NoUrl)?;
         // A backend this runner was built without is refused here, before
         // anything is made.
-        let info = runner_db::open::info(&target).map_err(|e| run_failed(e.to_string()))?;
+        let info = runner_db::open::info(&target).map_err(ExecError::Database)?;
         sweep(&target);
-        runner_db::open::run_schema(&target, run_id, resuming)
-            .map_err(|e| run_failed(e.to_string()))?;
+        runner_db::open::run_schema(&target, run_id, resuming).map_err(ExecError::Database)?;
         Ok(Some(RunDatabase {
             target,
             info: serde_json::to_value(info).unwrap_or(serde_json::Value::Null),

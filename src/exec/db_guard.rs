@@ -1,7 +1,8 @@
 //! The database guard of a run's forks, from the parent's side: one
 //! fingerprint before and after each fork (`db::fingerprint`).
 
-use runner_core::error::{run_failed, Result};
+use super::error::ExecError;
+use runner_core::error::Result;
 use std::time::Duration;
 
 /// The fingerprint of the database outside runner's schemas, taken before
@@ -33,8 +34,7 @@ impl DatabaseGuard {
         strict: bool,
     ) -> Result<DatabaseGuard> {
         let guard = match db {
-            Some(target) => runner_db::open::guard(target)
-                .map_err(|e| run_failed(format!("the database guard: {e}")))?,
+            Some(target) => runner_db::open::guard(target).map_err(ExecError::Guard)?,
             None => None,
         };
         Ok(DatabaseGuard {
@@ -53,9 +53,7 @@ impl DatabaseGuard {
         let Some(g) = &mut self.guard else {
             return Ok(None);
         };
-        g.take()
-            .map(Some)
-            .map_err(|e| run_failed(format!("the database guard: {e}")))
+        Ok(Some(g.take().map_err(ExecError::Guard)?))
     }
 
     /// The fingerprint after a fork, once its connections are gone: the
@@ -73,7 +71,7 @@ impl DatabaseGuard {
         let after = g
             .wait_for_workers(backends, CONNECTIONS_CLOSE)
             .and_then(|()| g.take())
-            .map_err(|e| run_failed(format!("the database guard: {e}")))?;
+            .map_err(ExecError::Guard)?;
         let record = before.compare(&after, &self.blame);
         self.last = Some(after);
         Ok(Some(record))

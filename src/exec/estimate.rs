@@ -11,6 +11,7 @@
 //! cannot start yet) leaves untimed is guessed from per-run costs measured
 //! on the development machine (`runner_plan::estimate_run_ns`), and said so.
 
+use super::error::ExecError;
 use super::trials::Stopped;
 use runner_db::DbTarget;
 use runner_plan::{Cell, Plan};
@@ -61,15 +62,13 @@ impl Estimate {
     /// with it before its first fork instead of at it. A trial that merely
     /// failed is left for the forks to report in their own words.
     pub(crate) fn blocking(&self) -> Option<runner_core::error::RunnerError> {
-        use runner_core::error::run_failed;
-        match self.stopped.as_ref()? {
-            Stopped::Disagreement(m) => Some(runner_core::error::arms_disagree(format!(
-                "exec's trial run, before any fork, found that {m}"
-            ))),
-            Stopped::TimedOut(m) => Some(run_failed(format!("before any fork, {m}"))),
-            Stopped::Interrupted => Some(run_failed(runner_os::interrupt::Interrupted.to_string())),
-            Stopped::Failed(_) => None,
-        }
+        let e = match self.stopped.as_ref()? {
+            Stopped::Disagreement(m) => ExecError::TrialsDisagree(m.clone()),
+            Stopped::TimedOut(m) => ExecError::TrialTimedOut(m.clone()),
+            Stopped::Interrupted => ExecError::Interrupted(runner_os::interrupt::Interrupted),
+            Stopped::Failed(_) => return None,
+        };
+        Some(e.into())
     }
 
     /// The whole forecast: the forks (a range in a sequential design) and

@@ -9,6 +9,7 @@
 //! the unfinished fork and clears the progress line.
 
 use super::db_guard::{backend_pids, DatabaseGuard};
+use super::error::ExecError;
 use super::measured::Measured;
 use super::progress::Progress;
 use super::protocol::JobRequest;
@@ -124,7 +125,7 @@ impl<'a> ForkLoop<'a> {
         let mut current = self.upcoming.queue.next(None);
         while let Some(i) = current {
             if interrupt::interrupted() {
-                return Err(self.fail(None, run_failed(interrupt::Interrupted.to_string())));
+                return Err(self.fail(None, ExecError::Interrupted(interrupt::Interrupted).into()));
             }
             self.fork(i)?;
             self.upcoming.previous = Some(i);
@@ -132,7 +133,7 @@ impl<'a> ForkLoop<'a> {
         }
         self.progress.finish(self.forks_run);
         if interrupt::interrupted() {
-            return Err(run_failed(interrupt::Interrupted.to_string()));
+            return Err(ExecError::Interrupted(interrupt::Interrupted).into());
         }
         Ok(())
     }
@@ -229,7 +230,7 @@ impl<'a> ForkLoop<'a> {
         // The rows go on to the analysis from memory: checked here as
         // every reader checks a stored fork.
         if let Err(e) = check_rows(&rows, job.cell, job.fork, self.run.exp, &label) {
-            return Err(self.fail(Some(writer), run_failed(format!("the worker's rows: {e}"))));
+            return Err(self.fail(Some(writer), ExecError::Rows(e).into()));
         }
         let record = self
             .run

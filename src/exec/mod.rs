@@ -10,6 +10,7 @@
 pub(crate) mod counting;
 pub(crate) mod database;
 mod db_guard;
+mod error;
 pub(crate) mod estimate;
 pub(crate) mod fault;
 mod fork_loop;
@@ -31,8 +32,9 @@ mod upcoming;
 pub mod worker;
 
 use crate::shard;
+use error::ExecError;
 use protocol::JobRequest;
-use runner_core::error::{bad_input, run_failed, Result};
+use runner_core::error::Result;
 use runner_folder::assemble::{Builder, Source};
 use runner_folder::output::target;
 use runner_folder::partial::{final_path, partial_path, Partial};
@@ -47,11 +49,9 @@ pub use runner_folder::invocation::ExecArgs;
 /// check's trials), made the root of every temporary file runner makes
 /// from now on; removed when dropped, however the command ends.
 pub(crate) fn private_temp() -> Result<runner_os::temp::RunTemp> {
-    let temp = runner_os::temp::RunTemp::create().map_err(|e| {
-        run_failed(format!(
-            "cannot make runner's private temporary folder in {}: {e}",
-            std::env::temp_dir().display()
-        ))
+    let temp = runner_os::temp::RunTemp::create().map_err(|source| ExecError::NoTemp {
+        dir: std::env::temp_dir(),
+        source,
     })?;
     temp.use_for_process();
     Ok(temp)
@@ -121,13 +121,14 @@ fn new_run_info(
     };
     if let Some(s) = selection {
         // What a shard refuses (no seed, more shards than jobs), said now.
-        shard::plan_share(exp, &runner_plan::plan(exp, master, None).jobs, s).map_err(bad_input)?;
+        shard::plan_share(exp, &runner_plan::plan(exp, master, None).jobs, s)
+            .map_err(ExecError::Shard)?;
     }
     let invocation = Invocation::Exec(args.clone());
     let mut environment = runner_os::environment::capture(&crate::binary::BINARY);
     environment.code = measured_code(&args.spec, final_dir);
     environment.counters = counters;
-    Builder::new(
+    let info = Builder::new(
         &invocation,
         recorded_spec(loaded, &args.spec)?,
         master,
@@ -137,7 +138,8 @@ fn new_run_info(
     .assemble(Source::Measured {
         shard: selection.map(shard::info),
     })
-    .map_err(|e| bad_input(format!("the run's record would not be valid: {e}")))
+    .map_err(ExecError::Record)?;
+    Ok(info)
 }
 
 fn job_request(
@@ -204,22 +206,22 @@ fn check_resume_paths(partial: &Path, final_dir: &Path) -> Result<()> {
         return Ok(());
     };
     if p.starts_with(&o) || o.starts_with(&p) {
-        return Err(bad_input(format!(
-            "--out {} and --resume {} are inside one another; the finished run is renamed from one to the other",
-            final_dir.display(),
-            partial.display()
-        )));
+        return Err(ExecError::ResumeNested {
+            out: final_dir.to_path_buf(),
+            resume: partial.to_path_buf(),
+        }
+        .into());
     }
     let dev = |path: &Path| std::fs::metadata(path).map(|m| m.dev()).ok();
     let out_parent = o.parent().map(Path::to_path_buf).unwrap_or_default();
     if let (Some(a), Some(b)) = (dev(&p), dev(&out_parent)) {
         if a != b {
-            return Err(bad_input(format!(
-                "--out {} is on another file system than --resume {}; the finished run is renamed into place, so put them side by side (e.g. --out {})",
-                final_dir.display(),
-                partial.display(),
-                final_path(partial).unwrap_or_else(|| PathBuf::from("DIR")).display()
-            )));
+            return Err(ExecError::ResumeOtherFileSystem {
+                out: final_dir.to_path_buf(),
+                resume: partial.to_path_buf(),
+                beside: final_path(partial).unwrap_or_else(|| PathBuf::from("DIR")),
+            }
+            .into());
         }
     }
     Ok(())
@@ -335,16 +337,16 @@ pub fn refuse_ungated(
     bisect: bool,
 ) -> Result<()> {
     if bisect && exp.gate.is_none() {
-        return Err(bad_input(format!(
-            "{}: --bisect needs a [gate] in the experiment file (e.g. max_slowdown = \"25%\"), whose verdict tells `git bisect run` good from bad",
-            spec.display()
-        )));
+        return Err(ExecError::BisectUngated {
+            spec: spec.to_path_buf(),
+        }
+        .into());
     }
     if gate_required && exp.gate.is_none() {
-        return Err(bad_input(format!(
-            "{} has no [gate] table, and --gate-required asks for one: a file without a gate has no verdict to pass; add [gate] with max_slowdown, or run without --gate-required",
-            spec.display()
-        )));
+        return Err(ExecError::GateRequired {
+            spec: spec.to_path_buf(),
+        }
+        .into());
     }
     Ok(())
 }
@@ -378,36 +380,31 @@ fn exec_loaded(args: &ExecArgs, loaded: &LoadedSpec) -> Result<ExecOutcome> {
     let selection = shard::select(args.shard, args.shards, &|k| {
         runner_core::settings::get().scheduler(k).map(str::to_owned)
     })
-    .map_err(bad_input)?;
+    .map_err(ExecError::Shard)?;
     if let (Some(s), Some(_)) = (selection, exp.design.runs_per_fork) {
-        return Err(bad_input(format!(
-            "{}: a shard (--shard {}/{}) needs design.warmup_pairs and design.pairs in the file: left out, each shard would choose its own from its own trial runs, and merge joins only forks of one design; set both (`runner check` prints what it would choose)",
-            args.spec.display(),
-            s.index,
-            s.count
-        )));
+        return Err(ExecError::ShardChoosesRuns {
+            spec: args.spec.clone(),
+            index: s.index,
+            count: s.count,
+        }
+        .into());
     }
     if let (Some(s), Some(_)) = (selection, exp.design.stop) {
-        return Err(bad_input(format!(
-            "{} has [design.stop], whose cells stop once their own forks so far say so, which shards running apart cannot know; run it whole (without --shard {}/{} and without SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX set), or fix the forks with design.forks and no [design.stop]",
-            args.spec.display(),
-            s.index,
-            s.count
-        )));
+        return Err(ExecError::ShardSequential {
+            spec: args.spec.clone(),
+            index: s.index,
+            count: s.count,
+        }
+        .into());
     }
     let (partial, final_dir, info, measured) = match &args.resume {
         Some(p) => {
             let final_dir = match &args.out {
                 Some(o) => o.clone(),
-                None => final_path(p).ok_or_else(|| {
-                    bad_input(format!(
-                        "{} does not end in .partial; pass --out DIR",
-                        p.display()
-                    ))
-                })?,
+                None => final_path(p).ok_or_else(|| ExecError::NotPartial { dir: p.clone() })?,
             };
             let (partial, mut info) = Partial::open(p)?;
-            shard::check_resume(info.shard().as_ref(), selection).map_err(bad_input)?;
+            shard::check_resume(info.shard().as_ref(), selection).map_err(ExecError::Shard)?;
             info.record_resumed_by(BuildInfo::current());
             target::check_out(&final_dir, "--out")?;
             check_resume_paths(p, &final_dir)?;

@@ -4,8 +4,11 @@
 //! is bad input (exit 2); a server that cannot answer fails the run
 //! (exit 1), pointing at the privileges guide when it says so.
 
-use runner_core::error::{bad_input, run_failed, Result};
-use runner_db::preflight::{ArmSql, Findings, PreflightError, PRIVILEGES_DOC};
+pub(crate) use super::error::with_privileges;
+
+use super::error::ExecError;
+use runner_core::error::Result;
+use runner_db::preflight::{ArmSql, Findings, PreflightError};
 use runner_db::DbTarget;
 use runner_plan::Cell;
 use runner_spec::placeholder::Template;
@@ -55,23 +58,10 @@ pub(crate) fn run(
     let Some(db) = db else {
         return Ok(None);
     };
-    runner_db::open::preflight(db, &arms(exp, cells), &exp.database.private_copies).map_err(|e| {
-        match e {
-            PreflightError::Refused(m) => bad_input(m),
-            e @ PreflightError::Unreadable { .. } => run_failed(e.to_string()),
-            PreflightError::Db(e) => run_failed(with_privileges(format!(
-                "before anything ran, reading the database's catalog failed: {e}"
-            ))),
-        }
-    })
-}
-
-/// A message with the privileges guide added when the server refused
-/// for want of one.
-pub(crate) fn with_privileges(message: String) -> String {
-    if message.contains("permission denied") || message.contains("must be owner") {
-        format!("{message}\nthe privileges each feature needs are in {PRIVILEGES_DOC}")
-    } else {
-        message
-    }
+    let findings = runner_db::open::preflight(db, &arms(exp, cells), &exp.database.private_copies)
+        .map_err(|e| match e {
+            PreflightError::Db(source) => ExecError::Catalog { source },
+            e => ExecError::Preflight(e),
+        })?;
+    Ok(findings)
 }

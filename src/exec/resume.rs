@@ -1,7 +1,8 @@
 //! What a resumed run must agree with, and the command that resumes one.
 
+use super::error::ExecError;
 use super::ExecArgs;
-use runner_core::error::{bad_input, Result};
+use runner_core::error::Result;
 use runner_folder::verify::differing_keys;
 use runner_folder::Invocation;
 use runner_spec::Experiment;
@@ -17,10 +18,7 @@ pub(crate) fn check_same_spec(started: &Experiment, now: &Experiment) -> Result<
     if keys.is_empty() {
         Ok(())
     } else {
-        Err(bad_input(format!(
-            "the spec changed since this run was started ({} differ); resume with the original spec and --set flags, or start a new run",
-            keys.join(", ")
-        )))
+        Err(ExecError::SpecChanged { keys }.into())
     }
 }
 
@@ -52,9 +50,7 @@ pub(crate) fn check_same_database(
     if a == b {
         Ok(())
     } else {
-        Err(bad_input(format!(
-            "this run started on {a} but would resume on {b}; set RUNNER_DATABASE_URL (or unset it) as it was when the run started"
-        )))
+        Err(ExecError::OtherDatabase { started: a, now: b }.into())
     }
 }
 

@@ -3,10 +3,11 @@
 //! message that says what is kept and prints the command that resumes.
 
 use super::database::RunDatabase;
+use super::error::ExecError;
 use super::measured::Measured;
 use super::resume::{check_same_database, resume_command};
 use super::{jobs, ExecArgs, ExecOutcome};
-use runner_core::error::{run_failed, Failure, Result, RunnerError};
+use runner_core::error::{Failure, Result, RunnerError};
 use runner_core::record::PairRecord;
 use runner_folder::partial::Partial;
 use runner_folder::RunInfo;
@@ -142,7 +143,7 @@ impl Run<'_> {
             .collect();
         let rows: Vec<PairRecord> = measured.rows_of(&cells).cloned().collect();
         let sizing = runner_analysis::gate::sizing::size(&self.exp, info.cells(), &rows)
-            .map_err(run_failed)?;
+            .map_err(|e| ExecError::GateSizing(Box::new(e)))?;
         if !self.args.quiet {
             for line in runner_report::gate_files::sizing_lines(&self.exp, &sizing) {
                 runner_core::console::err(&line);
@@ -168,8 +169,12 @@ impl Run<'_> {
     fn prepare_database(&self, info: &RunInfo) -> Result<Option<RunDatabase>> {
         let (exp, run_id, resuming) = (self.exp.clone(), info.run_id().to_string(), self.resuming);
         // Any signal so far (0): a Ctrl-C during start-up stops here too.
-        interrupt::run(0, move || RunDatabase::prepare(&exp, &run_id, resuming))
-            .map_err(|i| run_failed(format!("{i} while preparing the database")))?
+        interrupt::run(0, move || RunDatabase::prepare(&exp, &run_id, resuming)).map_err(
+            |signal| ExecError::InterruptedWhile {
+                signal,
+                during: "while preparing the database",
+            },
+        )?
     }
 
     /// Every fork finished: pairs.csv, analysis, report, the final run.json,
@@ -202,7 +207,15 @@ impl Run<'_> {
             let template = runner_report::template_for(&for_thread, None)?;
             runner_report::render_run(&for_thread, &pairs, template)
         })
-        .map_err(|i| kept(run_failed(format!("{i} during the analysis"))))?
+        .map_err(|signal| {
+            kept(
+                ExecError::InterruptedWhile {
+                    signal,
+                    during: "during the analysis",
+                }
+                .into(),
+            )
+        })?
         .map_err(kept)?;
         runner_report::write(&partial.dir, None, &rendering).map_err(kept)?;
         partial.write_run_info(&info).map_err(kept)?;

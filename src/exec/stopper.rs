@@ -6,11 +6,12 @@
 //! before the next fork starts, so a resume carries on from it; the jobs
 //! of stopped cells are skipped.
 
+use super::error::ExecError;
 use super::measured::Measured;
 use super::progress::Progress;
 use runner_analysis::stop::StopInput;
 use runner_analysis::{AnalysisInput, CellInfo};
-use runner_core::error::{run_failed, Result};
+use runner_core::error::Result;
 use runner_folder::partial::Partial;
 use runner_folder::RunInfo;
 use runner_plan::stop::{StopReason, Stopped};
@@ -66,7 +67,7 @@ impl Stopper {
             let reason = if changed.is_none_or(|c| c == cell) {
                 let rows: Vec<_> = measured.rows_of(&[cell]).cloned().collect();
                 runner_analysis::stop::look(&self.input, &self.stop, info_cell, &rows)
-                    .map_err(|e| run_failed(format!("the stopping rule: {e}")))?
+                    .map_err(ExecError::StoppingRule)?
             } else {
                 None
             };

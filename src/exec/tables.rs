@@ -10,8 +10,9 @@
 //! so a table is always committed long before its worker starts, and no
 //! table is made or dropped while a worker measures.
 
+use super::error::ExecError;
 use super::protocol::JobRequest;
-use runner_core::error::{run_failed, Result};
+use runner_core::error::Result;
 use runner_core::preview::Model;
 use runner_db::model::{job_table, TableMaker};
 use runner_db::DbTarget;
@@ -68,7 +69,7 @@ impl Tables {
             return Ok(None);
         }
         Ok(runner_db::open::table_maker(db)
-            .map_err(fail)?
+            .map_err(ExecError::Tables)?
             .map(|maker| Tables { maker }))
     }
 
@@ -92,13 +93,8 @@ impl Tables {
         if drop.is_empty() && make.is_empty() {
             return Ok(());
         }
-        self.maker.step(&drop, &make).map_err(fail)
+        Ok(self.maker.step(&drop, &make).map_err(ExecError::Tables)?)
     }
-}
-
-/// A failure of the parent's table connection, as the run's error.
-fn fail(e: impl std::fmt::Display) -> runner_core::error::RunnerError {
-    run_failed(format!("the forks' tables: {e}"))
 }
 
 #[cfg(test)]

@@ -23,11 +23,13 @@
 //!   out what would rest on it (the spin column of the calibration); with
 //!   no start times, run order within a fork is pair order, then `first`.
 
+mod error;
 mod shape;
 mod spec;
 mod table;
 
-use runner_core::error::{bad_input, run_failed, Result};
+use error::ImportError;
+use runner_core::error::Result;
 use runner_core::record::PairRecord;
 use runner_folder::assemble::{now_rfc3339, Builder, Source};
 use runner_folder::digest::RowDigest;
@@ -85,10 +87,11 @@ fn build(args: &AnalyzeArgs, t: &mut table::Table) -> Result<RunInfo> {
         confidence: args.confidence,
     };
     let parse = |toml: &str| {
-        runner_spec::parse_recorded(&shown, toml, &Default::default()).map_err(|e| {
-            bad_input(format!(
-                "{shown}: the data cannot be described as runner's design: {e}"
-            ))
+        runner_spec::parse_recorded(&shown, toml, &Default::default()).map_err(|source| {
+            ImportError::NotADesign {
+                file: shown.clone(),
+                source,
+            }
         })
     };
     let first = parse(&spec::toml(&settings(1, 0, 1)))?;
@@ -161,7 +164,7 @@ fn build(args: &AnalyzeArgs, t: &mut table::Table) -> Result<RunInfo> {
     let invocation = Invocation::Analyze(args.clone());
     // What every reader checks, checked before anything is written.
     let environment = runner_os::environment::capture(&crate::binary::BINARY);
-    Builder::new(
+    let info = Builder::new(
         &invocation,
         SpecInfo::new(shown, toml, exp),
         master,
@@ -174,41 +177,35 @@ fn build(args: &AnalyzeArgs, t: &mut table::Table) -> Result<RunInfo> {
         forks: records,
         pairs_sha256: whole.finish().1,
     })
-    .map_err(|e| {
-        run_failed(format!(
-            "the imported run does not check out ({e}); this is a bug"
-        ))
-    })
+    .map_err(ImportError::Assembly)?;
+    Ok(info)
 }
 
 fn check_args(args: &AnalyzeArgs) -> Result<()> {
     if !(100..=100_000).contains(&args.resamples) {
-        return Err(bad_input(format!(
-            "--resamples must be from 100 to 100000 (default 2000), got {}",
-            args.resamples
-        )));
+        return Err(ImportError::Resamples(args.resamples).into());
     }
     if !(0.5..=0.999).contains(&args.confidence) {
-        return Err(bad_input(format!(
-            "--confidence must be from 0.5 to 0.999 (default 0.95), got {}",
-            args.confidence
-        )));
+        return Err(ImportError::Confidence(args.confidence).into());
     }
     let most = runner_folder::recorded::MAX_CLOCK_RESOLUTION_NS;
     if args.clock_resolution_ns > most {
-        return Err(bad_input(format!(
-            "--clock-resolution-ns must be from 0 to {most} (1 ms, the coarsest clock runner analyses; 0, the default, takes the times as exact), got {}",
-            args.clock_resolution_ns
-        )));
+        return Err(ImportError::ClockResolution {
+            most,
+            got: args.clock_resolution_ns,
+        }
+        .into());
     }
     for (flag, name) in [
         ("--baseline", &args.baseline),
         ("--treatment", &args.treatment),
     ] {
         if name.trim().is_empty() || name.chars().any(char::is_control) {
-            return Err(bad_input(format!(
-                "{flag} must name the arm (any text without control characters), got {name:?}"
-            )));
+            return Err(ImportError::ArmName {
+                flag,
+                name: name.clone(),
+            }
+            .into());
         }
     }
     Ok(())
@@ -237,11 +234,9 @@ pub(crate) fn analyze(args: &AnalyzeArgs) -> Result<(PathBuf, String)> {
             let info = build(&owned, &mut t)?;
             Ok((info, t.rows))
         })
-        .map_err(|i| {
-            run_failed(format!(
-                "{i} while reading {}; nothing was written",
-                args.csv.display()
-            ))
+        .map_err(|signal| ImportError::InterruptedReading {
+            signal,
+            file: args.csv.display().to_string(),
         })??;
     let partial = Partial::create(&partial_path(&out), &info)?;
     // pairs.csv first, streamed from the rows: the analysis then holds the
@@ -258,7 +253,7 @@ pub(crate) fn analyze(args: &AnalyzeArgs) -> Result<(PathBuf, String)> {
         let template = runner_report::template_for(&for_thread, None)?;
         runner_report::render_run(&for_thread, &pairs, template)
     })
-    .map_err(|i| run_failed(format!("{i} during the analysis; nothing was written")));
+    .map_err(|i| ImportError::InterruptedAnalysis(i).into());
     let written = rendered.and_then(|r| r).and_then(|rendering| {
         runner_report::write(&partial.dir, None, &rendering)?;
         partial.write_run_info(&info)?;

@@ -3,8 +3,9 @@
 //! in the file) and pairs (renumbered 0.. per phase, in `pair` order), and
 //! the check that the design is uniform (equal forks, equal pairs).
 
+use super::error::ImportError;
 use super::table;
-use runner_core::error::{bad_input, Result};
+use runner_core::error::Result;
 use runner_core::record::Phase;
 use runner_plan::Cell;
 use std::collections::{BTreeMap, HashMap};
@@ -76,10 +77,12 @@ pub(super) fn cells_of(t: &table::Table, shown: &str) -> Result<Cells> {
         .flat_map(|l| delays.iter().map(move |d| (l.clone(), *d)))
         .find(|k| !combos.contains_key(k))
         .expect("not a full grid");
-    Err(bad_input(format!(
-        "{shown}: cell {:?} has no rows at delay {} ns; runner's cells are a grid (every cell label at every delay), so give every label every delay, or only one of the `cell` and delay columns",
-        missing.0, missing.1
-    )))
+    Err(ImportError::NotAGrid {
+        file: shown.to_string(),
+        label: missing.0,
+        delay_ns: missing.1,
+    }
+    .into())
 }
 
 /// The runner cell of each (label, delay).
@@ -174,10 +177,14 @@ pub(super) fn forks(
         let (a, b) = (key(w[0]), key(w[1]));
         if (a.0, a.1, a.2, a.3) == (b.0, b.1, b.2, b.3) {
             let id = &out[&(a.0, a.1)].0;
-            return Err(bad_input(format!(
-                "{shown}:{}: fork {id:?} has pair {} twice (also on line {}) in one phase",
-                t.lines[w[1] as usize], a.3, t.lines[w[0] as usize]
-            )));
+            return Err(ImportError::PairTwice {
+                file: shown.to_string(),
+                line: t.lines[w[1] as usize],
+                fork: id.clone(),
+                pair: a.3,
+                also: t.lines[w[0] as usize],
+            }
+            .into());
         }
     }
     for &i in &order {
@@ -195,18 +202,23 @@ pub(super) fn forks(
     let mut shape: Option<(u32, u32, u32)> = None; // (forks, warmup, pairs)
     for (&(cell, _), (id, warm, meas)) in &out {
         if *meas == 0 {
-            return Err(bad_input(format!(
-                "{shown}: fork {id:?} has no measured pairs (phase `measure`)"
-            )));
+            return Err(ImportError::NoMeasured {
+                file: shown.to_string(),
+                fork: id.clone(),
+            }
+            .into());
         }
         let this = (appearance[&cell].len() as u32, *warm, *meas);
         match shape {
             None => shape = Some(this),
             Some(s) if s != this => {
-                return Err(bad_input(format!(
-                    "{shown}: runner's design is uniform, but fork {id:?} has {} warm-up + {} measured pairs in a cell of {} forks, where the first fork read has {} + {} in a cell of {}; import forks of equal size",
-                    this.1, this.2, this.0, s.1, s.2, s.0
-                )))
+                return Err(ImportError::NotUniform {
+                    file: shown.to_string(),
+                    fork: id.clone(),
+                    this,
+                    first: s,
+                }
+                .into())
             }
             Some(_) => {}
         }

@@ -9,7 +9,8 @@
 //! nearest one (runner's own data is whole nanoseconds). Every error names
 //! the file, the line and the column.
 
-use runner_core::error::{bad_input, run_failed, Result};
+use super::error::ImportError;
+use runner_core::error::Result;
 use runner_core::record::{Arm, PairRecord, Phase};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
@@ -105,8 +106,10 @@ fn nanos(text: &str, scale: f64) -> Option<u64> {
 
 pub(crate) fn read(path: &Path) -> Result<Table> {
     let shown = path.display().to_string();
-    let file =
-        std::fs::File::open(path).map_err(|e| bad_input(format!("cannot read {shown}: {e}")))?;
+    let file = std::fs::File::open(path).map_err(|source| ImportError::Unreadable {
+        file: shown.clone(),
+        source,
+    })?;
     let mut reader = csv::ReaderBuilder::new()
         .trim(csv::Trim::All)
         .buffer_capacity(1 << 16)
@@ -116,7 +119,10 @@ pub(crate) fn read(path: &Path) -> Result<Table> {
         });
     let header = reader
         .headers()
-        .map_err(|e| bad_input(format!("{shown}: cannot read the header line: {e}")))?
+        .map_err(|source| ImportError::Header {
+            file: shown.clone(),
+            source,
+        })?
         .clone();
     let columns: Vec<String> = header.iter().map(String::from).collect();
     let header_line = header.position().map_or(1, |p| p.line());
@@ -125,11 +131,14 @@ pub(crate) fn read(path: &Path) -> Result<Table> {
             .iter()
             .position(|o| o == c && !c.is_empty())
         {
-            return Err(bad_input(format!(
-                "{shown}:{header_line}: the header names the column `{c}` twice (columns {} and {}); each column may appear once, so rename or drop one",
-                i + 1,
-                i + j + 2
-            )));
+            return Err(ImportError::ColumnTwice {
+                file: shown,
+                line: header_line,
+                column: c.clone(),
+                first: i + 1,
+                second: i + j + 2,
+            }
+            .into());
         }
     }
     let at = |name: &str| columns.iter().position(|c| c == name);
@@ -139,18 +148,17 @@ pub(crate) fn read(path: &Path) -> Result<Table> {
         .filter(|c| at(c).is_none())
         .collect();
     if !missing.is_empty() {
-        return Err(bad_input(format!(
-            "{shown}:1: the header lacks {}; runner analyze needs the columns {} and `cell` or `delay_ns` (or `delay_us`); found: {}",
-            missing.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", "),
-            REQUIRED.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", "),
-            columns.join(", ")
-        )));
+        return Err(ImportError::MissingColumns {
+            file: shown,
+            missing,
+            required: &REQUIRED,
+            found: columns,
+        }
+        .into());
     }
     let (cell, delay_ns, delay_us) = (at("cell"), at("delay_ns"), at("delay_us"));
     if cell.is_none() && delay_ns.is_none() && delay_us.is_none() {
-        return Err(bad_input(format!(
-            "{shown}:1: the header has neither `cell` nor `delay_ns` (or `delay_us`); one of them tells runner's cells apart"
-        )));
+        return Err(ImportError::NoCellColumn { file: shown }.into());
     }
     let col = |name: &str| at(name).expect("required columns are present");
     let (fork, pair, first, base, treat) = (
@@ -178,33 +186,42 @@ pub(crate) fn read(path: &Path) -> Result<Table> {
         // A file of millions of rows takes seconds: a signal is answered
         // within a few thousand rows.
         if rows.len().is_multiple_of(INTERRUPT_ROWS) && runner_os::interrupt::interrupted() {
-            return Err(run_failed(format!(
-                "{} while reading {shown}; nothing was written",
-                runner_os::interrupt::Interrupted
-            )));
+            return Err(ImportError::InterruptedReading {
+                signal: runner_os::interrupt::Interrupted,
+                file: shown,
+            }
+            .into());
         }
         let more = reader
             .read_record(&mut record)
-            .map_err(|e| bad_input(format!("{shown}: {e}")))?;
+            .map_err(|source| ImportError::Csv {
+                file: shown.clone(),
+                source,
+            })?;
         if !more {
             break;
         }
         let line = record.position().map_or(0, |p| p.line());
         if rows.len() as u64 >= MAX_ROWS {
-            return Err(bad_input(format!(
-                "{shown}:{line}: more than {MAX_ROWS} rows; runner analyses at most that many pairs"
-            )));
+            return Err(ImportError::TooManyRows {
+                file: shown,
+                line,
+                most: MAX_ROWS,
+            }
+            .into());
         }
         let get = |i: usize| record.get(i).unwrap_or_default();
-        let bad = |c: &str, what: &str, got: &str| {
-            bad_input(format!(
-                "{shown}:{line}: column `{c}` must be {what}, got {got:?}"
-            ))
+        let bad = |column: &'static str, what: &'static str, got: &str| ImportError::BadValue {
+            file: shown.clone(),
+            line,
+            column,
+            what,
+            got: got.to_string(),
         };
-        let ns = |i: usize, c: &str| {
+        let ns = |i: usize, c: &'static str| {
             nanos(get(i), 1.0).ok_or_else(|| bad(c, "a non-negative number of nanoseconds", get(i)))
         };
-        let opt_ns = |i: Option<usize>, c: &str| i.map_or(Ok(0), |i| ns(i, c));
+        let opt_ns = |i: Option<usize>, c: &'static str| i.map_or(Ok(0), |i| ns(i, c));
         let delay =
             match (delay_ns, delay_us) {
                 (Some(i), _) => Some(ns(i, "delay_ns")?),
@@ -214,7 +231,7 @@ pub(crate) fn read(path: &Path) -> Result<Table> {
                 (None, None) => None,
             };
         if get(fork).is_empty() {
-            return Err(bad("fork", "a fork id (any text)", ""));
+            return Err(bad("fork", "a fork id (any text)", "").into());
         }
         rows.push(PairRecord {
             cell: cell.map_or(0, |i| labels.id(get(i))),
@@ -223,7 +240,7 @@ pub(crate) fn read(path: &Path) -> Result<Table> {
             phase: match phase.map(get) {
                 None | Some("measure") => Phase::Measure,
                 Some("warmup") => Phase::Warmup,
-                Some(other) => return Err(bad("phase", "`warmup` or `measure`", other)),
+                Some(other) => return Err(bad("phase", "`warmup` or `measure`", other).into()),
             },
             pair: get(pair)
                 .parse()
@@ -231,7 +248,7 @@ pub(crate) fn read(path: &Path) -> Result<Table> {
             first: match get(first) {
                 "baseline" => Arm::Baseline,
                 "treatment" => Arm::Treatment,
-                other => return Err(bad("first", "`baseline` or `treatment`", other)),
+                other => return Err(bad("first", "`baseline` or `treatment`", other).into()),
             },
             baseline_ns: ns(base, "baseline_ns")?,
             treatment_ns: ns(treat, "treatment_ns")?,
@@ -244,9 +261,7 @@ pub(crate) fn read(path: &Path) -> Result<Table> {
         lines.push(u32::try_from(line).unwrap_or(u32::MAX));
     }
     if rows.is_empty() {
-        return Err(bad_input(format!(
-            "{shown}: there are no rows after the header"
-        )));
+        return Err(ImportError::NoRows { file: shown }.into());
     }
     rows.shrink_to_fit();
     lines.shrink_to_fit();

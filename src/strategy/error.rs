@@ -4,6 +4,7 @@
 //! cause`, which is the failure its parent reports.
 
 use super::agreement::Disagreement;
+use runner_core::error::{Coded, Failure};
 use runner_db::DbError;
 
 /// A strategy's failure (and the worker's, which runs them).
@@ -40,6 +41,37 @@ pub enum StrategyError {
         #[source]
         source: Box<StrategyError>,
     },
+}
+
+/// Arms whose outputs differ are the experiment file's to fix (a
+/// bisection skips the commit); anything else a worker meets fails its
+/// fork. A failure while doing something is its cause's.
+impl Coded for StrategyError {
+    fn failure(&self) -> Failure {
+        match self {
+            StrategyError::Disagree(_) => Failure::ArmsDisagree,
+            StrategyError::While { source, .. } => source.failure(),
+            StrategyError::Db(_)
+            | StrategyError::Io(_)
+            | StrategyError::Message(_)
+            | StrategyError::Placement(_)
+            | StrategyError::Unbound(_)
+            | StrategyError::Failed(_) => Failure::RunFailed,
+        }
+    }
+}
+
+/// What `runner worker` ends with: the failure said whole, every cause on
+/// its line (`StrategyError::chain`), since its parent shows the worker's
+/// last stderr lines, not its sources; the code is the failure's own.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", .0.chain())]
+pub struct Chained(#[source] pub StrategyError);
+
+impl Coded for Chained {
+    fn failure(&self) -> Failure {
+        self.0.failure()
+    }
 }
 
 impl From<runner_db::statements::Refusal> for StrategyError {
@@ -123,5 +155,14 @@ mod tests {
         let d = d.doing(|| "checking".into()).unwrap_err();
         assert!(d.is_disagreement());
         assert_eq!(d.chain(), "checking: the rows differ");
+        // Each carries its code; the worker's last word is the chain.
+        assert_eq!(d.failure(), Failure::ArmsDisagree);
+        assert_eq!(e.failure(), Failure::RunFailed);
+        let ended = runner_core::error::RunnerError::from(Chained(e));
+        assert_eq!(ended.exit_code(), 1);
+        assert_eq!(
+            ended.to_string(),
+            "setting up `a`: opening stdin file x: no such file"
+        );
     }
 }
