@@ -84,12 +84,18 @@ impl From<runner_db::statements::Refusal> for StrategyError {
 
 impl StrategyError {
     /// The failure as the worker's parent reports it: this sentence, then
-    /// each cause's, joined by `: ` (the whole story in one line).
+    /// each cause's, joined by `: ` (the whole story in one line). A cause
+    /// whose sentence already ends the line is not said twice: some kinds
+    /// (a placement's `PinError`) name their cause in their own sentence
+    /// as well as keep it as their source, for callers that print one line.
     pub fn chain(&self) -> String {
         let mut out = self.to_string();
         let mut at: &dyn std::error::Error = self;
         while let Some(next) = at.source() {
-            out.push_str(&format!(": {next}"));
+            let said = next.to_string();
+            if !out.ends_with(&said) {
+                out.push_str(&format!(": {said}"));
+            }
             at = next;
         }
         out
@@ -164,5 +170,25 @@ mod tests {
             ended.to_string(),
             "setting up `a`: opening stdin file x: no such file"
         );
+    }
+
+    #[test]
+    fn a_cause_its_error_already_names_is_said_once() {
+        use runner_os::placement::{apply::PinError, Placement};
+        let pin = PinError::Pin {
+            placement: Placement::SameCore,
+            cpu: 7,
+            source: std::io::Error::from_raw_os_error(libc::EINVAL),
+        };
+        let e: Result<()> = Err(pin.into());
+        let e = e.doing(|| "pinning the worker".into()).unwrap_err();
+        let chain = e.chain();
+        assert!(
+            chain.starts_with(
+                "pinning the worker: placement \"same-core\": cannot pin the worker to CPU 7: "
+            ),
+            "{chain}"
+        );
+        assert_eq!(chain.matches("Invalid argument").count(), 1, "{chain}");
     }
 }
