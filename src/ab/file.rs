@@ -433,7 +433,15 @@ pub(crate) fn text(args: &AbArgs, plan: &Plan, invocation: &str) -> String {
         "half_width = \"2%\"",
         "also stop once within 2 %; `runner check` says if this machine can",
     );
-    line(&mut out, "min_forks", "3", "");
+    if args.runs.is_some() {
+        line(&mut out, "min_forks", "3", "");
+    } else {
+        commented(
+            &mut out,
+            "min_forks = 3",
+            "left out, chosen with the pairs: 3, more when a fork's pairs are few and long",
+        );
+    }
     line(
         &mut out,
         "max_forks",

@@ -66,11 +66,13 @@ fn two_commands_are_a_sequential_ab_of_command_strategies() {
         Some(runner_spec::RunsPerFork {
             warmup_pairs: true,
             pairs: true,
+            min_forks: true,
             chosen: None
         })
     );
     let stop = d.stop.expect("a sequential design");
     assert!(stop.decide && stop.half_width.is_none());
+    // min_forks is left out: 3 until the trial runs choose the first look.
     assert_eq!((stop.min_forks.get(), stop.max_forks.get()), (3, 10));
     let json = serde_json::to_value(&exp.strategies["sleep 0.004"])
         .unwrap()

@@ -65,7 +65,7 @@ pub struct AbArgs {
     #[arg(short = 'r', long, value_name = "NUM")]
     pub runs: Option<u32>,
     /// At most NUM forks (fresh processes) per comparison; each stops once its answer is known,
-    /// after at least 3.
+    /// after at least 3 (up to 6 for long commands, whose forks are cheap beside their runs).
     #[arg(long, value_name = "NUM", default_value_t = DEFAULT_MAX_FORKS)]
     pub max_forks: u32,
     /// Compare the commands at every integer from MIN to MAX: `{VAR}` in a command takes it

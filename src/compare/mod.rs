@@ -48,11 +48,12 @@ const DESCRIPTIVE: [&str; 5] = ["name", "title", "description", "seed", "report"
 
 /// Spec keys that size a run: more forks, pairs or warm-up change how
 /// precise it is, not what it measures.
-const SIZE: [&str; 4] = [
+const SIZE: [&str; 5] = [
     "design.forks",
     "design.pairs",
     "design.warmup_pairs",
     "design.runs_per_fork",
+    "design.stop.min_forks",
 ];
 
 /// Why two runs cannot be compared: the user named them wrongly (two
@@ -459,11 +460,11 @@ mod tests {
             ),
             (
                 specs(keys(2)),
-                "r/a and r/b are runs of different specs (k0, k1 differ); compare reads two runs of one experiment, which may differ only in name, title, description, seed, report and in their size (design.forks, design.pairs, design.warmup_pairs, design.runs_per_fork)",
+                "r/a and r/b are runs of different specs (k0, k1 differ); compare reads two runs of one experiment, which may differ only in name, title, description, seed, report and in their size (design.forks, design.pairs, design.warmup_pairs, design.runs_per_fork, design.stop.min_forks)",
             ),
             (
                 specs(keys(10)),
-                "r/a and r/b are runs of different specs (k0, k1, k2, k3, k4, k5, k6, k7 and 2 more differ); compare reads two runs of one experiment, which may differ only in name, title, description, seed, report and in their size (design.forks, design.pairs, design.warmup_pairs, design.runs_per_fork)",
+                "r/a and r/b are runs of different specs (k0, k1, k2, k3, k4, k5, k6, k7 and 2 more differ); compare reads two runs of one experiment, which may differ only in name, title, description, seed, report and in their size (design.forks, design.pairs, design.warmup_pairs, design.runs_per_fork, design.stop.min_forks)",
             ),
         ];
         for (e, text) in cases {

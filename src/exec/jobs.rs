@@ -45,7 +45,7 @@ pub(super) fn run_jobs(phase: Phase<'_>) -> Result<()> {
         quiet,
         announce,
     } = phase;
-    let stopper = Stopper::new(info);
+    let mut stopper = Stopper::new(info);
     if let Some(st) = &stopper {
         // A run stopped between a fork's commit and its cell's stop.
         record_stops(st, info, partial, measured, None, &Progress::Quiet)?;
@@ -100,6 +100,8 @@ pub(super) fn run_jobs(phase: Phase<'_>) -> Result<()> {
             info.record_runs_chosen(costs, jobs);
             exp.design.adopt_runs(&info.spec().experiment.design);
             partial.write_run_info(info)?;
+            // The first look may have been chosen with the pairs.
+            stopper = Stopper::new(info);
             // The workers run the counts just chosen.
             requests = todo
                 .iter()

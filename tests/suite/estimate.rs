@@ -314,3 +314,89 @@ fn counts_the_file_leaves_out_are_chosen_by_trial_runs_and_kept_on_resume() {
         );
     }
 }
+
+/// A sequential design that leaves out `min_forks` as well as the pairs:
+/// its first look is chosen with them. Runs of 50 ms give pairs of about
+/// 100 ms, so 5 pairs a fork (the fewest), and a first look of at least 30
+/// measured pairs takes 6 forks (their runs, about 3 s, fit the 6 s
+/// budget, and would up to pairs of 200 ms). `check` says so, exec records
+/// it and no cell stops before it; a resume keeps it although its own
+/// trials (runs of 1 ms, hundreds of pairs a fork) would choose 3; and
+/// `runner report` renders the folder byte for byte.
+#[test]
+fn a_first_look_left_out_is_chosen_with_the_pairs_and_kept_on_resume() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let sequential = SLEEPS_OF_D.replace("forks = 2\n", "").replace(
+        "[analysis]",
+        "[design.stop]\ndecide = true\nmax_forks = 7\n[analysis]",
+    );
+    let spec = write_spec(t, "d", &sequential);
+    let check = runner()
+        .current_dir(t)
+        .env_remove("RUNNER_FAULT")
+        .env("D", "0.05")
+        .args(["check", spec.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(check.stdout.clone()).unwrap();
+    assert!(
+        text.contains("; min_forks 6 with them (a first look of at least 30 measured pairs"),
+        "{text}{}",
+        err_of(&check)
+    );
+    // The second fork fails: the first is kept, with the first look chosen.
+    let o = runner()
+        .current_dir(t)
+        .env("RUNNER_FAULT", "exit=3@cell=0,fork=1")
+        .env("D", "0.05")
+        .args(["exec", spec.to_str().unwrap(), "--out", "out", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", err_of(&o));
+    let design = |dir: &str| {
+        read_json(&t.join(dir).join("run.json"))["spec"]["experiment"]["design"].clone()
+    };
+    let started = design("out.partial");
+    assert_eq!(started["pairs"].as_u64(), Some(5), "{started}");
+    assert_eq!(started["stop"]["min_forks"].as_u64(), Some(6), "{started}");
+    assert_eq!(started["runs_per_fork"]["min_forks"], true, "{started}");
+    let o = runner()
+        .current_dir(t)
+        .env_remove("RUNNER_FAULT")
+        .env("D", "0.001")
+        .args([
+            "exec",
+            spec.to_str().unwrap(),
+            "--out",
+            "out",
+            "--resume",
+            "out.partial",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", err_of(&o));
+    assert_eq!(design("out"), started);
+    let run = read_json(&t.join("out/run.json"));
+    let forks = run["forks"].as_array().unwrap().len();
+    assert!((6..=7).contains(&forks), "{forks} forks: {}", run["stops"]);
+    let report = std::fs::read_to_string(t.join("out/report.md")).unwrap();
+    assert!(
+        report.contains("; min_forks 6 with them (a first look of at least 30 measured pairs, within 6 s of runs)"),
+        "{report}"
+    );
+    let copy = t.join("copy");
+    std::fs::create_dir(&copy).unwrap();
+    for f in ["run.json", "pairs.csv"] {
+        std::fs::copy(t.join("out").join(f), copy.join(f)).unwrap();
+    }
+    let o = run_in(t, &["report", copy.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", err_of(&o));
+    for f in ["report.md", "analysis.json"] {
+        assert_eq!(
+            std::fs::read(copy.join(f)).unwrap(),
+            std::fs::read(t.join("out").join(f)).unwrap(),
+            "{f}"
+        );
+    }
+}

@@ -16,7 +16,9 @@
 //! version a rolled-back write made stays in the table as a dead row until
 //! VACUUM reclaims it, and the table (with its indexes) keeps the pages it
 //! grew by. So per table the guard also reads its dead row versions
-//! (`n_dead_tup`) and its size (`pg_total_relation_size`), and records
+//! (`n_dead_tup`) and its size (`pg_total_relation_size`, less the free
+//! space and visibility maps, which an autovacuum of a table nobody wrote
+//! may create on its own), and records
 //! what a fork added ([`Residue`]): not a change of content, but said in
 //! the report instead of "unchanged".
 //!

@@ -23,6 +23,18 @@
 //! of commands, `sw²` was 76 to 7000 times `sb²`, so a fork of up to a few
 //! hundred pairs still narrows the interval; [`MAX_PAIRS`] caps it there.
 //!
+//! A sequential design's first look comes after `min_forks` forks, and its
+//! interval over them is Student's t on `min_forks - 1` degrees of freedom:
+//! at 3 forks its multiplier is 4.30, more than twice what the forks'
+//! spread alone would ask (1.96), and the interval's width varies
+//! fourfold from one run to the next; a fourth fork narrows it by a third,
+//! a sixth by half. Where a fork is cheap beside what it measures (long
+//! runs, so few pairs, each worth more than the fork's start), forks are
+//! the better buy. So when the file leaves out `min_forks` too, the first
+//! look rests on at least [`FIRST_LOOK_PAIRS`] measured pairs, in as many
+//! forks as that takes ([`first_look`]), as long as their runs fit
+//! [`FIRST_LOOK_BUDGET_NS`]: a command of seconds keeps 3 forks.
+//!
 //! The warm-up pays for what a fork's first runs meet cold (caches, a
 //! connection's plans). A command runs a fresh process per run, and the
 //! agreement check runs the arms before timing, so the budget for it is
@@ -41,6 +53,13 @@ pub const WARMUP_BUDGET_NS: u64 = 100_000_000;
 pub const MAX_PAIRS: u32 = 1000;
 /// At most this many warm-up pairs per fork.
 pub const MAX_WARMUP: u32 = 100;
+
+/// The measured pairs a sequential design's first look rests on at least,
+/// when runner chooses its `min_forks` (see the module doc).
+pub const FIRST_LOOK_PAIRS: u32 = 30;
+/// ... as long as the first look's measured runs fit this time: about six
+/// seconds, what hyperfine's defaults give two commands (three each).
+pub const FIRST_LOOK_BUDGET_NS: u64 = 6_000_000_000;
 
 /// What the trial runs measured that the choice rests on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,6 +104,26 @@ pub fn choose(costs: Costs, jobs: u64) -> Runs {
     }
 }
 
+/// The forks of a sequential design's first look, for `pairs` measured
+/// pairs of `pair_ns` a fork: enough for [`FIRST_LOOK_PAIRS`] while their
+/// runs fit [`FIRST_LOOK_BUDGET_NS`], never fewer than `floor` (the rule's
+/// default) nor more than `max` (its `max_forks`).
+pub fn first_look(
+    floor: NonZeroU32,
+    max: NonZeroU32,
+    pairs: NonZeroU32,
+    pair_ns: u64,
+) -> NonZeroU32 {
+    let by_pairs = FIRST_LOOK_PAIRS.div_ceil(pairs.get());
+    let fork_ns = u64::from(pairs.get()).saturating_mul(pair_ns.max(1));
+    let by_time = u32::try_from(FIRST_LOOK_BUDGET_NS / fork_ns).unwrap_or(u32::MAX);
+    let n = by_pairs
+        .min(by_time)
+        .max(floor.get())
+        .min(max.get().max(floor.get()));
+    NonZeroU32::new(n).unwrap_or(floor)
+}
+
 /// Sets the counts `design` left to the trial runs from `costs`, and
 /// records how; a design that set both, or whose counts are chosen
 /// already (a resumed run), is left as it is. Whether it changed.
@@ -98,6 +137,12 @@ pub fn apply(design: &mut Design, costs: Costs, jobs: u64) -> bool {
     }
     if asked.pairs {
         design.pairs = runs.pairs;
+    }
+    if asked.min_forks {
+        if let Some(stop) = design.stop.as_mut() {
+            stop.min_forks =
+                first_look(stop.min_forks, stop.max_forks, design.pairs, costs.pair_ns);
+        }
     }
     design.runs_per_fork = Some(RunsPerFork {
         chosen: Some(Chosen::Trials {
@@ -159,6 +204,62 @@ mod tests {
         assert_eq!(r.pairs.get(), 200);
     }
 
+    fn look(pairs: u32, pair_ms: f64, max: u32) -> u32 {
+        let n = |v: u32| NonZeroU32::new(v).unwrap();
+        first_look(n(3), n(max), n(pairs), (pair_ms * MS as f64) as u64).get()
+    }
+
+    #[test]
+    fn the_first_look_rests_on_thirty_pairs_where_forks_are_cheap() {
+        // gzip -1 against -6 on 6 MB, runs of about 50 and 120 ms: five
+        // pairs a fork, so six forks (5.1 s of runs).
+        assert_eq!(look(5, 170.0, 10), 6);
+        // gzip on 1 MB: 20 pairs a fork already; three forks.
+        assert_eq!(look(20, 25.0, 10), 3);
+        // Seven pairs: five forks.
+        assert_eq!(look(7, 70.0, 10), 5);
+        // Runs of a second: three forks of five pairs are 30 s already.
+        assert_eq!(look(5, 2000.0, 10), 3);
+        // Runs of 300 ms: the budget allows four forks of five pairs.
+        assert_eq!(look(5, 300.0, 10), 4);
+        // Never more than max_forks.
+        assert_eq!(look(5, 170.0, 4), 4);
+        assert_eq!(look(5, 170.0, 3), 3);
+    }
+
+    #[test]
+    fn a_stop_without_min_forks_has_its_first_look_chosen_with_the_pairs() {
+        let file = |stop: &str, pairs: &str| {
+            format!("[strategies.a]\nkind = \"noop\"\n[design]\nbaseline = \"a\"\ntreatment = \"a\"\n{pairs}[design.stop]\ndecide = true\nmax_forks = 10\n{stop}")
+        };
+        let costs = Costs {
+            pair_ns: 170 * MS,
+            fork_start_ns: 15 * MS,
+        };
+        let design = |toml: &str| {
+            let mut d = runner_spec::parse_recorded("a.toml", toml, &Default::default())
+                .unwrap()
+                .design;
+            apply(&mut d, costs, 10);
+            (
+                d.stop.unwrap().min_forks.get(),
+                d.runs_per_fork.map(|r| r.min_forks),
+            )
+        };
+        assert_eq!(design(&file("", "")), (6, Some(true)));
+        // A min_forks the file sets, or pairs it sets, keep the rule's.
+        assert_eq!(design(&file("min_forks = 3\n", "")), (3, Some(false)));
+        assert_eq!(design(&file("", "pairs = 5\n")).0, 3);
+        // Chosen once: a recorded design keeps it through adopt_runs.
+        let mut d = runner_spec::parse_recorded("a.toml", &file("", ""), &Default::default())
+            .unwrap()
+            .design;
+        let mut recorded = d.clone();
+        apply(&mut recorded, costs, 10);
+        d.adopt_runs(&recorded);
+        assert_eq!(d.stop.unwrap().min_forks.get(), 6);
+    }
+
     #[test]
     fn only_the_counts_the_file_left_out_are_set_once() {
         let toml = "[strategies.a]\nkind = \"noop\"\n[design]\nbaseline = \"a\"\ntreatment = \"a\"\nwarmup_pairs = 7\n";
@@ -170,6 +271,7 @@ mod tests {
             Some(RunsPerFork {
                 warmup_pairs: false,
                 pairs: true,
+                min_forks: false,
                 chosen: None
             })
         );

@@ -425,17 +425,25 @@ pub fn runs_chosen(design: &runner_spec::Design) -> Option<String> {
         (true, false) => "the warm-up",
         (false, _) => "the measured pairs",
     };
+    // The first look's forks, where the file left them to the pairs too.
+    let look = design.stop.filter(|_| r.min_forks).map(|s| s.min_forks);
     match r.chosen {
         None => Some(format!(
-            "{which} to be chosen from the trial runs before the first fork"
+            "{which} to be chosen from the trial runs before the first fork{}",
+            if look.is_some() { ", and min_forks with them" } else { "" }
         )),
         Some(runner_spec::Chosen::Trials {
             pair_ns,
             fork_start_ns,
         }) => Some(format!(
-            "{which} chosen from trial runs: a pair took about {}, a fork's start about {}",
+            "{which} chosen from trial runs: a pair took about {}, a fork's start about {}{}",
             duration(pair_ns as f64),
-            duration(fork_start_ns as f64)
+            duration(fork_start_ns as f64),
+            look.map_or(String::new(), |n| format!(
+                "; min_forks {n} with them (a first look of at least {} measured pairs, within {} s of runs)",
+                runner_plan::runs::FIRST_LOOK_PAIRS,
+                runner_plan::runs::FIRST_LOOK_BUDGET_NS / 1_000_000_000
+            ))
         )),
         Some(runner_spec::Chosen::Defaults) => None,
     }

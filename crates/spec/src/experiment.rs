@@ -161,6 +161,12 @@ pub struct RunsPerFork {
     pub warmup_pairs: bool,
     /// The file has no `pairs`: it is chosen.
     pub pairs: bool,
+    /// The file has neither `pairs` nor `design.stop.min_forks`: the
+    /// forks of a sequential design's first look are chosen with the pairs
+    /// (`plan::runs::first_look`). Absent in run.json, false: runs made
+    /// before runner chose it, whose `min_forks` is the file's or 3.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub min_forks: bool,
     /// How the counts were chosen; none until they are (the run.json of a
     /// run whose trial runs have not run yet).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -233,7 +239,8 @@ impl Design {
         let (Some(mine), Some(theirs)) = (self.runs_per_fork, from.runs_per_fork) else {
             return;
         };
-        let same_keys = (mine.warmup_pairs, mine.pairs) == (theirs.warmup_pairs, theirs.pairs);
+        let same_keys = (mine.warmup_pairs, mine.pairs, mine.min_forks)
+            == (theirs.warmup_pairs, theirs.pairs, theirs.min_forks);
         if !same_keys || theirs.pending() {
             return;
         }
@@ -242,6 +249,11 @@ impl Design {
         }
         if mine.pairs {
             self.pairs = from.pairs;
+        }
+        if mine.min_forks {
+            if let (Some(stop), Some(chosen)) = (self.stop.as_mut(), from.stop.as_ref()) {
+                stop.min_forks = chosen.min_forks;
+            }
         }
         self.runs_per_fork = Some(theirs);
     }

@@ -61,6 +61,7 @@ fn minimal_spec_gets_every_default() {
         Some(RunsPerFork {
             warmup_pairs: true,
             pairs: true,
+            min_forks: false,
             chosen: None
         })
     );

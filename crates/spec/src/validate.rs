@@ -295,6 +295,10 @@ fn design(raw: RawDesign) -> Result<Design, Problem> {
     // suffice (`Counting::DEFAULT_PAIRS`), none is warm-up (a count does
     // not warm up), and no trial run chooses them from a time.
     let counted_only = counting.is_some_and(|c| !c.time);
+    // A sequential design whose file leaves out both `min_forks` and
+    // `pairs` has its first look chosen with the pairs (`RunsPerFork`).
+    let first_look_chosen =
+        raw.pairs.is_none() && raw.stop.as_ref().is_some_and(|s| s.min_forks.is_none());
     let stop = raw
         .stop
         .map(|s| super::stop::stop(s, raw.forks.as_ref()))
@@ -329,6 +333,7 @@ fn design(raw: RawDesign) -> Result<Design, Problem> {
             .then_some(super::RunsPerFork {
                 warmup_pairs: raw.warmup_pairs.is_none(),
                 pairs: raw.pairs.is_none(),
+                min_forks: first_look_chosen,
                 chosen: None,
             }),
         ordering: choice(raw.ordering.as_ref(), &base.child("ordering"), &orderings)?

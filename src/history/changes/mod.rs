@@ -37,7 +37,7 @@ use runner_stats::apart::{self, Bounded, Comparison, Side};
 /// Spec keys that may differ between versions compared as code: what
 /// names or describes a run, and its size (forks, pairs, warm-up), which
 /// changes how precise it is and not what it measures.
-const NOT_MEASURED: [&str; 9] = [
+const NOT_MEASURED: [&str; 10] = [
     "name",
     "title",
     "description",
@@ -47,6 +47,7 @@ const NOT_MEASURED: [&str; 9] = [
     "design.pairs",
     "design.warmup_pairs",
     "design.runs_per_fork",
+    "design.stop.min_forks",
 ];
 
 /// Why two consecutive versions are not compared as code.

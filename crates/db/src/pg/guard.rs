@@ -35,7 +35,7 @@ impl Guard {
                         s.n_mod_since_analyze, s.n_live_tup, \
                         s.vacuum_count + s.autovacuum_count + s.analyze_count + s.autoanalyze_count, \
                         q.last_value::text, s.n_dead_tup, \
-                        CASE WHEN c.relkind IN ('r', 'm') THEN pg_total_relation_size(c.oid) END \
+                        CASE WHEN c.relkind IN ('r', 'm') THEN pg_total_relation_size(c.oid) - pg_relation_size(c.oid, 'fsm') - pg_relation_size(c.oid, 'vm') END \
                  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
                  LEFT JOIN pg_stat_all_tables s ON s.relid = c.oid \
                  LEFT JOIN pg_sequences q ON q.schemaname = n.nspname AND q.sequencename = c.relname \

@@ -268,4 +268,25 @@ fn counts_left_to_the_trial_runs_say_what_chose_them() {
     );
     d.runs_per_fork = None;
     assert_eq!(runs_chosen(&d), None);
+
+    // A sequential design that leaves min_forks out as well.
+    let toml = "[strategies.a]\nkind = \"noop\"\n[design]\nbaseline = \"a\"\ntreatment = \"a\"\n[design.stop]\ndecide = true\n";
+    let mut d = runner_spec::parse_recorded("a.toml", toml, &Default::default())
+        .unwrap()
+        .design;
+    assert_eq!(
+        runs_chosen(&d).as_deref(),
+        Some(
+            "both to be chosen from the trial runs before the first fork, and min_forks with them"
+        )
+    );
+    let long = runner_plan::runs::Costs {
+        pair_ns: 170_000_000,
+        fork_start_ns: 14_500_000,
+    };
+    runner_plan::runs::apply(&mut d, long, 10);
+    assert_eq!(
+        runs_chosen(&d).as_deref(),
+        Some("both chosen from trial runs: a pair took about 170 ms, a fork's start about 14.5 ms; min_forks 6 with them (a first look of at least 30 measured pairs, within 6 s of runs)")
+    );
 }
