@@ -47,13 +47,66 @@ pub(crate) use runner_folder::invocation::AnalyzeArgs;
 /// order and numbering (`t.rows`, changed in place: see [`shape::forks`]).
 fn build(args: &AnalyzeArgs, t: &mut table::Table) -> Result<RunInfo> {
     let shown = args.csv.display().to_string();
+    let cells = cells_of(t, &shown)?;
+    let by_label = !cells.labels.is_empty();
+    let (master, drawn) = seed(args);
+    let (stem, title) = name_and_title(args);
+    let sha256 = t.sha256.clone();
+    // A first spec gives the cells; the forks' shape completes it.
+    let sketch = spec::Settings {
+        name: &stem,
+        title: &title,
+        file: &shown,
+        sha256: &sha256,
+        seed: (!drawn).then_some(master),
+        baseline: &args.baseline,
+        treatment: &args.treatment,
+        forks: 1,
+        warmup_pairs: 0,
+        pairs: 1,
+        delays_ns: &cells.delays,
+        labels: &cells.labels,
+        resamples: args.resamples,
+        confidence: args.confidence,
+    };
+    let (_, first) = written_spec(&sketch)?;
+    let ids = cell_ids(&runner_plan::cells(&first), by_label);
+    let (forks, n_forks, warmup, pairs) = forks(t, &ids, by_label, &shown)?;
+    let (toml, exp) = written_spec(&spec::Settings {
+        forks: n_forks,
+        warmup_pairs: warmup,
+        pairs,
+        ..sketch
+    })?;
+    planned_delays(&mut t.rows, &runner_plan::cells(&exp));
+    let source = Digests::of(&t.rows, &forks).into_source(t, shown.clone(), sha256, cells.by);
+    assemble(
+        args,
+        SpecInfo::new(shown, toml, exp),
+        (master, drawn),
+        source,
+    )
+}
+
+/// The spec's name and title: the file's name says where the pairs came
+/// from, unless `--title` says otherwise.
+fn name_and_title(args: &AnalyzeArgs) -> (String, String) {
     let stem = args
         .csv
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "imported".into());
-    let cells = cells_of(t, &shown)?;
-    let by_label = !cells.labels.is_empty();
+    let title = args
+        .title
+        .clone()
+        .unwrap_or_else(|| format!("{stem} (imported)"));
+    (stem, title)
+}
+
+/// The master seed and whether runner drew it: drawn, it is said at once,
+/// as exec says it, since only that line and run.json can repeat the
+/// analysis.
+fn seed(args: &AnalyzeArgs) -> (u64, bool) {
     let (master, drawn) = match args.seed {
         Some(s) => (s, false),
         None => (rand::random::<u64>() >> 11, true),
@@ -64,120 +117,137 @@ fn build(args: &AnalyzeArgs, t: &mut table::Table) -> Result<RunInfo> {
             "seed: drawn {master} (recorded in run.json; --seed {master} repeats this analysis)"
         ));
     }
-    let title = args
-        .title
-        .clone()
-        .unwrap_or_else(|| format!("{stem} (imported)"));
-    let sha256 = t.sha256.clone();
-    // A first spec gives the cells; the forks' shape completes it.
-    let settings = |forks: u32, warmup: u32, pairs: u32| spec::Settings {
-        name: &stem,
-        title: &title,
-        file: &shown,
-        sha256: &sha256,
-        seed: (!drawn).then_some(master),
-        baseline: &args.baseline,
-        treatment: &args.treatment,
-        forks,
-        warmup_pairs: warmup,
-        pairs,
-        delays_ns: &cells.delays,
-        labels: &cells.labels,
-        resamples: args.resamples,
-        confidence: args.confidence,
-    };
-    let parse = |toml: &str| {
-        runner_spec::parse_recorded(&shown, toml, &Default::default()).map_err(|source| {
+    (master, drawn)
+}
+
+/// The spec's text and what it validates to as a recorded spec, so the
+/// folder never holds a spec its readers would refuse.
+fn written_spec(s: &spec::Settings<'_>) -> Result<(String, runner_spec::Experiment)> {
+    let toml = spec::toml(s);
+    let exp =
+        runner_spec::parse_recorded(s.file, &toml, &Default::default()).map_err(|source| {
             ImportError::NotADesign {
-                file: shown.clone(),
+                file: s.file.to_string(),
                 source,
             }
-        })
-    };
-    let first = parse(&spec::toml(&settings(1, 0, 1)))?;
-    let ids = cell_ids(&runner_plan::cells(&first), by_label);
-    let (forks, n_forks, warmup, pairs) = forks(t, &ids, by_label, &shown)?;
-    let toml = spec::toml(&settings(n_forks, warmup, pairs));
-    let exp = parse(&toml)?;
-    let cells_planned = runner_plan::cells(&exp);
-    for r in t.rows.iter_mut() {
-        r.delay_ns = cells_planned[r.cell as usize].delay_ns;
+        })?;
+    Ok((toml, exp))
+}
+
+/// Gives each row its cell's planned delay, which pairs.csv records (the
+/// file's own delay, or 0 without a delay column, only told cells apart).
+fn planned_delays(rows: &mut [PairRecord], cells: &[runner_plan::Cell]) {
+    for r in rows.iter_mut() {
+        r.delay_ns = cells[r.cell as usize].delay_ns;
     }
-    // The digests of pairs.csv and of each fork's rows, from the lines
-    // the folder's file will hold, without holding them.
-    let mut whole = RowDigest::default();
-    whole.push(
-        format!(
-            "{}\n",
-            runner_core::record::csv_header(runner_core::record::Columns::default())
-        )
-        .as_bytes(),
-    );
-    let mut records = Vec::new();
-    let mut sources = Vec::new();
-    let mut at = 0usize;
-    let mut line = Vec::new();
-    for (&(cell, fork), (source, warm, meas)) in &forks {
-        let n = (warm + meas) as usize;
-        let mut part = RowDigest::default();
-        for r in &t.rows[at..at + n] {
-            line.clear();
-            runner_core::record::write_line(&mut line, r, r.columns());
-            part.push(&line);
-            whole.push(&line);
+}
+
+/// What run.json says of the forks: each one's record and source, and the
+/// digest of the whole pairs.csv.
+struct Digests {
+    records: Vec<ForkRecord>,
+    sources: Vec<ImportedFork>,
+    pairs_sha256: String,
+}
+
+impl Digests {
+    /// The digests of pairs.csv and of each fork's rows, from the lines
+    /// the folder's file will hold, without holding them. `rows` are in
+    /// `forks`' order, each fork's rows one after the other.
+    fn of(rows: &[PairRecord], forks: &shape::Forks) -> Digests {
+        let mut whole = RowDigest::default();
+        whole.push(
+            format!(
+                "{}\n",
+                runner_core::record::csv_header(runner_core::record::Columns::default())
+            )
+            .as_bytes(),
+        );
+        let (mut records, mut sources) = (Vec::new(), Vec::new());
+        let mut at = 0usize;
+        let mut line = Vec::new();
+        for (&(cell, fork), (source, warm, meas)) in forks {
+            let n = (warm + meas) as usize;
+            let mut part = RowDigest::default();
+            for r in &rows[at..at + n] {
+                line.clear();
+                runner_core::record::write_line(&mut line, r, r.columns());
+                part.push(&line);
+                whole.push(&line);
+            }
+            at += n;
+            let (rows, sha256) = part.finish();
+            records.push(unmeasured(cell, fork, rows, sha256));
+            sources.push(ImportedFork {
+                cell,
+                fork,
+                source: source.clone(),
+            });
         }
-        at += n;
-        let (rows, sha256) = part.finish();
-        records.push(ForkRecord {
-            summary: ForkSummary::unmeasured(cell, fork),
-            checks: CheckReport {
-                arms_agree: None,
-                matches_in_memory: None,
-                repeatable: false,
-                seeded_hash: None,
-            },
-            wall_ns: 0,
-            rows,
-            sha256,
-            host: None,
-            sentinel: None,
-            database_guard: None,
-            job_ns: None,
-        });
-        sources.push(ImportedFork {
-            cell,
-            fork,
-            source: source.clone(),
-        });
+        Digests {
+            records,
+            sources,
+            pairs_sha256: whole.finish().1,
+        }
     }
-    let imported = Imported {
-        file: shown.clone(),
+
+    /// The forks with what run.json's `imported` says of the file, so a
+    /// reader can trace each of runner's forks back to the file's rows.
+    fn into_source(self, t: &table::Table, file: String, sha256: String, cells_by: &str) -> Source {
+        Source::Imported {
+            imported: Imported {
+                file,
+                sha256,
+                rows: t.rows.len() as u64,
+                columns: t.columns.clone(),
+                cells_by: cells_by.into(),
+                forks: self.sources,
+                has_spin: t.has_spin,
+                has_start_times: t.has_start_times,
+            },
+            forks: self.records,
+            pairs_sha256: self.pairs_sha256,
+        }
+    }
+}
+
+/// A fork runner did not measure: its rows' count and digest are all it
+/// can vouch for, so it claims no check a run makes.
+fn unmeasured(cell: u32, fork: u32, rows: u64, sha256: String) -> ForkRecord {
+    ForkRecord {
+        summary: ForkSummary::unmeasured(cell, fork),
+        checks: CheckReport {
+            arms_agree: None,
+            matches_in_memory: None,
+            repeatable: false,
+            seeded_hash: None,
+        },
+        wall_ns: 0,
+        rows,
         sha256,
-        rows: t.rows.len() as u64,
-        columns: t.columns.clone(),
-        cells_by: cells.by.into(),
-        forks: sources,
-        has_spin: t.has_spin,
-        has_start_times: t.has_start_times,
-    };
+        host: None,
+        sentinel: None,
+        database_guard: None,
+        job_ns: None,
+    }
+}
+
+/// The run.json, assembled and checked as every reader checks it before
+/// anything is written; the machine recorded is the one `analyze` ran on.
+fn assemble(
+    args: &AnalyzeArgs,
+    spec: SpecInfo,
+    (master, drawn): (u64, bool),
+    source: Source,
+) -> Result<RunInfo> {
     let at = now_rfc3339();
     let invocation = Invocation::Analyze(args.clone());
     // What every reader checks, checked before anything is written.
     let environment = runner_os::environment::capture(&crate::binary::BINARY);
-    let info = Builder::new(
-        &invocation,
-        SpecInfo::new(shown, toml, exp),
-        master,
-        drawn,
-        environment,
-    )
-    .times(at.clone(), Some(at))
-    .assemble(Source::Imported {
-        imported,
-        forks: records,
-        pairs_sha256: whole.finish().1,
-    })
-    .map_err(ImportError::Assembly)?;
+    let info = Builder::new(&invocation, spec, master, drawn, environment)
+        .times(at.clone(), Some(at))
+        .assemble(source)
+        .map_err(ImportError::Assembly)?;
     Ok(info)
 }
 

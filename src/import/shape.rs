@@ -6,7 +6,7 @@
 use super::error::ImportError;
 use super::table;
 use runner_core::error::Result;
-use runner_core::record::Phase;
+use runner_core::record::{PairRecord, Phase};
 use runner_plan::Cell;
 use std::collections::{BTreeMap, HashMap};
 
@@ -120,8 +120,30 @@ pub(super) fn forks(
     by_label: bool,
     shown: &str,
 ) -> Result<(Forks, u32, u32, u32)> {
-    // Runner's cell of each (label, delay) seen, looked up once per pair
-    // of keys rather than per row.
+    let cell_of = runner_cells(t, ids, by_label);
+    let appearance = forks_by_appearance(t, &cell_of);
+    let (fork_of, mut out) = number_forks(t, &appearance);
+    for r in t.rows.iter_mut() {
+        let cell = cell_of[&(r.cell, r.delay_ns)];
+        r.fork = fork_of[&(cell, r.fork)];
+        r.cell = cell;
+    }
+    let mut order = sorted_order(t, &out, shown)?;
+    count_pairs(&t.rows, &order, &mut out);
+    let shape = uniform_shape(&out, &appearance, shown)?;
+    permute(&mut t.rows, &mut order);
+    t.lines = Vec::new();
+    renumber_pairs(&mut t.rows);
+    Ok((out, shape.0, shape.1, shape.2))
+}
+
+/// Runner's cell of each (label, delay) seen, looked up once per pair of
+/// keys rather than per row.
+fn runner_cells(
+    t: &table::Table,
+    ids: &BTreeMap<(String, u64), u32>,
+    by_label: bool,
+) -> HashMap<(u32, u64), u32> {
     let mut cell_of: HashMap<(u32, u64), u32> = HashMap::new();
     for r in &t.rows {
         cell_of.entry((r.cell, r.delay_ns)).or_insert_with(|| {
@@ -133,8 +155,15 @@ pub(super) fn forks(
             ids[&(l, r.delay_ns)]
         });
     }
-    // Each cell's fork ids in order of first appearance, then runner's
-    // order of them (by number when every id is one).
+    cell_of
+}
+
+/// Each runner cell's fork ids (the file's) in order of first appearance,
+/// the order runner falls back on when the ids are not all numbers.
+fn forks_by_appearance(
+    t: &table::Table,
+    cell_of: &HashMap<(u32, u64), u32>,
+) -> BTreeMap<u32, Vec<u32>> {
     let mut appearance: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
     let mut seen: std::collections::HashSet<(u32, u32)> = Default::default();
     for r in &t.rows {
@@ -143,9 +172,19 @@ pub(super) fn forks(
             appearance.entry(cell).or_default().push(r.fork);
         }
     }
+    appearance
+}
+
+/// Runner's fork number of each (cell, file fork id), in runner's order of
+/// the ids (by number when every id is one), and each fork listed with its
+/// id and no pairs counted yet.
+fn number_forks(
+    t: &table::Table,
+    appearance: &BTreeMap<u32, Vec<u32>>,
+) -> (HashMap<(u32, u32), u32>, Forks) {
     let mut fork_of: HashMap<(u32, u32), u32> = HashMap::new();
     let mut out: Forks = BTreeMap::new();
-    for (&cell, list) in &appearance {
+    for (&cell, list) in appearance {
         let names: Vec<&str> = list
             .iter()
             .map(|&f| t.fork_ids[f as usize].as_str())
@@ -160,13 +199,14 @@ pub(super) fn forks(
             out.insert((cell, n as u32), (id.clone(), 0, 0));
         }
     }
-    for r in t.rows.iter_mut() {
-        let cell = cell_of[&(r.cell, r.delay_ns)];
-        r.fork = fork_of[&(cell, r.fork)];
-        r.cell = cell;
-    }
-    // Sort a permutation (4 bytes a row) instead of the rows, so the file's
-    // line of each row stays at hand for messages; then move the rows.
+    (fork_of, out)
+}
+
+/// The rows' indices in runner's order, refusing a pair twice in a phase
+/// of a fork, since which row is the pair would be a guess. A permutation
+/// (4 bytes a row) is sorted instead of the rows, so the file's line of
+/// each row stays at hand for messages.
+fn sorted_order(t: &table::Table, out: &Forks, shown: &str) -> Result<Vec<u32>> {
     let key = |i: u32| {
         let r = &t.rows[i as usize];
         (r.cell, r.fork, r.phase == Phase::Measure, r.pair, i)
@@ -187,8 +227,14 @@ pub(super) fn forks(
             .into());
         }
     }
-    for &i in &order {
-        let r = &t.rows[i as usize];
+    Ok(order)
+}
+
+/// Counts each fork's warm-up and measured pairs, which the uniform
+/// design is checked on.
+fn count_pairs(rows: &[PairRecord], order: &[u32], out: &mut Forks) {
+    for &i in order {
+        let r = &rows[i as usize];
         let counts = out
             .get_mut(&(r.cell, r.fork))
             .expect("every fork is listed");
@@ -199,8 +245,18 @@ pub(super) fn forks(
             Phase::Measure | Phase::Count => counts.2 += 1,
         }
     }
+}
+
+/// The (forks, warm-up pairs, measured pairs) every fork shares, refusing
+/// a fork without measured pairs or of another shape: runner's design is
+/// uniform.
+fn uniform_shape(
+    out: &Forks,
+    appearance: &BTreeMap<u32, Vec<u32>>,
+    shown: &str,
+) -> Result<(u32, u32, u32)> {
     let mut shape: Option<(u32, u32, u32)> = None; // (forks, warmup, pairs)
-    for (&(cell, _), (id, warm, meas)) in &out {
+    for (&(cell, _), (id, warm, meas)) in out {
         if *meas == 0 {
             return Err(ImportError::NoMeasured {
                 file: shown.to_string(),
@@ -223,12 +279,15 @@ pub(super) fn forks(
             Some(_) => {}
         }
     }
-    permute(&mut t.rows, &mut order);
-    t.lines = Vec::new();
-    // Pairs numbered from 0 in each phase of each fork.
+    Ok(shape.expect("rows exist"))
+}
+
+/// Pairs numbered from 0 in each phase of each fork, as runner numbers its
+/// own; `rows` are sorted, each phase's pairs one after the other.
+fn renumber_pairs(rows: &mut [PairRecord]) {
     let mut next = 0u32;
     let mut last: Option<(u32, u32, Phase)> = None;
-    for r in t.rows.iter_mut() {
+    for r in rows.iter_mut() {
         if last != Some((r.cell, r.fork, r.phase)) {
             next = 0;
             last = Some((r.cell, r.fork, r.phase));
@@ -236,8 +295,6 @@ pub(super) fn forks(
         r.pair = next;
         next += 1;
     }
-    let s = shape.expect("rows exist");
-    Ok((out, s.0, s.1, s.2))
 }
 
 /// Reorders `rows` in place so that row i becomes the old row `order[i]`,
