@@ -139,92 +139,156 @@ pub(crate) fn read(dir: &Path, since: Option<&str>) -> Result<History, HistoryEr
     }
     let repo = git::Repo::of(dir)?;
     let (commits, start) = repo.commits(since)?;
-    let renames = commits
+    let renames = renames(&commits);
+    if commits.is_empty() {
+        return Err(no_versions(dir, since, repo.top));
+    }
+    let mut walk = Walk::new(repo.files()?);
+    for commit in commits {
+        walk.commit(commit)?;
+    }
+    let Walk {
+        mut entries,
+        rerendered,
+        last,
+        ..
+    } = walk;
+    // The rule's level depends on how many comparisons the whole history
+    // makes, so changes are marked once every version is read.
+    let rule = mark_changes(&mut entries, last.as_ref().map_or(0.95, |v| v.confidence));
+    attach_code(&mut entries, &repo);
+    Ok(History {
+        shallow: repo.is_shallow()?,
+        folder: repo.folder,
+        since: since.map(String::from),
+        rerendered,
+        entries,
+        rule,
+        renames,
+        start,
+    })
+}
+
+/// Versions before a rename were read under the old name: the page says so.
+fn renames(commits: &[Commit]) -> Vec<(String, String, Commit)> {
+    commits
         .windows(2)
         .filter(|w| w[0].folder != w[1].folder)
         .map(|w| (w[0].folder.clone(), w[1].folder.clone(), w[1].clone()))
-        .collect();
-    if commits.is_empty() {
-        return Err(match since {
-            None => HistoryError::NeverCommitted {
-                dir: dir.to_path_buf(),
-                top: repo.top,
-            },
-            Some(rev) => HistoryError::NoneSince {
-                dir: dir.to_path_buf(),
-                rev: rev.to_string(),
-                top: repo.top,
-            },
-        });
+        .collect()
+}
+
+/// Nothing to read is the user's mistake; the error says if `--since` cut it.
+fn no_versions(dir: &Path, since: Option<&str>, top: PathBuf) -> HistoryError {
+    match since {
+        None => HistoryError::NeverCommitted {
+            dir: dir.to_path_buf(),
+            top,
+        },
+        Some(rev) => HistoryError::NoneSince {
+            dir: dir.to_path_buf(),
+            rev: rev.to_string(),
+            top,
+        },
     }
-    let mut files = repo.files()?;
-    let mut entries: Vec<Dated> = Vec::new();
-    let mut rerendered = 0;
-    let mut last_blobs = None;
-    let mut last: Option<Version> = None;
-    // Every run listed so far: its files' blobs, its run id and its version
-    // number. A run committed again is known by its blobs without reading
-    // it (a history of many copies of two runs reads two).
-    let mut listed: Vec<((String, String), String, u32)> = Vec::new();
-    for commit in commits {
-        let blobs = (
-            files.blob(&commit, runner_folder::FILE)?,
-            files.blob(&commit, "pairs.csv")?,
-        );
-        if last_blobs.as_ref() == Some(&blobs) {
-            rerendered += 1;
-            continue;
+}
+
+/// Each commit is judged against the ones before it: this carries them along.
+struct Walk {
+    files: git::Files,
+    entries: Vec<Dated>,
+    /// Commits that changed neither file the history reads.
+    rerendered: usize,
+    /// The blobs of run.json and pairs.csv at the commit before.
+    last_blobs: Option<(Option<String>, Option<String>)>,
+    /// The last version listed as a run: the next run is compared with it.
+    last: Option<Version>,
+    /// Every run listed so far: its files' blobs, its run id and its version
+    /// number. A run committed again is known by its blobs without reading
+    /// it (a history of many copies of two runs reads two).
+    listed: Vec<((String, String), String, u32)>,
+}
+
+impl Walk {
+    /// Nothing is listed yet, so the first commit is read whatever it holds.
+    fn new(files: git::Files) -> Walk {
+        Walk {
+            files,
+            entries: Vec::new(),
+            rerendered: 0,
+            last_blobs: None,
+            last: None,
+            listed: Vec::new(),
         }
-        last_blobs = Some(blobs.clone());
+    }
+
+    /// A commit that changed neither run.json nor pairs.csv holds no version.
+    fn commit(&mut self, commit: Commit) -> Result<(), HistoryError> {
+        let blobs = (
+            self.files.blob(&commit, runner_folder::FILE)?,
+            self.files.blob(&commit, "pairs.csv")?,
+        );
+        if self.last_blobs.as_ref() == Some(&blobs) {
+            self.rerendered += 1;
+            return Ok(());
+        }
+        self.last_blobs = Some(blobs.clone());
         let entry = match blobs {
             (None, _) => Entry::Skipped(
                 "no run.json at this commit (the folder was removed, or holds no finished run)"
                     .into(),
             ),
             (Some(_), None) => Entry::Skipped("no pairs.csv at this commit".into()),
-            (Some(r), Some(p)) => {
-                let key = (r, p);
-                if let Some((_, run_id, of)) = listed.iter().find(|(k, _, _)| *k == key) {
-                    Entry::Repeat {
-                        run_id: run_id.clone(),
-                        of: *of,
-                    }
-                } else {
-                    let run = files.read(&key.0)?;
-                    let pairs = files.read(&key.1)?;
-                    match version::read(&run, &pairs) {
-                        Err(why) => Entry::Skipped(why.to_string()),
-                        Ok(v) if last.as_ref().is_some_and(|l| l.run_id == v.run_id) => {
-                            Entry::Same { run_id: v.run_id }
-                        }
-                        Ok(v) => match listed.iter().find(|(_, id, _)| *id == v.run_id) {
-                            Some((_, _, of)) => Entry::Repeat {
-                                run_id: v.run_id,
-                                of: *of,
-                            },
-                            None => {
-                                listed.push((key, v.run_id.clone(), listed.len() as u32 + 1));
-                                let step = last.as_ref().map(|l| changes::step(l, &v));
-                                last = Some(v.clone());
-                                Entry::Run {
-                                    version: Box::new(v),
-                                    step,
-                                }
-                            }
-                        },
-                    }
-                }
-            }
+            (Some(r), Some(p)) => self.run((r, p))?,
         };
-        entries.push(Dated {
+        self.entries.push(Dated {
             commit,
             entry,
             code: None,
         });
+        Ok(())
     }
-    // The rule's level depends on how many comparisons the whole history
-    // makes, so changes are marked once every version is read.
-    let confidence = last.as_ref().map_or(0.95, |v| v.confidence);
+
+    /// Known blobs skip the read: a copy of a listed run can only be that run.
+    fn run(&mut self, key: (String, String)) -> Result<Entry, HistoryError> {
+        if let Some((_, run_id, of)) = self.listed.iter().find(|(k, _, _)| *k == key) {
+            return Ok(Entry::Repeat {
+                run_id: run_id.clone(),
+                of: *of,
+            });
+        }
+        let run = self.files.read(&key.0)?;
+        let pairs = self.files.read(&key.1)?;
+        Ok(match version::read(&run, &pairs) {
+            Err(why) => Entry::Skipped(why.to_string()),
+            Ok(v) => self.version(key, v),
+        })
+    }
+
+    /// Only a new measurement is compared; a run already listed is named.
+    fn version(&mut self, key: (String, String), v: Version) -> Entry {
+        if self.last.as_ref().is_some_and(|l| l.run_id == v.run_id) {
+            return Entry::Same { run_id: v.run_id };
+        }
+        if let Some((_, _, of)) = self.listed.iter().find(|(_, id, _)| *id == v.run_id) {
+            return Entry::Repeat {
+                run_id: v.run_id,
+                of: *of,
+            };
+        }
+        self.listed
+            .push((key, v.run_id.clone(), self.listed.len() as u32 + 1));
+        let step = self.last.as_ref().map(|l| changes::step(l, &v));
+        self.last = Some(v.clone());
+        Entry::Run {
+            version: Box::new(v),
+            step,
+        }
+    }
+}
+
+/// The rule's level depends on the whole history's comparisons: mark at once.
+fn mark_changes(entries: &mut [Dated], confidence: f64) -> Rule {
     let mut steps: Vec<&mut Step> = entries
         .iter_mut()
         .filter_map(|d| match &mut d.entry {
@@ -232,10 +296,14 @@ pub(crate) fn read(dir: &Path, since: Option<&str>) -> Result<History, HistoryEr
             _ => None,
         })
         .collect();
-    let rule = changes::mark(&mut steps, confidence);
+    changes::mark(&mut steps, confidence)
+}
+
+/// Code commits since the version before are the ones that can have made it.
+fn attach_code(entries: &mut [Dated], repo: &git::Repo) {
     let reports = code::reports_of(&repo.folder).to_string();
     let mut before: Option<String> = None;
-    for d in &mut entries {
+    for d in entries {
         let Entry::Run { step, .. } = &d.entry else {
             continue;
         };
@@ -247,16 +315,6 @@ pub(crate) fn read(dir: &Path, since: Option<&str>) -> Result<History, HistoryEr
         }
         before = Some(d.commit.hash.clone());
     }
-    Ok(History {
-        shallow: repo.is_shallow()?,
-        folder: repo.folder,
-        since: since.map(String::from),
-        rerendered,
-        entries,
-        rule,
-        renames,
-        start,
-    })
 }
 
 /// `runner history`: read, render, write.

@@ -262,83 +262,16 @@ fn resampling(used: impl Iterator<Item = u32>) -> Option<&'static str> {
 /// Builds the context of one run.
 pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
     let exp = &info.spec().experiment;
-    let cells: Vec<CellView<'a>> = analysis
-        .cells
-        .iter()
-        .map(|c| {
-            let names = cells::Names {
-                baseline: comparison::baseline_of(info, c.cell),
-                treatment: comparison::treatment_of(info, c.cell),
-            };
-            cells::view(c, analysis, exp, names, same_arms(info, c.cell))
-        })
-        .collect();
+    let cells = cell_views(info, analysis);
     let machines = machines::machines(info, analysis, &cells);
     let machine_checks = machine_checks::view(info, &cells);
-    let group_same = |g: &GroupHeadline| g.cells.first().is_some_and(|&c| same_arms(info, c));
-    let group = |g: &'a GroupHeadline| finding::view(g, analysis, exp, group_same(g));
-    let all_groups: Vec<&GroupHeadline> = analysis.headline.groups.iter().collect();
-    let same_group: Vec<bool> = all_groups.iter().map(|g| group_same(g)).collect();
-    let mut comparison = comparison::view(&cells, &all_groups, &same_group, analysis.confidence);
-    if let Some(c) = comparison.as_mut() {
-        // An arm that failed runs is timed to its errors: the Finding says
-        // so beside the ratio it qualifies.
-        c.warnings.extend(sql_runs::failure_warnings(info));
-    }
-    let groups: Vec<GroupView<'a>> = analysis.headline.groups.iter().map(group).collect();
-    let arms_differ = finding::arms_differ(&groups);
-    let headline = HeadlineView {
-        first: group(&analysis.headline.first),
-        groups,
-        arms_differ,
-    };
+    let comparison = comparison_view(info, analysis, &cells);
+    let headline = headline_view(info, analysis);
     Context {
         format_version: analysis.format_version,
         confidence: analysis.confidence,
         resamples: analysis.resamples,
-        text: RunText {
-            confidence: super::numbers::percent(analysis.confidence),
-            nominal_false_positives: super::numbers::percent(1.0 - analysis.confidence),
-            one_run: finding::one_run(info),
-            spread: cells::spread_sentence(analysis, exp),
-            design_search: cells::design_search_sentence(analysis, exp),
-            two_speeds: headline.groups.iter().any(|g| g.view.two_speeds.is_some()),
-            dither_step: Some(runner_analysis::run::clock_resolution_ns(info))
-                .filter(|&r| r > 0.0)
-                .map(super::numbers::delay),
-            key: if exp.design.treatments.len() > 1
-                && analysis.headline.groups.len() == exp.design.treatments.len()
-            {
-                "variant"
-            } else if analysis.headline.groups.len() == 1
-                && (exp.design.is_aa() || run_has_delays(info))
-            {
-                "true delay"
-            } else {
-                "cell"
-            },
-            memory: format!(
-                "{:.1} GiB",
-                info.environment().memory_bytes as f64 / f64::from(1u32 << 30)
-            ),
-            order_resampling: resampling(analysis.cells.iter().filter_map(|c| match &c.order {
-                runner_analysis::Order::PairedRandom {
-                    ci_ns: Some(_),
-                    forks_left_out,
-                    ..
-                } => Some(c.forks_total - forks_left_out),
-                _ => None,
-            })),
-            carry_over_resampling: resampling(
-                analysis
-                    .cells
-                    .iter()
-                    .flat_map(|c| [&c.carry_over.baseline, &c.carry_over.treatment].map(|a| (c, a)))
-                    .filter(|(_, a)| a.ci_ns.is_some())
-                    .map(|(c, a)| c.forks_total - a.forks_left_out),
-            ),
-            runs_chosen: super::numbers::runs_chosen(&exp.design),
-        },
+        text: run_text(info, analysis, &headline),
         cells,
         headline,
         comparison,
@@ -346,37 +279,7 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
             let overrides = gate::overrides(info);
             gate::view(g, exp, analysis.confidence, &overrides)
         }),
-        spec: SpecView {
-            experiment: match title_of(info) {
-                Some(title) => std::borrow::Cow::Owned(Experiment {
-                    title,
-                    ..exp.clone()
-                }),
-                None => std::borrow::Cow::Borrowed(exp),
-            },
-            path: &info.spec().path,
-            sha256: &info.spec().sha256,
-            baseline_kind: exp.strategies[&exp.design.baseline].label(),
-            treatment_kind: exp.strategies[&exp.design.treatment].label(),
-            is_aa: exp.design.is_aa(),
-            reads_workload: exp
-                .design
-                .arms()
-                .iter()
-                .any(|n| exp.strategies[*n].reads_workload()),
-            arms: exp.design.arms(),
-            variants: exp.design.variants(),
-            kinds: exp
-                .strategies
-                .iter()
-                .map(|(name, kind)| (name.as_str(), kind.label()))
-                .collect(),
-            runs: exp
-                .strategies
-                .iter()
-                .map(|(name, kind)| (name.as_str(), runs(kind)))
-                .collect(),
-        },
+        spec: spec_view(info),
         environment: info.environment(),
         database: database_view(info),
         sql: sql::build(info),
@@ -390,6 +293,158 @@ pub fn build<'a>(info: &'a RunInfo, analysis: &'a Analysis) -> Context<'a> {
         layout: layout::view(analysis, exp, &super::numbers::percent(analysis.confidence)),
         stop: stop::view(analysis, exp, info),
         instructions: instructions::view(info, analysis, |c| cells::label(c, analysis, exp)),
+    }
+}
+
+/// A cell's sentences name its arms and depend on whether they run alike.
+fn cell_views<'a>(info: &RunInfo, analysis: &'a Analysis) -> Vec<CellView<'a>> {
+    let exp = &info.spec().experiment;
+    analysis
+        .cells
+        .iter()
+        .map(|c| {
+            let names = cells::Names {
+                baseline: comparison::baseline_of(info, c.cell),
+                treatment: comparison::treatment_of(info, c.cell),
+            };
+            cells::view(c, analysis, exp, names, same_arms(info, c.cell))
+        })
+        .collect()
+}
+
+/// A group's cells share their arms, so its first cell speaks for it.
+fn group_same_arms(info: &RunInfo, g: &GroupHeadline) -> bool {
+    g.cells.first().is_some_and(|&c| same_arms(info, c))
+}
+
+/// A ratio timed to an arm's errors must carry that warning beside it.
+fn comparison_view(
+    info: &RunInfo,
+    analysis: &Analysis,
+    cells: &[CellView<'_>],
+) -> Option<comparison::ComparisonView> {
+    let all_groups: Vec<&GroupHeadline> = analysis.headline.groups.iter().collect();
+    let same_group: Vec<bool> = all_groups
+        .iter()
+        .map(|g| group_same_arms(info, g))
+        .collect();
+    let mut comparison = comparison::view(cells, &all_groups, &same_group, analysis.confidence);
+    if let Some(c) = comparison.as_mut() {
+        // An arm that failed runs is timed to its errors: the Finding says
+        // so beside the ratio it qualifies.
+        c.warnings.extend(sql_runs::failure_warnings(info));
+    }
+    comparison
+}
+
+/// Templates read the first group at the top level, as analysis.json has it.
+fn headline_view<'a>(info: &RunInfo, analysis: &'a Analysis) -> HeadlineView<'a> {
+    let exp = &info.spec().experiment;
+    let group = |g: &'a GroupHeadline| finding::view(g, analysis, exp, group_same_arms(info, g));
+    let groups: Vec<GroupView<'a>> = analysis.headline.groups.iter().map(group).collect();
+    let arms_differ = finding::arms_differ(&groups);
+    HeadlineView {
+        first: group(&analysis.headline.first),
+        groups,
+        arms_differ,
+    }
+}
+
+/// The report and the terminal summary share these sentences, so both agree.
+fn run_text(info: &RunInfo, analysis: &Analysis, headline: &HeadlineView<'_>) -> RunText {
+    let exp = &info.spec().experiment;
+    RunText {
+        confidence: super::numbers::percent(analysis.confidence),
+        nominal_false_positives: super::numbers::percent(1.0 - analysis.confidence),
+        one_run: finding::one_run(info),
+        spread: cells::spread_sentence(analysis, exp),
+        design_search: cells::design_search_sentence(analysis, exp),
+        two_speeds: headline.groups.iter().any(|g| g.view.two_speeds.is_some()),
+        dither_step: Some(runner_analysis::run::clock_resolution_ns(info))
+            .filter(|&r| r > 0.0)
+            .map(super::numbers::delay),
+        key: table_key(info, analysis),
+        memory: format!(
+            "{:.1} GiB",
+            info.environment().memory_bytes as f64 / f64::from(1u32 << 30)
+        ),
+        order_resampling: order_resampling(analysis),
+        carry_over_resampling: carry_over_resampling(analysis),
+        runs_chosen: super::numbers::runs_chosen(&exp.design),
+    }
+}
+
+/// A table's first column is named for what its rows differ in.
+fn table_key(info: &RunInfo, analysis: &Analysis) -> &'static str {
+    let exp = &info.spec().experiment;
+    if exp.design.treatments.len() > 1
+        && analysis.headline.groups.len() == exp.design.treatments.len()
+    {
+        "variant"
+    } else if analysis.headline.groups.len() == 1 && (exp.design.is_aa() || run_has_delays(info)) {
+        "true delay"
+    } else {
+        "cell"
+    }
+}
+
+/// An order interval resamples only the forks it kept, not those left out.
+fn order_resampling(analysis: &Analysis) -> Option<&'static str> {
+    resampling(analysis.cells.iter().filter_map(|c| match &c.order {
+        runner_analysis::Order::PairedRandom {
+            ci_ns: Some(_),
+            forks_left_out,
+            ..
+        } => Some(c.forks_total - forks_left_out),
+        _ => None,
+    }))
+}
+
+/// Each arm's carry-over interval leaves out its own forks, so each counts.
+fn carry_over_resampling(analysis: &Analysis) -> Option<&'static str> {
+    resampling(
+        analysis
+            .cells
+            .iter()
+            .flat_map(|c| [&c.carry_over.baseline, &c.carry_over.treatment].map(|a| (c, a)))
+            .filter(|(_, a)| a.ci_ns.is_some())
+            .map(|(c, a)| c.forks_total - a.forks_left_out),
+    )
+}
+
+/// The setup section names each arm's kind and what it runs, not just keys.
+fn spec_view(info: &RunInfo) -> SpecView<'_> {
+    let exp = &info.spec().experiment;
+    SpecView {
+        experiment: match title_of(info) {
+            Some(title) => std::borrow::Cow::Owned(Experiment {
+                title,
+                ..exp.clone()
+            }),
+            None => std::borrow::Cow::Borrowed(exp),
+        },
+        path: &info.spec().path,
+        sha256: &info.spec().sha256,
+        baseline_kind: exp.strategies[&exp.design.baseline].label(),
+        treatment_kind: exp.strategies[&exp.design.treatment].label(),
+        is_aa: exp.design.is_aa(),
+        reads_workload: exp
+            .design
+            .arms()
+            .iter()
+            .any(|n| exp.strategies[*n].reads_workload()),
+        arms: exp.design.arms(),
+        variants: exp.design.variants(),
+        kinds: exp
+            .strategies
+            .iter()
+            .map(|(name, kind)| (name.as_str(), kind.label()))
+            .collect(),
+        runs: exp
+            .strategies
+            .iter()
+            .map(|(name, kind)| (name.as_str(), runs(kind)))
+            .collect(),
     }
 }
 
