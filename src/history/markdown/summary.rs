@@ -62,7 +62,8 @@ fn ratio_name(c: &CellStep) -> &'static str {
 
 /// The change of a cell in a table's few words: `**slower**: the speed
 /// ratio ×1.50 [1.47, 1.53]; the per-run difference rose by 5.0 [4.8,
-/// 5.2] ms`. The word is the rule's: both scales moved that way.
+/// 5.2] ms`. The word is the rule's: the deciding scale (the ratio) moved
+/// that way.
 pub(super) fn change_words(c: &CellStep) -> String {
     let word = match c.side() {
         Some(Side::Below) => "**faster**",
