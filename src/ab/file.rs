@@ -426,7 +426,7 @@ pub(crate) fn text(args: &AbArgs, plan: &Plan, invocation: &str) -> String {
         &mut out,
         "decide",
         "true",
-        "stop once the interval excludes 0: faster or slower",
+        "stop once the ratio's interval excludes 1: faster or slower",
     );
     commented(
         &mut out,
