@@ -23,7 +23,7 @@ const DATABASE_NOTE: &str =
     about = "Performance experiments you can trust and commit",
     long_about = "Runs an experiment file in fresh worker processes, pairs every measurement \
                   with a partner in randomized order, records seeds and the machine, and \
-                  renders a Markdown report with bootstrap intervals.",
+                  renders a Markdown report with intervals over the forks and within each.",
     after_help = DATABASE_NOTE
 )]
 pub struct Cli {

@@ -1,7 +1,7 @@
 //! The history's two SVG trends, drawn by `report::plots::trend`:
-//! `effect.svg` (each version's median D less the injected delay, in % of
-//! its baseline median, with the interval: the scale changes are marked
-//! on) and `medians.svg` (each arm's median, with the range of
+//! `effect.svg` (each version's change in run time, the speed ratio less
+//! 1, less the injected delay, in % of its baseline median, with the
+//! interval: the scale changes are marked on) and `medians.svg` (each arm's median, with the range of
 //! its fork medians), one panel per cell, with the history's marks.
 
 use super::History;
@@ -61,7 +61,7 @@ pub(super) fn render(h: &History) -> Result<Vec<(&'static str, String)>> {
     let effect = Trend {
         file: "effect.svg",
         title: "Effect per version: treatment vs baseline, less any injected delay".into(),
-        y_label: "median D − d, of the baseline median".into(),
+        y_label: "change in run time − d, of the baseline median".into(),
         scale: Scale::Percent,
         series: vec!["effect with its interval".into()],
         versions,

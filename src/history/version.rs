@@ -167,7 +167,9 @@ impl CellPoint {
     /// baseline, with its interval: what the code did, whatever the
     /// delay. Without a delay it is the cell's speed ratio as its report
     /// states it; with one, the cell's ratio includes the delay, so it is
-    /// 1 + (D − delay) / the baseline's median, on D's interval. None
+    /// 1 + (D − delay) / the baseline's median, where D is that ratio
+    /// turned into time per run (`effect.difference`), so on the ratio's
+    /// interval. None
     /// when the baseline's median is 0.
     pub(crate) fn ratio_less_delay(&self) -> Option<Bounded> {
         let (b, d) = (self.baseline_ns, self.delay_ns as f64);

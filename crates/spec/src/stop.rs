@@ -4,7 +4,7 @@
 //! ```toml
 //! [design.stop]
 //! half_width = "1us"   # stop a cell once its interval is this narrow: a duration, or "2%" of its baseline median
-//! decide = true        # or once the interval leaves 0 (with [gate]: once the gate's verdict is decided)
+//! decide = true        # or once the speed ratio's interval leaves 1 (with [gate]: once the gate's verdict is decided)
 //! min_forks = 3        # never fewer forks per cell (default 3)
 //! max_forks = 20       # never more (default design.forks; both given must agree)
 //! max_time = "10min"   # no new cell's fork starts after this much run time ("90s", "10min", "2h")
