@@ -6,6 +6,7 @@
 
 use crate::common;
 use common::*;
+use std::path::Path;
 
 /// 2 forks x (1 warm-up + 3 measured pairs) x 2 runs of 50 ms: 0.8 s of
 /// runs, before any process start.
@@ -222,83 +223,58 @@ schedule = "sequential"
 resamples = 200
 "#;
 
-/// A file without `warmup_pairs` and `pairs`: exec chooses them from its
-/// trial runs before the first fork, with `--quiet` too (a pair of two
-/// 50 ms runs is longer than the warm-up's budget and fits the half second
-/// of a fork's own budget once, so no warm-up and at least the 5 a median
-/// needs), and records them; `check` says what it would choose. A resume
-/// keeps the recorded counts even when its own trials would choose others
-/// (the runs are 50 times shorter then), and `runner report` renders the
-/// folder byte for byte.
-#[test]
-fn counts_the_file_leaves_out_are_chosen_by_trial_runs_and_kept_on_resume() {
-    let tmp = tempfile::tempdir().unwrap();
-    let t = tmp.path();
-    let spec = write_spec(t, "d", SLEEPS_OF_D);
-    let check = runner()
-        .current_dir(t)
-        .env_remove("RUNNER_FAULT")
-        .env("D", "0.05")
-        .args(["check", spec.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let text = String::from_utf8(check.stdout).unwrap();
-    assert!(
-        text.contains("design      2 forks per cell x (0 warm-up + ")
-            && text.contains(" measured pairs; both chosen from trial runs: a pair took about "),
-        "{text}"
-    );
-    // The second fork fails: the first is kept, with the counts chosen.
-    let o = runner()
-        .current_dir(t)
-        .env("RUNNER_FAULT", "exit=3@cell=0,fork=1")
-        .env("D", "0.05")
-        .args(["exec", spec.to_str().unwrap(), "--out", "out", "--quiet"])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1), "{}", err_of(&o));
-    let design = |dir: &str| {
-        read_json(&t.join(dir).join("run.json"))["spec"]["experiment"]["design"].clone()
+/// `runner ARGS` in `t` with runs of `wait` seconds (`$D`) and, for the
+/// first attempt of a run, the fault that stops its second fork.
+fn sleeps(t: &Path, wait: &str, fault: Option<&str>, args: &[&str]) -> std::process::Output {
+    let mut c = runner();
+    c.current_dir(t).env("D", wait);
+    match fault {
+        Some(f) => c.env("RUNNER_FAULT", f),
+        None => c.env_remove("RUNNER_FAULT"),
     };
-    let started = design("out.partial");
-    let pairs = started["pairs"].as_u64().unwrap();
-    assert_eq!(started["warmup_pairs"].as_u64(), Some(0), "{started}");
-    assert!(pairs >= 5, "{started}");
-    let chosen = &started["runs_per_fork"];
-    assert_eq!(chosen["chosen"]["by"], "trials", "{chosen}");
-    assert!(
-        chosen["chosen"]["pair_ns"].as_u64().unwrap() >= 100_000_000,
-        "{chosen}"
+    c.args(args).output().unwrap()
+}
+
+/// `check`, then an exec of runs of 50 ms whose second fork fails, then
+/// its resume with runs 50 times shorter; returns check's stdout and the
+/// design run.json recorded when the first attempt stopped.
+fn chosen_then_resumed(t: &Path, spec: &Path) -> (String, serde_json::Value) {
+    let spec = spec.to_str().unwrap();
+    let check = sleeps(t, "0.05", None, &["check", spec]);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&check.stdout),
+        err_of(&check)
     );
-    let o = runner()
-        .current_dir(t)
-        .env_remove("RUNNER_FAULT")
-        .env("D", "0.001")
-        .args([
-            "exec",
-            spec.to_str().unwrap(),
-            "--out",
-            "out",
-            "--resume",
-            "out.partial",
-        ])
-        .output()
-        .unwrap();
+    let o = sleeps(
+        t,
+        "0.05",
+        Some("exit=3@cell=0,fork=1"),
+        &["exec", spec, "--out", "out", "--quiet"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", err_of(&o));
+    let started = design(t, "out.partial");
+    let o = sleeps(
+        t,
+        "0.001",
+        None,
+        &["exec", spec, "--out", "out", "--resume", "out.partial"],
+    );
     assert!(o.status.success(), "{}", err_of(&o));
-    assert_eq!(design("out"), started);
-    let (_, rows) = csv_rows(&t.join("out/pairs.csv"));
-    assert_eq!(
-        rows.len() as u64,
-        2 * pairs,
-        "2 forks of the recorded pairs"
-    );
-    let report = std::fs::read_to_string(t.join("out/report.md")).unwrap();
-    assert!(
-        report.contains(&format!(
-            "(0 warm-up + {pairs} measured pairs; both chosen from trial runs: a pair took about "
-        )),
-        "{report}"
-    );
+    // The resume kept what the first attempt chose, whatever its own
+    // trials (on runs 50 times shorter) would say.
+    assert_eq!(design(t, "out"), started);
+    (text, started)
+}
+
+/// The design a run's folder recorded.
+fn design(t: &Path, dir: &str) -> serde_json::Value {
+    read_json(&t.join(dir).join("run.json"))["spec"]["experiment"]["design"].clone()
+}
+
+/// `runner report` on a copy of `out`'s run.json and pairs.csv writes the
+/// same report.md and analysis.json.
+fn renders_again_byte_for_byte(t: &Path) {
     let copy = t.join("copy");
     std::fs::create_dir(&copy).unwrap();
     for f in ["run.json", "pairs.csv"] {
@@ -313,6 +289,51 @@ fn counts_the_file_leaves_out_are_chosen_by_trial_runs_and_kept_on_resume() {
             "{f}"
         );
     }
+}
+
+/// A file without `warmup_pairs` and `pairs`: exec chooses them from its
+/// trial runs before the first fork, with `--quiet` too (a pair of two
+/// 50 ms runs is longer than the warm-up's budget and fits the half second
+/// of a fork's own budget once, so no warm-up and at least the 5 a median
+/// needs), and records them; `check` says what it would choose. A resume
+/// keeps the recorded counts even when its own trials would choose others
+/// (the runs are 50 times shorter then), and `runner report` renders the
+/// folder byte for byte.
+#[test]
+fn counts_the_file_leaves_out_are_chosen_by_trial_runs_and_kept_on_resume() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let spec = write_spec(t, "d", SLEEPS_OF_D);
+    let (text, started) = chosen_then_resumed(t, &spec);
+    assert!(
+        text.contains("design      2 forks per cell x (0 warm-up + ")
+            && text.contains(" measured pairs; both chosen from trial runs: a pair took about "),
+        "{text}"
+    );
+    // The second fork failed: the first was kept, with the counts chosen.
+    let pairs = started["pairs"].as_u64().unwrap();
+    assert_eq!(started["warmup_pairs"].as_u64(), Some(0), "{started}");
+    assert!(pairs >= 5, "{started}");
+    let chosen = &started["runs_per_fork"];
+    assert_eq!(chosen["chosen"]["by"], "trials", "{chosen}");
+    assert!(
+        chosen["chosen"]["pair_ns"].as_u64().unwrap() >= 100_000_000,
+        "{chosen}"
+    );
+    let (_, rows) = csv_rows(&t.join("out/pairs.csv"));
+    assert_eq!(
+        rows.len() as u64,
+        2 * pairs,
+        "2 forks of the recorded pairs"
+    );
+    let report = std::fs::read_to_string(t.join("out/report.md")).unwrap();
+    assert!(
+        report.contains(&format!(
+            "(0 warm-up + {pairs} measured pairs; both chosen from trial runs: a pair took about "
+        )),
+        "{report}"
+    );
+    renders_again_byte_for_byte(t);
 }
 
 /// A sequential design that leaves out `min_forks` as well as the pairs:
@@ -332,51 +353,15 @@ fn a_first_look_left_out_is_chosen_with_the_pairs_and_kept_on_resume() {
         "[design.stop]\ndecide = true\nmax_forks = 7\n[analysis]",
     );
     let spec = write_spec(t, "d", &sequential);
-    let check = runner()
-        .current_dir(t)
-        .env_remove("RUNNER_FAULT")
-        .env("D", "0.05")
-        .args(["check", spec.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let text = String::from_utf8(check.stdout.clone()).unwrap();
+    let (text, started) = chosen_then_resumed(t, &spec);
     assert!(
         text.contains("; min_forks 6 with them (a first look of at least 30 measured pairs"),
-        "{text}{}",
-        err_of(&check)
+        "{text}"
     );
-    // The second fork fails: the first is kept, with the first look chosen.
-    let o = runner()
-        .current_dir(t)
-        .env("RUNNER_FAULT", "exit=3@cell=0,fork=1")
-        .env("D", "0.05")
-        .args(["exec", spec.to_str().unwrap(), "--out", "out", "--quiet"])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1), "{}", err_of(&o));
-    let design = |dir: &str| {
-        read_json(&t.join(dir).join("run.json"))["spec"]["experiment"]["design"].clone()
-    };
-    let started = design("out.partial");
+    // The second fork failed: the first was kept, with the first look chosen.
     assert_eq!(started["pairs"].as_u64(), Some(5), "{started}");
     assert_eq!(started["stop"]["min_forks"].as_u64(), Some(6), "{started}");
     assert_eq!(started["runs_per_fork"]["min_forks"], true, "{started}");
-    let o = runner()
-        .current_dir(t)
-        .env_remove("RUNNER_FAULT")
-        .env("D", "0.001")
-        .args([
-            "exec",
-            spec.to_str().unwrap(),
-            "--out",
-            "out",
-            "--resume",
-            "out.partial",
-        ])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", err_of(&o));
-    assert_eq!(design("out"), started);
     let run = read_json(&t.join("out/run.json"));
     let forks = run["forks"].as_array().unwrap().len();
     assert!((6..=7).contains(&forks), "{forks} forks: {}", run["stops"]);
@@ -385,18 +370,5 @@ fn a_first_look_left_out_is_chosen_with_the_pairs_and_kept_on_resume() {
         report.contains("; min_forks 6 with them (a first look of at least 30 measured pairs, within 6 s of runs)"),
         "{report}"
     );
-    let copy = t.join("copy");
-    std::fs::create_dir(&copy).unwrap();
-    for f in ["run.json", "pairs.csv"] {
-        std::fs::copy(t.join("out").join(f), copy.join(f)).unwrap();
-    }
-    let o = run_in(t, &["report", copy.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", err_of(&o));
-    for f in ["report.md", "analysis.json"] {
-        assert_eq!(
-            std::fs::read(copy.join(f)).unwrap(),
-            std::fs::read(t.join("out").join(f)).unwrap(),
-            "{f}"
-        );
-    }
+    renders_again_byte_for_byte(t);
 }
