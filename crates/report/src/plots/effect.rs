@@ -10,7 +10,7 @@
 //! `report::effect` does; 1x is the line of no change.
 
 use super::axis::{with_zero_near, Axis};
-use super::fork_rows::{self, ForkRow, BOTTOM};
+use super::fork_rows::{self, ForkRow};
 use super::layout::{panel_title, panel_titles};
 use super::{fork_color, svg, Area, DrawResult, Header, Input, LegendEntry, Line, Marker, Panel};
 use super::{FASTER, GREY, SLOWER};
@@ -153,24 +153,13 @@ fn panel(area: &Area<'_>, p: &Panel<'_>, e: &Effect, x: &Axis) -> DrawResult {
             }
         })
         .collect();
-    let band = [e.ratio_ci[0].ln(), e.ratio_ci[1].ln()];
-    let line = e.ratio.ln();
-    let top = fork_rows::top(rows.len());
-    let c = color(e.direction);
     let desc = "speed ratio, treatment over baseline (log axis)";
-    fork_rows::draw(area, x, desc, &rows, |chart| {
-        if band.iter().all(|v| v.is_finite()) {
-            chart.draw_series(std::iter::once(Rectangle::new(
-                [(band[0], BOTTOM), (band[1], top)],
-                c.mix(0.2).filled(),
-            )))?;
-        }
-        if line.is_finite() {
-            chart.draw_series(std::iter::once(PathElement::new(
-                vec![(line, BOTTOM), (line, top)],
-                c.stroke_width(2),
-            )))?;
-        }
-        Ok(())
-    })
+    fork_rows::draw_ratio(
+        area,
+        x,
+        desc,
+        &rows,
+        (e.ratio, e.ratio_ci),
+        color(e.direction),
+    )
 }

@@ -28,6 +28,38 @@ pub(super) fn top(n: usize) -> f64 {
     n as f64 - 0.4
 }
 
+/// A panel of ratios on a log axis (the rows' values are logs): the rows
+/// over the cell's `ratio` as a line and its interval `ratio_ci` as a band,
+/// in `color`. The speed ratio's panels (`effect.svg`) and the
+/// instructions' (`instructions.svg`) are both drawn so.
+pub(super) fn draw_ratio<'b>(
+    area: &DrawingArea<SVGBackend<'b>, Shift>,
+    x: &Axis,
+    x_desc: &str,
+    rows: &[ForkRow],
+    (ratio, ratio_ci): (f64, [f64; 2]),
+    color: RGBColor,
+) -> DrawResult {
+    let band = [ratio_ci[0].ln(), ratio_ci[1].ln()];
+    let line = ratio.ln();
+    let top = top(rows.len());
+    draw(area, x, x_desc, rows, |chart| {
+        if band.iter().all(|v| v.is_finite()) {
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(band[0], BOTTOM), (band[1], top)],
+                color.mix(0.2).filled(),
+            )))?;
+        }
+        if line.is_finite() {
+            chart.draw_series(std::iter::once(PathElement::new(
+                vec![(line, BOTTOM), (line, top)],
+                color.stroke_width(2),
+            )))?;
+        }
+        Ok(())
+    })
+}
+
 /// Draws the panel on `area`: the mesh with `x_desc` under it, then what
 /// `under` draws (bands, reference lines: below the bars), zero, and the
 /// rows.

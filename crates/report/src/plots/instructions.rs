@@ -7,7 +7,7 @@
 //! on one line: the count does not move with the machine.
 
 use super::axis::{with_zero_near, Axis};
-use super::fork_rows::{self, ForkRow, BOTTOM};
+use super::fork_rows::{self, ForkRow};
 use super::layout::{panel_title, panel_titles};
 use super::{svg, Area, DrawResult, Header, Input, LegendEntry, Line, Marker, Panel};
 use super::{FASTER, GREY, SLOWER};
@@ -143,24 +143,13 @@ fn panel(area: &Area<'_>, c: &Instructions, x: &Axis) -> DrawResult {
         })
         .collect();
     let e: &CountEffect = &c.effect;
-    let band = [e.ratio_ci[0].ln(), e.ratio_ci[1].ln()];
-    let line = e.ratio.ln();
-    let top = fork_rows::top(rows.len());
-    let col = color(e.direction);
     let desc = "instructions ratio, treatment over baseline (log axis)";
-    fork_rows::draw(area, x, desc, &rows, |chart| {
-        if band.iter().all(|v| v.is_finite()) {
-            chart.draw_series(std::iter::once(Rectangle::new(
-                [(band[0], BOTTOM), (band[1], top)],
-                col.mix(0.2).filled(),
-            )))?;
-        }
-        if line.is_finite() {
-            chart.draw_series(std::iter::once(PathElement::new(
-                vec![(line, BOTTOM), (line, top)],
-                col.stroke_width(2),
-            )))?;
-        }
-        Ok(())
-    })
+    fork_rows::draw_ratio(
+        area,
+        x,
+        desc,
+        &rows,
+        (e.ratio, e.ratio_ci),
+        color(e.direction),
+    )
 }
