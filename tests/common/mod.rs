@@ -80,6 +80,52 @@ pub fn write_spec(dir: &Path, name: &str, text: &str) -> PathBuf {
     path
 }
 
+/// An experiment of two `sql` arms `a` and `b` (their `sql`, `setup`
+/// and other keys) on `search_path = ["public"]`, with `database` as its
+/// `[database]` table: 2 forks of 1 warm-up and 5 measured pairs.
+pub fn sql_pair(database: &str, a: &str, b: &str) -> String {
+    format!(
+        r#"
+[database]
+{database}
+[strategies.a]
+kind = "sql"
+search_path = ["public"]
+{a}
+[strategies.b]
+kind = "sql"
+search_path = ["public"]
+{b}
+[design]
+baseline = "a"
+treatment = "b"
+forks = 2
+warmup_pairs = 1
+pairs = 5
+"#
+    )
+}
+
+/// `runner ARGS[0] NAME.toml ARGS[1..]` in `dir`, on the database at
+/// `url`, with `body` written as NAME.toml.
+pub fn run_on_database(
+    dir: &Path,
+    url: &str,
+    args: &[&str],
+    name: &str,
+    body: &str,
+) -> std::process::Output {
+    let file = write_spec(dir, name, body);
+    runner()
+        .env("RUNNER_DATABASE_URL", url)
+        .current_dir(dir)
+        .arg(args[0])
+        .arg(file)
+        .args(&args[1..])
+        .output()
+        .unwrap()
+}
+
 /// The text of a report's section `## heading`, up to the next `## `
 /// heading.
 pub fn section<'a>(md: &'a str, heading: &str) -> Option<&'a str> {

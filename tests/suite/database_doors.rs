@@ -10,10 +10,9 @@
 
 use crate::common;
 
-use common::{err_of, pg_url, read_json, runner, runner_std, write_spec};
+use common::run_on_database as run;
+use common::{err_of, pg_url, read_json, runner_std, sql_pair, write_spec};
 use postgres::{Client, NoTls};
-use std::path::Path;
-use std::process::Output;
 use std::time::{Duration, Instant};
 
 fn client(url: &str) -> Client {
@@ -122,40 +121,9 @@ fn database_of(url: &str) -> String {
     path.rsplit('/').next().unwrap().to_string()
 }
 
+/// [`sql_pair`] with a fixed seed.
 fn spec(database: &str, a: &str, b: &str) -> String {
-    format!(
-        r#"
-seed = 3
-[database]
-{database}
-[strategies.a]
-kind = "sql"
-search_path = ["public"]
-{a}
-[strategies.b]
-kind = "sql"
-search_path = ["public"]
-{b}
-[design]
-baseline = "a"
-treatment = "b"
-forks = 2
-warmup_pairs = 1
-pairs = 5
-"#
-    )
-}
-
-fn run(dir: &Path, url: &str, args: &[&str], name: &str, body: &str) -> Output {
-    let file = write_spec(dir, name, body);
-    runner()
-        .env("RUNNER_DATABASE_URL", url)
-        .current_dir(dir)
-        .arg(args[0])
-        .arg(file)
-        .args(&args[1..])
-        .output()
-        .unwrap()
+    format!("\nseed = 3{}", sql_pair(database, a, b))
 }
 
 const CHECK: &[&str] = &["check"];

@@ -9,9 +9,8 @@
 use crate::common;
 
 use common::{err_of, pg_url, read_json, runner, runner_std, write_spec};
+use common::{run_on_database as run, sql_pair as spec};
 use postgres::{Client, NoTls};
-use std::path::Path;
-use std::process::Output;
 
 fn client(url: &str) -> Client {
     Client::connect(url, NoTls).expect("connect")
@@ -58,41 +57,6 @@ fn written(url: &str) -> i64 {
     )
     .unwrap()
     .get(0)
-}
-
-fn spec(database: &str, a: &str, b: &str) -> String {
-    format!(
-        r#"
-[database]
-{database}
-[strategies.a]
-kind = "sql"
-search_path = ["public"]
-{a}
-[strategies.b]
-kind = "sql"
-search_path = ["public"]
-{b}
-[design]
-baseline = "a"
-treatment = "b"
-forks = 2
-warmup_pairs = 1
-pairs = 5
-"#
-    )
-}
-
-fn run(dir: &Path, url: &str, args: &[&str], name: &str, body: &str) -> Output {
-    let file = write_spec(dir, name, body);
-    runner()
-        .env("RUNNER_DATABASE_URL", url)
-        .current_dir(dir)
-        .arg(args[0])
-        .arg(file)
-        .args(&args[1..])
-        .output()
-        .unwrap()
 }
 
 const INSERT_A: &str =
