@@ -36,25 +36,11 @@ use runner_analysis::effect::Effect;
 use runner_core::error::Result;
 use runner_core::record::{PairRecord, Phase};
 use runner_core::seed::{self, Domain};
-use runner_folder::verify::differing_keys;
+use runner_folder::verify::{DESCRIPTIVE, NOT_MEASURED, SIZE};
 use runner_folder::RunInfo;
 use runner_report::read_folder;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-/// Spec keys that may differ between two runs of one experiment: they
-/// name or describe the run, and change nothing that is measured.
-const DESCRIPTIVE: [&str; 5] = ["name", "title", "description", "seed", "report"];
-
-/// Spec keys that size a run: more forks, pairs or warm-up change how
-/// precise it is, not what it measures.
-const SIZE: [&str; 5] = [
-    "design.forks",
-    "design.pairs",
-    "design.warmup_pairs",
-    "design.runs_per_fork",
-    "design.stop.min_forks",
-];
 
 /// Why two runs cannot be compared: the user named them wrongly (two
 /// specs, or `--out` inside one), or a cell's figures cannot be computed
@@ -231,23 +217,11 @@ pub fn stream_seed(master_a: u64, master_b: u64, cell: u32, arm: u64) -> u64 {
 /// The keys in which two runs' specs differ, besides the descriptive and
 /// size ones.
 fn spec_differences(a: &RunInfo, b: &RunInfo) -> Vec<String> {
-    let strip = |info: &RunInfo| {
-        let mut v = serde_json::to_value(&info.spec().experiment).expect("experiment serializes");
-        if let Some(m) = v.as_object_mut() {
-            for k in DESCRIPTIVE {
-                m.remove(k);
-            }
-        }
-        v
-    };
-    let mut keys = Vec::new();
-    differing_keys(&strip(a), &strip(b), "", &mut keys);
-    keys.retain(|k| {
-        !SIZE
-            .iter()
-            .any(|s| k == s || k.starts_with(&format!("{s}.")))
-    });
-    keys
+    runner_folder::verify::spec_differences(
+        &a.spec().experiment,
+        &b.spec().experiment,
+        &NOT_MEASURED,
+    )
 }
 
 /// Each fork's measured values of one arm in one cell, in fork order.

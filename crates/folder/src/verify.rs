@@ -76,6 +76,28 @@ pub fn differing_keys(a: &Value, b: &Value, prefix: &str, out: &mut Vec<String>)
     }
 }
 
+/// Spec keys in which two runs of one experiment may differ, for `runner
+/// compare` and `runner history` alike: first what names or describes a
+/// run ([`DESCRIPTIVE`]), then its size ([`SIZE`]: forks, pairs, warm-up,
+/// what the trial runs chose, a sequential design's first look), which
+/// changes how precise a run is and not what it measures.
+pub const NOT_MEASURED: [&str; 10] = [
+    "name",
+    "title",
+    "description",
+    "seed",
+    "report",
+    "design.forks",
+    "design.pairs",
+    "design.warmup_pairs",
+    "design.runs_per_fork",
+    "design.stop.min_forks",
+];
+/// The keys of [`NOT_MEASURED`] that name or describe a run.
+pub const DESCRIPTIVE: &[&str] = NOT_MEASURED.split_at(5).0;
+/// The keys of [`NOT_MEASURED`] that size a run.
+pub const SIZE: &[&str] = NOT_MEASURED.split_at(5).1;
+
 /// The keys (`design.forks`, `grid.delay_us`) in which two runs' specs
 /// differ, leaving out `allowed` keys and everything below them.
 pub fn spec_differences(

@@ -34,22 +34,6 @@
 use super::version::{CellPoint, Version};
 use runner_stats::apart::{self, Bounded, Comparison, Side};
 
-/// Spec keys that may differ between versions compared as code: what
-/// names or describes a run, and its size (forks, pairs, warm-up), which
-/// changes how precise it is and not what it measures.
-const NOT_MEASURED: [&str; 10] = [
-    "name",
-    "title",
-    "description",
-    "seed",
-    "report",
-    "design.forks",
-    "design.pairs",
-    "design.warmup_pairs",
-    "design.runs_per_fork",
-    "design.stop.min_forks",
-];
-
 /// Why two consecutive versions are not compared as code.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Boundary {
@@ -264,8 +248,11 @@ fn cell_step(before: &CellPoint, now: &CellPoint) -> Option<CellStep> {
 /// marked yet: that needs the whole history, see [`mark`]).
 pub(super) fn step(before: &Version, now: &Version) -> Step {
     let mut boundaries = Vec::new();
-    let keys =
-        runner_folder::verify::spec_differences(&before.experiment, &now.experiment, &NOT_MEASURED);
+    let keys = runner_folder::verify::spec_differences(
+        &before.experiment,
+        &now.experiment,
+        &runner_folder::verify::NOT_MEASURED,
+    );
     if !keys.is_empty() {
         boundaries.push(Boundary::Spec(keys));
     }
