@@ -266,6 +266,19 @@ pub fn claim(dir: &Path, placement: Placement, allowed: &[u32]) -> Result<Claim,
 mod tests {
     use super::*;
 
+    /// Tries `claimed` until it holds, for up to 5 s: a process another
+    /// test of this binary spawns holds a copy of every descriptor from
+    /// its fork to its exec, a lock's too, so a freed CPU may take a
+    /// moment to show as free.
+    fn until_freed(mut claimed: impl FnMut() -> bool) {
+        for _ in 0..500 {
+            if claimed() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
     fn locks(dir: &Path) -> CpuLocks {
         CpuLocks::new(dir.join("runner"))
     }
@@ -317,17 +330,14 @@ mod tests {
         // (A runner keeps what it took, so each try is a new one.)
         drop((b, c));
         let mut worker = None;
-        for _ in 0..500 {
+        until_freed(|| {
             worker = locks(tmp.path())
                 .claim(Placement::SameCore, &two)
                 .unwrap()
                 .cpus
                 .worker;
-            if worker == Some(1) {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
+            worker == Some(1)
+        });
         assert_eq!(worker, Some(1));
     }
 
@@ -358,13 +368,13 @@ mod tests {
         // b's locks from its fork to its exec, so a freed CPU may take a
         // moment to show as free: c, which holds nothing yet, tries again.)
         drop(b);
-        for _ in 0..500 {
-            let cc = c.claim(Placement::SameCore, &three).unwrap();
-            if cc.cpus.worker.is_some() {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
+        until_freed(|| {
+            c.claim(Placement::SameCore, &three)
+                .unwrap()
+                .cpus
+                .worker
+                .is_some()
+        });
         assert_eq!(c.held.len(), 1, "c took one of the freed CPUs");
         let mut d = locks(tmp.path());
         let cd = d.claim(Placement::SeparateCores, &three).unwrap();
